@@ -1,0 +1,150 @@
+// Package broker does all of ladder's I/O against RabbitMQ: AMQP 0-9-1
+// through amqp091-go and the management API through rabbit-hole. It adapts
+// what it reads into the plain values of package retry.
+package broker
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"strings"
+)
+
+// Defaults for a broker on the local machine.
+const (
+	DefaultAMQPURL = "amqp://guest:guest@localhost:5672/"
+	defaultAPIPort = "15672"
+	defaultAPITLS  = "15671"
+)
+
+// Config says how to reach one RabbitMQ: flags and environment end up here.
+type Config struct {
+	AMQPURL            string // amqp:// or amqps://
+	APIURL             string // http:// or https://; "" derives it from AMQPURL
+	Vhost              string // "" takes the AMQP URL's vhost, else "/"
+	CACertFile         string
+	InsecureSkipVerify bool
+	ReadOnly           bool
+}
+
+// Resolved is a Config with every default applied and checked.
+type Resolved struct {
+	AMQPURL     string
+	AMQP        *url.URL
+	APIURL      *url.URL // without credentials
+	APIUser     string
+	APIPassword string
+	Vhost       string
+	TLS         *tls.Config // nil unless a TLS URL or CA file asks for it
+	ReadOnly    bool
+}
+
+// Resolve applies defaults (API URL from the AMQP host, credentials from the
+// AMQP URL, vhost from the AMQP path) and loads TLS material.
+func (c Config) Resolve() (*Resolved, error) {
+	raw := c.AMQPURL
+	if raw == "" {
+		raw = DefaultAMQPURL
+	}
+	au, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("--amqp-url %s: %w", RedactURL(raw), redactErr(err, raw))
+	}
+	if au.Scheme != "amqp" && au.Scheme != "amqps" {
+		return nil, fmt.Errorf("--amqp-url %s: scheme must be amqp:// or amqps://", RedactURL(raw))
+	}
+	if au.Hostname() == "" {
+		return nil, fmt.Errorf("--amqp-url %s: no host", RedactURL(raw))
+	}
+	r := &Resolved{AMQPURL: raw, AMQP: au, ReadOnly: c.ReadOnly}
+
+	apiRaw := c.APIURL
+	if apiRaw == "" {
+		scheme, port := "http", defaultAPIPort
+		if au.Scheme == "amqps" {
+			scheme, port = "https", defaultAPITLS
+		}
+		apiRaw = scheme + "://" + net.JoinHostPort(au.Hostname(), port)
+	}
+	pu, err := url.Parse(apiRaw)
+	if err != nil {
+		return nil, fmt.Errorf("--api-url %s: %w", RedactURL(apiRaw), redactErr(err, apiRaw))
+	}
+	if pu.Scheme != "http" && pu.Scheme != "https" {
+		return nil, fmt.Errorf("--api-url %s: scheme must be http:// or https://", RedactURL(apiRaw))
+	}
+	if pu.User != nil {
+		r.APIUser = pu.User.Username()
+		r.APIPassword, _ = pu.User.Password()
+	} else {
+		r.APIUser, r.APIPassword = amqpCredentials(au)
+	}
+	api := *pu
+	api.User = nil
+	api.Path = strings.TrimSuffix(api.Path, "/")
+	r.APIURL = &api
+
+	switch {
+	case c.Vhost != "":
+		r.Vhost = c.Vhost
+	default:
+		r.Vhost = amqpVhost(au)
+	}
+
+	if au.Scheme == "amqps" || pu.Scheme == "https" || c.CACertFile != "" || c.InsecureSkipVerify {
+		tc := &tls.Config{InsecureSkipVerify: c.InsecureSkipVerify} //nolint:gosec // only when the user asks
+		if c.CACertFile != "" {
+			pem, err := os.ReadFile(c.CACertFile)
+			if err != nil {
+				return nil, fmt.Errorf("--ca-cert %s: %w", c.CACertFile, err)
+			}
+			pool := x509.NewCertPool()
+			if !pool.AppendCertsFromPEM(pem) {
+				return nil, fmt.Errorf("--ca-cert %s: no PEM certificate found", c.CACertFile)
+			}
+			tc.RootCAs = pool
+		}
+		r.TLS = tc
+	}
+	return r, nil
+}
+
+// amqpCredentials returns the AMQP URL's user and password, or guest/guest
+// as the AMQP client itself would.
+func amqpCredentials(u *url.URL) (string, string) {
+	if u.User == nil {
+		return "guest", "guest"
+	}
+	p, _ := u.User.Password()
+	return u.User.Username(), p
+}
+
+// amqpVhost follows the AMQP URI spec: the path minus its leading slash,
+// percent-decoded; an empty path means "/".
+func amqpVhost(u *url.URL) string {
+	p := strings.TrimPrefix(u.Path, "/")
+	if p == "" {
+		return "/"
+	}
+	return p
+}
+
+// Port returns the AMQP port, with the scheme's default when none is given.
+func (r *Resolved) Port() string {
+	if p := r.AMQP.Port(); p != "" {
+		return p
+	}
+	if r.AMQP.Scheme == "amqps" {
+		return "5671"
+	}
+	return "5672"
+}
+
+// RedactedAMQP is the AMQP URL safe to print.
+func (r *Resolved) RedactedAMQP() string { return RedactURL(r.AMQPURL) }
+
+// RedactedAPI is the management API URL safe to print (it never holds credentials).
+func (r *Resolved) RedactedAPI() string { return r.APIURL.String() }

@@ -1,0 +1,124 @@
+package broker
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestResolveDefaults(t *testing.T) {
+	r, err := Config{AMQPURL: "amqp://alice:pw@rabbit.internal:5673/%2Fprod"}.Resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.APIURL.String(); got != "http://rabbit.internal:15672" {
+		t.Errorf("api url %q", got)
+	}
+	if r.APIUser != "alice" || r.APIPassword != "pw" {
+		t.Errorf("api credentials %q/%q, want the AMQP URL's", r.APIUser, r.APIPassword)
+	}
+	if r.Vhost != "/prod" {
+		t.Errorf("vhost %q, want /prod", r.Vhost)
+	}
+	if r.Port() != "5673" || r.TLS != nil {
+		t.Errorf("port %s tls %v", r.Port(), r.TLS)
+	}
+}
+
+func TestResolveEmptyVhostIsSlash(t *testing.T) {
+	for _, u := range []string{"amqp://h", "amqp://h/", "amqp://h:5672"} {
+		r, err := Config{AMQPURL: u}.Resolve()
+		if err != nil || r.Vhost != "/" {
+			t.Errorf("%s: vhost %q err %v", u, r.Vhost, err)
+		}
+	}
+	r, _ := Config{AMQPURL: "amqp://h/prod", Vhost: "other"}.Resolve()
+	if r.Vhost != "other" {
+		t.Errorf("--vhost must win, got %q", r.Vhost)
+	}
+}
+
+func TestResolveAPIURLCredentialsWin(t *testing.T) {
+	r, err := Config{AMQPURL: "amqp://a:b@h/", APIURL: "https://admin:secret@mgmt:443/"}.Resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.APIUser != "admin" || r.APIPassword != "secret" {
+		t.Errorf("credentials %q/%q", r.APIUser, r.APIPassword)
+	}
+	if strings.Contains(r.APIURL.String(), "secret") || r.RedactedAPI() != "https://mgmt:443" {
+		t.Errorf("api url keeps credentials: %s", r.APIURL)
+	}
+	if r.TLS == nil {
+		t.Error("https API needs a TLS config")
+	}
+}
+
+func TestResolveAMQPSDefaults(t *testing.T) {
+	r, err := Config{AMQPURL: "amqps://u:p@h/"}.Resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.APIURL.String() != "https://h:15671" || r.Port() != "5671" || r.TLS == nil {
+		t.Errorf("api %s port %s tls %v", r.APIURL, r.Port(), r.TLS)
+	}
+}
+
+func TestResolveCACert(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "nope.pem")
+	_, err := Config{AMQPURL: "amqps://h/", CACertFile: missing}.Resolve()
+	if err == nil || !strings.Contains(err.Error(), "--ca-cert "+missing) {
+		t.Errorf("missing file: %v", err)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.pem")
+	if err := os.WriteFile(bad, []byte("not a cert"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Config{AMQPURL: "amqps://h/", CACertFile: bad}.Resolve()
+	if err == nil || !strings.Contains(err.Error(), "no PEM certificate") {
+		t.Errorf("bad pem: %v", err)
+	}
+}
+
+func TestResolveRejectsBadURLsWithoutLeaking(t *testing.T) {
+	for _, u := range []string{"http://u:leak1@h/", "amqp://u:leak2@h:notaport/", "amqp:///novhost"} {
+		_, err := Config{AMQPURL: u}.Resolve()
+		if err == nil {
+			t.Errorf("%s: no error", u)
+			continue
+		}
+		if strings.Contains(err.Error(), "leak") || !strings.Contains(err.Error(), "--amqp-url") {
+			t.Errorf("%s: %v", u, err)
+		}
+	}
+}
+
+func TestRedactURL(t *testing.T) {
+	cases := map[string]string{
+		"amqp://guest:guest@localhost:5672/":  "amqp://guest:xxxxx@localhost:5672/",
+		"amqps://u:p%40ss@h/vh":               "amqps://u:xxxxx@h/vh",
+		"amqp://localhost/":                   "amqp://localhost/",
+		"amqp://onlyuser@h/":                  "amqp://onlyuser@h/",
+		"amqp://u:pa ss@h:bad/ junk":          "amqp://u:xxxxx@h:bad/ junk",
+		"http://admin:s3cr3t@mgmt:15672/api/": "http://admin:xxxxx@mgmt:15672/api/",
+	}
+	for in, want := range cases {
+		if got := RedactURL(in); got != want {
+			t.Errorf("RedactURL(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestRedactTextAndErr(t *testing.T) {
+	s := RedactText(`dial "amqp://bob:hunter2@h:1/" failed; also http://x:y@z`, "hunter2")
+	if strings.Contains(s, "hunter2") || strings.Contains(s, ":y@") {
+		t.Errorf("RedactText left a secret: %s", s)
+	}
+	base := errors.New("auth failed for password s3cret-pw")
+	err := redactErr(base, "amqp://u:s3cret-pw@h/")
+	if strings.Contains(err.Error(), "s3cret-pw") || !errors.Is(err, base) {
+		t.Errorf("redactErr: %v (chain kept: %v)", err, errors.Is(err, base))
+	}
+}

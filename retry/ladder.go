@@ -1,0 +1,33 @@
+package retry
+
+import "time"
+
+// Ladder is one discovered retry ladder: a main queue, the wait tiers whose
+// dead letters come back to it, delayed exchanges that route to it, and the
+// terminal queue its own dead letters reach.
+type Ladder struct {
+	Main string
+	// Tiers sorted by TTL, shortest first.
+	Tiers            []Tier
+	DelayedExchanges []DelayedExchange
+	// DLQ is the terminal queue reached from the main queue's dead-letter
+	// route; "" when there is none.
+	DLQ string
+}
+
+// Tier is a wait queue with a TTL that dead-letters back to the main queue.
+type Tier struct {
+	Queue string
+	TTL   time.Duration
+	// Return is how its dead letters travel back (exchange + routing key; a
+	// routing key of "" with KeepsRoutingKey means the message's own keys).
+	ReturnExchange   string
+	ReturnRoutingKey string
+	KeepsRoutingKey  bool
+}
+
+// DelayedExchange is an x-delayed-message exchange that routes to the main queue.
+type DelayedExchange struct {
+	Name            string
+	MessagesDelayed int64 // -1 when unknown
+}

@@ -1,0 +1,74 @@
+package retry
+
+import "time"
+
+// Vhost is a broker-neutral description of one virtual host: what discovery
+// and findings need, adapted by package broker from the management API.
+type Vhost struct {
+	Name      string
+	Queues    []Queue
+	Exchanges []Exchange
+	Bindings  []Binding
+}
+
+// Queue types as RabbitMQ names them.
+const (
+	QueueClassic = "classic"
+	QueueQuorum  = "quorum"
+	QueueStream  = "stream"
+)
+
+// Queue is one queue with its arguments, effective policy and counters.
+type Queue struct {
+	Name string
+	Type string // classic | quorum | stream
+	// Arguments are the queue's x-arguments (x-message-ttl, x-dead-letter-exchange…).
+	Arguments map[string]any
+	// Policy is the effective policy definition (message-ttl, dead-letter-exchange…).
+	Policy    map[string]any
+	Consumers int
+	Messages  int64 // ready + unacked
+	Ready     int64
+	Unacked   int64
+	Rates     Rates
+	// HeadMessageTimestamp is the head message's timestamp when the broker
+	// reports one (classic queues, publisher-set timestamp); zero otherwise.
+	HeadMessageTimestamp time.Time
+}
+
+// Rates are messages per second; Known is false when neither the server nor
+// client-side deltas produced a figure.
+type Rates struct {
+	Known     bool
+	Publish   float64
+	Deliver   float64
+	Ack       float64
+	Redeliver float64
+}
+
+// Exchange types ladder reasons about.
+const (
+	ExchangeDirect  = "direct"
+	ExchangeFanout  = "fanout"
+	ExchangeTopic   = "topic"
+	ExchangeHeaders = "headers"
+	ExchangeDelayed = "x-delayed-message"
+)
+
+// Exchange is one exchange; the default exchange has Name "".
+type Exchange struct {
+	Name      string
+	Type      string
+	Arguments map[string]any
+	// MessagesDelayed is the delayed-message exchange's held count (-1 unknown).
+	MessagesDelayed int64
+}
+
+// Binding routes from an exchange to a queue or another exchange.
+type Binding struct {
+	Source          string
+	Destination     string
+	DestinationType string // "queue" | "exchange"
+	RoutingKey      string
+	Arguments       map[string]any
+}
