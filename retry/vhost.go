@@ -44,6 +44,10 @@ type Rates struct {
 	Deliver   float64
 	Ack       float64
 	Redeliver float64
+	// Net is the change of depth per second between two polls (negative:
+	// draining); NetKnown is false until there were two polls.
+	Net      float64
+	NetKnown bool
 }
 
 // Exchange types ladder reasons about.

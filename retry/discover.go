@@ -1,0 +1,269 @@
+package retry
+
+import (
+	"cmp"
+	"slices"
+	"sort"
+)
+
+// Discover finds every retry ladder in v, sorted by main queue name.
+//
+// It builds the "dead-letters into" graph (each queue's effective dead-letter
+// route, see EffectiveSettings and Router.DeadLetters) and the queues each
+// x-delayed-message exchange may route to. A queue M is a ladder's main when
+//
+//  1. a queue W with a TTL dead-letters into M: W is a tier. Not when W is
+//     itself fed by a TTL queue or a delayed exchange (then W is a main
+//     whose own TTL expires stale messages), nor when W has consumers and M
+//     has neither consumers nor a dead-letter exchange (a consumed queue
+//     expiring stale messages into its DLQ), nor when W is fed by
+//     dead-lettering and M is not one of the queues feeding it (W is then a
+//     parking stage on someone's dead-letter route: a tier returns what it
+//     was given).
+//  2. a delayed exchange may route to M.
+//  3. M's dead letters reach a queue with a TTL whose own dead-letter route
+//     reaches no queue: a tier whose return is broken (the Python seed's
+//     retry_queue returning via "" to a queue "main" that does not exist). It
+//     is listed as a tier so the ladder shows it; Findings flags its route.
+//  4. a queue W with neither a TTL nor consumers, not itself a main by 1–3,
+//     dead-letters into M, and either M's dead letters reach W (a loop) or M
+//     has consumers and a dead-letter exchange of its own (DLQs rarely do).
+//     W waits on per-message TTLs or is stuck; it is not a tier (a Tier has
+//     a queue TTL) but makes M a ladder so Findings can report it against M.
+//     (In a loop where M has no consumers either, both are mains: nothing
+//     tells them apart.)
+//
+// Anything else is left out: a plain queue whose dead letters go to a DLQ is
+// not a ladder. Tiers are those of 1 and 3, sorted by TTL then name.
+// The DLQ is the nearest queue on M's dead-letter route whose dead letters do
+// not come back to M and which is not a (broken) tier: one without a TTL, or
+// with a TTL but no dead-letter exchange (a DLQ with retention). A TTL queue
+// forwarding elsewhere is looked through. Ties go to the queue without a TTL,
+// then by name.
+//
+// A tier whose dead letters keep their routing keys "may reach" every queue
+// bound to its dead-letter exchange, so with a shared exchange it appears in
+// the ladder of each of those queues.
+func Discover(v *Vhost) []Ladder {
+	t := discBuild(v)
+	mains := t.mains()
+	var out []Ladder
+	for qi, isMain := range mains {
+		if isMain {
+			out = append(out, t.ladder(qi))
+		}
+	}
+	slices.SortFunc(out, func(a, b Ladder) int { return cmp.Compare(a.Main, b.Main) })
+	return out
+}
+
+// discTopo is the dead-letter graph of one vhost, shared by Discover and Findings.
+type discTopo struct {
+	v      *Vhost
+	r      *Router
+	set    []QueueSettings
+	dlRes  []RouteResult // per queue: its dead-letter route's result
+	dl     [][]int       // per queue: queues its dead letters reach (never itself)
+	dlSelf []bool        // its dead letters would come back to itself
+	dlFrom [][]int       // reverse of dl
+	// delayedTo lists, per queue, the delayed exchanges (indices) that may route to it.
+	delayedTo [][]int
+	// canon[i] is false for a second queue with an already-seen name.
+	canon []bool
+}
+
+func discBuild(v *Vhost) *discTopo {
+	r := NewRouter(v)
+	n := len(v.Queues)
+	t := &discTopo{
+		v: v, r: r,
+		set:       make([]QueueSettings, n),
+		dlRes:     make([]RouteResult, n),
+		dl:        make([][]int, n),
+		dlSelf:    make([]bool, n),
+		dlFrom:    make([][]int, n),
+		delayedTo: make([][]int, n),
+		canon:     make([]bool, n),
+	}
+	s := r.newScratch()
+	memo := make(map[dlMemoKey]dlMemoVal)
+	for qi := range v.Queues {
+		t.canon[qi] = r.queues[v.Queues[qi].Name] == qi
+		if !t.canon[qi] {
+			continue
+		}
+		t.set[qi] = EffectiveSettings(&v.Queues[qi])
+		t.dlRes[qi], t.dl[qi], t.dlSelf[qi] = r.deadLetterTargetsMemo(qi, &t.set[qi], s, memo)
+		for _, to := range t.dl[qi] {
+			t.dlFrom[to] = append(t.dlFrom[to], qi)
+		}
+	}
+	for xi := range v.Exchanges {
+		x := &v.Exchanges[xi]
+		if x.Type != ExchangeDelayed || r.exchanges[x.Name] != xi {
+			continue
+		}
+		// Publishers choose the key and headers: any binding may match.
+		r.routeInto(x.Name, rtMsg{anyKey: true, anyHeaders: true}, s)
+		for _, qi := range s.queues {
+			t.delayedTo[qi] = append(t.delayedTo[qi], xi)
+		}
+	}
+	return t
+}
+
+func (t *discTopo) hasTTL(qi int) bool { return t.set[qi].HasMessageTTL }
+
+// brokenTier: a TTL queue meant to forward its dead letters (it has a
+// dead-letter exchange) whose route reaches no queue.
+func (t *discTopo) brokenTier(qi int) bool {
+	return t.set[qi].HasMessageTTL && t.set[qi].HasDeadLetterExchange && len(t.dl[qi]) == 0
+}
+
+func (t *discTopo) reaches(from, to int) bool { return slices.Contains(t.dl[from], to) }
+
+// fedByTTLOrDelay: a TTL queue or a delayed exchange feeds qi, so qi is a
+// main itself and not a tier of another queue (rule 1).
+func (t *discTopo) fedByTTLOrDelay(qi int) bool {
+	if len(t.delayedTo[qi]) > 0 {
+		return true
+	}
+	for _, w := range t.dlFrom[qi] {
+		if t.hasTTL(w) {
+			return true
+		}
+	}
+	return false
+}
+
+// terminalLike: nobody consumes it and its dead letters go nowhere: a DLQ.
+func (t *discTopo) terminalLike(qi int) bool {
+	return !t.set[qi].HasDeadLetterExchange && t.v.Queues[qi].Consumers == 0
+}
+
+// tiers returns the tier queue indices of m (rules 1 and 3), unsorted.
+func (t *discTopo) tiers(m int) []int {
+	var out []int
+	for _, w := range t.dlFrom[m] {
+		if !t.hasTTL(w) || t.fedByTTLOrDelay(w) {
+			continue
+		}
+		if t.v.Queues[w].Consumers > 0 && t.terminalLike(m) {
+			continue
+		}
+		if len(t.dlFrom[w]) > 0 && !slices.Contains(t.dlFrom[w], m) {
+			continue
+		}
+		out = append(out, w)
+	}
+	for _, w := range t.dl[m] {
+		if t.brokenTier(w) && !slices.Contains(out, w) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// mains marks the ladder mains by rules 1–4 of Discover.
+func (t *discTopo) mains() []bool {
+	n := len(t.v.Queues)
+	main := make([]bool, n)
+	for m := range n {
+		if !t.canon[m] {
+			continue
+		}
+		main[m] = len(t.delayedTo[m]) > 0 || len(t.tiers(m)) > 0
+	}
+	out := slices.Clone(main)
+	for m := range n {
+		if out[m] || !t.canon[m] {
+			continue
+		}
+		q := &t.v.Queues[m]
+		active := q.Consumers > 0 && t.set[m].HasDeadLetterExchange
+		for _, w := range t.dlFrom[m] {
+			if t.waitLike(w) && !main[w] && (active || t.reaches(m, w)) {
+				out[m] = true
+				break
+			}
+		}
+	}
+	return out
+}
+
+// waitLike: no queue TTL and nobody consuming, so messages can only leave by
+// per-message expiration.
+func (t *discTopo) waitLike(qi int) bool {
+	return !t.hasTTL(qi) && t.v.Queues[qi].Consumers == 0
+}
+
+func (t *discTopo) ladder(m int) Ladder {
+	v := t.v
+	l := Ladder{Main: v.Queues[m].Name}
+	tiers := t.tiers(m)
+	sort.Slice(tiers, func(i, j int) bool {
+		a, b := tiers[i], tiers[j]
+		if t.set[a].MessageTTL != t.set[b].MessageTTL {
+			return t.set[a].MessageTTL < t.set[b].MessageTTL
+		}
+		return v.Queues[a].Name < v.Queues[b].Name
+	})
+	for _, w := range tiers {
+		s := &t.set[w]
+		l.Tiers = append(l.Tiers, Tier{
+			Queue:            v.Queues[w].Name,
+			TTL:              s.MessageTTL,
+			ReturnExchange:   s.DeadLetterExchange,
+			ReturnRoutingKey: s.DeadLetterRoutingKey,
+			KeepsRoutingKey:  !s.HasDeadLetterRoutingKey,
+		})
+	}
+	for _, xi := range t.delayedTo[m] {
+		x := &v.Exchanges[xi]
+		l.DelayedExchanges = append(l.DelayedExchanges, DelayedExchange{Name: x.Name, MessagesDelayed: x.MessagesDelayed})
+	}
+	slices.SortFunc(l.DelayedExchanges, func(a, b DelayedExchange) int { return cmp.Compare(a.Name, b.Name) })
+	l.DLQ = t.dlq(m)
+	return l
+}
+
+// dlq finds main m's terminal queue (see Discover), breadth first.
+func (t *discTopo) dlq(m int) string {
+	v := t.v
+	seen := map[int]bool{m: true}
+	frontier := t.dl[m]
+	for len(frontier) > 0 {
+		best := -1
+		var next []int
+		for _, c := range frontier {
+			if seen[c] {
+				continue
+			}
+			seen[c] = true
+			if t.reaches(c, m) || t.brokenTier(c) {
+				continue // a tier or a queue feeding back: not terminal
+			}
+			s := &t.set[c]
+			if s.HasMessageTTL && s.HasDeadLetterExchange {
+				next = append(next, t.dl[c]...) // waits, then forwards: look through
+				continue
+			}
+			if best < 0 || dlqBetter(t, c, best) {
+				best = c
+			}
+		}
+		if best >= 0 {
+			return v.Queues[best].Name
+		}
+		frontier = next
+	}
+	return ""
+}
+
+// dlqBetter prefers a queue without a TTL, then the smaller name.
+func dlqBetter(t *discTopo, a, b int) bool {
+	if t.hasTTL(a) != t.hasTTL(b) {
+		return !t.hasTTL(a)
+	}
+	return t.v.Queues[a].Name < t.v.Queues[b].Name
+}

@@ -1,0 +1,335 @@
+package retry
+
+import (
+	"fmt"
+	"reflect"
+	"testing"
+	"time"
+)
+
+func TestDiscoverSeeds(t *testing.T) {
+	goTiers := []Tier{
+		{Queue: "orders.wait.5s", TTL: 5 * time.Second, ReturnExchange: "orders.topic", KeepsRoutingKey: true},
+		{Queue: "orders.wait.30s", TTL: 30 * time.Second, ReturnExchange: "orders.topic", KeepsRoutingKey: true},
+		{Queue: "orders.wait.5m", TTL: 5 * time.Minute, ReturnExchange: "orders.topic", KeepsRoutingKey: true},
+	}
+	var phpTiers []Tier
+	for _, ms := range []int64{60000, 61234, 118007, 120000, 240000} {
+		phpTiers = append(phpTiers, Tier{Queue: fmt.Sprintf("enqueue.queue.%d.delayed", ms),
+			TTL: time.Duration(ms) * time.Millisecond, ReturnExchange: "", ReturnRoutingKey: "queue"})
+	}
+	tests := []struct {
+		name string
+		v    *Vhost
+		want []Ladder
+	}{
+		{"go", seedGo(), []Ladder{{
+			Main:             "orders.process",
+			Tiers:            goTiers,
+			DelayedExchanges: []DelayedExchange{{Name: "orders.delayed", MessagesDelayed: 7}},
+			DLQ:              "orders.dlq",
+		}}},
+		{"php", seedPHP(5), []Ladder{{Main: "queue", Tiers: phpTiers}}},
+		{"python: broken return still a ladder", seedPython(), []Ladder{{
+			Main: "main_queue",
+			Tiers: []Tier{{Queue: "retry_queue", TTL: time.Minute, ReturnExchange: "",
+				ReturnRoutingKey: "main"}},
+		}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Discover(tt.v); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("Discover =\n%+v\nwant\n%+v", got, tt.want)
+			}
+		})
+	}
+}
+
+// merge puts several vhosts' objects in one.
+func merge(vs ...*Vhost) *Vhost {
+	out := &Vhost{Name: "/"}
+	for _, v := range vs {
+		out.Queues = append(out.Queues, v.Queues...)
+		out.Exchanges = append(out.Exchanges, v.Exchanges...)
+		out.Bindings = append(out.Bindings, v.Bindings...)
+	}
+	return out
+}
+
+func TestDiscoverAllSeedsTogetherSortedByMain(t *testing.T) {
+	got := Discover(merge(seedPython(), seedGo(), seedPHP(3)))
+	var mains []string
+	for _, l := range got {
+		mains = append(mains, l.Main)
+	}
+	if want := []string{"main_queue", "orders.process", "queue"}; !reflect.DeepEqual(mains, want) {
+		t.Errorf("mains = %v, want %v", mains, want)
+	}
+}
+
+func TestDiscoverShapes(t *testing.T) {
+	q := func(name string, consumers int, args map[string]any) Queue {
+		return Queue{Name: name, Type: QueueClassic, Consumers: consumers, Arguments: args}
+	}
+	bind := func(src, dst, key string) Binding {
+		return Binding{Source: src, Destination: dst, DestinationType: "queue", RoutingKey: key}
+	}
+	dlx := func(x string) map[string]any { return map[string]any{"x-dead-letter-exchange": x} }
+	tierArgs := func(ms int32, x string) map[string]any {
+		return map[string]any{"x-message-ttl": ms, "x-dead-letter-exchange": x}
+	}
+	tests := []struct {
+		name string
+		v    *Vhost
+		want []Ladder
+	}{
+		{
+			name: "plain queue with a DLQ is not a ladder",
+			v: &Vhost{
+				Queues:    []Queue{q("emails", 2, dlx("dlx")), q("emails.dlq", 0, nil)},
+				Exchanges: []Exchange{{Name: "dlx", Type: ExchangeFanout}},
+				Bindings:  []Binding{bind("dlx", "emails.dlq", "")},
+			},
+		},
+		{
+			name: "main's dead letters go to the tier, which returns: no DLQ",
+			v: &Vhost{
+				Queues: []Queue{q("work", 1, dlx("retry")), q("work.wait", 0, tierArgs(10000, "main"))},
+				Exchanges: []Exchange{
+					{Name: "main", Type: ExchangeDirect}, {Name: "retry", Type: ExchangeFanout},
+				},
+				Bindings: []Binding{bind("main", "work", "work"), bind("retry", "work.wait", "")},
+			},
+			want: []Ladder{{Main: "work", Tiers: []Tier{{Queue: "work.wait", TTL: 10 * time.Second,
+				ReturnExchange: "main", KeepsRoutingKey: true}}}},
+		},
+		{
+			name: "consumed queue with a TTL expiring into its DLQ is not a tier",
+			v: &Vhost{
+				Queues:    []Queue{q("fresh", 3, tierArgs(3600000, "dlx")), q("fresh.dlq", 0, nil)},
+				Exchanges: []Exchange{{Name: "dlx", Type: ExchangeFanout}},
+				Bindings:  []Binding{bind("dlx", "fresh.dlq", "")},
+			},
+		},
+		{
+			name: "main with its own TTL is not a tier of its DLQ even with workers down",
+			v: &Vhost{
+				Queues: []Queue{
+					q("jobs", 0, map[string]any{"x-message-ttl": int32(86400000), "x-dead-letter-exchange": "dlx"}),
+					q("jobs.wait", 0, tierArgs(5000, "jobs.x")),
+					q("jobs.dlq", 0, nil),
+				},
+				Exchanges: []Exchange{{Name: "dlx", Type: ExchangeFanout}, {Name: "jobs.x", Type: ExchangeDirect}},
+				Bindings:  []Binding{bind("dlx", "jobs.dlq", ""), bind("jobs.x", "jobs", "jobs")},
+			},
+			want: []Ladder{{Main: "jobs", Tiers: []Tier{{Queue: "jobs.wait", TTL: 5 * time.Second,
+				ReturnExchange: "jobs.x", KeepsRoutingKey: true}}, DLQ: "jobs.dlq"}},
+		},
+		{
+			name: "delayed exchange alone makes a ladder; DLQ with retention TTL counts",
+			v: &Vhost{
+				Queues: []Queue{q("mail", 1, dlx("dlx")),
+					q("mail.dlq", 0, map[string]any{"x-message-ttl": int64(604800000)})},
+				Exchanges: []Exchange{
+					{Name: "dlx", Type: ExchangeFanout},
+					{Name: "mail.delay", Type: ExchangeDelayed, MessagesDelayed: -1, Arguments: map[string]any{"x-delayed-type": "direct"}},
+				},
+				Bindings: []Binding{bind("dlx", "mail.dlq", ""), bind("mail.delay", "mail", "mail")},
+			},
+			want: []Ladder{{Main: "mail", DelayedExchanges: []DelayedExchange{{Name: "mail.delay", MessagesDelayed: -1}}, DLQ: "mail.dlq"}},
+		},
+		{
+			name: "DLQ prefers a queue without TTL; looks through a forwarding TTL queue",
+			v: &Vhost{
+				Queues: []Queue{
+					q("a", 1, dlx("a.dlx")),
+					q("a.wait", 0, tierArgs(1000, "a.in")),
+					q("a.park", 0, tierArgs(60000, "archive")), // waits, then forwards elsewhere
+					q("a.archive", 0, nil),
+				},
+				Exchanges: []Exchange{
+					{Name: "a.in", Type: ExchangeDirect}, {Name: "a.dlx", Type: ExchangeFanout},
+					{Name: "archive", Type: ExchangeFanout},
+				},
+				Bindings: []Binding{bind("a.in", "a", "a"), bind("a.dlx", "a.park", ""), bind("archive", "a.archive", "")},
+			},
+			want: []Ladder{{Main: "a", Tiers: []Tier{{Queue: "a.wait", TTL: time.Second, ReturnExchange: "a.in",
+				KeepsRoutingKey: true}}, DLQ: "a.archive"}},
+		},
+		{
+			name: "per-message wait queue (no TTL, no consumers) makes an active main a ladder",
+			v: &Vhost{
+				Queues:    []Queue{q("pay", 2, dlx("pay.dlx")), q("pay.delay", 0, dlx("pay.in")), q("pay.dlq", 0, nil)},
+				Exchanges: []Exchange{{Name: "pay.in", Type: ExchangeDirect}, {Name: "pay.dlx", Type: ExchangeFanout}},
+				Bindings:  []Binding{bind("pay.in", "pay", "pay"), bind("pay.dlx", "pay.dlq", "")},
+			},
+			want: []Ladder{{Main: "pay", DLQ: "pay.dlq"}},
+		},
+		{
+			name: "queue with workers down dead-lettering into a DLQ does not make the DLQ a main",
+			v: &Vhost{
+				Queues:    []Queue{q("emails", 0, dlx("dlx")), q("emails.dlq", 1, nil)},
+				Exchanges: []Exchange{{Name: "dlx", Type: ExchangeFanout}},
+				Bindings:  []Binding{bind("dlx", "emails.dlq", "")},
+			},
+		},
+		{
+			name: "stuck loop: main → wait queue without TTL → main",
+			v: &Vhost{
+				Queues:    []Queue{q("s", 1, dlx("s.wait.x")), q("s.wait", 0, dlx("s.in"))},
+				Exchanges: []Exchange{{Name: "s.in", Type: ExchangeDirect}, {Name: "s.wait.x", Type: ExchangeFanout}},
+				Bindings:  []Binding{bind("s.in", "s", "s"), bind("s.wait.x", "s.wait", "")},
+			},
+			want: []Ladder{{Main: "s"}},
+		},
+		{
+			name: "tier returning through an exchange-to-exchange binding",
+			v: &Vhost{
+				Queues: []Queue{q("m", 1, nil), q("m.wait", 0, tierArgs(2000, "front"))},
+				Exchanges: []Exchange{
+					{Name: "front", Type: ExchangeTopic}, {Name: "back", Type: ExchangeDirect},
+				},
+				Bindings: []Binding{
+					{Source: "front", Destination: "back", DestinationType: "exchange", RoutingKey: "#"},
+					{Source: "back", Destination: "front", DestinationType: "exchange", RoutingKey: "loop"},
+					bind("back", "m", "m"),
+				},
+			},
+			want: []Ladder{{Main: "m", Tiers: []Tier{{Queue: "m.wait", TTL: 2 * time.Second, ReturnExchange: "front", KeepsRoutingKey: true}}}},
+		},
+		{
+			name: "policy-defined tiers",
+			v: &Vhost{
+				Queues: []Queue{q("p", 1, nil), {Name: "p.wait", Type: QueueQuorum,
+					Policy: map[string]any{"message-ttl": float64(15000), "dead-letter-exchange": "", "dead-letter-routing-key": "p"}}},
+			},
+			want: []Ladder{{Main: "p", Tiers: []Tier{{Queue: "p.wait", TTL: 15 * time.Second, ReturnRoutingKey: "p"}}}},
+		},
+		{
+			name: "shared return exchange: the tier may reach both mains",
+			v: &Vhost{
+				Queues:    []Queue{q("x1", 1, nil), q("x2", 1, nil), q("shared.wait", 0, tierArgs(1000, "bus"))},
+				Exchanges: []Exchange{{Name: "bus", Type: ExchangeTopic}},
+				Bindings:  []Binding{bind("bus", "x1", "x1.#"), bind("bus", "x2", "x2.#")},
+			},
+			want: []Ladder{
+				{Main: "x1", Tiers: []Tier{{Queue: "shared.wait", TTL: time.Second, ReturnExchange: "bus", KeepsRoutingKey: true}}},
+				{Main: "x2", Tiers: []Tier{{Queue: "shared.wait", TTL: time.Second, ReturnExchange: "bus", KeepsRoutingKey: true}}},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Discover(tt.v); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("Discover =\n%+v\nwant\n%+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestDiscoverTierOrderByTTLThenName(t *testing.T) {
+	v := seedGo()
+	// Same TTL as the 5s tier: name breaks the tie; shorter TTL goes first.
+	v.Queues = append(v.Queues,
+		Queue{Name: "orders.wait.4s", Arguments: map[string]any{"x-message-ttl": float64(5000), "x-dead-letter-exchange": "orders.topic"}},
+		Queue{Name: "orders.wait.1s", Arguments: map[string]any{"x-message-ttl": uint16(1000), "x-dead-letter-exchange": "orders.topic"}},
+	)
+	l := Discover(v)[0]
+	var got []string
+	for _, tr := range l.Tiers {
+		got = append(got, tr.Queue)
+	}
+	want := []string{"orders.wait.1s", "orders.wait.4s", "orders.wait.5s", "orders.wait.30s", "orders.wait.5m"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("tiers = %v, want %v", got, want)
+	}
+}
+
+func TestDiscoverDuplicateQueueNamesCountOnce(t *testing.T) {
+	v := seedGo()
+	v.Queues = append(v.Queues, *seedQueue(v, "orders.process"))
+	if got := Discover(v); len(got) != 1 {
+		t.Errorf("got %d ladders, want 1", len(got))
+	}
+}
+
+// benchVhost builds n ladders of 5 queues (main, 3 tiers, DLQ) with
+// realistic bindings: each service has a topic main exchange, a direct retry
+// exchange and a fanout DLX; every fourth also a delayed exchange, every
+// fifth is enqueue-style (default-exchange returns). A few shared exchanges
+// (an audit topic and a global alternate exchange) add bindings to walk.
+func benchVhost(n int) *Vhost {
+	v := &Vhost{Name: "bench"}
+	v.Exchanges = append(v.Exchanges,
+		Exchange{Name: "audit", Type: ExchangeTopic, Arguments: map[string]any{"alternate-exchange": "unrouted"}},
+		Exchange{Name: "unrouted", Type: ExchangeFanout})
+	v.Queues = append(v.Queues, Queue{Name: "unrouted.q", Consumers: 1})
+	v.Bindings = append(v.Bindings, Binding{Source: "unrouted", Destination: "unrouted.q", DestinationType: "queue"})
+	for i := range n {
+		svc := fmt.Sprintf("svc%03d", i)
+		main, topic, retry, dlx := svc+".process", svc+".topic", svc+".retry", svc+".dlx"
+		v.Exchanges = append(v.Exchanges,
+			Exchange{Name: topic, Type: ExchangeTopic}, Exchange{Name: retry, Type: ExchangeDirect},
+			Exchange{Name: dlx, Type: ExchangeFanout})
+		v.Bindings = append(v.Bindings,
+			Binding{Source: topic, Destination: main, DestinationType: "queue", RoutingKey: svc + ".#"},
+			Binding{Source: "audit", Destination: topic, DestinationType: "exchange", RoutingKey: svc + ".*.created"},
+			Binding{Source: dlx, Destination: svc + ".dlq", DestinationType: "queue"})
+		v.Queues = append(v.Queues,
+			Queue{Name: main, Type: QueueQuorum, Consumers: 3, Messages: int64(i),
+				Arguments: map[string]any{"x-dead-letter-exchange": dlx, "x-queue-type": "quorum"},
+				Policy:    map[string]any{"delivery-limit": float64(20)}},
+			Queue{Name: svc + ".dlq", Type: QueueClassic})
+		if i%4 == 0 {
+			dx := svc + ".delayed"
+			v.Exchanges = append(v.Exchanges, Exchange{Name: dx, Type: ExchangeDelayed, MessagesDelayed: int64(i),
+				Arguments: map[string]any{"x-delayed-type": "topic"}})
+			v.Bindings = append(v.Bindings, Binding{Source: dx, Destination: main, DestinationType: "queue", RoutingKey: svc + ".#"})
+		}
+		for k, ms := range []int32{5000, 30000, 300000} {
+			tier := fmt.Sprintf("%s.wait.%d", svc, k)
+			args := map[string]any{"x-message-ttl": ms, "x-dead-letter-exchange": topic}
+			if i%5 == 0 {
+				args = map[string]any{"x-message-ttl": ms, "x-dead-letter-exchange": "", "x-dead-letter-routing-key": main}
+			}
+			v.Queues = append(v.Queues, Queue{Name: tier, Type: QueueClassic, Arguments: args})
+			v.Bindings = append(v.Bindings, Binding{Source: retry, Destination: tier, DestinationType: "queue", RoutingKey: tier})
+		}
+	}
+	return v
+}
+
+func TestBenchVhostShape(t *testing.T) {
+	v := benchVhost(400)
+	if len(v.Queues) != 2001 {
+		t.Fatalf("%d queues", len(v.Queues))
+	}
+	ls := Discover(v)
+	if len(ls) != 400 {
+		t.Fatalf("%d ladders, want 400", len(ls))
+	}
+	for _, l := range ls {
+		if len(l.Tiers) != 3 || l.DLQ == "" {
+			t.Fatalf("ladder %+v", l)
+		}
+	}
+}
+
+func BenchmarkDiscover2000(b *testing.B) {
+	v := benchVhost(400)
+	b.ReportAllocs()
+	for b.Loop() {
+		if ls := Discover(v); len(ls) != 400 {
+			b.Fatal(len(ls))
+		}
+	}
+}
+
+func BenchmarkFindings2000(b *testing.B) {
+	v := benchVhost(400)
+	ls := Discover(v)
+	b.ReportAllocs()
+	for b.Loop() {
+		Findings(v, ls)
+	}
+}

@@ -1,0 +1,274 @@
+package retry
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Severity of a Finding.
+type Severity string
+
+const (
+	SeverityError   Severity = "error"
+	SeverityWarning Severity = "warning"
+	SeverityInfo    Severity = "info"
+)
+
+func (s Severity) rank() int {
+	switch s {
+	case SeverityError:
+		return 0
+	case SeverityWarning:
+		return 1
+	}
+	return 2
+}
+
+// Finding codes.
+const (
+	CodeUnroutableDeadLetter = "unroutable-dead-letter"
+	CodeStuck                = "stuck"
+	CodeHoLRisk              = "hol-risk"
+	CodeNoDLQ                = "no-dlq"
+	CodeDelayQueueSprawl     = "delay-queue-sprawl"
+	CodeWaitQueueConsumers   = "wait-queue-consumers"
+	CodeDeliveryLimit        = "delivery-limit"
+	CodeRequeueStorm         = "requeue-storm"
+)
+
+// Finding is one topology or runtime problem, told in one line.
+type Finding struct {
+	Code     string   `json:"code"`
+	Severity Severity `json:"severity"`
+	// Queue and/or Exchange the finding is about ("" exchange is the
+	// default exchange when the code concerns a route).
+	Queue    string `json:"queue"`
+	Exchange string `json:"exchange"`
+	Message  string `json:"message"`
+}
+
+// Thresholds, chosen so that a designed ladder (a handful of tiers, a
+// worker that nacks now and then) stays quiet.
+const (
+	// sprawlPerDelayMin per-delay queues (a tier whose name carries its own
+	// TTL in ms, like enqueue's "enqueue.<queue>.<ms>.delayed") make sprawl.
+	sprawlPerDelayMin = 5
+	// sprawlTiersMin tiers of any names make sprawl: far beyond a designed ladder.
+	sprawlTiersMin = 10
+	// requeue storm: redeliveries above this rate and this multiple of acks.
+	stormRedeliverMin = 10.0
+	stormAckFactor    = 5.0
+)
+
+// Findings checks v and the ladders discovered in it (Discover(v)). Dead-letter
+// routes are checked for every queue; the rest concern the ladders' queues.
+// The result is sorted by severity (errors first), queue, exchange, code.
+func Findings(v *Vhost, ladders []Ladder) []Finding {
+	t := discBuild(v)
+	f := &fndSet{seen: map[[3]string]bool{}}
+
+	// Ladder membership by queue index.
+	mainOf := make([]bool, len(v.Queues))
+	tierOf := make([]bool, len(v.Queues))
+	inLadder := make([]bool, len(v.Queues))
+	for _, l := range ladders {
+		if m := t.r.queueIndex(l.Main); m >= 0 {
+			mainOf[m], inLadder[m] = true, true
+		}
+		for _, tr := range l.Tiers {
+			if w := t.r.queueIndex(tr.Queue); w >= 0 {
+				tierOf[w], inLadder[w] = true, true
+			}
+		}
+		if d := t.r.queueIndex(l.DLQ); d >= 0 && l.DLQ != "" {
+			inLadder[d] = true
+		}
+	}
+
+	for qi := range v.Queues {
+		if !t.canon[qi] {
+			continue
+		}
+		q := &v.Queues[qi]
+		set := &t.set[qi]
+		if set.HasDeadLetterExchange && len(t.dl[qi]) == 0 {
+			f.add(Finding{Code: CodeUnroutableDeadLetter, Severity: SeverityError,
+				Queue: q.Name, Exchange: set.DeadLetterExchange, Message: t.unroutableMessage(qi)})
+		}
+		backTo := ""
+		for _, to := range t.dl[qi] {
+			if mainOf[to] {
+				backTo = v.Queues[to].Name
+				break
+			}
+		}
+		if backTo != "" && !mainOf[qi] && t.waitLike(qi) {
+			if len(t.dlFrom[qi]) > 0 {
+				sev, lead := SeverityWarning, "messages here never return"
+				if q.Messages > 0 {
+					sev, lead = SeverityError, fmt.Sprintf("%d %s here never return", q.Messages, fndPlural(q.Messages, "message", "messages"))
+				}
+				f.add(Finding{Code: CodeStuck, Severity: sev, Queue: q.Name, Message: fmt.Sprintf(
+					"%s to %q: this queue is fed by dead-lettering, which strips per-message expiration, and has no TTL and no consumers",
+					lead, backTo)})
+			} else {
+				f.add(Finding{Code: CodeHoLRisk, Severity: SeverityWarning, Queue: q.Name, Message: fmt.Sprintf(
+					"wait queue for %q has no queue TTL, so it relies on per-message expiration: a long delay at the head holds back every shorter one behind it",
+					backTo)})
+			}
+		}
+		if inLadder[qi] && q.Type == QueueQuorum && set.HasDeliveryLimit {
+			then := "dead-lettered"
+			if !set.HasDeadLetterExchange {
+				then = "dropped"
+			}
+			f.add(Finding{Code: CodeDeliveryLimit, Severity: SeverityInfo, Queue: q.Name, Message: fmt.Sprintf(
+				"quorum queue with delivery-limit %d: every requeue, including a peek, counts, and a message returned %d times is %s",
+				set.DeliveryLimit, set.DeliveryLimit, then)})
+		}
+		if tierOf[qi] && q.Consumers > 0 {
+			f.add(Finding{Code: CodeWaitQueueConsumers, Severity: SeverityWarning, Queue: q.Name, Message: fmt.Sprintf(
+				"%d %s read this wait queue: messages are taken before their delay ends instead of waiting",
+				q.Consumers, fndPlural(int64(q.Consumers), "consumer", "consumers"))})
+		}
+	}
+
+	for _, l := range ladders {
+		m := t.r.queueIndex(l.Main)
+		if m < 0 {
+			continue
+		}
+		q := &v.Queues[m]
+		if l.DLQ == "" {
+			f.add(Finding{Code: CodeNoDLQ, Severity: SeverityWarning, Queue: l.Main, Message: t.noDLQMessage(m)})
+		}
+		if msg := fndSprawl(t, l); msg != "" {
+			f.add(Finding{Code: CodeDelayQueueSprawl, Severity: SeverityWarning, Queue: l.Main, Message: msg})
+		}
+		if r := q.Rates; r.Known && r.Redeliver > stormRedeliverMin && r.Redeliver > stormAckFactor*r.Ack {
+			f.add(Finding{Code: CodeRequeueStorm, Severity: SeverityWarning, Queue: l.Main, Message: fmt.Sprintf(
+				"redelivering %.1f/s while acking %.1f/s: failed messages are requeued straight back (nack with requeue) instead of waiting in a tier",
+				r.Redeliver, r.Ack)})
+		}
+	}
+	SortFindings(f.list)
+	return f.list
+}
+
+// SortFindings orders findings by severity (errors first), then queue,
+// exchange, code and message, so output is stable.
+func SortFindings(fs []Finding) {
+	slices.SortStableFunc(fs, func(a, b Finding) int {
+		return cmp.Or(
+			cmp.Compare(a.Severity.rank(), b.Severity.rank()),
+			cmp.Compare(a.Queue, b.Queue),
+			cmp.Compare(a.Exchange, b.Exchange),
+			cmp.Compare(a.Code, b.Code),
+			cmp.Compare(a.Message, b.Message),
+		)
+	})
+}
+
+// fndSet keeps one finding per code and subject: a queue can be a tier of
+// several ladders.
+type fndSet struct {
+	seen map[[3]string]bool
+	list []Finding
+}
+
+func (s *fndSet) add(f Finding) {
+	k := [3]string{f.Code, f.Queue, f.Exchange}
+	if !s.seen[k] {
+		s.seen[k] = true
+		s.list = append(s.list, f)
+	}
+}
+
+// unroutableMessage says why queue qi's dead letters reach no queue.
+func (t *discTopo) unroutableMessage(qi int) string {
+	set := &t.set[qi]
+	x, key := set.DeadLetterExchange, set.DeadLetterRoutingKey
+	switch {
+	case t.dlSelf[qi]:
+		return "dead letters only come back into this same queue, and the broker drops such a dead-letter cycle"
+	case !t.dlRes[qi].ExchangeExists:
+		return fmt.Sprintf("dead letters go to exchange %q, which does not exist: they are dropped", x)
+	case x == "" && set.HasDeadLetterRoutingKey:
+		return fmt.Sprintf("dead letters go to the default exchange with routing key %q, but no queue is named %q: they are dropped", key, key)
+	case x == "":
+		return "dead letters keep their routing keys on the default exchange, and none of those keys names another queue: they are dropped"
+	case set.HasDeadLetterRoutingKey:
+		return fmt.Sprintf("no binding of exchange %q matches dead-letter routing key %q: dead letters are dropped", x, key)
+	}
+	return fmt.Sprintf("exchange %q has no binding to a queue: dead letters are dropped", x)
+}
+
+func (t *discTopo) noDLQMessage(m int) string {
+	set := &t.set[m]
+	switch {
+	case !set.HasDeadLetterExchange:
+		return "no dead-letter queue: this queue has no dead-letter exchange, so a message rejected for good (retries exhausted) is dropped"
+	case len(t.dl[m]) == 0:
+		return "no dead-letter queue: this queue's dead-letter route reaches no queue, so a message rejected for good is dropped"
+	}
+	return "no dead-letter queue: this queue's dead letters only go back into its retry tiers, so a message rejected for good loops or is dropped"
+}
+
+// fndSprawl reports per-delay wait queues piling up for one main queue.
+func fndSprawl(t *discTopo, l Ladder) string {
+	var perDelay []string
+	noExpires := true
+	for _, tr := range l.Tiers {
+		if tr.TTL >= 0 && strings.Contains(tr.Queue, strconv.FormatInt(tr.TTL.Milliseconds(), 10)) {
+			perDelay = append(perDelay, tr.Queue)
+		}
+		if w := t.r.queueIndex(tr.Queue); w >= 0 && t.set[w].HasExpires {
+			noExpires = false
+		}
+	}
+	fix := "round delays to a few fixed tiers"
+	if noExpires {
+		fix += ", or let unused ones expire (x-expires)"
+	}
+	switch {
+	case len(perDelay) >= sprawlPerDelayMin:
+		return fmt.Sprintf("%d per-delay wait queues (%s …): jittered delays create a queue for every distinct delay; %s",
+			len(perDelay), perDelay[0], fix)
+	case len(l.Tiers) >= sprawlTiersMin:
+		return fmt.Sprintf("%d wait tiers (%s to %s) for one queue; %s",
+			len(l.Tiers), fndDuration(l.Tiers[0].TTL), fndDuration(l.Tiers[len(l.Tiers)-1].TTL), fix)
+	}
+	return ""
+}
+
+func fndPlural(n int64, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// fndDuration prints a duration the way an operator reads it: 1s, 1m30s, 250ms.
+func fndDuration(d time.Duration) string {
+	switch {
+	case d <= 0:
+		return "0s"
+	case d < time.Second:
+		return d.Round(time.Millisecond).String()
+	case d < time.Minute:
+		return d.Round(100 * time.Millisecond).String()
+	}
+	s := d.Round(time.Second).String()
+	// "5m0s" → "5m", "1h0m0s" → "1h"; "1h30m0s" keeps "1h30m".
+	if t, ok := strings.CutSuffix(s, "m0s"); ok {
+		s = t + "m"
+	}
+	if t, ok := strings.CutSuffix(s, "h0m"); ok {
+		s = t + "h"
+	}
+	return s
+}
