@@ -1,0 +1,181 @@
+package retry
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// ActionKind is what to do with a failed (or replayed) message.
+type ActionKind string
+
+// Action kinds.
+const (
+	// ActionTier: publish the message so it lands in the tier Queue; its TTL
+	// returns it to the main queue. A tier that keeps routing keys
+	// (Tier.KeepsRoutingKey) must be reached with the message's own routing
+	// key, through an exchange bound to it, not the default exchange.
+	ActionTier ActionKind = "tier"
+	// ActionDelayedExchange: publish to Exchange with the message's routing
+	// key; Headers carry x-delay.
+	ActionDelayedExchange ActionKind = "delayed_exchange"
+	// ActionDelayQueue: declare Queue with QueueArgs (redeclare before every
+	// publish: it renews x-expires), then publish to it through the default
+	// exchange. It dead-letters to the main queue.
+	ActionDelayQueue ActionKind = "delay_queue"
+	// ActionPark: retries are exhausted; the message belongs in the DLQ
+	// Queue (nack with requeue=false when the main queue dead-letters there).
+	ActionPark ActionKind = "park"
+	// ActionDrop: retries are exhausted and there is no DLQ.
+	ActionDrop ActionKind = "drop"
+)
+
+// MaxXDelay is the largest x-delay the delayed-message exchange honours (ms);
+// it routes anything outside (0, MaxXDelay] at once.
+const MaxXDelay = 1<<32 - 1
+
+// Action is a planned step for one message.
+type Action struct {
+	Kind ActionKind
+	// Attempt is the retry this action makes (1 for the first retry); 0 for
+	// replays, park and drop.
+	Attempt int
+	// Delay is how long the message will wait: a tier's TTL, else the
+	// wanted delay. Wanted is the delay the policy drew (or was asked for).
+	Delay, Wanted time.Duration
+	// Queue is the tier, the per-delay wait queue, or the DLQ.
+	Queue string
+	// Exchange is the delayed exchange.
+	Exchange string
+	// Match says how the tier fits Wanted.
+	Match TierMatch
+	// Headers is the whole header table to publish with (a copy of the
+	// input); nil for drop.
+	Headers Headers
+	// QueueArgs are the arguments to declare a per-delay wait queue with.
+	QueueArgs Headers
+}
+
+// MarshalJSON writes durations as integer milliseconds.
+func (a Action) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Kind      ActionKind `json:"kind"`
+		Attempt   int        `json:"attempt,omitempty"`
+		DelayMS   int64      `json:"delay_ms"`
+		WantedMS  int64      `json:"wanted_ms"`
+		Queue     string     `json:"queue,omitempty"`
+		Exchange  string     `json:"exchange,omitempty"`
+		Match     TierMatch  `json:"tier_match,omitempty"`
+		Headers   Headers    `json:"headers,omitempty"`
+		QueueArgs Headers    `json:"queue_args,omitempty"`
+	}{a.Kind, a.Attempt, a.Delay.Milliseconds(), a.Wanted.Milliseconds(), a.Queue, a.Exchange, a.Match, a.Headers, a.QueueArgs})
+}
+
+// PlanOptions configure Plan.
+type PlanOptions struct {
+	Policy Policy
+	// MaxAttempts is how many retries a message gets; once its count reaches
+	// it the message is parked (or dropped). 0 means never retry.
+	MaxAttempts int
+	Ladder      *Ladder
+	// Rand is jitter's random source; nil uses math/rand/v2.
+	Rand Rand
+}
+
+// Plan decides what to do with a message that just failed, given its headers
+// and the state ReadState read from them: retry through the tier fitting the
+// drawn delay (exact, else the next longer one), else through the ladder's
+// delayed exchange, else through a per-delay wait queue; or, once Count has
+// reached MaxAttempts, park it in the DLQ or drop it. The returned headers
+// carry the incremented count in the state's convention (see SetCount),
+// x-delay for the delayed exchange, and x-retry-delay updated when present.
+func Plan(h Headers, st RetryState, o PlanOptions) (Action, error) {
+	if o.Ladder == nil {
+		return Action{}, errors.New("retry: plan: no ladder")
+	}
+	if err := o.Policy.check(); err != nil {
+		return Action{}, fmt.Errorf("retry: plan: policy: %w", err)
+	}
+	if o.MaxAttempts < 0 {
+		return Action{}, fmt.Errorf("retry: plan: max attempts %d is negative", o.MaxAttempts)
+	}
+	if st.Count >= int64(o.MaxAttempts) {
+		if o.Ladder.DLQ != "" {
+			return Action{Kind: ActionPark, Queue: o.Ladder.DLQ, Headers: h.Clone()}, nil
+		}
+		return Action{Kind: ActionDrop}, nil
+	}
+	next := int(st.Count) + 1
+	want := o.Policy.Delay(next, st.LastDelay, o.Rand)
+	a, err := route(o.Ladder, want, true, SetCount(h, st, int64(next)))
+	if err != nil {
+		return Action{}, fmt.Errorf("retry: plan attempt %d: %w", next, err)
+	}
+	a.Attempt = next
+	if v, ok := h[hdrPyRetryDelay]; ok {
+		// Keep the Python seed's record of the delay, in the type it had.
+		_, kind, _ := intValue(v)
+		a.Headers[hdrPyRetryDelay] = encodeCount(kind, a.Delay.Milliseconds())
+	}
+	return a, nil
+}
+
+// PlanDelay plans moving a message back with a chosen delay (a replay): no
+// attempt logic, headers unchanged except x-delay. Only a tier whose TTL is
+// exactly delay qualifies, because a longer tier would silently change the
+// delay asked for; then the delayed exchange, then a per-delay wait queue.
+func PlanDelay(l *Ladder, delay time.Duration, h Headers) (Action, error) {
+	if l == nil {
+		return Action{}, errors.New("retry: plan delay: no ladder")
+	}
+	if delay <= 0 {
+		return Action{}, fmt.Errorf("retry: plan delay: delay %v must be positive", delay)
+	}
+	a, err := route(l, delay, false, h.Clone())
+	if err != nil {
+		return Action{}, fmt.Errorf("retry: plan delay %v: %w", delay, err)
+	}
+	return a, nil
+}
+
+// route picks tier, delayed exchange or per-delay queue for want; out is the
+// caller's copy of the headers, modified in place.
+func route(l *Ladder, want time.Duration, longerOK bool, out Headers) (Action, error) {
+	if t, m, ok := ChooseTier(l, want); ok && (m == TierExact || longerOK) {
+		return Action{Kind: ActionTier, Delay: t.TTL, Wanted: want, Queue: t.Queue, Match: m, Headers: out}, nil
+	}
+	// The broker counts whole milliseconds.
+	ms := want.Milliseconds()
+	wait := time.Duration(ms) * time.Millisecond
+	if len(l.DelayedExchanges) > 0 && ms > 0 && ms <= MaxXDelay {
+		// int64: values above 2^31−1 are valid and would overflow an int32.
+		out[hdrDelay] = ms
+		return Action{Kind: ActionDelayedExchange, Delay: wait, Wanted: want, Exchange: l.DelayedExchanges[0].Name, Headers: out}, nil
+	}
+	if l.Main == "" {
+		return Action{}, fmt.Errorf("no tier or delayed exchange fits %v and the ladder has no main queue to wait for", want)
+	}
+	name := DelayQueueName(l.Main, ms)
+	return Action{
+		Kind: ActionDelayQueue, Delay: wait, Wanted: want, Queue: name, Headers: out,
+		QueueArgs: Headers{
+			"x-message-ttl":             ms,
+			"x-dead-letter-exchange":    "",
+			"x-dead-letter-routing-key": l.Main,
+			// Unused wait queues vanish a minute after their last message
+			// could have left, unlike enqueue's per-delay queues that pile
+			// up; every publish redeclares and so renews it.
+			"x-expires": ms + 60_000,
+		},
+	}, nil
+}
+
+// DelayQueueName names the per-delay wait queue that returns messages to
+// the queue main after ms: the queue a replay to main through the default
+// exchange uses (ReplayQueueName), so retries and replays share one queue
+// declared with the same arguments. It names main because the queue
+// dead-letters to that one queue.
+func DelayQueueName(main string, ms int64) string {
+	return ReplayQueueName("", main, ms)
+}

@@ -1,0 +1,182 @@
+package retry
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ActionDirect publishes straight to the target: no delay asked for.
+const ActionDirect ActionKind = "direct"
+
+// ReplayRoute is how a moved or replayed message reaches its target
+// (exchange + routing key) after a delay.
+type ReplayRoute struct {
+	Kind ActionKind // direct, tier, delayed_exchange or delay_queue
+	// Exchange and RoutingKey are what to publish with.
+	Exchange   string
+	RoutingKey string
+	// Mandatory is false only for the delayed-message exchange, which
+	// returns every mandatory message as unroutable.
+	Mandatory bool
+	// Queue is the tier or per-delay wait queue the message waits in.
+	Queue string
+	// QueueArgs declare the per-delay wait queue (delay_queue only).
+	QueueArgs Headers
+	// XDelay is the x-delay header value in ms (delayed_exchange only).
+	XDelay int64
+	Delay  time.Duration
+}
+
+// PlanReplay decides how a message reaches exchange with routingKey after
+// delay, in the vhost r indexes, using the ladders' own machinery when it
+// provably lands in the same queues as publishing directly would:
+//  1. a tier whose TTL is exactly delay and whose dead letters reach the
+//     same queues (a tier that keeps routing keys is entered through an
+//     exchange that routes routingKey to that tier alone);
+//  2. a delayed-message exchange routing routingKey to the same queues;
+//  3. otherwise a per-delay wait queue for this target: one TTL per queue,
+//     so nothing waits behind a longer message (no head-of-line blocking).
+func PlanReplay(r *Router, ladders []Ladder, exchange, routingKey string, delay time.Duration) (ReplayRoute, error) {
+	if delay < 0 {
+		return ReplayRoute{}, fmt.Errorf("replay to %s: negative delay %v", describeTarget(exchange, routingKey), delay)
+	}
+	if delay == 0 {
+		return ReplayRoute{Kind: ActionDirect, Exchange: exchange, RoutingKey: routingKey, Mandatory: true}, nil
+	}
+	want := r.Route(exchange, routingKey, nil)
+	if !want.ExchangeExists {
+		return ReplayRoute{}, fmt.Errorf("replay to %s: exchange %q does not exist", describeTarget(exchange, routingKey), exchange)
+	}
+	if !want.Approximate && len(want.Queues) > 0 {
+		for i := range ladders {
+			l := &ladders[i]
+			if !slices.Contains(want.Queues, l.Main) {
+				continue
+			}
+			if rt, ok := r.viaTier(l, want.Queues, routingKey, delay); ok {
+				return rt, nil
+			}
+			if rt, ok := r.viaDelayedExchange(l, want.Queues, routingKey, delay); ok {
+				return rt, nil
+			}
+		}
+	}
+	ms := delay.Milliseconds()
+	if ms <= 0 {
+		return ReplayRoute{}, fmt.Errorf("replay to %s: delay %v is shorter than a millisecond", describeTarget(exchange, routingKey), delay)
+	}
+	name := ReplayQueueName(exchange, routingKey, ms)
+	return ReplayRoute{
+		Kind: ActionDelayQueue, Exchange: "", RoutingKey: name, Mandatory: true, Queue: name, Delay: delay,
+		QueueArgs: Headers{
+			"x-message-ttl":             ms,
+			"x-dead-letter-exchange":    exchange,
+			"x-dead-letter-routing-key": routingKey,
+			// The queue deletes itself a minute after its last message left.
+			"x-expires": ms + 60_000,
+		},
+	}, nil
+}
+
+func (r *Router) viaTier(l *Ladder, want []string, key string, delay time.Duration) (ReplayRoute, bool) {
+	for _, t := range l.Tiers {
+		if t.TTL != delay {
+			continue
+		}
+		retKey := t.ReturnRoutingKey
+		if t.KeepsRoutingKey {
+			retKey = key
+		}
+		back := r.Route(t.ReturnExchange, retKey, nil)
+		if back.Approximate || !slices.Equal(back.Queues, want) {
+			continue
+		}
+		if !t.KeepsRoutingKey {
+			// The tier rewrites the key on the way back: enter it directly.
+			return ReplayRoute{Kind: ActionTier, Exchange: "", RoutingKey: t.Queue, Mandatory: true, Queue: t.Queue, Delay: delay}, true
+		}
+		// The tier returns the message with the key it entered with, so it
+		// must enter with the target's key through an exchange that routes
+		// that key to the tier alone.
+		for _, bi := range r.intoQueue[t.Queue] {
+			src := r.v.Bindings[bi].Source
+			if src == "" {
+				continue
+			}
+			in := r.Route(src, key, nil)
+			if !in.Approximate && len(in.Queues) == 1 && in.Queues[0] == t.Queue {
+				return ReplayRoute{Kind: ActionTier, Exchange: src, RoutingKey: key, Mandatory: true, Queue: t.Queue, Delay: delay}, true
+			}
+		}
+	}
+	return ReplayRoute{}, false
+}
+
+func (r *Router) viaDelayedExchange(l *Ladder, want []string, key string, delay time.Duration) (ReplayRoute, bool) {
+	ms := delay.Milliseconds()
+	if ms <= 0 || ms > MaxXDelay {
+		return ReplayRoute{}, false
+	}
+	for _, dx := range l.DelayedExchanges {
+		got := r.Route(dx.Name, key, nil)
+		if !got.Approximate && slices.Equal(got.Queues, want) {
+			return ReplayRoute{Kind: ActionDelayedExchange, Exchange: dx.Name, RoutingKey: key, Mandatory: false, XDelay: ms, Delay: delay}, true
+		}
+	}
+	return ReplayRoute{}, false
+}
+
+// ReplayQueueName names the per-delay wait queue for one target:
+// ladder.delay.<ms>.<exchange or "default">.<routing key>, shortened with a
+// hash when it would pass the broker's 255-byte limit.
+func ReplayQueueName(exchange, routingKey string, ms int64) string {
+	ex := exchange
+	if ex == "" {
+		ex = "default"
+	}
+	name := "ladder.delay." + strconv.FormatInt(ms, 10) + "." + ex + "." + routingKey
+	if len(name) <= 200 && !strings.ContainsAny(name, "\x00") {
+		return name
+	}
+	sum := sha256.Sum256([]byte(exchange + "\x00" + routingKey))
+	return "ladder.delay." + strconv.FormatInt(ms, 10) + "." + hex.EncodeToString(sum[:8])
+}
+
+func describeTarget(exchange, key string) string {
+	if exchange == "" {
+		return fmt.Sprintf("queue %q (default exchange)", key)
+	}
+	return fmt.Sprintf("exchange %q key %q", exchange, key)
+}
+
+// OriginIn is where to send a message back to one of the given queues
+// (usually the vhost's ladder main queues): the exchange and first routing
+// key of its x-death entry for the first such queue it died in, since it
+// was published there. A message that went main → tier → main → DLQ first
+// died in a tier, entered through the retry exchange; its main-queue entry
+// names the exchange that feeds the main queue. Without such an entry it is
+// x-first-death's Origin.
+func OriginIn(x XDeath, queues map[string]bool) (Origin, bool) {
+	// Entries are most recent first; the oldest matching one is last.
+	for i := len(x.Deaths) - 1; i >= 0; i-- {
+		d := x.Deaths[i]
+		if queues[d.Queue] && len(d.RoutingKeys) > 0 {
+			return Origin{Exchange: d.Exchange, RoutingKey: d.RoutingKeys[0]}, true
+		}
+	}
+	return x.Origin()
+}
+
+// MainQueues is the set of the ladders' main queues, for OriginIn.
+func MainQueues(ladders []Ladder) map[string]bool {
+	out := make(map[string]bool, len(ladders))
+	for _, l := range ladders {
+		out[l.Main] = true
+	}
+	return out
+}

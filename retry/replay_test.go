@@ -1,0 +1,136 @@
+package retry
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func planReplay(t *testing.T, v *Vhost, ex, key string, d time.Duration) ReplayRoute {
+	t.Helper()
+	rt, err := PlanReplay(NewRouter(v), Discover(v), ex, key, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rt
+}
+
+func TestPlanReplayNoDelayIsDirectMandatory(t *testing.T) {
+	rt := planReplay(t, seedGo(), "orders.topic", "orders.created", 0)
+	if rt.Kind != ActionDirect || rt.Exchange != "orders.topic" || rt.RoutingKey != "orders.created" || !rt.Mandatory {
+		t.Fatalf("%+v", rt)
+	}
+}
+
+// The Go seed's tiers keep the routing key and are entered by tier name, so
+// a message re-entering with orders.created cannot use them: the delayed
+// exchange routes that key to the same queue, never mandatory.
+func TestPlanReplayGoSeedUsesDelayedExchange(t *testing.T) {
+	rt := planReplay(t, seedGo(), "orders.topic", "orders.created", 5*time.Second)
+	if rt.Kind != ActionDelayedExchange || rt.Exchange != "orders.delayed" || rt.RoutingKey != "orders.created" || rt.Mandatory || rt.XDelay != 5000 {
+		t.Fatalf("%+v", rt)
+	}
+}
+
+func TestPlanReplayFallsBackToDelayQueue(t *testing.T) {
+	v := seedGo()
+	v.Exchanges = v.Exchanges[:3] // no delayed exchange
+	v.Bindings = append(v.Bindings[:1], v.Bindings[2:]...)
+	rt := planReplay(t, v, "orders.topic", "orders.created", 4*time.Second)
+	if rt.Kind != ActionDelayQueue || rt.Exchange != "" || !rt.Mandatory {
+		t.Fatalf("%+v", rt)
+	}
+	if rt.Queue != "ladder.delay.4000.orders.topic.orders.created" || rt.RoutingKey != rt.Queue {
+		t.Fatalf("queue %q", rt.Queue)
+	}
+	want := Headers{"x-message-ttl": int64(4000), "x-dead-letter-exchange": "orders.topic", "x-dead-letter-routing-key": "orders.created", "x-expires": int64(64000)}
+	for k, v := range want {
+		if rt.QueueArgs[k] != v {
+			t.Errorf("arg %s = %#v, want %#v", k, rt.QueueArgs[k], v)
+		}
+	}
+}
+
+// fixedKeyLadder: a tier that rewrites the routing key on its way back.
+func fixedKeyLadder() *Vhost {
+	return &Vhost{
+		Name:      "/",
+		Exchanges: []Exchange{{Name: "ex", Type: ExchangeDirect, MessagesDelayed: -1}, {Name: "in", Type: ExchangeTopic, MessagesDelayed: -1}},
+		Queues: []Queue{
+			{Name: "m", Type: QueueClassic},
+			{Name: "m.wait.4s", Type: QueueClassic, Arguments: map[string]any{"x-message-ttl": int32(4000), "x-dead-letter-exchange": "ex", "x-dead-letter-routing-key": "k"}},
+			{Name: "m.wait.9s", Type: QueueClassic, Arguments: map[string]any{"x-message-ttl": int32(9000), "x-dead-letter-exchange": "ex"}},
+		},
+		Bindings: []Binding{
+			{Source: "ex", Destination: "m", DestinationType: "queue", RoutingKey: "k"},
+			{Source: "in", Destination: "m.wait.9s", DestinationType: "queue", RoutingKey: "#"},
+		},
+	}
+}
+
+func TestPlanReplayExactTierWithFixedKey(t *testing.T) {
+	rt := planReplay(t, fixedKeyLadder(), "ex", "k", 4*time.Second)
+	if rt.Kind != ActionTier || rt.Queue != "m.wait.4s" || rt.Exchange != "" || rt.RoutingKey != "m.wait.4s" || !rt.Mandatory {
+		t.Fatalf("%+v", rt)
+	}
+}
+
+func TestPlanReplayTierKeepingKeyEnteredThroughExchange(t *testing.T) {
+	rt := planReplay(t, fixedKeyLadder(), "ex", "k", 9*time.Second)
+	if rt.Kind != ActionTier || rt.Queue != "m.wait.9s" || rt.Exchange != "in" || rt.RoutingKey != "k" {
+		t.Fatalf("%+v", rt)
+	}
+}
+
+func TestPlanReplayNeverUsesALongerTier(t *testing.T) {
+	rt := planReplay(t, fixedKeyLadder(), "ex", "k", 3*time.Second)
+	if rt.Kind != ActionDelayQueue || rt.QueueArgs["x-message-ttl"] != int64(3000) {
+		t.Fatalf("%+v", rt)
+	}
+}
+
+func TestPlanReplayMissingExchange(t *testing.T) {
+	_, err := PlanReplay(NewRouter(seedGo()), nil, "nope", "k", time.Second)
+	if err == nil || !strings.Contains(err.Error(), `"nope"`) {
+		t.Fatalf("err %v", err)
+	}
+}
+
+func TestReplayQueueNameBounded(t *testing.T) {
+	if got := ReplayQueueName("", "orders.dlq", 500); got != "ladder.delay.500.default.orders.dlq" {
+		t.Fatal(got)
+	}
+	long := ReplayQueueName("x", strings.Repeat("k", 250), 1000)
+	if len(long) > 255 || !strings.HasPrefix(long, "ladder.delay.1000.") {
+		t.Fatalf("%d %q", len(long), long)
+	}
+	if long == ReplayQueueName("x", strings.Repeat("k", 249), 1000) {
+		t.Fatal("different targets share a wait queue")
+	}
+}
+
+// A message that retried through a tier and was then rejected into the DLQ:
+// its first death is the tier (entered via the retry exchange), but it
+// belongs back where orders.process got it from.
+func TestOriginInPrefersTheMainQueuesEntry(t *testing.T) {
+	h := Headers{
+		"x-death": []any{
+			map[string]any{"queue": "orders.process", "reason": "rejected", "count": int64(1), "exchange": "orders.topic", "routing-keys": []any{"orders.created"}},
+			map[string]any{"queue": "orders.wait.5s", "reason": "expired", "count": int64(3), "exchange": "orders.retry", "routing-keys": []any{"orders.wait.5s"}},
+		},
+		"x-first-death-queue": "orders.wait.5s", "x-first-death-reason": "expired", "x-first-death-exchange": "orders.retry",
+	}
+	x := DecodeXDeath(h)
+	if o, _ := x.Origin(); o.Exchange != "orders.retry" {
+		t.Fatalf("precondition: first-death origin %+v", o)
+	}
+	o, ok := OriginIn(x, MainQueues(Discover(seedGo())))
+	if !ok || o.Exchange != "orders.topic" || o.RoutingKey != "orders.created" {
+		t.Fatalf("got %+v %v", o, ok)
+	}
+	// No main-queue entry: x-first-death's answer.
+	o, ok = OriginIn(x, map[string]bool{"elsewhere": true})
+	if !ok || o.Exchange != "orders.retry" {
+		t.Fatalf("fallback %+v %v", o, ok)
+	}
+}

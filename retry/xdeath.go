@@ -1,0 +1,340 @@
+package retry
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Reason is why the broker dead-lettered a message.
+type Reason string
+
+// Dead-letter reasons; ReasonOther stands for any reason this package does
+// not know (Death.RawReason keeps the text).
+const (
+	ReasonRejected      Reason = "rejected"       // basic.reject / nack with requeue=false
+	ReasonExpired       Reason = "expired"        // message or queue TTL
+	ReasonMaxlen        Reason = "maxlen"         // x-max-length overflow
+	ReasonDeliveryLimit Reason = "delivery_limit" // quorum queue delivery-limit
+	ReasonOther         Reason = "other"
+)
+
+// Death is one x-death entry: one {queue, reason} pair and how often it
+// happened.
+type Death struct {
+	Queue     string
+	Reason    Reason
+	RawReason string
+	Count     int64
+	Exchange  string
+	// RoutingKeys the message had when it first died here (CC included).
+	RoutingKeys []string
+	// Time of the first death for this {queue, reason}.
+	Time time.Time
+	// OriginalExpiration is the per-message TTL dead-lettering removed, when
+	// HasOriginalExpiration.
+	OriginalExpiration    time.Duration
+	HasOriginalExpiration bool
+}
+
+// MarshalJSON writes time as RFC 3339 (null when absent), the expiration as
+// original_expiration_ms (null when absent), and raw_reason only when it
+// differs from reason.
+func (d Death) MarshalJSON() ([]byte, error) {
+	var t *string
+	if !d.Time.IsZero() {
+		s := d.Time.Format(time.RFC3339)
+		t = &s
+	}
+	var exp *int64
+	if d.HasOriginalExpiration {
+		ms := d.OriginalExpiration.Milliseconds()
+		exp = &ms
+	}
+	raw := d.RawReason
+	if raw == string(d.Reason) {
+		raw = ""
+	}
+	keys := d.RoutingKeys
+	if keys == nil {
+		keys = []string{}
+	}
+	return json.Marshal(struct {
+		Queue       string   `json:"queue"`
+		Reason      Reason   `json:"reason"`
+		RawReason   string   `json:"raw_reason,omitempty"`
+		Count       int64    `json:"count"`
+		Exchange    string   `json:"exchange"`
+		RoutingKeys []string `json:"routing_keys"`
+		Time        *string  `json:"time"`
+		OrigExpMS   *int64   `json:"original_expiration_ms"`
+	}{d.Queue, d.Reason, raw, d.Count, d.Exchange, keys, t, exp})
+}
+
+// DeathPoint is the x-first-death-* or x-last-death-* triple.
+type DeathPoint struct {
+	Reason   string `json:"reason"`
+	Queue    string `json:"queue"`
+	Exchange string `json:"exchange"`
+}
+
+// XDeath is a message's decoded dead-letter history.
+type XDeath struct {
+	// Deaths are most recent first, as the broker keeps them.
+	Deaths []Death `json:"deaths"`
+	// First is x-first-death-* (RabbitMQ 3.7+, never changes afterwards).
+	First DeathPoint `json:"first_death,omitzero"`
+	// Last is x-last-death-* (RabbitMQ 3.13+).
+	Last DeathPoint `json:"last_death,omitzero"`
+	// Errors lists every value that could not be read; what could be read
+	// is still in Deaths.
+	Errors []FieldError `json:"errors,omitempty"`
+}
+
+// Origin is where a message was published before it was first dead-lettered.
+type Origin struct {
+	Exchange   string `json:"exchange"`
+	RoutingKey string `json:"routing_key"`
+}
+
+const hdrXDeath = "x-death"
+
+// DecodeXDeath decodes the x-death header and the x-first-death-* and
+// x-last-death-* headers. It never panics: a malformed value yields an error
+// in Errors and a zero field, and the rest is still read. Integers of any
+// width and integral floats are read silently (clients re-encode numbers;
+// JSON from the management API has only floats). Shapes with one clear
+// reading (a single table for x-death, a string for routing-keys) are read
+// and reported.
+func DecodeXDeath(h Headers) XDeath {
+	x := XDeath{Deaths: []Death{}} // JSON [] rather than null; no allocation
+	if v, ok := h[hdrXDeath]; ok {
+		if arr, ok := hdrArray(v); ok {
+			x.Deaths = make([]Death, 0, len(arr))
+			var keys []string // entries' routing keys share backing arrays: fewer allocations
+			for i, e := range arr {
+				m, ok := hdrTable(e)
+				if !ok {
+					x.Errors = append(x.Errors, FieldError{Path: deathPath(i, ""), Err: fmt.Errorf("want a table, got %s", typeName(e))})
+					continue
+				}
+				x.Deaths = x.Deaths[:len(x.Deaths)+1]
+				keys = decodeDeath(&x.Deaths[len(x.Deaths)-1], m, i, &x.Errors, keys, len(arr)-i)
+			}
+		} else if m, ok := hdrTable(v); ok {
+			x.Errors = append(x.Errors, FieldError{Path: hdrXDeath, Err: errors.New("want an array of tables, got one table")})
+			x.Deaths = make([]Death, 1)
+			decodeDeath(&x.Deaths[0], m, 0, &x.Errors, nil, 1)
+		} else {
+			x.Errors = append(x.Errors, FieldError{Path: hdrXDeath, Err: fmt.Errorf("want an array of tables, got %s", typeName(v))})
+		}
+	}
+	x.First = DeathPoint{
+		Reason:   pointField(h, "x-first-death-reason", &x.Errors),
+		Queue:    pointField(h, "x-first-death-queue", &x.Errors),
+		Exchange: pointField(h, "x-first-death-exchange", &x.Errors),
+	}
+	x.Last = DeathPoint{
+		Reason:   pointField(h, "x-last-death-reason", &x.Errors),
+		Queue:    pointField(h, "x-last-death-queue", &x.Errors),
+		Exchange: pointField(h, "x-last-death-exchange", &x.Errors),
+	}
+	return x
+}
+
+func pointField(h Headers, key string, errs *[]FieldError) string {
+	v, ok := h[key]
+	if !ok {
+		return ""
+	}
+	s, err := textValue(v)
+	if err != nil {
+		*errs = append(*errs, FieldError{Path: key, Err: err})
+	}
+	return s
+}
+
+func deathPath(i int, field string) string {
+	p := hdrXDeath + "[" + strconv.Itoa(i) + "]"
+	if field != "" {
+		p += "." + field
+	}
+	return p
+}
+
+// decodeDeath fills d from entry i. Routing keys are appended to keys, whose
+// spare capacity is shared with later entries (left more to come); it
+// returns keys for the next entry.
+func decodeDeath(d *Death, m map[string]any, i int, errs *[]FieldError, keys []string, left int) []string {
+	fail := func(field string, err error) {
+		*errs = append(*errs, FieldError{Path: deathPath(i, field), Err: err})
+	}
+	str := func(field string) string {
+		v, ok := m[field]
+		if !ok {
+			fail(field, errMissing)
+			return ""
+		}
+		s, err := textValue(v)
+		if err != nil {
+			fail(field, err)
+		}
+		return s
+	}
+	d.Queue = str("queue")
+	d.RawReason = str("reason")
+	d.Reason = parseReason(d.RawReason)
+	d.Exchange = str("exchange")
+
+	if v, ok := m["count"]; !ok {
+		fail("count", errMissing)
+	} else if n, _, err := countValue(v); err != nil {
+		fail("count", err)
+	} else {
+		d.Count = n
+	}
+
+	if v, ok := m["routing-keys"]; !ok {
+		fail("routing-keys", errMissing)
+	} else {
+		d.RoutingKeys, keys = routingKeys(v, keys, left, fail)
+	}
+
+	if v, ok := m["time"]; !ok {
+		fail("time", errMissing)
+	} else if t, err := timeValue(v); err != nil {
+		fail("time", err)
+	} else {
+		d.Time = t
+	}
+
+	if v, ok := m["original-expiration"]; ok {
+		if n, _, err := countValue(v); err != nil {
+			fail("original-expiration", err)
+		} else {
+			d.OriginalExpiration = mulSat(time.Millisecond, float64(n))
+			d.HasOriginalExpiration = true
+		}
+	}
+	return keys
+}
+
+// routingKeys reads an entry's routing keys into buf's spare capacity
+// (growing it for left entries of about this size when short) and returns
+// them capped, so appending to one entry's keys never touches another's.
+func routingKeys(v any, buf []string, left int, fail func(string, error)) (got, rest []string) {
+	switch x := v.(type) {
+	case []string:
+		return x, buf
+	case string:
+		fail("routing-keys", errors.New("want an array, got a string (read as one key)"))
+		return []string{x}, buf
+	}
+	arr, ok := hdrArray(v)
+	if !ok {
+		fail("routing-keys", fmt.Errorf("want an array of strings, got %s", typeName(v)))
+		return nil, buf
+	}
+	if cap(buf)-len(buf) < len(arr) {
+		buf = make([]string, 0, len(arr)*left)
+	}
+	start := len(buf)
+	for j, k := range arr {
+		s, err := textValue(k)
+		if err != nil {
+			fail("routing-keys["+strconv.Itoa(j)+"]", err)
+			continue
+		}
+		buf = append(buf, s)
+	}
+	return buf[start:len(buf):len(buf)], buf
+}
+
+func parseReason(s string) Reason {
+	switch r := Reason(s); r {
+	case ReasonRejected, ReasonExpired, ReasonMaxlen, ReasonDeliveryLimit:
+		return r
+	}
+	return ReasonOther
+}
+
+// Summary is a one-line account for people, most recent first:
+// "expired ×3 in orders.wait.5s · rejected ×3 in orders.process".
+func (x XDeath) Summary() string {
+	var b strings.Builder
+	for i, d := range x.Deaths {
+		if i > 0 {
+			b.WriteString(" · ")
+		}
+		r := string(d.Reason)
+		if d.Reason == ReasonOther && d.RawReason != "" {
+			r = d.RawReason
+		}
+		q := d.Queue
+		if q == "" {
+			q = "?"
+		}
+		fmt.Fprintf(&b, "%s ×%d in %s", r, d.Count, q)
+	}
+	return b.String()
+}
+
+// Origin is where the message was published before its first death: the
+// exchange from x-first-death-exchange and the first routing key of the
+// oldest entry for x-first-death-queue (preferring the one whose reason is
+// x-first-death-reason). Without x-first-death-* (before 3.7, or stripped by
+// a client) it answers only when every entry agrees on exchange and first
+// routing key: entries move to the front when they repeat, so the oldest
+// entry is not necessarily the first death. ok is false when the origin is
+// unknown; fields that are known are still filled. Spring AMQP's own record
+// of the origin is RetryState.OriginalExchange/OriginalRoutingKey.
+func (x XDeath) Origin() (Origin, bool) {
+	if x.First.Queue != "" {
+		match := -1
+		for i := len(x.Deaths) - 1; i >= 0; i-- {
+			d := x.Deaths[i]
+			if d.Queue != x.First.Queue {
+				continue
+			}
+			if string(d.Reason) == x.First.Reason || d.RawReason == x.First.Reason {
+				match = i
+				break
+			}
+			if match < 0 {
+				match = i
+			}
+		}
+		o := Origin{Exchange: x.First.Exchange}
+		if match < 0 {
+			return o, false
+		}
+		d := x.Deaths[match]
+		if o.Exchange == "" {
+			// x-first-death-exchange is "" for the default exchange, and
+			// then the entry says "" too; the entry fills in when the
+			// header is missing.
+			o.Exchange = d.Exchange
+		}
+		if len(d.RoutingKeys) == 0 {
+			return o, false
+		}
+		o.RoutingKey = d.RoutingKeys[0]
+		return o, true
+	}
+	if len(x.Deaths) == 0 {
+		return Origin{}, false
+	}
+	oldest := x.Deaths[len(x.Deaths)-1]
+	if len(oldest.RoutingKeys) == 0 {
+		return Origin{}, false
+	}
+	for _, d := range x.Deaths {
+		if d.Exchange != oldest.Exchange || len(d.RoutingKeys) == 0 || d.RoutingKeys[0] != oldest.RoutingKeys[0] {
+			return Origin{}, false
+		}
+	}
+	return Origin{Exchange: oldest.Exchange, RoutingKey: oldest.RoutingKeys[0]}, true
+}
