@@ -148,3 +148,8 @@ func (r *Resolved) RedactedAMQP() string { return RedactURL(r.AMQPURL) }
 
 // RedactedAPI is the management API URL safe to print (it never holds credentials).
 func (r *Resolved) RedactedAPI() string { return r.APIURL.String() }
+
+func (r *Resolved) amqpUser() string {
+	u, _ := amqpCredentials(r.AMQP)
+	return u
+}

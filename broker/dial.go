@@ -88,6 +88,16 @@ func (r *Resolved) API() (*rabbithole.Client, error) {
 	return c, nil
 }
 
+func (r *Resolved) transport() *http.Transport {
+	return &http.Transport{
+		Proxy:               http.ProxyFromEnvironment,
+		TLSClientConfig:     r.TLS,
+		TLSHandshakeTimeout: dialTimeout,
+		DialContext:         (&net.Dialer{Timeout: dialTimeout}).DialContext,
+		MaxIdleConnsPerHost: 4,
+	}
+}
+
 // APIError describes a management API failure with the (credential-free) URL.
 func (r *Resolved) APIError(what string, err error) error {
 	err = redactErr(err, r.AMQPURL)

@@ -1,0 +1,107 @@
+package broker_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/ladder-tui/ladder/broker"
+)
+
+// benchMessages is the move benchmarks' batch: persistent 1 KiB messages,
+// the size the facts file's shovel figure (~3,100 msg/s) was measured with.
+const benchMessages = 20000
+
+func benchFill(f *fixture, q string) {
+	body := []byte(strings.Repeat("x", 1024))
+	const batch = 2000
+	for i := 0; i < benchMessages; i += batch {
+		msgs := make([]amqp.Publishing, 0, batch)
+		for j := i; j < i+batch; j++ {
+			msgs = append(msgs, amqp.Publishing{MessageId: fmt.Sprint(j), Body: body})
+		}
+		f.publish("", q, msgs...)
+	}
+}
+
+// BenchmarkMove20k moves 20,000 persistent 1 KiB messages between two
+// queues with ladder's pipelined, confirmed move. Compare msg/s with
+// BenchmarkShovel20k, run in the same invocation on the same broker.
+func BenchmarkMove20k(b *testing.B) {
+	f := newFixture(b)
+	l := f.live(false)
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		src, dst := f.queue(fmt.Sprintf("src%d", i), nil), f.queue(fmt.Sprintf("dst%d", i), nil)
+		benchFill(f, src)
+		b.StartTimer()
+		start := time.Now()
+		rep, err := l.Move(context.Background(), broker.MoveRequest{From: src, To: broker.Target{Kind: broker.TargetQueue, Name: dst}}, nil)
+		if err != nil || rep.Moved != benchMessages {
+			b.Fatalf("%+v %v", rep, err)
+		}
+		b.ReportMetric(float64(benchMessages)/time.Since(start).Seconds(), "msg/s")
+	}
+}
+
+// BenchmarkShovel20k moves the same messages with a dynamic shovel
+// (src-delete-after queue-length, ack-mode on-confirm): what the management
+// UI's "Move messages" does.
+func BenchmarkShovel20k(b *testing.B) {
+	f := newFixture(b)
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		src, dst := f.queue(fmt.Sprintf("src%d", i), nil), f.queue(fmt.Sprintf("dst%d", i), nil)
+		benchFill(f, src)
+		name := "bench-shovel-" + src
+		b.StartTimer()
+		start := time.Now()
+		shovel(b, f, name, src, dst)
+		for f.depth(dst) < benchMessages {
+			time.Sleep(5 * time.Millisecond)
+		}
+		b.ReportMetric(float64(benchMessages)/time.Since(start).Seconds(), "msg/s")
+		b.StopTimer()
+		deleteShovel(f, name)
+	}
+}
+
+func shovel(b *testing.B, f *fixture, name, src, dst string) {
+	body, _ := json.Marshal(map[string]any{"value": map[string]any{
+		"src-protocol": "amqp091", "src-uri": "amqp:///%2F", "src-queue": src, "src-delete-after": "queue-length",
+		"dest-protocol": "amqp091", "dest-uri": "amqp:///%2F", "dest-queue": dst, "ack-mode": "on-confirm",
+	}})
+	if err := apiDo(f, http.MethodPut, "parameters/shovel/%2F/"+url.PathEscape(name), body); err != nil {
+		b.Fatal(err)
+	}
+}
+
+func deleteShovel(f *fixture, name string) {
+	_ = apiDo(f, http.MethodDelete, "parameters/shovel/%2F/"+url.PathEscape(name), nil)
+}
+
+func apiDo(f *fixture, method, path string, body []byte) error {
+	req, err := http.NewRequest(method, f.r.APIURL.String()+"/api/"+path, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.SetBasicAuth(f.r.APIUser, f.r.APIPassword)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 300 {
+		return fmt.Errorf("%s %s: %s", method, path, resp.Status)
+	}
+	return nil
+}

@@ -1,0 +1,184 @@
+package broker
+
+import (
+	"context"
+	"time"
+
+	"github.com/ladder-tui/ladder/retry"
+)
+
+// Client is the small interface the terminal UI and the commands use. The
+// live broker (Live) and the embedded demo simulation both implement it, so
+// neither the UI nor a command knows which one it talks to.
+type Client interface {
+	// Snapshot reads the vhost: queues with depths and rates, topology,
+	// discovered ladders and findings.
+	Snapshot(ctx context.Context) (*Snapshot, error)
+	// Peek browses the first messages of a queue without removing them and
+	// reports what that cost.
+	Peek(ctx context.Context, queue string, opt PeekOptions) (*PeekResult, error)
+	// Move moves or re-publishes messages loss-free. progress, if not nil, is
+	// called from the moving goroutine after each settled batch.
+	Move(ctx context.Context, req MoveRequest, progress func(MoveProgress)) (*MoveReport, error)
+	// Vhosts lists the virtual hosts the user can see.
+	Vhosts(ctx context.Context) ([]string, error)
+	// Vhost is the virtual host this client works in.
+	Vhost() string
+	// ReadOnly reports whether mutations are refused.
+	ReadOnly() bool
+	Close() error
+}
+
+// Snapshot is one refresh of a vhost.
+type Snapshot struct {
+	Vhost         string
+	BrokerVersion string
+	TakenAt       time.Time
+	Topology      retry.Vhost
+	Ladders       []retry.Ladder
+	Findings      []retry.Finding
+}
+
+// Queue returns the named queue of the snapshot.
+func (s *Snapshot) Queue(name string) (retry.Queue, bool) {
+	for _, q := range s.Topology.Queues {
+		if q.Name == name {
+			return q, true
+		}
+	}
+	return retry.Queue{}, false
+}
+
+// PeekOptions bound a peek.
+type PeekOptions struct {
+	Limit int  // messages to browse (default 100)
+	Force bool // peek a quorum queue even near its delivery limit
+	// BodyPreview bounds the bytes of each body kept (default 4 KiB).
+	BodyPreview int
+}
+
+// PeekResult is what a peek saw and what it cost. JSON field names are a
+// contract (`ladder peek -o json`).
+type PeekResult struct {
+	Queue string `json:"queue"`
+	Type  string `json:"type"`
+	Total int64  `json:"total"`
+	Ready int64  `json:"ready"`
+	// SideEffects says, in plain words, what the peek changed (redelivered
+	// flags, quorum delivery counts); empty for streams.
+	SideEffects []string `json:"side_effects"`
+	// Released counts messages that left the queue while the peek ran (see
+	// SideEffects): on a wait queue, overdue messages the peek uncovered.
+	Released int64     `json:"released"`
+	Messages []Message `json:"messages"`
+	// HoLBasis says how due times were computed ("" when no message has a TTL).
+	HoLBasis string `json:"hol_basis,omitempty"`
+}
+
+// Message is one peeked message, decoded by the retry engine.
+type Message struct {
+	Position    int                `json:"position"`
+	Exchange    string             `json:"exchange"`
+	RoutingKey  string             `json:"routing_key"`
+	Redelivered bool               `json:"redelivered"`
+	Properties  Properties         `json:"properties"`
+	Headers     retry.Headers      `json:"headers"`
+	Retry       retry.RetryState   `json:"retry"`
+	Deaths      []retry.Death      `json:"deaths"`
+	DeathErrors []retry.FieldError `json:"death_errors,omitempty"`
+	Origin      *retry.Origin      `json:"origin"`
+	HoL         *retry.HoLMark     `json:"hol"`
+	BodySize    int                `json:"body_size"`
+	BodyPreview string             `json:"body_preview"`
+	// Body holds at most PeekOptions.BodyPreview bytes of the body, raw.
+	Body          []byte `json:"-"`
+	BodyTruncated bool   `json:"body_truncated"`
+}
+
+// Properties are the AMQP basic properties of a message.
+type Properties struct {
+	MessageID       string     `json:"message_id,omitempty"`
+	Timestamp       *time.Time `json:"timestamp,omitempty"`
+	Expiration      string     `json:"expiration,omitempty"`
+	ContentType     string     `json:"content_type,omitempty"`
+	ContentEncoding string     `json:"content_encoding,omitempty"`
+	DeliveryMode    uint8      `json:"delivery_mode,omitempty"`
+	Priority        uint8      `json:"priority,omitempty"`
+	CorrelationID   string     `json:"correlation_id,omitempty"`
+	ReplyTo         string     `json:"reply_to,omitempty"`
+	Type            string     `json:"type,omitempty"`
+	UserID          string     `json:"user_id,omitempty"`
+	AppID           string     `json:"app_id,omitempty"`
+}
+
+// Target kinds for a move.
+const (
+	TargetQueue    = "queue"
+	TargetExchange = "exchange"
+	TargetOrigin   = "origin"
+)
+
+// Target is where moved messages go.
+type Target struct {
+	Kind       string // queue | exchange | origin
+	Name       string // queue or exchange name
+	RoutingKey string // for exchange targets
+	// HasKey: RoutingKey was given; without it each message keeps its own.
+	HasKey bool
+}
+
+// MoveRequest describes one move or re-publish.
+type MoveRequest struct {
+	From  string
+	To    Target
+	Delay time.Duration // 0: publish now
+	Limit int           // 0: every message ready now
+	// Positions, when set, moves only the messages at these queue positions
+	// (as a peek numbered them); the others stay, in order.
+	Positions    []int
+	DryRun       bool
+	ResetRetries bool
+}
+
+// MoveReport is what a move did. JSON field names are a contract
+// (`ladder move -o json`).
+type MoveReport struct {
+	Requested int    `json:"requested"`
+	Moved     int    `json:"moved"`
+	Failed    int    `json:"failed"`
+	Returned  int    `json:"returned"`
+	Skipped   int    `json:"skipped"` // no origin to go back to, left in the source
+	Target    string `json:"target"`
+	Via       string `json:"via"` // how the delay was applied: direct, tier, delayed-exchange, delay-queue
+	DelayMS   int64  `json:"delay_ms"`
+	DryRun    bool   `json:"dry_run"`
+	// DuplicatesPossible is true when a message may have reached the target
+	// without its source ack (connection lost between confirm and ack).
+	DuplicatesPossible bool          `json:"duplicates_possible"`
+	Planned            []PlannedMove `json:"planned,omitempty"`
+	Notes              []string      `json:"notes,omitempty"`
+}
+
+// PlannedMove is one message's destination in a dry run (and for skipped ones, why).
+type PlannedMove struct {
+	Position  int    `json:"position"`
+	MessageID string `json:"message_id"`
+	// TargetExchange and TargetRoutingKey are where the message ends up;
+	// Exchange and RoutingKey are what it is published with (a tier, the
+	// delayed exchange or a wait queue when there is a delay); Via says which.
+	TargetExchange   string `json:"target_exchange"`
+	TargetRoutingKey string `json:"target_routing_key"`
+	Exchange         string `json:"exchange"`
+	RoutingKey       string `json:"routing_key"`
+	Via              string `json:"via"`
+	Note             string `json:"note,omitempty"`
+}
+
+// MoveProgress is reported while a move runs.
+type MoveProgress struct {
+	Total   int // requested (0 when unknown)
+	Done    int // settled: moved + failed + returned + skipped
+	Moved   int
+	Failed  int
+	Elapsed time.Duration
+}

@@ -1,0 +1,164 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/ladder-tui/ladder/retry"
+)
+
+// ErrReadOnly refuses a mutation under --read-only.
+var ErrReadOnly = errors.New("read-only mode: ladder changes nothing on the broker")
+
+// Live is the Client for a real RabbitMQ.
+type Live struct {
+	r       *Resolved
+	mgmt    *Management
+	purpose string
+
+	mu   sync.Mutex
+	conn *amqp.Connection
+}
+
+// NewLive returns a Client for the broker r describes. Nothing is dialled
+// until the first call; purpose names its AMQP connection ("ladder <purpose>").
+func NewLive(r *Resolved, purpose string) (*Live, error) {
+	m, err := NewManagement(r)
+	if err != nil {
+		return nil, err
+	}
+	return &Live{r: r, mgmt: m, purpose: purpose}, nil
+}
+
+// Resolved returns the configuration the client was built from.
+func (l *Live) Resolved() *Resolved { return l.r }
+
+// Vhost implements Client.
+func (l *Live) Vhost() string { return l.r.Vhost }
+
+// ReadOnly implements Client.
+func (l *Live) ReadOnly() bool { return l.r.ReadOnly }
+
+// Vhosts implements Client.
+func (l *Live) Vhosts(ctx context.Context) ([]string, error) { return l.mgmt.Vhosts(ctx) }
+
+// WithVhost returns a client for another vhost of the same broker.
+func (l *Live) WithVhost(vhost string) (*Live, error) {
+	r := *l.r
+	r.Vhost = vhost
+	return NewLive(&r, l.purpose)
+}
+
+// Snapshot implements Client: one management read of the vhost, adapted,
+// with ladders discovered and findings computed by the retry engine.
+func (l *Live) Snapshot(ctx context.Context) (*Snapshot, error) {
+	version, err := l.mgmt.BrokerVersion(ctx)
+	if err != nil {
+		return nil, err
+	}
+	v, err := l.mgmt.Vhost(ctx, l.r.Vhost)
+	if err != nil {
+		return nil, err
+	}
+	ladders := retry.Discover(&v)
+	return &Snapshot{
+		Vhost: l.r.Vhost, BrokerVersion: version, TakenAt: time.Now(),
+		Topology: v, Ladders: ladders, Findings: retry.Findings(&v, ladders),
+	}, nil
+}
+
+// connection returns the shared AMQP connection, dialling again when the
+// broker closed the previous one.
+func (l *Live) connection(ctx context.Context) (*amqp.Connection, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.conn != nil && !l.conn.IsClosed() {
+		return l.conn, nil
+	}
+	c, err := l.r.DialAMQP(ctx, l.purpose)
+	if err != nil {
+		return nil, err
+	}
+	l.conn = c
+	return c, nil
+}
+
+// Peek implements Client.
+func (l *Live) Peek(ctx context.Context, queue string, opt PeekOptions) (*PeekResult, error) {
+	q, err := l.mgmt.Queue(ctx, l.r.Vhost, queue)
+	if err != nil {
+		return nil, fmt.Errorf("peek: %w", err)
+	}
+	version, err := l.mgmt.BrokerVersion(ctx)
+	if err != nil {
+		return nil, err
+	}
+	// Exact depth: management counters lag by up to 5 s.
+	conn, err := l.connection(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if q.Type != retry.QueueStream {
+		if ready, err := passiveDepth(conn, queue); err == nil {
+			q.Ready = int64(ready)
+			if q.Messages < q.Ready {
+				q.Messages = q.Ready
+			}
+		}
+	}
+	v, err := l.mgmt.Vhost(ctx, l.r.Vhost)
+	if err != nil {
+		return nil, err
+	}
+	ladders := retry.Discover(&v)
+	deathQueues := map[string]bool{queue: true}
+	if lad, ok := LadderOf(ladders, queue); ok {
+		deathQueues = retry.DeathQueues(&lad)
+	}
+	return peekQueue(ctx, conn, q, version, opt, deathQueues, retry.MainQueues(ladders))
+}
+
+// LadderOf returns the ladder queue belongs to, as main, tier or DLQ.
+func LadderOf(ladders []retry.Ladder, queue string) (retry.Ladder, bool) {
+	for _, l := range ladders {
+		if l.Main == queue || l.DLQ == queue {
+			return l, true
+		}
+		for _, t := range l.Tiers {
+			if t.Queue == queue {
+				return l, true
+			}
+		}
+	}
+	return retry.Ladder{}, false
+}
+
+// passiveDepth asks the queue itself for its ready count, on a throwaway
+// channel (a missing queue closes the channel it was asked on).
+func passiveDepth(conn *amqp.Connection, queue string) (int, error) {
+	ch, err := conn.Channel()
+	if err != nil {
+		return 0, err
+	}
+	defer ch.Close()
+	q, err := ch.QueueDeclarePassive(queue, false, false, false, false, nil)
+	if err != nil {
+		return 0, err
+	}
+	return q.Messages, nil
+}
+
+// Close implements Client.
+func (l *Live) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.conn != nil && !l.conn.IsClosed() {
+		return l.conn.Close()
+	}
+	return nil
+}

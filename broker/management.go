@@ -1,0 +1,310 @@
+package broker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	rabbithole "github.com/michaelklishin/rabbit-hole/v2"
+
+	"github.com/ladder-tui/ladder/retry"
+)
+
+// queuePageSize is the management API's maximum page size: 2,000 queues are
+// four requests.
+const queuePageSize = 500
+
+// queueColumns keeps each queue row small: only what ladder reads.
+var queueColumns = strings.Join([]string{
+	"name", "type", "arguments", "policy", "effective_policy_definition",
+	"messages", "messages_ready", "messages_unacknowledged", "consumers",
+	"head_message_timestamp", "messages_dlx",
+	"message_stats.publish", "message_stats.publish_details.rate",
+	"message_stats.deliver_get", "message_stats.deliver_get_details.rate",
+	"message_stats.ack", "message_stats.ack_details.rate",
+	"message_stats.redeliver", "message_stats.redeliver_details.rate",
+}, ",")
+
+// Management reads a vhost through the management API and remembers the
+// previous poll's counters, so rates exist even when the server has none.
+type Management struct {
+	r    *Resolved
+	rh   *rabbithole.Client
+	http *http.Client
+
+	mu      sync.Mutex
+	prev    map[string]queueCounters
+	prevAt  time.Time
+	version string
+}
+
+type queueCounters struct {
+	publish, deliver, ack, redeliver, messages int64
+	hasStats                                   bool
+}
+
+// NewManagement builds a management API reader for r.
+func NewManagement(r *Resolved) (*Management, error) {
+	rh, err := r.API()
+	if err != nil {
+		return nil, err
+	}
+	return &Management{r: r, rh: rh, http: &http.Client{Timeout: 30 * time.Second, Transport: r.transport()}}, nil
+}
+
+// BrokerVersion returns the broker's version (cached after the first call).
+func (m *Management) BrokerVersion(ctx context.Context) (string, error) {
+	m.mu.Lock()
+	v := m.version
+	m.mu.Unlock()
+	if v != "" {
+		return v, nil
+	}
+	ov, err := m.rh.Overview()
+	if err != nil {
+		return "", m.r.APIError("overview", err)
+	}
+	m.mu.Lock()
+	m.version = ov.RabbitMQVersion
+	m.mu.Unlock()
+	return ov.RabbitMQVersion, nil
+}
+
+// apiQueue is the subset of a queue row ladder asks for with columns=…,
+// including the fields rabbit-hole's QueueInfo lacks.
+type apiQueue struct {
+	Name                      string         `json:"name"`
+	Type                      string         `json:"type"`
+	Arguments                 map[string]any `json:"arguments"`
+	Policy                    string         `json:"policy"`
+	EffectivePolicyDefinition map[string]any `json:"effective_policy_definition"`
+	Messages                  int64          `json:"messages"`
+	MessagesReady             int64          `json:"messages_ready"`
+	MessagesUnacked           int64          `json:"messages_unacknowledged"`
+	Consumers                 int            `json:"consumers"`
+	HeadMessageTimestamp      *float64       `json:"head_message_timestamp"`
+	MessagesDLX               *int64         `json:"messages_dlx"`
+	MessageStats              *struct {
+		Publish          int64    `json:"publish"`
+		PublishDetails   *apiRate `json:"publish_details"`
+		DeliverGet       int64    `json:"deliver_get"`
+		DeliverGetDetail *apiRate `json:"deliver_get_details"`
+		Ack              int64    `json:"ack"`
+		AckDetails       *apiRate `json:"ack_details"`
+		Redeliver        int64    `json:"redeliver"`
+		RedeliverDetails *apiRate `json:"redeliver_details"`
+	} `json:"message_stats"`
+}
+
+type apiRate struct {
+	Rate float64 `json:"rate"`
+}
+
+type apiQueuePage struct {
+	Items     []apiQueue `json:"items"`
+	PageCount int        `json:"page_count"`
+}
+
+type apiExchange struct {
+	Name            string         `json:"name"`
+	Type            string         `json:"type"`
+	Arguments       map[string]any `json:"arguments"`
+	MessagesDelayed *int64         `json:"messages_delayed"`
+}
+
+// getJSON GETs an API path (already escaped) into out.
+func (m *Management) getJSON(ctx context.Context, what, path string, q url.Values, out any) error {
+	u := m.r.APIURL.String() + "/api/" + path
+	if len(q) > 0 {
+		u += "?" + q.Encode()
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	req.SetBasicAuth(m.r.APIUser, m.r.APIPassword)
+	resp, err := m.http.Do(req)
+	if err != nil {
+		return m.r.APIError(what, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		return m.r.APIError(what, rabbithole.ErrorResponse{StatusCode: resp.StatusCode, Message: http.StatusText(resp.StatusCode), Reason: strings.TrimSpace(string(body))})
+	}
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		return fmt.Errorf("%s: decode %s: %w", what, m.r.RedactedAPI(), err)
+	}
+	return nil
+}
+
+// listQueues pages through the vhost's queues with only ladder's columns.
+func (m *Management) listQueues(ctx context.Context, vhost string) ([]apiQueue, error) {
+	var all []apiQueue
+	for page := 1; ; page++ {
+		q := url.Values{
+			"page":      {strconv.Itoa(page)},
+			"page_size": {strconv.Itoa(queuePageSize)},
+			"columns":   {queueColumns},
+		}
+		var p apiQueuePage
+		if err := m.getJSON(ctx, "list queues in vhost "+vhost, "queues/"+url.PathEscape(vhost), q, &p); err != nil {
+			return nil, err
+		}
+		all = append(all, p.Items...)
+		if page >= p.PageCount {
+			return all, nil
+		}
+	}
+}
+
+// Vhost reads queues, exchanges and bindings of a vhost and adapts them to
+// the retry engine's description, with rates filled in.
+func (m *Management) Vhost(ctx context.Context, vhost string) (retry.Vhost, error) {
+	queues, err := m.listQueues(ctx, vhost)
+	if err != nil {
+		return retry.Vhost{}, err
+	}
+	now := time.Now()
+	var exchanges []apiExchange
+	eq := url.Values{"columns": {"name,type,arguments,messages_delayed"}}
+	if err := m.getJSON(ctx, "list exchanges in vhost "+vhost, "exchanges/"+url.PathEscape(vhost), eq, &exchanges); err != nil {
+		return retry.Vhost{}, err
+	}
+	bindings, err := m.rh.ListBindingsIn(vhost)
+	if err != nil {
+		return retry.Vhost{}, m.r.APIError("list bindings in vhost "+vhost, err)
+	}
+
+	v := retry.Vhost{Name: vhost}
+	m.mu.Lock()
+	prev, prevAt := m.prev, m.prevAt
+	next := make(map[string]queueCounters, len(queues))
+	for _, aq := range queues {
+		q, c := adaptQueue(aq)
+		q.Rates = rates(aq, c, prev[aq.Name], prev != nil, now.Sub(prevAt))
+		next[aq.Name] = c
+		v.Queues = append(v.Queues, q)
+	}
+	m.prev, m.prevAt = next, now
+	m.mu.Unlock()
+
+	for _, e := range exchanges {
+		x := retry.Exchange{Name: e.Name, Type: e.Type, Arguments: e.Arguments, MessagesDelayed: -1}
+		if e.MessagesDelayed != nil {
+			x.MessagesDelayed = *e.MessagesDelayed
+		}
+		v.Exchanges = append(v.Exchanges, x)
+	}
+	for _, b := range bindings {
+		v.Bindings = append(v.Bindings, retry.Binding{
+			Source: b.Source, Destination: b.Destination, DestinationType: b.DestinationType,
+			RoutingKey: b.RoutingKey, Arguments: b.Arguments,
+		})
+	}
+	return v, nil
+}
+
+func adaptQueue(aq apiQueue) (retry.Queue, queueCounters) {
+	typ := aq.Type
+	if typ == "" {
+		typ = retry.QueueClassic
+	}
+	q := retry.Queue{
+		Name: aq.Name, Type: typ, Arguments: aq.Arguments, Policy: aq.EffectivePolicyDefinition,
+		Consumers: aq.Consumers, Messages: aq.Messages, Ready: aq.MessagesReady, Unacked: aq.MessagesUnacked,
+	}
+	if aq.HeadMessageTimestamp != nil && *aq.HeadMessageTimestamp > 0 {
+		q.HeadMessageTimestamp = time.Unix(int64(*aq.HeadMessageTimestamp), 0)
+	}
+	c := queueCounters{messages: aq.Messages}
+	if s := aq.MessageStats; s != nil {
+		c = queueCounters{publish: s.Publish, deliver: s.DeliverGet, ack: s.Ack, redeliver: s.Redeliver, messages: aq.Messages, hasStats: true}
+	}
+	return q, c
+}
+
+// rates prefers the server's smoothed rates and falls back to the deltas of
+// its counters between two polls (stats lag or are off on busy brokers).
+func rates(aq apiQueue, cur, prev queueCounters, havePrev bool, dt time.Duration) retry.Rates {
+	var r retry.Rates
+	if s := aq.MessageStats; s != nil && (s.PublishDetails != nil || s.DeliverGetDetail != nil || s.AckDetails != nil) {
+		r.Known = true
+		if s.PublishDetails != nil {
+			r.Publish = s.PublishDetails.Rate
+		}
+		if s.DeliverGetDetail != nil {
+			r.Deliver = s.DeliverGetDetail.Rate
+		}
+		if s.AckDetails != nil {
+			r.Ack = s.AckDetails.Rate
+		}
+		if s.RedeliverDetails != nil {
+			r.Redeliver = s.RedeliverDetails.Rate
+		}
+	}
+	if !havePrev || dt <= 0 {
+		return r
+	}
+	secs := dt.Seconds()
+	r.Net = float64(cur.messages-prev.messages) / secs
+	r.NetKnown = true
+	if !r.Known && cur.hasStats && prev.hasStats {
+		r.Known = true
+		r.Publish = perSec(cur.publish-prev.publish, secs)
+		r.Deliver = perSec(cur.deliver-prev.deliver, secs)
+		r.Ack = perSec(cur.ack-prev.ack, secs)
+		r.Redeliver = perSec(cur.redeliver-prev.redeliver, secs)
+	}
+	return r
+}
+
+// perSec ignores counter resets (a restarted node starts from zero).
+func perSec(delta int64, secs float64) float64 {
+	if delta < 0 {
+		return 0
+	}
+	return float64(delta) / secs
+}
+
+// ErrNotFound marks a queue or exchange that does not exist.
+var ErrNotFound = errors.New("not found")
+
+// Queue reads one queue (no paging, the same columns as a snapshot).
+func (m *Management) Queue(ctx context.Context, vhost, name string) (retry.Queue, error) {
+	var aq apiQueue
+	q := url.Values{"columns": {queueColumns}}
+	err := m.getJSON(ctx, fmt.Sprintf("queue %q in vhost %s", name, vhost), "queues/"+url.PathEscape(vhost)+"/"+url.PathEscape(name), q, &aq)
+	if err != nil {
+		var he rabbithole.ErrorResponse
+		if errors.As(err, &he) && he.StatusCode == http.StatusNotFound {
+			return retry.Queue{}, fmt.Errorf("queue %q in vhost %s: %w", name, vhost, ErrNotFound)
+		}
+		return retry.Queue{}, err
+	}
+	out, _ := adaptQueue(aq)
+	return out, nil
+}
+
+// Vhosts lists the virtual hosts visible to the user.
+func (m *Management) Vhosts(ctx context.Context) ([]string, error) {
+	var vs []struct {
+		Name string `json:"name"`
+	}
+	if err := m.getJSON(ctx, "list vhosts", "vhosts", url.Values{"columns": {"name"}}, &vs); err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(vs))
+	for _, v := range vs {
+		out = append(out, v.Name)
+	}
+	return out, nil
+}

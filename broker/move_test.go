@@ -1,0 +1,203 @@
+package broker_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/ladder-tui/ladder/broker"
+)
+
+func idsOf(ds []amqp.Delivery) map[string]int {
+	out := map[string]int{}
+	for _, d := range ds {
+		out[d.MessageId]++
+	}
+	return out
+}
+
+func TestMoveEveryMessageExactlyOnce(t *testing.T) {
+	f := newFixture(t)
+	src, dst := f.queue("src", nil), f.queue("dst", nil)
+	const n = 10000
+	f.publishN(src, n, "m")
+	var last broker.MoveProgress
+	rep, err := f.live(false).Move(context.Background(), broker.MoveRequest{From: src, To: broker.Target{Kind: broker.TargetQueue, Name: dst}},
+		func(p broker.MoveProgress) { last = p })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Requested != n || rep.Moved != n || rep.Failed+rep.Returned+rep.Skipped != 0 {
+		t.Fatalf("report %+v", rep)
+	}
+	if last.Done != n || last.Total != n {
+		t.Errorf("last progress %+v", last)
+	}
+	if d := f.depth(src); d != 0 {
+		t.Errorf("source still has %d", d)
+	}
+	got := idsOf(f.drain(dst, time.Second))
+	if len(got) != n {
+		t.Fatalf("target has %d distinct ids, want %d", len(got), n)
+	}
+	for i := 0; i < n; i++ {
+		if c := got[fmt.Sprintf("m-%d", i)]; c != 1 {
+			t.Fatalf("m-%d arrived %d times", i, c)
+		}
+	}
+}
+
+func TestMoveKeepsPropertiesAndHeaderTypes(t *testing.T) {
+	f := newFixture(t)
+	src, dst := f.queue("src", nil), f.queue("dst", nil)
+	ts := time.Unix(1764500000, 0)
+	f.publish("", src, amqp.Publishing{
+		MessageId: "keep-1", CorrelationId: "c-9", ContentType: "text/plain", Type: "order.created", AppId: "billing",
+		Timestamp: ts, Priority: 3, Body: []byte("body"),
+		Headers: amqp.Table{"x-retry-count": int16(2), "big": int64(1 << 40), "small": int8(-3), "name": "v", "flag": true},
+	})
+	rep, err := f.live(false).Move(context.Background(), broker.MoveRequest{From: src, To: broker.Target{Kind: broker.TargetQueue, Name: dst}}, nil)
+	if err != nil || rep.Moved != 1 {
+		t.Fatalf("%+v %v", rep, err)
+	}
+	ds := f.drain(dst, 500*time.Millisecond)
+	if len(ds) != 1 {
+		t.Fatalf("%d messages", len(ds))
+	}
+	d := ds[0]
+	if d.MessageId != "keep-1" || d.CorrelationId != "c-9" || d.ContentType != "text/plain" || d.Type != "order.created" ||
+		d.AppId != "billing" || !d.Timestamp.Equal(ts) || d.Priority != 3 || string(d.Body) != "body" || d.DeliveryMode != amqp.Persistent {
+		t.Errorf("properties changed: %+v", d)
+	}
+	want := amqp.Table{"x-retry-count": int16(2), "big": int64(1 << 40), "small": int8(-3), "name": "v", "flag": true, broker.HeaderMovedFrom: src}
+	for k, v := range want {
+		if d.Headers[k] != v {
+			t.Errorf("header %s = %#v (%T), want %#v (%T)", k, d.Headers[k], d.Headers[k], v, v)
+		}
+	}
+	if _, ok := d.Headers[broker.HeaderMoveID].(string); !ok {
+		t.Errorf("no %s header", broker.HeaderMoveID)
+	}
+}
+
+func TestMoveResetRetriesKeepsConvention(t *testing.T) {
+	f := newFixture(t)
+	src, dst := f.queue("src", nil), f.queue("dst", nil)
+	f.publish("", src,
+		amqp.Publishing{MessageId: "a", Headers: amqp.Table{"x-retry-count": int16(4)}},
+		amqp.Publishing{MessageId: "b", Headers: amqp.Table{"yii-attempt": "3"}},
+	)
+	_, err := f.live(false).Move(context.Background(), broker.MoveRequest{From: src, To: broker.Target{Kind: broker.TargetQueue, Name: dst}, ResetRetries: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]amqp.Table{}
+	for _, d := range f.drain(dst, 500*time.Millisecond) {
+		got[d.MessageId] = d.Headers
+	}
+	if got["a"]["x-retry-count"] != int16(0) {
+		t.Errorf("a: x-retry-count %#v", got["a"]["x-retry-count"])
+	}
+	// yii2-queue counts attempts from 1: no retries yet is attempt "1".
+	if got["b"]["yii-attempt"] != "1" {
+		t.Errorf("b: yii-attempt %#v", got["b"]["yii-attempt"])
+	}
+}
+
+func TestMoveUnroutableTargetLeavesEverythingInSource(t *testing.T) {
+	f := newFixture(t)
+	src := f.queue("src", nil)
+	ex := f.exchange("nowhere", "direct", nil) // no bindings
+	f.publishN(src, 50, "u")
+	rep, err := f.live(false).Move(context.Background(), broker.MoveRequest{From: src, To: broker.Target{Kind: broker.TargetExchange, Name: ex, RoutingKey: "k", HasKey: true}}, nil)
+	if !errors.Is(err, broker.ErrPartial) {
+		t.Fatalf("err %v, want partial", err)
+	}
+	if rep.Moved != 0 || rep.Returned != 50 {
+		t.Fatalf("report %+v", rep)
+	}
+	if d := f.depth(src); d != 50 {
+		t.Fatalf("source has %d, want all 50", d)
+	}
+	// Order kept: the first message is still first.
+	ds := f.drain(src, 500*time.Millisecond)
+	if ds[0].MessageId != "u-0" || ds[49].MessageId != "u-49" {
+		t.Errorf("order changed: first %s last %s", ds[0].MessageId, ds[49].MessageId)
+	}
+}
+
+func TestMoveMissingTargetRefusedBeforeAnything(t *testing.T) {
+	f := newFixture(t)
+	src := f.queue("src", nil)
+	f.publishN(src, 3, "x")
+	_, err := f.live(false).Move(context.Background(), broker.MoveRequest{From: src, To: broker.Target{Kind: broker.TargetQueue, Name: "no-such-queue-ladder"}}, nil)
+	if err == nil || !strings.Contains(err.Error(), `"no-such-queue-ladder"`) {
+		t.Fatalf("err %v", err)
+	}
+	if d := f.depth(src); d != 3 {
+		t.Fatalf("source has %d", d)
+	}
+}
+
+func TestMoveReadOnlyRefused(t *testing.T) {
+	f := newFixture(t)
+	src, dst := f.queue("src", nil), f.queue("dst", nil)
+	f.publishN(src, 2, "r")
+	_, err := f.live(true).Move(context.Background(), broker.MoveRequest{From: src, To: broker.Target{Kind: broker.TargetQueue, Name: dst}}, nil)
+	if !errors.Is(err, broker.ErrReadOnly) {
+		t.Fatalf("err %v", err)
+	}
+	if f.depth(src) != 2 || f.depth(dst) != 0 {
+		t.Fatal("read-only move changed queues")
+	}
+}
+
+func TestMoveLimitAndPositions(t *testing.T) {
+	f := newFixture(t)
+	src, dst := f.queue("src", nil), f.queue("dst", nil)
+	f.publishN(src, 10, "p")
+	l := f.live(false)
+	rep, err := l.Move(context.Background(), broker.MoveRequest{From: src, To: broker.Target{Kind: broker.TargetQueue, Name: dst}, Limit: 3}, nil)
+	if err != nil || rep.Moved != 3 {
+		t.Fatalf("%+v %v", rep, err)
+	}
+	// Now p-3 … p-9 remain; move positions 1 and 4 (p-4 and p-7).
+	rep, err = l.Move(context.Background(), broker.MoveRequest{From: src, To: broker.Target{Kind: broker.TargetQueue, Name: dst}, Positions: []int{1, 4}}, nil)
+	if err != nil || rep.Moved != 2 || rep.Requested != 2 {
+		t.Fatalf("%+v %v", rep, err)
+	}
+	got := idsOf(f.drain(dst, 500*time.Millisecond))
+	for _, id := range []string{"p-0", "p-1", "p-2", "p-4", "p-7"} {
+		if got[id] != 1 {
+			t.Errorf("%s not moved once: %v", id, got)
+		}
+	}
+	var left []string
+	for _, d := range f.drain(src, 500*time.Millisecond) {
+		left = append(left, d.MessageId)
+	}
+	if fmt.Sprint(left) != "[p-3 p-5 p-6 p-8 p-9]" {
+		t.Errorf("source left %v, want the others in order", left)
+	}
+}
+
+func TestMoveDryRunMovesNothing(t *testing.T) {
+	f := newFixture(t)
+	src, dst := f.queue("src", nil), f.queue("dst", nil)
+	f.publishN(src, 4, "d")
+	rep, err := f.live(true).Move(context.Background(), broker.MoveRequest{From: src, To: broker.Target{Kind: broker.TargetQueue, Name: dst}, DryRun: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Planned) != 4 || rep.Planned[0].MessageID != "d-0" || rep.Planned[0].RoutingKey != dst || rep.Moved != 0 {
+		t.Fatalf("%+v", rep)
+	}
+	if f.depth(src) != 4 || f.depth(dst) != 0 {
+		t.Fatal("dry run moved messages")
+	}
+}

@@ -1,0 +1,295 @@
+package broker
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/ladder-tui/ladder/retry"
+)
+
+// Peek defaults.
+const (
+	DefaultPeekLimit   = 100
+	DefaultBodyPreview = 4096
+	// peekIdle is how long a peek waits for one more delivery once the
+	// broker has stopped sending: fewer ready messages than asked for.
+	peekIdle = 300 * time.Millisecond
+	// deliveryLimitMargin: a quorum message this close to its delivery limit
+	// is not peeked without --force (each peek counts as a delivery).
+	deliveryLimitMargin = 2
+	// defaultDeliveryLimit4 is RabbitMQ 4.0–4.2's default quorum delivery limit.
+	defaultDeliveryLimit4 = 20
+)
+
+// ErrNearDeliveryLimit refuses a peek that could dead-letter messages.
+var ErrNearDeliveryLimit = errors.New("near the delivery limit")
+
+// peekQueue browses q on its own channel: consume with manual ack and a
+// prefetch of limit, collect, then close the channel so every unacked
+// message returns to the queue in its order. Streams are read by offset.
+// deathQueues are the queues whose x-death counts are this queue's retries;
+// mains the vhost's ladder main queues (where "origin" leads).
+func peekQueue(ctx context.Context, conn *amqp.Connection, q retry.Queue, brokerVersion string, opt PeekOptions, deathQueues, mains map[string]bool) (*PeekResult, error) {
+	if opt.Limit <= 0 {
+		opt.Limit = DefaultPeekLimit
+	}
+	if opt.BodyPreview <= 0 {
+		opt.BodyPreview = DefaultBodyPreview
+	}
+	ch, err := conn.Channel()
+	if err != nil {
+		return nil, fmt.Errorf("peek %s: open channel: %w", q.Name, err)
+	}
+	res, err := collect(ctx, ch, q, brokerVersion, opt, deathQueues, mains)
+	// Closing the channel is what returns the messages: always do it.
+	ch.Close()
+	if err != nil {
+		return nil, err
+	}
+	// Quorum queues apply returns asynchronously: a count taken now would
+	// mistake returns in flight for released messages.
+	if q.Type == retry.QueueClassic {
+		noteReleased(conn, q, res)
+	}
+	return finishPeek(res, q), nil
+}
+
+// noteReleased counts messages that left during the peek. Only the head of
+// a queue expires, so a message whose TTL ran out behind a longer-lived one
+// waits — until a consumer (this peek) takes the one ahead: then it is
+// dead-lettered or dropped at once. Other consumers may also have taken some.
+func noteReleased(conn *amqp.Connection, q retry.Queue, res *PeekResult) {
+	after, err := passiveDepth(conn, q.Name)
+	if err != nil {
+		return
+	}
+	if gone := q.Ready - int64(after); gone > 0 {
+		res.Released = gone
+		res.SideEffects = append(res.SideEffects, fmt.Sprintf(
+			"%d message(s) left the queue during the peek: messages whose TTL ran out behind a longer-lived one are dead-lettered (or dropped) as soon as a consumer uncovers them; other consumers may also have taken some", gone))
+	}
+}
+
+// collect consumes up to opt.Limit messages on ch without acking them.
+func collect(ctx context.Context, ch *amqp.Channel, q retry.Queue, brokerVersion string, opt PeekOptions, deathQueues, mains map[string]bool) (*PeekResult, error) {
+	prefetch := opt.Limit
+	if prefetch > 65535 {
+		prefetch = 65535 // basic.qos prefetch-count is a short
+	}
+	if err := ch.Qos(prefetch, 0, false); err != nil {
+		return nil, fmt.Errorf("peek %s: qos: %w", q.Name, err)
+	}
+	var args amqp.Table
+	if q.Type == retry.QueueStream {
+		args = amqp.Table{"x-stream-offset": "first"}
+	}
+	// Ready messages are all a consumer can see; for a stream everything is.
+	want := opt.Limit
+	if q.Type != retry.QueueStream && q.Ready < int64(want) {
+		want = int(q.Ready)
+	}
+	res := &PeekResult{Queue: q.Name, Type: q.Type, Total: q.Messages, Ready: q.Ready, Messages: []Message{}}
+	res.SideEffects = sideEffects(q)
+	if want == 0 {
+		return res, nil
+	}
+	tag := "ladder-peek"
+	deliveries, err := ch.ConsumeWithContext(ctx, q.Name, tag, false, false, false, false, args)
+	if err != nil {
+		return nil, fmt.Errorf("peek %s: consume: %w", q.Name, err)
+	}
+	limit, hasLimit := deliveryLimit(q, brokerVersion)
+	idle := time.NewTimer(2 * time.Second) // the first delivery may take a moment
+	defer idle.Stop()
+	for len(res.Messages) < want {
+		select {
+		case d, ok := <-deliveries:
+			if !ok {
+				if ctx.Err() != nil {
+					return nil, fmt.Errorf("peek %s: %w", q.Name, ctx.Err())
+				}
+				return nil, fmt.Errorf("peek %s: the broker closed the channel", q.Name)
+			}
+			if hasLimit && !opt.Force {
+				if n, ok := headerInt(d.Headers["x-delivery-count"]); ok && n >= limit-deliveryLimitMargin {
+					return nil, fmt.Errorf("peek %s: message %d has been delivered %d times, delivery limit %d: another peek may dead-letter it (this check itself counted once); use --force to peek anyway: %w",
+						q.Name, len(res.Messages), n, limit, ErrNearDeliveryLimit)
+				}
+			}
+			res.Messages = append(res.Messages, decodeDelivery(&d, len(res.Messages), opt.BodyPreview, deathQueues, mains))
+			idle.Reset(peekIdle)
+		case <-idle.C:
+			return res, nil
+		case <-ctx.Done():
+			return nil, fmt.Errorf("peek %s: %w", q.Name, ctx.Err())
+		}
+	}
+	return res, nil
+}
+
+func finishPeek(res *PeekResult, q retry.Queue) *PeekResult {
+	annotateHoL(res, q, time.Now())
+	return res
+}
+
+// sideEffects says what browsing q costs, before anyone reads the messages.
+func sideEffects(q retry.Queue) []string {
+	switch q.Type {
+	case retry.QueueStream:
+		return []string{}
+	case retry.QueueQuorum:
+		return []string{
+			"messages were delivered to ladder and returned: their redelivered flag is now set",
+			"quorum queue: each peek increments x-delivery-count, which counts toward a delivery limit",
+			"while ladder held them, these messages were invisible to other consumers",
+		}
+	default:
+		return []string{
+			"messages were delivered to ladder and returned: their redelivered flag is now set",
+			"while ladder held them, these messages were invisible to other consumers",
+		}
+	}
+}
+
+// deliveryLimit is the quorum queue's effective limit; RabbitMQ 4.0–4.2
+// apply 20 when none is set (4.3 no longer counts returns the same way, but
+// a conservative limit is still right for a peek).
+func deliveryLimit(q retry.Queue, brokerVersion string) (int64, bool) {
+	if q.Type != retry.QueueQuorum {
+		return 0, false
+	}
+	s := retry.EffectiveSettings(&q)
+	if s.HasDeliveryLimit {
+		return s.DeliveryLimit, s.DeliveryLimit >= 0
+	}
+	if major(brokerVersion) >= 4 {
+		return defaultDeliveryLimit4, true
+	}
+	return 0, false
+}
+
+func major(version string) int {
+	n, _ := strconv.Atoi(strings.SplitN(version, ".", 2)[0])
+	return n
+}
+
+func headerInt(v any) (int64, bool) {
+	switch x := v.(type) {
+	case int8:
+		return int64(x), true
+	case int16:
+		return int64(x), true
+	case int32:
+		return int64(x), true
+	case int64:
+		return x, true
+	case uint8:
+		return int64(x), true
+	case uint16:
+		return int64(x), true
+	case uint32:
+		return int64(x), true
+	case int:
+		return int64(x), true
+	}
+	return 0, false
+}
+
+// decodeDelivery turns a delivery into a Message. Only a bounded prefix of
+// the body is copied.
+func decodeDelivery(d *amqp.Delivery, pos, preview int, deathQueues, mains map[string]bool) Message {
+	h := fromTable(d.Headers)
+	m := Message{
+		Position:    pos,
+		Exchange:    d.Exchange,
+		RoutingKey:  d.RoutingKey,
+		Redelivered: d.Redelivered,
+		Properties:  propertiesOf(d),
+		Headers:     h,
+		Retry:       retry.ReadState(h, deathQueues),
+		BodySize:    len(d.Body),
+	}
+	if m.Headers == nil {
+		m.Headers = retry.Headers{}
+	}
+	xd := retry.DecodeXDeath(h)
+	m.Deaths = xd.Deaths
+	if m.Deaths == nil {
+		m.Deaths = []retry.Death{}
+	}
+	m.DeathErrors = xd.Errors
+	if o, ok := retry.OriginIn(xd, mains); ok {
+		m.Origin = &o
+	}
+	n := len(d.Body)
+	if n > preview {
+		n, m.BodyTruncated = preview, true
+	}
+	m.Body = append([]byte(nil), d.Body[:n]...)
+	m.BodyPreview = previewText(m.Body)
+	return m
+}
+
+// previewText is the body as text when it is UTF-8, else a hex prefix.
+func previewText(b []byte) string {
+	if utf8.Valid(b) {
+		return string(b)
+	}
+	const maxHex = 256
+	if len(b) > maxHex {
+		b = b[:maxHex]
+	}
+	return "hex:" + hex.EncodeToString(b)
+}
+
+func propertiesOf(d *amqp.Delivery) Properties {
+	p := Properties{
+		MessageID: d.MessageId, Expiration: d.Expiration, ContentType: d.ContentType,
+		ContentEncoding: d.ContentEncoding, DeliveryMode: d.DeliveryMode, Priority: d.Priority,
+		CorrelationID: d.CorrelationId, ReplyTo: d.ReplyTo, Type: d.Type, UserID: d.UserId, AppID: d.AppId,
+	}
+	if !d.Timestamp.IsZero() {
+		t := d.Timestamp
+		p.Timestamp = &t
+	}
+	return p
+}
+
+// annotateHoL marks head-of-line blocking when the queue's messages can
+// expire at all (a queue TTL or any per-message expiration). Only the live
+// expiration property counts: a dead-lettered message lost its expiration.
+func annotateHoL(res *PeekResult, q retry.Queue, now time.Time) {
+	set := retry.EffectiveSettings(&q)
+	in := make([]retry.HoLInput, len(res.Messages))
+	any := set.HasMessageTTL
+	for i, m := range res.Messages {
+		if ms, err := strconv.ParseInt(m.Properties.Expiration, 10, 64); err == nil && ms >= 0 {
+			in[i].Expiration, in[i].HasExpiration = time.Duration(ms)*time.Millisecond, true
+			any = true
+		}
+		if m.Properties.Timestamp != nil {
+			in[i].Timestamp = *m.Properties.Timestamp
+		}
+	}
+	if !any || len(in) == 0 {
+		return
+	}
+	var ttl time.Duration
+	if set.HasMessageTTL {
+		ttl = set.MessageTTL
+	}
+	hr := retry.HoL(in, ttl, now)
+	for i := range res.Messages {
+		mark := hr.Marks[i]
+		res.Messages[i].HoL = &mark
+	}
+	res.HoLBasis = hr.Basis
+}
