@@ -1,0 +1,170 @@
+package sim
+
+import (
+	"reflect"
+	"slices"
+
+	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/retry"
+)
+
+// topoCache is what routing and discovery need, rebuilt when the topology
+// (or a consumer count, which discovery reads) changes.
+type topoCache struct {
+	vhost   retry.Vhost
+	router  *retry.Router
+	ladders []retry.Ladder
+}
+
+// topology returns the cached routing view. Callers hold mu.
+func (s *Sim) topology() *topoCache {
+	if s.topo != nil {
+		return s.topo
+	}
+	v := retry.Vhost{Name: VhostName}
+	for _, q := range s.queues {
+		v.Queues = append(v.Queues, retry.Queue{Name: q.name, Type: retry.QueueClassic, Arguments: q.args, Consumers: q.consumers})
+	}
+	v.Exchanges = slices.Clone(s.exchanges)
+	v.Bindings = slices.Clone(s.bindings)
+	s.topo = &topoCache{vhost: v, router: retry.NewRouter(&v), ladders: retry.Discover(&v)}
+	return s.topo
+}
+
+// ladderOf returns the discovered ladder whose main, tier or DLQ is queue.
+func (s *Sim) ladderOf(queue string) *retry.Ladder {
+	ls := s.topology().ladders
+	for i := range ls {
+		if ls[i].Main == queue {
+			return &ls[i]
+		}
+	}
+	for i := range ls {
+		l := &ls[i]
+		if l.DLQ == queue || slices.ContainsFunc(l.Tiers, func(t retry.Tier) bool { return t.Queue == queue }) {
+			return l
+		}
+	}
+	return nil
+}
+
+// declareQueue declares a classic queue. Redeclaring with the same
+// arguments renews x-expires, as on the broker; other arguments are refused
+// (PRECONDITION_FAILED, inequivalent arg).
+func (s *Sim) declareQueue(name string, args map[string]any) error {
+	if q, ok := s.byName[name]; ok {
+		if !reflect.DeepEqual(q.args, args) {
+			return s.errorf("PRECONDITION_FAILED - inequivalent arguments for queue %q", name)
+		}
+		q.lastUsed = s.now
+		return nil
+	}
+	q := &queue{name: name, args: args, lastUsed: s.now}
+	q.set = retry.EffectiveSettings(&retry.Queue{Name: name, Type: retry.QueueClassic, Arguments: args})
+	s.queues = append(s.queues, q)
+	s.byName[name] = q
+	s.topo = nil
+	return nil
+}
+
+// deleteQueue removes q with its messages, as x-expires does.
+func (s *Sim) deleteQueue(q *queue) {
+	s.queues = slices.DeleteFunc(s.queues, func(x *queue) bool { return x == q })
+	delete(s.byName, q.name)
+	s.bindings = slices.DeleteFunc(s.bindings, func(b retry.Binding) bool {
+		return b.DestinationType == "queue" && b.Destination == q.name
+	})
+	s.topo = nil
+}
+
+func (s *Sim) declareExchange(name, kind string, args map[string]any) {
+	s.exchanges = append(s.exchanges, retry.Exchange{Name: name, Type: kind, Arguments: args, MessagesDelayed: -1})
+	s.topo = nil
+}
+
+func (s *Sim) bind(exchange, queue, key string, args map[string]any) {
+	s.bindings = append(s.bindings, retry.Binding{Source: exchange, Destination: queue, DestinationType: "queue", RoutingKey: key, Arguments: args})
+	s.topo = nil
+}
+
+func (s *Sim) exchangeExists(name string) bool {
+	return name == "" || slices.ContainsFunc(s.exchanges, func(x retry.Exchange) bool { return x.Name == name })
+}
+
+// route lists the queues a message published to exchange reaches.
+func (s *Sim) route(exchange, key string, h retry.Headers) []string {
+	return s.topology().router.Route(exchange, key, h).Queues
+}
+
+// publish is a client's basic.publish: route, then enqueue a copy in every
+// queue reached. It returns the queues reached; an unknown exchange or an
+// invalid expiration is an error, as the broker closes the channel for them.
+func (s *Sim) publish(exchange, key string, props broker.Properties, h retry.Headers, body []byte) ([]string, error) {
+	if !s.exchangeExists(exchange) {
+		return nil, s.errorf("NOT_FOUND - no exchange %q in vhost %q", exchange, VhostName)
+	}
+	ttl, hasTTL, err := parseExpiration(props.Expiration)
+	if err != nil {
+		return nil, err
+	}
+	s.seq++
+	m := &message{seq: s.seq, exchange: exchange, routingKey: key, props: props, headers: h, body: body, ttl: ttl, hasTTL: hasTTL}
+	qs := s.route(exchange, key, h)
+	s.stats.Published++
+	if len(qs) == 0 {
+		s.stats.Unroutable++
+	}
+	s.deliverTo(qs, m)
+	return qs, nil
+}
+
+// deliverTo enqueues a copy of m in each named queue.
+func (s *Sim) deliverTo(queues []string, m *message) {
+	for _, name := range queues {
+		q := s.byName[name]
+		if q == nil {
+			continue
+		}
+		c := *m
+		c.enqueued = s.now
+		c.redelivered = false
+		q.push(&c)
+	}
+}
+
+// intoQueue finds how to publish a message with routing key key so that it
+// lands in queue alone with that key kept: a tier that keeps routing keys
+// returns its dead letters with the key they entered with, so the default
+// exchange (key = queue name) would lose it. It tries the exchanges bound to
+// queue: a headers binding (its arguments are added to the headers), a
+// direct or topic binding matching key. ok is false when none works; then
+// only the default exchange reaches the queue, without the key.
+func (s *Sim) intoQueue(queue, key string, h retry.Headers) (exchange string, out retry.Headers, ok bool) {
+	for _, b := range s.bindings {
+		if b.Destination != queue || b.DestinationType != "queue" {
+			continue
+		}
+		try := h
+		if s.exchangeKind(b.Source) == retry.ExchangeHeaders {
+			try = h.Clone()
+			for k, v := range b.Arguments {
+				if k != "x-match" {
+					try[k] = v
+				}
+			}
+		}
+		if qs := s.route(b.Source, key, try); len(qs) == 1 && qs[0] == queue {
+			return b.Source, try, true
+		}
+	}
+	return "", h, false
+}
+
+func (s *Sim) exchangeKind(name string) string {
+	for _, x := range s.exchanges {
+		if x.Name == name {
+			return x.Type
+		}
+	}
+	return ""
+}
