@@ -110,7 +110,7 @@ func (s *Sim) planOne(req broker.MoveRequest, srcLadder *retry.Ladder, m *messag
 	case broker.TargetQueue:
 		x, key = "", req.To.Name
 	case broker.TargetOrigin:
-		o, ok := retry.DecodeXDeath(m.headers).Origin()
+		o, ok := retry.OriginIn(retry.DecodeXDeath(m.headers), retry.MainQueues(s.topology().ladders))
 		if !ok {
 			h.skip, h.note = true, "no origin: the message was never dead-lettered (or its x-death does not say where it came from); left in "+req.From
 			return h

@@ -55,8 +55,9 @@ func (s *Sim) Peek(ctx context.Context, name string, opt broker.PeekOptions) (*b
 		return res, nil
 	}
 	deathQueues := retry.DeathQueues(s.ladderOf(name))
+	mains := retry.MainQueues(s.topology().ladders)
 	for i, m := range q.ready[:n] {
-		res.Messages = append(res.Messages, decode(m, i, opt.BodyPreview, deathQueues))
+		res.Messages = append(res.Messages, decode(m, i, opt.BodyPreview, deathQueues, mains))
 		m.redelivered = true
 	}
 	annotateHoL(res, q, s.now)
@@ -64,7 +65,7 @@ func (s *Sim) Peek(ctx context.Context, name string, opt broker.PeekOptions) (*b
 }
 
 // decode turns a queued message into what a peek reports.
-func decode(m *message, pos, preview int, deathQueues map[string]bool) broker.Message {
+func decode(m *message, pos, preview int, deathQueues, mains map[string]bool) broker.Message {
 	h := cloneHeaders(m.headers)
 	out := broker.Message{
 		Position:    pos,
@@ -86,7 +87,7 @@ func decode(m *message, pos, preview int, deathQueues map[string]bool) broker.Me
 		out.Deaths = []retry.Death{}
 	}
 	out.DeathErrors = xd.Errors
-	if o, ok := xd.Origin(); ok {
+	if o, ok := retry.OriginIn(xd, mains); ok {
 		out.Origin = &o
 	}
 	k := len(m.body)

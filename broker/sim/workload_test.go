@@ -40,11 +40,11 @@ func TestWorkloadRetriesThroughTheLadder(t *testing.T) {
 		if !slices.Equal(queues, want) {
 			t.Errorf("deaths %v, want %v", queues, want)
 		}
-		// The first death was in orders.wait.5s, which the worker reached
-		// through orders.retry: x-first-death-exchange says so, as on the
-		// broker, so that is the origin the engine reads.
-		if m.Origin == nil || m.Origin.Exchange != OrdersRetry || m.Origin.RoutingKey != m.RoutingKey {
-			t.Errorf("origin = %+v, want %s/%s", m.Origin, OrdersRetry, m.RoutingKey)
+		// The first death was in orders.wait.5s, reached through
+		// orders.retry; the origin is where orders.process got it from
+		// (retry.OriginIn), so a replay goes back to the main queue.
+		if m.Origin == nil || m.Origin.Exchange != OrdersExchange || m.Origin.RoutingKey != m.RoutingKey {
+			t.Errorf("origin = %+v, want %s/%s", m.Origin, OrdersExchange, m.RoutingKey)
 		}
 	}
 	if exhausted == 0 {
