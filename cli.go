@@ -59,6 +59,7 @@ var globalEnv = []envFlag{
 }
 
 func newRootCmd(a *app) *cobra.Command {
+	var u uiFlags
 	root := &cobra.Command{
 		Use:   "ladder",
 		Short: "Inspect and replay RabbitMQ retry ladders",
@@ -76,7 +77,7 @@ variable (shown in brackets); flags win over the environment.`,
 			return a.applyEnv(cmd)
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return notYet("ladder (the terminal UI)", "the TUI issue")
+			return a.runLiveUI(cmd, u)
 		},
 	}
 	root.SetIn(a.stdin)
@@ -86,6 +87,7 @@ variable (shown in brackets); flags win over the environment.`,
 		return &exitErr{code: exitUsage, err: err}
 	})
 
+	u.register(root)
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.cfg.AMQPURL, "amqp-url", broker.DefaultAMQPURL, "AMQP URL of the broker (amqp:// or amqps://)")
 	pf.StringVar(&a.cfg.APIURL, "api-url", "", "management API URL (default http://<amqp host>:15672, https://…:15671 for amqps; credentials from the AMQP URL)")

@@ -275,9 +275,7 @@ func annotateHoL(res *PeekResult, q retry.Queue, now time.Time) {
 			in[i].Expiration, in[i].HasExpiration = time.Duration(ms)*time.Millisecond, true
 			any = true
 		}
-		if m.Properties.Timestamp != nil {
-			in[i].Timestamp = *m.Properties.Timestamp
-		}
+		in[i].Timestamp = enqueuedAt(m)
 	}
 	if !any || len(in) == 0 {
 		return
@@ -292,4 +290,20 @@ func annotateHoL(res *PeekResult, q retry.Queue, now time.Time) {
 		res.Messages[i].HoL = &mark
 	}
 	res.HoLBasis = hr.Basis
+}
+
+// enqueuedAt estimates when a message entered its current queue: its
+// publish timestamp, or later its most recent dead-lettering (a retried
+// message was re-published after it), whichever is later.
+func enqueuedAt(m Message) time.Time {
+	var t time.Time
+	if m.Properties.Timestamp != nil {
+		t = *m.Properties.Timestamp
+	}
+	for _, d := range m.Deaths {
+		if d.Time.After(t) {
+			t = d.Time
+		}
+	}
+	return t
 }

@@ -1,0 +1,102 @@
+package broker
+
+import "github.com/ladder-tui/ladder/retry"
+
+// TopologyReport is `ladder topology -o json`; its field names are a contract.
+type TopologyReport struct {
+	Vhost         string          `json:"vhost"`
+	BrokerVersion string          `json:"broker_version"`
+	Ladders       []LadderReport  `json:"ladders"`
+	Findings      []retry.Finding `json:"findings"`
+	Other         []QueueReport   `json:"other_queues"`
+}
+
+// LadderReport is one ladder with its queues' figures.
+type LadderReport struct {
+	Main             QueueReport             `json:"main"`
+	Tiers            []TierReport            `json:"tiers"`
+	DelayedExchanges []DelayedExchangeReport `json:"delayed_exchanges"`
+	DLQ              *QueueReport            `json:"dlq"`
+}
+
+// QueueReport is a queue's depth and rates; a rate is null when unknown.
+type QueueReport struct {
+	Name          string   `json:"name"`
+	Type          string   `json:"type"`
+	Messages      int64    `json:"messages"`
+	Ready         int64    `json:"ready"`
+	Unacked       int64    `json:"unacked"`
+	Consumers     int      `json:"consumers"`
+	PublishRate   *float64 `json:"publish_rate"`
+	DeliverRate   *float64 `json:"deliver_rate"`
+	AckRate       *float64 `json:"ack_rate"`
+	RedeliverRate *float64 `json:"redeliver_rate"`
+}
+
+// TierReport is a tier queue with its TTL.
+type TierReport struct {
+	QueueReport
+	TTLMS int64 `json:"ttl_ms"`
+}
+
+// DelayedExchangeReport is a delayed-message exchange; messages_delayed is
+// null when the broker does not say.
+type DelayedExchangeReport struct {
+	Name            string `json:"name"`
+	MessagesDelayed *int64 `json:"messages_delayed"`
+}
+
+// Report adapts a snapshot for JSON: the same values the UI draws.
+func (s *Snapshot) Report() TopologyReport {
+	byName := make(map[string]retry.Queue, len(s.Topology.Queues))
+	for _, q := range s.Topology.Queues {
+		byName[q.Name] = q
+	}
+	in := map[string]bool{}
+	rep := TopologyReport{Vhost: s.Vhost, BrokerVersion: s.BrokerVersion, Ladders: []LadderReport{}, Findings: s.Findings, Other: []QueueReport{}}
+	if rep.Findings == nil {
+		rep.Findings = []retry.Finding{}
+	}
+	for _, l := range s.Ladders {
+		lr := LadderReport{Main: queueReport(l.Main, byName), Tiers: []TierReport{}, DelayedExchanges: []DelayedExchangeReport{}}
+		in[l.Main] = true
+		for _, t := range l.Tiers {
+			lr.Tiers = append(lr.Tiers, TierReport{QueueReport: queueReport(t.Queue, byName), TTLMS: t.TTL.Milliseconds()})
+			in[t.Queue] = true
+		}
+		for _, d := range l.DelayedExchanges {
+			dr := DelayedExchangeReport{Name: d.Name}
+			if d.MessagesDelayed >= 0 {
+				n := d.MessagesDelayed
+				dr.MessagesDelayed = &n
+			}
+			lr.DelayedExchanges = append(lr.DelayedExchanges, dr)
+		}
+		if l.DLQ != "" {
+			q := queueReport(l.DLQ, byName)
+			lr.DLQ = &q
+			in[l.DLQ] = true
+		}
+		rep.Ladders = append(rep.Ladders, lr)
+	}
+	for _, q := range s.Topology.Queues {
+		if !in[q.Name] {
+			rep.Other = append(rep.Other, queueReport(q.Name, byName))
+		}
+	}
+	return rep
+}
+
+func queueReport(name string, byName map[string]retry.Queue) QueueReport {
+	q, ok := byName[name]
+	if !ok {
+		return QueueReport{Name: name}
+	}
+	r := QueueReport{Name: q.Name, Type: q.Type, Messages: q.Messages, Ready: q.Ready, Unacked: q.Unacked, Consumers: q.Consumers}
+	if q.Rates.Known {
+		r.PublishRate, r.DeliverRate, r.AckRate, r.RedeliverRate = ptr(q.Rates.Publish), ptr(q.Rates.Deliver), ptr(q.Rates.Ack), ptr(q.Rates.Redeliver)
+	}
+	return r
+}
+
+func ptr(f float64) *float64 { return &f }

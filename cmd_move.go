@@ -1,0 +1,159 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/x/term"
+	"github.com/spf13/cobra"
+
+	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/retry"
+)
+
+func newMoveCmd(a *app) *cobra.Command {
+	var (
+		req   broker.MoveRequest
+		to    string
+		yes   bool
+		delay time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "move --from QUEUE --to TARGET",
+		Short: "Move or re-publish messages loss-free, optionally with a delay",
+		Long: `Move messages from a queue to a target, without losing any: the target channel
+confirms every publish (mandatory, returns watched) before the source message is
+acknowledged. A message that is nacked, returned or unconfirmed stays in the
+source. Each moved message keeps its id, properties and headers (with their
+types) and gains x-ladder-moved-from (the source queue) and x-ladder-move-id.
+
+TARGET is one of:
+  queue:NAME                      publish to a queue (default exchange)
+  exchange:NAME[:ROUTING_KEY]     publish to an exchange (each message keeps its
+                                  own routing key when none is given)
+  origin                          back where each message was before it was
+                                  dead-lettered, per its x-death (where its
+                                  ladder's main queue got it); a message without
+                                  one is reported and left in place
+
+--delay makes each message wait first: in a ladder tier whose TTL is exactly
+DUR and whose dead letters reach the same queues, else a delayed-message
+exchange routing to them, else a per-delay wait queue ladder declares
+(ladder.delay.<ms>.<exchange>.<key>, TTL = DUR, dead-lettering to the target,
+deleting itself a minute after it empties).
+
+Asks for confirmation on a terminal; --yes skips it, and without a terminal
+--yes is required. Exit 3 when some messages stayed in the source.
+If the broker closes the connection mid-move nothing is lost, but a message
+may then be both in the target and in the source (duplicates_possible).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if req.From == "" {
+				return usageErr("--from is required: the source queue")
+			}
+			t, err := broker.ParseTarget(to)
+			if err != nil {
+				return usageErr("%w", err)
+			}
+			if req.Limit < 0 {
+				return usageErr("--limit %d: want 0 (all) or more", req.Limit)
+			}
+			if delay < 0 {
+				return usageErr("--delay %v: must not be negative", delay)
+			}
+			req.To, req.Delay = t, delay
+			r, err := a.resolve()
+			if err != nil {
+				return err
+			}
+			if r.ReadOnly && !req.DryRun {
+				return fmt.Errorf("move from %s: %w", req.From, broker.ErrReadOnly)
+			}
+			if !req.DryRun && !yes {
+				if err := confirm(a, req); err != nil {
+					return err
+				}
+			}
+			l, err := broker.NewLive(r, "move")
+			if err != nil {
+				return err
+			}
+			defer l.Close()
+			rep, err := l.Move(cmd.Context(), req, progressPrinter(a))
+			if a.json() {
+				if jerr := writeJSON(a.stdout, rep); jerr != nil {
+					return jerr
+				}
+			} else {
+				fmt.Fprint(a.stdout, renderMove(rep, req.From))
+			}
+			if errors.Is(err, broker.ErrPartial) {
+				return &exitErr{code: exitPartial, err: err}
+			}
+			return err
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&req.From, "from", "", "source queue")
+	f.StringVar(&to, "to", "", "target: queue:NAME, exchange:NAME[:ROUTING_KEY] or origin")
+	f.DurationVar(&delay, "delay", 0, "wait this long before the message reaches the target (e.g. 30s, 5m)")
+	f.IntVarP(&req.Limit, "limit", "n", 0, "move at most N messages (0: every message ready now)")
+	f.BoolVar(&req.DryRun, "dry-run", false, "say what would go where; publish and acknowledge nothing")
+	f.BoolVar(&req.ResetRetries, "reset-retries", false, "set each message's retry count to zero, in its own convention")
+	f.BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation")
+	_ = cmd.RegisterFlagCompletionFunc("to", cobra.FixedCompletions([]string{"origin", "queue:", "exchange:"}, cobra.ShellCompDirectiveNoSpace|cobra.ShellCompDirectiveNoFileComp))
+	return cmd
+}
+
+// isTerminal reports whether f is a terminal ladder may talk to.
+func isTerminal(rw any) bool {
+	f, ok := rw.(*os.File)
+	return ok && term.IsTerminal(f.Fd())
+}
+
+// confirm asks on a terminal; without one it refuses.
+func confirm(a *app, req broker.MoveRequest) error {
+	if !isTerminal(a.stdin) {
+		return usageErr("move from %s: not a terminal, so no one can confirm: pass --yes (or try --dry-run first)", req.From)
+	}
+	what := "every ready message"
+	if req.Limit > 0 {
+		what = fmt.Sprintf("up to %d message(s)", req.Limit)
+	}
+	d := "now"
+	if req.Delay > 0 {
+		d = "after " + retry.FormatDelay(req.Delay)
+	}
+	fmt.Fprintf(a.stderr, "Move %s from %s to %s, %s? [y/N] ", what, clean(req.From), clean(req.To.String()), d)
+	line, _ := bufio.NewReader(a.stdin).ReadString('\n')
+	if ans := strings.ToLower(strings.TrimSpace(line)); ans != "y" && ans != "yes" {
+		return errors.New("move cancelled: nothing was changed")
+	}
+	return nil
+}
+
+// progressPrinter shows progress on a terminal's stderr, at most 10 times a second.
+func progressPrinter(a *app) func(broker.MoveProgress) {
+	if !isTerminal(a.stderr) {
+		return nil
+	}
+	var last time.Time
+	return func(p broker.MoveProgress) {
+		if time.Since(last) < 100*time.Millisecond && p.Done < p.Total {
+			return
+		}
+		last = time.Now()
+		rate := 0.0
+		if s := p.Elapsed.Seconds(); s > 0 {
+			rate = float64(p.Moved) / s
+		}
+		fmt.Fprintf(a.stderr, "\rmoved %d/%d (%d failed) %.0f msg/s ", p.Moved, p.Total, p.Failed, rate)
+		if p.Done >= p.Total {
+			fmt.Fprintln(a.stderr)
+		}
+	}
+}

@@ -1,0 +1,35 @@
+package main
+
+import (
+	"io"
+
+	"github.com/spf13/cobra"
+)
+
+func newTopologyCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "topology",
+		Short: "Show the vhost's retry ladders, depths, rates and findings",
+		Long: `Discover every retry ladder of the vhost (main queue, TTL wait tiers, delayed
+exchanges, DLQ) from queue arguments, policies and bindings, with depths, rates
+and findings such as unroutable dead-letter routes or head-of-line risks.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			l, err := a.live("topology")
+			if err != nil {
+				return err
+			}
+			defer l.Close()
+			snap, err := l.Snapshot(cmd.Context())
+			if err != nil {
+				return err
+			}
+			rep := snap.Report()
+			if a.json() {
+				return writeJSON(a.stdout, rep)
+			}
+			_, err = io.WriteString(a.stdout, renderTopology(rep))
+			return err
+		},
+	}
+}

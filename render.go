@@ -1,0 +1,169 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/ui/termtext"
+)
+
+// Pure renderers for the commands' tables. Everything from the broker goes
+// through termtext.Sanitize: names and headers are untrusted text.
+
+var clean = termtext.Sanitize
+
+func table(rows [][]string) string {
+	var b strings.Builder
+	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	for _, r := range rows {
+		fmt.Fprintln(w, strings.Join(r, "\t"))
+	}
+	w.Flush()
+	return b.String()
+}
+
+func rate(p *float64) string {
+	if p == nil {
+		return "-"
+	}
+	return strconv.FormatFloat(*p, 'f', 1, 64)
+}
+
+func queueRow(role string, q broker.QueueReport, ttl string) []string {
+	return []string{role, clean(q.Name), ttl, strconv.FormatInt(q.Ready, 10), strconv.FormatInt(q.Unacked, 10),
+		strconv.Itoa(q.Consumers), rate(q.PublishRate), rate(q.AckRate)}
+}
+
+// renderTopology draws every ladder as a block of rows, then the findings.
+func renderTopology(r broker.TopologyReport) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "vhost %s · RabbitMQ %s · %d ladder(s)\n\n", clean(r.Vhost), clean(r.BrokerVersion), len(r.Ladders))
+	rows := [][]string{{"ROLE", "QUEUE", "TTL", "READY", "UNACKED", "CONSUMERS", "IN/S", "ACK/S"}}
+	for _, l := range r.Ladders {
+		rows = append(rows, queueRow("main", l.Main, ""))
+		for _, t := range l.Tiers {
+			rows = append(rows, queueRow("  tier", t.QueueReport, retry.FormatDelay(time.Duration(t.TTLMS)*time.Millisecond)))
+		}
+		for _, d := range l.DelayedExchanges {
+			held := "?"
+			if d.MessagesDelayed != nil {
+				held = strconv.FormatInt(*d.MessagesDelayed, 10)
+			}
+			rows = append(rows, []string{"  delayed", clean(d.Name), "x-delay", held, "-", "-", "-", "-"})
+		}
+		if l.DLQ != nil {
+			rows = append(rows, queueRow("  dlq", *l.DLQ, ""))
+		} else {
+			rows = append(rows, []string{"  dlq", "(none)", "", "", "", "", "", ""})
+		}
+	}
+	if len(r.Ladders) > 0 {
+		b.WriteString(table(rows))
+	} else {
+		b.WriteString("no retry ladders found\n")
+	}
+	if len(r.Findings) > 0 {
+		b.WriteString("\nFINDINGS\n")
+		frows := [][]string{}
+		for _, f := range r.Findings {
+			about := f.Queue
+			if about == "" && f.Exchange != "" {
+				about = "exchange " + f.Exchange
+			}
+			frows = append(frows, []string{string(f.Severity), f.Code, clean(about), clean(f.Message)})
+		}
+		b.WriteString(table(frows))
+	}
+	return b.String()
+}
+
+// renderPeek draws a peek: side effects first, then one row per message.
+func renderPeek(r *broker.PeekResult) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s (%s): %d ready of %d, showing %d\n", clean(r.Queue), r.Type, r.Ready, r.Total, len(r.Messages))
+	for _, s := range r.SideEffects {
+		fmt.Fprintf(&b, "! %s\n", clean(s))
+	}
+	if len(r.Messages) == 0 {
+		return b.String()
+	}
+	b.WriteString("\n")
+	rows := [][]string{{"POS", "MESSAGE ID", "RETRIES", "LAST DEATH", "DUE", "ROUTING KEY", "SIZE"}}
+	for _, m := range r.Messages {
+		retries := strconv.FormatInt(m.Retry.Count, 10)
+		if m.Retry.Source != "" && m.Retry.Source != retry.SourceNone {
+			retries += " (" + m.Retry.Source + ")"
+		}
+		last := "-"
+		if len(m.Deaths) > 0 {
+			last = string(m.Deaths[0].Reason) + "@" + m.Deaths[0].Queue
+		}
+		rows = append(rows, []string{strconv.Itoa(m.Position), clean(m.Properties.MessageID), retries, clean(last), due(m.HoL), clean(m.RoutingKey), strconv.Itoa(m.BodySize)})
+	}
+	b.WriteString(table(rows))
+	return b.String()
+}
+
+func due(h *retry.HoLMark) string {
+	switch {
+	case h == nil:
+		return "-"
+	case h.NeverDue:
+		return "never"
+	case h.Blocked:
+		return fmt.Sprintf("BLOCKED by #%d, overdue %s", h.BlockedBy, retry.FormatDelay(h.Overdue.Round(time.Second)))
+	case h.Overdue > 0:
+		return "overdue " + retry.FormatDelay(h.Overdue.Round(time.Second))
+	default:
+		return "in " + retry.FormatDelay(time.Until(h.DueAt).Round(time.Second))
+	}
+}
+
+// renderMove summarises a move (or a dry run's plan).
+func renderMove(r *broker.MoveReport, from string) string {
+	var b strings.Builder
+	if r.DryRun {
+		fmt.Fprintf(&b, "dry run: %d message(s) from %s to %s", len(r.Planned), clean(from), clean(r.Target))
+		if r.DelayMS > 0 {
+			fmt.Fprintf(&b, " after %s", retry.FormatDelay(time.Duration(r.DelayMS)*time.Millisecond))
+		}
+		b.WriteString("\n")
+		rows := [][]string{{"POS", "MESSAGE ID", "TARGET", "PUBLISHED TO", "VIA", "NOTE"}}
+		for _, p := range r.Planned {
+			rows = append(rows, []string{strconv.Itoa(p.Position), clean(p.MessageID), clean(target(p.TargetExchange, p.TargetRoutingKey)),
+				clean(target(p.Exchange, p.RoutingKey)), p.Via, clean(p.Note)})
+		}
+		b.WriteString(table(rows))
+	} else {
+		fmt.Fprintf(&b, "moved %d of %d from %s to %s", r.Moved, r.Requested, clean(from), clean(r.Target))
+		if r.DelayMS > 0 {
+			fmt.Fprintf(&b, " with a %s delay via %s", retry.FormatDelay(time.Duration(r.DelayMS)*time.Millisecond), r.Via)
+		}
+		fmt.Fprintf(&b, "; failed %d, returned %d, skipped %d\n", r.Failed, r.Returned, r.Skipped)
+		for _, p := range r.Planned {
+			fmt.Fprintf(&b, "  skipped #%d %s: %s\n", p.Position, clean(p.MessageID), clean(p.Note))
+		}
+	}
+	if r.DuplicatesPossible {
+		b.WriteString("! duplicates possible: a message may be both in the target and still in the source\n")
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(&b, "note: %s\n", clean(n))
+	}
+	return b.String()
+}
+
+func target(exchange, key string) string {
+	if exchange == "" && key == "" {
+		return "-"
+	}
+	if exchange == "" {
+		return "queue " + key
+	}
+	return exchange + " → " + key
+}
