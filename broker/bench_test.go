@@ -105,3 +105,64 @@ func apiDo(f *fixture, method, path string, body []byte) error {
 	}
 	return nil
 }
+
+// BenchmarkSnapshot2000 reads a vhost of 2,000 queues (400 ladders of main,
+// three tiers and a DLQ) and runs discovery and findings on it: one refresh.
+func BenchmarkSnapshot2000(b *testing.B) {
+	f := newFixture(b)
+	vhost := "ladder-bench-2000"
+	if err := apiDo(f, http.MethodPut, "vhosts/"+url.PathEscape(vhost), nil); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = apiDo(f, http.MethodDelete, "vhosts/"+url.PathEscape(vhost), nil) })
+	perm, _ := json.Marshal(map[string]string{"configure": ".*", "write": ".*", "read": ".*"})
+	if err := apiDo(f, http.MethodPut, "permissions/"+url.PathEscape(vhost)+"/"+url.PathEscape(f.r.APIUser), perm); err != nil {
+		b.Fatal(err)
+	}
+	r := *f.r
+	r.Vhost = vhost
+	conn, err := r.DialAMQP(context.Background(), "bench declare")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close()
+	ch, err := conn.Channel()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := 0; i < 400; i++ {
+		p := fmt.Sprintf("svc%03d", i)
+		must := func(err error) {
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+		must(ch.ExchangeDeclare(p+".topic", "topic", false, true, false, false, nil))
+		must(ch.ExchangeDeclare(p+".retry", "direct", false, true, false, false, nil))
+		_, err := ch.QueueDeclare(p+".process", false, false, false, false, amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": p + ".dlq"})
+		must(err)
+		_, err = ch.QueueDeclare(p+".dlq", false, false, false, false, nil)
+		must(err)
+		must(ch.QueueBind(p+".process", p+".#", p+".topic", false, nil))
+		for _, ttl := range []int32{5000, 30000, 300000} {
+			name := fmt.Sprintf("%s.wait.%d", p, ttl)
+			_, err = ch.QueueDeclare(name, false, false, false, false, amqp.Table{"x-message-ttl": ttl, "x-dead-letter-exchange": p + ".topic"})
+			must(err)
+			must(ch.QueueBind(name, name, p+".retry", false, nil))
+		}
+	}
+	l, err := broker.NewLive(&r, "bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		s, err := l.Snapshot(context.Background())
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(s.Topology.Queues) != 2000 || len(s.Ladders) != 400 {
+			b.Fatalf("%d queues, %d ladders", len(s.Topology.Queues), len(s.Ladders))
+		}
+	}
+}

@@ -225,6 +225,9 @@ func adaptQueue(aq apiQueue) (retry.Queue, queueCounters) {
 	if aq.HeadMessageTimestamp != nil && *aq.HeadMessageTimestamp > 0 {
 		q.HeadMessageTimestamp = time.Unix(int64(*aq.HeadMessageTimestamp), 0)
 	}
+	if aq.MessagesDLX != nil {
+		q.MessagesDLX = *aq.MessagesDLX
+	}
 	c := queueCounters{messages: aq.Messages}
 	if s := aq.MessageStats; s != nil {
 		c = queueCounters{publish: s.Publish, deliver: s.DeliverGet, ack: s.Ack, redeliver: s.Redeliver, messages: aq.Messages, hasStats: true}

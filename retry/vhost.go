@@ -34,6 +34,9 @@ type Queue struct {
 	// HeadMessageTimestamp is the head message's timestamp when the broker
 	// reports one (classic queues, publisher-set timestamp); zero otherwise.
 	HeadMessageTimestamp time.Time
+	// MessagesDLX counts a quorum queue's dead letters awaiting at-least-once
+	// delivery to its dead-letter target.
+	MessagesDLX int64
 }
 
 // Rates are messages per second; Known is false when neither the server nor
