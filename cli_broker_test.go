@@ -1,0 +1,250 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/broker/brokertest"
+)
+
+// brokerEnv points the commands at the test broker.
+func brokerEnv(t *testing.T) *broker.Resolved {
+	t.Helper()
+	r := brokertest.Require(t)
+	cfg := brokertest.Config()
+	t.Setenv("LADDER_AMQP_URL", cfg.AMQPURL)
+	t.Setenv("LADDER_API_URL", cfg.APIURL)
+	return r
+}
+
+// testQueue declares a unique queue with n messages, deleted at the end.
+func testQueue(t *testing.T, r *broker.Resolved, suffix string, n int, args amqp.Table) string {
+	t.Helper()
+	conn, err := r.DialAMQP(context.Background(), "test cli")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ch, err := conn.Channel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := brokertest.Name(t, suffix)
+	if _, err := ch.QueueDeclare(name, true, false, false, false, args); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		c, err := r.DialAMQP(context.Background(), "test cleanup")
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		if ch, err := c.Channel(); err == nil {
+			_, _ = ch.QueueDelete(name, false, false, false)
+		}
+	})
+	if err := ch.Confirm(false); err != nil {
+		t.Fatal(err)
+	}
+	var confs []*amqp.DeferredConfirmation
+	for i := 0; i < n; i++ {
+		dc, err := ch.PublishWithDeferredConfirmWithContext(context.Background(), "", name, false, false, amqp.Publishing{
+			MessageId: fmt.Sprintf("%s-%d", suffix, i), DeliveryMode: amqp.Persistent, Body: []byte("x"),
+			Headers: amqp.Table{"x-retry-count": int32(2)},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		confs = append(confs, dc)
+	}
+	for _, dc := range confs {
+		if !dc.Wait() {
+			t.Fatal("publish not confirmed")
+		}
+	}
+	return name
+}
+
+func depthOf(t *testing.T, r *broker.Resolved, q string) int {
+	t.Helper()
+	conn, err := r.DialAMQP(context.Background(), "test depth")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ch, _ := conn.Channel()
+	st, err := ch.QueueDeclarePassive(q, true, false, false, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.Messages
+}
+
+func TestPeekCommandJSONContract(t *testing.T) {
+	r := brokerEnv(t)
+	q := testQueue(t, r, "peek", 3, nil)
+	code, out, errOut := runLadder(t, "peek", q, "-n", "2", "-o", "json")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var res map[string]any
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"queue", "type", "total", "ready", "side_effects", "messages"} {
+		if _, ok := res[k]; !ok {
+			t.Errorf("peek JSON lacks %q", k)
+		}
+	}
+	msgs := res["messages"].([]any)
+	if len(msgs) != 2 {
+		t.Fatalf("%d messages", len(msgs))
+	}
+	m := msgs[0].(map[string]any)
+	for _, k := range []string{"position", "exchange", "routing_key", "redelivered", "properties", "headers", "retry", "deaths", "origin", "hol", "body_size", "body_preview"} {
+		if _, ok := m[k]; !ok {
+			t.Errorf("message JSON lacks %q", k)
+		}
+	}
+	if rt := m["retry"].(map[string]any); rt["count"] != float64(2) || rt["source"] != "x-retry-count" {
+		t.Errorf("retry %v", rt)
+	}
+	if depthOf(t, r, q) != 3 {
+		t.Error("peek removed messages")
+	}
+}
+
+func TestPeekCommandMissingQueue(t *testing.T) {
+	brokerEnv(t)
+	code, _, errOut := runLadder(t, "peek", "ladder-no-such-queue-xyz")
+	if code != exitError || !strings.Contains(errOut, `"ladder-no-such-queue-xyz"`) || strings.Count(errOut, "\n") != 1 {
+		t.Fatalf("exit %d %q", code, errOut)
+	}
+}
+
+func TestMoveCommandRefusesWithoutTerminalOrYes(t *testing.T) {
+	r := brokerEnv(t)
+	src := testQueue(t, r, "src", 2, nil)
+	dst := testQueue(t, r, "dst", 0, nil)
+	code, _, errOut := runLadder(t, "move", "--from", src, "--to", "queue:"+dst)
+	if code != exitUsage || !strings.Contains(errOut, "--yes") {
+		t.Fatalf("exit %d %q", code, errOut)
+	}
+	code, _, errOut = runLadder(t, "--read-only", "move", "--from", src, "--to", "queue:"+dst, "--yes")
+	if code != exitError || !strings.Contains(errOut, "read-only") {
+		t.Fatalf("read-only: exit %d %q", code, errOut)
+	}
+	if depthOf(t, r, src) != 2 || depthOf(t, r, dst) != 0 {
+		t.Fatal("a refused move changed the queues")
+	}
+}
+
+func TestMoveCommandJSONAndPartialExit(t *testing.T) {
+	r := brokerEnv(t)
+	src := testQueue(t, r, "src", 5, nil)
+	dst := testQueue(t, r, "dst", 0, nil)
+	code, out, errOut := runLadder(t, "move", "--from", src, "--to", "queue:"+dst, "--limit", "3", "--yes", "-o", "json")
+	if code != exitOK {
+		t.Fatalf("exit %d %s", code, errOut)
+	}
+	var rep map[string]any
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[string]any{"requested": 3.0, "moved": 3.0, "failed": 0.0, "returned": 0.0, "target": "queue:" + dst, "delay_ms": 0.0, "duplicates_possible": false} {
+		if rep[k] != want {
+			t.Errorf("%s = %v, want %v", k, rep[k], want)
+		}
+	}
+	// An unroutable target: nothing moves, exit 3 (partial), all stay.
+	code, _, errOut = runLadder(t, "move", "--from", src, "--to", "exchange:amq.direct:ladder-nowhere", "--yes")
+	if code != exitPartial {
+		t.Fatalf("unroutable: exit %d %q", code, errOut)
+	}
+	if depthOf(t, r, src) != 2 {
+		t.Fatal("unroutable move lost messages")
+	}
+}
+
+func TestMoveCommandBadTargetIsUsage(t *testing.T) {
+	brokerEnv(t)
+	code, _, errOut := runLadder(t, "move", "--from", "q", "--to", "topic:x", "--yes")
+	if code != exitUsage || !strings.Contains(errOut, `--to "topic:x"`) {
+		t.Fatalf("exit %d %q", code, errOut)
+	}
+}
+
+func TestTopologyCommandJSON(t *testing.T) {
+	brokerEnv(t)
+	code, out, errOut := runLadder(t, "topology", "-o", "json")
+	if code != exitOK {
+		t.Fatalf("exit %d %s", code, errOut)
+	}
+	var rep map[string]any
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"vhost", "broker_version", "ladders", "findings"} {
+		if _, ok := rep[k]; !ok {
+			t.Errorf("topology JSON lacks %q", k)
+		}
+	}
+}
+
+// Killing ladder in the middle of a move loses nothing: unacked messages
+// return to the source.
+func TestMoveKilledMidwayLosesNothing(t *testing.T) {
+	r := brokerEnv(t)
+	const n = 20000
+	src := testQueue(t, r, "src", n, nil)
+	dst := testQueue(t, r, "dst", 0, nil)
+	bin := filepath.Join(t.TempDir(), "ladder")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin, "move", "--from", src, "--to", "queue:"+dst, "--yes")
+	cmd.Env = os.Environ()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for depthOf(t, r, dst) < 1000 {
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			t.Fatal("move never got going")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	// The broker requeues the dead connection's unacked messages.
+	var total int
+	for i := 0; i < 100; i++ {
+		total = depthOf(t, r, src) + depthOf(t, r, dst)
+		if total >= n {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	moved := depthOf(t, r, dst)
+	if moved >= n {
+		t.Fatalf("the move finished before the kill (%d moved)", moved)
+	}
+	if total < n {
+		t.Fatalf("%d of %d messages left after the kill: lost %d", total, n, n-total)
+	}
+	t.Logf("killed after %d moved; %d in all (duplicates: %d)", moved, total, total-n)
+}

@@ -1,0 +1,57 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/retry"
+)
+
+func f64(v float64) *float64 { return &v }
+
+func TestRenderTopologySanitisesAndShowsTheLadder(t *testing.T) {
+	rep := broker.TopologyReport{
+		Vhost: "/", BrokerVersion: "3.10.8",
+		Ladders: []broker.LadderReport{{
+			Main:  broker.QueueReport{Name: "orders.process", Ready: 12, Consumers: 4, PublishRate: f64(50), AckRate: f64(49.5)},
+			Tiers: []broker.TierReport{{QueueReport: broker.QueueReport{Name: "evil\x1b]0;pwned\x07"}, TTLMS: 5000}},
+		}},
+		Findings: []retry.Finding{{Code: "no-dlq", Severity: retry.SeverityWarning, Queue: "orders.process", Message: "exhausted messages are dropped"}},
+	}
+	out := renderTopology(rep)
+	if strings.ContainsAny(out, "\x1b\x07") {
+		t.Fatalf("control characters reached the output: %q", out)
+	}
+	for _, want := range []string{`evil\x1b]0;pwned\x07`, "orders.process", "5s", "50.0", "49.5", "(none)", "no-dlq", "exhausted messages are dropped"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestRenderPeekShowsSideEffectsAndBlocking(t *testing.T) {
+	res := &broker.PeekResult{Queue: "w", Type: "classic", Total: 2, Ready: 2, SideEffects: []string{"redelivered flag set"},
+		Messages: []broker.Message{
+			{Position: 0, Properties: broker.Properties{MessageID: "a"}, Retry: retry.RetryState{Count: 2, Source: "x-retry-count"}},
+			{Position: 1, Properties: broker.Properties{MessageID: "b"}, HoL: &retry.HoLMark{Blocked: true, BlockedBy: 0, Overdue: 3 * time.Second},
+				Deaths: []retry.Death{{Queue: "orders.wait.5s", Reason: retry.ReasonExpired}}},
+		}}
+	out := renderPeek(res)
+	for _, want := range []string{"! redelivered flag set", "2 (x-retry-count)", "BLOCKED by #0, overdue 3s", "expired@orders.wait.5s"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestRenderMoveSaysDuplicatesAndSkips(t *testing.T) {
+	out := renderMove(&broker.MoveReport{Requested: 3, Moved: 1, Returned: 1, Skipped: 1, Target: "origin", DuplicatesPossible: true,
+		Planned: []broker.PlannedMove{{Position: 2, MessageID: "m2", Note: "no x-death origin"}}}, "orders.dlq")
+	for _, want := range []string{"moved 1 of 3 from orders.dlq to origin", "returned 1, skipped 1", "skipped #2 m2: no x-death origin", "duplicates possible"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
