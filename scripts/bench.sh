@@ -1,5 +1,21 @@
 #!/usr/bin/env bash
-# bench.sh — Go benchmarks of the pure engine and (with a broker) of the broker layer.
+# bench.sh — ladder's benchmarks in one run, against the broker's own tools:
+#   - the retry engine (x-death decoding, ladder discovery on 2,000 queues),
+#   - the UI's frame rendering (10,000-row browser, 50-ladder home),
+#   - broker: a 2,000-queue snapshot, and ladder's move against a dynamic
+#     shovel (what the management UI's "Move messages" runs) moving the same
+#     20,000 persistent 1 KiB messages on the same broker, interleaved.
+# Needs a broker (make bench starts one). BENCHCOUNT sets the repetitions.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-go test -run '^$' -bench . -benchmem ./retry/ ./ui/... 2>/dev/null || go test -run '^$' -bench . -benchmem ./retry/
+count=${BENCHCOUNT:-3}
+echo "== retry engine"
+go test -run '^$' -bench . -benchmem -count "$count" ./retry/
+echo "== terminal UI frames"
+go test -run '^$' -bench . -benchmem -count "$count" ./ui/...
+echo "== broker: snapshot of 2,000 queues"
+go test -run '^$' -bench 'Snapshot2000' -benchtime 5x -count 1 ./broker/
+echo "== broker: ladder move vs dynamic shovel (20,000 persistent 1 KiB messages, msg/s)"
+for i in $(seq "$count"); do
+  go test -run '^$' -bench 'Move20k|Shovel20k' -benchtime 1x -count 1 ./broker/ | grep -E '^Benchmark'
+done

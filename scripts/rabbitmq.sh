@@ -70,10 +70,17 @@ up() {
     install_server
     need_root "starting rabbitmq-server"
     enable_plugins --offline
-    say "starting rabbitmq-server"
-    # Debian's service user owns the data directory; run as root only if it does not exist.
-    rabbitmq-server -detached >/dev/null 2>&1 || die "rabbitmq-server -detached failed (see /var/log/rabbitmq/)"
-    mkdir -p "$STATE_DIR" && touch "$MARK"
+    # The package's postinst may have started it already (where an init
+    # system runs); starting a second node would fail.
+    if port_open "$AMQP_PORT"; then
+      enable_plugins
+    else
+      say "starting rabbitmq-server"
+      # Debian's wrapper drops to the rabbitmq user; a failure here is
+      # reported by the bounded wait below, with the logs to read.
+      rabbitmq-server -detached >/dev/null 2>&1 || say "rabbitmq-server -detached returned an error; waiting to see whether the node came up"
+      mkdir -p "$STATE_DIR" && touch "$MARK"
+    fi
   fi
   wait_for
   say "up: amqp://127.0.0.1:$AMQP_PORT, http://127.0.0.1:$API_PORT"
