@@ -1,0 +1,98 @@
+// Package keymap is the only place ladder names keys. Every screen reads its
+// bindings from here and help is generated from the same bindings, so a key
+// that works is always listed and a listed key always works.
+package keymap
+
+import "charm.land/bubbles/v2/key"
+
+// KeyMap holds every binding of the terminal UI.
+type KeyMap struct {
+	Up        key.Binding
+	Down      key.Binding
+	PageUp    key.Binding
+	PageDown  key.Binding
+	Top       key.Binding
+	Bottom    key.Binding
+	Open      key.Binding
+	Back      key.Binding
+	Filter    key.Binding
+	Mark      key.Binding
+	MarkAll   key.Binding
+	Sort      key.Binding
+	Move      key.Binding
+	Refresh   key.Binding
+	Copy      key.Binding
+	Vhost     key.Binding
+	Help      key.Binding
+	Quit      key.Binding
+	ForceQuit key.Binding
+
+	// Dialog keys (move dialog, confirmations, prompts).
+	Next     key.Binding
+	Prev     key.Binding
+	Confirm  key.Binding
+	Toggle   key.Binding // next choice of the focused field
+	Untoggle key.Binding // previous choice
+	Cancel   key.Binding
+	// DeleteChar edits typed text (filters, dialog fields).
+	DeleteChar key.Binding
+}
+
+// Default returns ladder's default bindings.
+func Default() KeyMap {
+	return KeyMap{
+		Up:        key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
+		Down:      key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
+		PageUp:    key.NewBinding(key.WithKeys("pgup", "ctrl+u"), key.WithHelp("pgup", "page up")),
+		PageDown:  key.NewBinding(key.WithKeys("pgdown", "ctrl+d"), key.WithHelp("pgdn", "page down")),
+		Top:       key.NewBinding(key.WithKeys("home", "g"), key.WithHelp("g/home", "first")),
+		Bottom:    key.NewBinding(key.WithKeys("end", "G"), key.WithHelp("G/end", "last")),
+		Open:      key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "open")),
+		Back:      key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back")),
+		Filter:    key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),
+		Mark:      key.NewBinding(key.WithKeys("space"), key.WithHelp("space", "mark")),
+		MarkAll:   key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "mark all/none")),
+		Sort:      key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "sort")),
+		Move:      key.NewBinding(key.WithKeys("m"), key.WithHelp("m", "move/re-publish")),
+		Refresh:   key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "refresh")),
+		Copy:      key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "copy body")),
+		Vhost:     key.NewBinding(key.WithKeys("v"), key.WithHelp("v", "vhost")),
+		Help:      key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
+		Quit:      key.NewBinding(key.WithKeys("q"), key.WithHelp("q", "quit")),
+		ForceQuit: key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "quit")),
+
+		Next:     key.NewBinding(key.WithKeys("tab", "down", "j"), key.WithHelp("tab/↓", "next field")),
+		Prev:     key.NewBinding(key.WithKeys("shift+tab", "up", "k"), key.WithHelp("shift+tab/↑", "previous field")),
+		Confirm:  key.NewBinding(key.WithKeys("enter", "y"), key.WithHelp("enter/y", "confirm")),
+		Toggle:   key.NewBinding(key.WithKeys("space", "right", "l"), key.WithHelp("→/space", "next choice")),
+		Untoggle: key.NewBinding(key.WithKeys("left", "h"), key.WithHelp("←", "previous choice")),
+		Cancel:   key.NewBinding(key.WithKeys("esc", "n"), key.WithHelp("esc/n", "cancel")),
+
+		DeleteChar: key.NewBinding(key.WithKeys("backspace", "ctrl+h"), key.WithHelp("⌫", "delete")),
+	}
+}
+
+// ReadOnly removes every mutating action: the keys stop working and vanish
+// from help. Marking only chooses messages to move, so it goes too.
+func (k *KeyMap) ReadOnly() {
+	k.Move.SetEnabled(false)
+	k.Mark.SetEnabled(false)
+	k.MarkAll.SetEnabled(false)
+}
+
+// ShortHelp is the footer's help when no screen offers its own.
+func (k KeyMap) ShortHelp() []key.Binding {
+	return []key.Binding{k.Help, k.Quit}
+}
+
+// FullHelp lists every binding in groups: moving around, acting on what is
+// selected, the app itself, and dialogs. Disabled bindings drop out of the
+// rendered help (bubbles/help skips them).
+func (k KeyMap) FullHelp() [][]key.Binding {
+	return [][]key.Binding{
+		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
+		{k.Open, k.Back, k.Filter, k.Sort, k.Mark, k.MarkAll},
+		{k.Move, k.Refresh, k.Copy, k.Vhost, k.Help, k.Quit, k.ForceQuit},
+		{k.Next, k.Prev, k.Toggle, k.Untoggle, k.Confirm, k.Cancel, k.DeleteChar},
+	}
+}

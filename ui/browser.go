@@ -1,0 +1,424 @@
+package ui
+
+import (
+	"cmp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/ui/termtext"
+)
+
+// browserRow is one peeked message with its precomputed text.
+type browserRow struct {
+	msg    *broker.Message
+	text   string // the row without its mark column
+	search string
+	warn   bool
+}
+
+// browserModel is the queue browser: peeked messages in a table that draws
+// only the rows on screen, so 10,000 messages scroll as fast as 10.
+type browserModel struct {
+	c    *common
+	w, h int
+
+	queue   string
+	ladder  *retry.Ladder
+	snap    *broker.Snapshot
+	id      int // peek request id; older answers are dropped
+	loading bool
+	err     error
+	res     *broker.PeekResult
+	at      time.Time
+
+	banner []string // peek banner, laid out on load and resize
+	rows   []browserRow
+	order  []int // rows in sort order
+	view   []int // order, filtered
+	nav    listNav
+	cols   browserCols
+	marks  map[int]bool // by message position
+	sortBy sortKey
+
+	filter    lineInput
+	filtering bool
+}
+
+func newBrowser(c *common) *browserModel {
+	return &browserModel{c: c, marks: map[int]bool{}}
+}
+
+// open shows queue and peeks it.
+func (m *browserModel) open(queue string) tea.Cmd {
+	m.queue, m.res, m.err, m.rows, m.order, m.view, m.banner = queue, nil, nil, nil, nil, nil, nil
+	m.nav, m.marks, m.sortBy, m.filtering = listNav{}, map[int]bool{}, sortPosition, false
+	m.filter.set("")
+	m.ladder = ladderOf(m.snap, queue)
+	return m.peek()
+}
+
+func (m *browserModel) peek() tea.Cmd {
+	m.id++
+	m.loading = true
+	peek := peekCmd(m.c.client, m.id, m.queue, broker.PeekOptions{Limit: m.c.peekLimit}, m.c.now)
+	cols := m.cols
+	return func() tea.Msg {
+		msg := peek().(peekMsg)
+		if msg.err == nil && msg.res != nil {
+			msg.rows, msg.cols = buildBrowserRows(msg.res, cols, msg.at), cols
+		}
+		return msg
+	}
+}
+
+// ladderOf finds the ladder queue belongs to (main, tier or DLQ).
+func ladderOf(s *broker.Snapshot, queue string) *retry.Ladder {
+	if s == nil {
+		return nil
+	}
+	for i := range s.Ladders {
+		l := s.Ladders[i]
+		if l.Main == queue || l.DLQ == queue || slices.ContainsFunc(l.Tiers, func(t retry.Tier) bool { return t.Queue == queue }) {
+			return &l
+		}
+	}
+	return nil
+}
+
+func (m *browserModel) SetSize(w, h int) {
+	m.w, m.h = w, h
+	if c := browserLayout(w); c != m.cols {
+		m.cols = c
+		m.renderRows()
+	}
+	m.fixScroll()
+}
+
+func (m *browserModel) Capturing() bool { return m.filtering }
+
+func (m *browserModel) Back() (bool, tea.Cmd) {
+	if m.filtering || m.filter.String() != "" {
+		m.filtering = false
+		m.filter.set("")
+		m.refilter()
+		return true, nil
+	}
+	return false, nil
+}
+
+func (m *browserModel) Update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case snapshotMsg:
+		m.snap = msg.snap
+		if m.queue != "" {
+			m.ladder = ladderOf(m.snap, m.queue)
+		}
+	case peekMsg:
+		if msg.id != m.id {
+			return nil // an older peek (or another queue's)
+		}
+		m.loading = false
+		if msg.err != nil {
+			m.err = msg.err
+			return statusCmd("peek "+termtext.Sanitize(msg.queue)+": "+termtext.Sanitize(msg.err.Error()), true)
+		}
+		m.load(msg.res, msg.at, msg.rows, msg.cols)
+	case moveClosedMsg:
+		if msg.queue == m.queue && msg.moved {
+			return m.reload()
+		}
+	case tea.KeyPressMsg:
+		return m.handleKey(msg)
+	case tea.PasteMsg:
+		if m.filtering && m.filter.update(msg, m.c.keys) {
+			m.refilter()
+		}
+	}
+	return nil
+}
+
+// load takes a peek result and its rows, rendered once per load (again
+// only if the width changed meanwhile).
+func (m *browserModel) load(res *broker.PeekResult, at time.Time, rows []browserRow, cols browserCols) {
+	m.err, m.res, m.at = nil, res, at
+	if rows == nil || cols != m.cols {
+		rows = buildBrowserRows(res, m.cols, at)
+	}
+	m.rows = rows
+	m.banner = renderPeekBanner(m.res, m.at, m.w, m.c.styles)
+	m.resort()
+}
+
+// reload peeks again; marks go, as positions are renumbered by a new peek.
+func (m *browserModel) reload() tea.Cmd {
+	var cmds []tea.Cmd
+	if len(m.marks) > 0 {
+		m.marks = map[int]bool{}
+		cmds = append(cmds, statusCmd("marks cleared: a new peek numbers positions afresh", false))
+	}
+	return tea.Batch(append(cmds, m.peek())...)
+}
+
+func (m *browserModel) renderRows() {
+	m.banner = renderPeekBanner(m.res, m.at, m.w, m.c.styles)
+	for i := range m.rows {
+		m.rows[i].text = renderBrowserRow(m.rows[i].msg, m.cols, m.at)
+	}
+}
+
+func (m *browserModel) resort() {
+	keep := m.current()
+	m.order = make([]int, len(m.rows))
+	for i := range m.order {
+		m.order[i] = i
+	}
+	by := func(f func(a, b *broker.Message) int) {
+		slices.SortStableFunc(m.order, func(i, j int) int { return f(m.rows[i].msg, m.rows[j].msg) })
+	}
+	switch m.sortBy {
+	case sortAge:
+		by(func(a, b *broker.Message) int { return cmpTime(a.Properties.Timestamp, b.Properties.Timestamp) })
+	case sortRetries:
+		by(func(a, b *broker.Message) int { return cmp.Compare(b.Retry.Count, a.Retry.Count) })
+	case sortSize:
+		by(func(a, b *broker.Message) int { return cmp.Compare(b.BodySize, a.BodySize) })
+	case sortDue:
+		by(func(a, b *broker.Message) int { return cmpDue(a.HoL, b.HoL) })
+	}
+	m.refilterKeeping(keep)
+}
+
+// cmpTime orders known times oldest first, unknown last.
+func cmpTime(a, b *time.Time) int {
+	switch {
+	case a == nil && b == nil:
+		return 0
+	case a == nil:
+		return 1
+	case b == nil:
+		return -1
+	}
+	return a.Compare(*b)
+}
+
+// cmpDue orders by due time, soonest (most overdue) first, never-due and
+// unknown last.
+func cmpDue(a, b *retry.HoLMark) int {
+	key := func(h *retry.HoLMark) (int, time.Time) {
+		switch {
+		case h == nil:
+			return 2, time.Time{}
+		case h.NeverDue:
+			return 1, time.Time{}
+		}
+		return 0, h.DueAt
+	}
+	ra, ta := key(a)
+	rb, tb := key(b)
+	return cmp.Or(cmp.Compare(ra, rb), ta.Compare(tb))
+}
+
+// current is the row index under the cursor, or -1.
+func (m *browserModel) current() int {
+	if m.nav.cursor < 0 || m.nav.cursor >= len(m.view) {
+		return -1
+	}
+	return m.view[m.nav.cursor]
+}
+
+func (m *browserModel) refilter() { m.refilterKeeping(m.current()) }
+
+// refilterKeeping applies the filter and puts the cursor back on row keep
+// when it is still shown.
+func (m *browserModel) refilterKeeping(keep int) {
+	f := strings.ToLower(m.filter.String())
+	m.view = m.view[:0]
+	for _, i := range m.order {
+		if f == "" || strings.Contains(m.rows[i].search, f) {
+			m.view = append(m.view, i)
+		}
+	}
+	if at := slices.Index(m.view, keep); at >= 0 {
+		m.nav.cursor = at
+	}
+	m.nav.clamp(len(m.view), nil)
+	m.fixScroll()
+}
+
+// Layout: banner, column header, rows, then a line for the filter.
+func (m *browserModel) listHeight() int {
+	return max(1, m.h-len(m.banner)-2)
+}
+
+func (m *browserModel) fixScroll() { m.nav.scroll(len(m.view), m.listHeight()) }
+
+func (m *browserModel) handleKey(msg tea.KeyPressMsg) tea.Cmd {
+	k := m.c.keys
+	if m.filtering {
+		switch {
+		case key.Matches(msg, k.Open):
+			m.filtering = false // keep the filter and the selection
+			return nil
+		case m.filter.update(msg, k):
+			m.refilter()
+			return nil
+		}
+	}
+	if m.nav.handleKey(msg, k, len(m.view), m.listHeight(), nil) {
+		m.fixScroll()
+		return nil
+	}
+	switch {
+	case key.Matches(msg, k.Filter):
+		m.filtering = true
+	case key.Matches(msg, k.Open):
+		if i := m.current(); i >= 0 {
+			return navCmd(openMessageMsg{queue: m.queue, msg: m.rows[i].msg, ladder: m.ladder, peeked: m.at})
+		}
+	case key.Matches(msg, k.Mark):
+		if i := m.current(); i >= 0 {
+			p := m.rows[i].msg.Position
+			if m.marks[p] {
+				delete(m.marks, p)
+			} else {
+				m.marks[p] = true
+			}
+			m.nav.step(len(m.view), 1, nil)
+			m.fixScroll()
+		}
+	case key.Matches(msg, k.MarkAll):
+		m.markAll()
+	case key.Matches(msg, k.Sort):
+		m.sortBy = (m.sortBy + 1) % sortKeys
+		m.resort()
+	case key.Matches(msg, k.Refresh):
+		return m.reload()
+	case key.Matches(msg, k.Move):
+		if m.res == nil {
+			return nil
+		}
+		spec := moveSpec{queue: m.queue, ladder: m.ladder, depth: m.res.Ready, marked: m.markedPositions()}
+		if i := m.current(); i >= 0 {
+			spec.cursor = m.rows[i].msg
+		}
+		return navCmd(openMoveMsg{spec: spec})
+	}
+	return nil
+}
+
+// markAll marks every shown row, or clears them when all are marked.
+func (m *browserModel) markAll() {
+	all := len(m.view) > 0
+	for _, i := range m.view {
+		if !m.marks[m.rows[i].msg.Position] {
+			all = false
+			break
+		}
+	}
+	for _, i := range m.view {
+		if all {
+			delete(m.marks, m.rows[i].msg.Position)
+		} else {
+			m.marks[m.rows[i].msg.Position] = true
+		}
+	}
+}
+
+func (m *browserModel) markedPositions() []int {
+	out := make([]int, 0, len(m.marks))
+	for p := range m.marks {
+		out = append(out, p)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func (m *browserModel) View() string {
+	st := m.c.styles
+	lines := make([]string, 0, m.h)
+	switch {
+	case m.res == nil && m.err != nil:
+		lines = append(lines, wrapStyled(st.Error, "peek "+termtext.Sanitize(m.queue)+" failed: "+termtext.Sanitize(m.err.Error()), m.w)...)
+		return strings.Join(lines, "\n")
+	case m.res == nil:
+		return st.Muted.Render(termtext.Truncate("peeking "+termtext.Sanitize(m.queue)+"…", m.w))
+	}
+	lines = append(lines, m.banner...)
+	lines = append(lines, renderBrowserHeader(m.cols, st))
+	lh := m.listHeight()
+	end := min(len(m.view), m.nav.offset+lh)
+	for vi := m.nav.offset; vi < end; vi++ {
+		r := &m.rows[m.view[vi]]
+		// Two glyphs, so cursor and marks show without colour too.
+		cur, mark := " ", " "
+		if vi == m.nav.cursor {
+			cur = "▸"
+		}
+		if m.marks[r.msg.Position] {
+			mark = "●"
+		}
+		switch line := cur + mark + r.text; {
+		case vi == m.nav.cursor:
+			lines = append(lines, st.Selected.Render(line))
+		case mark != " ":
+			lines = append(lines, st.Marked.Render(line))
+		case r.warn:
+			lines = append(lines, st.Warning.Render(line))
+		default:
+			lines = append(lines, line)
+		}
+	}
+	if len(m.rows) == 0 {
+		lines = append(lines, st.Muted.Render("no messages ready in this queue"))
+	}
+	for len(lines) < m.h-1 {
+		lines = append(lines, "")
+	}
+	lines = append(lines, m.footer())
+	return strings.Join(lines, "\n")
+}
+
+// footer is the filter prompt or the table's position and sort.
+func (m *browserModel) footer() string {
+	st := m.c.styles
+	pos := strconv.Itoa(min(m.nav.cursor+1, len(m.view))) + "/" + strconv.Itoa(len(m.view))
+	if len(m.view) != len(m.rows) {
+		pos += " (of " + strconv.Itoa(len(m.rows)) + ")"
+	}
+	right := pos + " · sort: " + m.sortBy.String()
+	if n := len(m.marks); n > 0 {
+		right += " · " + strconv.Itoa(n) + " marked"
+	}
+	if m.loading {
+		right += " · refreshing…"
+	}
+	if m.filtering || m.filter.String() != "" {
+		fw := max(10, m.w-termtext.Width(right)-12)
+		return termtext.Truncate("filter /", m.w) + m.filter.view(fw, m.filtering, st) + "  " + st.Muted.Render(right)
+	}
+	return st.Muted.Render(termtext.Truncate(right, m.w))
+}
+
+func (m *browserModel) ShortHelp() []key.Binding {
+	k := m.c.keys
+	if m.filtering {
+		return []key.Binding{k.Open, k.Back, k.DeleteChar}
+	}
+	return []key.Binding{k.Up, k.Down, k.Open, k.Filter, k.Mark, k.Sort, k.Move, k.Refresh, k.Back, k.Help, k.Quit}
+}
+
+func (m *browserModel) FullHelp() [][]key.Binding {
+	k := m.c.keys
+	return [][]key.Binding{
+		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
+		{k.Open, k.Filter, k.Sort, k.Mark, k.MarkAll},
+		{k.Move, k.Refresh, k.Back, k.Help, k.Quit},
+	}
+}

@@ -1,0 +1,112 @@
+package ui
+
+import (
+	"context"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/ladder-tui/ladder/broker"
+)
+
+// Every broker call runs here, in a tea.Cmd with a deadline, and comes back
+// as a typed message. The closures capture copies of what they need, never
+// the model.
+
+const (
+	snapshotTimeout = 15 * time.Second
+	peekTimeout     = 60 * time.Second
+	vhostsTimeout   = 10 * time.Second
+	// moveTimeout bounds a whole move; the user can cancel sooner (esc).
+	moveTimeout = 30 * time.Minute
+)
+
+func snapshotCmd(c broker.Client, gen int, now func() time.Time) tea.Cmd {
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), snapshotTimeout)
+		defer cancel()
+		s, err := c.Snapshot(ctx)
+		return snapshotMsg{gen: gen, snap: s, err: err, at: now()}
+	}
+}
+
+func peekCmd(c broker.Client, id int, queue string, opt broker.PeekOptions, now func() time.Time) tea.Cmd {
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), peekTimeout)
+		defer cancel()
+		res, err := c.Peek(ctx, queue, opt)
+		return peekMsg{id: id, queue: queue, res: res, err: err, at: now()}
+	}
+}
+
+func vhostsCmd(c broker.Client) tea.Cmd {
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), vhostsTimeout)
+		defer cancel()
+		v, err := c.Vhosts(ctx)
+		return vhostsMsg{vhosts: v, err: err}
+	}
+}
+
+func openCmd(open func(string) (broker.Client, error), vhost string) tea.Cmd {
+	return func() tea.Msg {
+		c, err := open(vhost)
+		return clientOpenedMsg{vhost: vhost, client: c, err: err}
+	}
+}
+
+func closeCmd(c broker.Client) tea.Cmd {
+	return func() tea.Msg {
+		if err := c.Close(); err != nil {
+			return statusMsg{text: "closing the previous connection: " + err.Error(), err: true}
+		}
+		return nil
+	}
+}
+
+// moveCmd runs Client.Move under ctx (cancelled by the dialog's esc). The
+// progress callback keeps only the newest report in ch (capacity 1): the bar
+// needs the latest figures, not every batch, and the mover never blocks on
+// a slow screen. ch is closed when Move returns, which ends the wait loop.
+func moveCmd(ctx context.Context, c broker.Client, id int, req broker.MoveRequest, ch chan broker.MoveProgress) tea.Cmd {
+	return func() tea.Msg {
+		var progress func(broker.MoveProgress)
+		if ch != nil {
+			defer close(ch)
+			progress = func(p broker.MoveProgress) {
+				for {
+					select {
+					case ch <- p:
+						return
+					default:
+					}
+					select {
+					case <-ch: // drop the stale report the screen has not read
+					default:
+					}
+				}
+			}
+		}
+		rep, err := c.Move(ctx, req, progress)
+		return moveDoneMsg{id: id, dryRun: req.DryRun, report: rep, err: err}
+	}
+}
+
+// waitProgress reads one progress report; the dialog re-issues it after each.
+func waitProgress(id int, ch <-chan broker.MoveProgress) tea.Cmd {
+	return func() tea.Msg {
+		p, ok := <-ch
+		if !ok {
+			return nil
+		}
+		return moveProgressMsg{id: id, p: p}
+	}
+}
+
+func statusCmd(text string, isErr bool) tea.Cmd {
+	return func() tea.Msg { return statusMsg{text: text, err: isErr} }
+}
+
+func navCmd(m tea.Msg) tea.Cmd {
+	return func() tea.Msg { return m }
+}

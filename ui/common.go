@@ -1,0 +1,69 @@
+package ui
+
+import (
+	"log"
+	"strconv"
+	"time"
+
+	"charm.land/bubbles/v2/help"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/keymap"
+	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/ui/style"
+)
+
+// common is what every screen shares: keys, styles, mode and clock. The
+// root owns it and hands the same pointer to each screen.
+type common struct {
+	// client is the broker the screens' commands talk to; the root swaps it
+	// on a vhost switch.
+	client broker.Client
+	// policy, when set, offers its next delay in the move dialog.
+	policy   *retry.Policy
+	keys     *keymap.KeyMap
+	styles   *style.Styles
+	readOnly bool
+	now      func() time.Time
+	// tick is tea.Tick; model tests that drive Update by hand replace it.
+	tick func(time.Duration, func(time.Time) tea.Msg) tea.Cmd
+	log  *log.Logger
+	// peekLimit is how many messages the browser asks Peek for.
+	peekLimit int
+	// conn is the broker connection as the last snapshot left it; only the
+	// root changes it, screens read it to grey their data.
+	conn connState
+}
+
+// connState tracks the polling loop's view of the broker.
+type connState struct {
+	loaded  bool      // a snapshot has arrived at least once
+	down    bool      // the last snapshot failed
+	attempt int       // failed snapshots in a row
+	retryAt time.Time // when the next attempt starts
+	err     error
+	lastOK  time.Time // when the data shown was taken
+}
+
+// reconnectText is "reconnecting (3) in 4s", counted down from now.
+func (cs *connState) reconnectText(now time.Time) string {
+	left := ceilSeconds(cs.retryAt.Sub(now))
+	if left <= 0 {
+		return "reconnecting (" + strconv.Itoa(cs.attempt) + ") now"
+	}
+	return "reconnecting (" + strconv.Itoa(cs.attempt) + ") in " + fmtDur(left)
+}
+
+// screen is one child model under the root.
+type screen interface {
+	help.KeyMap
+	Update(tea.Msg) tea.Cmd
+	View() string
+	SetSize(w, h int)
+	// Capturing is true while the screen takes typed text: then every key
+	// but ctrl+c goes to it, so q and ? can be typed.
+	Capturing() bool
+	// Back handles esc; false lets the root close the screen.
+	Back() (handled bool, cmd tea.Cmd)
+}

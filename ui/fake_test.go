@@ -1,0 +1,393 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/retry"
+)
+
+// fakeClient is a broker.Client with canned answers, for model tests.
+type fakeClient struct {
+	mu       sync.Mutex
+	vhost    string
+	snap     *broker.Snapshot
+	snapErr  error
+	snaps    int
+	peeks    map[string]*broker.PeekResult
+	peekErr  error
+	peeked   []string
+	moves    []broker.MoveRequest
+	moveStep time.Duration // pause between progress reports (teatest flows)
+	vhosts   []string
+	readOnly bool
+	closed   bool
+}
+
+var _ broker.Client = (*fakeClient)(nil)
+
+func (f *fakeClient) Snapshot(ctx context.Context) (*broker.Snapshot, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.snaps++
+	if f.snapErr != nil {
+		return nil, f.snapErr
+	}
+	return f.snap, nil
+}
+
+func (f *fakeClient) Peek(ctx context.Context, queue string, opt broker.PeekOptions) (*broker.PeekResult, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.peeked = append(f.peeked, queue)
+	if f.peekErr != nil {
+		return nil, f.peekErr
+	}
+	if r, ok := f.peeks[queue]; ok {
+		return r, nil
+	}
+	return &broker.PeekResult{Queue: queue, Type: "classic"}, nil
+}
+
+// Move plans every requested position (or the first Limit of the peek) and
+// reports progress message by message.
+func (f *fakeClient) Move(ctx context.Context, req broker.MoveRequest, progress func(broker.MoveProgress)) (*broker.MoveReport, error) {
+	f.mu.Lock()
+	f.moves = append(f.moves, req)
+	peek := f.peeks[req.From]
+	step := f.moveStep
+	f.mu.Unlock()
+	if f.readOnly {
+		return nil, errors.New("read-only")
+	}
+	var msgs []broker.Message
+	if peek != nil {
+		for _, m := range peek.Messages {
+			if len(req.Positions) > 0 && !slices.Contains(req.Positions, m.Position) {
+				continue
+			}
+			msgs = append(msgs, m)
+			if req.Limit > 0 && len(msgs) == req.Limit {
+				break
+			}
+		}
+	}
+	rep := &broker.MoveReport{Requested: len(msgs), Target: targetName(req.To), Via: "direct", DelayMS: req.Delay.Milliseconds(), DryRun: req.DryRun}
+	if req.Delay > 0 {
+		rep.Via = "tier"
+	}
+	if req.DryRun {
+		for _, m := range msgs {
+			rep.Planned = append(rep.Planned, broker.PlannedMove{Position: m.Position, MessageID: m.Properties.MessageID, Exchange: "", RoutingKey: req.To.Name})
+		}
+		return rep, nil
+	}
+	start := time.Now()
+	for i := range msgs {
+		if step > 0 {
+			select {
+			case <-time.After(step):
+			case <-ctx.Done():
+				return rep, ctx.Err()
+			}
+		}
+		rep.Moved++
+		if progress != nil {
+			progress(broker.MoveProgress{Total: len(msgs), Done: i + 1, Moved: rep.Moved, Elapsed: time.Since(start)})
+		}
+	}
+	return rep, nil
+}
+
+func targetName(t broker.Target) string {
+	if t.Kind == broker.TargetExchange {
+		return "exchange " + t.Name
+	}
+	if t.Kind == broker.TargetOrigin {
+		return "origin"
+	}
+	return "queue " + t.Name
+}
+
+func (f *fakeClient) Vhosts(ctx context.Context) ([]string, error) { return f.vhosts, nil }
+func (f *fakeClient) Vhost() string                                { return f.vhost }
+func (f *fakeClient) ReadOnly() bool                               { return f.readOnly }
+func (f *fakeClient) Close() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.closed = true
+	return nil
+}
+
+// --- fixtures ---
+
+// fixedNow is the clock of every model test, so ages and due times are stable.
+var fixedNow = time.Date(2026, 3, 4, 12, 0, 0, 0, time.UTC)
+
+const evilQueue = "evil\x1b]0;pwned\x07"
+
+func queue(name string, ready, unacked int64, consumers int, pub, del float64) retry.Queue {
+	return retry.Queue{
+		Name: name, Type: retry.QueueClassic, Consumers: consumers,
+		Messages: ready + unacked, Ready: ready, Unacked: unacked,
+		Rates: retry.Rates{Known: true, Publish: pub, Deliver: del, Ack: del, Net: pub - del, NetKnown: true},
+	}
+}
+
+func fixtureSnapshot() *broker.Snapshot {
+	qs := []retry.Queue{
+		queue("orders", 1204, 12, 4, 50, 58.5),
+		queue("orders.retry.5s", 30, 0, 0, 2, 2),
+		queue("orders.retry.1m", 8, 0, 0, 0.4, 0.4),
+		queue("orders.dlq", 12, 0, 0, 0.1, 0),
+		queue("payments", 0, 0, 2, 3, 3),
+		queue("payments.wait", 7, 0, 0, 0, 0),
+		queue("audit", 5, 0, 1, 1, 1),
+		queue(evilQueue, 1, 0, 0, 0, 0),
+	}
+	qs[4].Type = retry.QueueQuorum
+	return &broker.Snapshot{
+		Vhost: "/", BrokerVersion: "4.1.0", TakenAt: fixedNow,
+		Topology: retry.Vhost{Name: "/", Queues: qs},
+		Ladders: []retry.Ladder{
+			{
+				Main: "orders",
+				Tiers: []retry.Tier{
+					{Queue: "orders.retry.5s", TTL: 5 * time.Second},
+					{Queue: "orders.retry.1m", TTL: time.Minute},
+				},
+				DelayedExchanges: []retry.DelayedExchange{{Name: "orders.delayed", MessagesDelayed: 4}},
+				DLQ:              "orders.dlq",
+			},
+			{Main: "payments", Tiers: []retry.Tier{{Queue: "payments.wait", TTL: -1}}},
+		},
+		Findings: []retry.Finding{
+			{Code: retry.CodeStuck, Severity: retry.SeverityError, Queue: "payments.wait",
+				Message: `7 messages here never return to "payments": this queue is fed by dead-lettering, which strips per-message expiration, and has no TTL and no consumers`},
+			{Code: retry.CodeNoDLQ, Severity: retry.SeverityWarning, Queue: "payments",
+				Message: "no dead-letter queue: this queue has no dead-letter exchange, so a message rejected for good (retries exhausted) is dropped"},
+			{Code: retry.CodeHoLRisk, Severity: retry.SeverityWarning, Queue: "orders.retry.1m",
+				Message: `wait queue for "orders" has no queue TTL, so it relies on per-message expiration: a long delay at the head holds back every shorter one behind it`},
+			{Code: retry.CodeDeliveryLimit, Severity: retry.SeverityInfo, Queue: "payments",
+				Message: "quorum queue with delivery-limit 20: every requeue, including a peek, counts, and a message returned 20 times is dead-lettered"},
+		},
+	}
+}
+
+func ts(d time.Duration) *time.Time {
+	t := fixedNow.Add(-d)
+	return &t
+}
+
+// fixtureMessage is a message with every kind of header worth showing.
+func fixtureMessage(pos int) broker.Message {
+	deaths := []retry.Death{
+		{Queue: "orders.retry.1m", Reason: retry.ReasonExpired, Count: 2, Exchange: "orders.retry", RoutingKeys: []string{"orders.created"},
+			Time: fixedNow.Add(-3 * time.Minute), OriginalExpiration: time.Minute, HasOriginalExpiration: true},
+		{Queue: "orders", Reason: retry.ReasonRejected, Count: 3, Exchange: "orders-x", RoutingKeys: []string{"orders.created"},
+			Time: fixedNow.Add(-10 * time.Minute)},
+	}
+	h := retry.Headers{
+		"x-retry-count": int32(3),
+		"x-last-error":  "timeout calling payments\x1b[31m (evil)",
+		"x-big":         int64(1) << 40,
+		"x-flag":        true,
+		"x-ratio":       0.25,
+		"x-raw":         []byte{0xde, 0xad, 0xbe, 0xef},
+		"x-when":        fixedNow.Add(-time.Hour),
+		"x-small":       int8(-1),
+		"x-short":       int16(300),
+		"x-death": []any{
+			map[string]any{"queue": "orders.retry.1m", "reason": "expired", "count": int64(2)},
+			map[string]any{"queue": "orders", "reason": "rejected", "count": int64(3)},
+		},
+	}
+	body := fmt.Sprintf(`{"order_id":%d,"items":[{"sku":"A-1","qty":2}],"note":"hello\u001b]0;x\u0007"}`, 1000+pos)
+	return broker.Message{
+		Position: pos, Exchange: "orders-x", RoutingKey: "orders.created",
+		Properties: broker.Properties{MessageID: fmt.Sprintf("msg-%04d", pos), Timestamp: ts(time.Duration(10+pos) * time.Minute),
+			ContentType: "application/json", DeliveryMode: 2},
+		Headers:  h,
+		Retry:    retry.RetryState{Count: 3, Source: retry.SourceRetryCount, Kind: "int32", LastError: "timeout calling payments", ErrorSource: "x-last-error"},
+		Deaths:   deaths,
+		Origin:   &retry.Origin{Exchange: "orders-x", RoutingKey: "orders.created"},
+		HoL:      &retry.HoLMark{Position: pos, DueAt: fixedNow.Add(time.Duration(pos-1) * 20 * time.Second), TTL: time.Minute, BlockedBy: -1},
+		BodySize: len(body), Body: []byte(body),
+	}
+}
+
+func fixturePeek(n int) *broker.PeekResult {
+	r := &broker.PeekResult{
+		Queue: "orders.dlq", Type: "classic", Total: int64(n) + 5, Ready: int64(n),
+		SideEffects: []string{"every browsed message was requeued: its redelivered flag is now set"},
+		HoLBasis:    "publish timestamps",
+	}
+	for i := range n {
+		m := fixtureMessage(i)
+		if i == 2 {
+			m.HoL.Blocked, m.HoL.BlockedBy = true, 1
+		}
+		if i == 0 {
+			m.HoL.Overdue = 20 * time.Second
+		}
+		r.Messages = append(r.Messages, m)
+	}
+	return r
+}
+
+func newFake() *fakeClient {
+	return &fakeClient{
+		vhost: "/", snap: fixtureSnapshot(),
+		peeks:  map[string]*broker.PeekResult{"orders.dlq": fixturePeek(3)},
+		vhosts: []string{"/", "staging"},
+	}
+}
+
+// --- driving a model without a program ---
+
+// harness runs a Model synchronously: it applies messages and executes the
+// commands they return, feeding results back, except commands that block
+// (ticks, waits), which are abandoned after a short time.
+type harness struct {
+	t         *testing.T
+	m         *Model
+	clipboard []string
+}
+
+func newHarness(t *testing.T, fc *fakeClient, opts Options, w, h int) *harness {
+	t.Helper()
+	opts.Client = fc
+	m := New(opts)
+	m.c.now = func() time.Time { return fixedNow }
+	// Ticks would only arrive after real time; tests send pollMsg and
+	// countdownMsg themselves.
+	m.c.tick = func(time.Duration, func(time.Time) tea.Msg) tea.Cmd { return nil }
+	hs := &harness{t: t, m: m}
+	hs.send(tea.WindowSizeMsg{Width: w, Height: h})
+	return hs
+}
+
+// start runs Init (the first snapshot).
+func (h *harness) start() *harness {
+	h.run(h.m.Init())
+	return h
+}
+
+func (h *harness) send(msg tea.Msg) {
+	h.t.Helper()
+	_, cmd := h.m.Update(msg)
+	h.run(cmd)
+}
+
+func (h *harness) run(cmd tea.Cmd) {
+	if cmd == nil {
+		return
+	}
+	done := make(chan tea.Msg, 1)
+	go func() { done <- cmd() }()
+	var msg tea.Msg
+	select {
+	case msg = <-done:
+	case <-time.After(100 * time.Millisecond):
+		return // a tick or a wait: not part of this step
+	}
+	switch msg := msg.(type) {
+	case nil:
+		return
+	case tea.BatchMsg:
+		for _, c := range msg {
+			h.run(c)
+		}
+		return
+	}
+	// tea.Sequence's message type is unexported: a slice of commands.
+	if v := reflect.ValueOf(msg); v.Kind() == reflect.Slice && v.Type().Elem() == reflect.TypeFor[tea.Cmd]() {
+		for i := range v.Len() {
+			h.run(v.Index(i).Interface().(tea.Cmd))
+		}
+		return
+	}
+	if fmt.Sprintf("%T", msg) == "tea.setClipboardMsg" {
+		h.clipboard = append(h.clipboard, fmt.Sprint(msg))
+		return
+	}
+	h.send(msg)
+}
+
+func (h *harness) key(keys ...string) {
+	h.t.Helper()
+	for _, k := range keys {
+		h.send(keyMsg(k))
+	}
+}
+
+func (h *harness) typeText(s string) {
+	for _, r := range s {
+		h.send(tea.KeyPressMsg{Code: r, Text: string(r)})
+	}
+}
+
+// keyMsg builds the key press a terminal would send for a binding's name.
+func keyMsg(k string) tea.KeyPressMsg {
+	switch k {
+	case "enter":
+		return tea.KeyPressMsg{Code: tea.KeyEnter}
+	case "esc":
+		return tea.KeyPressMsg{Code: tea.KeyEscape}
+	case "up":
+		return tea.KeyPressMsg{Code: tea.KeyUp}
+	case "down":
+		return tea.KeyPressMsg{Code: tea.KeyDown}
+	case "left":
+		return tea.KeyPressMsg{Code: tea.KeyLeft}
+	case "right":
+		return tea.KeyPressMsg{Code: tea.KeyRight}
+	case "tab":
+		return tea.KeyPressMsg{Code: tea.KeyTab}
+	case "space":
+		return tea.KeyPressMsg{Code: tea.KeySpace, Text: " "}
+	case "backspace":
+		return tea.KeyPressMsg{Code: tea.KeyBackspace}
+	case "pgdown":
+		return tea.KeyPressMsg{Code: tea.KeyPgDown}
+	case "ctrl+c":
+		return tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl}
+	}
+	r := []rune(k)
+	return tea.KeyPressMsg{Code: r[0], Text: k}
+}
+
+// raw is the frame as the terminal would get it; plain strips the styling.
+func (h *harness) raw() string   { return h.m.View().Content }
+func (h *harness) plain() string { return ansi.Strip(h.raw()) }
+
+func (h *harness) mustContain(subs ...string) {
+	h.t.Helper()
+	out := h.plain()
+	for _, s := range subs {
+		if !strings.Contains(out, s) {
+			h.t.Fatalf("frame lacks %q:\n%s", s, out)
+		}
+	}
+}
+
+func (h *harness) mustNotContain(subs ...string) {
+	h.t.Helper()
+	out := h.plain()
+	for _, s := range subs {
+		if strings.Contains(out, s) {
+			h.t.Fatalf("frame has %q:\n%s", s, out)
+		}
+	}
+}

@@ -1,0 +1,129 @@
+package ui
+
+import (
+	"math"
+	"strconv"
+	"time"
+)
+
+// Pure formatting of numbers, rates, durations and sizes into short cells.
+
+// noValue fills a cell whose value is not known.
+const noValue = "–"
+
+// fmtCount writes a count in at most 6 cells: 1204, 12.3k, 4.1M.
+func fmtCount(n int64) string {
+	switch {
+	case n < 0:
+		return noValue
+	case n < 100_000:
+		return strconv.FormatInt(n, 10)
+	case n < 10_000_000:
+		return strconv.FormatFloat(float64(n)/1e3, 'f', 0, 64) + "k"
+	case n < 1e10:
+		return strconv.FormatFloat(float64(n)/1e6, 'f', 1, 64) + "M"
+	}
+	return strconv.FormatFloat(float64(n)/1e9, 'f', 0, 64) + "G"
+}
+
+// fmtRate writes messages per second: 0, 0.4, 12.5, 340, 12k.
+func fmtRate(r float64, known bool) string {
+	if !known || math.IsNaN(r) || math.IsInf(r, 0) {
+		return noValue
+	}
+	r = math.Abs(r)
+	switch {
+	case r == 0:
+		return "0"
+	case r < 100:
+		return strconv.FormatFloat(r, 'f', 1, 64)
+	case r < 10_000:
+		return strconv.FormatFloat(r, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(r/1e3, 'f', 0, 64) + "k"
+}
+
+// fmtDur writes a duration in at most two units: 850ms, 4s, 1m30s, 2h5m, 3d4h.
+func fmtDur(d time.Duration) string {
+	if d < 0 {
+		d = -d
+	}
+	switch {
+	case d == 0:
+		return "0s"
+	case d < time.Second:
+		return strconv.FormatInt(d.Milliseconds(), 10) + "ms"
+	case d < time.Minute:
+		return strconv.FormatInt(int64(d/time.Second), 10) + "s"
+	case d < time.Hour:
+		return two(int64(d/time.Minute), "m", int64(d%time.Minute/time.Second), "s")
+	case d < 24*time.Hour:
+		return two(int64(d/time.Hour), "h", int64(d%time.Hour/time.Minute), "m")
+	}
+	return two(int64(d/(24*time.Hour)), "d", int64(d%(24*time.Hour)/time.Hour), "h")
+}
+
+func two(a int64, au string, b int64, bu string) string {
+	s := strconv.FormatInt(a, 10) + au
+	if b != 0 {
+		s += strconv.FormatInt(b, 10) + bu
+	}
+	return s
+}
+
+// fmtApprox writes a duration in one unit, rounded: 45s, 12m, 5h, 3d.
+func fmtApprox(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return strconv.FormatInt(int64(d.Round(time.Second)/time.Second), 10) + "s"
+	case d < time.Hour:
+		return strconv.FormatInt(int64(d.Round(time.Minute)/time.Minute), 10) + "m"
+	case d < 48*time.Hour:
+		return strconv.FormatInt(int64(d.Round(time.Hour)/time.Hour), 10) + "h"
+	}
+	return strconv.FormatInt(int64(d/(24*time.Hour)), 10) + "d"
+}
+
+// fmtAge is how long ago t was, seen at now; noValue when t is unknown.
+func fmtAge(t, now time.Time) string {
+	if t.IsZero() {
+		return noValue
+	}
+	if t.After(now) {
+		return "-" + fmtDur(t.Sub(now)) // the publisher's clock runs ahead
+	}
+	return fmtDur(now.Sub(t))
+}
+
+// fmtBytes writes a size: 512B, 1.2K, 34K, 3.4M.
+func fmtBytes(n int) string {
+	f := float64(n)
+	switch {
+	case n < 1024:
+		return strconv.Itoa(n) + "B"
+	case n < 10*1024:
+		return strconv.FormatFloat(f/1024, 'f', 1, 64) + "K"
+	case n < 1024*1024:
+		return strconv.FormatFloat(f/1024, 'f', 0, 64) + "K"
+	case n < 10*1024*1024:
+		return strconv.FormatFloat(f/(1024*1024), 'f', 1, 64) + "M"
+	}
+	return strconv.FormatFloat(f/(1024*1024), 'f', 0, 64) + "M"
+}
+
+// fmtClock writes a wall-clock time of day for "updated 12:03:04".
+func fmtClock(t time.Time) string {
+	if t.IsZero() {
+		return noValue
+	}
+	return t.Format("15:04:05")
+}
+
+// ceilSeconds rounds a countdown up to whole seconds so "in 0s" is never
+// shown while time remains.
+func ceilSeconds(d time.Duration) time.Duration {
+	if d <= 0 {
+		return 0
+	}
+	return (d + time.Second - 1).Truncate(time.Second)
+}

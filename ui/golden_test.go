@@ -1,0 +1,67 @@
+package ui
+
+import (
+	"errors"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/x/exp/golden"
+
+	"github.com/ladder-tui/ladder/broker"
+)
+
+// Golden frames, ANSI stripped, at 80×24 and 160×48. Regenerate with
+// go test ./ui -run TestGolden -update
+func TestGolden(t *testing.T) {
+	sizes := [][2]int{{80, 24}, {160, 48}}
+	screens := []struct {
+		name string
+		opts Options
+		to   func(h *harness)
+	}{
+		{"home", Options{Title: "demo"}, func(h *harness) {}},
+		{"home_finding", Options{Title: "demo"}, func(h *harness) { h.key("down", "down", "down", "down", "down") }},
+		{"browser", Options{}, func(h *harness) { h.key("down", "down", "down", "enter", "space") }},
+		{"inspector", Options{}, func(h *harness) { h.key("down", "down", "down", "enter", "down", "enter") }},
+		{"inspector_body", Options{}, func(h *harness) { h.key("down", "down", "down", "enter", "enter", "G") }},
+		{"move_form", Options{}, func(h *harness) { h.key("down", "down", "down", "enter", "space", "m", "tab", "right", "tab", "right") }},
+		{"move_typed", Options{}, func(h *harness) {
+			h.key("down", "down", "down", "enter", "m", "tab", "left")
+			h.typeText("exchange:orders-x:orders.created")
+			h.key("tab", "left")
+			h.typeText("90s")
+		}},
+		{"move_preview", Options{}, func(h *harness) {
+			h.key("down", "down", "down", "enter", "space", "space", "m", "tab", "right", "tab", "right", "enter")
+		}},
+		{"move_progress", Options{}, func(h *harness) {
+			h.key("down", "down", "down", "enter", "m", "enter")
+			mv := h.m.move
+			mv.step, mv.id = stepRunning, mv.id+1
+			h.send(moveProgressMsg{id: mv.id, p: broker.MoveProgress{Total: 40, Done: 10, Moved: 9, Failed: 1, Elapsed: 4 * time.Second}})
+		}},
+		{"move_summary", Options{}, func(h *harness) {
+			h.key("down", "down", "down", "enter", "space", "m", "tab", "right", "enter", "enter")
+		}},
+		{"help", Options{}, func(h *harness) { h.key("?") }},
+		{"help_readonly", Options{ReadOnly: true}, func(h *harness) { h.key("?") }},
+		{"disconnected", Options{Title: "demo"}, func(h *harness) {
+			h.send(snapshotMsg{gen: h.m.gen, err: errors.New("dial tcp 127.0.0.1:15672: connect: connection refused")})
+			h.send(snapshotMsg{gen: h.m.gen, err: errors.New("dial tcp 127.0.0.1:15672: connect: connection refused")})
+		}},
+	}
+	for _, sc := range screens {
+		for _, sz := range sizes {
+			t.Run(sc.name+"_"+strconv.Itoa(sz[0])+"x"+strconv.Itoa(sz[1]), func(t *testing.T) {
+				h := newHarness(t, newFake(), sc.opts, sz[0], sz[1]).start()
+				sc.to(h)
+				golden.RequireEqual(t, h.plain())
+			})
+		}
+	}
+	t.Run("too_small_79x23", func(t *testing.T) {
+		h := newHarness(t, newFake(), Options{}, 79, 23).start()
+		golden.RequireEqual(t, h.plain())
+	})
+}

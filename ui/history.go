@@ -1,0 +1,122 @@
+package ui
+
+import (
+	"strings"
+	"time"
+)
+
+// historyLen is how many snapshots of depth each queue keeps: six minutes at
+// the default 2 s refresh, more than the widest sparkline shows.
+const historyLen = 180
+
+type sample struct {
+	at    time.Time
+	depth int64
+}
+
+// ring is a fixed-size buffer of depth samples, oldest overwritten first.
+type ring struct {
+	buf   [historyLen]sample
+	start int
+	n     int
+}
+
+func (r *ring) push(s sample) {
+	if r.n < len(r.buf) {
+		r.buf[(r.start+r.n)%len(r.buf)] = s
+		r.n++
+		return
+	}
+	r.buf[r.start] = s
+	r.start = (r.start + 1) % len(r.buf)
+}
+
+// last returns up to k newest samples, oldest first, appended to dst.
+func (r *ring) last(k int, dst []sample) []sample {
+	k = min(k, r.n)
+	for i := r.n - k; i < r.n; i++ {
+		dst = append(dst, r.buf[(r.start+i)%len(r.buf)])
+	}
+	return dst
+}
+
+// history keeps a ring per queue, fed by every snapshot.
+type history struct {
+	q map[string]*ring
+}
+
+func newHistory() *history { return &history{q: map[string]*ring{}} }
+
+// record adds one sample per queue and forgets queues that are gone.
+func (h *history) record(at time.Time, depths map[string]int64) {
+	for name, d := range depths {
+		r := h.q[name]
+		if r == nil {
+			r = &ring{}
+			h.q[name] = r
+		}
+		r.push(sample{at: at, depth: d})
+	}
+	for name := range h.q {
+		if _, ok := depths[name]; !ok {
+			delete(h.q, name)
+		}
+	}
+}
+
+// depths returns up to k newest samples of queue, oldest first.
+func (h *history) depths(queue string, k int) []sample {
+	r := h.q[queue]
+	if r == nil {
+		return nil
+	}
+	return r.last(k, make([]sample, 0, min(k, r.n)))
+}
+
+// netRate is the change of depth per second over the samples kept, for when
+// the broker gives no net rate; ok is false with fewer than two samples.
+func (h *history) netRate(queue string) (float64, bool) {
+	r := h.q[queue]
+	if r == nil || r.n < 2 {
+		return 0, false
+	}
+	s := r.last(2, nil)
+	dt := s[1].at.Sub(s[0].at).Seconds()
+	if dt <= 0 {
+		return 0, false
+	}
+	return float64(s[1].depth-s[0].depth) / dt, true
+}
+
+var sparkLevels = []rune("▁▂▃▄▅▆▇█")
+
+// sparkline draws depths in exactly width cells, newest on the right, scaled
+// from 0 to the largest value shown. Zero is the lowest bar and any non-zero
+// value at least the second, so "empty" and "a few" look different. Cells
+// with no sample yet are blank.
+func sparkline(s []sample, width int) string {
+	if width <= 0 {
+		return ""
+	}
+	if len(s) > width {
+		s = s[len(s)-width:]
+	}
+	var hi int64
+	for _, x := range s {
+		hi = max(hi, x.depth)
+	}
+	var b strings.Builder
+	b.Grow(width * 3)
+	for range width - len(s) {
+		b.WriteByte(' ')
+	}
+	top := int64(len(sparkLevels) - 1)
+	for _, x := range s {
+		lvl := int64(0)
+		if hi > 0 && x.depth > 0 {
+			lvl = max(1, x.depth*top/hi)
+		}
+		b.WriteRune(sparkLevels[lvl])
+	}
+	return b.String()
+}

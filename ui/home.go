@@ -1,0 +1,293 @@
+package ui
+
+import (
+	"strconv"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/ui/termtext"
+)
+
+// homeModel is the ladders screen: every ladder as a chain with live
+// figures, findings as badges, then the queues outside any ladder.
+type homeModel struct {
+	c    *common
+	w, h int
+
+	snap *broker.Snapshot
+	hist *history
+	rows []homeRow
+	nav  listNav
+	cols homeCols
+
+	filter    lineInput
+	filtering bool
+}
+
+func newHome(c *common) *homeModel {
+	return &homeModel{c: c, hist: newHistory()}
+}
+
+func (m *homeModel) SetSize(w, h int) {
+	m.w, m.h = w, h
+	m.cols = homeLayout(w)
+	m.fixScroll()
+}
+
+func (m *homeModel) Capturing() bool { return m.filtering }
+
+func (m *homeModel) Back() (bool, tea.Cmd) {
+	if m.filtering || m.filter.String() != "" {
+		m.filtering = false
+		m.filter.set("")
+		m.rebuild()
+		return true, nil
+	}
+	return false, nil
+}
+
+// reset forgets everything (a vhost switch).
+func (m *homeModel) reset() {
+	m.snap, m.rows, m.nav = nil, nil, listNav{}
+	m.hist = newHistory()
+}
+
+func (m *homeModel) Update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case snapshotMsg:
+		// The root forwards only current, successful snapshots.
+		m.setSnapshot(msg.snap)
+	case tea.KeyPressMsg:
+		return m.handleKey(msg)
+	case tea.PasteMsg:
+		if m.filtering && m.filter.update(msg, m.c.keys) {
+			m.rebuild()
+		}
+	}
+	return nil
+}
+
+func (m *homeModel) setSnapshot(s *broker.Snapshot) {
+	if s == nil {
+		return
+	}
+	m.snap = s
+	depths := make(map[string]int64, len(s.Topology.Queues))
+	for _, q := range s.Topology.Queues {
+		depths[q.Name] = q.Messages
+	}
+	at := s.TakenAt
+	if at.IsZero() {
+		at = m.c.now()
+	}
+	m.hist.record(at, depths)
+	m.rebuild()
+}
+
+// rebuild lays out the rows again, keeping the cursor on the same queue.
+func (m *homeModel) rebuild() {
+	keep := ""
+	if r := m.selected(); r != nil {
+		keep = r.name
+	}
+	m.rows = buildHomeRows(m.snap, strings.ToLower(m.filter.String()))
+	m.nav.cursor = 0
+	for i := range m.rows {
+		if m.rows[i].selectable() && m.rows[i].name == keep {
+			m.nav.cursor = i
+			break
+		}
+	}
+	m.nav.clamp(len(m.rows), m.selectable)
+	m.fixScroll()
+}
+
+// fixScroll keeps the cursor visible; called after every change so View
+// only reads.
+func (m *homeModel) fixScroll() {
+	m.nav.scroll(len(m.rows), m.listHeight())
+	if m.nav.offset > 0 && m.nav.offset == m.nav.cursor && !m.rows[m.nav.cursor-1].selectable() {
+		m.nav.offset-- // show the section title above the first row
+	}
+}
+
+func (m *homeModel) selectable(i int) bool { return m.rows[i].selectable() }
+
+func (m *homeModel) selected() *homeRow {
+	if m.nav.cursor < 0 || m.nav.cursor >= len(m.rows) || !m.rows[m.nav.cursor].selectable() {
+		return nil
+	}
+	return &m.rows[m.nav.cursor]
+}
+
+func (m *homeModel) handleKey(msg tea.KeyPressMsg) tea.Cmd {
+	k := m.c.keys
+	if m.filtering {
+		switch {
+		case key.Matches(msg, k.Open):
+			m.filtering = false // keep the filter and the selection
+			return nil
+		case m.filter.update(msg, k):
+			m.rebuild()
+			return nil
+		}
+	}
+	if m.nav.handleKey(msg, k, len(m.rows), m.listHeight(), m.selectable) {
+		m.fixScroll()
+		return nil
+	}
+	switch {
+	case key.Matches(msg, k.Filter):
+		m.filtering = true
+	case key.Matches(msg, k.Open):
+		if r := m.selected(); r != nil {
+			return navCmd(openQueueMsg{queue: r.name})
+		}
+	case key.Matches(msg, k.Refresh):
+		return navCmd(refreshMsg{})
+	case key.Matches(msg, k.Move):
+		if r := m.selected(); r != nil && r.q != nil {
+			return navCmd(openMoveMsg{spec: m.moveSpec(r)})
+		}
+	}
+	return nil
+}
+
+// moveSpec offers moving the first N or all of the selected queue.
+func (m *homeModel) moveSpec(r *homeRow) moveSpec {
+	spec := moveSpec{queue: r.name, depth: r.q.Ready}
+	if r.ladder >= 0 {
+		l := m.snap.Ladders[r.ladder]
+		spec.ladder = &l
+	}
+	return spec
+}
+
+// Layout of the screen: summary, column header, list, separator, details.
+func (m *homeModel) detailsHeight() int { return min(max(m.h/5, 4), 10) }
+
+func (m *homeModel) listHeight() int { return max(1, m.h-3-m.detailsHeight()) }
+
+func (m *homeModel) View() string {
+	st := m.c.styles
+	stale := m.c.conn.down
+	lines := make([]string, 0, m.h)
+	lines = append(lines, m.summary())
+	lines = append(lines, renderHomeHeader(m.cols, st))
+
+	lh := m.listHeight()
+	switch {
+	case m.snap == nil && !m.c.conn.down:
+		lines = append(lines, st.Muted.Render("connecting…"))
+	case m.snap == nil:
+		lines = append(lines, st.Down.Render(termtext.Truncate("no data: the broker has not answered yet", m.w)))
+	}
+	end := min(len(m.rows), m.nav.offset+lh)
+	for i := m.nav.offset; i < end; i++ {
+		r := &m.rows[i]
+		lines = append(lines, renderHomeRow(r, m.stats(r), m.cols, st, i == m.nav.cursor, stale))
+	}
+	for len(lines) < 2+lh {
+		lines = append(lines, "")
+	}
+	lines = append(lines, st.Muted.Render(strings.Repeat("─", m.w)))
+	if r := m.selected(); r != nil {
+		lines = append(lines, renderRowDetails(r, m.snap, m.w, m.detailsHeight(), st)...)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// stats gathers a row's sparkline and net rate: the broker's net rate when
+// it has one, else the last two samples of the history.
+func (m *homeModel) stats(r *homeRow) rowStats {
+	if r.q == nil {
+		return rowStats{}
+	}
+	rs := rowStats{spark: m.hist.depths(r.name, m.cols.spark)}
+	if r.q.Rates.NetKnown {
+		rs.net, rs.netOK = r.q.Rates.Net, true
+	} else {
+		rs.net, rs.netOK = m.hist.netRate(r.name)
+	}
+	return rs
+}
+
+// summary is the line above the list: counts, or the connection trouble.
+func (m *homeModel) summary() string {
+	st := m.c.styles
+	cs := &m.c.conn
+	var left string
+	if cs.down {
+		left = "broker unreachable · " + cs.reconnectText(m.c.now())
+		if !cs.lastOK.IsZero() {
+			left += " · showing data from " + fmtClock(cs.lastOK)
+		}
+		return st.Down.Render(termtext.Truncate(left, m.w))
+	}
+	if m.snap == nil {
+		return ""
+	}
+	nq := len(m.snap.Topology.Queues)
+	left = strconv.Itoa(len(m.snap.Ladders)) + " ladders · " + strconv.Itoa(nq) + " queues · " + findingCounts(m.snap.Findings)
+	if f := m.filter.String(); f != "" || m.filtering {
+		fw := max(10, m.w-termtext.Width(left)-14)
+		left += " · filter /" + m.filter.view(min(fw, 30), m.filtering, st)
+	}
+	return termtext.Truncate(left, m.w)
+}
+
+func findingCounts(fs []retry.Finding) string {
+	var e, w, i int
+	for _, f := range fs {
+		switch f.Severity {
+		case retry.SeverityError:
+			e++
+		case retry.SeverityWarning:
+			w++
+		default:
+			i++
+		}
+	}
+	if e+w+i == 0 {
+		return "no findings"
+	}
+	var parts []string
+	if e > 0 {
+		parts = append(parts, plural(e, "error", "errors"))
+	}
+	if w > 0 {
+		parts = append(parts, plural(w, "warning", "warnings"))
+	}
+	if i > 0 {
+		parts = append(parts, plural(i, "note", "notes"))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
+}
+
+func (m *homeModel) ShortHelp() []key.Binding {
+	k := m.c.keys
+	if m.filtering {
+		return []key.Binding{k.Open, k.Back, k.DeleteChar}
+	}
+	return []key.Binding{k.Up, k.Down, k.Open, k.Filter, k.Move, k.Refresh, k.Vhost, k.Help, k.Quit}
+}
+
+func (m *homeModel) FullHelp() [][]key.Binding {
+	k := m.c.keys
+	return [][]key.Binding{
+		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
+		{k.Open, k.Filter, k.Back, k.Move, k.Refresh},
+		{k.Vhost, k.Help, k.Quit, k.ForceQuit},
+	}
+}

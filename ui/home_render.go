@@ -1,0 +1,409 @@
+package ui
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/ui/style"
+	"github.com/ladder-tui/ladder/ui/termtext"
+)
+
+// Pure functions that turn a snapshot into the home screen's rows and
+// lines. They take everything they need as arguments so they can be tested
+// (and benchmarked) without a model.
+
+type rowKind int
+
+const (
+	rowSection rowKind = iota // "LADDERS (3)": a title, not selectable
+	rowMain
+	rowTier
+	rowDelayed // a delayed-message exchange: shown, not selectable
+	rowDLQ
+	rowOther // a queue outside every ladder
+)
+
+// homeRow is one line of the ladder list.
+type homeRow struct {
+	kind   rowKind
+	name   string // raw queue or exchange name; sanitised when drawn
+	title  string // section title
+	ladder int    // index into Snapshot.Ladders, -1 for others
+	ttl    time.Duration
+	last   bool // last member of its ladder: └ instead of ├
+	held   int64
+	q      *retry.Queue // nil when the snapshot lacks the queue
+	finds  []retry.Finding
+}
+
+func (r *homeRow) selectable() bool { return r.kind != rowSection && r.kind != rowDelayed }
+
+// buildHomeRows lays out the snapshot: each ladder as a chain (main, tiers
+// shortest first, delayed exchanges, DLQ), then every queue outside all
+// ladders. filter (lower case) keeps ladders with a member whose name
+// contains it, and other queues whose name does.
+func buildHomeRows(s *broker.Snapshot, filter string) []homeRow {
+	if s == nil {
+		return nil
+	}
+	queues := make(map[string]*retry.Queue, len(s.Topology.Queues))
+	for i := range s.Topology.Queues {
+		queues[s.Topology.Queues[i].Name] = &s.Topology.Queues[i]
+	}
+	finds := map[string][]retry.Finding{}
+	for _, f := range s.Findings {
+		if f.Queue != "" {
+			finds[f.Queue] = append(finds[f.Queue], f)
+		}
+	}
+	match := func(name string) bool {
+		return filter == "" || strings.Contains(strings.ToLower(name), filter)
+	}
+	inLadder := map[string]bool{}
+	var rows []homeRow
+	shown := 0
+	for li := range s.Ladders {
+		l := &s.Ladders[li]
+		names := []string{l.Main, l.DLQ}
+		for _, t := range l.Tiers {
+			inLadder[t.Queue] = true
+			names = append(names, t.Queue)
+		}
+		for _, d := range l.DelayedExchanges {
+			names = append(names, d.Name)
+		}
+		inLadder[l.Main] = true
+		if l.DLQ != "" {
+			inLadder[l.DLQ] = true
+		}
+		hit := false
+		for _, n := range names {
+			if n != "" && match(n) {
+				hit = true
+				break
+			}
+		}
+		if !hit {
+			continue
+		}
+		shown++
+		rows = append(rows, homeRow{kind: rowMain, name: l.Main, ladder: li, q: queues[l.Main], finds: finds[l.Main]})
+		for _, t := range l.Tiers {
+			rows = append(rows, homeRow{kind: rowTier, name: t.Queue, ladder: li, ttl: t.TTL, q: queues[t.Queue], finds: finds[t.Queue]})
+		}
+		for _, d := range l.DelayedExchanges {
+			rows = append(rows, homeRow{kind: rowDelayed, name: d.Name, ladder: li, held: d.MessagesDelayed})
+		}
+		if l.DLQ != "" {
+			rows = append(rows, homeRow{kind: rowDLQ, name: l.DLQ, ladder: li, q: queues[l.DLQ], finds: finds[l.DLQ]})
+		}
+		if n := len(rows); rows[n-1].kind != rowMain {
+			rows[n-1].last = true
+		}
+	}
+	var others []homeRow
+	for i := range s.Topology.Queues {
+		q := &s.Topology.Queues[i]
+		if inLadder[q.Name] || !match(q.Name) {
+			continue
+		}
+		others = append(others, homeRow{kind: rowOther, name: q.Name, ladder: -1, q: q, finds: finds[q.Name]})
+	}
+	head := []homeRow{{kind: rowSection, title: "LADDERS (" + strconv.Itoa(shown) + ")"}}
+	rows = append(head, rows...)
+	rows = append(rows, homeRow{kind: rowSection, title: "OTHER QUEUES (" + strconv.Itoa(len(others)) + ")"})
+	return append(rows, others...)
+}
+
+// homeCols are the column widths of the ladder list for a screen width.
+type homeCols struct {
+	name, role, ready, unack, cons, in, out, spark, drain, badges int
+	longBadges                                                    bool
+}
+
+// homeLayout fits the columns into width: at 80 columns every column still
+// shows; extra width goes to names, sparklines and badges.
+func homeLayout(width int) homeCols {
+	c := homeCols{role: 5, ready: 6, unack: 5, cons: 3, in: 5, out: 5, spark: 8, drain: 5, badges: 7}
+	extra := max(0, width-80)
+	c.spark += extra * 3 / 10
+	c.badges += extra * 2 / 10
+	if extra >= 20 {
+		c.in, c.out, c.ready, c.unack, c.role = 7, 7, 8, 7, 6
+	}
+	c.longBadges = c.badges >= 14
+	// marker + name, then nine columns, each after a one-cell gap.
+	fixed := 2 + c.role + c.ready + c.unack + c.cons + c.in + c.out + c.spark + c.drain + c.badges + 9
+	c.name = max(8, width-fixed)
+	return c
+}
+
+func renderHomeHeader(c homeCols, st *style.Styles) string {
+	trend, finds := "TREND", "ISSUES"
+	if c.spark >= 11 {
+		trend = "DEPTH TREND"
+	}
+	if c.badges >= 8 {
+		finds = "FINDINGS"
+	}
+	cells := []string{
+		"  " + termtext.Fit("QUEUE", c.name),
+		termtext.Fit("TTL", c.role),
+		termtext.FitRight("READY", c.ready),
+		termtext.FitRight("UNACK", c.unack),
+		termtext.FitRight("CON", c.cons),
+		termtext.FitRight("IN/s", c.in),
+		termtext.FitRight("OUT/s", c.out),
+		termtext.Fit(trend, c.spark),
+		termtext.FitRight("DRAIN", c.drain),
+		termtext.Fit(finds, c.badges),
+	}
+	return st.Header.Render(strings.Join(cells, " "))
+}
+
+// rowStats are the per-queue figures that do not come from the row itself.
+type rowStats struct {
+	spark []sample
+	net   float64 // depth change per second (negative: draining)
+	netOK bool
+}
+
+// renderHomeRow draws one row in exactly the layout's width. Selected rows
+// are reversed and carry a ▸ marker; stale rows (broker unreachable) are
+// drawn faint as a whole.
+func renderHomeRow(r *homeRow, rs rowStats, c homeCols, st *style.Styles, selected, stale bool) string {
+	if r.kind == rowSection {
+		line := termtext.Truncate(r.title, c.name)
+		if stale {
+			return st.Stale.Render(line)
+		}
+		return st.Section.Render(line)
+	}
+	marker := "  "
+	if selected {
+		marker = "▸ "
+	}
+	name := termtext.Sanitize(r.name)
+	switch r.kind {
+	case rowTier, rowDelayed, rowDLQ:
+		glyph := "├─"
+		if r.last {
+			glyph = "└─"
+		}
+		name = glyph + name
+	}
+	var role string
+	switch r.kind {
+	case rowMain:
+		role = "main"
+	case rowTier:
+		role = retry.FormatDelay(r.ttl)
+		if r.ttl < 0 {
+			role = noValue // no TTL: the stuck finding explains
+		}
+	case rowDelayed:
+		role = "delay"
+	case rowDLQ:
+		role = "DLQ"
+	case rowOther:
+		if r.q != nil && r.q.Type != "" && r.q.Type != retry.QueueClassic {
+			role = r.q.Type
+		}
+	}
+	ready, unack, cons, in, out, drain := noValue, noValue, noValue, noValue, noValue, ""
+	spark := strings.Repeat(" ", c.spark)
+	if r.kind == rowDelayed {
+		ready, unack, cons, in, out = fmtCount(r.held), "", "", "", ""
+	} else if r.q != nil {
+		q := r.q
+		ready, unack, cons = fmtCount(q.Ready), fmtCount(q.Unacked), strconv.Itoa(q.Consumers)
+		in, out = fmtRate(q.Rates.Publish, q.Rates.Known), fmtRate(q.Rates.Deliver, q.Rates.Known)
+		spark = sparkline(rs.spark, c.spark)
+		drain = drainCell(q.Messages, rs)
+	}
+	badges := renderBadges(r.finds, c.badges, c.longBadges, st)
+	cells := []string{
+		marker + termtext.Fit(name, c.name),
+		termtext.Fit(role, c.role),
+		termtext.FitRight(ready, c.ready),
+		termtext.FitRight(unack, c.unack),
+		termtext.FitRight(cons, c.cons),
+		termtext.FitRight(in, c.in),
+		termtext.FitRight(out, c.out),
+		spark,
+		termtext.FitRight(drain, c.drain),
+		termtext.Fit(badges.text, c.badges),
+	}
+	switch {
+	case stale:
+		return st.Stale.Render(strings.Join(cells, " "))
+	case selected:
+		return st.Selected.Render(strings.Join(cells, " "))
+	}
+	cells[7] = st.Info.Render(spark)
+	if badges.text != "" {
+		cells[9] = badges.sev.Render(cells[9])
+	}
+	return strings.Join(cells, " ")
+}
+
+// drainCell is the time to drain: depth over the net drain rate. Empty for
+// an empty queue, "grow" when filling, "–" when not draining or unknown.
+func drainCell(depth int64, rs rowStats) string {
+	if depth <= 0 {
+		return ""
+	}
+	if !rs.netOK {
+		return noValue
+	}
+	switch {
+	case rs.net < 0:
+		return "~" + fmtApprox(time.Duration(float64(depth)/-rs.net*float64(time.Second)))
+	case rs.net > 0:
+		return "grow"
+	}
+	return noValue
+}
+
+type badgeText struct {
+	text string
+	sev  lipgloss.Style
+}
+
+// badgeNames: short names fit the 80-column layout, long ones wider screens.
+var badgeNames = map[string][2]string{
+	retry.CodeUnroutableDeadLetter: {"UNRT", "unroutable"},
+	retry.CodeStuck:                {"STUCK", "stuck"},
+	retry.CodeHoLRisk:              {"HOL", "hol-risk"},
+	retry.CodeNoDLQ:                {"NODLQ", "no-dlq"},
+	retry.CodeDelayQueueSprawl:     {"SPRWL", "sprawl"},
+	retry.CodeWaitQueueConsumers:   {"CONS", "consumed"},
+	retry.CodeDeliveryLimit:        {"DLIM", "delivery-limit"},
+	retry.CodeRequeueStorm:         {"STORM", "requeue-storm"},
+}
+
+func badgeName(code string, long bool) string {
+	n, ok := badgeNames[code]
+	if !ok {
+		return code
+	}
+	if long {
+		return n[1]
+	}
+	return n[0]
+}
+
+// renderBadges lists the findings' badges that fit in width, then "+N" for
+// the rest. Findings arrive sorted by severity, so the worst shows first;
+// its severity colours the cell.
+func renderBadges(fs []retry.Finding, width int, long bool, st *style.Styles) badgeText {
+	var out badgeText
+	if len(fs) == 0 {
+		return out
+	}
+	out.sev = severityStyle(fs[0].Severity, st)
+	var b strings.Builder
+	for i, f := range fs {
+		name := badgeName(f.Code, long)
+		rest := ""
+		if i < len(fs)-1 {
+			rest = "+" + strconv.Itoa(len(fs)-i-1)
+		}
+		sep := ""
+		if i > 0 {
+			sep = " "
+		}
+		if i > 0 && termtext.Width(b.String()+sep+name+rest) > width {
+			b.WriteString("+" + strconv.Itoa(len(fs)-i))
+			break
+		}
+		b.WriteString(sep + name)
+	}
+	out.text = b.String()
+	return out
+}
+
+// severityStyle picks the style a finding's severity is drawn with.
+func severityStyle(s retry.Severity, st *style.Styles) lipgloss.Style {
+	switch s {
+	case retry.SeverityError:
+		return st.Error
+	case retry.SeverityWarning:
+		return st.Warning
+	}
+	return st.Info
+}
+
+func severityGlyph(s retry.Severity) string {
+	switch s {
+	case retry.SeverityError:
+		return "✖"
+	case retry.SeverityWarning:
+		return "▲"
+	}
+	return "ℹ"
+}
+
+// renderRowDetails explains the selected row in at most height lines of
+// width cells: what the queue is, then each finding's one line, wrapped at
+// word boundaries.
+func renderRowDetails(r *homeRow, s *broker.Snapshot, width, height int, st *style.Styles) []string {
+	if r == nil || height <= 0 {
+		return nil
+	}
+	var lines []string
+	name := termtext.Sanitize(r.name)
+	var what string
+	switch r.kind {
+	case rowMain:
+		what = "main queue"
+	case rowTier:
+		ttl := "TTL " + retry.FormatDelay(r.ttl)
+		if r.ttl < 0 {
+			ttl = "no TTL"
+		}
+		what = "wait tier, " + ttl + ", returns to " + termtext.Sanitize(s.Ladders[r.ladder].Main)
+	case rowDelayed:
+		what = "delayed-message exchange for " + termtext.Sanitize(s.Ladders[r.ladder].Main)
+	case rowDLQ:
+		what = "dead-letter queue of " + termtext.Sanitize(s.Ladders[r.ladder].Main)
+	case rowOther:
+		what = "queue outside every ladder"
+	}
+	head := name + " · " + what
+	if r.q != nil {
+		typ := r.q.Type
+		if typ == "" {
+			typ = retry.QueueClassic
+		}
+		head += " · " + typ + " · " + plural(int(r.q.Messages), "message", "messages")
+	}
+	lines = append(lines, st.Strong.Render(termtext.Truncate(head, width)))
+	if len(r.finds) == 0 && r.kind != rowDelayed && r.kind != rowSection {
+		lines = append(lines, st.Muted.Render(termtext.Truncate("no findings", width)))
+	}
+	for _, f := range r.finds {
+		sev := severityStyle(f.Severity, st)
+		prefix := severityGlyph(f.Severity) + " " + badgeName(f.Code, true) + ": "
+		wrapped := termtext.Wrap(prefix+termtext.Sanitize(f.Message), width)
+		for i, w := range wrapped {
+			if i == 0 {
+				lines = append(lines, sev.Render(w))
+			} else {
+				lines = append(lines, w)
+			}
+		}
+	}
+	if len(lines) > height {
+		lines = lines[:height]
+		last := termtext.Truncate(ansi.Strip(lines[height-1]), width-2) + " …"
+		lines[height-1] = termtext.Truncate(last, width)
+	}
+	return lines
+}

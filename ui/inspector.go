@@ -1,0 +1,124 @@
+package ui
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/viewport"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/ui/termtext"
+)
+
+// inspectorModel shows one message in full in a scrollable viewport.
+type inspectorModel struct {
+	c    *common
+	w, h int
+
+	queue  string
+	msg    *broker.Message
+	ladder *retry.Ladder
+	at     time.Time
+	vp     viewport.Model
+}
+
+func newInspector(c *common) *inspectorModel {
+	return &inspectorModel{c: c, vp: viewport.New()}
+}
+
+func (m *inspectorModel) open(msg openMessageMsg) {
+	m.queue, m.msg, m.ladder, m.at = msg.queue, msg.msg, msg.ladder, msg.peeked
+	m.render()
+	m.vp.GotoTop()
+}
+
+func (m *inspectorModel) SetSize(w, h int) {
+	m.w, m.h = w, h
+	m.vp.SetWidth(w)
+	m.vp.SetHeight(max(1, h-1))
+	m.render()
+}
+
+// render lays the document out again (on open and on resize only).
+func (m *inspectorModel) render() {
+	if m.msg == nil || m.w <= 0 {
+		return
+	}
+	m.vp.SetContentLines(renderInspector(m.msg, m.at, m.w, m.c.styles))
+}
+
+func (m *inspectorModel) Capturing() bool { return false }
+
+func (m *inspectorModel) Back() (bool, tea.Cmd) { return false, nil }
+
+func (m *inspectorModel) Update(msg tea.Msg) tea.Cmd {
+	km, ok := msg.(tea.KeyPressMsg)
+	if !ok || m.msg == nil {
+		return nil
+	}
+	k := m.c.keys
+	switch {
+	case key.Matches(km, k.Up):
+		m.vp.ScrollUp(1)
+	case key.Matches(km, k.Down):
+		m.vp.ScrollDown(1)
+	case key.Matches(km, k.PageUp):
+		m.vp.PageUp()
+	case key.Matches(km, k.PageDown):
+		m.vp.PageDown()
+	case key.Matches(km, k.Top):
+		m.vp.GotoTop()
+	case key.Matches(km, k.Bottom):
+		m.vp.GotoBottom()
+	case key.Matches(km, k.Copy):
+		return m.copyBody()
+	case key.Matches(km, k.Move):
+		spec := moveSpec{queue: m.queue, ladder: m.ladder, cursor: m.msg}
+		return navCmd(openMoveMsg{spec: spec})
+	}
+	return nil
+}
+
+// copyBody puts the raw body on the clipboard through OSC 52 (the escape
+// sequence base64-encodes it, so an untrusted body cannot act on the terminal).
+func (m *inspectorModel) copyBody() tea.Cmd {
+	body := messageBody(m.msg)
+	text := "copied " + fmtBytes(len(body)) + " to the clipboard (OSC 52; not every terminal supports it)"
+	if len(body) < m.msg.BodySize {
+		text = "copied the first " + fmtBytes(len(body)) + " of " + fmtBytes(m.msg.BodySize) + ": the peek kept only a preview"
+	}
+	return tea.Batch(tea.SetClipboard(string(body)), statusCmd(text, false))
+}
+
+func (m *inspectorModel) View() string {
+	if m.msg == nil {
+		return ""
+	}
+	st := m.c.styles
+	id := m.msg.Properties.MessageID
+	if id == "" {
+		id = noValue
+	}
+	title := "message #" + strconv.Itoa(m.msg.Position) + " in " + termtext.Sanitize(m.queue) + " · id " + termtext.Sanitize(id)
+	pct := strconv.Itoa(int(m.vp.ScrollPercent()*100)) + "%"
+	title = termtext.Truncate(title, m.w-len(pct)-1)
+	head := st.Strong.Render(title) + strings.Repeat(" ", max(1, m.w-termtext.Width(title)-len(pct))) + st.Muted.Render(pct)
+	return head + "\n" + m.vp.View()
+}
+
+func (m *inspectorModel) ShortHelp() []key.Binding {
+	k := m.c.keys
+	return []key.Binding{k.Up, k.Down, k.PageDown, k.Copy, k.Move, k.Back, k.Help, k.Quit}
+}
+
+func (m *inspectorModel) FullHelp() [][]key.Binding {
+	k := m.c.keys
+	return [][]key.Binding{
+		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
+		{k.Copy, k.Move, k.Back, k.Help, k.Quit},
+	}
+}

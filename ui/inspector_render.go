@@ -1,0 +1,541 @@
+package ui
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/ui/style"
+	"github.com/ladder-tui/ladder/ui/termtext"
+)
+
+// Pure renderers of the message inspector: one document of lines, each at
+// most width cells, that the inspector scrolls.
+
+// amqpType names a header value's type as AMQP does, with the Go type for
+// numbers, because the width is what a consumer's decoder trips over: an
+// int32 count and an int64 count are different headers to many clients.
+func amqpType(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "void"
+	case bool:
+		return "bool"
+	case int8:
+		return "byte (int8)"
+	case uint8:
+		return "ubyte (uint8)"
+	case int16:
+		return "short (int16)"
+	case uint16:
+		return "ushort (uint16)"
+	case int32:
+		return "int (int32)"
+	case uint32:
+		return "uint (uint32)"
+	case int64:
+		return "long (int64)"
+	case int:
+		return "long (int)"
+	case uint64:
+		return "ulong (uint64)"
+	case float32:
+		return "float (float32)"
+	case float64:
+		return "double (float64)"
+	case string:
+		return "longstr"
+	case []byte:
+		return "bytes"
+	case time.Time:
+		return "timestamp"
+	case []any:
+		return "array[" + strconv.Itoa(len(x)) + "]"
+	case map[string]any:
+		return "table"
+	case retry.Headers:
+		return "table"
+	}
+	rv := reflect.ValueOf(v)
+	switch {
+	case rv.Kind() == reflect.Map:
+		return "table"
+	case rv.Kind() == reflect.Slice && rv.Type().Elem().Kind() == reflect.Interface:
+		return "array[" + strconv.Itoa(rv.Len()) + "]"
+	case strings.HasSuffix(rv.Type().Name(), "Decimal"):
+		return "decimal"
+	}
+	return rv.Type().String()
+}
+
+// asTable and asArray read nested values, including named types such as
+// amqp091's Table, without importing the client library.
+func asTable(v any) (map[string]any, bool) {
+	switch x := v.(type) {
+	case map[string]any:
+		return x, true
+	case retry.Headers:
+		return x, true
+	case nil:
+		return nil, false
+	}
+	rv := reflect.ValueOf(v)
+	if rv.Kind() == reflect.Map && rv.Type().Key().Kind() == reflect.String {
+		out := make(map[string]any, rv.Len())
+		for _, k := range rv.MapKeys() {
+			out[k.String()] = rv.MapIndex(k).Interface()
+		}
+		return out, true
+	}
+	return nil, false
+}
+
+func asArray(v any) ([]any, bool) {
+	switch x := v.(type) {
+	case []any:
+		return x, true
+	case []byte, string, nil:
+		return nil, false
+	}
+	rv := reflect.ValueOf(v)
+	if rv.Kind() == reflect.Slice && rv.Type().Elem().Kind() == reflect.Interface {
+		out := make([]any, rv.Len())
+		for i := range out {
+			out[i] = rv.Index(i).Interface()
+		}
+		return out, true
+	}
+	return nil, false
+}
+
+// scalarText writes a scalar header value, sanitised.
+func scalarText(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "(void)"
+	case string:
+		return termtext.Sanitize(x)
+	case []byte:
+		if utf8.Valid(x) {
+			return termtext.Sanitize(string(x))
+		}
+		return hexInline(x, 32)
+	case time.Time:
+		return x.UTC().Format(time.RFC3339)
+	case bool:
+		return strconv.FormatBool(x)
+	}
+	return termtext.Sanitize(fmt.Sprint(v))
+}
+
+func hexInline(b []byte, limit int) string {
+	var s strings.Builder
+	for i, c := range b {
+		if i == limit {
+			s.WriteString(" …")
+			break
+		}
+		if i > 0 {
+			s.WriteByte(' ')
+		}
+		s.WriteString(strconv.FormatUint(uint64(c)|0x100, 16)[1:])
+	}
+	return s.String()
+}
+
+// headerCols are the name and type column widths of the header table.
+func headerCols(width int) (name, typ int) {
+	name = min(max(16, width/5), 32)
+	return name, 16
+}
+
+// renderHeaders lists every header, sorted by name, nested tables and
+// arrays indented below their parent, each with its AMQP type.
+func renderHeaders(h retry.Headers, width int, st *style.Styles) []string {
+	if len(h) == 0 {
+		return []string{st.Muted.Render("  (no headers)")}
+	}
+	nw, tw := headerCols(width)
+	lines := []string{st.Header.Render(termtext.Truncate("  "+termtext.Fit("NAME", nw)+" "+termtext.Fit("TYPE", tw)+" VALUE", width))}
+	var walk func(name string, v any, depth int)
+	walk = func(name string, v any, depth int) {
+		indent := strings.Repeat("  ", depth+1)
+		nameCell := termtext.Fit(indent[2:]+termtext.Sanitize(name), nw)
+		val := ""
+		tbl, isTbl := asTable(v)
+		arr, isArr := asArray(v)
+		switch {
+		case isTbl:
+			val = strconv.Itoa(len(tbl)) + " fields"
+		case isArr:
+			val = ""
+		default:
+			val = scalarText(v)
+		}
+		prefix := "  " + nameCell + " " + st.Muted.Render(termtext.Fit(amqpType(v), tw)) + " "
+		vw := max(8, width-2-nw-1-tw-1)
+		wrapped := termtext.Wrap(val, vw)
+		if len(wrapped) > 3 {
+			wrapped = append(wrapped[:2], termtext.Truncate(wrapped[2], vw-1)+termtext.Ellipsis)
+		}
+		for i, w := range wrapped {
+			if i == 0 {
+				lines = append(lines, prefix+w)
+			} else {
+				lines = append(lines, strings.Repeat(" ", 2+nw+1+tw+1)+w)
+			}
+		}
+		if depth >= 6 {
+			return // deep nesting: the type says enough
+		}
+		switch {
+		case isTbl:
+			for _, k := range slices.Sorted(maps.Keys(tbl)) {
+				walk(k, tbl[k], depth+1)
+			}
+		case isArr:
+			for i, e := range arr {
+				walk("["+strconv.Itoa(i)+"]", e, depth+1)
+			}
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(h)) {
+		walk(k, h[k], 0)
+	}
+	return lines
+}
+
+// kv renders "  label      value" lines, wrapping the value.
+func kv(lines []string, label, value string, width int, st *style.Styles) []string {
+	const lw = 16
+	ws := termtext.Wrap(value, max(8, width-lw-2))
+	for i, w := range ws {
+		if i == 0 {
+			lines = append(lines, "  "+st.Label.Render(termtext.Fit(label, lw))+w)
+		} else {
+			lines = append(lines, strings.Repeat(" ", lw+2)+w)
+		}
+	}
+	return lines
+}
+
+// renderProperties lists the basic properties that are set, plus how the
+// message arrived.
+func renderProperties(m *broker.Message, at time.Time, width int, st *style.Styles) []string {
+	p := m.Properties
+	var lines []string
+	add := func(label, v string) {
+		if v != "" {
+			lines = kv(lines, label, termtext.Sanitize(v), width, st)
+		}
+	}
+	add("message-id", p.MessageID)
+	if p.Timestamp != nil {
+		lines = kv(lines, "timestamp", p.Timestamp.UTC().Format(time.RFC3339)+" ("+fmtAge(*p.Timestamp, at)+" before the peek)", width, st)
+	}
+	add("content-type", p.ContentType)
+	add("content-encoding", p.ContentEncoding)
+	switch p.DeliveryMode {
+	case 1:
+		add("delivery-mode", "1 (transient)")
+	case 2:
+		add("delivery-mode", "2 (persistent)")
+	}
+	if p.Priority > 0 {
+		add("priority", strconv.Itoa(int(p.Priority)))
+	}
+	add("expiration", p.Expiration)
+	add("correlation-id", p.CorrelationID)
+	add("reply-to", p.ReplyTo)
+	add("type", p.Type)
+	add("user-id", p.UserID)
+	add("app-id", p.AppID)
+	ex := m.Exchange
+	if ex == "" {
+		ex = "(default)"
+	}
+	add("exchange", ex)
+	add("routing-key", m.RoutingKey)
+	if m.Redelivered {
+		add("redelivered", "yes")
+	}
+	return lines
+}
+
+// renderRetrySummary is the retry state, origin, last error and HoL verdict.
+func renderRetrySummary(m *broker.Message, at time.Time, width int, st *style.Styles) []string {
+	var lines []string
+	r := m.Retry
+	count := strconv.FormatInt(r.Count, 10)
+	switch {
+	case r.Source == retry.SourceNone || r.Source == "":
+		count += " (no retry header: a first delivery)"
+	case r.Kind != "":
+		count += " (from " + r.Source + ", " + amqpTypeName(r.Kind) + ")"
+	default:
+		count += " (from " + r.Source + ")"
+	}
+	lines = kv(lines, "retries", count, width, st)
+	if r.LastError != "" {
+		e := termtext.Sanitize(r.LastError) + " (" + r.ErrorSource
+		if !r.LastErrorTime.IsZero() {
+			e += ", " + r.LastErrorTime.UTC().Format(time.RFC3339)
+		}
+		lines = kv(lines, "last error", e+")", width, st)
+	}
+	if r.LastDelay > 0 {
+		lines = kv(lines, "last delay", retry.FormatDelay(r.LastDelay), width, st)
+	}
+	switch {
+	case m.Origin != nil:
+		lines = kv(lines, "origin", "exchange "+exName(m.Origin.Exchange)+", key "+strconv.Quote(termtext.Sanitize(m.Origin.RoutingKey)), width, st)
+	case r.OriginalExchange != "" || r.OriginalRoutingKey != "":
+		lines = kv(lines, "origin", "exchange "+exName(r.OriginalExchange)+", key "+strconv.Quote(termtext.Sanitize(r.OriginalRoutingKey))+" (x-original-*)", width, st)
+	default:
+		lines = kv(lines, "origin", "unknown (no x-death history)", width, st)
+	}
+	if r.FailedQueue != "" {
+		lines = kv(lines, "failed in", termtext.Sanitize(r.FailedQueue), width, st)
+	}
+	if h := m.HoL; h != nil {
+		lines = kv(lines, "due", holText(h, at), width, st)
+	}
+	for _, e := range append(slices.Clone(r.Invalid), m.DeathErrors...) {
+		lines = append(lines, wrapStyled(st.Warning, "  unreadable "+termtext.Sanitize(e.Error()), width)...)
+	}
+	return lines
+}
+
+func exName(s string) string {
+	if s == "" {
+		return "(default)"
+	}
+	return termtext.Sanitize(s)
+}
+
+// amqpTypeName maps a Go kind name from RetryState.Kind to the AMQP name.
+func amqpTypeName(kind string) string {
+	switch kind {
+	case "int8":
+		return "byte (int8)"
+	case "int16":
+		return "short (int16)"
+	case "int32":
+		return "int (int32)"
+	case "int64":
+		return "long (int64)"
+	case "float32":
+		return "float (float32)"
+	case "float64":
+		return "double (float64)"
+	case "string":
+		return "longstr"
+	case "[]byte":
+		return "bytes"
+	}
+	return kind
+}
+
+func holText(h *retry.HoLMark, at time.Time) string {
+	var s string
+	switch {
+	case h.NeverDue:
+		s = "never: no TTL applies, it waits for a consumer"
+	case h.Overdue > 0:
+		s = "overdue by " + fmtDur(h.Overdue) + " (TTL " + retry.FormatDelay(h.TTL) + ")"
+	case h.DueAt.After(at):
+		s = "in " + fmtDur(h.DueAt.Sub(at)) + " (TTL " + retry.FormatDelay(h.TTL) + ")"
+	default:
+		s = "now (TTL " + retry.FormatDelay(h.TTL) + ")"
+	}
+	if h.Blocked {
+		s += "; held back by #" + strconv.Itoa(h.BlockedBy) + " ahead of it (head-of-line blocking)"
+	}
+	if h.Estimated {
+		s += "; enqueue time estimated"
+	}
+	return s
+}
+
+// renderDeaths is the x-death timeline, most recent first as the broker
+// keeps it.
+func renderDeaths(ds []retry.Death, width int, st *style.Styles) []string {
+	if len(ds) == 0 {
+		return []string{st.Muted.Render("  (never dead-lettered)")}
+	}
+	qw := min(max(14, width/4), 40)
+	lines := []string{st.Header.Render(termtext.Truncate("  "+termtext.Fit("QUEUE", qw)+" "+termtext.Fit("REASON", 14)+" "+
+		termtext.FitRight("COUNT", 5)+"  "+termtext.Fit("FIRST DEATH", 20)+" ORIG EXP", width))}
+	for _, d := range ds {
+		reason := string(d.Reason)
+		if d.Reason == retry.ReasonOther && d.RawReason != "" {
+			reason = termtext.Sanitize(d.RawReason)
+		}
+		t := noValue
+		if !d.Time.IsZero() {
+			t = d.Time.UTC().Format("2006-01-02 15:04:05")
+		}
+		exp := noValue
+		if d.HasOriginalExpiration {
+			exp = retry.FormatDelay(d.OriginalExpiration)
+		}
+		line := "  " + termtext.Fit(termtext.Sanitize(d.Queue), qw) + " " + termtext.Fit(reason, 14) + " " +
+			termtext.FitRight(strconv.FormatInt(d.Count, 10), 5) + "  " + termtext.Fit(t, 20) + " " + exp
+		lines = append(lines, termtext.Truncate(line, width))
+		if width >= 100 {
+			keys := make([]string, len(d.RoutingKeys))
+			for i, k := range d.RoutingKeys {
+				keys[i] = strconv.Quote(termtext.Sanitize(k))
+			}
+			lines = append(lines, st.Muted.Render(termtext.Truncate("    via exchange "+exName(d.Exchange)+", keys "+strings.Join(keys, ", "), width)))
+		}
+	}
+	return lines
+}
+
+// bodyKind is how a body is shown.
+type bodyKind int
+
+const (
+	bodyEmpty bodyKind = iota
+	bodyJSON
+	bodyText
+	bodyBinary
+)
+
+func (k bodyKind) String() string { return [...]string{"empty", "JSON", "text", "binary"}[k] }
+
+// classifyBody decides between JSON (valid and announced or shaped like it),
+// text (valid UTF-8, few controls) and binary.
+func classifyBody(b []byte, contentType string) bodyKind {
+	if len(b) == 0 {
+		return bodyEmpty
+	}
+	t := bytes.TrimSpace(b)
+	if (strings.Contains(contentType, "json") || len(t) > 0 && (t[0] == '{' || t[0] == '[')) && json.Valid(t) {
+		return bodyJSON
+	}
+	if !utf8.Valid(b) {
+		return bodyBinary
+	}
+	ctl := 0
+	for _, c := range b {
+		if c < 0x20 && c != '\n' && c != '\r' && c != '\t' {
+			ctl++
+		}
+	}
+	if ctl*20 > len(b) {
+		return bodyBinary
+	}
+	return bodyText
+}
+
+// renderBody pretty-prints a body: JSON indented, text as is, binary as a
+// hex dump; everything sanitised, long lines wrapped.
+func renderBody(b []byte, contentType string, width int) ([]string, bodyKind) {
+	kind := classifyBody(b, contentType)
+	var text string
+	switch kind {
+	case bodyEmpty:
+		return []string{"(empty body)"}, kind
+	case bodyJSON:
+		var out bytes.Buffer
+		if err := json.Indent(&out, bytes.TrimSpace(b), "", "  "); err == nil {
+			text = termtext.SanitizeMultiline(out.String(), 4)
+		} else {
+			text = termtext.SanitizeMultiline(string(b), 4)
+		}
+	case bodyText:
+		text = termtext.SanitizeMultiline(string(b), 4)
+	case bodyBinary:
+		return hexDump(b, width), kind
+	}
+	var lines []string
+	for _, l := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
+		if termtext.Width(l) <= width {
+			lines = append(lines, l)
+			continue
+		}
+		lines = append(lines, termtext.Wrap(l, width)...)
+	}
+	return lines, kind
+}
+
+// hexDump is hexdump -C: 16 bytes a line when the width allows, else 8.
+func hexDump(b []byte, width int) []string {
+	per := 16
+	if width < 78 {
+		per = 8
+	}
+	var lines []string
+	for off := 0; off < len(b); off += per {
+		chunk := b[off:min(off+per, len(b))]
+		var s strings.Builder
+		s.WriteString(fmt.Sprintf("%08x  ", off))
+		for i := range per {
+			if i < len(chunk) {
+				s.WriteString(fmt.Sprintf("%02x ", chunk[i]))
+			} else {
+				s.WriteString("   ")
+			}
+			if i == per/2-1 {
+				s.WriteByte(' ')
+			}
+		}
+		s.WriteString(" |")
+		for _, c := range chunk {
+			if c >= 0x20 && c < 0x7f {
+				s.WriteByte(c)
+			} else {
+				s.WriteByte('.')
+			}
+		}
+		s.WriteByte('|')
+		lines = append(lines, s.String())
+	}
+	return lines
+}
+
+// messageBody is the bytes the inspector shows and copies.
+func messageBody(m *broker.Message) []byte {
+	if m.Body != nil {
+		return m.Body
+	}
+	return []byte(m.BodyPreview)
+}
+
+// renderInspector builds the whole document for one message.
+func renderInspector(m *broker.Message, at time.Time, width int, st *style.Styles) []string {
+	var lines []string
+	section := func(title string) {
+		if len(lines) > 0 {
+			lines = append(lines, "")
+		}
+		lines = append(lines, st.Section.Render(termtext.Truncate(title, width)))
+	}
+	section("Properties")
+	lines = append(lines, renderProperties(m, at, width, st)...)
+	section("Retry")
+	lines = append(lines, renderRetrySummary(m, at, width, st)...)
+	section("x-death timeline (most recent first)")
+	lines = append(lines, renderDeaths(m.Deaths, width, st)...)
+	section("Headers (" + strconv.Itoa(len(m.Headers)) + ")")
+	lines = append(lines, renderHeaders(m.Headers, width, st)...)
+	body := messageBody(m)
+	bl, kind := renderBody(body, m.Properties.ContentType, width)
+	title := "Body · " + kind.String() + " · " + fmtBytes(m.BodySize)
+	if m.BodyTruncated || len(body) < m.BodySize {
+		title += " · showing the first " + fmtBytes(len(body))
+	}
+	section(title)
+	return append(lines, bl...)
+}

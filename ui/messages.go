@@ -1,0 +1,114 @@
+package ui
+
+import (
+	"time"
+
+	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/retry"
+)
+
+// Every message the UI passes around, in one place. Results of broker calls
+// carry the generation or request id they were asked for, so a late answer
+// to an old question is recognised and dropped.
+
+// --- polling and connection ---
+
+// pollMsg asks for a snapshot; gen must match the root's current generation
+// or the tick is stale (a manual refresh or a vhost switch started a newer
+// loop) and is dropped, so there is never more than one polling loop.
+type pollMsg struct{ gen int }
+
+// countdownMsg redraws "reconnecting in Ns" each second while disconnected
+// and polls when the wait is over.
+type countdownMsg struct{ gen int }
+
+// snapshotMsg is the result of Client.Snapshot.
+type snapshotMsg struct {
+	gen  int
+	snap *broker.Snapshot
+	err  error
+	at   time.Time
+}
+
+// refreshMsg asks the root for a snapshot now (the home screen's r).
+type refreshMsg struct{}
+
+// --- queue browser ---
+
+// peekMsg is the result of Client.Peek for request id. rows are the
+// browser's rows, rendered in the command at cols so a big peek does not
+// stall the UI goroutine.
+type peekMsg struct {
+	id    int
+	queue string
+	res   *broker.PeekResult
+	err   error
+	at    time.Time
+	rows  []browserRow
+	cols  browserCols
+}
+
+// --- move ---
+
+// moveProgressMsg is one progress report of move id, read from the channel
+// the progress callback feeds; the wait command is re-issued after each.
+type moveProgressMsg struct {
+	id int
+	p  broker.MoveProgress
+}
+
+// moveDoneMsg is the result of Client.Move (dry run or real) for id.
+type moveDoneMsg struct {
+	id     int
+	dryRun bool
+	report *broker.MoveReport
+	err    error
+}
+
+// moveClosedMsg says the move dialog closed after moving messages out of
+// queue, so the browser re-peeks it.
+type moveClosedMsg struct {
+	queue string
+	moved bool
+}
+
+// --- vhosts ---
+
+type vhostsMsg struct {
+	vhosts []string
+	err    error
+}
+
+// switchVhostMsg asks the root to open a client for vhost.
+type switchVhostMsg struct{ vhost string }
+
+// clientOpenedMsg is the result of Options.Open for the vhost switcher.
+type clientOpenedMsg struct {
+	vhost  string
+	client broker.Client
+	err    error
+}
+
+// --- navigation: screens ask the root to change focus ---
+
+type openQueueMsg struct{ queue string }
+
+type openMessageMsg struct {
+	queue  string
+	msg    *broker.Message
+	ladder *retry.Ladder
+	peeked time.Time
+}
+
+// openMoveMsg opens the move dialog; the root refuses it in read-only mode
+// (the one place mutations are checked).
+type openMoveMsg struct{ spec moveSpec }
+
+// backMsg closes the focused screen.
+type backMsg struct{}
+
+// statusMsg puts a line in the footer.
+type statusMsg struct {
+	text string
+	err  bool
+}

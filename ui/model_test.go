@@ -1,0 +1,613 @@
+package ui
+
+import (
+	"errors"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/retry"
+)
+
+var sgrSeq = regexp.MustCompile(`\x1b\[[0-9;:]*m`)
+
+// setsColour reports an SGR sequence that sets a colour (30–38, 40–48,
+// 90–97, 100–107, 58); resets and attributes (bold, faint, reverse) do not.
+func setsColour(s string) bool {
+	for _, m := range sgrSeq.FindAllString(s, -1) {
+		params := strings.FieldsFunc(m[2:len(m)-1], func(r rune) bool { return r == ';' || r == ':' })
+		for _, p := range params {
+			n, _ := strconv.Atoi(p)
+			if (n >= 30 && n <= 38) || (n >= 40 && n <= 48) || (n >= 90 && n <= 97) || (n >= 100 && n <= 107) || n == 58 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// TestSanitisedEverywhere puts escape sequences in a queue name, a routing
+// key, a header and a body, and checks that every frame shows them as text
+// and contains no escape but our own SGR styling.
+func TestSanitisedEverywhere(t *testing.T) {
+	fc := newFake()
+	msg := fixtureMessage(0)
+	msg.RoutingKey = "rk\x1b[2J"
+	msg.Properties.MessageID = "id\u009b31m" // a C1 CSI, valid UTF-8
+	msg.Headers["x-evil\x1b]8;;http://x\x07"] = "v\x1b[31m"
+	msg.Body = []byte("line1\x1b]0;pwned\x07 and then a long line of ordinary text, enough to read as text\nline2\r")
+	msg.BodySize = len(msg.Body)
+	fc.peeks[evilQueue] = &broker.PeekResult{Queue: evilQueue, Messages: []broker.Message{msg}, SideEffects: []string{"side\x1b[5meffect"}}
+	h := newHarness(t, fc, Options{}, 100, 40).start()
+
+	check := func(where string) {
+		t.Helper()
+		raw := h.raw()
+		if rest := sgrSeq.ReplaceAllString(raw, ""); strings.ContainsAny(rest, "\x1b\x07") || strings.Contains(rest, "\u009b") {
+			t.Fatalf("%s: a control byte reached the frame: %q", where, rest)
+		}
+	}
+	check("home")
+	h.mustContain(`evil\x1b]0;pwned\x07`)
+	h.key("G") // the evil queue is the last row
+	check("home, evil selected")
+	h.key("enter")
+	check("browser")
+	h.mustContain(`rk\x1b[2J`, `id\u009b31m`, `side\x1b[5meffect`)
+	h.key("enter")
+	h.key("G")
+	check("inspector")
+	h.mustContain(`line1\x1b]0;pwned\x07`, `line2\r`)
+	h.key("g", "pgdown")
+	check("inspector headers")
+}
+
+// TestNoColor: no colour at all, yet the selection is visible.
+func TestNoColor(t *testing.T) {
+	h := newHarness(t, newFake(), Options{NoColor: true}, 80, 24).start()
+	frames := map[string]string{"home": h.raw()}
+	h.key("down", "down", "down", "enter")
+	frames["browser"] = h.raw()
+	h.key("m")
+	frames["move"] = h.raw()
+	h.key("enter")
+	mv := h.m.move
+	mv.step, mv.id = stepRunning, mv.id+1
+	h.send(moveProgressMsg{id: mv.id, p: broker.MoveProgress{Total: 4, Done: 1, Moved: 1, Elapsed: time.Second}})
+	frames["progress"] = h.raw()
+	if !strings.Contains(frames["progress"], "█") {
+		t.Fatal("no progress bar drawn")
+	}
+	mv.step = stepSummary
+	h.key("esc", "enter", "G")
+	frames["inspector"] = h.raw()
+	h.key("?")
+	frames["help"] = h.raw()
+	for name, raw := range frames {
+		if setsColour(raw) {
+			t.Errorf("%s: NO_COLOR frame sets a colour: %q", name, raw)
+		}
+	}
+	for _, name := range []string{"home", "browser"} {
+		sel := ""
+		for _, l := range strings.Split(frames[name], "\n") {
+			if strings.Contains(l, "▸") {
+				sel = l
+			}
+		}
+		if sel == "" || !strings.Contains(sel, "\x1b[7") && !strings.Contains(sel, ";7") {
+			t.Errorf("%s: selected row not marked with ▸ and reverse video: %q", name, sel)
+		}
+	}
+	// The same screens in colour do set colours: the test can tell.
+	hc := newHarness(t, newFake(), Options{}, 80, 24).start()
+	if !setsColour(hc.raw()) {
+		t.Fatal("colour frame sets no colour: setsColour is broken")
+	}
+}
+
+// TestReadOnly: m is gone from help and footer and does nothing.
+func TestReadOnly(t *testing.T) {
+	for _, ro := range []bool{false, true} {
+		fc := newFake()
+		h := newHarness(t, fc, Options{ReadOnly: ro}, 100, 30).start()
+		h.key("down", "down", "down", "enter")
+		footerHas := strings.Contains(h.plain(), "move/re-publish")
+		h.key("?")
+		helpHas := strings.Contains(h.plain(), "move/re-publish")
+		h.key("esc", "m")
+		opened := h.m.top() == h.m.move
+		if ro && (footerHas || helpHas || opened) {
+			t.Fatalf("read-only: footer lists move %v, help lists move %v, m opened the dialog %v", footerHas, helpHas, opened)
+		}
+		if !ro && !(footerHas && helpHas && opened) {
+			t.Fatalf("read-write: footer lists move %v, help lists move %v, m opened the dialog %v", footerHas, helpHas, opened)
+		}
+		if ro {
+			// Even a direct request is refused at the root.
+			h.send(openMoveMsg{spec: moveSpec{queue: "orders.dlq", depth: 3}})
+			if h.m.top() == h.m.move || len(fc.moves) != 0 {
+				t.Fatal("read-only: the root opened the move dialog")
+			}
+			h.mustContain("read-only")
+		}
+	}
+	// A client that is read-only makes the UI read-only too.
+	fc := newFake()
+	fc.readOnly = true
+	if m := New(Options{Client: fc}); !m.c.readOnly || m.c.keys.Move.Enabled() {
+		t.Fatal("a read-only client left moves enabled")
+	}
+}
+
+func TestTooSmall(t *testing.T) {
+	for _, sz := range [][2]int{{79, 23}, {79, 24}, {80, 23}, {20, 5}} {
+		h := newHarness(t, newFake(), Options{}, sz[0], sz[1]).start()
+		h.mustContain("terminal too small")
+		for _, l := range strings.Split(h.plain(), "\n") {
+			if ansi.StringWidth(l) > sz[0] {
+				t.Fatalf("%v: line %q is wider than the terminal", sz, l)
+			}
+		}
+	}
+	h := newHarness(t, newFake(), Options{}, 80, 24).start()
+	h.mustNotContain("terminal too small")
+}
+
+// TestEveryFrameFits: at several sizes every screen draws exactly the
+// terminal's height in lines no wider than its width.
+func TestEveryFrameFits(t *testing.T) {
+	for _, sz := range [][2]int{{80, 24}, {81, 25}, {100, 30}, {120, 40}, {160, 48}, {240, 70}} {
+		w, hgt := sz[0], sz[1]
+		h := newHarness(t, newFake(), Options{}, w, hgt).start()
+		check := func(where string) {
+			t.Helper()
+			lines := strings.Split(h.raw(), "\n")
+			if len(lines) != hgt {
+				t.Fatalf("%dx%d %s: %d lines", w, hgt, where, len(lines))
+			}
+			for i, l := range lines {
+				if ansi.StringWidth(l) > w {
+					t.Fatalf("%dx%d %s: line %d is %d wide: %q", w, hgt, where, i, ansi.StringWidth(l), ansi.Strip(l))
+				}
+			}
+		}
+		check("home")
+		h.key("down", "down", "down", "down", "down")
+		check("home finding")
+		h.key("up", "up", "enter")
+		check("browser")
+		h.key("enter")
+		check("inspector")
+		h.key("G")
+		check("inspector end")
+		h.key("m")
+		check("move")
+		h.key("enter")
+		check("preview")
+		h.key("enter")
+		check("summary")
+		h.key("enter", "?")
+		check("help")
+	}
+}
+
+// TestStaleSnapshotDropped: an answer of an older generation never
+// replaces newer data, and a stale tick does not poll.
+func TestStaleSnapshotDropped(t *testing.T) {
+	fc := newFake()
+	h := newHarness(t, fc, Options{}, 80, 24).start()
+	old := h.m.gen
+	h.key("r") // a manual refresh starts generation old+1
+	if h.m.gen != old+1 {
+		t.Fatalf("refresh did not start a new generation: %d", h.m.gen)
+	}
+	stale := fixtureSnapshot()
+	stale.Topology.Queues[0].Ready = 999_999
+	stale.BrokerVersion = "STALE"
+	h.send(snapshotMsg{gen: old, snap: stale, at: fixedNow})
+	h.mustNotContain("STALE", "999999")
+	h.send(snapshotMsg{gen: old, err: errors.New("late failure")})
+	if h.m.c.conn.down {
+		t.Fatal("a stale error marked the broker down")
+	}
+	n := fc.snaps
+	h.send(pollMsg{gen: old})
+	if fc.snaps != n {
+		t.Fatal("a stale tick polled")
+	}
+	h.send(pollMsg{gen: h.m.gen})
+	if fc.snaps != n+1 {
+		t.Fatal("a current tick did not poll")
+	}
+}
+
+// TestBrokerDown: the data stays, greyed; the title and summary say
+// "reconnecting (n) in …" with the retry engine's backoff; it recovers.
+func TestBrokerDown(t *testing.T) {
+	fc := newFake()
+	h := newHarness(t, fc, Options{}, 80, 24).start()
+	h.mustContain("● live")
+	fc.snapErr = errors.New("connection refused")
+	h.send(pollMsg{gen: h.m.gen})
+	h.mustContain("reconnecting (1) in 1s", "orders.retry.5s", "connection refused")
+	h.mustNotContain("● live")
+	// The rows are drawn faint (SGR 2) as a whole.
+	for _, l := range strings.Split(h.raw(), "\n") {
+		if strings.Contains(ansi.Strip(l), "orders.retry.5s") && !strings.Contains(l, "\x1b[2") && !strings.Contains(l, ";2m") {
+			t.Fatalf("data row not greyed: %q", l)
+		}
+	}
+	// Backoff doubles: 1s, 2s, 4s.
+	for i, want := range []string{"reconnecting (2) in 2s", "reconnecting (3) in 4s"} {
+		now := h.m.c.conn.retryAt
+		h.m.c.now = func() time.Time { return now }
+		before := fc.snaps
+		h.send(countdownMsg{gen: h.m.gen})
+		if fc.snaps != before+1 {
+			t.Fatalf("attempt %d: the countdown did not poll when due", i+2)
+		}
+		h.mustContain(want)
+	}
+	// Halfway through the wait it counts down without polling.
+	now := h.m.c.conn.retryAt.Add(-2 * time.Second)
+	h.m.c.now = func() time.Time { return now }
+	before := fc.snaps
+	h.send(countdownMsg{gen: h.m.gen})
+	if fc.snaps != before {
+		t.Fatal("the countdown polled early")
+	}
+	h.mustContain("reconnecting (3) in 2s")
+	fc.snapErr = nil
+	h.key("r")
+	h.mustContain("● live", "reconnected")
+	h.mustNotContain("reconnecting")
+}
+
+func TestReconnectPolicyCaps(t *testing.T) {
+	if d := reconnectPolicy.Nominal(20); d != 30*time.Second {
+		t.Fatalf("backoff after 20 failures = %v, want the 30s cap", d)
+	}
+}
+
+func TestStalePeekDropped(t *testing.T) {
+	h := newHarness(t, newFake(), Options{}, 80, 24).start()
+	h.key("down", "down", "down", "enter")
+	id := h.m.browser.id
+	h.send(peekMsg{id: id - 1, queue: "orders.dlq", res: &broker.PeekResult{Queue: "orders.dlq", Messages: []broker.Message{{Position: 0, Properties: broker.Properties{MessageID: "STALE"}}}}})
+	h.mustNotContain("STALE")
+	h.mustContain("msg-0002")
+}
+
+func TestFilterKeepsSelectionAndSecondEnterOpens(t *testing.T) {
+	h := newHarness(t, newFake(), Options{}, 80, 24).start()
+	h.key("down", "down", "down", "enter", "/")
+	h.typeText("0002q") // q is typed, not quit
+	if !h.m.browser.filtering || !strings.Contains(h.plain(), "0002q") {
+		t.Fatalf("filter did not take q:\n%s", h.plain())
+	}
+	h.key("backspace")
+	h.mustContain("1/1 (of 3)")
+	h.mustNotContain("msg-0001")
+	h.key("enter") // leave the filter, keep it and the selection
+	if h.m.browser.filtering || h.m.top() != h.m.browser {
+		t.Fatal("first enter did not just leave the filter")
+	}
+	h.mustContain("msg-0002", "1/1 (of 3)")
+	h.key("enter")
+	if h.m.top() != h.m.inspector || h.m.inspector.msg.Position != 2 {
+		t.Fatal("second enter did not open the selected message")
+	}
+	h.key("esc", "esc") // back to the browser, then clear the filter
+	h.mustContain("msg-0001", "3/3")
+	if h.m.browser.current() != 2 {
+		t.Fatalf("clearing the filter lost the selection: row %d", h.m.browser.current())
+	}
+}
+
+func TestEscLeavesFilterWhileTyping(t *testing.T) {
+	h := newHarness(t, newFake(), Options{}, 80, 24).start()
+	h.key("down", "down", "down", "enter", "/")
+	h.typeText("zzz")
+	h.mustContain("0/0 (of 3)")
+	h.key("esc")
+	if h.m.browser.filtering || h.m.browser.filter.String() != "" || h.m.top() != h.m.browser {
+		t.Fatal("esc did not clear the filter (or left the browser)")
+	}
+	h.mustContain("msg-0001", "1/3")
+}
+
+func TestHomeFilter(t *testing.T) {
+	h := newHarness(t, newFake(), Options{}, 80, 24).start()
+	h.key("/")
+	h.typeText("pay")
+	h.mustContain("payments.wait", "LADDERS (1)")
+	h.mustNotContain("orders.retry.5s")
+	h.key("enter", "enter")
+	if h.m.top() != h.m.browser || h.m.browser.queue != "payments" {
+		t.Fatalf("filter then enter opened %q", h.m.browser.queue)
+	}
+}
+
+func TestSortCycles(t *testing.T) {
+	fc := newFake()
+	p := fixturePeek(3)
+	p.Messages[1].BodySize = 5000
+	p.Messages[2].Retry.Count = 9
+	fc.peeks["orders.dlq"] = p
+	h := newHarness(t, fc, Options{}, 80, 24).start()
+	h.key("down", "down", "down", "enter")
+	order := func() []int {
+		var out []int
+		for _, i := range h.m.browser.view {
+			out = append(out, h.m.browser.rows[i].msg.Position)
+		}
+		return out
+	}
+	want := map[sortKey][]int{
+		sortPosition: {0, 1, 2},
+		sortAge:      {2, 1, 0}, // oldest timestamp first
+		sortRetries:  {2, 0, 1},
+		sortDue:      {0, 1, 2},
+		sortSize:     {1, 0, 2},
+	}
+	for k := sortPosition; k < sortKeys; k++ {
+		if got := order(); !slices.Equal(got, want[k]) {
+			t.Fatalf("sort %v: order %v, want %v", k, got, want[k])
+		}
+		h.mustContain("sort: " + k.String())
+		h.key("s")
+	}
+}
+
+// TestMoveMarked: marks, target and delay reach Client.Move, after a dry
+// run and a confirmation, and the browser re-peeks afterwards.
+func TestMoveMarked(t *testing.T) {
+	fc := newFake()
+	h := newHarness(t, fc, Options{}, 120, 30).start()
+	h.key("down", "down", "down", "enter", "space", "down", "space", "m")
+	// Target: main queue orders; delay: the 5s tier's TTL; reset retries.
+	h.key("tab", "right", "tab", "right", "tab", "space", "enter")
+	if len(fc.moves) != 1 || !fc.moves[0].DryRun {
+		t.Fatalf("enter did not ask for a dry run first: %+v", fc.moves)
+	}
+	h.mustContain("Confirm move", "Move 2 messages", "from orders.dlq to queue orders", "delay 5s", "reset to 0", "#0 msg-0000", "#2 msg-0002")
+	peeks := len(fc.peeked)
+	h.key("y")
+	got := fc.moves[1]
+	want := broker.MoveRequest{From: "orders.dlq", To: broker.Target{Kind: broker.TargetQueue, Name: "orders"}, Delay: 5 * time.Second, Positions: []int{0, 2}, ResetRetries: true}
+	if got.DryRun || got.From != want.From || got.To != want.To || got.Delay != want.Delay || !slices.Equal(got.Positions, want.Positions) || !got.ResetRetries {
+		t.Fatalf("move request %+v, want %+v", got, want)
+	}
+	h.mustContain("Summary", "moved 2", "duplicates possible: no")
+	h.key("enter")
+	if h.m.top() != h.m.browser || len(fc.peeked) != peeks+1 {
+		t.Fatal("closing the summary did not return to a re-peeked browser")
+	}
+	if len(h.m.browser.marks) != 0 {
+		t.Fatal("marks survived a re-peek that renumbers positions")
+	}
+}
+
+func TestMoveTypedTargetAndDelay(t *testing.T) {
+	fc := newFake()
+	h := newHarness(t, fc, Options{}, 80, 24).start()
+	h.key("down", "down", "down", "enter", "m", "tab", "left")
+	h.typeText("exchange:orders-x:orders.created")
+	h.key("tab", "left")
+	h.typeText("1m30s")
+	h.key("enter")
+	if len(fc.moves) != 1 {
+		t.Fatalf("no dry run: %+v", fc.moves)
+	}
+	got := fc.moves[0]
+	if got.To != (broker.Target{Kind: broker.TargetExchange, Name: "orders-x", RoutingKey: "orders.created"}) || got.Delay != 90*time.Second || !slices.Equal(got.Positions, []int{0}) {
+		t.Fatalf("request %+v", got)
+	}
+	// A bad typed target is refused in the form, before any call.
+	h.key("esc", "tab", "tab")
+	h.m.move.tTarget.set("nonsense")
+	h.m.move.focus = fieldScope
+	h.key("enter")
+	h.mustContain("type queue:NAME or exchange:NAME:KEY")
+	if len(fc.moves) != 1 {
+		t.Fatal("an invalid form reached the broker")
+	}
+}
+
+func TestMoveFirstNFromHome(t *testing.T) {
+	fc := newFake()
+	h := newHarness(t, fc, Options{}, 80, 24).start()
+	h.key("down", "down", "down", "m") // orders.dlq on the home screen
+	if h.m.top() != h.m.move {
+		t.Fatal("m on home did not open the dialog")
+	}
+	h.mustContain("the first N")
+	h.key("tab") // to N
+	h.key("backspace", "backspace")
+	h.typeText("2")
+	h.key("enter")
+	if len(fc.moves) != 1 || fc.moves[0].Limit != 2 || fc.moves[0].Positions != nil {
+		t.Fatalf("first-N request %+v", fc.moves)
+	}
+	h.key("esc", "up", "left", "enter") // back, up to the scope, whole queue
+	if fc.moves[1].Limit != 0 || fc.moves[1].Positions != nil {
+		t.Fatalf("whole-queue request %+v", fc.moves[1])
+	}
+}
+
+func TestMoveProgressThenCancel(t *testing.T) {
+	fc := newFake()
+	h := newHarness(t, fc, Options{}, 80, 24).start()
+	h.key("down", "down", "down", "enter", "m", "enter")
+	mv := h.m.move
+	// Pretend the real move is running (its command is not executed here).
+	mv.step, mv.id = stepRunning, mv.id+1
+	cancelled := false
+	mv.cancel = func() { cancelled = true }
+	mv.progressCh = make(chan broker.MoveProgress, 1)
+	h.send(moveProgressMsg{id: mv.id, p: broker.MoveProgress{Total: 10, Done: 4, Moved: 4, Elapsed: 2 * time.Second}})
+	h.mustContain("4 of 10", "2.0 msg/s", "ETA 3s")
+	h.send(moveProgressMsg{id: mv.id - 1, p: broker.MoveProgress{Total: 10, Done: 9}})
+	h.mustNotContain("9 of 10")
+	h.key("esc")
+	if !cancelled || h.m.top() != h.m.move {
+		t.Fatal("esc during a move did not cancel it (or closed the dialog before it stopped)")
+	}
+	h.mustContain("cancelling")
+	h.send(moveDoneMsg{id: mv.id, report: &broker.MoveReport{Requested: 10, Moved: 5, Target: "queue orders"}, err: errors.New("context canceled")})
+	h.mustContain("moved 5", "move stopped: context canceled")
+}
+
+func TestQuitWaitsForRunningMove(t *testing.T) {
+	h := newHarness(t, newFake(), Options{}, 80, 24).start()
+	h.key("down", "down", "down", "enter", "m", "enter")
+	mv := h.m.move
+	mv.step, mv.id = stepRunning, mv.id+1
+	cancelled := false
+	mv.cancel = func() { cancelled = true }
+	_, cmd := h.m.Update(keyMsg("q"))
+	if isQuit(cmd) || !cancelled {
+		t.Fatal("q quit in the middle of a move")
+	}
+	_, cmd = h.m.Update(moveDoneMsg{id: mv.id, report: &broker.MoveReport{}})
+	if !isQuit(cmd) {
+		t.Fatal("the UI did not quit once the move stopped")
+	}
+	// Without a move q quits at once.
+	h2 := newHarness(t, newFake(), Options{}, 80, 24).start()
+	if _, cmd := h2.m.Update(keyMsg("q")); !isQuit(cmd) {
+		t.Fatal("q did not quit")
+	}
+	if _, cmd := h2.m.Update(keyMsg("ctrl+c")); !isQuit(cmd) {
+		t.Fatal("ctrl+c did not quit")
+	}
+}
+
+// isQuit runs cmd (and batches) looking for tea.Quit.
+func isQuit(cmd tea.Cmd) bool {
+	if cmd == nil {
+		return false
+	}
+	done := make(chan tea.Msg, 1)
+	go func() { done <- cmd() }()
+	select {
+	case msg := <-done:
+		switch msg := msg.(type) {
+		case tea.QuitMsg:
+			return true
+		case tea.BatchMsg:
+			return slices.ContainsFunc(msg, isQuit)
+		}
+	case <-time.After(100 * time.Millisecond):
+	}
+	return false
+}
+
+func TestCopyBody(t *testing.T) {
+	h := newHarness(t, newFake(), Options{}, 80, 24).start()
+	h.key("down", "down", "down", "enter", "enter", "c")
+	if len(h.clipboard) != 1 || h.clipboard[0] != string(fixtureMessage(0).Body) {
+		t.Fatalf("clipboard got %q", h.clipboard)
+	}
+	h.mustContain("copied 80B to the clipboard")
+}
+
+func TestQuitFromEveryScreen(t *testing.T) {
+	for _, path := range [][]string{{}, {"down", "down", "down", "enter"}, {"down", "down", "down", "enter", "enter"}, {"down", "down", "down", "enter", "m"}, {"?"}} {
+		h := newHarness(t, newFake(), Options{}, 80, 24).start()
+		h.key(path...)
+		if _, cmd := h.m.Update(keyMsg("q")); !isQuit(cmd) {
+			t.Fatalf("q did not quit after %v", path)
+		}
+	}
+}
+
+func TestEscGoesBack(t *testing.T) {
+	h := newHarness(t, newFake(), Options{}, 80, 24).start()
+	h.key("down", "down", "down", "enter", "enter")
+	for _, want := range []screen{h.m.browser, h.m.home, h.m.home} {
+		h.key("esc")
+		if h.m.top() != want {
+			t.Fatalf("esc went to %T", h.m.top())
+		}
+	}
+}
+
+func TestVhostSwitch(t *testing.T) {
+	first := newFake()
+	second := newFake()
+	second.vhost = "staging"
+	second.snap = fixtureSnapshot()
+	second.snap.Ladders = nil
+	var opened []string
+	opts := Options{Open: func(v string) (broker.Client, error) {
+		opened = append(opened, v)
+		if v == "staging" {
+			return second, nil
+		}
+		return nil, errors.New("no such vhost")
+	}}
+	h := newHarness(t, first, opts, 80, 24).start()
+	h.key("v")
+	h.mustContain("Switch vhost", "staging")
+	h.key("down", "enter")
+	if !slices.Equal(opened, []string{"staging"}) || h.m.c.client != second || h.m.top() != h.m.home {
+		t.Fatalf("switch: opened %v", opened)
+	}
+	h.mustContain("vhost staging", "LADDERS (0)")
+	if first.closed {
+		t.Fatal("closed the caller's client; it belongs to the caller")
+	}
+	// Without Open there is no switcher.
+	h2 := newHarness(t, newFake(), Options{}, 80, 24).start()
+	h2.key("v")
+	if h2.m.top() != h2.m.home || strings.Contains(h2.plain(), "vhost") && strings.Contains(h2.plain(), "Switch") {
+		t.Fatal("v opened a switcher without Options.Open")
+	}
+}
+
+func TestHistoryFeedsSparkline(t *testing.T) {
+	fc := newFake()
+	h := newHarness(t, fc, Options{}, 80, 24).start()
+	for i, d := range []int64{0, 10, 20, 40} {
+		s := fixtureSnapshot()
+		s.TakenAt = fixedNow.Add(time.Duration(i+1) * 2 * time.Second)
+		s.Topology.Queues[3].Ready, s.Topology.Queues[3].Messages = d, d
+		s.Topology.Queues[3].Rates.NetKnown = false
+		fc.snap = s
+		h.send(pollMsg{gen: h.m.gen})
+	}
+	got := sparkline(h.m.home.hist.depths("orders.dlq", 8), 8)
+	// The first snapshot (12) and the four fed here.
+	if got != "   ▃▁▂▄█" {
+		t.Fatalf("sparkline %q", got)
+	}
+	// Net rate from history: +20 in 2 s, so the queue grows.
+	if rs := h.m.home.stats(&homeRow{name: "orders.dlq", q: &fc.snap.Topology.Queues[3]}); !rs.netOK || rs.net != 10 {
+		t.Fatalf("history net rate %+v", rs)
+	}
+}
+
+func TestHeaderFindingShownForSelectedQueue(t *testing.T) {
+	h := newHarness(t, newFake(), Options{}, 80, 24).start()
+	h.mustContain("no findings")
+	h.key("down", "down", "down", "down", "down") // payments.wait
+	h.mustContain("✖ stuck: 7 messages here never return")
+}
+
+func TestRetryStateShown(t *testing.T) {
+	m := fixtureMessage(1)
+	m.Retry = retry.RetryState{Count: 2, Source: retry.SourceXDeath}
+	lines := ansi.Strip(strings.Join(renderRetrySummary(&m, fixedNow, 80, newStylesForTest()), "\n"))
+	if !strings.Contains(lines, "2 (from x-death)") {
+		t.Fatalf("retry summary:\n%s", lines)
+	}
+}

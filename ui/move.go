@@ -1,0 +1,532 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/progress"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+
+	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/retry"
+)
+
+// moveSpec is what the move dialog is opened on.
+type moveSpec struct {
+	queue  string
+	ladder *retry.Ladder
+	depth  int64           // ready messages, for "whole queue"
+	cursor *broker.Message // the message under the cursor, if any
+	marked []int           // positions of marked messages (as the peek numbered them)
+}
+
+// Scope choices.
+type scopeKind int
+
+const (
+	scopeSelected scopeKind = iota
+	scopeMarked
+	scopeFirstN
+	scopeAll
+)
+
+type scopeOpt struct {
+	label string
+	kind  scopeKind
+}
+
+type targetOpt struct {
+	label  string
+	target broker.Target
+	typed  bool // the user types queue:NAME or exchange:NAME:KEY
+}
+
+type delayOpt struct {
+	label string
+	d     time.Duration
+	typed bool
+}
+
+type moveStep int
+
+const (
+	stepForm    moveStep = iota
+	stepPreview          // dry run asked for or shown, waiting for confirmation
+	stepRunning
+	stepSummary
+)
+
+// Form fields, in focus order.
+const (
+	fieldScope = iota
+	fieldTarget
+	fieldDelay
+	fieldReset
+	fieldCount
+)
+
+// moveModel is the move / re-publish dialog: choose, preview (dry run),
+// confirm, watch progress, read the summary. It is the only caller of
+// Client.Move, so the confirmation rule lives in one place.
+type moveModel struct {
+	c    *common
+	w, h int
+
+	spec    moveSpec
+	scopes  []scopeOpt
+	targets []targetOpt
+	delays  []delayOpt
+	sel     [3]int // chosen scope, target, delay
+	reset   bool
+	focus   int
+	count   lineInput // N for "first N"
+	tTarget lineInput
+	tDelay  lineInput
+	formErr string
+
+	step    moveStep
+	id      int // routes results; bumped for every Move call
+	req     broker.MoveRequest
+	preview *broker.MoveReport
+	err     error
+
+	progress   broker.MoveProgress
+	cancel     context.CancelFunc
+	cancelling bool
+	progressCh chan broker.MoveProgress
+	report     *broker.MoveReport
+	bar        progress.Model
+}
+
+func newMove(c *common) *moveModel {
+	bar := progress.New(progress.WithFillCharacters('█', '░'), progress.WithoutPercentage())
+	bar.FullColor, bar.EmptyColor = c.styles.ProgressA, c.styles.ProgressB
+	return &moveModel{c: c, bar: bar}
+}
+
+// open starts the dialog afresh for spec.
+func (m *moveModel) open(spec moveSpec) {
+	id := m.id
+	*m = moveModel{c: m.c, w: m.w, h: m.h, bar: m.bar, spec: spec, id: id + 1}
+	m.count.set("10")
+	m.scopes = scopeOptions(spec)
+	m.targets = targetOptions(spec)
+	m.delays = delayOptions(spec, m.c.policy)
+}
+
+func scopeOptions(s moveSpec) []scopeOpt {
+	var out []scopeOpt
+	if len(s.marked) > 0 {
+		out = append(out, scopeOpt{label: "marked messages (" + strconv.Itoa(len(s.marked)) + ")", kind: scopeMarked})
+	}
+	if s.cursor != nil {
+		out = append(out, scopeOpt{label: "this message (#" + strconv.Itoa(s.cursor.Position) + ")", kind: scopeSelected})
+	}
+	out = append(out,
+		scopeOpt{label: "the first N", kind: scopeFirstN},
+		scopeOpt{label: "the whole queue (" + fmtCount(s.depth) + " ready)", kind: scopeAll})
+	return out
+}
+
+func targetOptions(s moveSpec) []targetOpt {
+	out := []targetOpt{{label: "origin (where each message was first published)", target: broker.Target{Kind: broker.TargetOrigin}}}
+	if l := s.ladder; l != nil {
+		if l.Main != s.queue {
+			out = append(out, targetOpt{label: "main queue " + l.Main, target: broker.Target{Kind: broker.TargetQueue, Name: l.Main}})
+		}
+		for _, t := range l.Tiers {
+			if t.Queue != s.queue {
+				out = append(out, targetOpt{label: "tier " + t.Queue + " (" + retry.FormatDelay(t.TTL) + ")", target: broker.Target{Kind: broker.TargetQueue, Name: t.Queue}})
+			}
+		}
+		if l.DLQ != "" && l.DLQ != s.queue {
+			out = append(out, targetOpt{label: "DLQ " + l.DLQ, target: broker.Target{Kind: broker.TargetQueue, Name: l.DLQ}})
+		}
+	}
+	return append(out, targetOpt{label: "typed", typed: true})
+}
+
+func delayOptions(s moveSpec, p *retry.Policy) []delayOpt {
+	out := []delayOpt{{label: "none (publish now)"}}
+	seen := map[time.Duration]bool{}
+	if l := s.ladder; l != nil {
+		for _, t := range l.Tiers {
+			if t.TTL > 0 && !seen[t.TTL] {
+				seen[t.TTL] = true
+				out = append(out, delayOpt{label: retry.FormatDelay(t.TTL) + " (TTL of " + t.Queue + ")", d: t.TTL})
+			}
+		}
+	}
+	if p != nil && p.Validate() == nil {
+		attempt := 1
+		if s.cursor != nil {
+			attempt = int(s.cursor.Retry.Count) + 1
+		}
+		d := p.Nominal(attempt)
+		out = append(out, delayOpt{label: retry.FormatDelay(d) + " (policy, attempt " + strconv.Itoa(attempt) + ")", d: d})
+	}
+	return append(out, delayOpt{label: "typed", typed: true})
+}
+
+func (m *moveModel) SetSize(w, h int) {
+	m.w, m.h = w, h
+	m.bar.SetWidth(max(10, m.innerWidth()))
+}
+
+// innerWidth is the text width inside the dialog frame.
+func (m *moveModel) innerWidth() int { return max(20, min(m.w, 100)-4) }
+
+// Capturing: a focused text field takes every printable key.
+func (m *moveModel) Capturing() bool { return m.step == stepForm && m.typing() }
+
+func (m *moveModel) typing() bool {
+	switch m.focus {
+	case fieldTarget:
+		return m.targets[m.sel[1]].typed
+	case fieldDelay:
+		return m.delays[m.sel[2]].typed
+	case fieldCount:
+		return true
+	}
+	return false
+}
+
+// running reports a move in flight (quitting waits for it to stop).
+func (m *moveModel) running() bool { return m.step == stepRunning }
+
+// Back: esc steps back through the dialog; while moving it cancels the
+// move, which stops after the batch in flight is settled.
+func (m *moveModel) Back() (bool, tea.Cmd) { return true, m.cancelStep() }
+
+func (m *moveModel) cancelStep() tea.Cmd {
+	switch m.step {
+	case stepForm:
+		return navCmd(backMsg{})
+	case stepPreview:
+		m.step, m.preview, m.err = stepForm, nil, nil
+		m.id++ // a dry run still in flight is now stale
+	case stepRunning:
+		m.stop()
+	case stepSummary:
+		return m.close()
+	}
+	return nil
+}
+
+// stop cancels a running move.
+func (m *moveModel) stop() {
+	if m.cancel != nil && !m.cancelling {
+		m.cancelling = true
+		m.cancel()
+	}
+}
+
+func (m *moveModel) close() tea.Cmd {
+	moved := m.report != nil && m.report.Moved > 0
+	q := m.spec.queue
+	return tea.Sequence(navCmd(backMsg{}), navCmd(moveClosedMsg{queue: q, moved: moved}))
+}
+
+func (m *moveModel) Update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case tea.KeyPressMsg:
+		return m.handleKey(msg)
+	case tea.PasteMsg:
+		if m.step == stepForm {
+			m.input().update(msg, m.c.keys)
+		}
+	case moveDoneMsg:
+		if msg.id != m.id {
+			return nil
+		}
+		return m.done(msg)
+	case moveProgressMsg:
+		if msg.id != m.id || m.step != stepRunning {
+			return nil
+		}
+		m.progress = msg.p
+		return waitProgress(m.id, m.progressCh)
+	}
+	return nil
+}
+
+func (m *moveModel) done(msg moveDoneMsg) tea.Cmd {
+	if msg.dryRun {
+		m.preview, m.err = msg.report, msg.err
+		return nil
+	}
+	if m.cancel != nil {
+		m.cancel()
+	}
+	m.step, m.report, m.err = stepSummary, msg.report, msg.err
+	if msg.report != nil {
+		m.progress.Done = msg.report.Moved + msg.report.Failed + msg.report.Returned + msg.report.Skipped
+		m.progress.Moved, m.progress.Failed = msg.report.Moved, msg.report.Failed
+	}
+	return nil
+}
+
+func (m *moveModel) input() *lineInput {
+	switch m.focus {
+	case fieldTarget:
+		return &m.tTarget
+	case fieldDelay:
+		return &m.tDelay
+	}
+	return &m.count
+}
+
+func (m *moveModel) handleKey(msg tea.KeyPressMsg) tea.Cmd {
+	k := m.c.keys
+	switch m.step {
+	case stepForm:
+		return m.formKey(msg)
+	case stepPreview:
+		switch {
+		case key.Matches(msg, k.Confirm):
+			if m.preview != nil && m.err == nil {
+				return m.start()
+			}
+		case key.Matches(msg, k.Cancel):
+			return m.cancelStep()
+		}
+	case stepRunning:
+		if key.Matches(msg, k.Cancel) {
+			m.stop()
+		}
+	case stepSummary:
+		if key.Matches(msg, k.Confirm, k.Cancel) {
+			return m.close()
+		}
+	}
+	return nil
+}
+
+func (m *moveModel) formKey(msg tea.KeyPressMsg) tea.Cmd {
+	k := m.c.keys
+	// Typed text first, so j, k, y, n and space can be typed into fields;
+	// tab, arrows and enter still navigate.
+	if m.typing() && msg.Text != "" && !key.Matches(msg, k.Open) && m.input().update(msg, k) {
+		m.formErr = ""
+		return nil
+	}
+	if m.typing() && key.Matches(msg, k.DeleteChar) {
+		m.input().update(msg, k)
+		return nil
+	}
+	fields := m.fields()
+	pos := slices.Index(fields, m.focus)
+	switch {
+	case key.Matches(msg, k.Next):
+		m.focus = fields[(pos+1)%len(fields)]
+	case key.Matches(msg, k.Prev):
+		m.focus = fields[(pos+len(fields)-1)%len(fields)]
+	case key.Matches(msg, k.Toggle):
+		m.cycle(1)
+	case key.Matches(msg, k.Untoggle):
+		m.cycle(-1)
+	case key.Matches(msg, k.Confirm):
+		return m.submit()
+	case key.Matches(msg, k.Cancel):
+		return m.cancelStep()
+	}
+	return nil
+}
+
+// fields lists the focusable fields: N only with "first N".
+func (m *moveModel) fields() []int {
+	f := []int{fieldScope}
+	if m.scopes[m.sel[0]].kind == scopeFirstN {
+		f = append(f, fieldCount)
+	}
+	return append(f, fieldTarget, fieldDelay, fieldReset)
+}
+
+func (m *moveModel) cycle(d int) {
+	m.formErr = ""
+	wrap := func(i, n int) int { return (i + d + n) % n }
+	switch m.focus {
+	case fieldScope:
+		m.sel[0] = wrap(m.sel[0], len(m.scopes))
+	case fieldTarget:
+		m.sel[1] = wrap(m.sel[1], len(m.targets))
+	case fieldDelay:
+		m.sel[2] = wrap(m.sel[2], len(m.delays))
+	case fieldReset:
+		m.reset = !m.reset
+	}
+}
+
+// buildRequest turns the form into a MoveRequest or says what is wrong.
+func (m *moveModel) buildRequest() (broker.MoveRequest, error) {
+	req := broker.MoveRequest{From: m.spec.queue, ResetRetries: m.reset}
+	switch m.scopes[m.sel[0]].kind {
+	case scopeSelected:
+		req.Positions = []int{m.spec.cursor.Position}
+	case scopeMarked:
+		req.Positions = slices.Sorted(slices.Values(m.spec.marked))
+	case scopeFirstN:
+		n, err := strconv.Atoi(strings.TrimSpace(m.count.String()))
+		if err != nil || n <= 0 {
+			return req, fmt.Errorf("the count must be a positive number, not %q", m.count.String())
+		}
+		req.Limit = n
+	}
+	t := m.targets[m.sel[1]]
+	if t.typed {
+		tt, err := parseTarget(m.tTarget.String())
+		if err != nil {
+			return req, err
+		}
+		req.To = tt
+	} else {
+		req.To = t.target
+	}
+	d := m.delays[m.sel[2]]
+	if d.typed {
+		dd, err := parseDelay(m.tDelay.String())
+		if err != nil {
+			return req, err
+		}
+		req.Delay = dd
+	} else {
+		req.Delay = d.d
+	}
+	return req, nil
+}
+
+// parseTarget reads queue:NAME or exchange:NAME:KEY (KEY may hold colons;
+// an empty NAME is the default exchange).
+func parseTarget(s string) (broker.Target, error) {
+	kind, rest, ok := strings.Cut(strings.TrimSpace(s), ":")
+	switch {
+	case ok && kind == "queue" && rest != "":
+		return broker.Target{Kind: broker.TargetQueue, Name: rest}, nil
+	case ok && kind == "exchange":
+		name, rk, ok := strings.Cut(rest, ":")
+		if ok {
+			return broker.Target{Kind: broker.TargetExchange, Name: name, RoutingKey: rk}, nil
+		}
+	}
+	return broker.Target{}, errors.New("target: type queue:NAME or exchange:NAME:KEY")
+}
+
+// parseDelay reads a Go duration (90s, 1m30s, 250ms); a bare number is ms,
+// the broker's TTL unit.
+func parseDelay(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil && n >= 0 {
+		return time.Duration(n) * time.Millisecond, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("delay: %q is not a duration like 30s or 5m", s)
+	}
+	return d, nil
+}
+
+// submit validates the form and asks for a dry run: nothing moves before
+// the user has seen the plan and confirmed it.
+func (m *moveModel) submit() tea.Cmd {
+	req, err := m.buildRequest()
+	if err != nil {
+		m.formErr = err.Error()
+		return nil
+	}
+	m.req = req
+	m.step, m.preview, m.err = stepPreview, nil, nil
+	m.id++
+	dry := req
+	dry.DryRun = true
+	ctx, cancel := context.WithTimeout(context.Background(), peekTimeout)
+	cmd := moveCmd(ctx, m.c.client, m.id, dry, nil)
+	return func() tea.Msg {
+		defer cancel()
+		return cmd()
+	}
+}
+
+// start runs the confirmed move, with progress through a channel.
+func (m *moveModel) start() tea.Cmd {
+	m.step = stepRunning
+	m.id++
+	m.progress = broker.MoveProgress{Total: m.preview.Requested}
+	ctx, cancel := context.WithTimeout(context.Background(), moveTimeout)
+	m.cancel = cancel
+	m.progressCh = make(chan broker.MoveProgress, 1)
+	return tea.Batch(moveCmd(ctx, m.c.client, m.id, m.req, m.progressCh), waitProgress(m.id, m.progressCh))
+}
+
+func (m *moveModel) View() string {
+	st := m.c.styles
+	iw := m.innerWidth()
+	var lines []string
+	switch m.step {
+	case stepForm:
+		lines = renderMoveForm(m.formView(), iw, st)
+	case stepPreview:
+		lines = renderMovePreview(m.spec.queue, m.req, m.preview, m.err, iw, max(3, m.h-8), st, m.c.keys)
+	case stepRunning, stepSummary:
+		var bar string
+		total := m.progress.Total
+		if total > 0 {
+			bar = m.bar.ViewAs(float64(m.progress.Done) / float64(total))
+		}
+		lines = renderMoveProgress(m.spec.queue, m.req, m.progress, bar, m.cancelling && m.step == stepRunning, iw, st, m.c.keys)
+		if m.step == stepSummary {
+			lines = append(lines, "")
+			lines = append(lines, renderMoveSummary(m.report, m.err, iw, st, m.c.keys)...)
+		}
+	}
+	box := st.Dialog.Width(iw + 4).Render(strings.Join(lines, "\n"))
+	return lipgloss.Place(m.w, m.h, lipgloss.Center, lipgloss.Center, box)
+}
+
+// formView copies what the form renderer needs.
+func (m *moveModel) formView() moveForm {
+	f := moveForm{
+		queue:  m.spec.queue,
+		scope:  m.scopes[m.sel[0]].label,
+		target: m.targets[m.sel[1]].label,
+		delay:  m.delays[m.sel[2]].label,
+		reset:  m.reset,
+		focus:  m.focus,
+		err:    m.formErr,
+		keys:   m.c.keys,
+	}
+	if m.scopes[m.sel[0]].kind == scopeFirstN {
+		f.count = &m.count
+	}
+	if m.targets[m.sel[1]].typed {
+		f.tTarget = &m.tTarget
+	}
+	if m.delays[m.sel[2]].typed {
+		f.tDelay = &m.tDelay
+	}
+	return f
+}
+
+func (m *moveModel) ShortHelp() []key.Binding {
+	k := m.c.keys
+	switch m.step {
+	case stepForm:
+		return []key.Binding{k.Next, k.Toggle, k.Untoggle, k.Confirm, k.Cancel}
+	case stepPreview:
+		return []key.Binding{k.Confirm, k.Cancel}
+	case stepRunning:
+		return []key.Binding{k.Cancel}
+	}
+	return []key.Binding{k.Confirm, k.Cancel}
+}
+
+func (m *moveModel) FullHelp() [][]key.Binding {
+	k := m.c.keys
+	return [][]key.Binding{{k.Next, k.Prev, k.Toggle, k.Untoggle}, {k.Confirm, k.Cancel, k.DeleteChar}}
+}

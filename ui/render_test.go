@@ -1,0 +1,311 @@
+package ui
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/ui/style"
+	"github.com/ladder-tui/ladder/ui/termtext"
+)
+
+func newStylesForTest() *style.Styles { return style.New(style.DefaultTheme(), true) }
+
+func TestFormatters(t *testing.T) {
+	for _, tc := range []struct{ got, want string }{
+		{fmtCount(1204), "1204"},
+		{fmtCount(123_456), "123k"},
+		{fmtCount(12_300_000), "12.3M"},
+		{fmtCount(-1), "–"},
+		{fmtRate(0, true), "0"},
+		{fmtRate(12.34, true), "12.3"},
+		{fmtRate(-3, true), "3.0"},
+		{fmtRate(1, false), "–"},
+		{fmtRate(math.NaN(), true), "–"},
+		{fmtDur(850 * time.Millisecond), "850ms"},
+		{fmtDur(4 * time.Second), "4s"},
+		{fmtDur(90 * time.Second), "1m30s"},
+		{fmtDur(2*time.Hour + 5*time.Minute), "2h5m"},
+		{fmtDur(76 * time.Hour), "3d4h"},
+		{fmtApprox(143 * time.Second), "2m"},
+		{fmtApprox(30 * time.Hour), "30h"},
+		{fmtBytes(512), "512B"},
+		{fmtBytes(1300), "1.3K"},
+		{fmtBytes(34 * 1024), "34K"},
+		{fmtAge(fixedNow.Add(-time.Minute), fixedNow), "1m"},
+		{fmtAge(time.Time{}, fixedNow), "–"},
+		{fmtAge(fixedNow.Add(time.Second), fixedNow), "-1s"},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("got %q, want %q", tc.got, tc.want)
+		}
+	}
+}
+
+func TestSparkline(t *testing.T) {
+	s := func(ds ...int64) []sample {
+		out := make([]sample, len(ds))
+		for i, d := range ds {
+			out[i].depth = d
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		in    []sample
+		width int
+		want  string
+	}{
+		{s(), 4, "    "},
+		{s(0, 0), 3, " ▁▁"},
+		{s(0, 1, 70), 3, "▁▂█"}, // a small non-zero value is not drawn as zero
+		{s(1, 2, 3, 4, 5, 6, 7, 8, 9, 10), 4, "▅▆▇█"},
+	} {
+		if got := sparkline(tc.in, tc.width); got != tc.want {
+			t.Errorf("sparkline(%v, %d) = %q, want %q", tc.in, tc.width, got, tc.want)
+		}
+	}
+}
+
+func TestRing(t *testing.T) {
+	var r ring
+	for i := range historyLen + 5 {
+		r.push(sample{depth: int64(i)})
+	}
+	got := r.last(3, nil)
+	if len(got) != 3 || got[0].depth != historyLen+2 || got[2].depth != historyLen+4 {
+		t.Fatalf("last 3 = %+v", got)
+	}
+	h := newHistory()
+	h.record(fixedNow, map[string]int64{"a": 1, "b": 2})
+	h.record(fixedNow.Add(time.Second), map[string]int64{"a": 3})
+	if _, ok := h.q["b"]; ok {
+		t.Fatal("a deleted queue kept its history")
+	}
+	if r, ok := h.netRate("a"); !ok || r != 2 {
+		t.Fatalf("net rate %v %v", r, ok)
+	}
+}
+
+func TestDrainCell(t *testing.T) {
+	for _, tc := range []struct {
+		depth int64
+		rs    rowStats
+		want  string
+	}{
+		{0, rowStats{net: -5, netOK: true}, ""},
+		{600, rowStats{net: -5, netOK: true}, "~2m"},
+		{600, rowStats{net: 5, netOK: true}, "grow"},
+		{600, rowStats{}, "–"},
+	} {
+		if got := drainCell(tc.depth, tc.rs); got != tc.want {
+			t.Errorf("drainCell(%d, %+v) = %q, want %q", tc.depth, tc.rs, got, tc.want)
+		}
+	}
+}
+
+func TestBadges(t *testing.T) {
+	st := newStylesForTest()
+	fs := []retry.Finding{{Code: retry.CodeStuck, Severity: retry.SeverityError}, {Code: retry.CodeNoDLQ}, {Code: retry.CodeHoLRisk}}
+	if got := renderBadges(fs, 7, false, st).text; got != "STUCK+2" {
+		t.Fatalf("narrow badges %q", got)
+	}
+	if got := renderBadges(fs, 40, true, st).text; got != "stuck no-dlq hol-risk" {
+		t.Fatalf("wide badges %q", got)
+	}
+}
+
+// Layouts add up to the width exactly, at and above 80 columns.
+func TestLayoutsFillWidth(t *testing.T) {
+	st := newStylesForTest()
+	s := fixtureSnapshot()
+	rows := buildHomeRows(s, "")
+	msg := fixtureMessage(1)
+	for w := 80; w <= 260; w += 7 {
+		c := homeLayout(w)
+		if got := ansi.StringWidth(renderHomeRow(&rows[1], rowStats{}, c, st, false, false)); got != w {
+			t.Errorf("home row at %d is %d wide", w, got)
+		}
+		if got := ansi.StringWidth(renderHomeHeader(c, st)); got != w {
+			t.Errorf("home header at %d is %d wide", w, got)
+		}
+		bc := browserLayout(w)
+		if got := 2 + ansi.StringWidth(renderBrowserRow(&msg, bc, fixedNow)); got != w {
+			t.Errorf("browser row at %d is %d wide", w, got)
+		}
+		if got := ansi.StringWidth(renderBrowserHeader(bc, st)); got != w {
+			t.Errorf("browser header at %d is %d wide", w, got)
+		}
+	}
+}
+
+func TestBuildHomeRows(t *testing.T) {
+	rows := buildHomeRows(fixtureSnapshot(), "")
+	var got []string
+	for _, r := range rows {
+		if r.kind == rowSection {
+			got = append(got, r.title)
+		} else {
+			got = append(got, r.name)
+		}
+	}
+	want := "LADDERS (2)|orders|orders.retry.5s|orders.retry.1m|orders.delayed|orders.dlq|payments|payments.wait|OTHER QUEUES (2)|audit|" + evilQueue
+	if strings.Join(got, "|") != want {
+		t.Fatalf("rows %q", got)
+	}
+	if !rows[5].last || rows[4].last || !rows[7].last {
+		t.Fatal("tree ends misplaced")
+	}
+	if len(rows[7].finds) != 1 || rows[7].finds[0].Code != retry.CodeStuck {
+		t.Fatal("finding not attached to its queue")
+	}
+}
+
+func TestAMQPTypes(t *testing.T) {
+	type table map[string]any // like amqp091's Table
+	for v, want := range map[any]string{
+		"s": "longstr", int8(1): "byte (int8)", int16(1): "short (int16)", int32(1): "int (int32)",
+		int64(1): "long (int64)", float32(1): "float (float32)", 1.5: "double (float64)", true: "bool",
+		uint8(1): "ubyte (uint8)",
+	} {
+		if got := amqpType(v); got != want {
+			t.Errorf("amqpType(%T) = %q, want %q", v, got, want)
+		}
+	}
+	for _, tc := range []struct {
+		v    any
+		want string
+	}{
+		{[]byte("x"), "bytes"}, {fixedNow, "timestamp"}, {[]any{1, 2}, "array[2]"},
+		{map[string]any{}, "table"}, {table{"a": 1}, "table"}, {nil, "void"},
+	} {
+		if got := amqpType(tc.v); got != tc.want {
+			t.Errorf("amqpType(%T) = %q, want %q", tc.v, got, tc.want)
+		}
+	}
+	// A named table type is walked like a plain one.
+	lines := ansi.Strip(strings.Join(renderHeaders(retry.Headers{"t": table{"inner": int32(7)}}, 80, newStylesForTest()), "\n"))
+	if !strings.Contains(lines, "inner") || !strings.Contains(lines, "int (int32)") {
+		t.Fatalf("nested named table not shown:\n%s", lines)
+	}
+}
+
+func TestRenderBody(t *testing.T) {
+	lines, kind := renderBody([]byte(`{"a":[1,2]}`), "", 80)
+	if kind != bodyJSON || strings.Join(lines, "\n") != "{\n  \"a\": [\n    1,\n    2\n  ]\n}" {
+		t.Fatalf("json: %v %q", kind, lines)
+	}
+	lines, kind = renderBody([]byte("hello\tworld\r\nline2 \x1b[31m"), "text/plain", 80)
+	if kind != bodyText || lines[0] != "hello   world" || lines[1] != `line2 \x1b[31m` {
+		t.Fatalf("text: %v %q", kind, lines)
+	}
+	lines, kind = renderBody(append(make([]byte, 16), 0, 1, 2, 0xff, 'A'), "", 80)
+	// hexdump -C: the ASCII column starts at the same place on every line.
+	if kind != bodyBinary || len(lines) != 2 || !strings.HasPrefix(lines[1], "00000010  00 01 02 ff 41 ") ||
+		!strings.HasSuffix(lines[1], "|....A|") || strings.Index(lines[0], "|") != 60 || strings.Index(lines[1], "|") != 60 {
+		t.Fatalf("binary: %v %q", kind, lines)
+	}
+	lines, _ = renderBody([]byte(strings.Repeat("word ", 40)), "", 30)
+	for _, l := range lines {
+		if termtext.Width(l) > 30 {
+			t.Fatalf("body line wider than the view: %q", l)
+		}
+	}
+	if _, kind := renderBody(nil, "", 80); kind != bodyEmpty {
+		t.Fatal("empty body")
+	}
+}
+
+func TestBrowserCells(t *testing.T) {
+	at := fixedNow
+	for _, tc := range []struct {
+		h    *retry.HoLMark
+		want string
+	}{
+		{nil, "–"},
+		{&retry.HoLMark{NeverDue: true}, "never"},
+		{&retry.HoLMark{Overdue: 3 * time.Minute}, "+3m"},
+		{&retry.HoLMark{DueAt: at.Add(4 * time.Second)}, "4s"},
+	} {
+		if got := dueCell(tc.h, at, false); got != tc.want {
+			t.Errorf("dueCell(%+v) = %q, want %q", tc.h, got, tc.want)
+		}
+	}
+	if got := holCell(&retry.HoLMark{Blocked: true, BlockedBy: 3}, true); got != "HoL←#3" {
+		t.Errorf("holCell = %q", got)
+	}
+	if got := retryCell(retry.RetryState{Count: 3, Source: retry.SourceXDeath}, false); got != "3 xd" {
+		t.Errorf("retryCell = %q", got)
+	}
+	if got := lastDeath([]retry.Death{{Queue: "q", Reason: retry.ReasonOther, RawReason: "weird"}}); got != "weird@q" {
+		t.Errorf("lastDeath = %q", got)
+	}
+}
+
+func TestParseTargetAndDelay(t *testing.T) {
+	for in, want := range map[string]broker.Target{
+		"queue:orders":        {Kind: broker.TargetQueue, Name: "orders"},
+		"exchange:x:a.b":      {Kind: broker.TargetExchange, Name: "x", RoutingKey: "a.b"},
+		"exchange::orders":    {Kind: broker.TargetExchange, Name: "", RoutingKey: "orders"},
+		"exchange:x:key:with": {Kind: broker.TargetExchange, Name: "x", RoutingKey: "key:with"},
+	} {
+		if got, err := parseTarget(in); err != nil || got != want {
+			t.Errorf("parseTarget(%q) = %+v, %v", in, got, err)
+		}
+	}
+	for _, bad := range []string{"", "queue:", "orders", "exchange:x", "topic:x"} {
+		if _, err := parseTarget(bad); err == nil {
+			t.Errorf("parseTarget(%q) accepted", bad)
+		}
+	}
+	for in, want := range map[string]time.Duration{"90s": 90 * time.Second, "1m30s": 90 * time.Second, "250": 250 * time.Millisecond} {
+		if got, err := parseDelay(in); err != nil || got != want {
+			t.Errorf("parseDelay(%q) = %v, %v", in, got, err)
+		}
+	}
+	for _, bad := range []string{"", "-5s", "soon"} {
+		if _, err := parseDelay(bad); err == nil {
+			t.Errorf("parseDelay(%q) accepted", bad)
+		}
+	}
+}
+
+func TestMoveOptions(t *testing.T) {
+	l := &fixtureSnapshot().Ladders[0]
+	msg := fixtureMessage(0)
+	spec := moveSpec{queue: "orders.dlq", ladder: l, depth: 12, cursor: &msg, marked: []int{1, 2}}
+	var targets []string
+	for _, o := range targetOptions(spec) {
+		targets = append(targets, o.label)
+	}
+	if got := strings.Join(targets, "|"); got != "origin (where each message was first published)|main queue orders|tier orders.retry.5s (5s)|tier orders.retry.1m (1m)|typed" {
+		t.Fatalf("targets %q", got)
+	}
+	p := &retry.Policy{Backoff: retry.BackoffExponential, Base: 5 * time.Second, Factor: 5}
+	var delays []string
+	for _, o := range delayOptions(spec, p) {
+		delays = append(delays, o.label)
+	}
+	// The message has 3 retries: the policy's next is attempt 4, 5s × 5³.
+	if got := strings.Join(delays, "|"); got != "none (publish now)|5s (TTL of orders.retry.5s)|1m (TTL of orders.retry.1m)|10m25s (policy, attempt 4)|typed" {
+		t.Fatalf("delays %q", got)
+	}
+	var scopes []string
+	for _, o := range scopeOptions(spec) {
+		scopes = append(scopes, o.label)
+	}
+	if got := strings.Join(scopes, "|"); got != "marked messages (2)|this message (#0)|the first N|the whole queue (12 ready)" {
+		t.Fatalf("scopes %q", got)
+	}
+}
+
+func TestProgressLine(t *testing.T) {
+	got := progressLine(broker.MoveProgress{Total: 100, Done: 25, Moved: 24, Failed: 1, Elapsed: 5 * time.Second})
+	if got != "25 of 100 · 5.0 msg/s · ETA 15s · moved 24 · failed 1" {
+		t.Fatalf("progress %q", got)
+	}
+}

@@ -1,0 +1,392 @@
+package ui
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/ui/termtext"
+)
+
+// Layout limits: below them the screen says so instead of drawing a
+// broken layout.
+const (
+	minWidth  = 80
+	minHeight = 24
+	// chrome is the title bar, the status line and the help line.
+	chrome = 3
+)
+
+// reconnectPolicy is how long the UI waits between failed snapshots: the
+// retry engine's own exponential backoff, 1 s doubling to 30 s.
+var reconnectPolicy = retry.Policy{Backoff: retry.BackoffExponential, Base: time.Second, Factor: 2, Cap: 30 * time.Second}
+
+// Model is the root model: it owns the screen stack, global keys, the
+// polling loop and the chrome (title bar, status line, help line).
+type Model struct {
+	c       *common
+	open    func(string) (broker.Client, error)
+	owned   []broker.Client // clients opened by the vhost switcher, closed on exit
+	title   string
+	refresh time.Duration
+	w, h    int
+
+	gen int // polling generation: answers and ticks of older ones are dropped
+
+	home      *homeModel
+	browser   *browserModel
+	inspector *inspectorModel
+	move      *moveModel
+	helpView  *helpModel
+	vhosts    *vhostModel
+	stack     []screen
+
+	status    string
+	statusErr bool
+	quitting  bool // q pressed during a move: quit when it has stopped
+	helpBar   help.Model
+}
+
+// newModel builds the root model; now is the clock (tests pass a fixed one).
+func newModel(opts Options, c *common) *Model {
+	m := &Model{
+		c:       c,
+		open:    opts.Open,
+		title:   opts.Title,
+		refresh: opts.Refresh,
+	}
+	if m.refresh <= 0 {
+		m.refresh = 2 * time.Second
+	}
+	if m.open == nil {
+		c.keys.Vhost.SetEnabled(false)
+	}
+	m.home = newHome(c)
+	m.browser = newBrowser(c)
+	m.inspector = newInspector(c)
+	m.move = newMove(c)
+	m.helpView = newHelp(c)
+	m.vhosts = newVhosts(c)
+	m.stack = []screen{m.home}
+	m.helpBar = help.New()
+	m.helpBar.Styles = c.styles.Help
+	return m
+}
+
+func (m *Model) screens() []screen {
+	return []screen{m.home, m.browser, m.inspector, m.move, m.helpView, m.vhosts}
+}
+
+func (m *Model) top() screen { return m.stack[len(m.stack)-1] }
+
+func (m *Model) push(s screen) {
+	if m.top() != s {
+		m.stack = append(m.stack, s)
+	}
+}
+
+func (m *Model) pop() {
+	if len(m.stack) > 1 {
+		m.stack = m.stack[:len(m.stack)-1]
+	}
+}
+
+// Init takes the first snapshot at once.
+func (m *Model) Init() tea.Cmd { return m.poll() }
+
+func (m *Model) poll() tea.Cmd { return snapshotCmd(m.c.client, m.gen, m.c.now) }
+
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	return m, m.update(msg)
+}
+
+func (m *Model) update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.w, m.h = msg.Width, msg.Height
+		m.helpBar.SetWidth(m.w)
+		// Every screen, hidden ones too, so going back shows the right size.
+		for _, s := range m.screens() {
+			s.SetSize(m.w, max(0, m.h-chrome))
+		}
+		return nil
+	case tea.KeyPressMsg:
+		return m.handleKey(msg)
+	case tea.PasteMsg:
+		return m.top().Update(msg)
+	case pollMsg:
+		if msg.gen != m.gen {
+			return nil
+		}
+		return m.poll()
+	case countdownMsg:
+		return m.countdown(msg)
+	case snapshotMsg:
+		return m.snapshot(msg)
+	case refreshMsg:
+		m.gen++ // any tick or answer of the old loop is now stale
+		return m.poll()
+	case openQueueMsg:
+		cmd := m.browser.open(msg.queue)
+		m.push(m.browser)
+		return cmd
+	case openMessageMsg:
+		m.inspector.open(msg)
+		m.push(m.inspector)
+		return nil
+	case openMoveMsg:
+		// The one place mutations are allowed or refused.
+		if m.c.readOnly {
+			return m.setStatus("read-only: moving messages is disabled", true)
+		}
+		m.move.open(msg.spec)
+		m.push(m.move)
+		return nil
+	case backMsg:
+		m.pop()
+		return nil
+	case statusMsg:
+		return m.setStatus(msg.text, msg.err)
+	case switchVhostMsg:
+		if m.open == nil {
+			return nil
+		}
+		return openCmd(m.open, msg.vhost)
+	case clientOpenedMsg:
+		return m.switchClient(msg)
+	}
+	// Data messages go to every screen; each keeps what concerns it.
+	var cmds []tea.Cmd
+	for _, s := range m.screens() {
+		cmds = append(cmds, s.Update(msg))
+	}
+	if _, ok := msg.(moveDoneMsg); ok && m.quitting && !m.move.running() {
+		cmds = append(cmds, tea.Quit)
+	}
+	return tea.Batch(cmds...)
+}
+
+func (m *Model) setStatus(text string, isErr bool) tea.Cmd {
+	m.status, m.statusErr = text, isErr
+	return nil
+}
+
+func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
+	k := m.c.keys
+	top := m.top()
+	if key.Matches(msg, k.ForceQuit) {
+		if m.quitting || !m.move.running() {
+			return tea.Quit
+		}
+		return m.quitAfterMove()
+	}
+	// esc goes to Back even while typing: it is how a filter is left.
+	if key.Matches(msg, k.Back) {
+		handled, cmd := top.Back()
+		if !handled {
+			m.pop()
+		}
+		return cmd
+	}
+	if top.Capturing() {
+		return top.Update(msg)
+	}
+	switch {
+	case key.Matches(msg, k.Quit):
+		if m.move.running() {
+			return m.quitAfterMove()
+		}
+		return tea.Quit
+	case key.Matches(msg, k.Help):
+		if top == m.helpView {
+			m.pop()
+		} else {
+			m.push(m.helpView)
+		}
+		return nil
+	case key.Matches(msg, k.Vhost) && top != m.move && top != m.vhosts:
+		m.push(m.vhosts)
+		return m.vhosts.open()
+	}
+	m.status = "" // a key press acknowledges the last message
+	return top.Update(msg)
+}
+
+// quitAfterMove stops a running move and quits when it has settled, so
+// quitting never leaves a message half moved.
+func (m *Model) quitAfterMove() tea.Cmd {
+	m.quitting = true
+	m.move.stop()
+	return m.setStatus("stopping the move before quitting (ctrl+c again to quit at once)…", false)
+}
+
+// snapshot applies a current snapshot or records the broker going away.
+func (m *Model) snapshot(msg snapshotMsg) tea.Cmd {
+	if msg.gen != m.gen {
+		m.c.log.Printf("dropping snapshot of generation %d (current %d)", msg.gen, m.gen)
+		return nil
+	}
+	cs := &m.c.conn
+	if msg.err != nil || msg.snap == nil {
+		cs.down = true
+		cs.attempt++
+		cs.err = msg.err
+		delay := reconnectPolicy.Nominal(cs.attempt)
+		cs.retryAt = m.c.now().Add(delay)
+		m.c.log.Printf("snapshot failed (attempt %d), retrying in %v: %v", cs.attempt, delay, msg.err)
+		text := "broker unreachable"
+		if msg.err != nil {
+			text += ": " + termtext.Sanitize(msg.err.Error())
+		}
+		m.setStatus(text, true)
+		return m.tickCountdown(min(time.Second, delay))
+	}
+	if cs.down {
+		m.setStatus("reconnected", false)
+	}
+	cs.loaded, cs.down, cs.attempt, cs.err = true, false, 0, nil
+	cs.lastOK = msg.snap.TakenAt
+	if cs.lastOK.IsZero() {
+		cs.lastOK = msg.at
+	}
+	var cmds []tea.Cmd
+	for _, s := range m.screens() {
+		cmds = append(cmds, s.Update(msg))
+	}
+	gen := m.gen
+	cmds = append(cmds, m.c.tick(m.refresh, func(time.Time) tea.Msg { return pollMsg{gen: gen} }))
+	return tea.Batch(cmds...)
+}
+
+func (m *Model) tickCountdown(d time.Duration) tea.Cmd {
+	gen := m.gen
+	return m.c.tick(d, func(time.Time) tea.Msg { return countdownMsg{gen: gen} })
+}
+
+// countdown redraws the reconnect countdown each second and polls when due.
+func (m *Model) countdown(msg countdownMsg) tea.Cmd {
+	if msg.gen != m.gen || !m.c.conn.down {
+		return nil
+	}
+	left := m.c.conn.retryAt.Sub(m.c.now())
+	if left <= 0 {
+		return m.poll()
+	}
+	return m.tickCountdown(min(time.Second, left))
+}
+
+// switchClient replaces the broker client after the vhost switcher opened
+// a new one, and starts afresh on the home screen.
+func (m *Model) switchClient(msg clientOpenedMsg) tea.Cmd {
+	if msg.err != nil {
+		m.vhosts.Update(msg)
+		return m.setStatus("open vhost "+termtext.Sanitize(msg.vhost)+": "+termtext.Sanitize(msg.err.Error()), true)
+	}
+	var cmds []tea.Cmd
+	old := m.c.client
+	for i, c := range m.owned {
+		if c == old {
+			m.owned = append(m.owned[:i], m.owned[i+1:]...)
+			cmds = append(cmds, closeCmd(old))
+			break
+		}
+	}
+	m.owned = append(m.owned, msg.client)
+	m.c.client = msg.client
+	if msg.client.ReadOnly() && !m.c.readOnly {
+		m.c.readOnly = true
+		m.c.keys.ReadOnly()
+	}
+	m.c.conn = connState{}
+	m.home.reset()
+	m.browser.snap = nil
+	m.stack = []screen{m.home}
+	m.gen++
+	m.setStatus("switched to vhost "+termtext.Sanitize(msg.vhost), false)
+	return tea.Batch(append(cmds, m.poll())...)
+}
+
+func (m *Model) View() tea.View {
+	v := tea.NewView(m.render())
+	v.AltScreen = true
+	v.WindowTitle = "ladder"
+	if m.title != "" {
+		v.WindowTitle += " — " + termtext.Sanitize(m.title)
+	}
+	return v
+}
+
+// render draws the frame: exactly h lines of at most w cells.
+func (m *Model) render() string {
+	if m.w < minWidth || m.h < minHeight {
+		return tooSmall(m.w, m.h)
+	}
+	st := m.c.styles
+	body := fitLines(m.top().View(), m.w, m.h-chrome)
+	status := ""
+	if m.status != "" {
+		s := st.Muted
+		if m.statusErr {
+			s = st.Error
+		}
+		status = s.Render(termtext.Truncate(m.status, m.w))
+	}
+	helpLine := truncateStyled(m.helpBar.ShortHelpView(m.top().ShortHelp()), m.w)
+	return m.titleBar() + "\n" + body + "\n" + status + "\n" + helpLine
+}
+
+// titleBar is "ladder · demo · vhost / · RabbitMQ 3.13" and, on the right,
+// the connection: live, connecting, or reconnecting with its countdown.
+func (m *Model) titleBar() string {
+	st := m.c.styles
+	left := st.Title.Render("ladder")
+	plain := "ladder"
+	add := func(s string) {
+		left += st.Muted.Render(" · ") + s
+		plain += " · " + s
+	}
+	if m.title != "" {
+		add(termtext.Sanitize(m.title))
+	}
+	add("vhost " + termtext.Sanitize(m.c.client.Vhost()))
+	if m.home.snap != nil && m.home.snap.BrokerVersion != "" {
+		add("RabbitMQ " + termtext.Sanitize(m.home.snap.BrokerVersion))
+	}
+	if m.c.readOnly {
+		add("read-only")
+	}
+	cs := &m.c.conn
+	var right string
+	switch {
+	case cs.down:
+		right = st.Down.Render("○ " + cs.reconnectText(m.c.now()))
+	case !cs.loaded:
+		right = st.Muted.Render("○ connecting…")
+	default:
+		right = st.Live.Render("● live") + st.Muted.Render(" "+fmtClock(cs.lastOK))
+	}
+	rw := termtext.Width(right)
+	if termtext.Width(plain)+1+rw > m.w {
+		left = truncateStyled(left, max(0, m.w-rw-1))
+	}
+	gap := max(1, m.w-termtext.Width(left)-rw)
+	return left + strings.Repeat(" ", gap) + right
+}
+
+// tooSmall explains the minimum size in whatever room there is.
+func tooSmall(w, h int) string {
+	msg := []string{
+		"terminal too small",
+		itoaDim(w, h) + ", ladder needs " + itoaDim(minWidth, minHeight),
+		"enlarge the window or press q",
+	}
+	return fitLines(strings.Join(msg, "\n"), max(w, 1), max(min(h, len(msg)), 1))
+}
+
+func itoaDim(w, h int) string { return strconv.Itoa(w) + "×" + strconv.Itoa(h) }

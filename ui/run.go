@@ -1,0 +1,141 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
+
+	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/keymap"
+	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/ui/style"
+)
+
+// Options configure the terminal UI.
+type Options struct {
+	// Client is the broker to show (live or the demo simulation).
+	Client broker.Client
+	// Open opens a client for another vhost (the vhost switcher); nil hides
+	// the switcher.
+	Open func(vhost string) (broker.Client, error)
+	// ReadOnly removes every mutating action from keys and help. A client
+	// that reports ReadOnly() is treated the same way.
+	ReadOnly bool
+	// NoColor draws without any colour (NO_COLOR in the environment too).
+	NoColor bool
+	// Refresh is the snapshot interval (default 2s).
+	Refresh time.Duration
+	// LogFile receives debug logs; LADDER_DEBUG=1 without it logs to
+	// ladder-debug.log. Nothing is ever logged to the screen.
+	LogFile string
+	// Title names the session in the title bar ("demo").
+	Title string
+	// Policy, when set, is the retry policy whose next delay the move
+	// dialog offers.
+	Policy *retry.Policy
+	// PeekLimit is how many messages the queue browser peeks (default 1000).
+	PeekLimit int
+	// Input and Output default to the terminal.
+	Input  io.Reader
+	Output io.Writer
+}
+
+// defaultPeekLimit keeps a peek affordable: peeking a classic queue
+// redelivers every message it looks at.
+const defaultPeekLimit = 1000
+
+// Run shows the UI until the user quits or ctx ends. The terminal is
+// restored on return, whatever happened.
+func Run(ctx context.Context, opts Options) error {
+	if opts.Client == nil {
+		return errors.New("ui: no broker client")
+	}
+	logger, closeLog, err := openLog(opts.LogFile)
+	if err != nil {
+		return err
+	}
+	defer closeLog()
+	// Libraries that log through the standard logger must not write over
+	// the screen: send them to the same file (or nowhere) while we run.
+	prevOut, prevFlags, prevPrefix := log.Writer(), log.Flags(), log.Prefix()
+	log.SetOutput(logger.Writer())
+	defer func() { log.SetOutput(prevOut); log.SetFlags(prevFlags); log.SetPrefix(prevPrefix) }()
+
+	if os.Getenv("NO_COLOR") != "" {
+		opts.NoColor = true
+	}
+	m := New(opts)
+	m.c.log = logger
+	popts := []tea.ProgramOption{tea.WithContext(ctx)}
+	if opts.Input != nil {
+		popts = append(popts, tea.WithInput(opts.Input))
+	}
+	if opts.Output != nil {
+		popts = append(popts, tea.WithOutput(opts.Output))
+	}
+	if opts.NoColor {
+		popts = append(popts, tea.WithColorProfile(colorprofile.Ascii))
+	}
+	final, err := tea.NewProgram(m, popts...).Run()
+	if fm, ok := final.(*Model); ok {
+		for _, c := range fm.owned {
+			_ = c.Close()
+		}
+	}
+	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if err != nil {
+		return fmt.Errorf("ui: %w", err)
+	}
+	return nil
+}
+
+// New builds the root model without running it (tests drive it directly).
+func New(opts Options) *Model {
+	keys := keymap.Default()
+	ro := opts.ReadOnly || (opts.Client != nil && opts.Client.ReadOnly())
+	if ro {
+		keys.ReadOnly()
+	}
+	limit := opts.PeekLimit
+	if limit <= 0 {
+		limit = defaultPeekLimit
+	}
+	c := &common{
+		client:    opts.Client,
+		policy:    opts.Policy,
+		keys:      &keys,
+		styles:    style.New(style.DefaultTheme(), opts.NoColor),
+		readOnly:  ro,
+		now:       time.Now,
+		tick:      tea.Tick,
+		log:       log.New(io.Discard, "", 0),
+		peekLimit: limit,
+	}
+	return newModel(opts, c)
+}
+
+// openLog opens the debug log: opts' file, or ladder-debug.log under
+// LADDER_DEBUG=1, else a logger that discards.
+func openLog(path string) (*log.Logger, func(), error) {
+	if path == "" && os.Getenv("LADDER_DEBUG") == "1" {
+		path = "ladder-debug.log"
+	}
+	l := log.New(io.Discard, "", log.LstdFlags|log.Lmicroseconds)
+	if path == "" {
+		return l, func() {}, nil
+	}
+	f, err := tea.LogToFileWith(path, "ladder ", l)
+	if err != nil {
+		return nil, nil, fmt.Errorf("ui: log file: %w", err)
+	}
+	return l, func() { _ = f.Close() }, nil
+}

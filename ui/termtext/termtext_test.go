@@ -1,0 +1,78 @@
+package termtext
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestSanitize(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"orders", "orders"},
+		{"evil\x1b]0;pwned\x07", `evil\x1b]0;pwned\x07`},
+		{"a\rb\nc\td", `a\rb\nc\td`},
+		{"del\x7f", `del\x7f`},
+		{"csi\u009b2J", `csi\u009b2J`},
+		{"bidi\u202eevil", `bidi\u202eevil`},
+		{"bad\xffutf8\xc3", `bad\xffutf8\xc3`},
+		{"日本語 ✓ 🐇", "日本語 ✓ 🐇"},
+		{"", ""},
+	} {
+		if got := Sanitize(tc.in); got != tc.want {
+			t.Errorf("Sanitize(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+		if got := Sanitize(tc.in); strings.ContainsAny(got, "\x1b\x07\r\n\t\x7f") {
+			t.Errorf("Sanitize(%q) kept a control byte: %q", tc.in, got)
+		}
+	}
+}
+
+func TestSanitizeMultiline(t *testing.T) {
+	got := SanitizeMultiline("a\tb\r\nline2\x1b[31m\rx", 4)
+	want := "a   b\nline2\\x1b[31m\\rx"
+	if got != want {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+}
+
+func TestWidthHelpers(t *testing.T) {
+	if w := Width("日本"); w != 4 {
+		t.Fatalf("Width(日本) = %d, want 4", w)
+	}
+	if got := Truncate("orders.retry.5s", 8); got != "orders.…" {
+		t.Fatalf("Truncate = %q", got)
+	}
+	// A wide character is never split: 5 cells of "日本語" hold two of them.
+	if got := Truncate("日本語", 5); got != "日本…" || Width(got) != 5 {
+		t.Fatalf("Truncate wide = %q (%d cells)", got, Width(got))
+	}
+	if got := Truncate("short", 10); got != "short" {
+		t.Fatalf("Truncate short = %q", got)
+	}
+	if got := Fit("ab", 4); got != "ab  " {
+		t.Fatalf("Fit = %q", got)
+	}
+	if got := FitRight("12", 4); got != "  12" {
+		t.Fatalf("FitRight = %q", got)
+	}
+	if got := Fit("日本語", 4); Width(got) != 4 {
+		t.Fatalf("Fit wide = %q (%d cells)", got, Width(got))
+	}
+	if got := TruncateLeft("orders.retry.5s", 6); got != "…ry.5s" {
+		t.Fatalf("TruncateLeft = %q", got)
+	}
+	lines := Wrap("messages here never return to the main queue", 20)
+	for _, l := range lines {
+		if Width(l) > 20 {
+			t.Fatalf("Wrap line %q is wider than 20", l)
+		}
+	}
+	if lines[0] != "messages here never" {
+		t.Fatalf("Wrap cut mid-word: %q", lines)
+	}
+}
+
+func BenchmarkSanitizePlain(b *testing.B) {
+	for b.Loop() {
+		Sanitize("orders.retry.5s")
+	}
+}

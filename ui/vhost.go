@@ -1,0 +1,102 @@
+package ui
+
+import (
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/ladder-tui/ladder/ui/termtext"
+)
+
+// vhostModel lists the vhosts the user can see; choosing one opens a new
+// client through Options.Open.
+type vhostModel struct {
+	c       *common
+	w, h    int
+	vhosts  []string
+	loading bool
+	opening string
+	err     error
+	nav     listNav
+}
+
+func newVhosts(c *common) *vhostModel { return &vhostModel{c: c} }
+
+// open asks for the list.
+func (m *vhostModel) open() tea.Cmd {
+	m.vhosts, m.err, m.loading, m.opening, m.nav = nil, nil, true, "", listNav{}
+	return vhostsCmd(m.c.client)
+}
+
+func (m *vhostModel) SetSize(w, h int)      { m.w, m.h = w, h }
+func (m *vhostModel) Capturing() bool       { return false }
+func (m *vhostModel) Back() (bool, tea.Cmd) { return false, nil }
+
+func (m *vhostModel) Update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case vhostsMsg:
+		m.loading, m.vhosts, m.err = false, msg.vhosts, msg.err
+		cur := m.c.client.Vhost()
+		for i, v := range m.vhosts {
+			if v == cur {
+				m.nav.cursor = i
+			}
+		}
+		m.nav.scroll(len(m.vhosts), m.h-2)
+	case clientOpenedMsg:
+		m.opening = ""
+		if msg.err != nil {
+			m.err = msg.err
+		}
+	case tea.KeyPressMsg:
+		if m.nav.handleKey(msg, m.c.keys, len(m.vhosts), m.h-2, nil) {
+			m.nav.scroll(len(m.vhosts), m.h-2)
+			return nil
+		}
+		if key.Matches(msg, m.c.keys.Open) && m.nav.cursor < len(m.vhosts) && m.opening == "" {
+			m.opening = m.vhosts[m.nav.cursor]
+			return navCmd(switchVhostMsg{vhost: m.opening})
+		}
+	}
+	return nil
+}
+
+func (m *vhostModel) View() string {
+	st := m.c.styles
+	lines := []string{st.Title.Render("Switch vhost"), ""}
+	switch {
+	case m.err != nil:
+		lines = append(lines, wrapStyled(st.Error, termtext.Sanitize(m.err.Error()), m.w)...)
+	case m.loading:
+		lines = append(lines, st.Muted.Render("listing vhosts…"))
+	}
+	cur := m.c.client.Vhost()
+	end := min(len(m.vhosts), m.nav.offset+max(1, m.h-len(lines)))
+	for i := m.nav.offset; i < end; i++ {
+		v := termtext.Sanitize(m.vhosts[i])
+		mark := "  "
+		if m.vhosts[i] == cur {
+			mark = "* "
+		}
+		line := termtext.Fit(mark+v, m.w)
+		if m.vhosts[i] == m.opening {
+			line = termtext.Fit(mark+v+" (opening…)", m.w)
+		}
+		if i == m.nav.cursor {
+			line = st.Selected.Render(line)
+		}
+		lines = append(lines, line)
+	}
+	return strings.Join(lines, "\n")
+}
+
+func (m *vhostModel) ShortHelp() []key.Binding {
+	k := m.c.keys
+	return []key.Binding{k.Up, k.Down, k.Open, k.Back, k.Quit}
+}
+
+func (m *vhostModel) FullHelp() [][]key.Binding {
+	k := m.c.keys
+	return [][]key.Binding{{k.Up, k.Down, k.Top, k.Bottom}, {k.Open, k.Back, k.Quit}}
+}
