@@ -36,12 +36,13 @@ func usageErr(format string, a ...any) error {
 
 // app is what every command shares: configuration, streams, output mode.
 type app struct {
-	cfg     broker.Config
-	output  string
-	noColor bool
-	stdin   io.Reader
-	stdout  io.Writer
-	stderr  io.Writer
+	cfg      broker.Config
+	auditLog string
+	output   string
+	noColor  bool
+	stdin    io.Reader
+	stdout   io.Writer
+	stderr   io.Writer
 }
 
 // envFlag ties a global flag to its environment variable.
@@ -56,6 +57,7 @@ var globalEnv = []envFlag{
 	{"no-color", "LADDER_NO_COLOR"},
 	{"ca-cert", "LADDER_CA_CERT"},
 	{"insecure-skip-verify", "LADDER_INSECURE_SKIP_VERIFY"},
+	{"audit-log", "LADDER_AUDIT_LOG"},
 }
 
 func newRootCmd(a *app) *cobra.Command {
@@ -97,6 +99,7 @@ variable (shown in brackets); flags win over the environment.`,
 	pf.BoolVar(&a.noColor, "no-color", false, "no colour (also NO_COLOR)")
 	pf.StringVar(&a.cfg.CACertFile, "ca-cert", "", "PEM file of CA certificates for amqps:// and https://")
 	pf.BoolVar(&a.cfg.InsecureSkipVerify, "insecure-skip-verify", false, "do not verify the broker's TLS certificate")
+	pf.StringVar(&a.auditLog, "audit-log", "", "append every move (asked and done) to this file as JSON lines")
 	// The default holds guest's password: show it redacted like every URL.
 	pf.Lookup("amqp-url").DefValue = broker.RedactURL(broker.DefaultAMQPURL)
 	for _, e := range globalEnv {

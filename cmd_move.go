@@ -83,7 +83,12 @@ may then be both in the target and in the source (duplicates_possible).`,
 				return err
 			}
 			defer l.Close()
-			rep, err := l.Move(cmd.Context(), req, progressPrinter(a))
+			c, closeAudit, err := a.audited(l, r.AMQPURL)
+			if err != nil {
+				return err
+			}
+			defer closeAudit()
+			rep, err := c.Move(cmd.Context(), req, progressPrinter(a))
 			if a.json() {
 				if jerr := writeJSON(a.stdout, rep); jerr != nil {
 					return jerr

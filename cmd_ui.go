@@ -43,6 +43,18 @@ func (a *app) runLiveUI(cmd *cobra.Command, u uiFlags) error {
 		return err
 	}
 	defer l.Close()
-	open := func(vhost string) (broker.Client, error) { return l.WithVhost(vhost) }
-	return a.runUI(cmd, l, open, u, "", nil)
+	c, closeAudit, err := a.audited(l, l.Resolved().AMQPURL)
+	if err != nil {
+		return err
+	}
+	defer closeAudit()
+	open := func(vhost string) (broker.Client, error) {
+		lv, err := l.WithVhost(vhost)
+		if err != nil {
+			return nil, err
+		}
+		ac, _, err := a.audited(lv, lv.Resolved().AMQPURL)
+		return ac, err
+	}
+	return a.runUI(cmd, c, open, u, "", nil)
 }
