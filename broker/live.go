@@ -105,10 +105,9 @@ func (l *Live) Peek(ctx context.Context, queue string, opt PeekOptions) (*PeekRe
 	}
 	if q.Type != retry.QueueStream {
 		if ready, err := passiveDepth(conn, queue); err == nil {
+			// Management counters lag by seconds; only unacked comes from there.
 			q.Ready = int64(ready)
-			if q.Messages < q.Ready {
-				q.Messages = q.Ready
-			}
+			q.Messages = q.Ready + q.Unacked
 		}
 	}
 	v, err := l.mgmt.Vhost(ctx, l.r.Vhost)

@@ -106,7 +106,12 @@ func renderBrowserRow(m *broker.Message, c browserCols, at time.Time) string {
 		ts = *m.Properties.Timestamp
 	}
 	cell(strconv.Itoa(m.Position), c.pos, true)
-	cell(termtext.Sanitize(id), c.id, false)
+	// Ids often share a prefix (app-timestamp-n): keep the end that differs.
+	idText := termtext.Sanitize(id)
+	if termtext.Width(idText) > c.id {
+		idText = termtext.TruncateLeft(idText, c.id)
+	}
+	cell(idText, c.id, false)
 	cell(fmtAge(ts, at), c.age, true)
 	cell(retryCell(m.Retry, c.long), c.retry, false)
 	cell(termtext.Sanitize(lastDeath(m.Deaths)), c.death, false)

@@ -152,8 +152,8 @@ func renderMovePreview(queue string, req broker.MoveRequest, rep *broker.MoveRep
 	}
 	what := "Move " + plural(rep.Requested, "message", "messages") + " (" + describeScope(req) + ") from " +
 		termtext.Sanitize(queue) + " to " + describeTarget(req.To) + ", " + describeDelay(req.Delay)
-	if rep.Via != "" {
-		what += " via " + rep.Via
+	if rep.Via != "" && req.Delay > 0 {
+		what += " via " + viaText(rep.Via)
 	}
 	if req.ResetRetries {
 		what += ", retry count reset to 0"
@@ -240,8 +240,8 @@ func renderMoveSummary(rep *broker.MoveReport, err error, width int, st *style.S
 		lines = append(lines, termtext.Truncate("moved "+strconv.Itoa(rep.Moved)+" · failed "+strconv.Itoa(rep.Failed)+
 			" · returned "+strconv.Itoa(rep.Returned)+" · skipped "+strconv.Itoa(rep.Skipped)+" of "+strconv.Itoa(rep.Requested), width))
 		to := "to " + termtext.Sanitize(rep.Target)
-		if rep.Via != "" {
-			to += " via " + rep.Via
+		if rep.Via != "" && rep.DelayMS > 0 {
+			to += " via " + viaText(rep.Via)
 		}
 		if rep.DelayMS > 0 {
 			to += " · delay " + retry.FormatDelay(time.Duration(rep.DelayMS)*time.Millisecond)
@@ -267,4 +267,17 @@ func wrapStyled(s lipgloss.Style, text string, width int) []string {
 		ws[i] = s.Render(ws[i])
 	}
 	return ws
+}
+
+// viaText says in words how a delay is applied.
+func viaText(via string) string {
+	switch via {
+	case "tier":
+		return "a wait tier"
+	case "delayed_exchange":
+		return "the delayed-message exchange"
+	case "delay_queue":
+		return "a per-delay wait queue"
+	}
+	return via
 }
