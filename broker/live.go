@@ -23,6 +23,10 @@ type Live struct {
 
 	mu   sync.Mutex
 	conn *amqp.Connection
+
+	// adaptVhost lets tests present topology the broker cannot have here
+	// (a delayed-message exchange: the plugin is not installable).
+	adaptVhost func(*retry.Vhost)
 }
 
 // NewLive returns a Client for the broker r describes. Nothing is dialled

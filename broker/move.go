@@ -153,6 +153,9 @@ func (l *Live) Move(ctx context.Context, req MoveRequest, progress func(MoveProg
 	if err != nil {
 		return rep, err
 	}
+	if l.adaptVhost != nil {
+		l.adaptVhost(&v)
+	}
 	m := &mover{
 		l: l, req: req, rep: rep, snap: v, router: retry.NewRouter(&v), ladders: retry.Discover(&v),
 		routes: map[string]retry.ReplayRoute{}, routeErrs: map[string]error{}, declared: map[string]bool{},
