@@ -8,7 +8,7 @@ DATE     ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 LDFLAGS  := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.date=$(DATE)
 FUZZTIME ?= 20s
 
-.PHONY: all build test test-short lint bench fuzz broker-up broker-down clean
+.PHONY: all build test test-short lint bench fuzz broker-up broker-down clients clean
 
 all: lint test build
 
@@ -21,8 +21,11 @@ broker-up:
 broker-down:
 	scripts/rabbitmq.sh down
 
+clients:
+	scripts/clients.sh
+
 # The real broker is required here: integration tests fail instead of skipping.
-test: broker-up
+test: broker-up clients
 	LADDER_REQUIRE_BROKER=1 $(GO) test -race -count=1 $(PKGS)
 
 # Unit tests only where no broker answers (integration tests skip with a reason).
