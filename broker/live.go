@@ -114,7 +114,8 @@ func (l *Live) Peek(ctx context.Context, queue string, opt PeekOptions) (*PeekRe
 			q.Messages = q.Ready + q.Unacked
 		}
 	}
-	v, err := l.mgmt.Vhost(ctx, l.r.Vhost)
+	// Discovery only labels what the peek shows: cached bindings will do.
+	v, err := l.mgmt.read(ctx, l.r.Vhost, false, false)
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"net/http"
 	"net/url"
@@ -44,7 +45,17 @@ type Management struct {
 	prev    map[string]queueCounters
 	prevAt  time.Time
 	version string
+
+	// Bindings change rarely and cost the broker most after queues: they
+	// are re-read when older than topologyTTL or when a queue or exchange
+	// appeared or vanished.
+	bindings   []retry.Binding
+	bindingsAt time.Time
+	bindingsOf string // vhost + names the cache was read for
 }
+
+// topologyTTL bounds how stale cached bindings may be.
+const topologyTTL = 30 * time.Second
 
 type queueCounters struct {
 	publish, deliver, ack, redeliver, messages int64
@@ -167,8 +178,19 @@ func (m *Management) listQueues(ctx context.Context, vhost string) ([]apiQueue, 
 }
 
 // Vhost reads queues, exchanges and bindings of a vhost and adapts them to
-// the retry engine's description, with rates filled in.
+// the retry engine's description. Each call is a poll for client-side
+// rates; bindings may come from a cache (see topologyTTL).
 func (m *Management) Vhost(ctx context.Context, vhost string) (retry.Vhost, error) {
+	return m.read(ctx, vhost, false, true)
+}
+
+// VhostFresh is Vhost with bindings read now, for decisions that route
+// messages (a move), and without touching the rate history.
+func (m *Management) VhostFresh(ctx context.Context, vhost string) (retry.Vhost, error) {
+	return m.read(ctx, vhost, true, false)
+}
+
+func (m *Management) read(ctx context.Context, vhost string, fresh, track bool) (retry.Vhost, error) {
 	queues, err := m.listQueues(ctx, vhost)
 	if err != nil {
 		return retry.Vhost{}, err
@@ -179,22 +201,27 @@ func (m *Management) Vhost(ctx context.Context, vhost string) (retry.Vhost, erro
 	if err := m.getJSON(ctx, "list exchanges in vhost "+vhost, "exchanges/"+url.PathEscape(vhost), eq, &exchanges); err != nil {
 		return retry.Vhost{}, err
 	}
-	bindings, err := m.rh.ListBindingsIn(vhost)
-	if err != nil {
-		return retry.Vhost{}, m.r.APIError("list bindings in vhost "+vhost, err)
+	v := retry.Vhost{Name: vhost}
+	if v.Bindings, err = m.cachedBindings(vhost, queues, exchanges, fresh, now); err != nil {
+		return retry.Vhost{}, err
 	}
 
-	v := retry.Vhost{Name: vhost}
 	m.mu.Lock()
 	prev, prevAt := m.prev, m.prevAt
 	next := make(map[string]queueCounters, len(queues))
 	for _, aq := range queues {
 		q, c := adaptQueue(aq)
-		q.Rates = rates(aq, c, prev[aq.Name], prev != nil, now.Sub(prevAt))
-		next[aq.Name] = c
+		if track {
+			q.Rates = rates(aq, c, prev[aq.Name], prev != nil, now.Sub(prevAt))
+			next[aq.Name] = c
+		} else {
+			q.Rates = rates(aq, c, queueCounters{}, false, 0)
+		}
 		v.Queues = append(v.Queues, q)
 	}
-	m.prev, m.prevAt = next, now
+	if track {
+		m.prev, m.prevAt = next, now
+	}
 	m.mu.Unlock()
 
 	for _, e := range exchanges {
@@ -204,13 +231,45 @@ func (m *Management) Vhost(ctx context.Context, vhost string) (retry.Vhost, erro
 		}
 		v.Exchanges = append(v.Exchanges, x)
 	}
-	for _, b := range bindings {
-		v.Bindings = append(v.Bindings, retry.Binding{
+	return v, nil
+}
+
+// cachedBindings returns the vhost's bindings, from the cache while it is
+// young and the set of queue and exchange names is unchanged.
+func (m *Management) cachedBindings(vhost string, queues []apiQueue, exchanges []apiExchange, fresh bool, now time.Time) ([]retry.Binding, error) {
+	h := fnv.New64a()
+	h.Write([]byte(vhost))
+	for _, q := range queues {
+		h.Write([]byte{0})
+		h.Write([]byte(q.Name))
+	}
+	for _, e := range exchanges {
+		h.Write([]byte{1})
+		h.Write([]byte(e.Name))
+	}
+	key := strconv.FormatUint(h.Sum64(), 16)
+	m.mu.Lock()
+	if !fresh && m.bindingsOf == key && now.Sub(m.bindingsAt) < topologyTTL {
+		b := m.bindings
+		m.mu.Unlock()
+		return b, nil
+	}
+	m.mu.Unlock()
+	list, err := m.rh.ListBindingsIn(vhost)
+	if err != nil {
+		return nil, m.r.APIError("list bindings in vhost "+vhost, err)
+	}
+	out := make([]retry.Binding, 0, len(list))
+	for _, b := range list {
+		out = append(out, retry.Binding{
 			Source: b.Source, Destination: b.Destination, DestinationType: b.DestinationType,
 			RoutingKey: b.RoutingKey, Arguments: b.Arguments,
 		})
 	}
-	return v, nil
+	m.mu.Lock()
+	m.bindings, m.bindingsAt, m.bindingsOf = out, now, key
+	m.mu.Unlock()
+	return out, nil
 }
 
 func adaptQueue(aq apiQueue) (retry.Queue, queueCounters) {

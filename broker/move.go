@@ -149,7 +149,7 @@ func (l *Live) Move(ctx context.Context, req MoveRequest, progress func(MoveProg
 	if q.Type == retry.QueueStream {
 		return rep, fmt.Errorf("move from %s: a stream cannot give messages up (read it with peek)", req.From)
 	}
-	v, err := l.mgmt.Vhost(ctx, l.r.Vhost)
+	v, err := l.mgmt.VhostFresh(ctx, l.r.Vhost)
 	if err != nil {
 		return rep, err
 	}

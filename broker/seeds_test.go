@@ -140,3 +140,29 @@ func TestSeedPythonLadderReportsUnroutableReturn(t *testing.T) {
 		}
 	}
 }
+
+// Bindings are cached between snapshots, but a new queue (and so its
+// bindings) shows in the very next one.
+func TestSnapshotSeesNewQueuesAndTheirBindings(t *testing.T) {
+	f := newFixture(t)
+	l := f.live(true)
+	p := brokertest.Name(t, "")
+	x := f.exchange("x", "direct", nil)
+	if _, err := l.Snapshot(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	q := p + ".q"
+	f.declareQueue(q, nil)
+	f.bind(q, "k", x)
+	s, err := l.Snapshot(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, b := range s.Topology.Bindings {
+		found = found || (b.Source == x && b.Destination == q && b.RoutingKey == "k")
+	}
+	if !found {
+		t.Fatal("the new binding is missing from the next snapshot")
+	}
+}
