@@ -39,6 +39,9 @@ var DemoPolicy = retry.Policy{Backoff: retry.BackoffExponential, Base: 5 * time.
 
 // DemoOptions tune the real demo's traffic.
 type DemoOptions struct {
+	// Prefix, when set, is put before every name ("<prefix>.orders.process"),
+	// so tests can run the demo in a shared vhost.
+	Prefix      string
 	Rate        float64 // messages per second (default 5)
 	FailShare   float64 // share of deliveries that fail and retry (default 0.3)
 	PoisonShare float64 // share rejected for good at once (default 0.05)
@@ -53,15 +56,38 @@ type DemoStats struct {
 	Parked    int64 `json:"parked"`
 }
 
-// DeclareGoSeed declares the Go seed's ladder; existing queues with other
-// arguments make the broker refuse, and the error names the queue.
-func DeclareGoSeed(conn *amqp.Connection) error {
+// demoNames are the demo's exchange and queue names under a prefix.
+type demoNames struct {
+	exchange, retry, dlx, main, dlq string
+	tiers                           []retry.Tier
+}
+
+func namesFor(prefix string) demoNames {
+	p := func(s string) string {
+		if prefix == "" {
+			return s
+		}
+		return prefix + "." + s
+	}
+	n := demoNames{exchange: p(DemoExchange), retry: p(DemoRetry), dlx: p(DemoDLX), main: p(DemoMain), dlq: p(DemoDLQ)}
+	for _, t := range DemoTiers {
+		t.Queue = p(t.Queue)
+		n.tiers = append(n.tiers, t)
+	}
+	return n
+}
+
+// DeclareGoSeed declares the Go seed's ladder (names under prefix, if any);
+// existing queues with other arguments make the broker refuse, and the
+// error names the queue.
+func DeclareGoSeed(conn *amqp.Connection, prefix string) error {
+	n := namesFor(prefix)
 	ch, err := conn.Channel()
 	if err != nil {
 		return err
 	}
 	defer ch.Close()
-	exchanges := []struct{ name, kind string }{{DemoExchange, "topic"}, {DemoRetry, "headers"}, {DemoDLX, "fanout"}}
+	exchanges := []struct{ name, kind string }{{n.exchange, "topic"}, {n.retry, "headers"}, {n.dlx, "fanout"}}
 	for _, x := range exchanges {
 		if err := ch.ExchangeDeclare(x.name, x.kind, true, false, false, false, nil); err != nil {
 			return fmt.Errorf("declare exchange %s: %w", x.name, err)
@@ -71,14 +97,14 @@ func DeclareGoSeed(conn *amqp.Connection) error {
 		name string
 		args amqp.Table
 	}{
-		{DemoMain, amqp.Table{"x-dead-letter-exchange": DemoDLX}},
-		{DemoDLQ, nil},
+		{n.main, amqp.Table{"x-dead-letter-exchange": n.dlx}},
+		{n.dlq, nil},
 	}
-	for _, t := range DemoTiers {
+	for _, t := range n.tiers {
 		queues = append(queues, struct {
 			name string
 			args amqp.Table
-		}{t.Queue, amqp.Table{"x-message-ttl": int32(t.TTL.Milliseconds()), "x-dead-letter-exchange": DemoExchange}})
+		}{t.Queue, amqp.Table{"x-message-ttl": int32(t.TTL.Milliseconds()), "x-dead-letter-exchange": n.exchange}})
 	}
 	for _, q := range queues {
 		if _, err := ch.QueueDeclare(q.name, true, false, false, false, q.args); err != nil {
@@ -88,12 +114,12 @@ func DeclareGoSeed(conn *amqp.Connection) error {
 	binds := []struct {
 		q, key, x string
 		args      amqp.Table
-	}{{DemoMain, "orders.#", DemoExchange, nil}, {DemoDLQ, "", DemoDLX, nil}}
-	for _, t := range DemoTiers {
+	}{{n.main, "orders.#", n.exchange, nil}, {n.dlq, "", n.dlx, nil}}
+	for _, t := range n.tiers {
 		binds = append(binds, struct {
 			q, key, x string
 			args      amqp.Table
-		}{t.Queue, "", DemoRetry, amqp.Table{"x-match": "all", DemoTierHeader: t.Queue}})
+		}{t.Queue, "", n.retry, amqp.Table{"x-match": "all", DemoTierHeader: t.Queue}})
 	}
 	for _, b := range binds {
 		if err := ch.QueueBind(b.q, b.key, b.x, false, b.args); err != nil {
@@ -125,7 +151,8 @@ func RunGoSeedDemo(ctx context.Context, r *Resolved, o DemoOptions, report func(
 		return DemoStats{}, err
 	}
 	defer conn.Close()
-	if err := DeclareGoSeed(conn); err != nil {
+	n := namesFor(o.Prefix)
+	if err := DeclareGoSeed(conn, o.Prefix); err != nil {
 		return DemoStats{}, err
 	}
 	// The worker plans with the ladder as discovery sees it.
@@ -138,15 +165,15 @@ func RunGoSeedDemo(ctx context.Context, r *Resolved, o DemoOptions, report func(
 	if err != nil {
 		return DemoStats{}, err
 	}
-	ladder, ok := LadderOf(snap.Ladders, DemoMain)
+	ladder, ok := LadderOf(snap.Ladders, n.main)
 	if !ok {
-		return DemoStats{}, fmt.Errorf("demo: discovery does not see %s as a ladder", DemoMain)
+		return DemoStats{}, fmt.Errorf("demo: discovery does not see %s as a ladder", n.main)
 	}
 	var wg sync.WaitGroup
 	errs := make(chan error, 2)
 	wg.Add(2)
-	go func() { defer wg.Done(); errs <- demoProduce(ctx, conn, o, &st) }()
-	go func() { defer wg.Done(); errs <- demoWork(ctx, conn, o, &ladder, &st) }()
+	go func() { defer wg.Done(); errs <- demoProduce(ctx, conn, o, n, &st) }()
+	go func() { defer wg.Done(); errs <- demoWork(ctx, conn, o, n, &ladder, &st) }()
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	var first error
@@ -176,7 +203,7 @@ func (c *demoCounters) stats() DemoStats {
 	return DemoStats{Published: c.published.Load(), Processed: c.processed.Load(), Retried: c.retried.Load(), Parked: c.parked.Load()}
 }
 
-func demoProduce(ctx context.Context, conn *amqp.Connection, o DemoOptions, st *demoCounters) error {
+func demoProduce(ctx context.Context, conn *amqp.Connection, o DemoOptions, n demoNames, st *demoCounters) error {
 	ch, err := conn.Channel()
 	if err != nil {
 		return err
@@ -187,19 +214,19 @@ func demoProduce(ctx context.Context, conn *amqp.Connection, o DemoOptions, st *
 	}
 	tick := time.NewTicker(time.Duration(float64(time.Second) / o.Rate))
 	defer tick.Stop()
-	for n := 1; ; n++ {
+	for i := 1; ; i++ {
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-tick.C:
 		}
 		key := "orders.created"
-		if n%3 == 0 {
+		if i%3 == 0 {
 			key = "orders.paid"
 		}
-		body, _ := json.Marshal(map[string]any{"order_id": fmt.Sprintf("ord-%06d", n), "amount": 10 + n%90})
-		dc, err := ch.PublishWithDeferredConfirmWithContext(ctx, DemoExchange, key, false, false, amqp.Publishing{
-			MessageId: fmt.Sprintf("demo-%d-%d", time.Now().Unix(), n), Timestamp: time.Now(), ContentType: "application/json",
+		body, _ := json.Marshal(map[string]any{"order_id": fmt.Sprintf("ord-%06d", i), "amount": 10 + i%90})
+		dc, err := ch.PublishWithDeferredConfirmWithContext(ctx, n.exchange, key, false, false, amqp.Publishing{
+			MessageId: fmt.Sprintf("demo-%d-%d", time.Now().Unix(), i), Timestamp: time.Now(), ContentType: "application/json",
 			DeliveryMode: amqp.Persistent, AppId: "ladder-demo", Body: body,
 		})
 		if err != nil {
@@ -214,7 +241,7 @@ func demoProduce(ctx context.Context, conn *amqp.Connection, o DemoOptions, st *
 
 // demoWork is what the Go seed's worker does, with the retry engine:
 // publish the retry (confirmed) first, then ack; park with nack(requeue=false).
-func demoWork(ctx context.Context, conn *amqp.Connection, o DemoOptions, ladder *retry.Ladder, st *demoCounters) error {
+func demoWork(ctx context.Context, conn *amqp.Connection, o DemoOptions, n demoNames, ladder *retry.Ladder, st *demoCounters) error {
 	ch, err := conn.Channel()
 	if err != nil {
 		return err
@@ -226,7 +253,7 @@ func demoWork(ctx context.Context, conn *amqp.Connection, o DemoOptions, ladder 
 	if err := ch.Qos(20, 0, false); err != nil {
 		return err
 	}
-	ds, err := ch.ConsumeWithContext(ctx, DemoMain, "ladder-demo-worker", false, false, false, false, nil)
+	ds, err := ch.ConsumeWithContext(ctx, n.main, "ladder-demo-worker", false, false, false, false, nil)
 	if err != nil {
 		return fmt.Errorf("demo worker: %w", err)
 	}
@@ -239,7 +266,7 @@ func demoWork(ctx context.Context, conn *amqp.Connection, o DemoOptions, ladder 
 			st.parked.Add(1)
 			err = d.Nack(false, false)
 		case roll < o.PoisonShare+o.FailShare:
-			err = demoRetry(ctx, ch, &d, o, ladder, deathQueues, st)
+			err = demoRetry(ctx, ch, &d, o, n, ladder, deathQueues, st)
 		default:
 			err = d.Ack(false)
 		}
@@ -253,7 +280,7 @@ func demoWork(ctx context.Context, conn *amqp.Connection, o DemoOptions, ladder 
 	return nil
 }
 
-func demoRetry(ctx context.Context, ch *amqp.Channel, d *amqp.Delivery, o DemoOptions, ladder *retry.Ladder, deathQueues map[string]bool, st *demoCounters) error {
+func demoRetry(ctx context.Context, ch *amqp.Channel, d *amqp.Delivery, o DemoOptions, n demoNames, ladder *retry.Ladder, deathQueues map[string]bool, st *demoCounters) error {
 	h := fromTable(d.Headers)
 	if h == nil {
 		h = retry.Headers{}
@@ -275,7 +302,7 @@ func demoRetry(ctx context.Context, ch *amqp.Channel, d *amqp.Delivery, o DemoOp
 			Headers: toTable(a.Headers), MessageId: d.MessageId, Timestamp: d.Timestamp, ContentType: d.ContentType,
 			DeliveryMode: d.DeliveryMode, AppId: d.AppId, Body: d.Body,
 		}
-		dc, err := ch.PublishWithDeferredConfirmWithContext(ctx, DemoRetry, d.RoutingKey, true, false, pub)
+		dc, err := ch.PublishWithDeferredConfirmWithContext(ctx, n.retry, d.RoutingKey, true, false, pub)
 		if err != nil {
 			return err
 		}
