@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -100,6 +101,7 @@ func apiDo(f *fixture, method, path string, body []byte) error {
 		return err
 	}
 	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
 	if resp.StatusCode >= 300 {
 		return fmt.Errorf("%s %s: %s", method, path, resp.Status)
 	}
@@ -163,6 +165,48 @@ func BenchmarkSnapshot2000(b *testing.B) {
 		}
 		if len(s.Topology.Queues) != 2000 || len(s.Ladders) != 400 {
 			b.Fatalf("%d queues, %d ladders", len(s.Topology.Queues), len(s.Ladders))
+		}
+	}
+}
+
+// peekBenchMessages: 1,000 × 1 KiB messages browsed per op.
+const peekBenchMessages = 1000
+
+func peekBenchQueue(b *testing.B, f *fixture) string {
+	q := f.queue("peek", nil)
+	body := []byte(strings.Repeat("x", 1024))
+	msgs := make([]amqp.Publishing, 0, peekBenchMessages)
+	for j := 0; j < peekBenchMessages; j++ {
+		msgs = append(msgs, amqp.Publishing{MessageId: fmt.Sprint(j), Body: body})
+	}
+	f.publish("", q, msgs...)
+	return q
+}
+
+// BenchmarkPeek1000 browses 1,000 messages with ladder's peek (decoded).
+// Compare with BenchmarkManagementGet1000, the management API's
+// "Get messages" (ackmode ack_requeue_true) on the same queue.
+func BenchmarkPeek1000(b *testing.B) {
+	f := newFixture(b)
+	q := peekBenchQueue(b, f)
+	l := f.live(true)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		res, err := l.Peek(context.Background(), q, broker.PeekOptions{Limit: peekBenchMessages})
+		if err != nil || len(res.Messages) != peekBenchMessages {
+			b.Fatalf("%v", err)
+		}
+	}
+}
+
+func BenchmarkManagementGet1000(b *testing.B) {
+	f := newFixture(b)
+	q := peekBenchQueue(b, f)
+	body, _ := json.Marshal(map[string]any{"count": peekBenchMessages, "ackmode": "ack_requeue_true", "encoding": "auto"})
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := apiDo(f, http.MethodPost, "queues/%2F/"+url.PathEscape(q)+"/get", body); err != nil {
+			b.Fatal(err)
 		}
 	}
 }
