@@ -248,3 +248,28 @@ func TestMoveKilledMidwayLosesNothing(t *testing.T) {
 	}
 	t.Logf("killed after %d moved; %d in all (duplicates: %d)", moved, total, total-n)
 }
+
+func TestMoveCommandWritesTheAuditLog(t *testing.T) {
+	r := brokerEnv(t)
+	src := testQueue(t, r, "src", 2, nil)
+	dst := testQueue(t, r, "dst", 0, nil)
+	log := filepath.Join(t.TempDir(), "audit.log")
+	code, _, errOut := runLadder(t, "move", "--from", src, "--to", "queue:"+dst, "--yes", "--audit-log", log)
+	if code != exitOK {
+		t.Fatalf("exit %d %s", code, errOut)
+	}
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], `"phase":"start"`) || !strings.Contains(lines[1], `"moved":2`) {
+		t.Fatalf("audit log:\n%s", b)
+	}
+	if strings.Contains(string(b), "guest:guest") || !strings.Contains(string(b), "guest:xxxxx") {
+		t.Fatalf("the audit log must name the broker with its password redacted:\n%s", b)
+	}
+	if fi, _ := os.Stat(log); fi.Mode().Perm() != 0o600 {
+		t.Errorf("audit log mode %v", fi.Mode().Perm())
+	}
+}

@@ -16,15 +16,23 @@ func (a *app) live(purpose string) (*broker.Live, error) {
 	return broker.NewLive(r, purpose)
 }
 
-// audited wraps c with the audit trail when --audit-log is set. The
-// returned close func closes the log.
-func (a *app) audited(c broker.Client, brokerURL string) (broker.Client, func(), error) {
+// auditLogFile opens --audit-log for appending (nil when not set); close
+// it when the command ends.
+func (a *app) auditLogFile() (*os.File, error) {
 	if a.auditLog == "" {
-		return c, func() {}, nil
+		return nil, nil
 	}
 	f, err := os.OpenFile(a.auditLog, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
 	if err != nil {
-		return nil, nil, fmt.Errorf("--audit-log %s: %w", a.auditLog, err)
+		return nil, fmt.Errorf("--audit-log %s: %w", a.auditLog, err)
 	}
-	return broker.Audited(c, f, brokerURL), func() { f.Close() }, nil
+	return f, nil
+}
+
+// audited wraps c with the audit trail in f (none when f is nil).
+func audited(c broker.Client, f *os.File, brokerURL string) broker.Client {
+	if f == nil {
+		return c
+	}
+	return broker.Audited(c, f, brokerURL)
 }

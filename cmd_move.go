@@ -83,11 +83,14 @@ may then be both in the target and in the source (duplicates_possible).`,
 				return err
 			}
 			defer l.Close()
-			c, closeAudit, err := a.audited(l, r.AMQPURL)
+			log, err := a.auditLogFile()
 			if err != nil {
 				return err
 			}
-			defer closeAudit()
+			if log != nil {
+				defer log.Close()
+			}
+			c := audited(l, log, r.AMQPURL)
 			rep, err := c.Move(cmd.Context(), req, progressPrinter(a))
 			if a.json() {
 				if jerr := writeJSON(a.stdout, rep); jerr != nil {

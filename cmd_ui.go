@@ -43,18 +43,20 @@ func (a *app) runLiveUI(cmd *cobra.Command, u uiFlags) error {
 		return err
 	}
 	defer l.Close()
-	c, closeAudit, err := a.audited(l, l.Resolved().AMQPURL)
+	log, err := a.auditLogFile()
 	if err != nil {
 		return err
 	}
-	defer closeAudit()
+	if log != nil {
+		defer log.Close()
+	}
 	open := func(vhost string) (broker.Client, error) {
 		lv, err := l.WithVhost(vhost)
 		if err != nil {
 			return nil, err
 		}
-		ac, _, err := a.audited(lv, lv.Resolved().AMQPURL)
-		return ac, err
+		return audited(lv, log, lv.Resolved().AMQPURL), nil
 	}
+	c := audited(l, log, l.Resolved().AMQPURL)
 	return a.runUI(cmd, c, open, u, "", nil)
 }

@@ -49,6 +49,9 @@ func renderTopology(r broker.TopologyReport) string {
 		for _, t := range l.Tiers {
 			rows = append(rows, queueRow("  tier", t.QueueReport, retry.FormatDelay(time.Duration(t.TTLMS)*time.Millisecond)))
 		}
+		for _, w := range l.WaitQueues {
+			rows = append(rows, queueRow("  wait", w, "msgTTL"))
+		}
 		for _, d := range l.DelayedExchanges {
 			held := "?"
 			if d.MessagesDelayed != nil {

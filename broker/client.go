@@ -135,7 +135,11 @@ type MoveRequest struct {
 	Limit int           // 0: every message ready now
 	// Positions, when set, moves only the messages at these queue positions
 	// (as a peek numbered them); the others stay, in order.
-	Positions    []int
+	Positions []int
+	// PositionIDs, when given, are the message ids expected at Positions
+	// (same order; "" skips the check): a message found elsewhere is left
+	// in place and reported, not moved by mistake.
+	PositionIDs  []string
 	DryRun       bool
 	ResetRetries bool
 }

@@ -103,6 +103,8 @@ func TestRedactURL(t *testing.T) {
 		"amqp://onlyuser@h/":                  "amqp://onlyuser@h/",
 		"amqp://u:pa ss@h:bad/ junk":          "amqp://u:xxxxx@h:bad/ junk",
 		"http://admin:s3cr3t@mgmt:15672/api/": "http://admin:xxxxx@mgmt:15672/api/",
+		"amqp://u:pa/ss@h:bad/":               "amqp://u:xxxxx@h:bad/",
+		"amqp://u:p@ss@h:bad/":                "amqp://u:xxxxx@h:bad/",
 	}
 	for in, want := range cases {
 		if got := RedactURL(in); got != want {

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -25,9 +26,10 @@ func (r *Resolved) DialAMQP(ctx context.Context, purpose string) (*amqp.Connecti
 	props := amqp.NewConnectionProperties()
 	props.SetClientConnectionName("ladder " + purpose)
 	cfg := amqp.Config{
-		Properties:      props,
-		Vhost:           r.Vhost,
-		TLSClientConfig: r.TLS,
+		Properties: props,
+		Vhost:      r.Vhost,
+		// amqp091 writes ServerName into the config: give it its own copy.
+		TLSClientConfig: r.tlsConfig(),
 		Heartbeat:       10 * time.Second,
 		Locale:          "en_US",
 		Dial: func(network, addr string) (net.Conn, error) {
@@ -76,7 +78,7 @@ func (r *Resolved) amqpDialError(err error) error {
 func (r *Resolved) API() (*rabbithole.Client, error) {
 	tr := &http.Transport{
 		Proxy:               http.ProxyFromEnvironment,
-		TLSClientConfig:     r.TLS,
+		TLSClientConfig:     r.tlsConfig(),
 		TLSHandshakeTimeout: dialTimeout,
 		DialContext:         (&net.Dialer{Timeout: dialTimeout}).DialContext,
 	}
@@ -91,7 +93,7 @@ func (r *Resolved) API() (*rabbithole.Client, error) {
 func (r *Resolved) transport() *http.Transport {
 	return &http.Transport{
 		Proxy:               http.ProxyFromEnvironment,
-		TLSClientConfig:     r.TLS,
+		TLSClientConfig:     r.tlsConfig(),
 		TLSHandshakeTimeout: dialTimeout,
 		DialContext:         (&net.Dialer{Timeout: dialTimeout}).DialContext,
 		MaxIdleConnsPerHost: 4,
@@ -121,4 +123,11 @@ func apiPort(u *url.URL) string {
 		return "443"
 	}
 	return "80"
+}
+
+func (r *Resolved) tlsConfig() *tls.Config {
+	if r.TLS == nil {
+		return nil
+	}
+	return r.TLS.Clone()
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -127,10 +128,11 @@ func (l *Live) Peek(ctx context.Context, queue string, opt PeekOptions) (*PeekRe
 	return peekQueue(ctx, conn, q, version, opt, deathQueues, retry.MainQueues(ladders))
 }
 
-// LadderOf returns the ladder queue belongs to, as main, tier or DLQ.
+// LadderOf returns the ladder queue belongs to, as main, tier, wait queue
+// or DLQ.
 func LadderOf(ladders []retry.Ladder, queue string) (retry.Ladder, bool) {
 	for _, l := range ladders {
-		if l.Main == queue || l.DLQ == queue {
+		if l.Main == queue || l.DLQ == queue || slices.Contains(l.WaitQueues, queue) {
 			return l, true
 		}
 		for _, t := range l.Tiers {

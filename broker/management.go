@@ -212,7 +212,8 @@ func (m *Management) read(ctx context.Context, vhost string, fresh, track bool) 
 	for _, aq := range queues {
 		q, c := adaptQueue(aq)
 		if track {
-			q.Rates = rates(aq, c, prev[aq.Name], prev != nil, now.Sub(prevAt))
+			p, seen := prev[aq.Name] // a new queue has no history yet
+			q.Rates = rates(aq, c, p, seen, now.Sub(prevAt))
 			next[aq.Name] = c
 		} else {
 			q.Rates = rates(aq, c, queueCounters{}, false, 0)

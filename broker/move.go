@@ -24,6 +24,9 @@ const (
 	// answers (returns carry no delivery tag) and lets consumers drop the
 	// duplicate a crash between confirm and ack can leave.
 	HeaderMoveID = "x-ladder-move-id"
+	// HeaderOriginalExpiration keeps a message's expiration property when a
+	// delayed move takes it off (it would shorten the delay).
+	HeaderOriginalExpiration = "x-ladder-original-expiration"
 )
 
 // Move tuning.
@@ -37,6 +40,9 @@ const (
 	// settleWait bounds the wait for outstanding confirms after a cancel.
 	settleWait  = 30 * time.Second
 	maxPrefetch = 65535
+	// heldBudget bounds the messages a move keeps unacked because it cannot
+	// move them (deliveries sit in memory until the move ends).
+	heldBudget = 10000
 	// ackBatch confirmed messages are acked in the source with one frame.
 	ackBatch = 128
 )
@@ -114,13 +120,18 @@ type mover struct {
 	run   string
 	start time.Time
 
-	snap      retry.Vhost
-	router    *retry.Router
-	ladders   []retry.Ladder
-	routes    map[string]retry.ReplayRoute // exchange\x00key → route
-	routeErrs map[string]error
-	declared  map[string]bool // per-delay wait queues declared in this move
-	mains     map[string]bool // ladder main queues: where "origin" leads
+	snap         retry.Vhost
+	router       *retry.Router
+	ladders      []retry.Ladder
+	routes       map[string]retry.ReplayRoute // exchange\x00key → route
+	routeErrs    map[string]error
+	mains        map[string]bool      // ladder main queues: where "origin" leads
+	waitDeclared map[string]time.Time // per-delay wait queues, last declared
+	waitArgs     map[string]retry.Headers
+	prefetch     int
+	// deliveryLimit is the source's quorum delivery limit (0: none): every
+	// message held back and returned counts one delivery.
+	deliveryLimit int64
 
 	progress func(MoveProgress)
 }
@@ -158,10 +169,15 @@ func (l *Live) Move(ctx context.Context, req MoveRequest, progress func(MoveProg
 	}
 	m := &mover{
 		l: l, req: req, rep: rep, snap: v, router: retry.NewRouter(&v), ladders: retry.Discover(&v),
-		routes: map[string]retry.ReplayRoute{}, routeErrs: map[string]error{}, declared: map[string]bool{},
+		routes: map[string]retry.ReplayRoute{}, routeErrs: map[string]error{}, waitDeclared: map[string]time.Time{}, waitArgs: map[string]retry.Headers{},
 		progress: progress, start: time.Now(), run: runID(),
 	}
 	m.mains = retry.MainQueues(m.ladders)
+	if version, err := l.mgmt.BrokerVersion(ctx); err == nil {
+		if limit, ok := deliveryLimit(q, version); ok {
+			m.deliveryLimit = limit
+		}
+	}
 	if err := m.checkTarget(); err != nil {
 		return rep, err
 	}
@@ -230,26 +246,34 @@ func (m *mover) checkTarget() error {
 }
 
 // route is how a message reaches exchange/key after the request's delay,
-// planned once per destination by the retry engine.
-func (m *mover) route(exchange, key string) (retry.ReplayRoute, error) {
+// planned by the retry engine once per destination — per message when the
+// route depends on headers.
+func (m *mover) route(exchange, key string, headers retry.Headers) (retry.ReplayRoute, error) {
 	k := exchange + "\x00" + key
-	if rt, ok := m.routes[k]; ok {
-		return rt, nil
-	}
-	if err, ok := m.routeErrs[k]; ok {
-		return retry.ReplayRoute{}, err
+	perMessage := m.router.UsesHeaders(exchange)
+	if !perMessage {
+		if rt, ok := m.routes[k]; ok {
+			return rt, nil
+		}
+		if err, ok := m.routeErrs[k]; ok {
+			return retry.ReplayRoute{}, err
+		}
 	}
 	if exchange != "" && !m.router.Route(exchange, "", nil).ExchangeExists {
 		err := fmt.Errorf("exchange %q does not exist", exchange)
 		m.routeErrs[k] = err
 		return retry.ReplayRoute{}, err
 	}
-	rt, err := retry.PlanReplay(m.router, m.ladders, exchange, key, m.req.Delay)
+	rt, err := retry.PlanReplay(m.router, m.ladders, exchange, key, headers, m.req.Delay)
 	if err != nil {
-		m.routeErrs[k] = err
+		if !perMessage {
+			m.routeErrs[k] = err
+		}
 		return rt, err
 	}
-	m.routes[k] = rt
+	if !perMessage {
+		m.routes[k] = rt
+	}
 	if m.rep.Via == "" || m.rep.Via == string(rt.Kind) {
 		m.rep.Via = string(rt.Kind)
 	} else {
@@ -295,7 +319,7 @@ func (m *mover) dryRun(ctx context.Context, q retry.Queue) error {
 		ex, key, err := m.req.To.destination(&d, msg.Headers, retry.MainQueues(m.ladders))
 		if err == nil {
 			var rt retry.ReplayRoute
-			rt, err = m.route(ex, key)
+			rt, err = m.route(ex, key, msg.Headers)
 			if err == nil {
 				pm.Exchange, pm.RoutingKey, pm.Via = rt.Exchange, rt.RoutingKey, string(rt.Kind)
 				pm.TargetExchange, pm.TargetRoutingKey = ex, key
@@ -335,19 +359,22 @@ func (m *mover) move(ctx context.Context) (err error) {
 	if err := m.dst.Confirm(false); err != nil {
 		return fmt.Errorf("move from %s: confirm mode: %w", m.req.From, err)
 	}
+	// Buffers larger than the window: amqp091 gives up on a full listener
+	// after a while, and a lost confirm would leave its message unsettled.
 	confirms := m.dst.NotifyPublish(make(chan amqp.Confirmation, moveWindow*2))
 	returns := m.dst.NotifyReturn(make(chan amqp.Return, moveWindow*2))
 	dstClosed := m.dst.NotifyClose(make(chan *amqp.Error, 1))
 	srcClosed := m.src.NotifyClose(make(chan *amqp.Error, 1))
 
-	// Messages the move skips or that fail stay unacked until the end, so
-	// the prefetch must leave room for them beside the window.
-	look := m.rep.Requested
+	// Messages the move holds back (not selected, skipped, returned,
+	// nacked) stay unacked until the end, so the prefetch leaves room for
+	// them beside the window — bounded, since deliveries sit in memory.
+	look := min(m.rep.Requested, heldBudget)
 	if last := m.lastPosition(); last >= 0 {
 		look = last + 1
 	}
-	prefetch := min(maxPrefetch, max(moveWindow, look))
-	if err := m.src.Qos(prefetch, 0, false); err != nil {
+	m.prefetch = min(maxPrefetch, max(2*moveWindow, look+moveWindow))
+	if err := m.src.Qos(m.prefetch, 0, false); err != nil {
 		return fmt.Errorf("move from %s: qos: %w", m.req.From, err)
 	}
 	// Not ctx: cancelling must stop deliveries, not close them under us.
@@ -356,116 +383,57 @@ func (m *mover) move(ctx context.Context) (err error) {
 		return fmt.Errorf("move from %s: consume: %w", m.req.From, err)
 	}
 
-	inflight := map[uint64]pending{}
-	returned := map[string]bool{}
-	var seq uint64 // publish sequence on the confirm channel, from 1
-	pos, taken := 0, 0
-	consuming := true
+	p := &pipeline{m: m, inflight: map[uint64]pending{}, returned: map[string]bool{}, heldMin: math.MaxUint64, consuming: true}
 	idle := time.NewTimer(moveIdle)
 	defer idle.Stop()
 	var settleBy <-chan time.Time
-	var failure error
-
-	// Confirmed source tags not yet acked; acked in batches with
-	// multiple=true while no held message lies below them.
-	var okTags []uint64
-	heldMin := uint64(math.MaxUint64)
-	hold := func(tag uint64) { heldMin = min(heldMin, tag) }
-	flushAcks := func() error {
-		if len(okTags) == 0 {
-			return nil
+	stop := func() {
+		if p.consuming {
+			p.consuming = false
+			settleBy = time.After(settleWait)
 		}
-		var err error
-		if last := okTags[len(okTags)-1]; last < heldMin {
-			err = m.src.Ack(last, true)
-		} else {
-			for _, t := range okTags {
-				if err = m.src.Ack(t, false); err != nil {
-					break
-				}
-			}
+	}
+	readReturn := func(r amqp.Return, ok bool) {
+		if !ok {
+			returns = nil // closed with its channel
+			return
 		}
-		if err != nil {
-			// Confirmed at the target, still in the source.
-			m.rep.DuplicatesPossible = true
-			m.rep.Failed += len(okTags)
-			okTags = okTags[:0]
-			return fmt.Errorf("move from %s: ack source: %w", m.req.From, err)
+		if id, ok := r.Headers[HeaderMoveID].(string); ok {
+			p.returned[id] = true
 		}
-		m.rep.Moved += len(okTags)
-		okTags = okTags[:0]
-		m.report()
-		return nil
 	}
 	drainReturns := func() {
-		for {
+		for returns != nil {
 			select {
-			case r := <-returns:
-				if id, ok := r.Headers[HeaderMoveID].(string); ok {
-					returned[id] = true
-				}
+			case r, ok := <-returns:
+				readReturn(r, ok)
 			default:
 				return
 			}
 		}
 	}
-	stop := func() {
-		if consuming {
-			consuming = false
-			settleBy = time.After(settleWait)
-		}
-	}
-	channelLost := func(e *amqp.Error, which string) {
-		failure = m.lost(e, len(inflight)+len(okTags), which)
-		inflight, okTags = map[uint64]pending{}, okTags[:0]
-		consuming = false
-	}
 
-	for consuming || len(inflight) > 0 {
+	for p.consuming || len(p.inflight) > 0 {
 		var in <-chan amqp.Delivery
-		if consuming && len(inflight) < moveWindow {
+		if p.consuming && len(p.inflight) < moveWindow {
 			in = deliveries
 		}
 		select {
 		case d, ok := <-in:
 			if !ok {
-				failure = fmt.Errorf("move from %s: the broker closed the source channel", m.req.From)
+				p.fail(fmt.Errorf("move from %s: the broker closed the source channel", m.req.From))
 				stop()
 				continue
 			}
 			idle.Reset(moveIdle)
-			p := pos
-			pos++
-			if !m.selected(p) {
-				hold(d.DeliveryTag) // returns to the source when the move ends
-				m.stopIfDone(p, taken, stop)
+			if err := p.take(ctx, &d); err != nil {
+				p.fail(err)
+				stop()
 				continue
 			}
-			taken++
-			pub, rt, perr := m.publishing(&d, p)
-			if perr != nil {
-				hold(d.DeliveryTag)
-				m.rep.Skipped++
-				m.rep.Planned = append(m.rep.Planned, PlannedMove{Position: p, MessageID: d.MessageId, Note: perr.Error()})
-			} else {
-				if rt.Kind == retry.ActionDelayQueue && !m.declared[rt.Queue] {
-					if derr := m.declareWaitQueue(rt); derr != nil {
-						hold(d.DeliveryTag)
-						failure = derr
-						stop()
-						continue
-					}
-				}
-				if err := m.dst.PublishWithContext(ctx, rt.Exchange, rt.RoutingKey, rt.Mandatory, false, pub); err != nil {
-					hold(d.DeliveryTag)
-					failure = fmt.Errorf("move from %s: publish: %w", m.req.From, err)
-					stop()
-					continue
-				}
-				seq++
-				inflight[seq] = pending{srcTag: d.DeliveryTag, id: pub.Headers[HeaderMoveID].(string)}
+			if p.done() {
+				stop()
 			}
-			m.stopIfDone(p, taken, stop)
 		case c, ok := <-confirms:
 			if !ok {
 				confirms = nil
@@ -474,47 +442,60 @@ func (m *mover) move(ctx context.Context) (err error) {
 			idle.Reset(moveIdle) // a full window waits on confirms, not deliveries
 			// A return always comes before the confirm of the same message.
 			drainReturns()
-			pd, known := inflight[c.DeliveryTag]
-			if !known {
-				continue
-			}
-			delete(inflight, c.DeliveryTag)
-			switch {
-			case returned[pd.id]:
-				delete(returned, pd.id)
-				hold(pd.srcTag)
-				m.rep.Returned++
-				m.report()
-			case !c.Ack:
-				hold(pd.srcTag)
-				m.rep.Failed++
-				m.report()
-			default:
-				okTags = append(okTags, pd.srcTag)
-			}
-			if len(okTags) >= ackBatch || len(inflight) == 0 {
-				if err := flushAcks(); err != nil {
-					failure = err
+			p.settle(c)
+			if len(p.okTags) >= ackBatch || len(p.inflight) == 0 {
+				if err := p.flushAcks(); err != nil {
+					p.fail(err)
 					stop()
 				}
 			}
-		case r := <-returns:
-			if id, ok := r.Headers[HeaderMoveID].(string); ok {
-				returned[id] = true
-			}
+		case r, ok := <-returns:
+			readReturn(r, ok)
 		case <-idle.C:
+			if p.consuming && p.held >= m.prefetch-moveWindow {
+				m.rep.Notes = append(m.rep.Notes, fmt.Sprintf("stopped after holding back %d message(s) it could not move (ladder's limit is %d at a time): run the move again for the rest", p.held, heldBudget))
+			}
 			stop()
 		case <-settleBy:
-			failure = fmt.Errorf("move from %s: %d confirms did not arrive in %v", m.req.From, len(inflight), settleWait)
-			m.rep.Failed += len(inflight)
-			inflight = map[uint64]pending{}
-		case e := <-dstClosed:
-			channelLost(e, "target")
-		case e := <-srcClosed:
-			channelLost(e, "source")
+			p.fail(fmt.Errorf("move from %s: %d confirms did not arrive in %v", m.req.From, len(p.inflight), settleWait))
+			// A late confirm means the target has it, while the source
+			// keeps it too.
+			m.rep.DuplicatesPossible = true
+			m.rep.Failed += len(p.inflight)
+			p.inflight = map[uint64]pending{}
+		case e, ok := <-dstClosed:
+			if !ok {
+				dstClosed = nil
+				continue
+			}
+			// Confirms already sent are still valid: settle them, then the
+			// rest is unknown.
+			if confirms != nil {
+				for c := range confirms { // closed right after the close notice
+					drainReturns()
+					p.settle(c)
+				}
+				confirms = nil
+			}
+			if err := p.flushAcks(); err != nil {
+				p.fail(err)
+			}
+			p.fail(m.lost(e, len(p.inflight), "target"))
+			p.inflight = map[uint64]pending{}
+			p.consuming = false
+		case e, ok := <-srcClosed:
+			if !ok {
+				srcClosed = nil
+				continue
+			}
+			// No ack can reach the source now: every published message is
+			// back in it and may also be in the target.
+			p.fail(m.lost(e, len(p.inflight)+len(p.okTags), "source"))
+			p.inflight, p.okTags = map[uint64]pending{}, nil
+			p.consuming = false
 		case <-ctx.Done():
-			if consuming {
-				failure = fmt.Errorf("move from %s: %w", m.req.From, ctx.Err())
+			if p.consuming {
+				p.fail(fmt.Errorf("move from %s: %w", m.req.From, ctx.Err()))
 				stop()
 				// Stop deliveries; in-flight confirms still settle.
 				_ = m.src.Cancel("ladder-move-"+m.run, false)
@@ -522,13 +503,15 @@ func (m *mover) move(ctx context.Context) (err error) {
 			ctx = context.Background()
 		}
 	}
-	if err := flushAcks(); err != nil && failure == nil {
-		failure = err
+	if err := p.flushAcks(); err != nil {
+		p.fail(err)
 	}
+	m.renewWaitQueues()
 	m.report()
+	failure := p.failure
 	if failure == nil && m.rep.Moved < m.rep.Requested {
-		failure = fmt.Errorf("move from %s: moved %d of %d (%d returned, %d failed, %d skipped): %w",
-			m.req.From, m.rep.Moved, m.rep.Requested, m.rep.Returned, m.rep.Failed, m.rep.Skipped, ErrPartial)
+		failure = fmt.Errorf("move from %s: moved %d of %d (%d returned, %d failed, %d skipped)",
+			m.req.From, m.rep.Moved, m.rep.Requested, m.rep.Returned, m.rep.Failed, m.rep.Skipped)
 	}
 	if m.rep.Via == string(retry.ActionDelayedExchange) {
 		m.rep.Notes = append(m.rep.Notes, "published to a delayed-message exchange without mandatory (it returns every mandatory message): a message unroutable after its delay is dropped by the plugin")
@@ -536,14 +519,146 @@ func (m *mover) move(ctx context.Context) (err error) {
 	if m.rep.Returned > 0 {
 		m.rep.Notes = append(m.rep.Notes, fmt.Sprintf("%d message(s) were returned as unroutable and stay in %s", m.rep.Returned, m.req.From))
 	}
+	// Once consuming began, any failure may leave messages behind.
+	if failure != nil && !errors.Is(failure, ErrPartial) {
+		failure = fmt.Errorf("%w: %w", failure, ErrPartial)
+	}
 	return failure
 }
 
-// stopIfDone ends consumption after the last message the move needs.
-func (m *mover) stopIfDone(pos, taken int, stop func()) {
-	if taken >= m.rep.Requested || (m.lastPosition() >= 0 && pos >= m.lastPosition()) {
-		stop()
+// pipeline is one move's bookkeeping between deliveries and confirms.
+type pipeline struct {
+	m        *mover
+	inflight map[uint64]pending // publish sequence → source delivery
+	returned map[string]bool    // move ids the target returned
+	seq      uint64             // publish sequence on the confirm channel, from 1
+	pos      int                // next delivery's queue position
+	taken    int                // selected deliveries so far
+	held     int                // deliveries kept unacked until the end
+	// okTags are confirmed source tags not yet acked; acked in batches with
+	// multiple=true while no held message lies below them.
+	okTags    []uint64
+	heldMin   uint64
+	consuming bool
+	failure   error
+}
+
+func (p *pipeline) fail(err error) {
+	if p.failure == nil {
+		p.failure = err
 	}
+}
+
+// hold keeps a delivery unacked: it returns to the source, in order, when
+// the move's channel closes.
+func (p *pipeline) hold(tag uint64) {
+	p.heldMin = min(p.heldMin, tag)
+	p.held++
+}
+
+// done says whether the move has looked at every message it needs.
+func (p *pipeline) done() bool {
+	m := p.m
+	if last := m.lastPosition(); last >= 0 {
+		return p.pos > last
+	}
+	return p.taken >= m.rep.Requested
+}
+
+// take handles one delivery: hold it, or publish it to its destination.
+// An error stops the move (the delivery is held).
+func (p *pipeline) take(ctx context.Context, d *amqp.Delivery) error {
+	m := p.m
+	pos := p.pos
+	p.pos++
+	if !m.selected(pos) {
+		p.hold(d.DeliveryTag)
+		return m.checkDeliveryLimit(d)
+	}
+	p.taken++
+	skip := func(note string) error {
+		p.hold(d.DeliveryTag)
+		m.rep.Skipped++
+		m.rep.Planned = append(m.rep.Planned, PlannedMove{Position: pos, MessageID: d.MessageId, Note: note})
+		m.report()
+		return m.checkDeliveryLimit(d)
+	}
+	if want, ok := m.expectedID(pos); ok && want != d.MessageId {
+		return skip(fmt.Sprintf("expected message %q at position %d, found %q: the queue changed since it was browsed", want, pos, d.MessageId))
+	}
+	pub, rt, err := m.publishing(d, pos)
+	if err != nil {
+		return skip(err.Error())
+	}
+	if rt.Kind == retry.ActionDelayQueue {
+		if err := m.ensureWaitQueue(rt); err != nil {
+			return skip(err.Error())
+		}
+	}
+	if err := m.dst.PublishWithContext(ctx, rt.Exchange, rt.RoutingKey, rt.Mandatory, false, pub); err != nil {
+		p.hold(d.DeliveryTag)
+		return fmt.Errorf("move from %s: publish: %w", m.req.From, err)
+	}
+	p.seq++
+	p.inflight[p.seq] = pending{srcTag: d.DeliveryTag, id: pub.Headers[HeaderMoveID].(string)}
+	return nil
+}
+
+// settle accounts for one confirm.
+func (p *pipeline) settle(c amqp.Confirmation) {
+	m := p.m
+	pd, known := p.inflight[c.DeliveryTag]
+	if !known {
+		return
+	}
+	delete(p.inflight, c.DeliveryTag)
+	switch {
+	case p.returned[pd.id]:
+		delete(p.returned, pd.id)
+		p.hold(pd.srcTag)
+		m.rep.Returned++
+		m.report()
+	case !c.Ack:
+		p.hold(pd.srcTag)
+		m.rep.Failed++
+		m.report()
+	default:
+		p.okTags = append(p.okTags, pd.srcTag)
+	}
+}
+
+// flushAcks acks the confirmed messages in the source: one frame when no
+// held message lies below them, else one by one.
+func (p *pipeline) flushAcks() error {
+	m := p.m
+	if len(p.okTags) == 0 {
+		return nil
+	}
+	acked := 0
+	var err error
+	if last := p.okTags[len(p.okTags)-1]; last < p.heldMin {
+		if err = m.src.Ack(last, true); err == nil {
+			acked = len(p.okTags)
+		}
+	} else {
+		for _, t := range p.okTags {
+			if err = m.src.Ack(t, false); err != nil {
+				break
+			}
+			acked++
+		}
+	}
+	m.rep.Moved += acked
+	if err != nil {
+		// Confirmed at the target, still in the source.
+		m.rep.DuplicatesPossible = true
+		m.rep.Failed += len(p.okTags) - acked
+		p.okTags = p.okTags[:0]
+		return fmt.Errorf("move from %s: ack source: %w", m.req.From, err)
+	}
+	p.okTags = p.okTags[:0]
+	m.report()
+	return nil
 }
 
 // lost accounts for a channel the broker closed mid-move: unconfirmed
@@ -571,19 +686,68 @@ func (m *mover) report() {
 	})
 }
 
-// declareWaitQueue declares a per-delay wait queue (idempotent; it renews
-// the queue's x-expires). A conflicting existing queue fails the move.
-func (m *mover) declareWaitQueue(rt retry.ReplayRoute) error {
+// waitRenew is how often a per-delay wait queue in use is declared again:
+// a declare counts as use, so its x-expires (at least a minute) never runs
+// out while messages are still being put in.
+const waitRenew = 10 * time.Second
+
+// ensureWaitQueue declares a per-delay wait queue when first used and again
+// every waitRenew. A queue of that name with other arguments refuses the
+// declare (on a throwaway channel): its messages are skipped.
+func (m *mover) ensureWaitQueue(rt retry.ReplayRoute) error {
+	if at, ok := m.waitDeclared[rt.Queue]; ok && time.Since(at) < waitRenew {
+		return nil
+	}
+	if err := m.declareWaitQueue(rt.Queue, rt.QueueArgs); err != nil {
+		return err
+	}
+	m.waitDeclared[rt.Queue], m.waitArgs[rt.Queue] = time.Now(), rt.QueueArgs
+	return nil
+}
+
+// renewWaitQueues declares every wait queue once more when the move ends,
+// so each expires only a minute after its last message could have left.
+func (m *mover) renewWaitQueues() {
+	for q, args := range m.waitArgs {
+		if err := m.declareWaitQueue(q, args); err != nil {
+			m.rep.Notes = append(m.rep.Notes, err.Error())
+		}
+	}
+}
+
+func (m *mover) declareWaitQueue(name string, args retry.Headers) error {
 	ch, err := m.conn.Channel()
 	if err != nil {
-		return fmt.Errorf("declare wait queue %s: %w", rt.Queue, err)
+		return fmt.Errorf("declare wait queue %s: %w", name, err)
 	}
 	defer ch.Close()
-	if _, err := ch.QueueDeclare(rt.Queue, true, false, false, false, toTable(rt.QueueArgs)); err != nil {
-		return fmt.Errorf("declare wait queue %s: %w", rt.Queue, err)
+	if _, err := ch.QueueDeclare(name, true, false, false, false, toTable(args)); err != nil {
+		return fmt.Errorf("declare wait queue %s (a queue of that name with other arguments exists?): %w", name, err)
 	}
-	m.declared[rt.Queue] = true
 	return nil
+}
+
+// checkDeliveryLimit stops a move on a quorum queue before the messages it
+// holds back (each returned at the end counts a delivery) reach the limit.
+func (m *mover) checkDeliveryLimit(d *amqp.Delivery) error {
+	if m.deliveryLimit <= 0 {
+		return nil
+	}
+	if n, ok := headerInt(d.Headers["x-delivery-count"]); ok && n >= m.deliveryLimit-deliveryLimitMargin {
+		return fmt.Errorf("move from %s: message %q has been delivered %d times (delivery limit %d); returning it once more may dead-letter it: stopping here",
+			m.req.From, d.MessageId, n, m.deliveryLimit)
+	}
+	return nil
+}
+
+// expectedID is the message id the request expects at a queue position.
+func (m *mover) expectedID(pos int) (string, bool) {
+	for i, p := range m.req.Positions {
+		if p == pos && i < len(m.req.PositionIDs) && m.req.PositionIDs[i] != "" {
+			return m.req.PositionIDs[i], true
+		}
+	}
+	return "", false
 }
 
 // publishing builds the message to publish: every property and header
@@ -594,7 +758,7 @@ func (m *mover) publishing(d *amqp.Delivery, pos int) (amqp.Publishing, retry.Re
 	if err != nil {
 		return amqp.Publishing{}, retry.ReplayRoute{}, err
 	}
-	rt, err := m.route(ex, key)
+	rt, err := m.route(ex, key, h)
 	if err != nil {
 		return amqp.Publishing{}, rt, err
 	}
@@ -611,10 +775,18 @@ func (m *mover) publishing(d *amqp.Delivery, pos int) (amqp.Publishing, retry.Re
 	if rt.Kind == retry.ActionDelayedExchange {
 		headers["x-delay"] = rt.XDelay
 	}
+	expiration := d.Expiration
+	if rt.Kind != retry.ActionDirect && expiration != "" {
+		// A per-message TTL would cut the wait short (a queue expires a
+		// message at the smaller of its own and the message's TTL): keep
+		// the value in a header instead.
+		headers[HeaderOriginalExpiration] = expiration
+		expiration = ""
+	}
 	p := amqp.Publishing{
 		Headers: headers, ContentType: d.ContentType, ContentEncoding: d.ContentEncoding,
 		DeliveryMode: d.DeliveryMode, Priority: d.Priority, CorrelationId: d.CorrelationId,
-		ReplyTo: d.ReplyTo, Expiration: d.Expiration, MessageId: d.MessageId, Timestamp: d.Timestamp,
+		ReplyTo: d.ReplyTo, Expiration: expiration, MessageId: d.MessageId, Timestamp: d.Timestamp,
 		Type: d.Type, AppId: d.AppId, Body: d.Body,
 	}
 	// The broker refuses a user-id that is not the publishing user's.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
+	"github.com/ladder-tui/ladder/retry"
 )
 
 // closeConnections closes, through the management API, every connection
@@ -150,7 +151,7 @@ func TestMoveWithDelayArrivesAfterTheDelay(t *testing.T) {
 	if err != nil || rep.Moved != 20 || rep.Via != "delay_queue" {
 		t.Fatalf("%+v %v", rep, err)
 	}
-	wait := "ladder.delay.4000.default." + dst
+	wait := retry.ReplayQueueName("", dst, 4000)
 	t.Cleanup(func() { f.deleteQueue(wait) })
 	ch := f.channel()
 	defer ch.Close()

@@ -11,6 +11,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/retry"
 )
 
 func idsOf(ds []amqp.Delivery) map[string]int {
@@ -199,5 +200,63 @@ func TestMoveDryRunMovesNothing(t *testing.T) {
 	}
 	if f.depth(src) != 4 || f.depth(dst) != 0 {
 		t.Fatal("dry run moved messages")
+	}
+}
+
+// A delayed move to a target that routes nowhere would be dropped when the
+// delay ends: every message is skipped and stays.
+func TestMoveWithDelayToUnroutableTargetLeavesEverything(t *testing.T) {
+	f := newFixture(t)
+	src := f.queue("src", nil)
+	ex := f.exchange("nowhere", "direct", nil)
+	f.publishN(src, 5, "n")
+	rep, err := f.live(false).Move(context.Background(), broker.MoveRequest{From: src, To: broker.Target{Kind: broker.TargetExchange, Name: ex, RoutingKey: "k", HasKey: true}, Delay: time.Second}, nil)
+	if !errors.Is(err, broker.ErrPartial) || rep.Moved != 0 || rep.Skipped != 5 {
+		t.Fatalf("%+v %v", rep, err)
+	}
+	if !strings.Contains(rep.Planned[0].Note, "routes to no queue") {
+		t.Errorf("note %q", rep.Planned[0].Note)
+	}
+	if f.depth(src) != 5 {
+		t.Fatal("messages left the source")
+	}
+}
+
+// A position whose message changed since the peek is not moved.
+func TestMovePositionChecksTheMessageID(t *testing.T) {
+	f := newFixture(t)
+	src, dst := f.queue("src", nil), f.queue("dst", nil)
+	f.publishN(src, 3, "id")
+	rep, err := f.live(false).Move(context.Background(), broker.MoveRequest{From: src, To: broker.Target{Kind: broker.TargetQueue, Name: dst},
+		Positions: []int{0, 1}, PositionIDs: []string{"id-0", "someone-else"}}, nil)
+	if !errors.Is(err, broker.ErrPartial) || rep.Moved != 1 || rep.Skipped != 1 || !strings.Contains(rep.Planned[0].Note, "someone-else") {
+		t.Fatalf("%+v %v", rep, err)
+	}
+	if got := idsOf(f.drain(dst, 300*time.Millisecond)); got["id-0"] != 1 || len(got) != 1 {
+		t.Fatalf("moved %v", got)
+	}
+	var left []string
+	for _, d := range f.drain(src, 300*time.Millisecond) {
+		left = append(left, d.MessageId)
+	}
+	if fmt.Sprint(left) != "[id-1 id-2]" {
+		t.Fatalf("left %v", left)
+	}
+}
+
+// A delayed move takes a per-message expiration off (it would cut the wait
+// short) and keeps it in a header.
+func TestMoveWithDelayKeepsExpirationInAHeader(t *testing.T) {
+	f := newFixture(t)
+	src, dst := f.queue("src", nil), f.queue("dst", nil)
+	f.publish("", src, amqp.Publishing{MessageId: "e", Expiration: "100000"})
+	rep, err := f.live(false).Move(context.Background(), broker.MoveRequest{From: src, To: broker.Target{Kind: broker.TargetQueue, Name: dst}, Delay: 500 * time.Millisecond}, nil)
+	if err != nil || rep.Moved != 1 {
+		t.Fatalf("%+v %v", rep, err)
+	}
+	t.Cleanup(func() { f.deleteQueue(retry.ReplayQueueName("", dst, 500)) })
+	ds := f.drain(dst, 2*time.Second)
+	if len(ds) != 1 || ds[0].Expiration != "" || ds[0].Headers[broker.HeaderOriginalExpiration] != "100000" {
+		t.Fatalf("%+v", ds)
 	}
 }

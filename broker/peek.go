@@ -293,15 +293,16 @@ func annotateHoL(res *PeekResult, q retry.Queue, now time.Time) {
 }
 
 // enqueuedAt estimates when a message entered its current queue: its
-// publish timestamp, or later its most recent dead-lettering (a retried
-// message was re-published after it), whichever is later.
+// publish timestamp, or later a dead-lettering it went through (a retried
+// message was re-published after it). An x-death time is the first death
+// for its {queue, reason}, so only entries with count 1 are exact.
 func enqueuedAt(m Message) time.Time {
 	var t time.Time
 	if m.Properties.Timestamp != nil {
 		t = *m.Properties.Timestamp
 	}
 	for _, d := range m.Deaths {
-		if d.Time.After(t) {
+		if d.Count == 1 && d.Time.After(t) {
 			t = d.Time
 		}
 	}

@@ -24,8 +24,9 @@ func RedactURL(raw string) string {
 }
 
 // userinfo matches scheme://user:password@ in free text.
-// The password part may hold spaces (a mistyped URL) but no slash or newline.
-var userinfo = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]*):[^@/\n]*@`)
+// The password runs to the last "@" before a quote or line end: a mistyped
+// one may hold "/", "@" or spaces. Over-redacting is the safe mistake.
+var userinfo = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]*):[^"'\n]*@`)
 
 // RedactText hides the password of every URL found in s and any of the given
 // secrets appearing bare (an error may quote a password on its own).

@@ -15,6 +15,7 @@ type TopologyReport struct {
 type LadderReport struct {
 	Main             QueueReport             `json:"main"`
 	Tiers            []TierReport            `json:"tiers"`
+	WaitQueues       []QueueReport           `json:"wait_queues"`
 	DelayedExchanges []DelayedExchangeReport `json:"delayed_exchanges"`
 	DLQ              *QueueReport            `json:"dlq"`
 }
@@ -58,11 +59,15 @@ func (s *Snapshot) Report() TopologyReport {
 		rep.Findings = []retry.Finding{}
 	}
 	for _, l := range s.Ladders {
-		lr := LadderReport{Main: queueReport(l.Main, byName), Tiers: []TierReport{}, DelayedExchanges: []DelayedExchangeReport{}}
+		lr := LadderReport{Main: queueReport(l.Main, byName), Tiers: []TierReport{}, WaitQueues: []QueueReport{}, DelayedExchanges: []DelayedExchangeReport{}}
 		in[l.Main] = true
 		for _, t := range l.Tiers {
 			lr.Tiers = append(lr.Tiers, TierReport{QueueReport: queueReport(t.Queue, byName), TTLMS: t.TTL.Milliseconds()})
 			in[t.Queue] = true
+		}
+		for _, w := range l.WaitQueues {
+			lr.WaitQueues = append(lr.WaitQueues, queueReport(w, byName))
+			in[w] = true
 		}
 		for _, d := range l.DelayedExchanges {
 			dr := DelayedExchangeReport{Name: d.Name}

@@ -50,7 +50,9 @@ func Discover(v *Vhost) []Ladder {
 	var out []Ladder
 	for qi, isMain := range mains {
 		if isMain {
-			out = append(out, t.ladder(qi))
+			l := t.ladder(qi)
+			l.WaitQueues = t.waitQueues(qi, mains)
+			out = append(out, l)
 		}
 	}
 	slices.SortFunc(out, func(a, b Ladder) int { return cmp.Compare(a.Main, b.Main) })
@@ -188,6 +190,19 @@ func (t *discTopo) mains() []bool {
 			}
 		}
 	}
+	return out
+}
+
+// waitQueues are rule 4's queues of main m: no TTL, no consumers, dead-
+// lettering into m, not mains themselves. Sorted by name.
+func (t *discTopo) waitQueues(m int, mains []bool) []string {
+	var out []string
+	for _, w := range t.dlFrom[m] {
+		if t.waitLike(w) && !mains[w] && !slices.Contains(out, t.v.Queues[w].Name) {
+			out = append(out, t.v.Queues[w].Name)
+		}
+	}
+	slices.Sort(out)
 	return out
 }
 

@@ -163,7 +163,7 @@ func TestDiscoverShapes(t *testing.T) {
 				Exchanges: []Exchange{{Name: "pay.in", Type: ExchangeDirect}, {Name: "pay.dlx", Type: ExchangeFanout}},
 				Bindings:  []Binding{bind("pay.in", "pay", "pay"), bind("pay.dlx", "pay.dlq", "")},
 			},
-			want: []Ladder{{Main: "pay", DLQ: "pay.dlq"}},
+			want: []Ladder{{Main: "pay", WaitQueues: []string{"pay.delay"}, DLQ: "pay.dlq"}},
 		},
 		{
 			name: "queue with workers down dead-lettering into a DLQ does not make the DLQ a main",
@@ -180,7 +180,7 @@ func TestDiscoverShapes(t *testing.T) {
 				Exchanges: []Exchange{{Name: "s.in", Type: ExchangeDirect}, {Name: "s.wait.x", Type: ExchangeFanout}},
 				Bindings:  []Binding{bind("s.in", "s", "s"), bind("s.wait.x", "s.wait", "")},
 			},
-			want: []Ladder{{Main: "s"}},
+			want: []Ladder{{Main: "s", WaitQueues: []string{"s.wait"}}},
 		},
 		{
 			name: "tier returning through an exchange-to-exchange binding",

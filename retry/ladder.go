@@ -8,7 +8,11 @@ import "time"
 type Ladder struct {
 	Main string
 	// Tiers sorted by TTL, shortest first.
-	Tiers            []Tier
+	Tiers []Tier
+	// WaitQueues dead-letter into the main queue but have no queue TTL and
+	// no consumers: messages leave them only by per-message expiration (and
+	// may be blocked behind a longer one), or never. Findings say which.
+	WaitQueues       []string
 	DelayedExchanges []DelayedExchange
 	// DLQ is the terminal queue reached from the main queue's dead-letter
 	// route; "" when there is none.

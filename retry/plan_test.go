@@ -95,7 +95,7 @@ func TestPlanDelayedExchange(t *testing.T) {
 	// A zero delay (full jitter's low end) is not a valid x-delay.
 	zero := Policy{Backoff: BackoffFixed}
 	a, _ = Plan(Headers{}, RetryState{}, PlanOptions{Policy: zero, MaxAttempts: 1, Ladder: l})
-	if a.Kind != ActionDelayQueue || a.Queue != "ladder.delay.0.default.orders.process" {
+	if a.Kind != ActionDelayQueue || !strings.HasPrefix(a.Queue, "ladder.delay.0.default.orders.process.") {
 		t.Errorf("zero delay: got %+v", a)
 	}
 }
@@ -109,7 +109,7 @@ func TestPlanDelayQueue(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Headers{"x-message-ttl": int64(300000), "x-dead-letter-exchange": "", "x-dead-letter-routing-key": "main_queue", "x-expires": int64(360000)}
-	if a.Kind != ActionDelayQueue || a.Queue != "ladder.delay.300000.default.main_queue" || a.Delay != 300*time.Second || !reflect.DeepEqual(a.QueueArgs, want) {
+	if a.Kind != ActionDelayQueue || !strings.HasPrefix(a.Queue, "ladder.delay.300000.default.main_queue.") || a.Delay != 300*time.Second || !reflect.DeepEqual(a.QueueArgs, want) {
 		t.Errorf("got %+v", a)
 	}
 	// The Python seed's x-retry-delay is kept up to date, in its own type.
@@ -174,7 +174,7 @@ func TestPlanDelay(t *testing.T) {
 	}
 	l.DelayedExchanges = nil
 	a, _ = PlanDelay(l, 20*time.Second, h)
-	if a.Kind != ActionDelayQueue || a.Queue != "ladder.delay.20000.default.orders.process" || a.Delay != 20*time.Second {
+	if a.Kind != ActionDelayQueue || !strings.HasPrefix(a.Queue, "ladder.delay.20000.default.orders.process.") || a.Delay != 20*time.Second {
 		t.Errorf("no exact tier, no delayed exchange: got %+v", a)
 	}
 	a, _ = PlanDelay(l, 1500*time.Microsecond, h)
@@ -210,7 +210,7 @@ func TestActionJSON(t *testing.T) {
 }
 
 func TestDelayQueueName(t *testing.T) {
-	if got := DelayQueueName("orders.process", 5000); got != "ladder.delay.5000.default.orders.process" {
+	if got := DelayQueueName("orders.process", 5000); !strings.HasPrefix(got, "ladder.delay.5000.default.orders.process.") {
 		t.Errorf("got %q", got)
 	}
 	// A retry's wait queue and a replay's to the same queue are one queue,
@@ -220,7 +220,7 @@ func TestDelayQueueName(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rt, err := PlanReplay(NewRouter(&Vhost{Queues: []Queue{{Name: "orders.process"}}}), nil, "", "orders.process", 5*time.Second)
+	rt, err := PlanReplay(NewRouter(&Vhost{Queues: []Queue{{Name: "orders.process"}}}), nil, "", "orders.process", nil, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

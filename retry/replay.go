@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -41,27 +40,38 @@ type ReplayRoute struct {
 //  2. a delayed-message exchange routing routingKey to the same queues;
 //  3. otherwise a per-delay wait queue for this target: one TTL per queue,
 //     so nothing waits behind a longer message (no head-of-line blocking).
-func PlanReplay(r *Router, ladders []Ladder, exchange, routingKey string, delay time.Duration) (ReplayRoute, error) {
+//
+// headers are the message's own (they matter to headers exchanges).
+func PlanReplay(r *Router, ladders []Ladder, exchange, routingKey string, headers map[string]any, delay time.Duration) (ReplayRoute, error) {
 	if delay < 0 {
 		return ReplayRoute{}, fmt.Errorf("replay to %s: negative delay %v", describeTarget(exchange, routingKey), delay)
 	}
 	if delay == 0 {
 		return ReplayRoute{Kind: ActionDirect, Exchange: exchange, RoutingKey: routingKey, Mandatory: true}, nil
 	}
-	want := r.Route(exchange, routingKey, nil)
+	want := r.Route(exchange, routingKey, headers)
 	if !want.ExchangeExists {
 		return ReplayRoute{}, fmt.Errorf("replay to %s: exchange %q does not exist", describeTarget(exchange, routingKey), exchange)
 	}
-	if !want.Approximate && len(want.Queues) > 0 {
+	// A delayed message reaches its target by dead-lettering or from the
+	// delayed exchange: nothing can return it then, so it must be known to
+	// arrive somewhere before it leaves.
+	switch {
+	case want.Approximate:
+		return ReplayRoute{}, fmt.Errorf("replay to %s: ladder cannot tell which queues it reaches (headers or an exchange type it does not model), and a delayed message that reaches none is dropped; move it without a delay", describeTarget(exchange, routingKey))
+	case len(want.Queues) == 0:
+		return ReplayRoute{}, fmt.Errorf("replay to %s: it routes to no queue, so after the delay it would be dropped", describeTarget(exchange, routingKey))
+	}
+	{
 		for i := range ladders {
 			l := &ladders[i]
 			if !slices.Contains(want.Queues, l.Main) {
 				continue
 			}
-			if rt, ok := r.viaTier(l, want.Queues, routingKey, delay); ok {
+			if rt, ok := r.viaTier(l, want.Queues, routingKey, headers, delay); ok {
 				return rt, nil
 			}
-			if rt, ok := r.viaDelayedExchange(l, want.Queues, routingKey, delay); ok {
+			if rt, ok := r.viaDelayedExchange(l, want.Queues, routingKey, headers, delay); ok {
 				return rt, nil
 			}
 		}
@@ -83,7 +93,7 @@ func PlanReplay(r *Router, ladders []Ladder, exchange, routingKey string, delay 
 	}, nil
 }
 
-func (r *Router) viaTier(l *Ladder, want []string, key string, delay time.Duration) (ReplayRoute, bool) {
+func (r *Router) viaTier(l *Ladder, want []string, key string, headers map[string]any, delay time.Duration) (ReplayRoute, bool) {
 	for _, t := range l.Tiers {
 		if t.TTL != delay {
 			continue
@@ -92,7 +102,7 @@ func (r *Router) viaTier(l *Ladder, want []string, key string, delay time.Durati
 		if t.KeepsRoutingKey {
 			retKey = key
 		}
-		back := r.Route(t.ReturnExchange, retKey, nil)
+		back := r.Route(t.ReturnExchange, retKey, headers)
 		if back.Approximate || !slices.Equal(back.Queues, want) {
 			continue
 		}
@@ -108,7 +118,7 @@ func (r *Router) viaTier(l *Ladder, want []string, key string, delay time.Durati
 			if src == "" {
 				continue
 			}
-			in := r.Route(src, key, nil)
+			in := r.Route(src, key, headers)
 			if !in.Approximate && len(in.Queues) == 1 && in.Queues[0] == t.Queue {
 				return ReplayRoute{Kind: ActionTier, Exchange: src, RoutingKey: key, Mandatory: true, Queue: t.Queue, Delay: delay}, true
 			}
@@ -117,13 +127,13 @@ func (r *Router) viaTier(l *Ladder, want []string, key string, delay time.Durati
 	return ReplayRoute{}, false
 }
 
-func (r *Router) viaDelayedExchange(l *Ladder, want []string, key string, delay time.Duration) (ReplayRoute, bool) {
+func (r *Router) viaDelayedExchange(l *Ladder, want []string, key string, headers map[string]any, delay time.Duration) (ReplayRoute, bool) {
 	ms := delay.Milliseconds()
 	if ms <= 0 || ms > MaxXDelay {
 		return ReplayRoute{}, false
 	}
 	for _, dx := range l.DelayedExchanges {
-		got := r.Route(dx.Name, key, nil)
+		got := r.Route(dx.Name, key, headers)
 		if !got.Approximate && slices.Equal(got.Queues, want) {
 			return ReplayRoute{Kind: ActionDelayedExchange, Exchange: dx.Name, RoutingKey: key, Mandatory: false, XDelay: ms, Delay: delay}, true
 		}
@@ -132,19 +142,21 @@ func (r *Router) viaDelayedExchange(l *Ladder, want []string, key string, delay 
 }
 
 // ReplayQueueName names the per-delay wait queue for one target:
-// ladder.delay.<ms>.<exchange or "default">.<routing key>, shortened with a
-// hash when it would pass the broker's 255-byte limit.
+// ladder.delay.<ms>.<exchange or "default">.<routing key>.<hash>. The hash
+// of exchange and key keeps targets apart whose dotted names would read
+// alike ("a" + "b.c" and "a.b" + "c"); the readable part is shortened to
+// stay far below the broker's 255-byte limit.
 func ReplayQueueName(exchange, routingKey string, ms int64) string {
 	ex := exchange
 	if ex == "" {
 		ex = "default"
 	}
-	name := "ladder.delay." + strconv.FormatInt(ms, 10) + "." + ex + "." + routingKey
-	if len(name) <= 200 && !strings.ContainsAny(name, "\x00") {
-		return name
-	}
 	sum := sha256.Sum256([]byte(exchange + "\x00" + routingKey))
-	return "ladder.delay." + strconv.FormatInt(ms, 10) + "." + hex.EncodeToString(sum[:8])
+	readable := ex + "." + routingKey
+	if len(readable) > 160 {
+		readable = readable[:160]
+	}
+	return "ladder.delay." + strconv.FormatInt(ms, 10) + "." + readable + "." + hex.EncodeToString(sum[:4])
 }
 
 func describeTarget(exchange, key string) string {

@@ -8,7 +8,7 @@ import (
 
 func planReplay(t *testing.T, v *Vhost, ex, key string, d time.Duration) ReplayRoute {
 	t.Helper()
-	rt, err := PlanReplay(NewRouter(v), Discover(v), ex, key, d)
+	rt, err := PlanReplay(NewRouter(v), Discover(v), ex, key, nil, d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +40,7 @@ func TestPlanReplayFallsBackToDelayQueue(t *testing.T) {
 	if rt.Kind != ActionDelayQueue || rt.Exchange != "" || !rt.Mandatory {
 		t.Fatalf("%+v", rt)
 	}
-	if rt.Queue != "ladder.delay.4000.orders.topic.orders.created" || rt.RoutingKey != rt.Queue {
+	if !strings.HasPrefix(rt.Queue, "ladder.delay.4000.orders.topic.orders.created.") || rt.RoutingKey != rt.Queue {
 		t.Fatalf("queue %q", rt.Queue)
 	}
 	want := Headers{"x-message-ttl": int64(4000), "x-dead-letter-exchange": "orders.topic", "x-dead-letter-routing-key": "orders.created", "x-expires": int64(64000)}
@@ -90,15 +90,19 @@ func TestPlanReplayNeverUsesALongerTier(t *testing.T) {
 }
 
 func TestPlanReplayMissingExchange(t *testing.T) {
-	_, err := PlanReplay(NewRouter(seedGo()), nil, "nope", "k", time.Second)
+	_, err := PlanReplay(NewRouter(seedGo()), nil, "nope", "k", nil, time.Second)
 	if err == nil || !strings.Contains(err.Error(), `"nope"`) {
 		t.Fatalf("err %v", err)
 	}
 }
 
 func TestReplayQueueNameBounded(t *testing.T) {
-	if got := ReplayQueueName("", "orders.dlq", 500); got != "ladder.delay.500.default.orders.dlq" {
+	if got := ReplayQueueName("", "orders.dlq", 500); !strings.HasPrefix(got, "ladder.delay.500.default.orders.dlq.") {
 		t.Fatal(got)
+	}
+	// Dotted names that read alike still get their own queues.
+	if ReplayQueueName("a", "b.c", 500) == ReplayQueueName("a.b", "c", 500) {
+		t.Fatal("exchange a + key b.c and exchange a.b + key c share a wait queue")
 	}
 	long := ReplayQueueName("x", strings.Repeat("k", 250), 1000)
 	if len(long) > 255 || !strings.HasPrefix(long, "ladder.delay.1000.") {
@@ -132,5 +136,31 @@ func TestOriginInPrefersTheMainQueuesEntry(t *testing.T) {
 	o, ok = OriginIn(x, map[string]bool{"elsewhere": true})
 	if !ok || o.Exchange != "orders.retry" {
 		t.Fatalf("fallback %+v %v", o, ok)
+	}
+}
+
+// After a delay nothing can return a message: a target that routes nowhere
+// (or nowhere ladder can tell) is refused instead of dropped later.
+func TestPlanReplayRefusesADelayToNowhere(t *testing.T) {
+	v := fixedKeyLadder()
+	r := NewRouter(v)
+	if _, err := PlanReplay(r, Discover(v), "ex", "no-binding", nil, 3*time.Second); err == nil || !strings.Contains(err.Error(), "routes to no queue") {
+		t.Fatalf("unroutable: %v", err)
+	}
+	if rt, err := PlanReplay(r, Discover(v), "ex", "no-binding", nil, 0); err != nil || rt.Kind != ActionDirect {
+		t.Fatalf("without a delay mandatory publishing reports it: %+v %v", rt, err)
+	}
+	v.Exchanges = append(v.Exchanges, Exchange{Name: "hx", Type: ExchangeHeaders, MessagesDelayed: -1})
+	v.Bindings = append(v.Bindings, Binding{Source: "hx", Destination: "m", DestinationType: "queue", Arguments: map[string]any{"x-match": "all", "k": "v"}})
+	r = NewRouter(v)
+	if !r.UsesHeaders("hx") || r.UsesHeaders("ex") {
+		t.Fatal("UsesHeaders")
+	}
+	// Through a headers exchange the message's own headers decide.
+	if _, err := PlanReplay(r, Discover(v), "hx", "", map[string]any{"k": "other"}, 3*time.Second); err == nil || !strings.Contains(err.Error(), "routes to no queue") {
+		t.Fatalf("headers that match nothing: %v", err)
+	}
+	if rt, err := PlanReplay(r, Discover(v), "hx", "", map[string]any{"k": "v"}, 3*time.Second); err != nil || rt.Kind != ActionDelayQueue {
+		t.Fatalf("matching headers: %+v %v", rt, err)
 	}
 }

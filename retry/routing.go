@@ -424,3 +424,37 @@ func dlExactInt(v any) (int64, bool) {
 	}
 	return dlInt(v)
 }
+
+// UsesHeaders reports whether routing from exchange can depend on message
+// headers: it, or an exchange bound from it, routes by headers (or is of a
+// kind ladder does not model). Such routes must be decided per message.
+func (r *Router) UsesHeaders(exchange string) bool {
+	seen := map[string]bool{}
+	var visit func(string) bool
+	visit = func(x string) bool {
+		if x == "" || seen[x] {
+			return false
+		}
+		seen[x] = true
+		xi, ok := r.exchanges[x]
+		if !ok {
+			return false
+		}
+		switch r.kinds[xi] {
+		case ExchangeDirect, ExchangeFanout, ExchangeTopic:
+		default:
+			return true
+		}
+		for _, bi := range r.bySource[x] {
+			b := &r.v.Bindings[bi]
+			if b.DestinationType == "exchange" && visit(b.Destination) {
+				return true
+			}
+		}
+		if r.hasAlt[xi] {
+			return visit(r.alt[xi])
+		}
+		return false
+	}
+	return visit(exchange)
+}

@@ -255,7 +255,7 @@ func (st *RetryState) text(h Headers, key string) string {
 }
 
 // DeathQueues is the set of queues whose x-death counts are retries of l's
-// messages: its tiers, or the main queue when it has no tiers (a quorum
+// messages: its tiers and wait queues, or the main queue when it has no tiers (a quorum
 // delivery-limit or nack-to-DLX loop). Not both: when the main queue
 // dead-letters into a tier, each retry adds one death in each, and counting
 // both would double it; when the worker republishes into the tier, the main
@@ -267,6 +267,9 @@ func DeathQueues(l *Ladder) map[string]bool {
 	}
 	for _, t := range l.Tiers {
 		set[t.Queue] = true
+	}
+	for _, w := range l.WaitQueues {
+		set[w] = true
 	}
 	if len(set) == 0 && l.Main != "" {
 		set[l.Main] = true

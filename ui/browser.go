@@ -83,11 +83,8 @@ func ladderOf(s *broker.Snapshot, queue string) *retry.Ladder {
 	if s == nil {
 		return nil
 	}
-	for i := range s.Ladders {
-		l := s.Ladders[i]
-		if l.Main == queue || l.DLQ == queue || slices.ContainsFunc(l.Tiers, func(t retry.Tier) bool { return t.Queue == queue }) {
-			return &l
-		}
+	if l, ok := broker.LadderOf(s.Ladders, queue); ok {
+		return &l
 	}
 	return nil
 }
@@ -304,7 +301,12 @@ func (m *browserModel) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		if m.res == nil {
 			return nil
 		}
-		spec := moveSpec{queue: m.queue, ladder: m.ladder, depth: m.res.Ready, marked: m.markedPositions()}
+		spec := moveSpec{queue: m.queue, ladder: m.ladder, depth: m.res.Ready, marked: m.markedPositions(), ids: map[int]string{}}
+		for _, msg := range m.res.Messages {
+			if m.marks[msg.Position] {
+				spec.ids[msg.Position] = msg.Properties.MessageID
+			}
+		}
 		if i := m.current(); i >= 0 {
 			spec.cursor = m.rows[i].msg
 		}

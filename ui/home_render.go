@@ -75,6 +75,10 @@ func buildHomeRows(s *broker.Snapshot, filter string) []homeRow {
 			inLadder[t.Queue] = true
 			names = append(names, t.Queue)
 		}
+		for _, w := range l.WaitQueues {
+			inLadder[w] = true
+			names = append(names, w)
+		}
 		for _, d := range l.DelayedExchanges {
 			names = append(names, d.Name)
 		}
@@ -96,6 +100,10 @@ func buildHomeRows(s *broker.Snapshot, filter string) []homeRow {
 		rows = append(rows, homeRow{kind: rowMain, name: l.Main, ladder: li, q: queues[l.Main], finds: finds[l.Main]})
 		for _, t := range l.Tiers {
 			rows = append(rows, homeRow{kind: rowTier, name: t.Queue, ladder: li, ttl: t.TTL, q: queues[t.Queue], finds: finds[t.Queue]})
+		}
+		for _, w := range l.WaitQueues {
+			// ttl -1: no queue TTL, messages leave by their own expiration.
+			rows = append(rows, homeRow{kind: rowTier, name: w, ladder: li, ttl: -1, q: queues[w], finds: finds[w]})
 		}
 		for _, d := range l.DelayedExchanges {
 			rows = append(rows, homeRow{kind: rowDelayed, name: d.Name, ladder: li, held: d.MessagesDelayed})
@@ -205,7 +213,7 @@ func renderHomeRow(r *homeRow, rs rowStats, c homeCols, st *style.Styles, select
 	case rowTier:
 		role = retry.FormatDelay(r.ttl)
 		if r.ttl < 0 {
-			role = noValue // no TTL: the stuck finding explains
+			role = "msg" // no queue TTL: per-message TTLs only (findings explain)
 		}
 	case rowDelayed:
 		role = "delay"
@@ -366,7 +374,7 @@ func renderRowDetails(r *homeRow, s *broker.Snapshot, width, height int, st *sty
 	case rowTier:
 		ttl := "TTL " + retry.FormatDelay(r.ttl)
 		if r.ttl < 0 {
-			ttl = "no TTL"
+			ttl = "no queue TTL (per-message TTLs only)"
 		}
 		what = "wait tier, " + ttl + ", returns to " + termtext.Sanitize(s.Ladders[r.ladder].Main)
 	case rowDelayed:

@@ -386,6 +386,10 @@ func TestMoveMarked(t *testing.T) {
 	if got.DryRun || got.From != want.From || got.To != want.To || got.Delay != want.Delay || !slices.Equal(got.Positions, want.Positions) || !got.ResetRetries {
 		t.Fatalf("move request %+v, want %+v", got, want)
 	}
+	// The ids the peek saw go along, so a changed queue is caught.
+	if !slices.Equal(got.PositionIDs, []string{"msg-0000", "msg-0002"}) {
+		t.Fatalf("position ids %v", got.PositionIDs)
+	}
 	h.mustContain("Summary", "moved 2", "duplicates possible: no")
 	h.key("enter")
 	if h.m.top() != h.m.browser || len(fc.peeked) != peeks+1 {

@@ -25,6 +25,9 @@ type moveSpec struct {
 	depth  int64           // ready messages, for "whole queue"
 	cursor *broker.Message // the message under the cursor, if any
 	marked []int           // positions of marked messages (as the peek numbered them)
+	// ids are the message ids the peek saw at positions, so a move checks
+	// that each position still holds the message that was marked.
+	ids map[int]string
 }
 
 // Scope choices.
@@ -370,8 +373,12 @@ func (m *moveModel) buildRequest() (broker.MoveRequest, error) {
 	switch m.scopes[m.sel[0]].kind {
 	case scopeSelected:
 		req.Positions = []int{m.spec.cursor.Position}
+		req.PositionIDs = []string{m.spec.cursor.Properties.MessageID}
 	case scopeMarked:
 		req.Positions = slices.Sorted(slices.Values(m.spec.marked))
+		for _, p := range req.Positions {
+			req.PositionIDs = append(req.PositionIDs, m.spec.ids[p])
+		}
 	case scopeFirstN:
 		n, err := strconv.Atoi(strings.TrimSpace(m.count.String()))
 		if err != nil || n <= 0 {
