@@ -28,13 +28,27 @@ func TestMoveThroughADelayedExchangeFake(t *testing.T) {
 	suffix := time.Now().Format("150405.000000")
 	src, dst := "ladder-test.delayed.src."+suffix, "ladder-test.delayed.dst."+suffix
 	target, delayed := "ladder-test.delayed.x."+suffix, "ladder-test.delayed.dx."+suffix
+	t.Cleanup(func() {
+		c, err := r.DialAMQP(context.Background(), "test cleanup")
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		cc, _ := c.Channel()
+		for _, q := range []string{src, dst} {
+			_, _ = cc.QueueDelete(q, false, false, false)
+		}
+		for _, x := range []string{target, delayed} {
+			_ = cc.ExchangeDelete(x, false, false)
+		}
+	})
 	for _, q := range []string{src, dst} {
-		if _, err := ch.QueueDeclare(q, false, true, false, false, nil); err != nil {
+		if _, err := ch.QueueDeclare(q, false, false, false, false, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for _, x := range []string{target, delayed} {
-		if err := ch.ExchangeDeclare(x, "direct", false, true, false, false, nil); err != nil {
+		if err := ch.ExchangeDeclare(x, "direct", false, false, false, false, nil); err != nil {
 			t.Fatal(err)
 		}
 		if err := ch.QueueBind(dst, "k", x, false, nil); err != nil {
