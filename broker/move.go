@@ -375,6 +375,9 @@ func (m *mover) move(ctx context.Context) (err error) {
 	confirms := m.dst.NotifyPublish(make(chan amqp.Confirmation, moveWindow*2))
 	returns := m.dst.NotifyReturn(make(chan amqp.Return, moveWindow*2))
 	dstClosed := m.dst.NotifyClose(make(chan *amqp.Error, 1))
+	// A resource alarm blocks publishing: stop taking deliveries until it
+	// clears, so the loop keeps settling confirms and can be cancelled.
+	blocked := pubConn.NotifyBlocked(make(chan amqp.Blocking, 4))
 	srcClosed := m.src.NotifyClose(make(chan *amqp.Error, 1))
 
 	// Messages the move holds back (not selected, skipped, returned,
@@ -429,7 +432,7 @@ func (m *mover) move(ctx context.Context) (err error) {
 
 	for p.consuming || len(p.inflight) > 0 {
 		var in <-chan amqp.Delivery
-		if p.consuming && len(p.inflight) < moveWindow {
+		if p.consuming && !p.blocked && len(p.inflight) < moveWindow {
 			in = deliveries
 		}
 		select {
@@ -465,8 +468,18 @@ func (m *mover) move(ctx context.Context) (err error) {
 			}
 		case r, ok := <-returns:
 			readReturn(r, ok)
+		case b, ok := <-blocked:
+			if !ok {
+				blocked = nil
+				continue
+			}
+			p.blocked = b.Active
+			last = time.Now()
+			if b.Active {
+				m.rep.Notes = append(m.rep.Notes, "the broker blocked publishing for a while ("+b.Reason+")")
+			}
 		case <-idle.C:
-			if time.Since(last) < moveIdle {
+			if time.Since(last) < moveIdle || p.blocked {
 				continue
 			}
 			if p.consuming && p.held >= m.prefetch-moveWindow {
@@ -557,6 +570,7 @@ type pipeline struct {
 	okTags    []uint64
 	heldMin   uint64
 	consuming bool
+	blocked   bool // the broker blocked the publishing connection
 	failure   error
 }
 
