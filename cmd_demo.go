@@ -69,10 +69,19 @@ func (a *app) runRealDemo(cmd *cobra.Command, d time.Duration) error {
 		defer cancel()
 	}
 	fmt.Fprintf(a.stderr, "demo: Go seed ladder on %s vhost %s; Ctrl+C stops\n", r.RedactedAMQP(), r.Vhost)
-	st, err := broker.RunGoSeedDemo(ctx, r, broker.DemoOptions{}, func(s broker.DemoStats) {
-		fmt.Fprintf(a.stderr, "\rpublished %d · processed %d · retried %d · parked %d ", s.Published, s.Processed, s.Retried, s.Parked)
-	})
-	fmt.Fprintln(a.stderr)
+	var progress func(broker.DemoStats)
+	if isTerminal(a.stderr) {
+		progress = func(s broker.DemoStats) {
+			fmt.Fprintf(a.stderr, "\rpublished %d · processed %d · retried %d · parked %d ", s.Published, s.Processed, s.Retried, s.Parked)
+		}
+	}
+	st, err := broker.RunGoSeedDemo(ctx, r, broker.DemoOptions{}, progress)
+	if progress != nil {
+		fmt.Fprintln(a.stderr)
+	}
+	if !a.json() {
+		fmt.Fprintf(a.stdout, "published %d · processed %d · retried %d · parked %d\n", st.Published, st.Processed, st.Retried, st.Parked)
+	}
 	if a.json() {
 		if jerr := writeJSON(a.stdout, st); jerr != nil {
 			return jerr

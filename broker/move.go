@@ -275,6 +275,9 @@ func (m *mover) route(exchange, key string, headers retry.Headers) (retry.Replay
 	if !perMessage {
 		m.routes[k] = rt
 	}
+	if rt.Note != "" && !slices.Contains(m.rep.Notes, rt.Note) {
+		m.rep.Notes = append(m.rep.Notes, rt.Note)
+	}
 	if m.rep.Via == "" || m.rep.Via == string(rt.Kind) {
 		m.rep.Via = string(rt.Kind)
 	} else {

@@ -54,6 +54,9 @@ func peekQueue(ctx context.Context, conn *amqp.Connection, q retry.Queue, broker
 	if err != nil {
 		return nil, err
 	}
+	if len(res.Messages) == 0 {
+		res.SideEffects = []string{} // nothing was delivered, nothing changed
+	}
 	// Quorum queues apply returns asynchronously: a count taken now would
 	// mistake returns in flight for released messages.
 	if q.Type == retry.QueueClassic {

@@ -38,6 +38,7 @@ const (
 	CodeWaitQueueConsumers   = "wait-queue-consumers"
 	CodeDeliveryLimit        = "delivery-limit"
 	CodeRequeueStorm         = "requeue-storm"
+	CodeNoConsumers          = "no-consumers"
 )
 
 // Finding is one topology or runtime problem, told in one line.
@@ -148,6 +149,11 @@ func Findings(v *Vhost, ladders []Ladder) []Finding {
 		}
 		if msg := fndSprawl(t, l); msg != "" {
 			f.add(Finding{Code: CodeDelayQueueSprawl, Severity: SeverityWarning, Queue: l.Main, Message: msg})
+		}
+		if q.Consumers == 0 && q.Ready > 0 {
+			// Runtime, not topology: info, so a sound ladder stays clean.
+			f.add(Finding{Code: CodeNoConsumers, Severity: SeverityInfo, Queue: l.Main, Message: fmt.Sprintf(
+				"%d %s ready and no consumer: nothing is processing this ladder's main queue", q.Ready, fndPlural(q.Ready, "message", "messages"))})
 		}
 		if r := q.Rates; r.Known && r.Redeliver > stormRedeliverMin && r.Redeliver > stormAckFactor*r.Ack {
 			f.add(Finding{Code: CodeRequeueStorm, Severity: SeverityWarning, Queue: l.Main, Message: fmt.Sprintf(

@@ -259,3 +259,23 @@ func TestFndDuration(t *testing.T) {
 		}
 	}
 }
+
+// Workers down with messages waiting: said as info, so a sound ladder still
+// has no warning or error.
+func TestFindingNoConsumersIsInfo(t *testing.T) {
+	v := seedGo()
+	q := seedQueue(v, "orders.process")
+	q.Consumers, q.Ready = 0, 29
+	var got []Finding
+	for _, f := range Findings(v, Discover(v)) {
+		if f.Code == CodeNoConsumers {
+			got = append(got, f)
+		}
+		if f.Severity != SeverityInfo {
+			t.Errorf("a sound ladder got %+v", f)
+		}
+	}
+	if len(got) != 1 || got[0].Queue != "orders.process" || !strings.Contains(got[0].Message, "29 messages ready") {
+		t.Fatalf("%+v", got)
+	}
+}

@@ -29,13 +29,16 @@ type ReplayRoute struct {
 	// XDelay is the x-delay header value in ms (delayed_exchange only).
 	XDelay int64
 	Delay  time.Duration
+	// Note says why a tier with the asked-for TTL was passed over.
+	Note string
 }
 
 // PlanReplay decides how a message reaches exchange with routingKey after
 // delay, in the vhost r indexes, using the ladders' own machinery when it
 // provably lands in the same queues as publishing directly would:
-//  1. a tier whose TTL is exactly delay and whose dead letters reach the
-//     same queues (a tier that keeps routing keys is entered through an
+//  1. a tier whose TTL is exactly delay and whose dead letters arrive
+//     through the same exchange with the same routing key, as a direct
+//     publish would (a tier that keeps routing keys is entered through an
 //     exchange that routes routingKey to that tier alone);
 //  2. a delayed-message exchange routing routingKey to the same queues;
 //  3. otherwise a per-delay wait queue for this target: one TTL per queue,
@@ -62,14 +65,19 @@ func PlanReplay(r *Router, ladders []Ladder, exchange, routingKey string, header
 	case len(want.Queues) == 0:
 		return ReplayRoute{}, fmt.Errorf("replay to %s: it routes to no queue, so after the delay it would be dropped", describeTarget(exchange, routingKey))
 	}
+	note := ""
 	{
 		for i := range ladders {
 			l := &ladders[i]
 			if !slices.Contains(want.Queues, l.Main) {
 				continue
 			}
-			if rt, ok := r.viaTier(l, want.Queues, routingKey, headers, delay); ok {
+			rt, why, ok := r.viaTier(l, exchange, routingKey, headers, delay)
+			if ok {
 				return rt, nil
+			}
+			if why != "" {
+				note = why
 			}
 			if rt, ok := r.viaDelayedExchange(l, want.Queues, routingKey, headers, delay); ok {
 				return rt, nil
@@ -82,7 +90,7 @@ func PlanReplay(r *Router, ladders []Ladder, exchange, routingKey string, header
 	}
 	name := ReplayQueueName(exchange, routingKey, ms)
 	return ReplayRoute{
-		Kind: ActionDelayQueue, Exchange: "", RoutingKey: name, Mandatory: true, Queue: name, Delay: delay,
+		Kind: ActionDelayQueue, Exchange: "", RoutingKey: name, Mandatory: true, Queue: name, Delay: delay, Note: note,
 		QueueArgs: Headers{
 			"x-message-ttl":             ms,
 			"x-dead-letter-exchange":    exchange,
@@ -93,22 +101,24 @@ func PlanReplay(r *Router, ladders []Ladder, exchange, routingKey string, header
 	}, nil
 }
 
-func (r *Router) viaTier(l *Ladder, want []string, key string, headers map[string]any, delay time.Duration) (ReplayRoute, bool) {
+// viaTier finds a tier whose TTL is delay and whose dead letters arrive
+// exactly as a direct publish would: through the same exchange with the same
+// routing key (consumers see both). A tier that rewrites the key must rewrite
+// it to this key; one that keeps the key is entered with it, through an
+// exchange that routes it to that tier alone. note says why a tier with the
+// right TTL could not be used.
+func (r *Router) viaTier(l *Ladder, exchange, key string, headers map[string]any, delay time.Duration) (rt ReplayRoute, note string, ok bool) {
 	for _, t := range l.Tiers {
 		if t.TTL != delay {
 			continue
 		}
-		retKey := t.ReturnRoutingKey
-		if t.KeepsRoutingKey {
-			retKey = key
-		}
-		back := r.Route(t.ReturnExchange, retKey, headers)
-		if back.Approximate || !slices.Equal(back.Queues, want) {
+		if t.ReturnExchange != exchange || (!t.KeepsRoutingKey && t.ReturnRoutingKey != key) {
+			note = fmt.Sprintf("tier %s waits %s but returns messages to %s, not %s: using a wait queue of ladder's own", t.Queue, FormatDelay(delay), describeTarget(t.ReturnExchange, t.ReturnRoutingKey), describeTarget(exchange, key))
 			continue
 		}
 		if !t.KeepsRoutingKey {
-			// The tier rewrites the key on the way back: enter it directly.
-			return ReplayRoute{Kind: ActionTier, Exchange: "", RoutingKey: t.Queue, Mandatory: true, Queue: t.Queue, Delay: delay}, true
+			// The tier sets the key on the way back: enter it directly.
+			return ReplayRoute{Kind: ActionTier, Exchange: "", RoutingKey: t.Queue, Mandatory: true, Queue: t.Queue, Delay: delay}, "", true
 		}
 		// The tier returns the message with the key it entered with, so it
 		// must enter with the target's key through an exchange that routes
@@ -120,11 +130,12 @@ func (r *Router) viaTier(l *Ladder, want []string, key string, headers map[strin
 			}
 			in := r.Route(src, key, headers)
 			if !in.Approximate && len(in.Queues) == 1 && in.Queues[0] == t.Queue {
-				return ReplayRoute{Kind: ActionTier, Exchange: src, RoutingKey: key, Mandatory: true, Queue: t.Queue, Delay: delay}, true
+				return ReplayRoute{Kind: ActionTier, Exchange: src, RoutingKey: key, Mandatory: true, Queue: t.Queue, Delay: delay}, "", true
 			}
 		}
+		note = fmt.Sprintf("tier %s waits %s but no exchange routes key %q to it alone (it is entered another way, e.g. by a header): using a wait queue of ladder's own", t.Queue, FormatDelay(delay), key)
 	}
-	return ReplayRoute{}, false
+	return ReplayRoute{}, note, false
 }
 
 func (r *Router) viaDelayedExchange(l *Ladder, want []string, key string, headers map[string]any, delay time.Duration) (ReplayRoute, bool) {
@@ -147,6 +158,13 @@ func (r *Router) viaDelayedExchange(l *Ladder, want []string, key string, header
 // alike ("a" + "b.c" and "a.b" + "c"); the readable part is shortened to
 // stay far below the broker's 255-byte limit.
 func ReplayQueueName(exchange, routingKey string, ms int64) string {
+	return ReplayQueuePrefix + replayQueueSuffix(exchange, routingKey, ms)
+}
+
+// ReplayQueuePrefix starts the name of every wait queue ladder declares.
+const ReplayQueuePrefix = "ladder.delay."
+
+func replayQueueSuffix(exchange, routingKey string, ms int64) string {
 	ex := exchange
 	if ex == "" {
 		ex = "default"
@@ -156,7 +174,7 @@ func ReplayQueueName(exchange, routingKey string, ms int64) string {
 	if len(readable) > 160 {
 		readable = readable[:160]
 	}
-	return "ladder.delay." + strconv.FormatInt(ms, 10) + "." + readable + "." + hex.EncodeToString(sum[:4])
+	return strconv.FormatInt(ms, 10) + "." + readable + "." + hex.EncodeToString(sum[:4])
 }
 
 func describeTarget(exchange, key string) string {

@@ -164,3 +164,28 @@ func TestPlanReplayRefusesADelayToNowhere(t *testing.T) {
 		t.Fatalf("matching headers: %+v %v", rt, err)
 	}
 }
+
+// A tier that would bring the message back with another routing key (here
+// a wait queue of an earlier move, returning with "k") is not used for a
+// message bound for "k2", though both keys reach the same queue.
+func TestPlanReplayNeverChangesTheRoutingKey(t *testing.T) {
+	v := fixedKeyLadder()
+	v.Bindings = append(v.Bindings, Binding{Source: "ex", Destination: "m", DestinationType: "queue", RoutingKey: "k2"})
+	rt := planReplay(t, v, "ex", "k2", 4*time.Second)
+	if rt.Kind != ActionDelayQueue || rt.QueueArgs["x-dead-letter-routing-key"] != "k2" {
+		t.Fatalf("%+v", rt)
+	}
+	if !strings.Contains(rt.Note, "m.wait.4s") {
+		t.Errorf("no note on the passed-over tier: %q", rt.Note)
+	}
+}
+
+// ladder's own per-delay wait queues show in a ladder, but a replay's wait
+// there is not a retry.
+func TestDeathQueuesLeaveOutLaddersOwnWaitQueues(t *testing.T) {
+	l := &Ladder{Main: "m", Tiers: []Tier{{Queue: "m.wait.5s"}, {Queue: ReplayQueueName("ex", "k", 5000)}}}
+	got := DeathQueues(l)
+	if !got["m.wait.5s"] || len(got) != 1 {
+		t.Fatalf("%v", got)
+	}
+}

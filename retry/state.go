@@ -266,7 +266,10 @@ func DeathQueues(l *Ladder) map[string]bool {
 		return set
 	}
 	for _, t := range l.Tiers {
-		set[t.Queue] = true
+		// A replay's wait in ladder's own queue is not a retry.
+		if !strings.HasPrefix(t.Queue, ReplayQueuePrefix) {
+			set[t.Queue] = true
+		}
 	}
 	for _, w := range l.WaitQueues {
 		set[w] = true

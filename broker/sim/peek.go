@@ -52,6 +52,7 @@ func (s *Sim) Peek(ctx context.Context, name string, opt broker.PeekOptions) (*b
 	}
 	n := min(opt.Limit, len(q.ready))
 	if n == 0 {
+		res.SideEffects = []string{} // nothing delivered, nothing changed
 		return res, nil
 	}
 	deathQueues := retry.DeathQueues(s.ladderOf(name))
