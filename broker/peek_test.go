@@ -230,3 +230,15 @@ func TestPeekMissingQueueNamesIt(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 }
+
+func TestPeekEmptyQueueReportsNoSideEffects(t *testing.T) {
+	f := newFixture(t)
+	q := f.queue("empty", nil)
+	res, err := f.live(true).Peek(context.Background(), q, broker.PeekOptions{Limit: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Messages) != 0 || len(res.SideEffects) != 0 {
+		t.Fatalf("%+v", res)
+	}
+}
