@@ -34,6 +34,14 @@ type KeyMap struct {
 	Toggle   key.Binding // next choice of the focused field
 	Untoggle key.Binding // previous choice
 	Cancel   key.Binding
+	// Close dismisses a finished dialog (the move summary): confirm and
+	// cancel keys alike.
+	Close key.Binding
+
+	// Typing a filter: enter keeps it and returns to the list, esc clears
+	// it. ClearFilter's keys are Back's: the root routes esc to the screen.
+	KeepFilter  key.Binding
+	ClearFilter key.Binding
 	// DeleteChar edits typed text (filters, dialog fields).
 	DeleteChar key.Binding
 }
@@ -67,6 +75,10 @@ func Default() KeyMap {
 		Toggle:   key.NewBinding(key.WithKeys("space", "right", "l"), key.WithHelp("→/space", "next choice")),
 		Untoggle: key.NewBinding(key.WithKeys("left", "h"), key.WithHelp("←", "previous choice")),
 		Cancel:   key.NewBinding(key.WithKeys("esc", "n"), key.WithHelp("esc/n", "cancel")),
+		Close:    key.NewBinding(key.WithKeys("enter", "y", "esc", "n"), key.WithHelp("enter/esc", "close")),
+
+		KeepFilter:  key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "keep filter")),
+		ClearFilter: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "clear filter")),
 
 		DeleteChar: key.NewBinding(key.WithKeys("backspace", "ctrl+h"), key.WithHelp("⌫", "delete")),
 	}
@@ -80,7 +92,9 @@ func (k *KeyMap) ReadOnly() {
 	k.MarkAll.SetEnabled(false)
 }
 
-// ShortHelp is the footer's help when no screen offers its own.
+// ShortHelp is the footer's help when no screen offers its own. Screens
+// list their own bindings (only those that act there); FullHelp below is the
+// whole catalogue, which no single screen shows.
 func (k KeyMap) ShortHelp() []key.Binding {
 	return []key.Binding{k.Help, k.Quit}
 }
@@ -93,6 +107,15 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
 		{k.Open, k.Back, k.Filter, k.Sort, k.Mark, k.MarkAll},
 		{k.Move, k.Refresh, k.Copy, k.Vhost, k.Help, k.Quit, k.ForceQuit},
-		{k.Next, k.Prev, k.Toggle, k.Untoggle, k.Confirm, k.Cancel, k.DeleteChar},
+		{k.Next, k.Prev, k.Toggle, k.Untoggle, k.Confirm, k.Cancel, k.Close},
+		{k.KeepFilter, k.ClearFilter, k.DeleteChar},
 	}
+}
+
+// As is b with another description: the same keys, enabled or not as b is,
+// described for where it is shown ("enter/y move now" instead of
+// "enter/y confirm"), so a dialog's hints and the footer say the same.
+func As(b key.Binding, desc string) key.Binding {
+	b.SetHelp(b.Help().Key, desc)
+	return b
 }

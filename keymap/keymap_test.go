@@ -45,3 +45,40 @@ func TestReadOnlyDisablesMutations(t *testing.T) {
 		t.Fatal("read-only disabled a read action")
 	}
 }
+
+// The root sends esc to the focused screen as Back, so a binding that is
+// shown for esc must use Back's keys; Close stands for confirm and cancel.
+func TestAliasesShareKeys(t *testing.T) {
+	k := Default()
+	subset := func(name string, b key.Binding, of ...key.Binding) {
+		t.Helper()
+		for _, s := range b.Keys() {
+			found := false
+			for _, o := range of {
+				for _, ok := range o.Keys() {
+					found = found || ok == s
+				}
+			}
+			if !found {
+				t.Errorf("%s: key %q is not one of %v", name, s, of)
+			}
+		}
+	}
+	subset("clear filter", k.ClearFilter, k.Back)
+	subset("close", k.Close, k.Confirm, k.Cancel)
+}
+
+func TestAsKeepsKeysAndState(t *testing.T) {
+	k := Default()
+	b := As(k.Confirm, "move now")
+	if b.Help().Desc != "move now" || b.Help().Key != k.Confirm.Help().Key || !reflect.DeepEqual(b.Keys(), k.Confirm.Keys()) {
+		t.Fatalf("As changed more than the description: %+v", b.Help())
+	}
+	if k.Confirm.Help().Desc != "confirm" {
+		t.Fatal("As changed the original binding")
+	}
+	k.ReadOnly()
+	if As(k.Move, "move").Enabled() {
+		t.Fatal("As enabled a disabled binding")
+	}
+}

@@ -128,7 +128,7 @@ func (m *browserModel) Update(msg tea.Msg) tea.Cmd {
 		}
 		m.load(msg.res, msg.at, msg.rows, msg.cols)
 	case moveClosedMsg:
-		if msg.queue == m.queue && msg.moved {
+		if msg.queue == m.queue && msg.changed {
 			return m.reload()
 		}
 	case tea.KeyPressMsg:
@@ -260,7 +260,7 @@ func (m *browserModel) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	k := m.c.keys
 	if m.filtering {
 		switch {
-		case key.Matches(msg, k.Open):
+		case key.Matches(msg, k.KeepFilter):
 			m.filtering = false // keep the filter and the selection
 			return nil
 		case m.filter.update(msg, k):
@@ -273,11 +273,14 @@ func (m *browserModel) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		return nil
 	}
 	switch {
-	case key.Matches(msg, k.Filter):
+	case key.Matches(msg, k.Filter) && len(m.rows) > 0:
 		m.filtering = true
 	case key.Matches(msg, k.Open):
 		if i := m.current(); i >= 0 {
-			return navCmd(openMessageMsg{queue: m.queue, msg: m.rows[i].msg, ladder: m.ladder, peeked: m.at})
+			msg := m.rows[i].msg
+			spec := m.moveSpec(msg)
+			spec.single = true
+			return navCmd(openMessageMsg{queue: m.queue, msg: msg, ladder: m.ladder, peeked: m.at, spec: spec})
 		}
 	case key.Matches(msg, k.Mark):
 		if i := m.current(); i >= 0 {
@@ -292,7 +295,7 @@ func (m *browserModel) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		}
 	case key.Matches(msg, k.MarkAll):
 		m.markAll()
-	case key.Matches(msg, k.Sort):
+	case key.Matches(msg, k.Sort) && len(m.rows) > 0:
 		m.sortBy = (m.sortBy + 1) % sortKeys
 		m.resort()
 	case key.Matches(msg, k.Refresh):
@@ -301,18 +304,29 @@ func (m *browserModel) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		if m.res == nil {
 			return nil
 		}
-		spec := moveSpec{queue: m.queue, ladder: m.ladder, depth: m.res.Ready, marked: m.markedPositions(), ids: map[int]string{}}
+		var cur *broker.Message
+		if i := m.current(); i >= 0 {
+			cur = m.rows[i].msg
+		}
+		return navCmd(openMoveMsg{spec: m.moveSpec(cur)})
+	}
+	return nil
+}
+
+// moveSpec is what the move dialog is opened on, from here or from the
+// inspector of cursor: the queue's ladder and ready depth, the marks and the
+// ids the peek saw at their positions.
+func (m *browserModel) moveSpec(cursor *broker.Message) moveSpec {
+	spec := moveSpec{queue: m.queue, ladder: m.ladder, cursor: cursor, marked: m.markedPositions(), ids: map[int]string{}}
+	if m.res != nil {
+		spec.depth = m.res.Ready
 		for _, msg := range m.res.Messages {
 			if m.marks[msg.Position] {
 				spec.ids[msg.Position] = msg.Properties.MessageID
 			}
 		}
-		if i := m.current(); i >= 0 {
-			spec.cursor = m.rows[i].msg
-		}
-		return navCmd(openMoveMsg{spec: spec})
 	}
-	return nil
+	return spec
 }
 
 // markAll marks every shown row, or clears them when all are marked.
@@ -408,19 +422,61 @@ func (m *browserModel) footer() string {
 	return st.Muted.Render(termtext.Truncate(right, m.w))
 }
 
+func (m *browserModel) name() string { return "queue browser" }
+
+// ShortHelp is the footer: the keys that act here now. While a filter is
+// typed they are the filter's; with a filter kept, esc clears it before it
+// goes back.
 func (m *browserModel) ShortHelp() []key.Binding {
 	k := m.c.keys
 	if m.filtering {
-		return []key.Binding{k.Open, k.Back, k.DeleteChar}
+		return filterKeys(m.c)
 	}
-	return []key.Binding{k.Up, k.Down, k.Open, k.Filter, k.Mark, k.Sort, k.Move, k.Refresh, k.Back, k.Help, k.Quit}
+	// Most important first: the footer drops from the end to fit.
+	// A kept filter's esc is shown next to the filter: it is what esc does.
+	var out []key.Binding
+	if len(m.rows) > 0 {
+		out = append(out, k.Open, k.Filter)
+		if m.filter.String() != "" {
+			out = append(out, k.ClearFilter)
+		}
+		out = append(out, k.Mark)
+	}
+	if m.res != nil {
+		out = append(out, k.Move)
+	}
+	if m.filter.String() == "" || len(m.rows) == 0 {
+		out = append(out, m.backKey())
+	}
+	if len(m.rows) > 0 {
+		out = append(out, k.Sort)
+	}
+	return append(out, k.Refresh, k.Help, k.Quit) // the arrows are left to the ? screen
 }
 
+// FullHelp is every key that acts on the browser: without messages there
+// is nothing to open, mark, sort or filter.
 func (m *browserModel) FullHelp() [][]key.Binding {
 	k := m.c.keys
-	return [][]key.Binding{
-		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
-		{k.Open, k.Filter, k.Sort, k.Mark, k.MarkAll},
-		{k.Move, k.Refresh, k.Back, k.Help, k.Quit},
+	if m.filtering {
+		return [][]key.Binding{filterKeys(m.c), {k.ForceQuit}}
 	}
+	var groups [][]key.Binding
+	if len(m.rows) > 0 {
+		groups = append(groups, navKeys(m.c), []key.Binding{k.Open, k.Filter, k.Sort, k.Mark, k.MarkAll})
+	}
+	act := []key.Binding{}
+	if m.res != nil {
+		act = append(act, k.Move)
+	}
+	act = append(act, k.Refresh, m.backKey())
+	return append(groups, act, appKeys(m.c, true))
+}
+
+// backKey is what esc does: clear a kept filter, else go back.
+func (m *browserModel) backKey() key.Binding {
+	if m.filter.String() != "" {
+		return m.c.keys.ClearFilter
+	}
+	return m.c.keys.Back
 }

@@ -23,16 +23,17 @@ type browserCols struct {
 // browserLayout fits the columns into width (the mark column and its gap
 // take the first two cells).
 func browserLayout(width int) browserCols {
-	c := browserCols{pos: 5, id: 12, age: 5, retry: 6, death: 16, due: 6, hol: 4, size: 5}
+	// age fits fmtAge (6 cells); due fits "late 45s" and "23h59m".
+	c := browserCols{pos: 5, id: 12, age: 6, retry: 6, death: 15, due: 8, hol: 4, size: 5}
 	extra := max(0, width-80)
 	if extra >= 40 {
 		c.long = true
 		c.retry += 10
-		c.due += 5
+		c.due += 6 // "overdue 23h59m"
 		c.hol += 4
 		c.age++
 		c.size++
-		extra -= 21
+		extra -= 22
 	}
 	c.id += extra * 35 / 100
 	c.death += extra * 35 / 100
@@ -171,8 +172,10 @@ func lastDeath(ds []retry.Death) string {
 	return r + "@" + d.Queue
 }
 
-// dueCell says when a message's TTL runs out: "4s" from the peek, "+3m"
-// overdue, "never" without any TTL.
+// dueCell says when a message's TTL runs out, counted from the peek: "4s"
+// (in 4 seconds), "late 3m" overdue (its TTL ran out 3 minutes ago but it
+// has not left: something ahead holds it), "never" without any TTL. Wide
+// layouts say "in 4s" and "overdue 3m12s".
 func dueCell(h *retry.HoLMark, at time.Time, long bool) string {
 	switch {
 	case h == nil:
@@ -181,14 +184,14 @@ func dueCell(h *retry.HoLMark, at time.Time, long bool) string {
 		return "never"
 	case h.Overdue > 0:
 		if long {
-			return "overdue " + fmtDur(h.Overdue)
+			return "overdue " + fmtShort(h.Overdue)
 		}
-		return "+" + fmtDur(h.Overdue)
+		return "late " + fmtApprox(h.Overdue)
 	case h.DueAt.After(at):
 		if long {
-			return "in " + fmtDur(h.DueAt.Sub(at))
+			return "in " + fmtShort(h.DueAt.Sub(at))
 		}
-		return fmtDur(h.DueAt.Sub(at))
+		return fmtShort(h.DueAt.Sub(at))
 	}
 	return "due"
 }
@@ -228,12 +231,23 @@ func renderPeekBanner(res *broker.PeekResult, at time.Time, width int, st *style
 	head := termtext.Sanitize(res.Queue) + " · " + typ + " · peeked " + strconv.Itoa(len(res.Messages)) +
 		" of " + fmtCount(res.Total) + " (" + fmtCount(res.Ready) + " ready) at " + fmtClock(at)
 	lines := []string{st.Strong.Render(termtext.Truncate(head, width))}
-	// Side effects are what the user must not miss: wrapped, not cut.
-	for _, s := range res.SideEffects {
+	// Side effects are what the user must not miss: wrapped, not cut. A peek
+	// that browsed nothing and released nothing changed nothing, whatever a
+	// client reports.
+	for _, s := range peekSideEffects(res) {
 		lines = append(lines, wrapStyled(st.Banner, "⚠ "+termtext.Sanitize(s), width)...)
 	}
 	if res.HoLBasis != "" {
 		lines = append(lines, st.Muted.Render(termtext.Truncate("due times from "+termtext.Sanitize(res.HoLBasis), width)))
 	}
 	return lines
+}
+
+// peekSideEffects are the side effects worth showing: none when the peek
+// saw no message and released none.
+func peekSideEffects(res *broker.PeekResult) []string {
+	if len(res.Messages) == 0 && res.Released == 0 {
+		return nil
+	}
+	return res.SideEffects
 }

@@ -6,6 +6,14 @@
 // help.KeyMap: home (ladders), browser (peeked messages), inspector (one
 // message), move (the move / re-publish dialog), help and vhost. Keys go to
 // the focused screen; data messages (messages.go) go to every screen.
+// Below 80×24 the frame says "terminal too small" and only quitting acts.
+// Help (the ? screen and the footer) shows the keys of the screen it is
+// opened from, as that screen's ShortHelp and FullHelp list them: only the
+// bindings that act there.
+//
+// The browser's DUE column counts from the peek: "9s" (in 9 seconds),
+// "late 3m" (its TTL ran out 3 minutes ago and something holds it back),
+// "never" (no TTL); wide layouts say "in 9s" and "overdue 3m12s".
 //
 // Broker calls run only in commands (commands.go) with deadlines and come
 // back as typed messages tagged with a generation or request id, so a late

@@ -30,6 +30,7 @@ type fakeClient struct {
 	peeked   []string
 	moves    []broker.MoveRequest
 	moveStep time.Duration // pause between progress reports (teatest flows)
+	skipNote string        // when set, every message is skipped for this reason
 	vhosts   []string
 	readOnly bool
 	closed   bool
@@ -67,6 +68,7 @@ func (f *fakeClient) Move(ctx context.Context, req broker.MoveRequest, progress 
 	f.moves = append(f.moves, req)
 	peek := f.peeks[req.From]
 	step := f.moveStep
+	skip := f.skipNote
 	f.mu.Unlock()
 	if f.readOnly {
 		return nil, errors.New("read-only")
@@ -86,6 +88,18 @@ func (f *fakeClient) Move(ctx context.Context, req broker.MoveRequest, progress 
 	rep := &broker.MoveReport{Requested: len(msgs), Target: targetName(req.To), Via: "direct", DelayMS: req.Delay.Milliseconds(), DryRun: req.DryRun}
 	if req.Delay > 0 {
 		rep.Via = "tier"
+	}
+	if skip != "" {
+		// As the live broker: skipped entries carry only the reason, and a
+		// move that left messages behind returns ErrPartial.
+		for _, m := range msgs {
+			rep.Planned = append(rep.Planned, broker.PlannedMove{Position: m.Position, MessageID: m.Properties.MessageID, Note: skip})
+		}
+		if req.DryRun {
+			return rep, nil
+		}
+		rep.Skipped = len(msgs)
+		return rep, fmt.Errorf("move from %s: moved 0 of %d (0 returned, 0 failed, %d skipped): %w", req.From, len(msgs), len(msgs), broker.ErrPartial)
 	}
 	if req.DryRun {
 		for _, m := range msgs {

@@ -38,7 +38,7 @@ func press(tm *teatest.TestModel, keys ...string) {
 func TestFlowMoveWithDelay(t *testing.T) {
 	fc := newFake()
 	fc.peeks["orders.dlq"] = fixturePeek(6)
-	fc.moveStep = 150 * time.Millisecond
+	fc.moveStep = 250 * time.Millisecond // past a second, so the rate shows
 	tm := teatest.NewTestModel(t, New(Options{Client: fc, Title: "flow"}), teatest.WithInitialTermSize(100, 30))
 
 	waitText(t, tm, "orders.retry.5s", "● live")

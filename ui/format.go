@@ -84,15 +84,28 @@ func fmtApprox(d time.Duration) string {
 	return strconv.FormatInt(int64(d/(24*time.Hour)), 10) + "d"
 }
 
-// fmtAge is how long ago t was, seen at now; noValue when t is unknown.
+// fmtAge is how long ago t was, seen at now, in at most 6 cells: seconds
+// only below 10 minutes (9m59s, 46m, 2h5m, 3d4h); noValue when t is unknown.
 func fmtAge(t, now time.Time) string {
 	if t.IsZero() {
 		return noValue
 	}
 	if t.After(now) {
-		return "-" + fmtDur(t.Sub(now)) // the publisher's clock runs ahead
+		return "-" + fmtApprox(t.Sub(now)) // the publisher's clock runs ahead
 	}
-	return fmtDur(now.Sub(t))
+	return fmtShort(now.Sub(t))
+}
+
+// fmtShort is fmtDur without seconds from 10 minutes on, where they are
+// noise and would not fit a narrow column.
+func fmtShort(d time.Duration) string {
+	if d < 0 {
+		d = -d
+	}
+	if d >= 10*time.Minute && d < time.Hour {
+		return strconv.FormatInt(int64(d/time.Minute), 10) + "m"
+	}
+	return fmtDur(d)
 }
 
 // fmtBytes writes a size: 512B, 1.2K, 34K, 3.4M.

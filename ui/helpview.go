@@ -8,15 +8,19 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 
+	"github.com/ladder-tui/ladder/keymap"
 	"github.com/ladder-tui/ladder/ui/termtext"
 )
 
-// helpModel is the ? screen: every binding of the keymap that is enabled,
-// rendered by bubbles/help, so help and keys cannot disagree.
+// helpModel is the ? screen: the bindings of the screen it was opened from
+// (that screen's FullHelp, so only keys that act there), rendered by
+// bubbles/help, which skips disabled bindings: help and keys cannot
+// disagree.
 type helpModel struct {
 	c    *common
 	w, h int
 	help help.Model
+	from screen // the screen whose keys are shown; set by the root
 }
 
 func newHelp(c *common) *helpModel {
@@ -30,15 +34,29 @@ func (m *helpModel) SetSize(w, h int) {
 	m.help.SetWidth(w)
 }
 
-func (m *helpModel) Capturing() bool           { return false }
-func (m *helpModel) Back() (bool, tea.Cmd)     { return false, nil }
-func (m *helpModel) Update(tea.Msg) tea.Cmd    { return nil }
-func (m *helpModel) ShortHelp() []key.Binding  { return []key.Binding{m.c.keys.Back, m.c.keys.Quit} }
-func (m *helpModel) FullHelp() [][]key.Binding { return m.c.keys.FullHelp() }
+func (m *helpModel) Capturing() bool        { return false }
+func (m *helpModel) Back() (bool, tea.Cmd)  { return false, nil }
+func (m *helpModel) Update(tea.Msg) tea.Cmd { return nil }
+
+func (m *helpModel) ShortHelp() []key.Binding {
+	k := m.c.keys
+	return []key.Binding{k.Back, keymap.As(k.Help, "close help"), k.Quit}
+}
+
+// FullHelp is the keys of the screen help was opened from.
+func (m *helpModel) FullHelp() [][]key.Binding {
+	if m.from == nil {
+		return [][]key.Binding{m.ShortHelp()}
+	}
+	return m.from.FullHelp()
+}
 
 func (m *helpModel) View() string {
 	st := m.c.styles
 	title := "Keys"
+	if n, ok := m.from.(interface{ name() string }); ok {
+		title += ": " + n.name()
+	}
 	if m.c.readOnly {
 		title += " (read-only: moving messages is disabled)"
 	}
@@ -52,7 +70,10 @@ func (m *helpModel) View() string {
 			row = nil
 		}
 	}
-	for _, g := range m.c.keys.FullHelp() {
+	for _, g := range m.FullHelp() {
+		if !anyEnabled(g) {
+			continue
+		}
 		try := append(append([][]key.Binding{}, row...), g)
 		if len(row) > 0 && lipgloss.Width(m.unbounded(try)) > m.w {
 			flush()
@@ -68,4 +89,38 @@ func (m *helpModel) unbounded(groups [][]key.Binding) string {
 	h := m.help
 	h.SetWidth(0)
 	return h.FullHelpView(groups)
+}
+
+func anyEnabled(bs []key.Binding) bool {
+	for _, b := range bs {
+		if b.Enabled() {
+			return true
+		}
+	}
+	return false
+}
+
+// Bindings every screen shares, for the screens' help.
+
+// appKeys are the keys of the app itself that act on a screen: the vhost
+// switcher where the root opens it, help, quitting.
+func appKeys(c *common, vhost bool) []key.Binding {
+	k := c.keys
+	out := []key.Binding{}
+	if vhost {
+		out = append(out, k.Vhost)
+	}
+	return append(out, k.Help, k.Quit, k.ForceQuit)
+}
+
+// navKeys are a list's cursor keys.
+func navKeys(c *common) []key.Binding {
+	k := c.keys
+	return []key.Binding{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom}
+}
+
+// filterKeys are the keys while a filter is typed.
+func filterKeys(c *common) []key.Binding {
+	k := c.keys
+	return []key.Binding{k.KeepFilter, k.ClearFilter, k.DeleteChar}
 }

@@ -128,7 +128,7 @@ func (m *homeModel) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	k := m.c.keys
 	if m.filtering {
 		switch {
-		case key.Matches(msg, k.Open):
+		case key.Matches(msg, k.KeepFilter):
 			m.filtering = false // keep the filter and the selection
 			return nil
 		case m.filter.update(msg, k):
@@ -232,7 +232,7 @@ func (m *homeModel) summary() string {
 		return ""
 	}
 	nq := len(m.snap.Topology.Queues)
-	left = strconv.Itoa(len(m.snap.Ladders)) + " ladders · " + strconv.Itoa(nq) + " queues · " + findingCounts(m.snap.Findings)
+	left = plural(len(m.snap.Ladders), "ladder", "ladders") + " · " + plural(nq, "queue", "queues") + " · " + findingCounts(m.snap.Findings)
 	if f := m.filter.String(); f != "" || m.filtering {
 		fw := max(10, m.w-termtext.Width(left)-14)
 		left += " · filter /" + m.filter.view(min(fw, 30), m.filtering, st)
@@ -275,19 +275,35 @@ func plural(n int, one, many string) string {
 	return strconv.Itoa(n) + " " + many
 }
 
+func (m *homeModel) name() string { return "ladders" }
+
+// ShortHelp is the footer: the keys that act here now. While a filter is
+// typed they are the filter's; with a filter kept, esc clears it.
 func (m *homeModel) ShortHelp() []key.Binding {
 	k := m.c.keys
 	if m.filtering {
-		return []key.Binding{k.Open, k.Back, k.DeleteChar}
+		return filterKeys(m.c)
 	}
-	return []key.Binding{k.Up, k.Down, k.Open, k.Filter, k.Move, k.Refresh, k.Vhost, k.Help, k.Quit}
+	// Most important first: the footer drops from the end to fit. The
+	// arrows are left to the ? screen.
+	out := []key.Binding{k.Open, k.Filter}
+	if m.filter.String() != "" {
+		out = append(out, k.ClearFilter)
+	}
+	return append(out, k.Move, k.Refresh, k.Vhost, k.Help, k.Quit)
 }
 
+// FullHelp is every key that acts on the ladders screen. esc only clears a
+// kept filter here (there is nothing to go back to), so it is listed then.
 func (m *homeModel) FullHelp() [][]key.Binding {
 	k := m.c.keys
-	return [][]key.Binding{
-		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
-		{k.Open, k.Filter, k.Back, k.Move, k.Refresh},
-		{k.Vhost, k.Help, k.Quit, k.ForceQuit},
+	if m.filtering {
+		return [][]key.Binding{filterKeys(m.c), {k.ForceQuit}}
 	}
+	act := []key.Binding{k.Open, k.Filter}
+	if m.filter.String() != "" {
+		act = append(act, k.ClearFilter)
+	}
+	act = append(act, k.Move, k.Refresh)
+	return [][]key.Binding{navKeys(m.c), act, appKeys(m.c, true)}
 }

@@ -392,7 +392,8 @@ func renderRowDetails(r *homeRow, s *broker.Snapshot, width, height int, st *sty
 		}
 		head += " · " + typ + " · " + plural(int(r.q.Messages), "message", "messages")
 	}
-	lines = append(lines, st.Strong.Render(termtext.Truncate(head, width)))
+	// Wrapped at words, like the findings: a queue name is never cut.
+	lines = append(lines, wrapStyled(st.Strong, head, width)...)
 	if len(r.finds) == 0 && r.kind != rowDelayed && r.kind != rowSection {
 		lines = append(lines, st.Muted.Render(termtext.Truncate("no findings", width)))
 	}

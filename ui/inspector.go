@@ -23,6 +23,7 @@ type inspectorModel struct {
 	msg    *broker.Message
 	ladder *retry.Ladder
 	at     time.Time
+	spec   moveSpec // what m opens the move dialog on
 	vp     viewport.Model
 }
 
@@ -31,7 +32,11 @@ func newInspector(c *common) *inspectorModel {
 }
 
 func (m *inspectorModel) open(msg openMessageMsg) {
-	m.queue, m.msg, m.ladder, m.at = msg.queue, msg.msg, msg.ladder, msg.peeked
+	m.queue, m.msg, m.ladder, m.at, m.spec = msg.queue, msg.msg, msg.ladder, msg.peeked, msg.spec
+	if m.spec.queue == "" {
+		m.spec = moveSpec{queue: msg.queue, ladder: msg.ladder}
+	}
+	m.spec.cursor, m.spec.single = msg.msg, true
 	m.render()
 	m.vp.GotoTop()
 }
@@ -77,8 +82,7 @@ func (m *inspectorModel) Update(msg tea.Msg) tea.Cmd {
 	case key.Matches(km, k.Copy):
 		return m.copyBody()
 	case key.Matches(km, k.Move):
-		spec := moveSpec{queue: m.queue, ladder: m.ladder, cursor: m.msg}
-		return navCmd(openMoveMsg{spec: spec})
+		return navCmd(openMoveMsg{spec: m.spec})
 	}
 	return nil
 }
@@ -110,15 +114,16 @@ func (m *inspectorModel) View() string {
 	return head + "\n" + m.vp.View()
 }
 
+func (m *inspectorModel) name() string { return "message inspector" }
+
 func (m *inspectorModel) ShortHelp() []key.Binding {
 	k := m.c.keys
-	return []key.Binding{k.Up, k.Down, k.PageDown, k.Copy, k.Move, k.Back, k.Help, k.Quit}
+	// Most important first: the footer drops from the end to fit.
+	return []key.Binding{k.Copy, k.Move, k.Back, k.PageDown, k.Down, k.Up, k.Help, k.Quit}
 }
 
+// FullHelp is every key that acts on the inspector: scrolling, copy, move.
 func (m *inspectorModel) FullHelp() [][]key.Binding {
 	k := m.c.keys
-	return [][]key.Binding{
-		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
-		{k.Copy, k.Move, k.Back, k.Help, k.Quit},
-	}
+	return [][]key.Binding{navKeys(m.c), {k.Copy, k.Move, k.Back}, appKeys(m.c, true)}
 }

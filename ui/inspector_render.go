@@ -152,11 +152,35 @@ func hexInline(b []byte, limit int) string {
 	return s.String()
 }
 
-// headerCols are the name and type column widths of the header table.
-func headerCols(width int) (name, typ int) {
-	name = min(max(16, width/5), 32)
-	return name, 16
+// headerCols are the name and type column widths of the header table:
+// the name column as wide as the longest (indented) name, up to 45% of the
+// width, so names are cut only when the value column would starve.
+func headerCols(h retry.Headers, width int) (name, typ int) {
+	longest := len("NAME")
+	var walk func(name string, v any, depth int)
+	walk = func(name string, v any, depth int) {
+		longest = max(longest, 2*depth+termtext.Width(termtext.Sanitize(name)))
+		if depth >= maxHeaderDepth {
+			return
+		}
+		if tbl, ok := asTable(v); ok {
+			for k, e := range tbl {
+				walk(k, e, depth+1)
+			}
+		} else if arr, ok := asArray(v); ok {
+			for i, e := range arr {
+				walk("["+strconv.Itoa(i)+"]", e, depth+1)
+			}
+		}
+	}
+	for k, v := range h {
+		walk(k, v, 0)
+	}
+	return max(4, min(longest, width*45/100)), 16
 }
+
+// maxHeaderDepth is how deep nested header tables and arrays are shown.
+const maxHeaderDepth = 6
 
 // renderHeaders lists every header, sorted by name, nested tables and
 // arrays indented below their parent, each with its AMQP type.
@@ -164,7 +188,7 @@ func renderHeaders(h retry.Headers, width int, st *style.Styles) []string {
 	if len(h) == 0 {
 		return []string{st.Muted.Render("  (no headers)")}
 	}
-	nw, tw := headerCols(width)
+	nw, tw := headerCols(h, width)
 	lines := []string{st.Header.Render(termtext.Truncate("  "+termtext.Fit("NAME", nw)+" "+termtext.Fit("TYPE", tw)+" VALUE", width))}
 	var walk func(name string, v any, depth int)
 	walk = func(name string, v any, depth int) {
@@ -175,7 +199,7 @@ func renderHeaders(h retry.Headers, width int, st *style.Styles) []string {
 		arr, isArr := asArray(v)
 		switch {
 		case isTbl:
-			val = strconv.Itoa(len(tbl)) + " fields"
+			val = plural(len(tbl), "field", "fields")
 		case isArr:
 			val = ""
 		default:
@@ -194,7 +218,7 @@ func renderHeaders(h retry.Headers, width int, st *style.Styles) []string {
 				lines = append(lines, strings.Repeat(" ", 2+nw+1+tw+1)+w)
 			}
 		}
-		if depth >= 6 {
+		if depth >= maxHeaderDepth {
 			return // deep nesting: the type says enough
 		}
 		switch {
@@ -277,8 +301,12 @@ func renderRetrySummary(m *broker.Message, at time.Time, width int, st *style.St
 	r := m.Retry
 	count := strconv.FormatInt(r.Count, 10)
 	switch {
+	case (r.Source == retry.SourceNone || r.Source == "") && len(m.Deaths) > 0:
+		// Dead-lettered (see the timeline) but no retry counted: not a
+		// first delivery.
+		count += " (no retry recorded)"
 	case r.Source == retry.SourceNone || r.Source == "":
-		count += " (no retry header: a first delivery)"
+		count += " (no retry recorded: a first delivery)"
 	case r.Kind != "":
 		count += " (from " + r.Source + ", " + amqpTypeName(r.Kind) + ")"
 	default:

@@ -65,11 +65,12 @@ type moveDoneMsg struct {
 	err    error
 }
 
-// moveClosedMsg says the move dialog closed after moving messages out of
-// queue, so the browser re-peeks it.
+// moveClosedMsg says the move dialog closed. changed: a move ran and may
+// have changed queue (anything but every message skipped), so the browser
+// re-peeks it and the root closes an inspector showing one of its messages.
 type moveClosedMsg struct {
-	queue string
-	moved bool
+	queue   string
+	changed bool
 }
 
 // --- vhosts ---
@@ -98,6 +99,10 @@ type openMessageMsg struct {
 	msg    *broker.Message
 	ladder *retry.Ladder
 	peeked time.Time
+	// spec is what m in the inspector opens the move dialog on: the
+	// browser's own spec (depth, ladder, marks and their ids) with the
+	// message as the cursor.
+	spec moveSpec
 }
 
 // openMoveMsg opens the move dialog; the root refuses it in read-only mode

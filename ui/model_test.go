@@ -412,7 +412,7 @@ func TestMoveTypedTargetAndDelay(t *testing.T) {
 		t.Fatalf("no dry run: %+v", fc.moves)
 	}
 	got := fc.moves[0]
-	if got.To != (broker.Target{Kind: broker.TargetExchange, Name: "orders-x", RoutingKey: "orders.created"}) || got.Delay != 90*time.Second || !slices.Equal(got.Positions, []int{0}) {
+	if got.To != (broker.Target{Kind: broker.TargetExchange, Name: "orders-x", RoutingKey: "orders.created", HasKey: true}) || got.Delay != 90*time.Second || !slices.Equal(got.Positions, []int{0}) {
 		t.Fatalf("request %+v", got)
 	}
 	// A bad typed target is refused in the form, before any call.
@@ -420,7 +420,7 @@ func TestMoveTypedTargetAndDelay(t *testing.T) {
 	h.m.move.tTarget.set("nonsense")
 	h.m.move.focus = fieldScope
 	h.key("enter")
-	h.mustContain("type queue:NAME or exchange:NAME:KEY")
+	h.mustContain("type queue:NAME or exchange:NAME[:KEY]")
 	if len(fc.moves) != 1 {
 		t.Fatal("an invalid form reached the broker")
 	}

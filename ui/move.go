@@ -15,6 +15,7 @@ import (
 	"charm.land/lipgloss/v2"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/keymap"
 	"github.com/ladder-tui/ladder/retry"
 )
 
@@ -28,6 +29,9 @@ type moveSpec struct {
 	// ids are the message ids the peek saw at positions, so a move checks
 	// that each position still holds the message that was marked.
 	ids map[int]string
+	// single: opened on one message (the inspector), so "this message"
+	// comes first, before the marks.
+	single bool
 }
 
 // Scope choices.
@@ -48,7 +52,7 @@ type scopeOpt struct {
 type targetOpt struct {
 	label  string
 	target broker.Target
-	typed  bool // the user types queue:NAME or exchange:NAME:KEY
+	typed  bool // the user types queue:NAME or exchange:NAME[:KEY]
 }
 
 type delayOpt struct {
@@ -126,11 +130,19 @@ func (m *moveModel) open(spec moveSpec) {
 
 func scopeOptions(s moveSpec) []scopeOpt {
 	var out []scopeOpt
-	if len(s.marked) > 0 {
-		out = append(out, scopeOpt{label: "marked messages (" + strconv.Itoa(len(s.marked)) + ")", kind: scopeMarked})
+	marked := func() {
+		if len(s.marked) > 0 {
+			out = append(out, scopeOpt{label: "marked messages (" + strconv.Itoa(len(s.marked)) + ")", kind: scopeMarked})
+		}
+	}
+	if !s.single {
+		marked()
 	}
 	if s.cursor != nil {
 		out = append(out, scopeOpt{label: "this message (#" + strconv.Itoa(s.cursor.Position) + ")", kind: scopeSelected})
+	}
+	if s.single {
+		marked()
 	}
 	out = append(out,
 		scopeOpt{label: "the first N", kind: scopeFirstN},
@@ -232,9 +244,18 @@ func (m *moveModel) stop() {
 }
 
 func (m *moveModel) close() tea.Cmd {
-	moved := m.report != nil && m.report.Moved > 0
 	q := m.spec.queue
-	return tea.Sequence(navCmd(backMsg{}), navCmd(moveClosedMsg{queue: q, moved: moved}))
+	return tea.Sequence(navCmd(backMsg{}), navCmd(moveClosedMsg{queue: q, changed: m.changed()}))
+}
+
+// changed says whether the move that ran may have changed the source
+// queue: only a move that skipped every message surely left it as it was.
+func (m *moveModel) changed() bool {
+	if m.step != stepSummary {
+		return false
+	}
+	r := m.report
+	return r == nil || r.Moved > 0 || r.Failed > 0 || r.Returned > 0 || r.Skipped < r.Requested
 }
 
 func (m *moveModel) Update(msg tea.Msg) tea.Cmd {
@@ -242,8 +263,8 @@ func (m *moveModel) Update(msg tea.Msg) tea.Cmd {
 	case tea.KeyPressMsg:
 		return m.handleKey(msg)
 	case tea.PasteMsg:
-		if m.step == stepForm {
-			m.input().update(msg, m.c.keys)
+		if m.step == stepForm && m.typing() && m.input().update(msg, m.c.keys) {
+			m.formErr = ""
 		}
 	case moveDoneMsg:
 		if msg.id != m.id {
@@ -305,7 +326,7 @@ func (m *moveModel) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 			m.stop()
 		}
 	case stepSummary:
-		if key.Matches(msg, k.Confirm, k.Cancel) {
+		if key.Matches(msg, k.Close) {
 			return m.close()
 		}
 	}
@@ -316,12 +337,14 @@ func (m *moveModel) formKey(msg tea.KeyPressMsg) tea.Cmd {
 	k := m.c.keys
 	// Typed text first, so j, k, y, n and space can be typed into fields;
 	// tab, arrows and enter still navigate.
+	// Any change to a field clears the error about it: it may be fixed.
 	if m.typing() && msg.Text != "" && !key.Matches(msg, k.Open) && m.input().update(msg, k) {
 		m.formErr = ""
 		return nil
 	}
 	if m.typing() && key.Matches(msg, k.DeleteChar) {
 		m.input().update(msg, k)
+		m.formErr = ""
 		return nil
 	}
 	fields := m.fields()
@@ -409,20 +432,15 @@ func (m *moveModel) buildRequest() (broker.MoveRequest, error) {
 	return req, nil
 }
 
-// parseTarget reads queue:NAME or exchange:NAME:KEY (KEY may hold colons;
-// an empty NAME is the default exchange).
+// parseTarget reads queue:NAME or exchange:NAME[:KEY] as the command line's
+// --to does (broker.ParseTarget): without KEY each message keeps its own
+// routing key; the default exchange is reached with queue:NAME.
 func parseTarget(s string) (broker.Target, error) {
-	kind, rest, ok := strings.Cut(strings.TrimSpace(s), ":")
-	switch {
-	case ok && kind == "queue" && rest != "":
-		return broker.Target{Kind: broker.TargetQueue, Name: rest}, nil
-	case ok && kind == "exchange":
-		name, rk, ok := strings.Cut(rest, ":")
-		if ok {
-			return broker.Target{Kind: broker.TargetExchange, Name: name, RoutingKey: rk}, nil
-		}
+	t, err := broker.ParseTarget(strings.TrimSpace(s))
+	if err != nil || t.Kind == broker.TargetOrigin {
+		return broker.Target{}, errors.New("target: type queue:NAME or exchange:NAME[:KEY] (a named exchange; the default exchange is queue:NAME)")
 	}
-	return broker.Target{}, errors.New("target: type queue:NAME or exchange:NAME:KEY")
+	return t, nil
 }
 
 // parseDelay reads a Go duration (90s, 1m30s, 250ms); a bare number is ms,
@@ -479,17 +497,21 @@ func (m *moveModel) View() string {
 	case stepForm:
 		lines = renderMoveForm(m.formView(), iw, st)
 	case stepPreview:
-		lines = renderMovePreview(m.spec.queue, m.req, m.preview, m.err, iw, max(3, m.h-8), st, m.c.keys)
+		lines = renderMovePreview(m.spec.queue, m.req, m.preview, m.err, iw, max(3, m.h-8), st, m.hints())
 	case stepRunning, stepSummary:
 		var bar string
 		total := m.progress.Total
 		if total > 0 {
 			bar = m.bar.ViewAs(float64(m.progress.Done) / float64(total))
 		}
-		lines = renderMoveProgress(m.spec.queue, m.req, m.progress, bar, m.cancelling && m.step == stepRunning, iw, st, m.c.keys)
+		var running []key.Binding
+		if m.step == stepRunning {
+			running = m.hints()
+		}
+		lines = renderMoveProgress(m.spec.queue, m.req, m.progress, bar, m.cancelling && m.step == stepRunning, iw, st, running)
 		if m.step == stepSummary {
 			lines = append(lines, "")
-			lines = append(lines, renderMoveSummary(m.report, m.err, iw, st, m.c.keys)...)
+			lines = append(lines, renderMoveSummary(m.spec.queue, m.req, m.report, m.err, iw, st, m.hints())...)
 		}
 	}
 	box := st.Dialog.Width(iw + 4).Render(strings.Join(lines, "\n"))
@@ -506,7 +528,7 @@ func (m *moveModel) formView() moveForm {
 		reset:  m.reset,
 		focus:  m.focus,
 		err:    m.formErr,
-		keys:   m.c.keys,
+		hints:  m.hints(),
 	}
 	if m.scopes[m.sel[0]].kind == scopeFirstN {
 		f.count = &m.count
@@ -520,20 +542,54 @@ func (m *moveModel) formView() moveForm {
 	return f
 }
 
-func (m *moveModel) ShortHelp() []key.Binding {
+func (m *moveModel) name() string { return "move dialog" }
+
+// hints are the keys that act on the dialog's current step, described for
+// it: the dialog draws them and the footer shows the same bindings.
+func (m *moveModel) hints() []key.Binding {
 	k := m.c.keys
 	switch m.step {
 	case stepForm:
-		return []key.Binding{k.Next, k.Toggle, k.Untoggle, k.Confirm, k.Cancel}
+		if m.typing() {
+			// y, n and space are typed into the field: only enter, esc and
+			// the arrows act (Open and Back are those keys); N has no
+			// choices to change.
+			out := []key.Binding{keymap.As(k.Open, "preview"), keymap.As(k.Next, "next field")}
+			if m.focus != fieldCount {
+				out = append(out, keymap.As(k.Untoggle, "change"))
+			}
+			return append(out, keymap.As(k.Back, "cancel"), k.DeleteChar)
+		}
+		return []key.Binding{keymap.As(k.Confirm, "preview"), keymap.As(k.Next, "next field"), keymap.As(k.Toggle, "change"), k.Cancel}
 	case stepPreview:
-		return []key.Binding{k.Confirm, k.Cancel}
+		switch {
+		case m.err != nil:
+			return []key.Binding{keymap.As(k.Cancel, "back to the form")}
+		case m.preview == nil:
+			return []key.Binding{keymap.As(k.Cancel, "back")}
+		}
+		return []key.Binding{keymap.As(k.Confirm, "move now"), keymap.As(k.Cancel, "back")}
 	case stepRunning:
-		return []key.Binding{k.Cancel}
+		if m.cancelling || m.progress.Total > 0 && m.progress.Done >= m.progress.Total {
+			return nil // esc does nothing more: the move is stopping or done
+		}
+		return []key.Binding{keymap.As(k.Cancel, "stop after the batch in flight")}
 	}
-	return []key.Binding{k.Confirm, k.Cancel}
+	return []key.Binding{k.Close}
 }
 
+func (m *moveModel) ShortHelp() []key.Binding { return m.hints() }
+
+// FullHelp is the step's keys, then the form's other keys, then the app's.
 func (m *moveModel) FullHelp() [][]key.Binding {
 	k := m.c.keys
-	return [][]key.Binding{{k.Next, k.Prev, k.Toggle, k.Untoggle}, {k.Confirm, k.Cancel, k.DeleteChar}}
+	groups := [][]key.Binding{m.hints()}
+	if m.step == stepForm {
+		more := []key.Binding{keymap.As(k.Prev, "previous field")}
+		if m.focus != fieldCount {
+			more = append(more, keymap.As(k.Untoggle, "previous choice"))
+		}
+		groups = append(groups, more)
+	}
+	return append(groups, appKeys(m.c, false))
 }

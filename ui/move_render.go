@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"errors"
 	"strconv"
 	"strings"
 	"time"
@@ -9,7 +10,6 @@ import (
 	"charm.land/lipgloss/v2"
 
 	"github.com/ladder-tui/ladder/broker"
-	"github.com/ladder-tui/ladder/keymap"
 	"github.com/ladder-tui/ladder/retry"
 	"github.com/ladder-tui/ladder/ui/style"
 	"github.com/ladder-tui/ladder/ui/termtext"
@@ -26,7 +26,7 @@ type moveForm struct {
 	focus                  int
 	count, tTarget, tDelay *lineInput // set when the field is typed
 	err                    string
-	keys                   *keymap.KeyMap
+	hints                  []key.Binding // the step's keys, as the footer shows them
 }
 
 const labelWidth = 10
@@ -62,7 +62,7 @@ func renderMoveForm(f moveForm, width int, st *style.Styles) []string {
 	if f.count != nil {
 		field(fieldCount, "N", "", f.count, "how many messages from the head of the queue")
 	}
-	field(fieldTarget, "Target", f.target, f.tTarget, "type queue:NAME or exchange:NAME:KEY")
+	field(fieldTarget, "Target", f.target, f.tTarget, "type queue:NAME or exchange:NAME[:KEY]")
 	field(fieldDelay, "Delay", f.delay, f.tDelay, "type 30s, 5m, 1h30m (a bare number is ms)")
 	reset := "no: keep the retry count"
 	if f.reset {
@@ -71,9 +71,9 @@ func renderMoveForm(f moveForm, width int, st *style.Styles) []string {
 	field(fieldReset, "Retries", reset, nil, "")
 	lines = append(lines, "")
 	if f.err != "" {
-		lines = append(lines, st.Error.Render(termtext.Truncate(f.err, width)))
+		lines = append(lines, wrapStyled(st.Error, termtext.Sanitize(f.err), width)...)
 	}
-	lines = append(lines, keyHints(width, st, f.keys.Confirm, "preview (dry run)", f.keys.Next, "next field", f.keys.Toggle, "change", f.keys.Cancel, "cancel"))
+	lines = append(lines, keyHints(width, st, f.hints...))
 	return lines
 }
 
@@ -90,29 +90,37 @@ func focusedInput(f moveForm) *lineInput {
 	return nil
 }
 
-// keyHints renders "enter preview · tab next field" from bindings and words,
-// skipping disabled bindings.
-func keyHints(width int, st *style.Styles, pairs ...any) string {
+// keyHints renders "enter preview · tab next field" from bindings' help
+// (the footer shows the same bindings), skipping disabled ones.
+func keyHints(width int, st *style.Styles, bs ...key.Binding) string {
 	var parts []string
-	for i := 0; i+1 < len(pairs); i += 2 {
-		b := pairs[i].(key.Binding)
+	for _, b := range bs {
 		if !b.Enabled() {
 			continue
 		}
-		parts = append(parts, st.Key.Render(b.Help().Key)+" "+st.Muted.Render(pairs[i+1].(string)))
+		parts = append(parts, st.Key.Render(b.Help().Key)+" "+st.Muted.Render(b.Help().Desc))
 	}
 	return truncateStyled(strings.Join(parts, st.Muted.Render(" · ")), width)
 }
 
-// describeTarget says where a request sends messages.
-func describeTarget(t broker.Target) string {
+// describeTarget says where a request sends n messages.
+func describeTarget(t broker.Target, n int) string {
 	switch t.Kind {
 	case broker.TargetOrigin:
+		if n == 1 {
+			return "its origin"
+		}
 		return "their origin"
 	case broker.TargetExchange:
 		name := t.Name
 		if name == "" {
 			name = "(default)"
+		}
+		if !t.HasKey {
+			if n == 1 {
+				return "exchange " + termtext.Sanitize(name) + " with its own routing key"
+			}
+			return "exchange " + termtext.Sanitize(name) + ", each with its own routing key"
 		}
 		return "exchange " + termtext.Sanitize(name) + " with key " + strconv.Quote(termtext.Sanitize(t.RoutingKey))
 	}
@@ -126,39 +134,65 @@ func describeDelay(d time.Duration) string {
 	return "delay " + retry.FormatDelay(d)
 }
 
-// describeScope says which messages a request takes.
-func describeScope(req broker.MoveRequest) string {
+// describeScope says which messages a request takes; planned is how many
+// the dry run found, so "the first 500" with 22 ready says what happens.
+func describeScope(req broker.MoveRequest, planned int) string {
 	switch {
 	case len(req.Positions) == 1:
 		return "message #" + strconv.Itoa(req.Positions[0])
 	case len(req.Positions) > 1:
 		return strconv.Itoa(len(req.Positions)) + " marked messages"
+	case req.Limit > 0 && planned < req.Limit:
+		return "all that are ready, fewer than the " + strconv.Itoa(req.Limit) + " asked for"
+	case req.Limit == 1:
+		return "the first message"
 	case req.Limit > 0:
 		return "the first " + strconv.Itoa(req.Limit) + " messages"
 	}
 	return "every ready message"
 }
 
+// skippedPlan reports a planned entry that will not move: it carries a
+// reason and no destination (a real move to the default exchange always
+// has a queue name as its key).
+func skippedPlan(p broker.PlannedMove) bool {
+	return p.Note != "" && p.Exchange == "" && p.RoutingKey == ""
+}
+
 // renderMovePreview is the confirmation: count, source, target and delay,
-// then what the dry run planned, message by message.
-func renderMovePreview(queue string, req broker.MoveRequest, rep *broker.MoveReport, err error, width, height int, st *style.Styles, keys *keymap.KeyMap) []string {
+// then what the dry run planned, message by message; a message that will
+// be skipped shows only why.
+func renderMovePreview(queue string, req broker.MoveRequest, rep *broker.MoveReport, err error, width, height int, st *style.Styles, hints []key.Binding) []string {
 	lines := []string{st.Title.Render(termtext.Truncate("Confirm move", width)), ""}
 	switch {
 	case err != nil:
 		lines = append(lines, wrapStyled(st.Error, "dry run failed: "+termtext.Sanitize(err.Error()), width)...)
-		return append(lines, "", keyHints(width, st, keys.Cancel, "back to the form"))
+		return append(lines, "", keyHints(width, st, hints...))
 	case rep == nil:
-		return append(lines, st.Muted.Render(termtext.Truncate("planning (dry run)…", width)))
+		return append(lines, st.Muted.Render(termtext.Truncate("planning (dry run)…", width)), "", keyHints(width, st, hints...))
 	}
-	what := "Move " + plural(rep.Requested, "message", "messages") + " (" + describeScope(req) + ") from " +
-		termtext.Sanitize(queue) + " to " + describeTarget(req.To) + ", " + describeDelay(req.Delay)
-	if rep.Via != "" && req.Delay > 0 {
-		what += " via " + viaText(rep.Via)
+	what := "Move " + plural(rep.Requested, "message", "messages") + " (" + describeScope(req, rep.Requested) + ") from " +
+		termtext.Sanitize(queue) + " to " + describeTarget(req.To, rep.Requested) + ", " + describeDelay(req.Delay)
+	if v := viaText(rep.Via); v != "" && req.Delay > 0 {
+		what += " via " + v
 	}
 	if req.ResetRetries {
 		what += ", retry count reset to 0"
 	}
 	lines = append(lines, wrapStyled(st.Strong, what+"?", width)...)
+	skipped := 0
+	for _, p := range rep.Planned {
+		if skippedPlan(p) {
+			skipped++
+		}
+	}
+	if skipped > 0 {
+		text := plural(skipped, "message", "messages") + " will be skipped and stay in " + termtext.Sanitize(queue) + " (reasons below)"
+		if skipped == rep.Requested {
+			text = "Nothing would move: " + text
+		}
+		lines = append(lines, wrapStyled(st.Warning, text, width)...)
+	}
 	lines = append(lines, "")
 	if len(rep.Planned) > 0 {
 		lines = append(lines, st.Section.Render("Dry run"))
@@ -174,7 +208,7 @@ func renderMovePreview(queue string, req broker.MoveRequest, rep *broker.MoveRep
 	for _, n := range rep.Notes {
 		lines = append(lines, wrapStyled(st.Warning, termtext.Sanitize(n), width)...)
 	}
-	lines = append(lines, "", keyHints(width, st, keys.Confirm, "move now", keys.Cancel, "back"))
+	lines = append(lines, "", keyHints(width, st, hints...))
 	return lines
 }
 
@@ -183,20 +217,25 @@ func renderPlanned(p broker.PlannedMove) string {
 	if id == "" {
 		id = noValue
 	}
+	s := "  #" + strconv.Itoa(p.Position) + " " + termtext.Sanitize(id)
+	if skippedPlan(p) {
+		return s + ": skipped: " + termtext.Sanitize(p.Note)
+	}
 	to := "exchange " + termtext.Sanitize(p.Exchange)
 	if p.Exchange == "" {
 		to = "default exchange"
 	}
-	s := "  #" + strconv.Itoa(p.Position) + " " + termtext.Sanitize(id) + " → " + to + " key " + strconv.Quote(termtext.Sanitize(p.RoutingKey))
+	s += " → " + to + " key " + strconv.Quote(termtext.Sanitize(p.RoutingKey))
 	if p.Note != "" {
 		s += " (" + termtext.Sanitize(p.Note) + ")"
 	}
 	return s
 }
 
-// renderMoveProgress shows the bar with rate and ETA.
-func renderMoveProgress(queue string, req broker.MoveRequest, p broker.MoveProgress, bar string, cancelling bool, width int, st *style.Styles, keys *keymap.KeyMap) []string {
-	head := "Moving from " + termtext.Sanitize(queue) + " to " + describeTarget(req.To) + ", " + describeDelay(req.Delay)
+// renderMoveProgress shows the bar with rate and ETA; hints are the keys
+// while the move runs (none once it has finished or is being cancelled).
+func renderMoveProgress(queue string, req broker.MoveRequest, p broker.MoveProgress, bar string, cancelling bool, width int, st *style.Styles, hints []key.Binding) []string {
+	head := "Moving from " + termtext.Sanitize(queue) + " to " + describeTarget(req.To, p.Total) + ", " + describeDelay(req.Delay)
 	lines := []string{st.Title.Render(termtext.Truncate(head, width)), ""}
 	if bar != "" {
 		lines = append(lines, bar)
@@ -204,11 +243,15 @@ func renderMoveProgress(queue string, req broker.MoveRequest, p broker.MoveProgr
 	lines = append(lines, termtext.Truncate(progressLine(p), width))
 	if cancelling {
 		lines = append(lines, st.Warning.Render(termtext.Truncate("cancelling: stopping after the batch in flight is settled…", width)))
-	} else if p.Total == 0 || p.Done < p.Total {
-		lines = append(lines, keyHints(width, st, keys.Cancel, "stop after the batch in flight"))
+	} else if len(hints) > 0 {
+		lines = append(lines, keyHints(width, st, hints...))
 	}
 	return lines
 }
+
+// minRateTime is how long a move must have run for its rate to mean
+// anything: one message in 26 ms is not "38 msg/s".
+const minRateTime = time.Second
 
 // progressLine is "7 of 12 · 3.5 msg/s · ETA 2s · moved 7 · failed 0".
 func progressLine(p broker.MoveProgress) string {
@@ -217,7 +260,7 @@ func progressLine(p broker.MoveProgress) string {
 	if p.Total > 0 {
 		b.WriteString(" of " + strconv.Itoa(p.Total))
 	}
-	if secs := p.Elapsed.Seconds(); secs > 0 && p.Done > 0 {
+	if secs := p.Elapsed.Seconds(); p.Elapsed >= minRateTime && p.Done > 0 {
 		rate := float64(p.Done) / secs
 		b.WriteString(" · " + fmtRate(rate, true) + " msg/s")
 		if p.Total > p.Done {
@@ -229,24 +272,48 @@ func progressLine(p broker.MoveProgress) string {
 	return b.String()
 }
 
-// renderMoveSummary says what the move did, including what may need a look.
-func renderMoveSummary(rep *broker.MoveReport, err error, width int, st *style.Styles, keys *keymap.KeyMap) []string {
+// maxSkipReasons is how many skipped messages the summary explains one by
+// one before "… N more".
+const maxSkipReasons = 4
+
+// renderMoveSummary says what the move did: a move that went through every
+// message is a result (all moved, some or none), told with the reasons for
+// what stayed; only a move that stopped early is an error.
+func renderMoveSummary(queue string, req broker.MoveRequest, rep *broker.MoveReport, err error, width int, st *style.Styles, hints []key.Binding) []string {
 	var lines []string
-	if err != nil {
+	finished := rep != nil && rep.Moved+rep.Failed+rep.Returned+rep.Skipped >= rep.Requested &&
+		(err == nil || errors.Is(err, broker.ErrPartial))
+	if err != nil && !finished {
 		lines = append(lines, wrapStyled(st.Error, "move stopped: "+termtext.Sanitize(err.Error()), width)...)
 	}
 	if rep != nil {
 		lines = append(lines, st.Section.Render("Summary"))
+		src := termtext.Sanitize(queue)
+		if finished {
+			left := rep.Requested - rep.Moved
+			switch {
+			case rep.Requested == 0:
+				lines = append(lines, wrapStyled(st.Strong, "Nothing to move: no message was ready", width)...)
+			case left <= 0:
+				lines = append(lines, wrapStyled(st.Strong, "Moved "+allOf(rep.Requested), width)...)
+			case rep.Moved == 0:
+				lines = append(lines, wrapStyled(st.Warning, "Nothing moved: "+allOf(rep.Requested)+" stay in "+src, width)...)
+			default:
+				lines = append(lines, wrapStyled(st.Warning, "Moved "+strconv.Itoa(rep.Moved)+" of "+strconv.Itoa(rep.Requested)+
+					"; "+strconv.Itoa(left)+" stay in "+src, width)...)
+			}
+		}
 		lines = append(lines, termtext.Truncate("moved "+strconv.Itoa(rep.Moved)+" · failed "+strconv.Itoa(rep.Failed)+
 			" · returned "+strconv.Itoa(rep.Returned)+" · skipped "+strconv.Itoa(rep.Skipped)+" of "+strconv.Itoa(rep.Requested), width))
-		to := "to " + termtext.Sanitize(rep.Target)
-		if rep.Via != "" && rep.DelayMS > 0 {
-			to += " via " + viaText(rep.Via)
+		to := "to " + describeTarget(req.To, rep.Requested)
+		if v := viaText(rep.Via); v != "" && rep.DelayMS > 0 {
+			to += " via " + v
 		}
 		if rep.DelayMS > 0 {
 			to += " · delay " + retry.FormatDelay(time.Duration(rep.DelayMS)*time.Millisecond)
 		}
-		lines = append(lines, termtext.Truncate(to, width))
+		lines = append(lines, termtext.Wrap(to, width)...)
+		lines = append(lines, renderSkipReasons(rep.Planned, width, st)...)
 		if rep.DuplicatesPossible {
 			lines = append(lines, wrapStyled(st.Warning, "duplicates possible: a message may have reached the target without its source being acked", width)...)
 		} else {
@@ -255,8 +322,53 @@ func renderMoveSummary(rep *broker.MoveReport, err error, width int, st *style.S
 		for _, n := range rep.Notes {
 			lines = append(lines, wrapStyled(st.Muted, termtext.Sanitize(n), width)...)
 		}
+		if finished && err != nil && rep.Failed > 0 {
+			// Failures may have a cause the counts do not tell.
+			lines = append(lines, wrapStyled(st.Muted, "broker: "+termtext.Sanitize(err.Error()), width)...)
+		}
 	}
-	lines = append(lines, "", keyHints(width, st, keys.Confirm, "close"))
+	lines = append(lines, "", keyHints(width, st, hints...))
+	return lines
+}
+
+// allOf is "the message" or "all 3 messages".
+func allOf(n int) string {
+	if n == 1 {
+		return "the message"
+	}
+	return "all " + strconv.Itoa(n) + " messages"
+}
+
+// renderSkipReasons lists why messages were not moved: the first few
+// entries of the report that carry a reason, then how many more.
+func renderSkipReasons(planned []broker.PlannedMove, width int, st *style.Styles) []string {
+	var lines []string
+	n := 0
+	for _, p := range planned {
+		if p.Note == "" {
+			continue
+		}
+		if n == 0 {
+			lines = append(lines, st.Section.Render(termtext.Truncate("Not moved", width)))
+		}
+		n++
+		if n <= maxSkipReasons {
+			id := p.MessageID
+			if id == "" {
+				id = noValue
+			}
+			text := "#" + strconv.Itoa(p.Position) + " " + termtext.Sanitize(id) + ": " + termtext.Sanitize(p.Note)
+			for i, l := range termtext.Wrap(text, max(1, width-2)) {
+				if i == 2 {
+					break // two lines a reason: the list stays short
+				}
+				lines = append(lines, "  "+l)
+			}
+		}
+	}
+	if n > maxSkipReasons {
+		lines = append(lines, st.Muted.Render("  … "+strconv.Itoa(n-maxSkipReasons)+" more"))
+	}
 	return lines
 }
 
@@ -269,15 +381,22 @@ func wrapStyled(s lipgloss.Style, text string, width int) []string {
 	return ws
 }
 
-// viaText says in words how a delay is applied.
+// viaText says in words how a delay is applied, for every spelling the
+// clients use (delay_queue, delay-queue); "" when there is nothing to say.
 func viaText(via string) string {
-	switch via {
+	switch strings.ReplaceAll(strings.ToLower(via), "_", "-") {
+	case "":
+		return ""
+	case "direct":
+		return "a direct publish"
 	case "tier":
 		return "a wait tier"
-	case "delayed_exchange":
+	case "delayed-exchange":
 		return "the delayed-message exchange"
-	case "delay_queue":
+	case "delay-queue":
 		return "a per-delay wait queue"
+	case "mixed":
+		return "several routes (it differs by message)"
 	}
-	return via
+	return strings.NewReplacer("_", " ", "-", " ").Replace(termtext.Sanitize(via))
 }

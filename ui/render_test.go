@@ -228,7 +228,9 @@ func TestBrowserCells(t *testing.T) {
 	}{
 		{nil, "–"},
 		{&retry.HoLMark{NeverDue: true}, "never"},
-		{&retry.HoLMark{Overdue: 3 * time.Minute}, "+3m"},
+		{&retry.HoLMark{Overdue: 3 * time.Minute}, "late 3m"},
+		{&retry.HoLMark{Overdue: 8*time.Minute + 24*time.Second}, "late 8m"},
+		{&retry.HoLMark{Overdue: 45 * time.Second}, "late 45s"},
 		{&retry.HoLMark{DueAt: at.Add(4 * time.Second)}, "4s"},
 	} {
 		if got := dueCell(tc.h, at, false); got != tc.want {
@@ -247,17 +249,20 @@ func TestBrowserCells(t *testing.T) {
 }
 
 func TestParseTargetAndDelay(t *testing.T) {
+	// As the command line's --to: a typed key is marked as given (HasKey),
+	// or the live broker would keep each message's own key.
 	for in, want := range map[string]broker.Target{
 		"queue:orders":        {Kind: broker.TargetQueue, Name: "orders"},
-		"exchange:x:a.b":      {Kind: broker.TargetExchange, Name: "x", RoutingKey: "a.b"},
-		"exchange::orders":    {Kind: broker.TargetExchange, Name: "", RoutingKey: "orders"},
-		"exchange:x:key:with": {Kind: broker.TargetExchange, Name: "x", RoutingKey: "key:with"},
+		"exchange:x:a.b":      {Kind: broker.TargetExchange, Name: "x", RoutingKey: "a.b", HasKey: true},
+		"exchange:x:":         {Kind: broker.TargetExchange, Name: "x", RoutingKey: "", HasKey: true},
+		"exchange:x":          {Kind: broker.TargetExchange, Name: "x"},
+		"exchange:x:key:with": {Kind: broker.TargetExchange, Name: "x", RoutingKey: "key:with", HasKey: true},
 	} {
 		if got, err := parseTarget(in); err != nil || got != want {
 			t.Errorf("parseTarget(%q) = %+v, %v", in, got, err)
 		}
 	}
-	for _, bad := range []string{"", "queue:", "orders", "exchange:x", "topic:x"} {
+	for _, bad := range []string{"", "queue:", "orders", "exchange::orders", "origin", "topic:x"} {
 		if _, err := parseTarget(bad); err == nil {
 			t.Errorf("parseTarget(%q) accepted", bad)
 		}

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -119,6 +120,9 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 	case tea.KeyPressMsg:
 		return m.handleKey(msg)
 	case tea.PasteMsg:
+		if m.tooSmall() {
+			return nil // input, like a key: nothing acts on a screen not shown
+		}
 		return m.top().Update(msg)
 	case pollMsg:
 		if msg.gen != m.gen {
@@ -151,6 +155,12 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 	case backMsg:
 		m.pop()
 		return nil
+	case moveClosedMsg:
+		// The inspector under the dialog shows a message that may have left
+		// its position: go back to the browser, which re-peeks.
+		if msg.changed && m.top() == m.inspector && m.inspector.queue == msg.queue {
+			m.pop()
+		}
 	case statusMsg:
 		return m.setStatus(msg.text, msg.err)
 	case switchVhostMsg:
@@ -186,6 +196,14 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		}
 		return m.quitAfterMove()
 	}
+	// "terminal too small" shows no screen, so no key may act on one: only
+	// quitting, which the message offers. Data messages still arrive.
+	if m.tooSmall() {
+		if key.Matches(msg, k.Quit) {
+			return m.quit()
+		}
+		return nil
+	}
 	// esc goes to Back even while typing: it is how a filter is left.
 	if key.Matches(msg, k.Back) {
 		handled, cmd := top.Back()
@@ -199,24 +217,41 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	}
 	switch {
 	case key.Matches(msg, k.Quit):
-		if m.move.running() {
-			return m.quitAfterMove()
-		}
-		return tea.Quit
+		return m.quit()
 	case key.Matches(msg, k.Help):
 		if top == m.helpView {
 			m.pop()
 		} else {
+			// Help lists the keys of the screen it is opened from.
+			m.helpView.from = top
 			m.push(m.helpView)
 		}
 		return nil
-	case key.Matches(msg, k.Vhost) && top != m.move && top != m.vhosts:
+	case key.Matches(msg, k.Vhost) && m.vhostHere(top):
 		m.push(m.vhosts)
 		return m.vhosts.open()
 	}
 	m.status = "" // a key press acknowledges the last message
 	return top.Update(msg)
 }
+
+// quit quits, after stopping a running move.
+func (m *Model) quit() tea.Cmd {
+	if m.move.running() {
+		return m.quitAfterMove()
+	}
+	return tea.Quit
+}
+
+// vhostHere says whether the vhost switcher opens from screen s (not over
+// a dialog, help or itself), so the screens that list it agree.
+func (m *Model) vhostHere(s screen) bool {
+	return s == m.home || s == m.browser || s == m.inspector
+}
+
+// tooSmall is true below the minimum size, when the frame says so
+// instead of drawing a screen.
+func (m *Model) tooSmall() bool { return m.w < minWidth || m.h < minHeight }
 
 // quitAfterMove stops a running move and quits when it has settled, so
 // quitting never leaves a message half moved.
@@ -324,7 +359,7 @@ func (m *Model) View() tea.View {
 
 // render draws the frame: exactly h lines of at most w cells.
 func (m *Model) render() string {
-	if m.w < minWidth || m.h < minHeight {
+	if m.tooSmall() {
 		return tooSmall(m.w, m.h)
 	}
 	st := m.c.styles
@@ -337,8 +372,35 @@ func (m *Model) render() string {
 		}
 		status = s.Render(termtext.Truncate(m.status, m.w))
 	}
-	helpLine := truncateStyled(m.helpBar.ShortHelpView(m.top().ShortHelp()), m.w)
+	helpLine := m.shortHelp(m.top().ShortHelp())
 	return m.titleBar() + "\n" + body + "\n" + status + "\n" + helpLine
+}
+
+// shortHelp renders a screen's footer keys in one line of the width.
+// Screens list them most important first; when they do not fit, the last
+// ones go (they are all on the ? screen) but help and quit stay, so the way
+// to the rest is always shown.
+func (m *Model) shortHelp(bs []key.Binding) string {
+	k := m.c.keys
+	pinned := func(b key.Binding) bool {
+		return slices.Equal(b.Keys(), k.Help.Keys()) || slices.Equal(b.Keys(), k.Quit.Keys())
+	}
+	var keep, rest []key.Binding
+	for _, b := range bs {
+		switch {
+		case !b.Enabled():
+		case pinned(b):
+			keep = append(keep, b)
+		default:
+			rest = append(rest, b)
+		}
+	}
+	h := m.helpBar
+	h.SetWidth(0) // measure unbounded
+	for len(rest) > 0 && termtext.Width(h.ShortHelpView(append(slices.Clone(rest), keep...))) > m.w {
+		rest = rest[:len(rest)-1]
+	}
+	return truncateStyled(h.ShortHelpView(append(rest, keep...)), m.w)
 }
 
 // titleBar is "ladder · demo · vhost / · RabbitMQ 3.13" and, on the right,

@@ -6,6 +6,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/ladder-tui/ladder/keymap"
 	"github.com/ladder-tui/ladder/ui/termtext"
 )
 
@@ -91,12 +92,14 @@ func (m *vhostModel) View() string {
 	return strings.Join(lines, "\n")
 }
 
+func (m *vhostModel) name() string { return "vhost switcher" }
+
 func (m *vhostModel) ShortHelp() []key.Binding {
 	k := m.c.keys
-	return []key.Binding{k.Up, k.Down, k.Open, k.Back, k.Quit}
+	return []key.Binding{k.Up, k.Down, keymap.As(k.Open, "switch"), k.Back, k.Quit}
 }
 
 func (m *vhostModel) FullHelp() [][]key.Binding {
 	k := m.c.keys
-	return [][]key.Binding{{k.Up, k.Down, k.Top, k.Bottom}, {k.Open, k.Back, k.Quit}}
+	return [][]key.Binding{navKeys(m.c), {keymap.As(k.Open, "switch"), k.Back}, appKeys(m.c, false)}
 }

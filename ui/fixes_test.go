@@ -1,0 +1,498 @@
+package ui
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/ui/termtext"
+)
+
+// Tests for the defects an exploratory tester found, one block a defect.
+
+// 1. While the frame says "terminal too small" no key acts on the hidden
+// screen; only q and ctrl+c quit, and data messages are still applied.
+func TestTooSmallOnlyQuitActs(t *testing.T) {
+	fc := newFake()
+	h := newHarness(t, fc, Options{}, 80, 24).start()
+	h.key("down", "down", "down", "enter") // the browser of orders.dlq
+	peeks := len(fc.peeked)
+	h.send(tea.WindowSizeMsg{Width: 79, Height: 23})
+	h.mustContain("terminal too small")
+	h.key("space", "a", "m", "enter", "y", "enter", "y", "r", "s", "/", "?", "esc", "esc")
+	h.send(tea.PasteMsg{Content: "pasted"})
+	if h.m.top() != h.m.browser || len(h.m.stack) != 2 {
+		t.Fatalf("a key changed the screen while too small: top %T, %d screens", h.m.top(), len(h.m.stack))
+	}
+	if len(fc.moves) != 0 || len(fc.peeked) != peeks || len(h.m.browser.marks) != 0 || h.m.browser.filtering || h.m.browser.sortBy != sortPosition {
+		t.Fatalf("keys acted while too small: moves %v, peeks %d→%d, marks %v, filtering %v, sort %v",
+			fc.moves, peeks, len(fc.peeked), h.m.browser.marks, h.m.browser.filtering, h.m.browser.sortBy)
+	}
+	// Data still arrives: a snapshot taken while too small is shown later.
+	s := fixtureSnapshot()
+	s.BrokerVersion = "9.9.9"
+	h.send(snapshotMsg{gen: h.m.gen, snap: s, at: fixedNow})
+	h.send(tea.WindowSizeMsg{Width: 80, Height: 24})
+	h.mustContain("RabbitMQ 9.9.9", "msg-0000")
+	h.mustNotContain("marked")
+
+	// On home too, and quitting still works.
+	h2 := newHarness(t, newFake(), Options{}, 79, 23).start()
+	h2.key("down", "down", "down", "enter", "m", "v")
+	if len(h2.m.stack) != 1 || len(h2.m.home.rows) == 0 {
+		t.Fatalf("keys acted on home while too small (%d screens), or the snapshot was not applied", len(h2.m.stack))
+	}
+	for _, k := range []string{"q", "ctrl+c"} {
+		if _, cmd := h2.m.Update(keyMsg(k)); !isQuit(cmd) {
+			t.Fatalf("%s did not quit while too small", k)
+		}
+	}
+}
+
+// openInspector goes home → orders.dlq → message at the cursor.
+func openInspector(h *harness, keys ...string) {
+	h.key("down", "down", "down", "enter")
+	h.key(keys...)
+	h.key("enter")
+	if h.m.top() != h.m.inspector {
+		h.t.Fatalf("not in the inspector: %T", h.m.top())
+	}
+}
+
+// 2. After a move from the inspector the stale inspector closes: the
+// browser shows, re-peeked. A move that skipped everything changed nothing,
+// so the inspector stays.
+func TestMoveFromInspectorReturnsToBrowser(t *testing.T) {
+	fc := newFake()
+	h := newHarness(t, fc, Options{}, 80, 24).start()
+	openInspector(h, "down")
+	h.key("m")
+	h.mustContain("this message (#1)")
+	h.key("enter", "enter") // dry run, then the move
+	h.mustContain("Summary", "moved 1")
+	h.key("enter")
+	if h.m.top() != h.m.browser {
+		t.Fatalf("closing the summary went to %T, want the browser", h.m.top())
+	}
+	if got := strings.Join(fc.peeked, ","); got != "orders.dlq,orders.dlq" {
+		t.Fatalf("the browser was not re-peeked: %q", got)
+	}
+	if len(fc.moves) != 2 || !slices.Equal(fc.moves[1].Positions, []int{1}) {
+		t.Fatalf("moves %+v", fc.moves)
+	}
+
+	// Every message skipped: nothing changed, back to the same inspector.
+	fc = newFake()
+	fc.skipNote = "no x-death origin"
+	h = newHarness(t, fc, Options{}, 80, 24).start()
+	openInspector(h)
+	h.key("m", "enter", "enter", "esc")
+	if h.m.top() != h.m.inspector || len(fc.peeked) != 1 {
+		t.Fatalf("after an all-skipped move: %T, peeks %v", h.m.top(), fc.peeked)
+	}
+
+	// From the browser, back to the browser as before.
+	fc = newFake()
+	h = newHarness(t, fc, Options{}, 80, 24).start()
+	h.key("down", "down", "down", "enter", "m", "enter", "enter", "enter")
+	if h.m.top() != h.m.browser || len(fc.peeked) != 2 {
+		t.Fatalf("from the browser: %T, peeks %v", h.m.top(), fc.peeked)
+	}
+}
+
+// 3. The inspector opens the dialog on the browser's spec: depth, ladder,
+// marks and their ids, with the message first.
+func TestInspectorMoveSpec(t *testing.T) {
+	fc := newFake()
+	h := newHarness(t, fc, Options{}, 80, 24).start()
+	h.key("down", "down", "down", "enter", "space", "space", "up", "up", "enter", "m")
+	h.mustContain("this message (#0)")
+	mv := h.m.move
+	var scopes []string
+	for _, s := range mv.scopes {
+		scopes = append(scopes, s.label)
+	}
+	if got := strings.Join(scopes, "|"); got != "this message (#0)|marked messages (2)|the first N|the whole queue (3 ready)" {
+		t.Fatalf("scopes %q", got)
+	}
+	if mv.spec.ladder == nil || mv.spec.ladder.Main != "orders" || !slices.ContainsFunc(mv.targets, func(o targetOpt) bool { return o.label == "main queue orders" }) {
+		t.Fatal("the inspector's spec lacks the ladder")
+	}
+	h.key("right", "enter") // marked messages, dry run
+	if len(fc.moves) != 1 || !slices.Equal(fc.moves[0].Positions, []int{0, 1}) || !slices.Equal(fc.moves[0].PositionIDs, []string{"msg-0000", "msg-0001"}) {
+		t.Fatalf("marked move from the inspector: %+v", fc.moves)
+	}
+}
+
+// helpText opens help on the current screen and returns it.
+func helpText(h *harness) string {
+	h.key("?")
+	if h.m.top() != h.m.helpView {
+		h.t.Fatal("? did not open help")
+	}
+	// Without the title bar and the footer: the keys of the help screen.
+	lines := strings.Split(h.plain(), "\n")
+	h.key("?")
+	return strings.Join(lines[1:len(lines)-1], "\n")
+}
+
+// footer is the frame's last line.
+func footer(h *harness) string {
+	lines := strings.Split(h.plain(), "\n")
+	return lines[len(lines)-1]
+}
+
+// 4. Help, the ? screen and the footer, lists only what acts where it is.
+func TestHelpIsPerScreen(t *testing.T) {
+	opts := Options{Open: func(string) (broker.Client, error) { return newFake(), nil }}
+	h := newHarness(t, newFake(), opts, 100, 40).start()
+	check := func(where, text string, has, hasNot []string) {
+		t.Helper()
+		for _, s := range has {
+			if !strings.Contains(text, s) {
+				t.Errorf("%s: help lacks %q:\n%s", where, s, text)
+			}
+		}
+		for _, s := range hasNot {
+			if strings.Contains(text, s) {
+				t.Errorf("%s: help lists %q, which does nothing there:\n%s", where, s, text)
+			}
+		}
+	}
+	check("home", helpText(h), []string{"Keys: ladders", "open", "filter", "move/re-publish", "refresh", "vhost", "quit"},
+		[]string{"sort", "mark", "copy body", "space", "next field", "clear filter", "esc"})
+	h.key("down", "down", "down", "enter")
+	check("browser", helpText(h), []string{"Keys: queue browser", "sort", "mark all/none", "move/re-publish", "refresh", "esc", "vhost"},
+		[]string{"copy body", "next field", "clear filter"})
+	h.key("enter")
+	check("inspector", helpText(h), []string{"Keys: message inspector", "copy body", "move/re-publish", "page down"},
+		[]string{"refresh", "sort", "filter", "mark", "next field"})
+	h.key("m")
+	check("move form", helpText(h), []string{"preview", "next field", "previous choice"}, []string{"copy body", "vhost", "refresh"})
+
+	// The filter's own keys while one is typed; esc clears a kept filter.
+	h.key("esc", "esc", "/")
+	f := footer(h)
+	check("typing a filter", f, []string{"enter keep filter", "esc clear filter"}, []string{"enter open", "esc back"})
+	h.typeText("0001")
+	h.key("enter")
+	check("filter kept", footer(h), []string{"enter open", "esc clear filter"}, []string{"esc back"})
+	h.key("esc")
+	check("filter cleared", footer(h), []string{"esc back"}, []string{"clear filter"})
+
+	// Read-only still removes mutations, per screen too.
+	ro := newHarness(t, newFake(), Options{ReadOnly: true}, 100, 40).start()
+	ro.key("down", "down", "down", "enter")
+	check("read-only browser", helpText(ro)+footer(ro), []string{"sort"}, []string{"move/re-publish", "mark"})
+}
+
+// 4. The dialog's hints and the footer say the same at every step.
+func TestMoveHintsMatchFooter(t *testing.T) {
+	h := newHarness(t, newFake(), Options{}, 120, 40).start()
+	h.key("down", "down", "down", "enter", "m")
+	steps := []struct {
+		name string
+		keys []string
+		want string
+	}{
+		{"form", nil, "enter/y preview"},
+		{"preview", []string{"enter"}, "enter/y move now"},
+		{"summary", []string{"enter"}, "enter/esc close"},
+	}
+	for _, st := range steps {
+		h.key(st.keys...)
+		f := footer(h)
+		body := strings.Join(strings.Split(h.plain(), "\n")[1:], "\n")
+		if !strings.Contains(f, st.want) || !strings.Contains(body, st.want) {
+			t.Fatalf("%s: footer %q and dialog should both say %q:\n%s", st.name, f, st.want, h.plain())
+		}
+		for _, b := range h.m.move.ShortHelp() {
+			hint := b.Help().Key + " " + b.Help().Desc
+			if !strings.Contains(body, hint) {
+				t.Fatalf("%s: the footer's %q is not in the dialog", st.name, hint)
+			}
+		}
+	}
+	if strings.Contains(footer(h), "confirm") || strings.Contains(footer(h), "cancel") {
+		t.Fatalf("summary footer still says confirm/cancel: %q", footer(h))
+	}
+	// While a field is typed, y and n are text: the hints say enter and esc.
+	h2 := newHarness(t, newFake(), Options{}, 120, 40).start()
+	h2.key("down", "down", "down", "m", "tab") // the N field
+	if f := footer(h2); !strings.Contains(f, "enter preview") || strings.Contains(f, "enter/y") || strings.Contains(f, "esc/n") || strings.Contains(f, "change") {
+		t.Fatalf("typing footer %q", f)
+	}
+}
+
+// Every binding a screen's help lists is enabled in the keymap or dropped,
+// and the help screen only ever shows its screen's bindings.
+func TestHelpScreenShowsFromScreen(t *testing.T) {
+	h := newHarness(t, newFake(), Options{}, 100, 40).start()
+	h.key("down", "down", "down", "enter", "enter", "?")
+	got := h.m.helpView.FullHelp()
+	want := h.m.inspector.FullHelp()
+	flat := func(gs [][]key.Binding) (out []string) {
+		for _, g := range gs {
+			for _, b := range g {
+				out = append(out, b.Help().Key)
+			}
+		}
+		return out
+	}
+	if !slices.Equal(flat(got), flat(want)) {
+		t.Fatalf("help shows %v, the inspector's keys are %v", flat(got), flat(want))
+	}
+}
+
+// 8. Fixing a wrong N clears its error.
+func TestFirstNErrorClearsOnEdit(t *testing.T) {
+	fc := newFake()
+	h := newHarness(t, fc, Options{}, 80, 24).start()
+	h.key("down", "down", "down", "m", "tab") // orders.dlq from home, to N
+	h.typeText("x")
+	h.key("enter")
+	h.mustContain(`not "10x"`)
+	h.key("backspace")
+	h.mustNotContain(`not "10x"`, "must be a positive number")
+	h.typeText("y")
+	h.key("enter")
+	h.mustContain(`not "10y"`)
+	h.send(tea.PasteMsg{Content: "0"})
+	h.mustNotContain("must be a positive number")
+	if len(fc.moves) != 0 {
+		t.Fatal("an invalid N reached the broker")
+	}
+}
+
+// 9. An empty peek shows no side effects (nothing was delivered).
+func TestEmptyPeekHidesSideEffects(t *testing.T) {
+	fc := newFake()
+	fc.peeks["orders.dlq"] = &broker.PeekResult{Queue: "orders.dlq", Type: "classic",
+		SideEffects: []string{"every browsed message was requeued: its redelivered flag is now set"}}
+	h := newHarness(t, fc, Options{}, 80, 24).start()
+	h.key("down", "down", "down", "enter")
+	h.mustContain("no messages ready")
+	h.mustNotContain("⚠", "redelivered flag")
+	// Released messages did leave the queue: that is shown.
+	fc.peeks["orders.dlq"].Released = 2
+	h.key("r")
+	h.mustContain("⚠ every browsed message was requeued")
+}
+
+// 5. At 80 columns ages and due times fit their columns whole.
+func TestBrowserCellsFitAt80(t *testing.T) {
+	c := browserLayout(80)
+	for _, tc := range []struct {
+		d    time.Duration
+		want string
+	}{
+		{46*time.Minute + 30*time.Second, "46m"},
+		{9*time.Minute + 59*time.Second, "9m59s"},
+		{2*time.Hour + 5*time.Minute + 30*time.Second, "2h5m"},
+		{76 * time.Hour, "3d4h"},
+		{23*time.Hour + 59*time.Minute, "23h59m"},
+	} {
+		if got := fmtAge(fixedNow.Add(-tc.d), fixedNow); got != tc.want {
+			t.Errorf("fmtAge(%v) = %q, want %q", tc.d, got, tc.want)
+		}
+	}
+	for _, d := range []time.Duration{45 * time.Second, 9*time.Minute + 59*time.Second, 46*time.Minute + 30*time.Second, 23*time.Hour + 59*time.Minute, 99 * 24 * time.Hour} {
+		if got := fmtAge(fixedNow.Add(-d), fixedNow); termtext.Width(got) > c.age {
+			t.Errorf("age %q is wider than its column (%d)", got, c.age)
+		}
+		if got := fmtAge(fixedNow.Add(d), fixedNow); termtext.Width(got) > c.age {
+			t.Errorf("future age %q is wider than its column (%d)", got, c.age)
+		}
+		for _, long := range []bool{false, true} {
+			w := c.due
+			if long {
+				w = browserLayout(160).due
+			}
+			for _, h := range []*retry.HoLMark{{Overdue: d}, {DueAt: fixedNow.Add(d)}} {
+				got := dueCell(h, fixedNow, long)
+				if termtext.Width(got) > w {
+					t.Errorf("due %q (long %v) is wider than its column (%d)", got, long, w)
+				}
+				if h.Overdue > 0 && strings.HasPrefix(got, "+") {
+					t.Errorf("overdue shown as %q, which reads like a time to come", got)
+				}
+			}
+		}
+	}
+	// A whole row: no cell is cut (no ellipsis) for a plain message.
+	msg := fixtureMessage(1)
+	msg.Properties.Timestamp = ts(46*time.Minute + 30*time.Second)
+	msg.HoL = &retry.HoLMark{Overdue: 8*time.Minute + 24*time.Second}
+	row := renderBrowserRow(&msg, c, fixedNow)
+	if !strings.Contains(row, " 46m ") || !strings.Contains(row, "late 8m") {
+		t.Fatalf("row %q", row)
+	}
+}
+
+// 5. The header-name column is as wide as the longest name (up to 45%).
+func TestHeaderNameColumn(t *testing.T) {
+	st := newStylesForTest()
+	h := retry.Headers{"x-first-death-exchange": "orders-x", "x-first-death-queue": "orders", "a": int32(1)}
+	out := ansi.Strip(strings.Join(renderHeaders(h, 80, st), "\n"))
+	if !strings.Contains(out, "x-first-death-exchange ") || strings.Contains(out, "…") {
+		t.Fatalf("names cut at 80 columns:\n%s", out)
+	}
+	long := retry.Headers{strings.Repeat("n", 60): "v"}
+	for _, l := range renderHeaders(long, 80, st) {
+		if w := ansi.StringWidth(l); w > 80 {
+			t.Fatalf("line %d wide", w)
+		}
+	}
+	if nw, _ := headerCols(long, 80); nw != 36 {
+		t.Fatalf("a 60-cell name takes %d columns at 80, want 45%% (36)", nw)
+	}
+	if nw, _ := headerCols(retry.Headers{"x": retry.Headers{"nested-name": 1}}, 200); nw != len("  nested-name") {
+		t.Fatalf("nested names: column %d", nw)
+	}
+}
+
+// 5. Home details wrap at words instead of cutting a queue name.
+func TestHomeDetailsWrap(t *testing.T) {
+	s := fixtureSnapshot()
+	s.Ladders[0].Main = "payments.process.settlements"
+	rows := buildHomeRows(s, "")
+	var tier *homeRow
+	for i := range rows {
+		if rows[i].kind == rowTier && rows[i].ladder == 0 {
+			tier = &rows[i]
+			break
+		}
+	}
+	lines := renderRowDetails(tier, s, 80, 6, newStylesForTest())
+	text := ansi.Strip(strings.Join(lines, "\n"))
+	if !strings.Contains(strings.ReplaceAll(text, "\n", " "), "returns to payments.process.settlements") || strings.Contains(text, "…") {
+		t.Fatalf("details cut a name:\n%s", text)
+	}
+	for _, l := range lines {
+		if ansi.StringWidth(l) > 80 {
+			t.Fatalf("details line too wide: %q", l)
+		}
+	}
+}
+
+// 6. Singular and plural, scope, via names, rate, retries.
+func TestWording(t *testing.T) {
+	s := fixtureSnapshot()
+	s.Ladders = s.Ladders[:1]
+	s.Topology.Queues = s.Topology.Queues[:1]
+	fc := newFake()
+	fc.snap = s
+	h := newHarness(t, fc, Options{}, 80, 24).start()
+	h.mustContain("1 ladder · 1 queue · ")
+	h.mustNotContain("1 ladders", "1 queues")
+
+	if got := describeTarget(broker.Target{Kind: broker.TargetOrigin}, 1); got != "its origin" {
+		t.Errorf("one message goes to %q", got)
+	}
+	if got := describeTarget(broker.Target{Kind: broker.TargetOrigin}, 2); got != "their origin" {
+		t.Errorf("two messages go to %q", got)
+	}
+	if got := describeScope(broker.MoveRequest{Limit: 500}, 22); strings.Contains(got, "500 messages") || !strings.Contains(got, "all that are ready") {
+		t.Errorf("first 500 of 22 ready: %q", got)
+	}
+	if got := describeScope(broker.MoveRequest{Limit: 1}, 1); got != "the first message" {
+		t.Errorf("first 1: %q", got)
+	}
+	for _, v := range []string{"delay-queue", "delay_queue"} {
+		if got := viaText(v); got != "a per-delay wait queue" {
+			t.Errorf("viaText(%q) = %q", v, got)
+		}
+	}
+	for _, v := range []string{"delayed-exchange", "delayed_exchange", "tier", "direct", "mixed", "some_new-way"} {
+		if got := viaText(v); strings.ContainsAny(got, "-_") && got != "the delayed-message exchange" {
+			t.Errorf("viaText(%q) = %q: not words", v, got)
+		}
+	}
+	st := newStylesForTest()
+	req := broker.MoveRequest{From: "q", To: broker.Target{Kind: broker.TargetQueue, Name: "orders"}, Delay: 5 * time.Minute}
+	rep := &broker.MoveReport{Requested: 2, Moved: 2, Via: "delay-queue", DelayMS: 300000, Target: "queue:orders"}
+	all := ansi.Strip(strings.Join(renderMovePreview("q", req, rep, nil, 76, 20, st, nil), "\n") + strings.Join(renderMoveSummary("q", req, rep, nil, 76, st, nil), "\n"))
+	if strings.Contains(all, "delay-queue") || !strings.Contains(all, "via a per-delay wait queue") {
+		t.Errorf("raw via shown:\n%s", all)
+	}
+	if got := progressLine(broker.MoveProgress{Total: 1, Done: 1, Moved: 1, Elapsed: 26 * time.Millisecond}); strings.Contains(got, "msg/s") {
+		t.Errorf("rate shown for a move of 26ms: %q", got)
+	}
+
+	m := fixtureMessage(0)
+	m.Retry = retry.RetryState{Source: retry.SourceNone}
+	text := ansi.Strip(strings.Join(renderRetrySummary(&m, fixedNow, 80, st), "\n"))
+	if !strings.Contains(text, "0 (no retry recorded)") || strings.Contains(text, "first delivery") {
+		t.Errorf("dead-lettered message without a count:\n%s", text)
+	}
+	m.Deaths = nil
+	text = ansi.Strip(strings.Join(renderRetrySummary(&m, fixedNow, 80, st), "\n"))
+	if !strings.Contains(text, "a first delivery") {
+		t.Errorf("never dead-lettered, no count:\n%s", text)
+	}
+}
+
+// 7. A move that skipped everything is a result with its reasons, not a
+// crash; the dry run shows a skipped message's reason only.
+func TestSkippedMoveWording(t *testing.T) {
+	st := newStylesForTest()
+	req := broker.MoveRequest{From: "orders.dlq", To: broker.Target{Kind: broker.TargetOrigin}}
+	rep := &broker.MoveReport{Requested: 6, Skipped: 6, Target: "origin"}
+	for i := range 6 {
+		rep.Planned = append(rep.Planned, broker.PlannedMove{Position: i, MessageID: "m" + strconv.Itoa(i), Note: "no x-death origin: it was never dead-lettered\x1b[31m"})
+	}
+	err := fmt.Errorf("move from orders.dlq: moved 0 of 6 (0 returned, 0 failed, 6 skipped): %w", broker.ErrPartial)
+	out := ansi.Strip(strings.Join(renderMoveSummary("orders.dlq", req, rep, err, 76, st, nil), "\n"))
+	for _, want := range []string{"Nothing moved: all 6 messages stay in orders.dlq", "#0 m0: no x-death origin", `\x1b[31m`, "… 2 more"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "move stopped") || strings.Contains(out, "#4 m4") {
+		t.Errorf("summary:\n%s", out)
+	}
+	// Partly moved: a result too.
+	rep2 := &broker.MoveReport{Requested: 3, Moved: 2, Skipped: 1, Planned: rep.Planned[:1]}
+	out = ansi.Strip(strings.Join(renderMoveSummary("orders.dlq", req, rep2, err, 76, st, nil), "\n"))
+	if !strings.Contains(out, "Moved 2 of 3; 1 stay in orders.dlq") || strings.Contains(out, "move stopped") {
+		t.Errorf("partial summary:\n%s", out)
+	}
+	// Stopped early (cancelled): an error still.
+	rep3 := &broker.MoveReport{Requested: 10, Moved: 4}
+	out = ansi.Strip(strings.Join(renderMoveSummary("orders.dlq", req, rep3, context.Canceled, 76, st, nil), "\n"))
+	if !strings.Contains(out, "move stopped: context canceled") {
+		t.Errorf("cancelled summary:\n%s", out)
+	}
+
+	dry := &broker.MoveReport{Requested: 2, Planned: []broker.PlannedMove{
+		{Position: 0, MessageID: "a", Note: "no x-death origin"},
+		{Position: 1, MessageID: "b", Exchange: "orders-x", RoutingKey: "orders.created"},
+	}}
+	out = ansi.Strip(strings.Join(renderMovePreview("orders.dlq", req, dry, nil, 76, 20, st, nil), "\n"))
+	if !strings.Contains(out, "#0 a: skipped: no x-death origin") || strings.Contains(out, `default exchange key ""`) ||
+		!strings.Contains(out, "1 message will be skipped") || !strings.Contains(out, `#1 b → exchange orders-x key "orders.created"`) {
+		t.Errorf("preview:\n%s", out)
+	}
+}
+
+// 7. End to end: an all-skipped move from the browser reads as a result.
+func TestSkippedMoveFlow(t *testing.T) {
+	fc := newFake()
+	fc.skipNote = "no x-death origin: it was never dead-lettered"
+	h := newHarness(t, fc, Options{}, 100, 40).start()
+	h.key("down", "down", "down", "enter", "a", "m", "enter")
+	h.mustContain("Nothing would move", "#0 msg-0000: skipped: no x-death origin")
+	h.key("enter")
+	h.mustContain("Nothing moved: all 3 messages stay in orders.dlq", "#2 msg-0002: no x-death origin")
+	h.mustNotContain("move stopped", "some messages were not moved")
+}
