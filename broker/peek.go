@@ -2,13 +2,11 @@ package broker
 
 import (
 	"context"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
@@ -100,7 +98,7 @@ func collect(ctx context.Context, ch *amqp.Channel, q retry.Queue, brokerVersion
 		want = int(q.Ready)
 	}
 	res := &PeekResult{Queue: q.Name, Type: q.Type, Total: q.Messages, Ready: q.Ready, Messages: []Message{}}
-	res.SideEffects = sideEffects(q)
+	res.SideEffects = PeekSideEffects(q.Type)
 	if want == 0 {
 		return res, nil
 	}
@@ -139,13 +137,14 @@ func collect(ctx context.Context, ch *amqp.Channel, q retry.Queue, brokerVersion
 }
 
 func finishPeek(res *PeekResult, q retry.Queue) *PeekResult {
-	annotateHoL(res, q, time.Now())
+	AnnotateHoL(res, retry.EffectiveSettings(&q), time.Now())
 	return res
 }
 
-// sideEffects says what browsing q costs, before anyone reads the messages.
-func sideEffects(q retry.Queue) []string {
-	switch q.Type {
+// PeekSideEffects says what browsing a queue of this type costs (the demo
+// simulation says the same).
+func PeekSideEffects(queueType string) []string {
+	switch queueType {
 	case retry.QueueStream:
 		return []string{}
 	case retry.QueueQuorum:
@@ -209,48 +208,16 @@ func headerInt(v any) (int64, bool) {
 // decodeDelivery turns a delivery into a Message. Only a bounded prefix of
 // the body is copied.
 func decodeDelivery(d *amqp.Delivery, pos, preview int, deathQueues, mains map[string]bool) Message {
-	h := fromTable(d.Headers)
 	m := Message{
 		Position:    pos,
 		Exchange:    d.Exchange,
 		RoutingKey:  d.RoutingKey,
 		Redelivered: d.Redelivered,
 		Properties:  propertiesOf(d),
-		Headers:     h,
-		Retry:       retry.ReadState(h, deathQueues),
-		BodySize:    len(d.Body),
+		Headers:     fromTable(d.Headers),
 	}
-	if m.Headers == nil {
-		m.Headers = retry.Headers{}
-	}
-	xd := retry.DecodeXDeath(h)
-	m.Deaths = xd.Deaths
-	if m.Deaths == nil {
-		m.Deaths = []retry.Death{}
-	}
-	m.DeathErrors = xd.Errors
-	if o, ok := retry.OriginIn(xd, mains); ok {
-		m.Origin = &o
-	}
-	n := len(d.Body)
-	if n > preview {
-		n, m.BodyTruncated = preview, true
-	}
-	m.Body = append([]byte(nil), d.Body[:n]...)
-	m.BodyPreview = previewText(m.Body)
+	DecodeMessage(&m, d.Body, preview, deathQueues, mains)
 	return m
-}
-
-// previewText is the body as text when it is UTF-8, else a hex prefix.
-func previewText(b []byte) string {
-	if utf8.Valid(b) {
-		return string(b)
-	}
-	const maxHex = 256
-	if len(b) > maxHex {
-		b = b[:maxHex]
-	}
-	return "hex:" + hex.EncodeToString(b)
 }
 
 func propertiesOf(d *amqp.Delivery) Properties {
@@ -264,50 +231,4 @@ func propertiesOf(d *amqp.Delivery) Properties {
 		p.Timestamp = &t
 	}
 	return p
-}
-
-// annotateHoL marks head-of-line blocking when the queue's messages can
-// expire at all (a queue TTL or any per-message expiration). Only the live
-// expiration property counts: a dead-lettered message lost its expiration.
-func annotateHoL(res *PeekResult, q retry.Queue, now time.Time) {
-	set := retry.EffectiveSettings(&q)
-	in := make([]retry.HoLInput, len(res.Messages))
-	any := set.HasMessageTTL
-	for i, m := range res.Messages {
-		if ms, err := strconv.ParseInt(m.Properties.Expiration, 10, 64); err == nil && ms >= 0 {
-			in[i].Expiration, in[i].HasExpiration = time.Duration(ms)*time.Millisecond, true
-			any = true
-		}
-		in[i].Timestamp = enqueuedAt(m)
-	}
-	if !any || len(in) == 0 {
-		return
-	}
-	var ttl time.Duration
-	if set.HasMessageTTL {
-		ttl = set.MessageTTL
-	}
-	hr := retry.HoL(in, ttl, now)
-	for i := range res.Messages {
-		mark := hr.Marks[i]
-		res.Messages[i].HoL = &mark
-	}
-	res.HoLBasis = hr.Basis
-}
-
-// enqueuedAt estimates when a message entered its current queue: its
-// publish timestamp, or later a dead-lettering it went through (a retried
-// message was re-published after it). An x-death time is the first death
-// for its {queue, reason}, so only entries with count 1 are exact.
-func enqueuedAt(m Message) time.Time {
-	var t time.Time
-	if m.Properties.Timestamp != nil {
-		t = *m.Properties.Timestamp
-	}
-	for _, d := range m.Deaths {
-		if d.Count == 1 && d.Time.After(t) {
-			t = d.Time
-		}
-	}
-	return t
 }

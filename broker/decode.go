@@ -1,0 +1,107 @@
+package broker
+
+import (
+	"encoding/hex"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"github.com/ladder-tui/ladder/retry"
+)
+
+// DecodeMessage fills what the retry engine reads from a message whose
+// Headers (and properties) are set: retry state, x-death entries, origin,
+// and a bounded copy of the body. The live broker and the demo simulation
+// decode through this one function.
+func DecodeMessage(m *Message, body []byte, preview int, deathQueues, mains map[string]bool) {
+	if m.Headers == nil {
+		m.Headers = retry.Headers{}
+	}
+	m.Retry = retry.ReadState(m.Headers, deathQueues)
+	xd := retry.DecodeXDeath(m.Headers)
+	m.Deaths = xd.Deaths
+	if m.Deaths == nil {
+		m.Deaths = []retry.Death{}
+	}
+	m.DeathErrors = xd.Errors
+	if o, ok := retry.OriginIn(xd, mains); ok {
+		m.Origin = &o
+	}
+	m.BodySize = len(body)
+	n := len(body)
+	if n > preview {
+		n, m.BodyTruncated = preview, true
+	}
+	m.Body = append([]byte(nil), body[:n]...)
+	m.BodyPreview = previewText(m.Body)
+}
+
+// previewText is the body as text when it is UTF-8, else a hex prefix.
+func previewText(b []byte) string {
+	if utf8.Valid(b) {
+		return string(b)
+	}
+	const maxHex = 256
+	if len(b) > maxHex {
+		b = b[:maxHex]
+	}
+	return "hex:" + hex.EncodeToString(b)
+}
+
+// AnnotateHoL marks head-of-line blocking when the queue's messages can
+// expire at all (a queue TTL, or a per-message TTL on some message).
+func AnnotateHoL(res *PeekResult, set retry.QueueSettings, now time.Time) {
+	in := make([]retry.HoLInput, len(res.Messages))
+	some := set.HasMessageTTL
+	for i, m := range res.Messages {
+		in[i].Expiration, in[i].HasExpiration = messageTTL(m, set.HasDeadLetterExchange)
+		some = some || in[i].HasExpiration
+		in[i].Timestamp = enqueuedAt(m)
+	}
+	if !some || len(in) == 0 {
+		return
+	}
+	var ttl time.Duration
+	if set.HasMessageTTL {
+		ttl = set.MessageTTL
+	}
+	hr := retry.HoL(in, ttl, now)
+	for i := range res.Messages {
+		mark := hr.Marks[i]
+		res.Messages[i].HoL = &mark
+	}
+	res.HoLBasis = hr.Basis
+}
+
+// messageTTL is a message's per-message TTL: its expiration property, else,
+// in a queue that forwards its dead letters (a wait queue, not a DLQ), the
+// original-expiration of its latest death when that death was not the
+// expiry itself — dead-lettering stripped a TTL that had not run out, and
+// the due time then shows when the message was meant to leave (it never
+// will without a queue TTL: the stuck finding says so).
+func messageTTL(m Message, forwards bool) (time.Duration, bool) {
+	if ms, err := strconv.ParseInt(m.Properties.Expiration, 10, 64); err == nil && ms >= 0 {
+		return time.Duration(ms) * time.Millisecond, true
+	}
+	if forwards && len(m.Deaths) > 0 && m.Deaths[0].Reason != retry.ReasonExpired && m.Deaths[0].HasOriginalExpiration {
+		return m.Deaths[0].OriginalExpiration, true
+	}
+	return 0, false
+}
+
+// enqueuedAt estimates when a message entered its current queue: its
+// publish timestamp, or later a dead-lettering it went through (a retried
+// message was re-published after it). An x-death time is the first death
+// for its {queue, reason}, so only entries with count 1 are exact.
+func enqueuedAt(m Message) time.Time {
+	var t time.Time
+	if m.Properties.Timestamp != nil {
+		t = *m.Properties.Timestamp
+	}
+	for _, d := range m.Deaths {
+		if d.Count == 1 && d.Time.After(t) {
+			t = d.Time
+		}
+	}
+	return t
+}
