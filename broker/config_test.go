@@ -124,3 +124,20 @@ func TestRedactTextAndErr(t *testing.T) {
 		t.Errorf("redactErr: %v (chain kept: %v)", err, errors.Is(err, base))
 	}
 }
+
+// amqp091 writes ServerName into the TLS config it is given: each user gets
+// its own copy, so the AMQP host never leaks into the API's verification.
+func TestTLSConfigIsCopiedPerUse(t *testing.T) {
+	r, err := Config{AMQPURL: "amqps://u:p@amqp-host/", APIURL: "https://api-host/"}.Resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := r.tlsConfig(), r.tlsConfig()
+	if a == r.TLS || a == b {
+		t.Fatal("the shared TLS config is handed out")
+	}
+	a.ServerName = "amqp-host"
+	if r.TLS.ServerName != "" || b.ServerName != "" {
+		t.Fatal("a copy's change reached the shared config")
+	}
+}
