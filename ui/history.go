@@ -88,6 +88,29 @@ func (h *history) netRate(queue string) (float64, bool) {
 	return float64(s[1].depth-s[0].depth) / dt, true
 }
 
+// netWindow is the span a history net rate is measured over: management
+// counters move in steps (every 5 s by default), so the last two polls of a
+// fast refresh often show no change, then a jump.
+const netWindow = 10 * time.Second
+
+// netRateOver is the change of depth per second from the newest sample back
+// to the newest one at least netWindow older; ok is false until the history
+// is that long.
+func (h *history) netRateOver(queue string) (float64, bool) {
+	r := h.q[queue]
+	if r == nil || r.n < 2 {
+		return 0, false
+	}
+	s := r.last(r.n, nil)
+	newest := s[len(s)-1]
+	for i := len(s) - 2; i >= 0; i-- {
+		if dt := newest.at.Sub(s[i].at); dt >= netWindow {
+			return float64(newest.depth-s[i].depth) / dt.Seconds(), true
+		}
+	}
+	return 0, false
+}
+
 var sparkLevels = []rune("▁▂▃▄▅▆▇█")
 
 // sparkline draws depths in exactly width cells, newest on the right, scaled

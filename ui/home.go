@@ -201,14 +201,17 @@ func (m *homeModel) View() string {
 	return strings.Join(lines, "\n")
 }
 
-// stats gathers a row's sparkline and net rate: the broker's net rate when
-// it has one, else the last two samples of the history.
+// stats gathers a row's sparkline and net rate: over the last netWindow of
+// history when it is that long (steadier than poll-to-poll deltas), else the
+// broker's net rate, else the last two samples.
 func (m *homeModel) stats(r *homeRow) rowStats {
 	if r.q == nil {
 		return rowStats{}
 	}
 	rs := rowStats{spark: m.hist.depths(r.name, m.cols.spark)}
-	if r.q.Rates.NetKnown {
+	if net, ok := m.hist.netRateOver(r.name); ok {
+		rs.net, rs.netOK = net, true
+	} else if r.q.Rates.NetKnown {
 		rs.net, rs.netOK = r.q.Rates.Net, true
 	} else {
 		rs.net, rs.netOK = m.hist.netRate(r.name)
