@@ -210,23 +210,7 @@ func TestMoveKilledMidwayLosesNothing(t *testing.T) {
 	const n = 20000
 	src := testQueue(t, r, "src", n, nil)
 	dst := testQueue(t, r, "dst", 0, nil)
-	bin := filepath.Join(t.TempDir(), "ladder")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
-	cmd := exec.Command(bin, "move", "--from", src, "--to", "queue:"+dst, "--yes")
-	cmd.Env = os.Environ()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(60 * time.Second)
-	for depthOf(t, r, dst) < 1000 {
-		if time.Now().After(deadline) {
-			_ = cmd.Process.Kill()
-			t.Fatal("move never got going")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	cmd := startMove(t, r, src, dst, nil)
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -282,25 +266,8 @@ func TestMoveInterruptedBySIGINTReportsAndLosesNothing(t *testing.T) {
 	const n = 20000
 	src := testQueue(t, r, "src", n, nil)
 	dst := testQueue(t, r, "dst", 0, nil)
-	bin := filepath.Join(t.TempDir(), "ladder")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
 	var stdout strings.Builder
-	cmd := exec.Command(bin, "move", "--from", src, "--to", "queue:"+dst, "--yes", "-o", "json")
-	cmd.Env = os.Environ()
-	cmd.Stdout = &stdout
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(60 * time.Second)
-	for depthOf(t, r, dst) < 1000 {
-		if time.Now().After(deadline) {
-			_ = cmd.Process.Kill()
-			t.Fatal("move never got going")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	cmd := startMove(t, r, src, dst, &stdout, "-o", "json")
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}
@@ -331,4 +298,31 @@ func TestMoveInterruptedBySIGINTReportsAndLosesNothing(t *testing.T) {
 	if inDst != moved && rep["duplicates_possible"] != true {
 		t.Errorf("target holds %d, report says moved %d without duplicates possible", inDst, moved)
 	}
+}
+
+// startMove builds the real binary, starts `move --from src --to queue:dst
+// --yes` with it and returns once at least 1,000 messages have arrived.
+func startMove(t *testing.T, r *broker.Resolved, src, dst string, stdout *strings.Builder, extra ...string) *exec.Cmd {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "ladder")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin, append([]string{"move", "--from", src, "--to", "queue:" + dst, "--yes"}, extra...)...)
+	cmd.Env = os.Environ()
+	if stdout != nil {
+		cmd.Stdout = stdout
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for depthOf(t, r, dst) < 1000 {
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			t.Fatal("move never got going")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return cmd
 }

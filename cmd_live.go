@@ -29,6 +29,20 @@ func (a *app) auditLogFile() (*os.File, error) {
 	return f, nil
 }
 
+// withAuditLog opens --audit-log (if set) and returns a wrapper that puts
+// any client behind it, and the func that closes the log.
+func (a *app) withAuditLog() (wrap func(broker.Client, string) broker.Client, closeLog func(), err error) {
+	f, err := a.auditLogFile()
+	if err != nil {
+		return nil, nil, err
+	}
+	closeLog = func() {}
+	if f != nil {
+		closeLog = func() { f.Close() }
+	}
+	return func(c broker.Client, url string) broker.Client { return audited(c, f, url) }, closeLog, nil
+}
+
 // audited wraps c with the audit trail in f (none when f is nil).
 func audited(c broker.Client, f *os.File, brokerURL string) broker.Client {
 	if f == nil {

@@ -83,14 +83,12 @@ may then be both in the target and in the source (duplicates_possible).`,
 				return err
 			}
 			defer l.Close()
-			log, err := a.auditLogFile()
+			wrap, closeLog, err := a.withAuditLog()
 			if err != nil {
 				return err
 			}
-			if log != nil {
-				defer log.Close()
-			}
-			c := audited(l, log, r.AMQPURL)
+			defer closeLog()
+			c := wrap(l, r.AMQPURL)
 			rep, err := c.Move(cmd.Context(), req, progressPrinter(a))
 			if a.json() {
 				if jerr := writeJSON(a.stdout, rep); jerr != nil {

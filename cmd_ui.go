@@ -43,20 +43,18 @@ func (a *app) runLiveUI(cmd *cobra.Command, u uiFlags) error {
 		return err
 	}
 	defer l.Close()
-	log, err := a.auditLogFile()
+	wrap, closeLog, err := a.withAuditLog()
 	if err != nil {
 		return err
 	}
-	if log != nil {
-		defer log.Close()
-	}
+	defer closeLog()
 	open := func(vhost string) (broker.Client, error) {
 		lv, err := l.WithVhost(vhost)
 		if err != nil {
 			return nil, err
 		}
-		return audited(lv, log, lv.Resolved().AMQPURL), nil
+		return wrap(lv, lv.Resolved().AMQPURL), nil
 	}
-	c := audited(l, log, l.Resolved().AMQPURL)
+	c := wrap(l, l.Resolved().AMQPURL)
 	return a.runUI(cmd, c, open, u, "", nil)
 }
