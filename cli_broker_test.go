@@ -29,6 +29,16 @@ func brokerEnv(t *testing.T) *broker.Resolved {
 	return r
 }
 
+// vhostEnv points the commands at a vhost of the test's own, for commands
+// that read a whole vhost (topology, the TUI).
+func vhostEnv(t *testing.T) *broker.Resolved {
+	t.Helper()
+	brokerEnv(t)
+	r := brokertest.OwnVhost(t)
+	t.Setenv("LADDER_VHOST", r.Vhost)
+	return r
+}
+
 // testQueue declares a unique queue with n messages, deleted at the end.
 func testQueue(t *testing.T, r *broker.Resolved, suffix string, n int, args amqp.Table) string {
 	t.Helper()
@@ -187,7 +197,7 @@ func TestMoveCommandBadTargetIsUsage(t *testing.T) {
 }
 
 func TestTopologyCommandJSON(t *testing.T) {
-	brokerEnv(t)
+	vhostEnv(t)
 	code, out, errOut := runLadder(t, "topology", "-o", "json")
 	if code != exitOK {
 		t.Fatalf("exit %d %s", code, errOut)

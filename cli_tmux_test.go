@@ -84,7 +84,7 @@ func (s *tmuxSession) waitFor(texts ...string) string {
 // a ladder shows on the home screen, its DLQ opens in the browser with the
 // peek's side effects, a message opens in the inspector, q quits.
 func TestTUIInTmuxAgainstRealBroker(t *testing.T) {
-	r := brokerEnv(t)
+	r := vhostEnv(t)
 	p := brokertest.Name(t, "")
 	conn, err := r.DialAMQP(context.Background(), "test tui")
 	if err != nil {
@@ -121,7 +121,7 @@ func TestTUIInTmuxAgainstRealBroker(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	env := []string{"NO_COLOR=1", "LADDER_AMQP_URL=" + brokertest.Config().AMQPURL, "LADDER_API_URL=" + brokertest.Config().APIURL}
+	env := []string{"NO_COLOR=1", "LADDER_AMQP_URL=" + brokertest.Config().AMQPURL, "LADDER_API_URL=" + brokertest.Config().APIURL, "LADDER_VHOST=" + r.Vhost}
 	s := newTmux(t, "80", "24", env, "--refresh", "1s", "--read-only")
 	scr := s.waitFor(main, "├─"+p[:10])
 	if colour.MatchString(scr) {

@@ -15,6 +15,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/broker/brokertest"
 )
 
 // benchMessages is the move benchmarks' batch: persistent 1 KiB messages,
@@ -111,18 +112,7 @@ func apiDo(f *fixture, method, path string, body []byte) error {
 // BenchmarkSnapshot2000 reads a vhost of 2,000 queues (400 ladders of main,
 // three tiers and a DLQ) and runs discovery and findings on it: one refresh.
 func BenchmarkSnapshot2000(b *testing.B) {
-	f := newFixture(b)
-	vhost := "ladder-bench-2000"
-	if err := apiDo(f, http.MethodPut, "vhosts/"+url.PathEscape(vhost), nil); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = apiDo(f, http.MethodDelete, "vhosts/"+url.PathEscape(vhost), nil) })
-	perm, _ := json.Marshal(map[string]string{"configure": ".*", "write": ".*", "read": ".*"})
-	if err := apiDo(f, http.MethodPut, "permissions/"+url.PathEscape(vhost)+"/"+url.PathEscape(f.r.APIUser), perm); err != nil {
-		b.Fatal(err)
-	}
-	r := *f.r
-	r.Vhost = vhost
+	r := *brokertest.OwnVhost(b)
 	conn, err := r.DialAMQP(context.Background(), "bench declare")
 	if err != nil {
 		b.Fatal(err)

@@ -22,7 +22,19 @@ type fixture struct {
 
 func newFixture(t testing.TB) *fixture {
 	t.Helper()
-	r := brokertest.Require(t)
+	return fixtureOn(t, brokertest.Require(t))
+}
+
+// newVhostFixture works in a vhost of the test's own: for tests that read a
+// whole vhost (snapshots, discovery, findings) or leave ladder's own wait
+// queues behind (delayed moves).
+func newVhostFixture(t testing.TB) *fixture {
+	t.Helper()
+	return fixtureOn(t, brokertest.OwnVhost(t))
+}
+
+func fixtureOn(t testing.TB, r *broker.Resolved) *fixture {
+	t.Helper()
 	conn, err := r.DialAMQP(context.Background(), "test fixture")
 	if err != nil {
 		t.Fatal(err)

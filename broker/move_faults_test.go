@@ -143,7 +143,7 @@ func (f *fixture) waitStable(queue string) {
 }
 
 func TestMoveWithDelayArrivesAfterTheDelay(t *testing.T) {
-	f := newFixture(t)
+	f := newVhostFixture(t)
 	src, dst := f.queue("src", nil), f.queue("dst", nil)
 	f.publishN(src, 20, "w")
 	start := time.Now()
@@ -181,7 +181,7 @@ func TestMoveWithDelayArrivesAfterTheDelay(t *testing.T) {
 	}
 	// The wait queue carries its own cleanup.
 	api, _ := f.r.API()
-	q, err := api.GetQueue("/", wait)
+	q, err := api.GetQueue(f.r.Vhost, wait)
 	if err != nil {
 		t.Fatalf("wait queue %s: %v", wait, err)
 	}
@@ -192,7 +192,7 @@ func TestMoveWithDelayArrivesAfterTheDelay(t *testing.T) {
 
 // Messages dead-lettered for real go back where they came from.
 func TestMoveToOriginAfterRealDeadLettering(t *testing.T) {
-	f := newFixture(t)
+	f := newVhostFixture(t)
 	dlq := f.queue("dlq", nil)
 	main := f.queue("main", amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": dlq})
 	ex := f.exchange("in", "topic", nil)

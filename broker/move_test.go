@@ -206,7 +206,7 @@ func TestMoveDryRunMovesNothing(t *testing.T) {
 // A delayed move to a target that routes nowhere would be dropped when the
 // delay ends: every message is skipped and stays.
 func TestMoveWithDelayToUnroutableTargetLeavesEverything(t *testing.T) {
-	f := newFixture(t)
+	f := newVhostFixture(t)
 	src := f.queue("src", nil)
 	ex := f.exchange("nowhere", "direct", nil)
 	f.publishN(src, 5, "n")
@@ -247,7 +247,7 @@ func TestMovePositionChecksTheMessageID(t *testing.T) {
 // A delayed move takes a per-message expiration off (it would cut the wait
 // short) and keeps it in a header.
 func TestMoveWithDelayKeepsExpirationInAHeader(t *testing.T) {
-	f := newFixture(t)
+	f := newVhostFixture(t)
 	src, dst := f.queue("src", nil), f.queue("dst", nil)
 	f.publish("", src, amqp.Publishing{MessageId: "e", Expiration: "100000"})
 	rep, err := f.live(false).Move(context.Background(), broker.MoveRequest{From: src, To: broker.Target{Kind: broker.TargetQueue, Name: dst}, Delay: 500 * time.Millisecond}, nil)

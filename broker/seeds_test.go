@@ -49,7 +49,7 @@ func findingsFor(s *broker.Snapshot, prefix string) []string {
 }
 
 func TestSeedGoLadderDiscoveredWithoutFindings(t *testing.T) {
-	f := newFixture(t)
+	f := newVhostFixture(t)
 	p := brokertest.Name(t, "")
 	topic := f.exchange("orders.topic", "topic", nil)
 	retryX := f.exchange("orders.retry", "direct", nil)
@@ -95,7 +95,7 @@ func TestSeedGoLadderDiscoveredWithoutFindings(t *testing.T) {
 }
 
 func TestSeedPHPLadderReportsSprawlAndNoDLQ(t *testing.T) {
-	f := newFixture(t)
+	f := newVhostFixture(t)
 	p := brokertest.Name(t, "")
 	main := p + ".queue"
 	f.declareQueue(main, nil)
@@ -117,7 +117,7 @@ func TestSeedPHPLadderReportsSprawlAndNoDLQ(t *testing.T) {
 }
 
 func TestSeedPythonLadderReportsUnroutableReturn(t *testing.T) {
-	f := newFixture(t)
+	f := newVhostFixture(t)
 	p := brokertest.Name(t, "")
 	mainX := f.exchange("main_exchange", "direct", nil)
 	retryX := f.exchange("retry_exchange", "direct", nil)
@@ -144,7 +144,7 @@ func TestSeedPythonLadderReportsUnroutableReturn(t *testing.T) {
 // Bindings are cached between snapshots, but a new queue (and so its
 // bindings) shows in the very next one.
 func TestSnapshotSeesNewQueuesAndTheirBindings(t *testing.T) {
-	f := newFixture(t)
+	f := newVhostFixture(t)
 	l := f.live(true)
 	p := brokertest.Name(t, "")
 	x := f.exchange("x", "direct", nil)

@@ -3,10 +3,16 @@
 package brokertest
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
 	"net"
+	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"testing"
@@ -75,6 +81,61 @@ func Name(t testing.TB, suffix string) string {
 		suffix = "." + suffix
 	}
 	return "ladder-test." + n + "." + hex.EncodeToString(b[:]) + suffix
+}
+
+// VhostPrefix starts the name of every vhost a test makes for itself, so a
+// sweep can find those an interrupted run left behind.
+const VhostPrefix = "ladder-test."
+
+// OwnVhost gives a test a vhost of its own: created with a unique name, the
+// test broker's user granted everything on it, deleted (with all it holds,
+// ladder's own wait queues too) when the test ends. Tests that read a whole
+// vhost — snapshots, topology, discovery, the TUI — use one, so a broker
+// full of other people's queues cannot change what they see.
+func OwnVhost(t testing.TB) *broker.Resolved {
+	t.Helper()
+	r := Require(t)
+	name := Name(t, "")
+	if len(name) > 100 {
+		name = name[:100]
+	}
+	if err := API(r, http.MethodPut, "vhosts/"+url.PathEscape(name), nil); err != nil {
+		t.Fatalf("create vhost %s: %v", name, err)
+	}
+	t.Cleanup(func() {
+		if err := API(r, http.MethodDelete, "vhosts/"+url.PathEscape(name), nil); err != nil {
+			t.Errorf("delete vhost %s: %v", name, err)
+		}
+	})
+	perm, _ := json.Marshal(map[string]string{"configure": ".*", "write": ".*", "read": ".*"})
+	if err := API(r, http.MethodPut, "permissions/"+url.PathEscape(name)+"/"+url.PathEscape(r.APIUser), perm); err != nil {
+		t.Fatalf("grant %s on vhost %s: %v", r.APIUser, name, err)
+	}
+	own := *r
+	own.Vhost = name
+	return &own
+}
+
+// API sends one request to the test broker's management API (path after
+// /api/) and fails on any status of 300 or more.
+func API(r *broker.Resolved, method, path string, body []byte) error {
+	req, err := http.NewRequest(method, r.APIURL.String()+"/api/"+path, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.SetBasicAuth(r.APIUser, r.APIPassword)
+	req.Header.Set("Content-Type", "application/json")
+	c := http.Client{Timeout: 30 * time.Second}
+	resp, err := c.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+	if resp.StatusCode >= 300 {
+		return fmt.Errorf("%s /api/%s: %s %s", method, path, resp.Status, strings.TrimSpace(string(msg)))
+	}
+	return nil
 }
 
 func envOr(k, def string) string {
