@@ -336,3 +336,63 @@ func startMove(t *testing.T, r *broker.Resolved, src, dst string, stdout *string
 	}
 	return cmd
 }
+
+// A move refused before anything moved prints its error alone: no report
+// that reads like a result, in table or JSON.
+func TestMoveCommandFailingBeforeAnythingPrintsOnlyTheError(t *testing.T) {
+	r := brokerEnv(t)
+	src := testQueue(t, r, "src", 2, nil)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"move", "--from", src, "--to", "queue:ladder-test-no-such-queue", "--yes", "-o", "json"}, `target queue "ladder-test-no-such-queue" does not exist`},
+		{[]string{"move", "--from", "ladder-test-no-such-source", "--to", "queue:" + src, "--yes"}, `source queue "ladder-test-no-such-source" does not exist`},
+		{[]string{"move", "--from", src, "--to", "exchange:ladder-test-no-such-exchange", "--yes", "-o", "json"}, `target exchange "ladder-test-no-such-exchange" does not exist`},
+	} {
+		code, out, errOut := runLadder(t, c.args...)
+		if code != exitError || out != "" || !strings.Contains(errOut, c.want) || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q", c.args, code, out, errOut)
+		}
+	}
+	if depthOf(t, r, src) != 2 {
+		t.Error("a refused move changed the source")
+	}
+}
+
+// ladder's own wait queues are marked as ladder's, and no finding is about them.
+func TestTopologyMarksLadderOwnQueues(t *testing.T) {
+	r := vhostEnv(t)
+	src := testQueue(t, r, "src", 1, nil)
+	dst := testQueue(t, r, "dst", 0, nil)
+	if code, _, errOut := runLadder(t, "move", "--from", src, "--to", "queue:"+dst, "--delay", "10m", "--yes"); code != exitOK {
+		t.Fatalf("move: exit %d %s", code, errOut)
+	}
+	code, out, errOut := runLadder(t, "topology", "-o", "json")
+	if code != exitOK {
+		t.Fatalf("exit %d %s", code, errOut)
+	}
+	var rep broker.TopologyReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	owned := 0
+	for _, q := range rep.Other {
+		if strings.HasPrefix(q.Name, "ladder.delay.") {
+			owned++
+			if !q.OwnedByLadder {
+				t.Errorf("%+v", q)
+			}
+		} else if q.OwnedByLadder {
+			t.Errorf("%s marked as ladder's", q.Name)
+		}
+	}
+	if owned != 1 || len(rep.Ladders) != 0 {
+		t.Errorf("owned %d, ladders %+v", owned, rep.Ladders)
+	}
+	for _, f := range rep.Findings {
+		if strings.HasPrefix(f.Queue, "ladder.delay.") {
+			t.Errorf("finding on ladder's own queue: %+v", f)
+		}
+	}
+}

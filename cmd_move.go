@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -12,7 +13,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ladder-tui/ladder/broker"
-	"github.com/ladder-tui/ladder/retry"
 )
 
 func newMoveCmd(a *app) *cobra.Command {
@@ -73,10 +73,8 @@ may then be both in the target and in the source (duplicates_possible).`,
 			if r.ReadOnly && !req.DryRun {
 				return fmt.Errorf("move from %s: %w", req.From, broker.ErrReadOnly)
 			}
-			if !req.DryRun && !yes {
-				if err := confirm(a, req); err != nil {
-					return err
-				}
+			if !req.DryRun && !yes && !isTerminal(a.stdin) {
+				return usageErr("move from %s: not a terminal, so no one can confirm: pass --yes (or try --dry-run first)", req.From)
 			}
 			l, err := broker.NewLive(r, "move")
 			if err != nil {
@@ -89,7 +87,18 @@ may then be both in the target and in the source (duplicates_possible).`,
 			}
 			defer closeLog()
 			c := wrap(l, r.AMQPURL)
+			if !req.DryRun && !yes {
+				// The question is the plan: the same planner the move runs,
+				// so what is confirmed is what happens.
+				if req, err = confirm(cmd.Context(), a, c, req); err != nil {
+					return err
+				}
+			}
 			rep, err := c.Move(cmd.Context(), req, progressPrinter(a))
+			if err != nil && !errors.Is(err, broker.ErrPartial) && rep != nil && rep.Moved == 0 && !rep.DuplicatesPossible {
+				// Nothing moved: the error alone, no report that reads as a result.
+				return err
+			}
 			if a.json() {
 				if jerr := writeJSON(a.stdout, rep); jerr != nil {
 					return jerr
@@ -121,25 +130,38 @@ func isTerminal(rw any) bool {
 	return ok && term.IsTerminal(f.Fd())
 }
 
-// confirm asks on a terminal; without one it refuses.
-func confirm(a *app, req broker.MoveRequest) error {
-	if !isTerminal(a.stdin) {
-		return usageErr("move from %s: not a terminal, so no one can confirm: pass --yes (or try --dry-run first)", req.From)
+// previewCap bounds the dry run a confirmation shows (it browses every
+// message it plans).
+const previewCap = 10000
+
+// confirm dry-runs the move, shows the plan and asks; it returns the
+// request to run: bound to the plan that was confirmed.
+func confirm(ctx context.Context, a *app, c broker.Client, req broker.MoveRequest) (broker.MoveRequest, error) {
+	dry := req
+	dry.DryRun = true
+	if len(dry.Positions) == 0 && (dry.Limit == 0 || dry.Limit > previewCap) {
+		dry.Limit = previewCap
 	}
-	what := "every ready message"
-	if req.Limit > 0 {
-		what = fmt.Sprintf("up to %d message(s)", req.Limit)
+	plan, err := c.Move(ctx, dry, nil)
+	if err != nil {
+		return req, err
 	}
-	d := "now"
-	if req.Delay > 0 {
-		d = "after " + retry.FormatDelay(req.Delay)
+	if plan.Requested == 0 {
+		return req, fmt.Errorf("move from %s: no message is ready: nothing to move", req.From)
 	}
-	fmt.Fprintf(a.stderr, "Move %s from %s to %s, %s? [y/N] ", what, clean(req.From), clean(req.To.String()), d)
+	if plan.Skipped > 0 || len(plan.Planned) <= 20 {
+		fmt.Fprint(a.stderr, renderMove(plan, req.From))
+	}
+	fmt.Fprint(a.stderr, moveQuestion(req, plan, previewCap))
 	line, _ := bufio.NewReader(a.stdin).ReadString('\n')
 	if ans := strings.ToLower(strings.TrimSpace(line)); ans != "y" && ans != "yes" {
-		return errors.New("move cancelled: nothing was changed")
+		return req, errors.New("move cancelled: nothing was changed")
 	}
-	return nil
+	req.Expect = plan.Planned
+	if len(req.Positions) == 0 && plan.Requested < previewCap {
+		req.Limit = plan.Requested // what was planned, not what arrived since
+	}
+	return req, nil
 }
 
 // progressPrinter shows progress on a terminal's stderr, at most 10 times a second.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -135,21 +136,35 @@ func renderMove(r *broker.MoveReport, from string) string {
 		if r.DelayMS > 0 {
 			fmt.Fprintf(&b, " after %s", retry.FormatDelay(time.Duration(r.DelayMS)*time.Millisecond))
 		}
+		if v := retry.DescribeRoutes(r.Routes); v != "" {
+			fmt.Fprintf(&b, ": %s", clean(v))
+		}
 		b.WriteString("\n")
 		rows := [][]string{{"POS", "MESSAGE ID", "TARGET", "PUBLISHED TO", "VIA", "NOTE"}}
 		for _, p := range r.Planned {
+			if !p.Moves() {
+				rows = append(rows, []string{strconv.Itoa(p.Position), clean(p.MessageID), "-", "-", "skipped", clean(p.Skip)})
+				continue
+			}
+			note := p.Note
+			if slices.Contains(r.Notes, note) {
+				note = "" // said once below
+			}
 			rows = append(rows, []string{strconv.Itoa(p.Position), clean(p.MessageID), clean(target(p.TargetExchange, p.TargetRoutingKey)),
-				clean(target(p.Exchange, p.RoutingKey)), p.Via, clean(p.Note)})
+				clean(target(p.Exchange, p.RoutingKey)), clean(viaWithQueue(p)), clean(note)})
 		}
 		b.WriteString(table(rows))
 	} else {
 		fmt.Fprintf(&b, "moved %d of %d from %s to %s", r.Moved, r.Requested, clean(from), clean(r.Target))
 		if r.DelayMS > 0 {
-			fmt.Fprintf(&b, " with a %s delay via %s", retry.FormatDelay(time.Duration(r.DelayMS)*time.Millisecond), r.Via)
+			fmt.Fprintf(&b, " with a %s delay", retry.FormatDelay(time.Duration(r.DelayMS)*time.Millisecond))
+		}
+		if v := retry.DescribeRoutes(r.Routes); v != "" {
+			fmt.Fprintf(&b, " (%s)", clean(v))
 		}
 		fmt.Fprintf(&b, "; failed %d, returned %d, skipped %d\n", r.Failed, r.Returned, r.Skipped)
 		for _, p := range r.Planned {
-			fmt.Fprintf(&b, "  skipped #%d %s: %s\n", p.Position, clean(p.MessageID), clean(p.Note))
+			fmt.Fprintf(&b, "  skipped #%d %s: %s\n", p.Position, clean(p.MessageID), clean(p.Skip))
 		}
 	}
 	if r.DuplicatesPossible {
@@ -159,6 +174,78 @@ func renderMove(r *broker.MoveReport, from string) string {
 		fmt.Fprintf(&b, "note: %s\n", clean(n))
 	}
 	return b.String()
+}
+
+// viaWithQueue is a plan's way with the tier or wait queue it passes.
+func viaWithQueue(p broker.PlannedMove) string {
+	if p.Queue != "" {
+		return string(p.Via) + " " + p.Queue
+	}
+	if p.Via == retry.ViaDelayedExchange {
+		return string(p.Via) + " " + p.Exchange
+	}
+	return string(p.Via)
+}
+
+// moveQuestion is the confirmation a move asks, from its dry run: how many
+// messages go where, through which routes, and how many stay.
+func moveQuestion(req broker.MoveRequest, dry *broker.MoveReport, previewCap int) string {
+	moving := dry.Requested - dry.Skipped
+	var b strings.Builder
+	fmt.Fprintf(&b, "Move %s from %s to %s", plural(moving, "message"), clean(req.From), clean(describeMoveTarget(req.To, dry.Planned)))
+	if req.Delay > 0 {
+		fmt.Fprintf(&b, " after %s", retry.FormatDelay(req.Delay))
+	}
+	if v := retry.DescribeRoutes(dry.Routes); v != "" && req.Delay > 0 {
+		fmt.Fprintf(&b, ", %s", clean(v))
+	}
+	if req.ResetRetries {
+		b.WriteString(", retry counts reset to 0")
+	}
+	if dry.Skipped > 0 {
+		fmt.Fprintf(&b, " (%d stay in %s: see the plan above)", dry.Skipped, clean(req.From))
+	}
+	if dry.Requested >= previewCap && len(req.Positions) == 0 && (req.Limit == 0 || req.Limit > previewCap) {
+		fmt.Fprintf(&b, "; the first %d were planned, the rest are planned one by one as they move", previewCap)
+	}
+	b.WriteString("? [y/N] ")
+	return b.String()
+}
+
+// describeMoveTarget names the target; for origin, where the planned
+// messages go when that is one place.
+func describeMoveTarget(t broker.Target, planned []broker.PlannedMove) string {
+	switch t.Kind {
+	case broker.TargetQueue:
+		return "queue " + t.Name
+	case broker.TargetExchange:
+		if t.HasKey {
+			return fmt.Sprintf("exchange %s with key %q", t.Name, t.RoutingKey)
+		}
+		return "exchange " + t.Name + " (each message with its own routing key)"
+	}
+	places := map[string]bool{}
+	for _, p := range planned {
+		if p.Moves() {
+			places[p.TargetExchange+"/"+p.TargetRoutingKey] = true
+		}
+	}
+	if len(places) == 1 {
+		for k := range places {
+			return "their origin (" + k + ")"
+		}
+	}
+	if len(places) > 1 {
+		return fmt.Sprintf("their origins (%d places)", len(places))
+	}
+	return "their origin"
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return strconv.Itoa(n) + " " + word + "s"
 }
 
 func target(exchange, key string) string {

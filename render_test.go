@@ -48,10 +48,32 @@ func TestRenderPeekShowsSideEffectsAndBlocking(t *testing.T) {
 
 func TestRenderMoveSaysDuplicatesAndSkips(t *testing.T) {
 	out := renderMove(&broker.MoveReport{Requested: 3, Moved: 1, Returned: 1, Skipped: 1, Target: "origin", DuplicatesPossible: true,
-		Planned: []broker.PlannedMove{{Position: 2, MessageID: "m2", Note: "no x-death origin"}}}, "orders.dlq")
+		Planned: []broker.PlannedMove{{Position: 2, MessageID: "m2", Skip: "no x-death origin"}}}, "orders.dlq")
 	for _, want := range []string{"moved 1 of 3 from orders.dlq to origin", "returned 1, skipped 1", "skipped #2 m2: no x-death origin", "duplicates possible"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// The confirmation names how many messages go where and by which route.
+func TestMoveQuestionNamesRoutesAndCounts(t *testing.T) {
+	req := broker.MoveRequest{From: "pay.dlq", To: broker.Target{Kind: broker.TargetOrigin}, Delay: 3 * time.Second}
+	dry := &broker.MoveReport{Requested: 7, Skipped: 1, DryRun: true}
+	for i := range 7 {
+		p := broker.PlannedMove{Position: i, TargetExchange: "pay.topic", TargetRoutingKey: "pay.charge", Via: retry.ViaTier, Queue: "pay.wait.3s"}
+		if i >= 3 {
+			p.Via, p.Queue = retry.ViaDelayQueue, "ladder.delay.3000.pay.topic.pay.charge.ab12"
+		}
+		if i == 6 {
+			p = broker.PlannedMove{Position: i, Skip: "no x-death origin"}
+		}
+		dry.Planned = append(dry.Planned, p)
+	}
+	dry.Routes = retry.CountRoutes(dry.Planned)
+	got := moveQuestion(req, dry, previewCap)
+	want := "Move 6 messages from pay.dlq to their origin (pay.topic/pay.charge) after 3s, 3 via tier pay.wait.3s, 3 via a ladder delay queue (1 stay in pay.dlq: see the plan above)? [y/N] "
+	if got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
 	}
 }

@@ -8,26 +8,30 @@ import (
 	"os/user"
 	"sync"
 	"time"
+
+	"github.com/ladder-tui/ladder/retry"
 )
 
 // AuditEvent is one line of the audit trail: every mutation, as asked and
 // as done. Field names are a contract (JSON lines).
 type AuditEvent struct {
-	Time     time.Time   `json:"time"`
-	Phase    string      `json:"phase"` // "start" or "done"
-	User     string      `json:"user"`
-	Host     string      `json:"host"`
-	Broker   string      `json:"broker"` // redacted
-	Vhost    string      `json:"vhost"`
-	Action   string      `json:"action"`
-	From     string      `json:"from"`
-	Target   string      `json:"target"`
-	DelayMS  int64       `json:"delay_ms"`
-	Limit    int         `json:"limit,omitempty"`
-	Reset    bool        `json:"reset_retries,omitempty"`
-	Selected int         `json:"selected,omitempty"`
-	Report   *MoveReport `json:"report,omitempty"`
-	Error    string      `json:"error,omitempty"`
+	Time     time.Time `json:"time"`
+	Phase    string    `json:"phase"` // "start" or "done"
+	User     string    `json:"user"`
+	Host     string    `json:"host"`
+	Broker   string    `json:"broker"` // redacted
+	Vhost    string    `json:"vhost"`
+	Action   string    `json:"action"`
+	From     string    `json:"from"`
+	Target   string    `json:"target"`
+	DelayMS  int64     `json:"delay_ms"`
+	Limit    int       `json:"limit,omitempty"`
+	Reset    bool      `json:"reset_retries,omitempty"`
+	Selected int       `json:"selected,omitempty"`
+	// ConfirmedRoutes are the routes of the plan the user confirmed.
+	ConfirmedRoutes []retry.RouteCount `json:"confirmed_routes,omitempty"`
+	Report          *MoveReport        `json:"report,omitempty"`
+	Error           string             `json:"error,omitempty"`
 }
 
 // Audited wraps a Client so every Move (not dry runs) is written to w as
@@ -61,7 +65,7 @@ func (a *audited) Move(ctx context.Context, req MoveRequest, progress func(MoveP
 	ev := AuditEvent{
 		Phase: "start", User: a.user, Host: a.host, Broker: a.broker, Vhost: a.Client.Vhost(), Action: "move",
 		From: req.From, Target: req.To.String(), DelayMS: req.Delay.Milliseconds(), Limit: req.Limit,
-		Reset: req.ResetRetries, Selected: len(req.Positions),
+		Reset: req.ResetRetries, Selected: len(req.Positions), ConfirmedRoutes: retry.CountRoutes(req.Expect),
 	}
 	if err := a.write(ev); err != nil {
 		// No trail, no mutation.

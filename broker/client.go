@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/ladder-tui/ladder/retry"
@@ -113,19 +114,16 @@ type Properties struct {
 
 // Target kinds for a move.
 const (
-	TargetQueue    = "queue"
-	TargetExchange = "exchange"
-	TargetOrigin   = "origin"
+	TargetQueue    = retry.TargetQueue
+	TargetExchange = retry.TargetExchange
+	TargetOrigin   = retry.TargetOrigin
 )
 
-// Target is where moved messages go.
-type Target struct {
-	Kind       string // queue | exchange | origin
-	Name       string // queue or exchange name
-	RoutingKey string // for exchange targets
-	// HasKey: RoutingKey was given; without it each message keeps its own.
-	HasKey bool
-}
+// Target is where moved messages go (see retry.Target).
+type Target = retry.Target
+
+// ParseTarget reads queue:NAME, exchange:NAME[:ROUTING_KEY] or origin.
+func ParseTarget(s string) (Target, error) { return retry.ParseTarget(s) }
 
 // MoveRequest describes one move or re-publish.
 type MoveRequest struct {
@@ -142,6 +140,15 @@ type MoveRequest struct {
 	PositionIDs  []string
 	DryRun       bool
 	ResetRetries bool
+	// Expect is the plan the user confirmed (a dry run's Planned): a
+	// message whose route changed since stays in the source with a note.
+	Expect []PlannedMove
+}
+
+// Spec is the request as the planner reads it.
+func (r MoveRequest) Spec() retry.MoveSpec {
+	return retry.MoveSpec{From: r.From, To: r.To, Delay: r.Delay, ResetRetries: r.ResetRetries,
+		Positions: r.Positions, PositionIDs: r.PositionIDs, Expect: r.Expect}
 }
 
 // MoveReport is what a move did. JSON field names are a contract
@@ -151,32 +158,44 @@ type MoveReport struct {
 	Moved     int    `json:"moved"`
 	Failed    int    `json:"failed"`
 	Returned  int    `json:"returned"`
-	Skipped   int    `json:"skipped"` // no origin to go back to, left in the source
+	Skipped   int    `json:"skipped"` // the plan left them in the source (Planned says why)
 	Target    string `json:"target"`
-	Via       string `json:"via"` // how the delay was applied: direct, tier, delayed-exchange, delay-queue
-	DelayMS   int64  `json:"delay_ms"`
-	DryRun    bool   `json:"dry_run"`
+	// Via counts messages per way (direct, tier, delayed_exchange,
+	// delay_queue): in a dry run those planned, else those moved. Routes
+	// says the same per tier or wait queue passed through.
+	Via     map[retry.Via]int  `json:"via"`
+	Routes  []retry.RouteCount `json:"routes"`
+	DelayMS int64              `json:"delay_ms"`
+	DryRun  bool               `json:"dry_run"`
 	// DuplicatesPossible is true when a message may have reached the target
 	// without its source ack (connection lost between confirm and ack).
-	DuplicatesPossible bool          `json:"duplicates_possible"`
-	Planned            []PlannedMove `json:"planned,omitempty"`
-	Notes              []string      `json:"notes,omitempty"`
+	DuplicatesPossible bool `json:"duplicates_possible"`
+	// Planned is every message's plan in a dry run; after a move, the
+	// plans of the messages left in the source (with why).
+	Planned []PlannedMove `json:"planned,omitempty"`
+	Notes   []string      `json:"notes,omitempty"`
 }
 
-// PlannedMove is one message's destination in a dry run (and for skipped ones, why).
-type PlannedMove struct {
-	Position  int    `json:"position"`
-	MessageID string `json:"message_id"`
-	// TargetExchange and TargetRoutingKey are where the message ends up;
-	// Exchange and RoutingKey are what it is published with (a tier, the
-	// delayed exchange or a wait queue when there is a delay); Via says which.
-	TargetExchange   string `json:"target_exchange"`
-	TargetRoutingKey string `json:"target_routing_key"`
-	Exchange         string `json:"exchange"`
-	RoutingKey       string `json:"routing_key"`
-	Via              string `json:"via"`
-	Note             string `json:"note,omitempty"`
+// NewMoveReport starts the report of req.
+func NewMoveReport(req MoveRequest) *MoveReport {
+	return &MoveReport{Target: req.To.String(), DelayMS: req.Delay.Milliseconds(), DryRun: req.DryRun, Via: map[retry.Via]int{}, Routes: []retry.RouteCount{}}
 }
+
+// Count adds one moved (or, in a dry run, planned) message on r's way.
+func (rep *MoveReport) Count(r PlannedMove) {
+	rep.Routes = retry.AddRoute(rep.Routes, r)
+	rep.Via[r.Via]++
+}
+
+// Note adds a note once.
+func (rep *MoveReport) Note(n string) {
+	if n != "" && !slices.Contains(rep.Notes, n) {
+		rep.Notes = append(rep.Notes, n)
+	}
+}
+
+// PlannedMove is one message's plan (see retry.MoveRoute).
+type PlannedMove = retry.MoveRoute
 
 // MoveProgress is reported while a move runs.
 type MoveProgress struct {

@@ -9,7 +9,6 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -19,14 +18,14 @@ import (
 
 // Headers ladder writes on every moved message.
 const (
-	HeaderMovedFrom = "x-ladder-moved-from"
+	HeaderMovedFrom = retry.HeaderMovedFrom
 	// HeaderMoveID ("<run>/<n>") ties a basic.return to the publish it
 	// answers (returns carry no delivery tag) and lets consumers drop the
 	// duplicate a crash between confirm and ack can leave.
 	HeaderMoveID = "x-ladder-move-id"
 	// HeaderOriginalExpiration keeps a message's expiration property when a
 	// delayed move takes it off (it would shorten the delay).
-	HeaderOriginalExpiration = "x-ladder-original-expiration"
+	HeaderOriginalExpiration = retry.HeaderOriginalExpiration
 )
 
 // Move tuning.
@@ -50,65 +49,6 @@ const (
 // ErrPartial marks a move that left messages in the source.
 var ErrPartial = errors.New("some messages were not moved")
 
-// ParseTarget reads queue:NAME, exchange:NAME[:ROUTING_KEY] or origin.
-func ParseTarget(s string) (Target, error) {
-	switch {
-	case s == TargetOrigin:
-		return Target{Kind: TargetOrigin}, nil
-	case strings.HasPrefix(s, "queue:") && len(s) > len("queue:"):
-		return Target{Kind: TargetQueue, Name: s[len("queue:"):]}, nil
-	case strings.HasPrefix(s, "exchange:"):
-		rest := s[len("exchange:"):]
-		name, key, hasKey := strings.Cut(rest, ":")
-		if name == "" {
-			return Target{}, fmt.Errorf("--to %q: exchange name is empty (the default exchange is reached with queue:NAME)", s)
-		}
-		t := Target{Kind: TargetExchange, Name: name}
-		if hasKey {
-			t.RoutingKey = key
-			t.HasKey = true
-		}
-		return t, nil
-	}
-	return Target{}, fmt.Errorf("--to %q: want queue:NAME, exchange:NAME[:ROUTING_KEY] or origin", s)
-}
-
-// String is the target as the user writes it.
-func (t Target) String() string {
-	switch t.Kind {
-	case TargetQueue:
-		return "queue:" + t.Name
-	case TargetExchange:
-		if t.HasKey {
-			return "exchange:" + t.Name + ":" + t.RoutingKey
-		}
-		return "exchange:" + t.Name
-	default:
-		return t.Kind
-	}
-}
-
-// destination is where one message goes before any delay is applied.
-// mains are the vhost's ladder main queues, for origin (see retry.OriginIn).
-func (t Target) destination(d *amqp.Delivery, h retry.Headers, mains map[string]bool) (exchange, key string, err error) {
-	switch t.Kind {
-	case TargetQueue:
-		return "", t.Name, nil
-	case TargetExchange:
-		if t.HasKey {
-			return t.Name, t.RoutingKey, nil
-		}
-		return t.Name, d.RoutingKey, nil
-	case TargetOrigin:
-		o, ok := retry.OriginIn(retry.DecodeXDeath(h), mains)
-		if !ok {
-			return "", "", errors.New("no x-death origin: it was never dead-lettered (or its headers were rewritten)")
-		}
-		return o.Exchange, o.RoutingKey, nil
-	}
-	return "", "", fmt.Errorf("unknown target kind %q", t.Kind)
-}
-
 // mover runs one move: a consuming source channel, a confirming target channel.
 type mover struct {
 	l     *Live
@@ -120,13 +60,7 @@ type mover struct {
 	run   string
 	start time.Time
 
-	snap         retry.Vhost
-	router       *retry.Router
-	ladders      []retry.Ladder
-	routes       map[string]retry.ReplayRoute // exchange\x00key → route
-	routeErrs    map[string]error
-	mains        map[string]bool      // ladder main queues: where "origin" leads
-	headerRouted map[string]bool      // Router.UsesHeaders, per exchange
+	planner      *retry.MovePlanner
 	waitDeclared map[string]time.Time // per-delay wait queues, last declared
 	waitArgs     map[string]retry.Headers
 	prefetch     int
@@ -141,25 +75,16 @@ type mover struct {
 type pending struct {
 	srcTag uint64
 	id     string
+	route  PlannedMove
 }
 
 // Move implements Client. The source message is acked only after the target
 // confirmed it and did not return it; anything nacked, returned or
 // unconfirmed stays in the source (in order) when the move ends.
 func (l *Live) Move(ctx context.Context, req MoveRequest, progress func(MoveProgress)) (*MoveReport, error) {
-	rep := &MoveReport{Target: req.To.String(), DelayMS: req.Delay.Milliseconds(), DryRun: req.DryRun}
+	rep := NewMoveReport(req)
 	if l.r.ReadOnly && !req.DryRun {
 		return rep, fmt.Errorf("move from %s: %w", req.From, ErrReadOnly)
-	}
-	if req.Delay < 0 {
-		return rep, fmt.Errorf("move from %s: negative delay %v", req.From, req.Delay)
-	}
-	q, err := l.mgmt.Queue(ctx, l.r.Vhost, req.From)
-	if err != nil {
-		return rep, fmt.Errorf("move: source %w", err)
-	}
-	if q.Type == retry.QueueStream {
-		return rep, fmt.Errorf("move from %s: a stream cannot give messages up (read it with peek)", req.From)
 	}
 	v, err := l.mgmt.VhostFresh(ctx, l.r.Vhost)
 	if err != nil {
@@ -168,19 +93,20 @@ func (l *Live) Move(ctx context.Context, req MoveRequest, progress func(MoveProg
 	if l.adaptVhost != nil {
 		l.adaptVhost(&v)
 	}
+	planner, err := retry.NewMovePlanner(&v, retry.Discover(&v), req.Spec())
+	if err != nil {
+		return rep, err
+	}
 	m := &mover{
-		l: l, req: req, rep: rep, snap: v, router: retry.NewRouter(&v), ladders: retry.Discover(&v),
-		routes: map[string]retry.ReplayRoute{}, routeErrs: map[string]error{}, waitDeclared: map[string]time.Time{}, waitArgs: map[string]retry.Headers{}, headerRouted: map[string]bool{},
+		l: l, req: req, rep: rep, planner: planner,
+		waitDeclared: map[string]time.Time{}, waitArgs: map[string]retry.Headers{},
 		progress: progress, start: time.Now(), run: runID(),
 	}
-	m.mains = retry.MainQueues(m.ladders)
+	q, _ := v.Queue(req.From)
 	if version, err := l.mgmt.BrokerVersion(ctx); err == nil {
 		if limit, ok := deliveryLimit(q, version); ok {
 			m.deliveryLimit = limit
 		}
-	}
-	if err := m.checkTarget(); err != nil {
-		return rep, err
 	}
 	conn, err := l.connection(ctx)
 	if err != nil {
@@ -193,7 +119,7 @@ func (l *Live) Move(ctx context.Context, req MoveRequest, progress func(MoveProg
 	}
 	rep.Requested = requested(req, ready)
 	if req.DryRun {
-		return rep, m.dryRun(ctx, q)
+		return rep, m.dryRun(ctx)
 	}
 	if rep.Requested == 0 {
 		return rep, nil
@@ -224,78 +150,6 @@ func requested(req MoveRequest, ready int) int {
 	return n
 }
 
-// checkTarget refuses a target that does not exist before anything moves.
-func (m *mover) checkTarget() error {
-	t := m.req.To
-	switch t.Kind {
-	case TargetQueue:
-		if len(m.router.Route("", t.Name, nil).Queues) == 0 {
-			return fmt.Errorf("move: target queue %q does not exist in vhost %s", t.Name, m.l.r.Vhost)
-		}
-		if t.Name == m.req.From {
-			return fmt.Errorf("move: target queue %q is the source", t.Name)
-		}
-	case TargetExchange:
-		if !m.router.Route(t.Name, "", nil).ExchangeExists {
-			return fmt.Errorf("move: target exchange %q does not exist in vhost %s", t.Name, m.l.r.Vhost)
-		}
-	case TargetOrigin:
-	default:
-		return fmt.Errorf("move: unknown target %q", t.Kind)
-	}
-	return nil
-}
-
-// route is how a message reaches exchange/key after the request's delay,
-// planned by the retry engine once per destination — per message when the
-// route depends on headers.
-func (m *mover) route(exchange, key string, headers retry.Headers) (retry.ReplayRoute, error) {
-	k := exchange + "\x00" + key
-	perMessage := m.usesHeaders(exchange)
-	if !perMessage {
-		if rt, ok := m.routes[k]; ok {
-			return rt, nil
-		}
-		if err, ok := m.routeErrs[k]; ok {
-			return retry.ReplayRoute{}, err
-		}
-	}
-	if exchange != "" && !m.router.Route(exchange, "", nil).ExchangeExists {
-		err := fmt.Errorf("exchange %q does not exist", exchange)
-		m.routeErrs[k] = err
-		return retry.ReplayRoute{}, err
-	}
-	rt, err := retry.PlanReplay(m.router, m.ladders, exchange, key, headers, m.req.Delay)
-	if err != nil {
-		if !perMessage {
-			m.routeErrs[k] = err
-		}
-		return rt, err
-	}
-	if !perMessage {
-		m.routes[k] = rt
-	}
-	if rt.Note != "" && !slices.Contains(m.rep.Notes, rt.Note) {
-		m.rep.Notes = append(m.rep.Notes, rt.Note)
-	}
-	if m.rep.Via == "" || m.rep.Via == string(rt.Kind) {
-		m.rep.Via = string(rt.Kind)
-	} else {
-		m.rep.Via = "mixed"
-	}
-	return rt, nil
-}
-
-// usesHeaders caches Router.UsesHeaders per exchange.
-func (m *mover) usesHeaders(exchange string) bool {
-	if v, ok := m.headerRouted[exchange]; ok {
-		return v
-	}
-	v := m.router.UsesHeaders(exchange)
-	m.headerRouted[exchange] = v
-	return v
-}
-
 // selected says whether the message at pos is part of the move.
 func (m *mover) selected(pos int) bool {
 	return len(m.req.Positions) == 0 || slices.Contains(m.req.Positions, pos)
@@ -309,8 +163,9 @@ func (m *mover) lastPosition() int {
 	return slices.Max(m.req.Positions)
 }
 
-// dryRun browses the messages the move would take and says where each goes.
-func (m *mover) dryRun(ctx context.Context, q retry.Queue) error {
+// dryRun browses the messages the move would take and plans each one with
+// the planner the move itself uses, from the same inputs.
+func (m *mover) dryRun(ctx context.Context) error {
 	limit := m.rep.Requested
 	if last := m.lastPosition(); last >= 0 {
 		limit = last + 1
@@ -328,28 +183,29 @@ func (m *mover) dryRun(ctx context.Context, q retry.Queue) error {
 			continue
 		}
 		n++
-		d := amqp.Delivery{RoutingKey: msg.RoutingKey}
-		pm := PlannedMove{Position: msg.Position, MessageID: msg.Properties.MessageID}
-		ex, key, err := m.req.To.destination(&d, msg.Headers, retry.MainQueues(m.ladders))
-		if err == nil {
-			var rt retry.ReplayRoute
-			rt, err = m.route(ex, key, msg.Headers)
-			if err == nil {
-				pm.Exchange, pm.RoutingKey, pm.Via = rt.Exchange, rt.RoutingKey, string(rt.Kind)
-				pm.TargetExchange, pm.TargetRoutingKey = ex, key
-				if rt.Kind == retry.ActionDirect && len(m.router.Route(ex, key, msg.Headers).Queues) == 0 {
-					pm.Note = "unroutable: it would be returned and stay in the source"
-				}
-			}
-		}
-		if err != nil {
-			pm.Note = err.Error()
-			m.rep.Skipped++
-		}
-		m.rep.Planned = append(m.rep.Planned, pm)
+		m.plan(retry.MoveMessage{Position: msg.Position, MessageID: msg.Properties.MessageID, Exchange: msg.Exchange,
+			RoutingKey: msg.RoutingKey, Headers: msg.Headers, Expiration: msg.Properties.Expiration}, true)
 	}
+	m.rep.Requested = n
 	m.rep.Notes = append(m.rep.Notes, "dry run: nothing was published or acknowledged; browsing set the redelivered flag")
 	return nil
+}
+
+// plan routes one message and books it in the report: every plan in a dry
+// run, only the skipped ones otherwise (moved ones are counted as they
+// settle).
+func (m *mover) plan(msg retry.MoveMessage, dry bool) PlannedMove {
+	r := m.planner.Plan(msg)
+	m.rep.Note(r.Note)
+	if !r.Moves() {
+		m.rep.Skipped++
+	} else if dry {
+		m.rep.Count(r)
+	}
+	if dry || !r.Moves() {
+		m.rep.Planned = append(m.rep.Planned, r)
+	}
+	return r
 }
 
 // move is the loss-free pipeline.
@@ -524,7 +380,7 @@ func (m *mover) move(ctx context.Context) (err error) {
 			// No ack can reach the source now: every published message is
 			// back in it and may also be in the target.
 			p.fail(m.lost(e, len(p.inflight)+len(p.okTags), "source"))
-			p.inflight, p.okTags = map[uint64]pending{}, nil
+			p.inflight, p.okTags, p.okRoutes = map[uint64]pending{}, nil, nil
 			p.consuming = false
 		case <-ctx.Done():
 			if p.consuming {
@@ -546,7 +402,7 @@ func (m *mover) move(ctx context.Context) (err error) {
 		failure = fmt.Errorf("move from %s: moved %d of %d (%d returned, %d failed, %d skipped)",
 			m.req.From, m.rep.Moved, m.rep.Requested, m.rep.Returned, m.rep.Failed, m.rep.Skipped)
 	}
-	if m.rep.Via == string(retry.ActionDelayedExchange) {
+	if m.rep.Via[retry.ViaDelayedExchange] > 0 {
 		m.rep.Notes = append(m.rep.Notes, "published to a delayed-message exchange without mandatory (it returns every mandatory message): a message unroutable after its delay is dropped by the plugin")
 	}
 	if m.rep.Returned > 0 {
@@ -569,8 +425,10 @@ type pipeline struct {
 	taken    int                // selected deliveries so far
 	held     int                // deliveries kept unacked until the end
 	// okTags are confirmed source tags not yet acked; acked in batches with
-	// multiple=true while no held message lies below them.
+	// multiple=true while no held message lies below them. okRoutes are
+	// their plans, counted in the report once acked.
 	okTags    []uint64
+	okRoutes  []PlannedMove
 	heldMin   uint64
 	consuming bool
 	blocked   bool // the broker blocked the publishing connection
@@ -610,32 +468,37 @@ func (p *pipeline) take(ctx context.Context, d *amqp.Delivery) error {
 		return m.checkDeliveryLimit(d)
 	}
 	p.taken++
-	skip := func(note string) error {
+	r := m.plan(retry.MoveMessage{Position: pos, MessageID: d.MessageId, Exchange: d.Exchange, RoutingKey: d.RoutingKey,
+		Headers: fromTable(d.Headers), Expiration: d.Expiration}, false)
+	if !r.Moves() {
 		p.hold(d.DeliveryTag)
-		m.rep.Skipped++
-		m.rep.Planned = append(m.rep.Planned, PlannedMove{Position: pos, MessageID: d.MessageId, Note: note})
 		m.report()
 		return m.checkDeliveryLimit(d)
 	}
-	if want, ok := m.expectedID(pos); ok && want != d.MessageId {
-		return skip(fmt.Sprintf("expected message %q at position %d, found %q: the queue changed since it was browsed", want, pos, d.MessageId))
-	}
-	pub, rt, err := m.publishing(d, pos)
-	if err != nil {
-		return skip(err.Error())
-	}
-	if rt.Kind == retry.ActionDelayQueue {
-		if err := m.ensureWaitQueue(rt); err != nil {
-			return skip(err.Error())
+	pub := m.publishing(d, pos, r)
+	if r.Via == retry.ViaDelayQueue {
+		if err := m.ensureWaitQueue(r.Queue, r.WaitQueueArgs); err != nil {
+			m.unplan(r, err.Error())
+			p.hold(d.DeliveryTag)
+			m.report()
+			return m.checkDeliveryLimit(d)
 		}
 	}
-	if err := m.dst.PublishWithContext(ctx, rt.Exchange, rt.RoutingKey, rt.Mandatory, false, pub); err != nil {
+	if err := m.dst.PublishWithContext(ctx, r.Exchange, r.RoutingKey, r.Mandatory, false, pub); err != nil {
 		p.hold(d.DeliveryTag)
 		return fmt.Errorf("move from %s: publish: %w", m.req.From, err)
 	}
 	p.seq++
-	p.inflight[p.seq] = pending{srcTag: d.DeliveryTag, id: pub.Headers[HeaderMoveID].(string)}
+	p.inflight[p.seq] = pending{srcTag: d.DeliveryTag, id: pub.Headers[HeaderMoveID].(string), route: r}
 	return nil
+}
+
+// unplan turns a planned move into a skipped one (its wait queue could not
+// be declared).
+func (m *mover) unplan(r PlannedMove, why string) {
+	r.Skip = why
+	m.rep.Skipped++
+	m.rep.Planned = append(m.rep.Planned, r)
 }
 
 // settle accounts for one confirm.
@@ -658,6 +521,7 @@ func (p *pipeline) settle(c amqp.Confirmation) {
 		m.report()
 	default:
 		p.okTags = append(p.okTags, pd.srcTag)
+		p.okRoutes = append(p.okRoutes, pd.route)
 	}
 }
 
@@ -683,14 +547,17 @@ func (p *pipeline) flushAcks() error {
 		}
 	}
 	m.rep.Moved += acked
+	for _, r := range p.okRoutes[:acked] {
+		m.rep.Count(r)
+	}
 	if err != nil {
 		// Confirmed at the target, still in the source.
 		m.rep.DuplicatesPossible = true
 		m.rep.Failed += len(p.okTags) - acked
-		p.okTags = p.okTags[:0]
+		p.okTags, p.okRoutes = p.okTags[:0], p.okRoutes[:0]
 		return fmt.Errorf("move from %s: ack source: %w", m.req.From, err)
 	}
-	p.okTags = p.okTags[:0]
+	p.okTags, p.okRoutes = p.okTags[:0], p.okRoutes[:0]
 	m.report()
 	return nil
 }
@@ -728,14 +595,14 @@ const waitRenew = 10 * time.Second
 // ensureWaitQueue declares a per-delay wait queue when first used and again
 // every waitRenew. A queue of that name with other arguments refuses the
 // declare (on a throwaway channel): its messages are skipped.
-func (m *mover) ensureWaitQueue(rt retry.ReplayRoute) error {
-	if at, ok := m.waitDeclared[rt.Queue]; ok && time.Since(at) < waitRenew {
+func (m *mover) ensureWaitQueue(name string, args retry.Headers) error {
+	if at, ok := m.waitDeclared[name]; ok && time.Since(at) < waitRenew {
 		return nil
 	}
-	if err := m.declareWaitQueue(rt.Queue, rt.QueueArgs); err != nil {
+	if err := m.declareWaitQueue(name, args); err != nil {
 		return err
 	}
-	m.waitDeclared[rt.Queue], m.waitArgs[rt.Queue] = time.Now(), rt.QueueArgs
+	m.waitDeclared[name], m.waitArgs[name] = time.Now(), args
 	return nil
 }
 
@@ -774,70 +641,29 @@ func (m *mover) checkDeliveryLimit(d *amqp.Delivery) error {
 	return nil
 }
 
-// expectedID is the message id the request expects at a queue position.
-func (m *mover) expectedID(pos int) (string, bool) {
-	for i, p := range m.req.Positions {
-		if p == pos && i < len(m.req.PositionIDs) && m.req.PositionIDs[i] != "" {
-			return m.req.PositionIDs[i], true
-		}
-	}
-	return "", false
-}
-
 // publishing builds the message to publish: every property and header
-// kept with its type, plus ladder's headers.
-func (m *mover) publishing(d *amqp.Delivery, pos int) (amqp.Publishing, retry.ReplayRoute, error) {
-	// The engine's view of the headers is needed only for origin targets,
-	// headers-routed targets and resets; converting is skipped otherwise.
-	var h retry.Headers
-	if m.req.To.Kind == TargetOrigin || m.req.ResetRetries || m.usesHeaders(m.req.To.Name) {
-		h = fromTable(d.Headers)
+// kept with its type, the plan's header edits, and the move id.
+func (m *mover) publishing(d *amqp.Delivery, pos int, r PlannedMove) amqp.Publishing {
+	headers := make(amqp.Table, len(d.Headers)+len(r.SetHeaders)+1)
+	for k, v := range d.Headers {
+		headers[k] = v
 	}
-	ex, key, err := m.req.To.destination(d, h, m.mains)
-	if err != nil {
-		return amqp.Publishing{}, retry.ReplayRoute{}, err
+	for _, k := range r.DropHeaders {
+		delete(headers, k)
 	}
-	rt, err := m.route(ex, key, h)
-	if err != nil {
-		return amqp.Publishing{}, rt, err
+	for k, v := range r.SetHeaders {
+		headers[k] = toValue(v)
 	}
-	headers := amqp.Table{}
-	if m.req.ResetRetries {
-		headers = toTable(retry.ResetCount(h, retry.ReadState(h, m.deathQueues())))
-	} else {
-		for k, v := range d.Headers {
-			headers[k] = v
-		}
-	}
-	headers[HeaderMovedFrom] = m.req.From
 	headers[HeaderMoveID] = m.run + "/" + strconv.Itoa(pos)
-	if rt.Kind == retry.ActionDelayedExchange {
-		headers["x-delay"] = rt.XDelay
-	}
-	expiration := d.Expiration
-	if rt.Kind != retry.ActionDirect && expiration != "" {
-		// A per-message TTL would cut the wait short (a queue expires a
-		// message at the smaller of its own and the message's TTL): keep
-		// the value in a header instead.
-		headers[HeaderOriginalExpiration] = expiration
-		expiration = ""
-	}
 	p := amqp.Publishing{
 		Headers: headers, ContentType: d.ContentType, ContentEncoding: d.ContentEncoding,
 		DeliveryMode: d.DeliveryMode, Priority: d.Priority, CorrelationId: d.CorrelationId,
-		ReplyTo: d.ReplyTo, Expiration: expiration, MessageId: d.MessageId, Timestamp: d.Timestamp,
+		ReplyTo: d.ReplyTo, Expiration: r.Expiration, MessageId: d.MessageId, Timestamp: d.Timestamp,
 		Type: d.Type, AppId: d.AppId, Body: d.Body,
 	}
 	// The broker refuses a user-id that is not the publishing user's.
 	if d.UserId == m.l.r.amqpUser() {
 		p.UserId = d.UserId
 	}
-	return p, rt, nil
-}
-
-func (m *mover) deathQueues() map[string]bool {
-	if l, ok := LadderOf(m.ladders, m.req.From); ok {
-		return retry.DeathQueues(&l)
-	}
-	return map[string]bool{m.req.From: true}
+	return p
 }

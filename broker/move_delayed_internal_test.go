@@ -75,7 +75,7 @@ func TestMoveThroughADelayedExchangeFake(t *testing.T) {
 	}
 	time.Sleep(200 * time.Millisecond) // publishes above were unconfirmed
 	rep, err := l.Move(context.Background(), MoveRequest{From: src, To: Target{Kind: TargetExchange, Name: target, RoutingKey: "k", HasKey: true}, Delay: 3 * time.Second}, nil)
-	if err != nil || rep.Moved != 3 || rep.Via != string(retry.ActionDelayedExchange) {
+	if err != nil || rep.Moved != 3 || rep.Via[retry.ViaDelayedExchange] != 3 {
 		t.Fatalf("%+v %v", rep, err)
 	}
 	if len(rep.Notes) == 0 {

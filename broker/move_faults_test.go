@@ -148,7 +148,7 @@ func TestMoveWithDelayArrivesAfterTheDelay(t *testing.T) {
 	f.publishN(src, 20, "w")
 	start := time.Now()
 	rep, err := f.live(false).Move(context.Background(), broker.MoveRequest{From: src, To: broker.Target{Kind: broker.TargetQueue, Name: dst}, Delay: 4 * time.Second}, nil)
-	if err != nil || rep.Moved != 20 || rep.Via != "delay_queue" {
+	if err != nil || rep.Moved != 20 || rep.Via[retry.ViaDelayQueue] != 20 {
 		t.Fatalf("%+v %v", rep, err)
 	}
 	wait := retry.ReplayQueueName("", dst, 4000)
@@ -222,7 +222,7 @@ func TestMoveToOriginAfterRealDeadLettering(t *testing.T) {
 	if !errors.Is(err, broker.ErrPartial) || rep.Moved != 2 || rep.Skipped != 1 {
 		t.Fatalf("%+v %v", rep, err)
 	}
-	if len(rep.Planned) != 1 || rep.Planned[0].MessageID != "never-dead" || !strings.Contains(rep.Planned[0].Note, "origin") {
+	if len(rep.Planned) != 1 || rep.Planned[0].MessageID != "never-dead" || !strings.Contains(rep.Planned[0].Skip, "origin") {
 		t.Errorf("skipped not reported: %+v", rep.Planned)
 	}
 	back := f.drain(main, 500*time.Millisecond)

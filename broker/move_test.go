@@ -119,7 +119,7 @@ func TestMoveUnroutableTargetLeavesEverythingInSource(t *testing.T) {
 	if !errors.Is(err, broker.ErrPartial) {
 		t.Fatalf("err %v, want partial", err)
 	}
-	if rep.Moved != 0 || rep.Returned != 50 {
+	if rep.Moved != 0 || rep.Skipped != 50 || !strings.Contains(rep.Planned[0].Skip, "routes to no queue") {
 		t.Fatalf("report %+v", rep)
 	}
 	if d := f.depth(src); d != 50 {
@@ -214,8 +214,8 @@ func TestMoveWithDelayToUnroutableTargetLeavesEverything(t *testing.T) {
 	if !errors.Is(err, broker.ErrPartial) || rep.Moved != 0 || rep.Skipped != 5 {
 		t.Fatalf("%+v %v", rep, err)
 	}
-	if !strings.Contains(rep.Planned[0].Note, "routes to no queue") {
-		t.Errorf("note %q", rep.Planned[0].Note)
+	if !strings.Contains(rep.Planned[0].Skip, "routes to no queue") {
+		t.Errorf("note %q", rep.Planned[0].Skip)
 	}
 	if f.depth(src) != 5 {
 		t.Fatal("messages left the source")
@@ -229,7 +229,7 @@ func TestMovePositionChecksTheMessageID(t *testing.T) {
 	f.publishN(src, 3, "id")
 	rep, err := f.live(false).Move(context.Background(), broker.MoveRequest{From: src, To: broker.Target{Kind: broker.TargetQueue, Name: dst},
 		Positions: []int{0, 1}, PositionIDs: []string{"id-0", "someone-else"}}, nil)
-	if !errors.Is(err, broker.ErrPartial) || rep.Moved != 1 || rep.Skipped != 1 || !strings.Contains(rep.Planned[0].Note, "someone-else") {
+	if !errors.Is(err, broker.ErrPartial) || rep.Moved != 1 || rep.Skipped != 1 || !strings.Contains(rep.Planned[0].Skip, "someone-else") {
 		t.Fatalf("%+v %v", rep, err)
 	}
 	if got := idsOf(f.drain(dst, 300*time.Millisecond)); got["id-0"] != 1 || len(got) != 1 {
@@ -258,5 +258,27 @@ func TestMoveWithDelayKeepsExpirationInAHeader(t *testing.T) {
 	ds := f.drain(dst, 2*time.Second)
 	if len(ds) != 1 || ds[0].Expiration != "" || ds[0].Headers[broker.HeaderOriginalExpiration] != "100000" {
 		t.Fatalf("%+v", ds)
+	}
+}
+
+// The plan is made from the topology read at the start; when the broker
+// disagrees (a binding went away since), the mandatory publish comes back
+// and the message stays: returns are still watched.
+func TestMoveReturnedByTheBrokerStaysInSource(t *testing.T) {
+	f := newFixture(t)
+	src, dst := f.queue("src", nil), f.queue("dst", nil)
+	ex := f.exchange("unbound", "direct", nil)
+	f.publishN(src, 20, "r")
+	l := f.live(false)
+	l.AdaptTopology(func(v *retry.Vhost) {
+		// A binding the broker no longer has.
+		v.Bindings = append(v.Bindings, retry.Binding{Source: ex, Destination: dst, DestinationType: "queue", RoutingKey: "k"})
+	})
+	rep, err := l.Move(context.Background(), broker.MoveRequest{From: src, To: broker.Target{Kind: broker.TargetExchange, Name: ex, RoutingKey: "k", HasKey: true}}, nil)
+	if !errors.Is(err, broker.ErrPartial) || rep.Returned != 20 || rep.Moved != 0 {
+		t.Fatalf("%+v %v", rep, err)
+	}
+	if d := f.depth(src); d != 20 {
+		t.Fatalf("source holds %d, want all 20", d)
 	}
 }

@@ -18,6 +18,9 @@ type LadderReport struct {
 	WaitQueues       []QueueReport           `json:"wait_queues"`
 	DelayedExchanges []DelayedExchangeReport `json:"delayed_exchanges"`
 	DLQ              *QueueReport            `json:"dlq"`
+	// DelayQueues are ladder's own per-delay wait queues returning to the
+	// main queue (owned_by_ladder): not tiers of the ladder's design.
+	DelayQueues []QueueReport `json:"delay_queues"`
 }
 
 // QueueReport is a queue's depth and rates; a rate is null when unknown.
@@ -28,6 +31,7 @@ type QueueReport struct {
 	Ready         int64    `json:"ready"`
 	Unacked       int64    `json:"unacked"`
 	Consumers     int      `json:"consumers"`
+	OwnedByLadder bool     `json:"owned_by_ladder"`
 	PublishRate   *float64 `json:"publish_rate"`
 	DeliverRate   *float64 `json:"deliver_rate"`
 	AckRate       *float64 `json:"ack_rate"`
@@ -59,7 +63,11 @@ func (s *Snapshot) Report() TopologyReport {
 		rep.Findings = []retry.Finding{}
 	}
 	for _, l := range s.Ladders {
-		lr := LadderReport{Main: queueReport(l.Main, byName), Tiers: []TierReport{}, WaitQueues: []QueueReport{}, DelayedExchanges: []DelayedExchangeReport{}}
+		lr := LadderReport{Main: queueReport(l.Main, byName), Tiers: []TierReport{}, WaitQueues: []QueueReport{}, DelayedExchanges: []DelayedExchangeReport{}, DelayQueues: []QueueReport{}}
+		for _, w := range l.DelayQueues {
+			lr.DelayQueues = append(lr.DelayQueues, queueReport(w, byName))
+			in[w] = true
+		}
 		in[l.Main] = true
 		for _, t := range l.Tiers {
 			lr.Tiers = append(lr.Tiers, TierReport{QueueReport: queueReport(t.Queue, byName), TTLMS: t.TTL.Milliseconds()})
@@ -95,9 +103,9 @@ func (s *Snapshot) Report() TopologyReport {
 func queueReport(name string, byName map[string]retry.Queue) QueueReport {
 	q, ok := byName[name]
 	if !ok {
-		return QueueReport{Name: name}
+		return QueueReport{Name: name, OwnedByLadder: retry.OwnedByLadder(name)}
 	}
-	r := QueueReport{Name: q.Name, Type: q.Type, Messages: q.Messages, Ready: q.Ready, Unacked: q.Unacked, Consumers: q.Consumers}
+	r := QueueReport{Name: q.Name, Type: q.Type, Messages: q.Messages, Ready: q.Ready, Unacked: q.Unacked, Consumers: q.Consumers, OwnedByLadder: retry.OwnedByLadder(q.Name)}
 	if q.Rates.Known {
 		r.PublishRate, r.DeliverRate, r.AckRate, r.RedeliverRate = ptr(q.Rates.Publish), ptr(q.Rates.Deliver), ptr(q.Rates.Ack), ptr(q.Rates.Redeliver)
 	}

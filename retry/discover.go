@@ -70,8 +70,11 @@ type discTopo struct {
 	dlFrom [][]int       // reverse of dl
 	// delayedTo lists, per queue, the delayed exchanges (indices) that may route to it.
 	delayedTo [][]int
-	// canon[i] is false for a second queue with an already-seen name.
+	// canon[i] is false for a second queue with an already-seen name, and
+	// for ladder's own wait queues, which are never part of the graph.
 	canon []bool
+	// ownedInto lists, per queue, ladder's own wait queues dead-lettering into it.
+	ownedInto [][]string
 }
 
 func discBuild(v *Vhost) *discTopo {
@@ -86,6 +89,7 @@ func discBuild(v *Vhost) *discTopo {
 		dlFrom:    make([][]int, n),
 		delayedTo: make([][]int, n),
 		canon:     make([]bool, n),
+		ownedInto: make([][]string, n),
 	}
 	s := r.newScratch()
 	memo := make(map[dlMemoKey]dlMemoVal)
@@ -96,6 +100,14 @@ func discBuild(v *Vhost) *discTopo {
 		}
 		t.set[qi] = EffectiveSettings(&v.Queues[qi])
 		t.dlRes[qi], t.dl[qi], t.dlSelf[qi] = r.deadLetterTargetsMemo(qi, &t.set[qi], s, memo)
+		if OwnedByLadder(v.Queues[qi].Name) {
+			t.canon[qi] = false
+			for _, to := range t.dl[qi] {
+				t.ownedInto[to] = append(t.ownedInto[to], v.Queues[qi].Name)
+			}
+			t.dl[qi] = nil
+			continue
+		}
 		for _, to := range t.dl[qi] {
 			t.dlFrom[to] = append(t.dlFrom[to], qi)
 		}
@@ -239,6 +251,7 @@ func (t *discTopo) ladder(m int) Ladder {
 	}
 	slices.SortFunc(l.DelayedExchanges, func(a, b DelayedExchange) int { return cmp.Compare(a.Name, b.Name) })
 	l.DLQ = t.dlq(m)
+	l.DelayQueues = slices.Sorted(slices.Values(t.ownedInto[m]))
 	return l
 }
 

@@ -1,6 +1,9 @@
 package retry
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // Ladder is one discovered retry ladder: a main queue, the wait tiers whose
 // dead letters come back to it, delayed exchanges that route to it, and the
@@ -17,7 +20,14 @@ type Ladder struct {
 	// DLQ is the terminal queue reached from the main queue's dead-letter
 	// route; "" when there is none.
 	DLQ string
+	// DelayQueues are ladder's own per-delay wait queues (OwnedByLadder)
+	// that dead-letter into the main queue: never tiers, never in findings.
+	DelayQueues []string
 }
+
+// OwnedByLadder reports whether a queue is one ladder declared for itself
+// (a per-delay wait queue of a delayed move, ReplayQueueName).
+func OwnedByLadder(queue string) bool { return strings.HasPrefix(queue, ReplayQueuePrefix) }
 
 // Tier is a wait queue with a TTL that dead-letters back to the main queue.
 type Tier struct {

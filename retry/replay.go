@@ -6,16 +6,31 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
-// ActionDirect publishes straight to the target: no delay asked for.
-const ActionDirect ActionKind = "direct"
+// Via is how a moved or replayed message reaches its target: one spelling
+// everywhere (JSON, text, the UI).
+type Via string
+
+// The ways a message can take.
+const (
+	// ViaDirect publishes straight to the target: no delay asked for.
+	ViaDirect Via = "direct"
+	// ViaTier waits in one of the ladder's own tiers, whose TTL returns it.
+	ViaTier Via = "tier"
+	// ViaDelayedExchange waits in a delayed-message exchange (x-delay).
+	ViaDelayedExchange Via = "delayed_exchange"
+	// ViaDelayQueue waits in a per-delay wait queue ladder declares
+	// (ReplayQueueName), which dead-letters to the target.
+	ViaDelayQueue Via = "delay_queue"
+)
 
 // ReplayRoute is how a moved or replayed message reaches its target
 // (exchange + routing key) after a delay.
 type ReplayRoute struct {
-	Kind ActionKind // direct, tier, delayed_exchange or delay_queue
+	Via Via
 	// Exchange and RoutingKey are what to publish with.
 	Exchange   string
 	RoutingKey string
@@ -29,7 +44,11 @@ type ReplayRoute struct {
 	// XDelay is the x-delay header value in ms (delayed_exchange only).
 	XDelay int64
 	Delay  time.Duration
-	// Note says why a tier with the asked-for TTL was passed over.
+	// SetHeaders are headers the route needs (the match headers of the
+	// headers binding that leads into a tier).
+	SetHeaders Headers
+	// Note says why a tier with the asked-for TTL was passed over, or which
+	// header it sets to enter one.
 	Note string
 }
 
@@ -50,7 +69,7 @@ func PlanReplay(r *Router, ladders []Ladder, exchange, routingKey string, header
 		return ReplayRoute{}, fmt.Errorf("replay to %s: negative delay %v", describeTarget(exchange, routingKey), delay)
 	}
 	if delay == 0 {
-		return ReplayRoute{Kind: ActionDirect, Exchange: exchange, RoutingKey: routingKey, Mandatory: true}, nil
+		return ReplayRoute{Via: ViaDirect, Exchange: exchange, RoutingKey: routingKey, Mandatory: true}, nil
 	}
 	want := r.Route(exchange, routingKey, headers)
 	if !want.ExchangeExists {
@@ -90,7 +109,7 @@ func PlanReplay(r *Router, ladders []Ladder, exchange, routingKey string, header
 	}
 	name := ReplayQueueName(exchange, routingKey, ms)
 	return ReplayRoute{
-		Kind: ActionDelayQueue, Exchange: "", RoutingKey: name, Mandatory: true, Queue: name, Delay: delay, Note: note,
+		Via: ViaDelayQueue, Exchange: "", RoutingKey: name, Mandatory: true, Queue: name, Delay: delay, Note: note,
 		QueueArgs: Headers{
 			"x-message-ttl":             ms,
 			"x-dead-letter-exchange":    exchange,
@@ -118,24 +137,72 @@ func (r *Router) viaTier(l *Ladder, exchange, key string, headers map[string]any
 		}
 		if !t.KeepsRoutingKey {
 			// The tier sets the key on the way back: enter it directly.
-			return ReplayRoute{Kind: ActionTier, Exchange: "", RoutingKey: t.Queue, Mandatory: true, Queue: t.Queue, Delay: delay}, "", true
+			return ReplayRoute{Via: ViaTier, Exchange: "", RoutingKey: t.Queue, Mandatory: true, Queue: t.Queue, Delay: delay}, "", true
 		}
 		// The tier returns the message with the key it entered with, so it
 		// must enter with the target's key through an exchange that routes
-		// that key to the tier alone.
+		// that key to the tier alone. Through a headers binding it enters
+		// with the binding's match headers set (the tier's own selector,
+		// as the ladder's workers set it).
 		for _, bi := range r.intoQueue[t.Queue] {
-			src := r.v.Bindings[bi].Source
-			if src == "" {
+			b := &r.v.Bindings[bi]
+			if b.Source == "" {
 				continue
 			}
-			in := r.Route(src, key, headers)
+			try, set := headers, Headers(nil)
+			if xi, ok := r.exchanges[b.Source]; ok && r.kinds[xi] == ExchangeHeaders {
+				set = bindingMatchHeaders(b.Arguments, headers)
+				if len(set) > 0 {
+					try = Headers(headers).Clone()
+					for k, v := range set {
+						try[k] = v
+					}
+				}
+			}
+			in := r.Route(b.Source, key, try)
 			if !in.Approximate && len(in.Queues) == 1 && in.Queues[0] == t.Queue {
-				return ReplayRoute{Kind: ActionTier, Exchange: src, RoutingKey: key, Mandatory: true, Queue: t.Queue, Delay: delay}, "", true
+				rt := ReplayRoute{Via: ViaTier, Exchange: b.Source, RoutingKey: key, Mandatory: true, Queue: t.Queue, Delay: delay, SetHeaders: set}
+				if len(set) > 0 {
+					rt.Note = fmt.Sprintf("enters tier %s through headers exchange %s with %s", t.Queue, b.Source, headerList(set))
+				}
+				return rt, "", true
 			}
 		}
 		note = fmt.Sprintf("tier %s waits %s but no exchange routes key %q to it alone (it is entered another way, e.g. by a header): using a wait queue of ladder's own", t.Queue, FormatDelay(delay), key)
 	}
 	return ReplayRoute{}, note, false
+}
+
+// bindingMatchHeaders are the headers a message needs to match a headers
+// binding that it does not carry already (x-match itself excluded).
+func bindingMatchHeaders(args, have map[string]any) Headers {
+	var out Headers
+	for k, v := range args {
+		if k == "x-match" || v == nil {
+			continue
+		}
+		if old, ok := have[k]; ok && rtValueEqual(old, v) {
+			continue
+		}
+		if out == nil {
+			out = Headers{}
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// headerList is "k1=v1, k2=v2", sorted.
+func headerList(h Headers) string {
+	keys := make([]string, 0, len(h))
+	for k := range h {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for i, k := range keys {
+		keys[i] = fmt.Sprintf("%s=%v", k, h[k])
+	}
+	return strings.Join(keys, ", ")
 }
 
 func (r *Router) viaDelayedExchange(l *Ladder, want []string, key string, headers map[string]any, delay time.Duration) (ReplayRoute, bool) {
@@ -146,7 +213,7 @@ func (r *Router) viaDelayedExchange(l *Ladder, want []string, key string, header
 	for _, dx := range l.DelayedExchanges {
 		got := r.Route(dx.Name, key, headers)
 		if !got.Approximate && slices.Equal(got.Queues, want) {
-			return ReplayRoute{Kind: ActionDelayedExchange, Exchange: dx.Name, RoutingKey: key, Mandatory: false, XDelay: ms, Delay: delay}, true
+			return ReplayRoute{Via: ViaDelayedExchange, Exchange: dx.Name, RoutingKey: key, Mandatory: false, XDelay: ms, Delay: delay}, true
 		}
 	}
 	return ReplayRoute{}, false

@@ -17,7 +17,7 @@ func planReplay(t *testing.T, v *Vhost, ex, key string, d time.Duration) ReplayR
 
 func TestPlanReplayNoDelayIsDirectMandatory(t *testing.T) {
 	rt := planReplay(t, seedGo(), "orders.topic", "orders.created", 0)
-	if rt.Kind != ActionDirect || rt.Exchange != "orders.topic" || rt.RoutingKey != "orders.created" || !rt.Mandatory {
+	if rt.Via != ViaDirect || rt.Exchange != "orders.topic" || rt.RoutingKey != "orders.created" || !rt.Mandatory {
 		t.Fatalf("%+v", rt)
 	}
 }
@@ -27,7 +27,7 @@ func TestPlanReplayNoDelayIsDirectMandatory(t *testing.T) {
 // exchange routes that key to the same queue, never mandatory.
 func TestPlanReplayGoSeedUsesDelayedExchange(t *testing.T) {
 	rt := planReplay(t, seedGo(), "orders.topic", "orders.created", 5*time.Second)
-	if rt.Kind != ActionDelayedExchange || rt.Exchange != "orders.delayed" || rt.RoutingKey != "orders.created" || rt.Mandatory || rt.XDelay != 5000 {
+	if rt.Via != ViaDelayedExchange || rt.Exchange != "orders.delayed" || rt.RoutingKey != "orders.created" || rt.Mandatory || rt.XDelay != 5000 {
 		t.Fatalf("%+v", rt)
 	}
 }
@@ -37,7 +37,7 @@ func TestPlanReplayFallsBackToDelayQueue(t *testing.T) {
 	v.Exchanges = v.Exchanges[:3] // no delayed exchange
 	v.Bindings = append(v.Bindings[:1], v.Bindings[2:]...)
 	rt := planReplay(t, v, "orders.topic", "orders.created", 4*time.Second)
-	if rt.Kind != ActionDelayQueue || rt.Exchange != "" || !rt.Mandatory {
+	if rt.Via != ViaDelayQueue || rt.Exchange != "" || !rt.Mandatory {
 		t.Fatalf("%+v", rt)
 	}
 	if !strings.HasPrefix(rt.Queue, "ladder.delay.4000.orders.topic.orders.created.") || rt.RoutingKey != rt.Queue {
@@ -70,21 +70,21 @@ func fixedKeyLadder() *Vhost {
 
 func TestPlanReplayExactTierWithFixedKey(t *testing.T) {
 	rt := planReplay(t, fixedKeyLadder(), "ex", "k", 4*time.Second)
-	if rt.Kind != ActionTier || rt.Queue != "m.wait.4s" || rt.Exchange != "" || rt.RoutingKey != "m.wait.4s" || !rt.Mandatory {
+	if rt.Via != ViaTier || rt.Queue != "m.wait.4s" || rt.Exchange != "" || rt.RoutingKey != "m.wait.4s" || !rt.Mandatory {
 		t.Fatalf("%+v", rt)
 	}
 }
 
 func TestPlanReplayTierKeepingKeyEnteredThroughExchange(t *testing.T) {
 	rt := planReplay(t, fixedKeyLadder(), "ex", "k", 9*time.Second)
-	if rt.Kind != ActionTier || rt.Queue != "m.wait.9s" || rt.Exchange != "in" || rt.RoutingKey != "k" {
+	if rt.Via != ViaTier || rt.Queue != "m.wait.9s" || rt.Exchange != "in" || rt.RoutingKey != "k" {
 		t.Fatalf("%+v", rt)
 	}
 }
 
 func TestPlanReplayNeverUsesALongerTier(t *testing.T) {
 	rt := planReplay(t, fixedKeyLadder(), "ex", "k", 3*time.Second)
-	if rt.Kind != ActionDelayQueue || rt.QueueArgs["x-message-ttl"] != int64(3000) {
+	if rt.Via != ViaDelayQueue || rt.QueueArgs["x-message-ttl"] != int64(3000) {
 		t.Fatalf("%+v", rt)
 	}
 }
@@ -147,7 +147,7 @@ func TestPlanReplayRefusesADelayToNowhere(t *testing.T) {
 	if _, err := PlanReplay(r, Discover(v), "ex", "no-binding", nil, 3*time.Second); err == nil || !strings.Contains(err.Error(), "routes to no queue") {
 		t.Fatalf("unroutable: %v", err)
 	}
-	if rt, err := PlanReplay(r, Discover(v), "ex", "no-binding", nil, 0); err != nil || rt.Kind != ActionDirect {
+	if rt, err := PlanReplay(r, Discover(v), "ex", "no-binding", nil, 0); err != nil || rt.Via != ViaDirect {
 		t.Fatalf("without a delay mandatory publishing reports it: %+v %v", rt, err)
 	}
 	v.Exchanges = append(v.Exchanges, Exchange{Name: "hx", Type: ExchangeHeaders, MessagesDelayed: -1})
@@ -160,7 +160,7 @@ func TestPlanReplayRefusesADelayToNowhere(t *testing.T) {
 	if _, err := PlanReplay(r, Discover(v), "hx", "", map[string]any{"k": "other"}, 3*time.Second); err == nil || !strings.Contains(err.Error(), "routes to no queue") {
 		t.Fatalf("headers that match nothing: %v", err)
 	}
-	if rt, err := PlanReplay(r, Discover(v), "hx", "", map[string]any{"k": "v"}, 3*time.Second); err != nil || rt.Kind != ActionDelayQueue {
+	if rt, err := PlanReplay(r, Discover(v), "hx", "", map[string]any{"k": "v"}, 3*time.Second); err != nil || rt.Via != ViaDelayQueue {
 		t.Fatalf("matching headers: %+v %v", rt, err)
 	}
 }
@@ -172,7 +172,7 @@ func TestPlanReplayNeverChangesTheRoutingKey(t *testing.T) {
 	v := fixedKeyLadder()
 	v.Bindings = append(v.Bindings, Binding{Source: "ex", Destination: "m", DestinationType: "queue", RoutingKey: "k2"})
 	rt := planReplay(t, v, "ex", "k2", 4*time.Second)
-	if rt.Kind != ActionDelayQueue || rt.QueueArgs["x-dead-letter-routing-key"] != "k2" {
+	if rt.Via != ViaDelayQueue || rt.QueueArgs["x-dead-letter-routing-key"] != "k2" {
 		t.Fatalf("%+v", rt)
 	}
 	if !strings.Contains(rt.Note, "m.wait.4s") {

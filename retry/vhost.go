@@ -79,3 +79,13 @@ type Binding struct {
 	RoutingKey      string
 	Arguments       map[string]any
 }
+
+// Queue returns the named queue.
+func (v *Vhost) Queue(name string) (Queue, bool) {
+	for _, q := range v.Queues {
+		if q.Name == name {
+			return q, true
+		}
+	}
+	return Queue{}, false
+}

@@ -85,15 +85,17 @@ func (f *fakeClient) Move(ctx context.Context, req broker.MoveRequest, progress 
 			}
 		}
 	}
-	rep := &broker.MoveReport{Requested: len(msgs), Target: targetName(req.To), Via: "direct", DelayMS: req.Delay.Milliseconds(), DryRun: req.DryRun}
+	rep := broker.NewMoveReport(req)
+	rep.Requested, rep.Target = len(msgs), targetName(req.To)
+	via, through := retry.ViaDirect, ""
 	if req.Delay > 0 {
-		rep.Via = "tier"
+		via, through = retry.ViaTier, "orders.wait.5s"
 	}
 	if skip != "" {
 		// As the live broker: skipped entries carry only the reason, and a
 		// move that left messages behind returns ErrPartial.
 		for _, m := range msgs {
-			rep.Planned = append(rep.Planned, broker.PlannedMove{Position: m.Position, MessageID: m.Properties.MessageID, Note: skip})
+			rep.Planned = append(rep.Planned, broker.PlannedMove{Position: m.Position, MessageID: m.Properties.MessageID, Skip: skip})
 		}
 		if req.DryRun {
 			return rep, nil
@@ -103,7 +105,9 @@ func (f *fakeClient) Move(ctx context.Context, req broker.MoveRequest, progress 
 	}
 	if req.DryRun {
 		for _, m := range msgs {
-			rep.Planned = append(rep.Planned, broker.PlannedMove{Position: m.Position, MessageID: m.Properties.MessageID, Exchange: "", RoutingKey: req.To.Name})
+			p := broker.PlannedMove{Position: m.Position, MessageID: m.Properties.MessageID, Exchange: "", RoutingKey: req.To.Name, Via: via, Queue: through}
+			rep.Planned = append(rep.Planned, p)
+			rep.Count(p)
 		}
 		return rep, nil
 	}
@@ -117,6 +121,7 @@ func (f *fakeClient) Move(ctx context.Context, req broker.MoveRequest, progress 
 			}
 		}
 		rep.Moved++
+		rep.Count(broker.PlannedMove{Via: via, Queue: through})
 		if progress != nil {
 			progress(broker.MoveProgress{Total: len(msgs), Done: i + 1, Moved: rep.Moved, Elapsed: time.Since(start)})
 		}

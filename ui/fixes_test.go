@@ -408,21 +408,19 @@ func TestWording(t *testing.T) {
 	if got := describeScope(broker.MoveRequest{Limit: 1}, 1); got != "the first message" {
 		t.Errorf("first 1: %q", got)
 	}
-	for _, v := range []string{"delay-queue", "delay_queue"} {
-		if got := viaText(v); got != "a per-delay wait queue" {
-			t.Errorf("viaText(%q) = %q", v, got)
-		}
+	if got := viaText("delay_queue"); got != "via a ladder delay queue" {
+		t.Errorf("viaText(delay_queue) = %q", got)
 	}
-	for _, v := range []string{"delayed-exchange", "delayed_exchange", "tier", "direct", "mixed", "some_new-way"} {
-		if got := viaText(v); strings.ContainsAny(got, "-_") && got != "the delayed-message exchange" {
+	for _, v := range []string{"delayed_exchange", "delay_queue", "tier", "direct", "some_new_way"} {
+		if got := viaText(v); strings.ContainsAny(got, "_") {
 			t.Errorf("viaText(%q) = %q: not words", v, got)
 		}
 	}
 	st := newStylesForTest()
 	req := broker.MoveRequest{From: "q", To: broker.Target{Kind: broker.TargetQueue, Name: "orders"}, Delay: 5 * time.Minute}
-	rep := &broker.MoveReport{Requested: 2, Moved: 2, Via: "delay-queue", DelayMS: 300000, Target: "queue:orders"}
+	rep := &broker.MoveReport{Requested: 2, Moved: 2, Via: map[retry.Via]int{retry.ViaDelayQueue: 2}, Routes: []retry.RouteCount{{Via: retry.ViaDelayQueue, Through: "ladder.delay.300000.default.orders.ab12", Count: 2}}, DelayMS: 300000, Target: "queue:orders"}
 	all := ansi.Strip(strings.Join(renderMovePreview("q", req, rep, nil, 76, 20, st, nil), "\n") + strings.Join(renderMoveSummary("q", req, rep, nil, 76, st, nil), "\n"))
-	if strings.Contains(all, "delay-queue") || !strings.Contains(all, "via a per-delay wait queue") {
+	if strings.Contains(all, "delay_queue") || !strings.Contains(all, "2 via a ladder delay queue") {
 		t.Errorf("raw via shown:\n%s", all)
 	}
 	if got := progressLine(broker.MoveProgress{Total: 1, Done: 1, Moved: 1, Elapsed: 26 * time.Millisecond}); strings.Contains(got, "msg/s") {
@@ -449,7 +447,7 @@ func TestSkippedMoveWording(t *testing.T) {
 	req := broker.MoveRequest{From: "orders.dlq", To: broker.Target{Kind: broker.TargetOrigin}}
 	rep := &broker.MoveReport{Requested: 6, Skipped: 6, Target: "origin"}
 	for i := range 6 {
-		rep.Planned = append(rep.Planned, broker.PlannedMove{Position: i, MessageID: "m" + strconv.Itoa(i), Note: "no x-death origin: it was never dead-lettered\x1b[31m"})
+		rep.Planned = append(rep.Planned, broker.PlannedMove{Position: i, MessageID: "m" + strconv.Itoa(i), Skip: "no x-death origin: it was never dead-lettered\x1b[31m"})
 	}
 	err := fmt.Errorf("move from orders.dlq: moved 0 of 6 (0 returned, 0 failed, 6 skipped): %w", broker.ErrPartial)
 	out := ansi.Strip(strings.Join(renderMoveSummary("orders.dlq", req, rep, err, 76, st, nil), "\n"))
@@ -475,7 +473,7 @@ func TestSkippedMoveWording(t *testing.T) {
 	}
 
 	dry := &broker.MoveReport{Requested: 2, Planned: []broker.PlannedMove{
-		{Position: 0, MessageID: "a", Note: "no x-death origin"},
+		{Position: 0, MessageID: "a", Skip: "no x-death origin"},
 		{Position: 1, MessageID: "b", Exchange: "orders-x", RoutingKey: "orders.created"},
 	}}
 	out = ansi.Strip(strings.Join(renderMovePreview("orders.dlq", req, dry, nil, 76, 20, st, nil), "\n"))

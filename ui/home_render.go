@@ -39,6 +39,7 @@ type homeRow struct {
 	last   bool // last member of its ladder: └ instead of ├
 	held   int64
 	q      *retry.Queue // nil when the snapshot lacks the queue
+	owned  bool         // one of ladder's own wait queues (a delayed move's)
 	finds  []retry.Finding
 }
 
@@ -79,6 +80,10 @@ func buildHomeRows(s *broker.Snapshot, filter string) []homeRow {
 			inLadder[w] = true
 			names = append(names, w)
 		}
+		for _, w := range l.DelayQueues {
+			inLadder[w] = true
+			names = append(names, w)
+		}
 		for _, d := range l.DelayedExchanges {
 			names = append(names, d.Name)
 		}
@@ -105,6 +110,9 @@ func buildHomeRows(s *broker.Snapshot, filter string) []homeRow {
 			// ttl -1: no queue TTL, messages leave by their own expiration.
 			rows = append(rows, homeRow{kind: rowTier, name: w, ladder: li, ttl: -1, q: queues[w], finds: finds[w]})
 		}
+		for _, w := range l.DelayQueues {
+			rows = append(rows, homeRow{kind: rowTier, name: w, ladder: li, ttl: -1, q: queues[w], owned: true})
+		}
 		for _, d := range l.DelayedExchanges {
 			rows = append(rows, homeRow{kind: rowDelayed, name: d.Name, ladder: li, held: d.MessagesDelayed})
 		}
@@ -121,7 +129,7 @@ func buildHomeRows(s *broker.Snapshot, filter string) []homeRow {
 		if inLadder[q.Name] || !match(q.Name) {
 			continue
 		}
-		others = append(others, homeRow{kind: rowOther, name: q.Name, ladder: -1, q: q, finds: finds[q.Name]})
+		others = append(others, homeRow{kind: rowOther, name: q.Name, ladder: -1, q: q, finds: finds[q.Name], owned: retry.OwnedByLadder(q.Name)})
 	}
 	head := []homeRow{{kind: rowSection, title: "LADDERS (" + strconv.Itoa(shown) + ")"}}
 	rows = append(head, rows...)
@@ -223,6 +231,9 @@ func renderHomeRow(r *homeRow, rs rowStats, c homeCols, st *style.Styles, select
 		if r.q != nil && r.q.Type != "" && r.q.Type != retry.QueueClassic {
 			role = r.q.Type
 		}
+	}
+	if r.owned {
+		role = "own" // ladder's own wait queue: not part of the ladder's design
 	}
 	ready, unack, cons, in, out, drain := noValue, noValue, noValue, noValue, noValue, ""
 	spark := strings.Repeat(" ", c.spark)
@@ -383,6 +394,12 @@ func renderRowDetails(r *homeRow, s *broker.Snapshot, width, height int, st *sty
 		what = "dead-letter queue of " + termtext.Sanitize(s.Ladders[r.ladder].Main)
 	case rowOther:
 		what = "queue outside every ladder"
+	}
+	if r.owned {
+		what = "ladder's own wait queue (a delayed move), deletes itself when unused"
+		if r.ladder >= 0 {
+			what += ", returns to " + termtext.Sanitize(s.Ladders[r.ladder].Main)
+		}
 	}
 	head := name + " · " + what
 	if r.q != nil {

@@ -482,6 +482,13 @@ func (m *moveModel) submit() tea.Cmd {
 func (m *moveModel) start() tea.Cmd {
 	m.step = stepRunning
 	m.id++
+	// The move executes the plan the user confirmed: the same messages
+	// (a move of "all" takes as many as were planned), each checked
+	// against its previewed route.
+	m.req.Expect = m.preview.Planned
+	if len(m.req.Positions) == 0 && m.preview.Requested > 0 {
+		m.req.Limit = m.preview.Requested
+	}
 	m.progress = broker.MoveProgress{Total: m.preview.Requested}
 	ctx, cancel := context.WithTimeout(context.Background(), moveTimeout)
 	m.cancel = cancel

@@ -152,11 +152,13 @@ func describeScope(req broker.MoveRequest, planned int) string {
 	return "every ready message"
 }
 
-// skippedPlan reports a planned entry that will not move: it carries a
-// reason and no destination (a real move to the default exchange always
-// has a queue name as its key).
-func skippedPlan(p broker.PlannedMove) bool {
-	return p.Note != "" && p.Exchange == "" && p.RoutingKey == ""
+// skippedPlan reports a planned entry that will not move.
+func skippedPlan(p broker.PlannedMove) bool { return !p.Moves() }
+
+// routesText says how many messages take which way ("3 via tier
+// orders.wait.5s, 1 via a ladder delay queue"), from the plan's counts.
+func routesText(rep *broker.MoveReport) string {
+	return termtext.Sanitize(retry.DescribeRoutes(rep.Routes))
 }
 
 // renderMovePreview is the confirmation: count, source, target and delay,
@@ -173,8 +175,8 @@ func renderMovePreview(queue string, req broker.MoveRequest, rep *broker.MoveRep
 	}
 	what := "Move " + plural(rep.Requested, "message", "messages") + " (" + describeScope(req, rep.Requested) + ") from " +
 		termtext.Sanitize(queue) + " to " + describeTarget(req.To, rep.Requested) + ", " + describeDelay(req.Delay)
-	if v := viaText(rep.Via); v != "" && req.Delay > 0 {
-		what += " via " + v
+	if v := routesText(rep); v != "" && req.Delay > 0 {
+		what += ": " + v
 	}
 	if req.ResetRetries {
 		what += ", retry count reset to 0"
@@ -219,13 +221,19 @@ func renderPlanned(p broker.PlannedMove) string {
 	}
 	s := "  #" + strconv.Itoa(p.Position) + " " + termtext.Sanitize(id)
 	if skippedPlan(p) {
-		return s + ": skipped: " + termtext.Sanitize(p.Note)
+		return s + ": skipped: " + termtext.Sanitize(p.Skip)
 	}
 	to := "exchange " + termtext.Sanitize(p.Exchange)
 	if p.Exchange == "" {
 		to = "default exchange"
 	}
 	s += " → " + to + " key " + strconv.Quote(termtext.Sanitize(p.RoutingKey))
+	if p.Via != retry.ViaDirect {
+		s += " · " + viaText(string(p.Via))
+		if p.Queue != "" {
+			s += " " + termtext.Sanitize(p.Queue)
+		}
+	}
 	if p.Note != "" {
 		s += " (" + termtext.Sanitize(p.Note) + ")"
 	}
@@ -306,8 +314,8 @@ func renderMoveSummary(queue string, req broker.MoveRequest, rep *broker.MoveRep
 		lines = append(lines, termtext.Truncate("moved "+strconv.Itoa(rep.Moved)+" · failed "+strconv.Itoa(rep.Failed)+
 			" · returned "+strconv.Itoa(rep.Returned)+" · skipped "+strconv.Itoa(rep.Skipped)+" of "+strconv.Itoa(rep.Requested), width))
 		to := "to " + describeTarget(req.To, rep.Requested)
-		if v := viaText(rep.Via); v != "" && rep.DelayMS > 0 {
-			to += " via " + v
+		if v := routesText(rep); v != "" && rep.DelayMS > 0 {
+			to += ": " + v
 		}
 		if rep.DelayMS > 0 {
 			to += " · delay " + retry.FormatDelay(time.Duration(rep.DelayMS)*time.Millisecond)
@@ -345,7 +353,7 @@ func renderSkipReasons(planned []broker.PlannedMove, width int, st *style.Styles
 	var lines []string
 	n := 0
 	for _, p := range planned {
-		if p.Note == "" {
+		if p.Moves() {
 			continue
 		}
 		if n == 0 {
@@ -357,7 +365,7 @@ func renderSkipReasons(planned []broker.PlannedMove, width int, st *style.Styles
 			if id == "" {
 				id = noValue
 			}
-			text := "#" + strconv.Itoa(p.Position) + " " + termtext.Sanitize(id) + ": " + termtext.Sanitize(p.Note)
+			text := "#" + strconv.Itoa(p.Position) + " " + termtext.Sanitize(id) + ": " + termtext.Sanitize(p.Skip)
 			for i, l := range termtext.Wrap(text, max(1, width-2)) {
 				if i == 2 {
 					break // two lines a reason: the list stays short
@@ -381,22 +389,19 @@ func wrapStyled(s lipgloss.Style, text string, width int) []string {
 	return ws
 }
 
-// viaText says in words how a delay is applied, for every spelling the
-// clients use (delay_queue, delay-queue); "" when there is nothing to say.
+// viaText says in words how one message's delay is applied.
 func viaText(via string) string {
-	switch strings.ReplaceAll(strings.ToLower(via), "_", "-") {
+	switch retry.Via(via) {
 	case "":
 		return ""
-	case "direct":
+	case retry.ViaDirect:
 		return "a direct publish"
-	case "tier":
-		return "a wait tier"
-	case "delayed-exchange":
-		return "the delayed-message exchange"
-	case "delay-queue":
-		return "a per-delay wait queue"
-	case "mixed":
-		return "several routes (it differs by message)"
+	case retry.ViaTier:
+		return "via tier"
+	case retry.ViaDelayedExchange:
+		return "via delayed exchange"
+	case retry.ViaDelayQueue:
+		return "via a ladder delay queue"
 	}
-	return strings.NewReplacer("_", " ", "-", " ").Replace(termtext.Sanitize(via))
+	return strings.ReplaceAll(termtext.Sanitize(via), "_", " ")
 }

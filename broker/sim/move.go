@@ -15,43 +15,19 @@ import (
 const moveBatch = 100
 
 // MovedFromHeader records where a moved message came from.
-const MovedFromHeader = "x-ladder-moved-from"
+const MovedFromHeader = retry.HeaderMovedFrom
 
-// Via values of a MoveReport.
-const (
-	ViaDirect          = "direct"
-	ViaTier            = "tier"
-	ViaDelayedExchange = "delayed-exchange"
-	ViaDelayQueue      = "delay-queue"
-)
-
-// hop is one message's planned move: the publish that starts it, and what
-// happens after.
+// hop is one selected message and its plan.
 type hop struct {
-	m        *message
-	pos      int
-	exchange string // first publish
-	key      string
-	headers  retry.Headers
-	via      string
-	declare  *declaration // per-delay queue to (re)declare first
-	note     string
-	skip     bool // no origin: left in the source
-	returned bool // the target route reaches no queue: left in the source
-}
-
-type declaration struct {
-	name string
-	args map[string]any
+	m     *message
+	route broker.PlannedMove
 }
 
 // Move moves ready messages of req.From loss-free: a message leaves the
-// source only once its publish reached a queue. Targets: a queue (default
-// exchange), an exchange with a routing key, or each message's origin from
-// x-death (messages without one are skipped). A delay goes through the
-// source ladder's tier with exactly that TTL when the tier's return reaches
-// the same queues as the target, else through a per-delay wait queue that
-// dead-letters to the target and expires when unused.
+// source only once its publish reached a queue. Every message is routed by
+// retry.MovePlanner, the planner the live broker's move and every dry run
+// use, from the same inputs (its exchange, routing key, headers,
+// expiration and id).
 func (s *Sim) Move(ctx context.Context, req broker.MoveRequest, progress func(broker.MoveProgress)) (*broker.MoveReport, error) {
 	// A dry run changes nothing, so read-only mode allows it.
 	if s.opt.ReadOnly && !req.DryRun {
@@ -77,7 +53,6 @@ func (s *Sim) Move(ctx context.Context, req broker.MoveRequest, progress func(br
 			})
 		}
 	}
-	vias := map[string]bool{}
 	gone := 0
 	for len(hops) > 0 {
 		if err := ctx.Err(); err != nil {
@@ -89,28 +64,78 @@ func (s *Sim) Move(ctx context.Context, req broker.MoveRequest, progress func(br
 			s.mu.Unlock()
 			return rep, ErrClosed
 		}
-		gone += s.moveBatch(req.From, hops[:n], rep, vias)
+		gone += s.moveBatch(req.From, hops[:n], rep)
 		s.mu.Unlock()
 		hops = hops[n:]
 		report()
 	}
 	if gone > 0 {
-		rep.Notes = append(rep.Notes, fmt.Sprintf("%d %s left %s before %s could be moved (consumed or expired); counted as failed",
+		rep.Note(fmt.Sprintf("%d %s left %s before %s could be moved (consumed or expired); counted as failed",
 			gone, plural(gone, "message", "messages"), req.From, plural(gone, "it", "they")))
-	}
-	if len(vias) > 1 {
-		rep.Notes = append(rep.Notes, "messages took different ways: "+joinKeys(vias))
 	}
 	return rep, nil
 }
 
-// moveBatch publishes the batch's messages still in the source and removes
-// them; it returns how many had already left. Callers hold mu.
-func (s *Sim) moveBatch(from string, batch []hop, rep *broker.MoveReport, vias map[string]bool) (gone int) {
+// planMove plans every selected message. With DryRun the report holds
+// every plan; otherwise only the skipped ones. Callers hold mu.
+func (s *Sim) planMove(req broker.MoveRequest) (*broker.MoveReport, []hop, error) {
+	rep := broker.NewMoveReport(req)
+	topo := s.topology()
+	planner, err := retry.NewMovePlanner(&topo.vhost, topo.ladders, req.Spec())
+	if err != nil {
+		return rep, nil, fmt.Errorf("sim: %w", err)
+	}
+	src := s.byName[req.From]
+	var hops []hop
+	for _, pos := range selectMessages(src, req) {
+		m := src.ready[pos]
+		r := planner.Plan(retry.MoveMessage{Position: pos, MessageID: m.props.MessageID, Exchange: m.exchange,
+			RoutingKey: m.routingKey, Headers: m.headers, Expiration: m.props.Expiration})
+		rep.Note(r.Note)
+		if !r.Moves() {
+			rep.Skipped++
+		} else if req.DryRun {
+			rep.Count(r)
+		}
+		if req.DryRun || !r.Moves() {
+			rep.Planned = append(rep.Planned, r)
+		}
+		hops = append(hops, hop{m: m, route: r})
+	}
+	rep.Requested = len(hops)
+	return rep, hops, nil
+}
+
+// selectMessages picks the ready messages by position (as a peek numbered
+// them), in queue order, then applies Limit.
+func selectMessages(src *queue, req broker.MoveRequest) []int {
+	var out []int
+	if len(req.Positions) > 0 {
+		for _, p := range req.Positions {
+			if p >= 0 && p < len(src.ready) {
+				out = append(out, p)
+			}
+		}
+		slices.Sort(out)
+		out = slices.Compact(out)
+	} else {
+		for p := range src.ready {
+			out = append(out, p)
+		}
+	}
+	if req.Limit > 0 && len(out) > req.Limit {
+		out = out[:req.Limit]
+	}
+	return out
+}
+
+// moveBatch publishes the batch's messages still in the source as planned
+// and removes them; it returns how many had already left. Callers hold mu.
+func (s *Sim) moveBatch(from string, batch []hop, rep *broker.MoveReport) (gone int) {
 	src := s.byName[from]
 	want := map[*message]bool{}
 	for _, h := range batch {
-		if !h.skip && !h.returned {
+		if h.route.Moves() {
 			want[h.m] = true
 		}
 	}
@@ -121,34 +146,39 @@ func (s *Sim) moveBatch(from string, batch []hop, rep *broker.MoveReport, vias m
 		}
 	}
 	for _, h := range batch {
+		r := h.route
 		switch {
-		case h.skip:
-			rep.Skipped++
-			continue
-		case h.returned:
-			rep.Returned++
+		case !r.Moves():
 			continue
 		case !present[h.m]:
 			rep.Failed++
 			gone++
 			continue
 		}
-		if h.declare != nil {
-			if err := s.declareQueue(h.declare.name, h.declare.args); err != nil {
+		if r.Via == retry.ViaDelayQueue {
+			if err := s.declareQueue(r.Queue, map[string]any(r.WaitQueueArgs)); err != nil {
 				s.putBack(src, h.m)
-				rep.Failed++
-				rep.Notes = append(rep.Notes, err.Error())
+				r.Skip = err.Error()
+				rep.Skipped++
+				rep.Planned = append(rep.Planned, r)
 				continue
 			}
 		}
-		qs, err := s.publish(h.exchange, h.key, h.m.props, h.headers, h.m.body)
-		if err != nil || len(qs) == 0 {
+		props := h.m.props
+		props.Expiration = r.Expiration
+		qs, err := s.publish(r.Exchange, r.RoutingKey, props, r.Apply(h.m.headers), h.m.body)
+		switch {
+		case err != nil:
 			s.putBack(src, h.m)
 			rep.Failed++
-			continue
+			rep.Note(err.Error())
+		case len(qs) == 0 && r.Mandatory:
+			s.putBack(src, h.m)
+			rep.Returned++
+		default:
+			rep.Moved++
+			rep.Count(r)
 		}
-		rep.Moved++
-		vias[h.via] = true
 	}
 	return gone
 }

@@ -35,10 +35,10 @@ func TestMoveToOriginReturnsWithTheOriginalKey(t *testing.T) {
 	dlqWith(t, s, "orders.created", "orders.paid")
 	s.testPublish(t, "", OrdersDLQ, "no-origin", "", nil) // never dead-lettered
 	rep := move(t, s, broker.MoveRequest{From: OrdersDLQ, To: broker.Target{Kind: broker.TargetOrigin}})
-	if rep.Requested != 3 || rep.Moved != 2 || rep.Skipped != 1 || rep.Via != ViaDirect || rep.Target != "origin" {
+	if rep.Requested != 3 || rep.Moved != 2 || rep.Skipped != 1 || rep.Via[retry.ViaDirect] != 2 || rep.Target != "origin" {
 		t.Errorf("report = %+v", rep)
 	}
-	if len(rep.Planned) != 1 || rep.Planned[0].MessageID != "no-origin" || rep.Planned[0].Note == "" {
+	if len(rep.Planned) != 1 || rep.Planned[0].MessageID != "no-origin" || rep.Planned[0].Skip == "" {
 		t.Errorf("planned = %+v, want the skipped message with its reason", rep.Planned)
 	}
 	if got := ids(peek(t, s, OrdersDLQ)); !slices.Equal(got, []string{"no-origin"}) {
@@ -63,7 +63,7 @@ func TestMoveWithDelayUsesTheExactTier(t *testing.T) {
 	s := quiet(t)
 	dlqWith(t, s, "orders.paid")
 	rep := move(t, s, broker.MoveRequest{From: OrdersDLQ, To: broker.Target{Kind: broker.TargetOrigin}, Delay: 30 * time.Second})
-	if rep.Moved != 1 || rep.Via != ViaTier || rep.DelayMS != 30_000 {
+	if rep.Moved != 1 || rep.Via[retry.ViaTier] != 1 || rep.DelayMS != 30_000 {
 		t.Fatalf("report = %+v", rep)
 	}
 	if d := depth(t, s, OrdersWait30s); d != 1 {
@@ -86,8 +86,8 @@ func TestMoveWithDelayWithoutTierDeclaresADelayQueue(t *testing.T) {
 	s := quiet(t)
 	dlqWith(t, s, "orders.created")
 	rep := move(t, s, broker.MoveRequest{From: OrdersDLQ, To: broker.Target{Kind: broker.TargetOrigin}, Delay: 7 * time.Second})
-	name := retry.DelayQueueName(OrdersExchange+".orders.created", 7000)
-	if rep.Moved != 1 || rep.Via != ViaDelayQueue {
+	name := retry.ReplayQueueName(OrdersExchange, "orders.created", 7000)
+	if rep.Moved != 1 || rep.Via[retry.ViaDelayQueue] != 1 {
 		t.Fatalf("report = %+v", rep)
 	}
 	if d := depth(t, s, name); d != 1 {
@@ -113,10 +113,10 @@ func TestMoveDryRunMovesNothing(t *testing.T) {
 	s := quiet(t)
 	dlqWith(t, s, "orders.created", "orders.paid")
 	rep := move(t, s, broker.MoveRequest{From: OrdersDLQ, To: broker.Target{Kind: broker.TargetOrigin}, Delay: 5 * time.Second, DryRun: true})
-	if !rep.DryRun || rep.Moved != 0 || rep.Requested != 2 || len(rep.Planned) != 2 || rep.Via != ViaTier {
+	if !rep.DryRun || rep.Moved != 0 || rep.Requested != 2 || len(rep.Planned) != 2 || rep.Via[retry.ViaTier] != 2 {
 		t.Fatalf("report = %+v", rep)
 	}
-	if p := rep.Planned[1]; p.Exchange != OrdersRetry || p.RoutingKey != "orders.paid" || !strings.Contains(p.Note, OrdersWait5s) {
+	if p := rep.Planned[1]; p.Exchange != OrdersRetry || p.RoutingKey != "orders.paid" || p.Queue != OrdersWait5s || p.SetHeaders[TierHeader] != OrdersWait5s {
 		t.Errorf("planned = %+v", p)
 	}
 	if depth(t, s, OrdersDLQ) != 2 || depth(t, s, OrdersWait5s) != 0 {
@@ -149,8 +149,8 @@ func TestMovePositionsLimitAndReset(t *testing.T) {
 func TestMoveExchangeTargetUnroutableStays(t *testing.T) {
 	s := quiet(t)
 	dlqWith(t, s, "orders.created")
-	rep := move(t, s, broker.MoveRequest{From: OrdersDLQ, To: broker.Target{Kind: broker.TargetExchange, Name: OrdersExchange, RoutingKey: "nothing.here"}})
-	if rep.Returned != 1 || rep.Moved != 0 || depth(t, s, OrdersDLQ) != 1 {
+	rep := move(t, s, broker.MoveRequest{From: OrdersDLQ, To: broker.Target{Kind: broker.TargetExchange, Name: OrdersExchange, RoutingKey: "nothing.here", HasKey: true}})
+	if rep.Skipped != 1 || rep.Moved != 0 || depth(t, s, OrdersDLQ) != 1 || !strings.Contains(rep.Planned[0].Skip, "routes to no queue") {
 		t.Errorf("report = %+v, DLQ depth %d", rep, depth(t, s, OrdersDLQ))
 	}
 	if _, err := s.Move(context.Background(), broker.MoveRequest{From: OrdersDLQ, To: broker.Target{Kind: broker.TargetExchange, Name: "missing"}}, nil); err == nil {

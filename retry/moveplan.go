@@ -1,0 +1,501 @@
+package retry
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Headers ladder writes on every message it moves or replays.
+const (
+	// HeaderMovedFrom names the queue the message was moved from.
+	HeaderMovedFrom = "x-ladder-moved-from"
+	// HeaderOriginalExpiration keeps a message's expiration property when a
+	// delayed route takes it off (it would cut the wait short).
+	HeaderOriginalExpiration = "x-ladder-original-expiration"
+	hdrXDelay                = "x-delay"
+)
+
+// TargetKind is where a move sends messages.
+type TargetKind string
+
+// Target kinds.
+const (
+	TargetQueue    TargetKind = "queue"
+	TargetExchange TargetKind = "exchange"
+	TargetOrigin   TargetKind = "origin"
+)
+
+// Target is where moved messages go.
+type Target struct {
+	Kind       TargetKind
+	Name       string // queue or exchange name
+	RoutingKey string // for exchange targets
+	// HasKey: RoutingKey was given; without it each message keeps its own.
+	HasKey bool
+}
+
+// ParseTarget reads queue:NAME, exchange:NAME[:ROUTING_KEY] or origin.
+func ParseTarget(s string) (Target, error) {
+	switch {
+	case s == string(TargetOrigin):
+		return Target{Kind: TargetOrigin}, nil
+	case strings.HasPrefix(s, "queue:") && len(s) > len("queue:"):
+		return Target{Kind: TargetQueue, Name: s[len("queue:"):]}, nil
+	case strings.HasPrefix(s, "exchange:"):
+		name, key, hasKey := strings.Cut(s[len("exchange:"):], ":")
+		if name == "" {
+			return Target{}, fmt.Errorf("--to %q: exchange name is empty (the default exchange is reached with queue:NAME)", s)
+		}
+		return Target{Kind: TargetExchange, Name: name, RoutingKey: key, HasKey: hasKey}, nil
+	}
+	return Target{}, fmt.Errorf("--to %q: want queue:NAME, exchange:NAME[:ROUTING_KEY] or origin", s)
+}
+
+// String is the target as the user writes it.
+func (t Target) String() string {
+	switch t.Kind {
+	case TargetQueue:
+		return "queue:" + t.Name
+	case TargetExchange:
+		if t.HasKey {
+			return "exchange:" + t.Name + ":" + t.RoutingKey
+		}
+		return "exchange:" + t.Name
+	}
+	return string(t.Kind)
+}
+
+// MoveSpec is what the user asked of a move, everything but which messages.
+type MoveSpec struct {
+	From         string
+	To           Target
+	Delay        time.Duration
+	ResetRetries bool
+	// Positions and PositionIDs: the message id the user saw at each
+	// position ("" skips the check). A message found elsewhere is not moved.
+	Positions   []int
+	PositionIDs []string
+	// Expect is the plan the user confirmed (a dry run's). A message whose
+	// route is no longer the one shown stops with a note instead of taking
+	// another way.
+	Expect []MoveRoute
+}
+
+// MoveMessage is what the planner needs of one message: all of it that the
+// route can depend on.
+type MoveMessage struct {
+	Position  int
+	MessageID string
+	// Exchange and RoutingKey are those the message was delivered with.
+	Exchange, RoutingKey string
+	Headers              Headers
+	Expiration           string
+}
+
+// MoveRoute is one message's plan: where it ends up, what it is published
+// with, the way it takes and the header edits to make. The live mover, the
+// simulation, the dry run and the UI all read this same value. JSON field
+// names are a contract (`ladder move -o json`, "planned").
+type MoveRoute struct {
+	Position  int    `json:"position"`
+	MessageID string `json:"message_id"`
+	// TargetExchange and TargetRoutingKey are where the message ends up;
+	// Exchange and RoutingKey are what it is published with.
+	TargetExchange   string `json:"target_exchange"`
+	TargetRoutingKey string `json:"target_routing_key"`
+	Exchange         string `json:"exchange"`
+	RoutingKey       string `json:"routing_key"`
+	Via              Via    `json:"via,omitempty"`
+	// Queue is the tier or ladder wait queue the message waits in.
+	Queue string `json:"queue,omitempty"`
+	// WaitQueueArgs declare Queue first (delay_queue only).
+	WaitQueueArgs Headers `json:"wait_queue_args,omitempty"`
+	Mandatory     bool    `json:"mandatory"`
+	// SetHeaders and DropHeaders are the edits to the message's headers;
+	// every other header is published as it came, with its type.
+	SetHeaders  Headers  `json:"set_headers,omitempty"`
+	DropHeaders []string `json:"drop_headers,omitempty"`
+	// Expiration is the expiration property to publish with.
+	Expiration string `json:"expiration,omitempty"`
+	// Reaches are the queues the message lands in at the end.
+	Reaches []string `json:"reaches,omitempty"`
+	// Skip, when set, says why the message is not moved (it stays in the
+	// source); Note is anything else worth knowing.
+	Skip string `json:"skip,omitempty"`
+	Note string `json:"note,omitempty"`
+}
+
+// Moves reports whether the plan moves the message.
+func (r MoveRoute) Moves() bool { return r.Skip == "" }
+
+// Apply returns the headers to publish: h with the route's edits. h is not
+// changed.
+func (r MoveRoute) Apply(h Headers) Headers {
+	out := h.Clone()
+	for _, k := range r.DropHeaders {
+		delete(out, k)
+	}
+	for k, v := range r.SetHeaders {
+		out[k] = v
+	}
+	return out
+}
+
+// MovePlanner plans moves in one vhost: one planner for the live broker,
+// the simulation, the dry run and the UI, so the preview is the plan that
+// runs. It is not safe for concurrent use (it caches routes).
+type MovePlanner struct {
+	spec    MoveSpec
+	router  *Router
+	ladders []Ladder
+	mains   map[string]bool
+	deaths  map[string]bool
+	// routedBy are the header names some headers binding looks at: a cached
+	// route is keyed by their values too.
+	routedBy []string
+	cache    map[string]cachedRoute
+	ids      map[int]string
+	expect   map[int]MoveRoute
+}
+
+type cachedRoute struct {
+	rt      ReplayRoute
+	reaches []string
+	note    string
+	err     error
+}
+
+// NewMovePlanner checks the spec against the vhost — the source exists and
+// is not a stream, the target exists and is not the source, the delay is
+// not negative — and returns a planner for its messages. Errors name the
+// queue, exchange or flag at fault.
+func NewMovePlanner(v *Vhost, ladders []Ladder, spec MoveSpec) (*MovePlanner, error) {
+	r := NewRouter(v)
+	src := r.queueIndex(spec.From)
+	switch {
+	case spec.From == "":
+		return nil, errors.New("move: no source queue")
+	case src < 0:
+		return nil, fmt.Errorf("move: source queue %q does not exist in vhost %s", spec.From, v.Name)
+	case v.Queues[src].Type == QueueStream:
+		return nil, fmt.Errorf("move from %s: a stream cannot give messages up (read it with peek)", spec.From)
+	case spec.Delay < 0:
+		return nil, fmt.Errorf("move from %s: --delay %v is negative", spec.From, spec.Delay)
+	}
+	t := spec.To
+	switch t.Kind {
+	case TargetQueue:
+		if r.queueIndex(t.Name) < 0 {
+			return nil, fmt.Errorf("move: target queue %q does not exist in vhost %s", t.Name, v.Name)
+		}
+		if t.Name == spec.From {
+			return nil, fmt.Errorf("move: target queue %q is the source", t.Name)
+		}
+	case TargetExchange:
+		if t.Name == "" || !r.exchangeExists(t.Name) {
+			return nil, fmt.Errorf("move: target exchange %q does not exist in vhost %s", t.Name, v.Name)
+		}
+	case TargetOrigin:
+	default:
+		return nil, fmt.Errorf("move: unknown target %q (want queue:NAME, exchange:NAME[:KEY] or origin)", t.Kind)
+	}
+	p := &MovePlanner{
+		spec: spec, router: r, ladders: ladders, mains: MainQueues(ladders),
+		cache: map[string]cachedRoute{}, ids: map[int]string{}, expect: map[int]MoveRoute{},
+	}
+	p.deaths = map[string]bool{spec.From: true}
+	for i := range ladders {
+		if ladderHas(&ladders[i], spec.From) {
+			p.deaths = DeathQueues(&ladders[i])
+			break
+		}
+	}
+	for i, pos := range spec.Positions {
+		if i < len(spec.PositionIDs) && spec.PositionIDs[i] != "" {
+			p.ids[pos] = spec.PositionIDs[i]
+		}
+	}
+	for _, e := range spec.Expect {
+		p.expect[e.Position] = e
+	}
+	p.routedBy = headerNamesRoutedBy(v)
+	return p, nil
+}
+
+func ladderHas(l *Ladder, q string) bool {
+	return l.Main == q || l.DLQ == q || slices.Contains(l.WaitQueues, q) ||
+		slices.ContainsFunc(l.Tiers, func(t Tier) bool { return t.Queue == q })
+}
+
+// headerNamesRoutedBy lists the header names any headers binding of v
+// matches on (delayed exchanges of headers type included), sorted.
+func headerNamesRoutedBy(v *Vhost) []string {
+	kinds := map[string]string{}
+	for _, x := range v.Exchanges {
+		k := x.Type
+		if k == ExchangeDelayed {
+			k, _ = x.Arguments["x-delayed-type"].(string)
+		}
+		kinds[x.Name] = k
+	}
+	set := map[string]bool{}
+	for _, b := range v.Bindings {
+		if kinds[b.Source] == ExchangeHeaders {
+			for k := range b.Arguments {
+				if k != "x-match" {
+					set[k] = true
+				}
+			}
+		}
+	}
+	out := make([]string, 0, len(set))
+	for k := range set {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Plan decides one message's route. It never fails: a message that cannot
+// be moved gets a route with Skip saying why.
+func (p *MovePlanner) Plan(m MoveMessage) MoveRoute {
+	r := p.plan(m)
+	if e, ok := p.expect[m.Position]; ok && !sameRoute(e, r) {
+		r.Skip = "the plan changed since the preview (" + routeText(e) + ", now " + routeText(r) + "): left in " + p.spec.From
+	}
+	if !r.Moves() {
+		// Nothing is published: no edits, no way.
+		r.SetHeaders, r.DropHeaders, r.WaitQueueArgs, r.Reaches = nil, nil, nil, nil
+		r.Via, r.Exchange, r.RoutingKey, r.Queue, r.Mandatory, r.Expiration = "", "", "", "", false, ""
+	}
+	return r
+}
+
+func (p *MovePlanner) plan(m MoveMessage) MoveRoute {
+	r := MoveRoute{Position: m.Position, MessageID: m.MessageID}
+	if want, ok := p.ids[m.Position]; ok && want != m.MessageID {
+		r.Skip = fmt.Sprintf("expected message %q at position %d, found %q: the queue changed since it was browsed", want, m.Position, m.MessageID)
+		return r
+	}
+	set := Headers{HeaderMovedFrom: p.spec.From}
+	var drop []string
+	if p.spec.ResetRetries {
+		reset := ResetCount(m.Headers, ReadState(m.Headers, p.deaths))
+		for k, v := range reset {
+			if old, ok := m.Headers[k]; !ok || !reflect.DeepEqual(old, v) {
+				set[k] = v
+			}
+		}
+		for k := range m.Headers {
+			if _, ok := reset[k]; !ok {
+				drop = append(drop, k)
+			}
+		}
+		sort.Strings(drop)
+	}
+	r.SetHeaders, r.DropHeaders = set, drop
+	final := r.Apply(m.Headers)
+	ex, key, err := p.destination(m)
+	if err != nil {
+		r.Skip = err.Error()
+		return r
+	}
+	r.TargetExchange, r.TargetRoutingKey = ex, key
+	c := p.route(ex, key, final)
+	if c.err != nil {
+		r.Skip = c.err.Error() + ": left in " + p.spec.From
+		return r
+	}
+	rt := c.rt
+	for k, v := range rt.SetHeaders {
+		set[k] = v
+	}
+	r.Via, r.Exchange, r.RoutingKey, r.Mandatory, r.Queue = rt.Via, rt.Exchange, rt.RoutingKey, rt.Mandatory, rt.Queue
+	r.WaitQueueArgs, r.Reaches, r.Note = rt.QueueArgs, c.reaches, c.note
+	if rt.Via == ViaDelayedExchange {
+		set[hdrXDelay] = rt.XDelay
+	}
+	r.Expiration = m.Expiration
+	if rt.Via != ViaDirect && m.Expiration != "" {
+		// A per-message TTL would cut the wait short (a queue expires a
+		// message at the smaller of its own and the message's TTL).
+		set[HeaderOriginalExpiration] = m.Expiration
+		r.Expiration = ""
+	}
+	return r
+}
+
+// destination is where the message goes before any delay.
+func (p *MovePlanner) destination(m MoveMessage) (exchange, key string, err error) {
+	t := p.spec.To
+	switch t.Kind {
+	case TargetQueue:
+		return "", t.Name, nil
+	case TargetExchange:
+		if t.HasKey {
+			return t.Name, t.RoutingKey, nil
+		}
+		return t.Name, m.RoutingKey, nil
+	}
+	o, ok := OriginIn(DecodeXDeath(m.Headers), p.mains)
+	if !ok {
+		return "", "", errors.New("no x-death origin: it was never dead-lettered (or its headers were rewritten); left in " + p.spec.From)
+	}
+	return o.Exchange, o.RoutingKey, nil
+}
+
+// route plans exchange/key after the spec's delay, cached under everything
+// it depends on: exchange, key and the headers some binding matches on.
+func (p *MovePlanner) route(exchange, key string, h Headers) cachedRoute {
+	var b strings.Builder
+	b.WriteString(exchange)
+	b.WriteByte(0)
+	b.WriteString(key)
+	for _, n := range p.routedBy {
+		if v, ok := h[n]; ok {
+			fmt.Fprintf(&b, "\x00%s=%T:%v", n, v, v)
+		}
+	}
+	k := b.String()
+	if c, ok := p.cache[k]; ok {
+		return c
+	}
+	c := p.routeFresh(exchange, key, h)
+	p.cache[k] = c
+	return c
+}
+
+func (p *MovePlanner) routeFresh(exchange, key string, h Headers) cachedRoute {
+	res := p.router.Route(exchange, key, h)
+	if !res.ExchangeExists {
+		return cachedRoute{err: fmt.Errorf("exchange %q does not exist", exchange)}
+	}
+	if p.spec.Delay > 0 {
+		rt, err := PlanReplay(p.router, p.ladders, exchange, key, h, p.spec.Delay)
+		if err == nil && len(rt.SetHeaders) > 0 {
+			// Where it lands with the headers it will carry.
+			h = h.Clone()
+			for k, v := range rt.SetHeaders {
+				h[k] = v
+			}
+			res = p.router.Route(exchange, key, h)
+		}
+		return cachedRoute{rt: rt, reaches: res.Queues, note: rt.Note, err: err}
+	}
+	c := cachedRoute{rt: ReplayRoute{Via: ViaDirect, Exchange: exchange, RoutingKey: key, Mandatory: true}, reaches: res.Queues}
+	switch {
+	case res.Approximate:
+		c.note = "ladder cannot tell which queues " + describeTarget(exchange, key) + " reaches; a message the broker returns stays in the source"
+	case len(res.Queues) == 0:
+		c.err = fmt.Errorf("%s routes to no queue", describeTarget(exchange, key))
+	default:
+		// A worker that republishes retries makes its retry exchange the
+		// origin x-death records: moved there, the message waits in a tier.
+		for _, q := range res.Queues {
+			for _, l := range p.ladders {
+				for _, t := range l.Tiers {
+					if t.Queue == q {
+						c.note = fmt.Sprintf("%s routes it into wait tier %s: it reaches %s only after %s", describeTarget(exchange, key), t.Queue, l.Main, FormatDelay(t.TTL))
+						return c
+					}
+				}
+			}
+		}
+	}
+	return c
+}
+
+// sameRoute: the same message takes the same way to the same place.
+func sameRoute(a, b MoveRoute) bool {
+	return a.Moves() == b.Moves() && a.MessageID == b.MessageID && a.Via == b.Via &&
+		a.Exchange == b.Exchange && a.RoutingKey == b.RoutingKey && a.Queue == b.Queue &&
+		a.TargetExchange == b.TargetExchange && a.TargetRoutingKey == b.TargetRoutingKey
+}
+
+// routeText is a route in a few words, for notes.
+func routeText(r MoveRoute) string {
+	if !r.Moves() {
+		return "not moved"
+	}
+	s := "via " + string(r.Via)
+	if r.Queue != "" {
+		s += " " + r.Queue
+	} else if r.Via == ViaDelayedExchange {
+		s += " " + r.Exchange
+	}
+	return s + " to " + describeTarget(r.TargetExchange, r.TargetRoutingKey)
+}
+
+// RouteCount is how many messages take one way: a via and the tier, wait
+// queue or delayed exchange it passes through.
+type RouteCount struct {
+	Via Via `json:"via"`
+	// Through is the tier or wait queue (or delayed exchange) passed.
+	Through string `json:"through,omitempty"`
+	Count   int    `json:"count"`
+}
+
+// CountRoutes groups the moving routes by way, in order of first use.
+func CountRoutes(routes []MoveRoute) []RouteCount {
+	var out []RouteCount
+	for _, r := range routes {
+		if !r.Moves() {
+			continue
+		}
+		out = AddRoute(out, r)
+	}
+	return out
+}
+
+// AddRoute counts one more message on r's way.
+func AddRoute(counts []RouteCount, r MoveRoute) []RouteCount {
+	through := r.Queue
+	if r.Via == ViaDelayedExchange {
+		through = r.Exchange
+	}
+	for i := range counts {
+		if counts[i].Via == r.Via && counts[i].Through == through {
+			counts[i].Count++
+			return counts
+		}
+	}
+	return append(counts, RouteCount{Via: r.Via, Through: through, Count: 1})
+}
+
+// ViaCounts sums counts per via (the report's "via").
+func ViaCounts(counts []RouteCount) map[Via]int {
+	out := map[Via]int{}
+	for _, c := range counts {
+		out[c.Via] += c.Count
+	}
+	return out
+}
+
+// DescribeRoutes says in words how messages travel: "3 via tier
+// pay.wait.3s, 3 via a ladder delay queue". Names are untrusted: the caller
+// sanitises the text for the terminal.
+func DescribeRoutes(counts []RouteCount) string {
+	parts := make([]string, 0, len(counts))
+	for _, c := range counts {
+		n := strconv.Itoa(c.Count)
+		switch c.Via {
+		case ViaDirect:
+			parts = append(parts, n+" directly")
+		case ViaTier:
+			parts = append(parts, n+" via tier "+c.Through)
+		case ViaDelayedExchange:
+			parts = append(parts, n+" via delayed exchange "+c.Through)
+		case ViaDelayQueue:
+			parts = append(parts, n+" via a ladder delay queue")
+		default:
+			parts = append(parts, n+" via "+string(c.Via))
+		}
+	}
+	return strings.Join(parts, ", ")
+}

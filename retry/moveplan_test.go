@@ -1,0 +1,218 @@
+package retry
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// headersLadder is the Go seed as `demo --real` declares it: the retry
+// exchange is a headers exchange picking the tier by retry-tier.
+func headersLadder() *Vhost {
+	v := seedGo()
+	for i := range v.Exchanges {
+		if v.Exchanges[i].Name == "orders.retry" {
+			v.Exchanges[i].Type = ExchangeHeaders
+		}
+	}
+	v.Exchanges = v.Exchanges[:3] // no delayed exchange
+	var bs []Binding
+	for _, b := range v.Bindings {
+		switch {
+		case b.Source == "orders.delayed":
+		case b.Source == "orders.retry":
+			b.RoutingKey, b.Arguments = "", map[string]any{"x-match": "all", "retry-tier": b.Destination}
+			bs = append(bs, b)
+		default:
+			bs = append(bs, b)
+		}
+	}
+	v.Bindings = bs
+	return v
+}
+
+func mustPlanner(t *testing.T, v *Vhost, spec MoveSpec) *MovePlanner {
+	t.Helper()
+	p, err := NewMovePlanner(v, Discover(v), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// deadIn is a DLQ message that died in orders.process, published with key.
+func deadIn(pos int, id, key string, h Headers) MoveMessage {
+	out := h.Clone()
+	out["x-death"] = []any{map[string]any{"count": int64(1), "reason": "rejected", "queue": "orders.process", "exchange": "orders.topic", "routing-keys": []any{key}}}
+	return MoveMessage{Position: pos, MessageID: id, Exchange: "orders.dlx", RoutingKey: key, Headers: out}
+}
+
+// The cached route is keyed by the headers bindings match on: a message
+// carrying the 5m tier's header is not sent the 5s message's way (the
+// cache held one route per exchange and key, and put it in the 5m tier).
+func TestPlannerRoutesEachMessageByItsOwnHeaders(t *testing.T) {
+	p := mustPlanner(t, headersLadder(), MoveSpec{From: "orders.dlq", To: Target{Kind: TargetOrigin}, Delay: 5 * time.Second})
+	a := p.Plan(deadIn(0, "a", "orders.created", Headers{"retry-tier": "orders.wait.5s"}))
+	b := p.Plan(deadIn(1, "b", "orders.created", Headers{"retry-tier": "orders.wait.5m"}))
+	for _, r := range []MoveRoute{a, b} {
+		if r.Via != ViaTier || r.Queue != "orders.wait.5s" || r.Exchange != "orders.retry" || r.RoutingKey != "orders.created" {
+			t.Fatalf("%s: %+v", r.MessageID, r)
+		}
+	}
+	// The one already carrying the 5s header needs no edit; the other gets
+	// the 5s tier's selector, so it waits where the plan says.
+	if _, set := a.SetHeaders["retry-tier"]; set {
+		t.Errorf("a: header rewritten needlessly: %v", a.SetHeaders)
+	}
+	if b.SetHeaders["retry-tier"] != "orders.wait.5s" || !strings.Contains(b.Note, "retry-tier=orders.wait.5s") {
+		t.Errorf("b: %v, note %q", b.SetHeaders, b.Note)
+	}
+	h := b.Apply(deadIn(1, "b", "orders.created", Headers{"retry-tier": "orders.wait.5m"}).Headers)
+	if got := NewRouter(headersLadder()).Route(b.Exchange, b.RoutingKey, h).Queues; len(got) != 1 || got[0] != "orders.wait.5s" {
+		t.Errorf("b published as planned lands in %v", got)
+	}
+}
+
+// A headers-exchange target: the same exchange and key route two messages
+// to different queues, and the cache must not merge them.
+func TestPlannerCacheKeyHoldsRoutingHeaders(t *testing.T) {
+	v := &Vhost{
+		Name:      "/",
+		Exchanges: []Exchange{{Name: "hx", Type: ExchangeHeaders, MessagesDelayed: -1}},
+		Queues:    []Queue{{Name: "src"}, {Name: "eu"}, {Name: "us"}},
+		Bindings: []Binding{
+			{Source: "hx", Destination: "eu", DestinationType: "queue", Arguments: map[string]any{"region": "eu"}},
+			{Source: "hx", Destination: "us", DestinationType: "queue", Arguments: map[string]any{"region": "us"}},
+		},
+	}
+	p := mustPlanner(t, v, MoveSpec{From: "src", To: Target{Kind: TargetExchange, Name: "hx"}})
+	eu := p.Plan(MoveMessage{Position: 0, RoutingKey: "k", Headers: Headers{"region": "eu"}})
+	us := p.Plan(MoveMessage{Position: 1, RoutingKey: "k", Headers: Headers{"region": "us"}})
+	none := p.Plan(MoveMessage{Position: 2, RoutingKey: "k", Headers: Headers{"other": 1}})
+	if len(eu.Reaches) != 1 || eu.Reaches[0] != "eu" || len(us.Reaches) != 1 || us.Reaches[0] != "us" {
+		t.Errorf("reaches eu %v us %v", eu.Reaches, us.Reaches)
+	}
+	if none.Moves() || !strings.Contains(none.Skip, "routes to no queue") {
+		t.Errorf("a message no binding matches: %+v", none)
+	}
+}
+
+func TestPlannerRefusesBadSpecsNamingTheThing(t *testing.T) {
+	v := seedGo()
+	for _, c := range []struct {
+		spec MoveSpec
+		want string
+	}{
+		{MoveSpec{From: "nope", To: Target{Kind: TargetOrigin}}, `source queue "nope" does not exist`},
+		{MoveSpec{From: "orders.dlq", To: Target{Kind: TargetQueue, Name: "gone"}}, `target queue "gone" does not exist`},
+		{MoveSpec{From: "orders.dlq", To: Target{Kind: TargetQueue, Name: "orders.dlq"}}, "is the source"},
+		{MoveSpec{From: "orders.dlq", To: Target{Kind: TargetExchange, Name: "gone"}}, `target exchange "gone" does not exist`},
+		{MoveSpec{From: "orders.dlq", To: Target{Kind: TargetOrigin}, Delay: -time.Second}, "--delay -1s is negative"},
+	} {
+		if _, err := NewMovePlanner(v, Discover(v), c.spec); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want %q", c.spec, err, c.want)
+		}
+	}
+}
+
+// A message whose plan differs from the confirmed one is stopped, and the
+// message shown at a position must be the one found there.
+func TestPlannerHoldsToTheConfirmedPlan(t *testing.T) {
+	v := headersLadder()
+	spec := MoveSpec{From: "orders.dlq", To: Target{Kind: TargetOrigin}, Delay: 5 * time.Second}
+	shown := mustPlanner(t, v, spec).Plan(deadIn(0, "a", "orders.created", nil))
+	// The tier is gone by the time the move runs.
+	var qs []Queue
+	for _, q := range v.Queues {
+		if q.Name != "orders.wait.5s" {
+			qs = append(qs, q)
+		}
+	}
+	v.Queues = qs
+	spec.Expect = []MoveRoute{shown}
+	now := mustPlanner(t, v, spec).Plan(deadIn(0, "a", "orders.created", nil))
+	if now.Moves() || !strings.Contains(now.Skip, "the plan changed since the preview (via tier orders.wait.5s") || !strings.Contains(now.Skip, "now via delay_queue") {
+		t.Errorf("%+v", now)
+	}
+	spec = MoveSpec{From: "orders.dlq", To: Target{Kind: TargetOrigin}, Positions: []int{3}, PositionIDs: []string{"shown"}}
+	if r := mustPlanner(t, v, spec).Plan(deadIn(3, "other", "orders.created", nil)); r.Moves() || !strings.Contains(r.Skip, `expected message "shown" at position 3, found "other"`) {
+		t.Errorf("%+v", r)
+	}
+}
+
+// Delayed routes keep the message's expiration in a header; reset writes
+// the count in the message's own convention; skipped plans publish nothing.
+func TestPlannerHeaderEdits(t *testing.T) {
+	v := headersLadder()
+	p := mustPlanner(t, v, MoveSpec{From: "orders.dlq", To: Target{Kind: TargetQueue, Name: "orders.process"}, Delay: 3 * time.Second, ResetRetries: true})
+	m := deadIn(0, "a", "orders.created", Headers{"x-retry-count": int16(4)})
+	m.Expiration = "60000"
+	r := p.Plan(m)
+	if r.Via != ViaDelayQueue || r.Expiration != "" || r.SetHeaders[HeaderOriginalExpiration] != "60000" ||
+		r.SetHeaders["x-retry-count"] != int16(0) || r.SetHeaders[HeaderMovedFrom] != "orders.dlq" {
+		t.Errorf("%+v", r)
+	}
+	if r.WaitQueueArgs["x-message-ttl"] != int64(3000) || r.WaitQueueArgs["x-dead-letter-routing-key"] != "orders.process" {
+		t.Errorf("wait queue %v", r.WaitQueueArgs)
+	}
+	origin := mustPlanner(t, v, MoveSpec{From: "orders.dlq", To: Target{Kind: TargetOrigin}})
+	if s := origin.Plan(MoveMessage{Position: 1, MessageID: "never-dead"}); s.Moves() || s.SetHeaders != nil || s.Via != "" {
+		t.Errorf("skipped plan carries a way: %+v", s)
+	}
+}
+
+// ladder's own wait queues are never tiers, never in findings, and are
+// listed with the ladder they return to.
+func TestLadderOwnQueuesAreNotTiers(t *testing.T) {
+	v := seedGo()
+	own := ReplayQueueName("orders.topic", "orders.created", 7000)
+	v.Queues = append(v.Queues, Queue{Name: own, Type: QueueClassic, Messages: 3,
+		Arguments: map[string]any{"x-message-ttl": int64(7000), "x-dead-letter-exchange": "orders.topic", "x-dead-letter-routing-key": "orders.created", "x-expires": int64(67000)}})
+	ls := Discover(v)
+	if len(ls) != 1 {
+		t.Fatalf("ladders %+v", ls)
+	}
+	for _, tr := range ls[0].Tiers {
+		if OwnedByLadder(tr.Queue) {
+			t.Errorf("ladder's queue %s is a tier", tr.Queue)
+		}
+	}
+	if len(ls[0].DelayQueues) != 1 || ls[0].DelayQueues[0] != own {
+		t.Errorf("delay queues %v", ls[0].DelayQueues)
+	}
+	for _, f := range Findings(v, ls) {
+		if f.Queue == own {
+			t.Errorf("finding on ladder's own queue: %+v", f)
+		}
+	}
+	// A 7s replay is not sent through ladder's own 7s queue as if a tier.
+	p := mustPlanner(t, v, MoveSpec{From: "orders.dlq", To: Target{Kind: TargetOrigin}, Delay: 7 * time.Second})
+	if r := p.Plan(deadIn(0, "a", "orders.created", nil)); r.Via != ViaDelayedExchange {
+		t.Errorf("%+v", r)
+	}
+	s, err := Schedule(Policy{Backoff: BackoffFixed, Base: 7 * time.Second}, 1, &ls[0])
+	if err != nil || strings.Contains(RenderScheduleTable(s), "ladder.delay") {
+		t.Errorf("schedule picks ladder's queue: %v\n%s", err, RenderScheduleTable(s))
+	}
+}
+
+func TestParseTarget(t *testing.T) {
+	for in, want := range map[string]Target{
+		"origin":         {Kind: TargetOrigin},
+		"queue:q":        {Kind: TargetQueue, Name: "q"},
+		"exchange:x":     {Kind: TargetExchange, Name: "x"},
+		"exchange:x:k":   {Kind: TargetExchange, Name: "x", RoutingKey: "k", HasKey: true},
+		"exchange:x:":    {Kind: TargetExchange, Name: "x", HasKey: true},
+		"exchange:x:a:b": {Kind: TargetExchange, Name: "x", RoutingKey: "a:b", HasKey: true},
+	} {
+		got, err := ParseTarget(in)
+		if err != nil || got != want || got.String() != in {
+			t.Errorf("%q: %+v %v (%q)", in, got, err, got.String())
+		}
+	}
+	for _, bad := range []string{"", "queue:", "exchange:", "topic:x"} {
+		if _, err := ParseTarget(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
