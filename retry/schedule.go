@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"text/tabwriter"
 	"time"
 )
 
@@ -59,25 +58,6 @@ func Schedule(p Policy, attempts int, l *Ladder) (RetrySchedule, error) {
 		s.Attempts = append(s.Attempts, a)
 	}
 	return s, nil
-}
-
-// RenderScheduleTable renders s as a plain-text table with aligned columns.
-func RenderScheduleTable(s RetrySchedule) string {
-	var b strings.Builder
-	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "ATTEMPT\tDELAY\tMIN\tMAX\tTIER")
-	for _, a := range s.Attempts {
-		tier := "-"
-		if a.Tier != "" {
-			tier = a.Tier
-			if a.Match == TierLonger {
-				tier += " (longer)"
-			}
-		}
-		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\n", a.Attempt, FormatDelay(a.Delay), FormatDelay(a.Min), FormatDelay(a.Max), tier)
-	}
-	w.Flush()
-	return b.String()
 }
 
 // FormatDelay writes d the way people write delays: 5s, 2m5s, 5m, 1h, 1.5s.

@@ -66,22 +66,6 @@ func TestScheduleErrors(t *testing.T) {
 	}
 }
 
-func TestRenderScheduleTable(t *testing.T) {
-	s, err := Schedule(Policy{Backoff: BackoffExponential, Base: 5 * time.Second, Factor: 5, Jitter: JitterEqual}, 4, ladderGoSeed())
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := "" +
-		"ATTEMPT  DELAY   MIN      MAX     TIER\n" +
-		"1        5s      2.5s     5s      orders.wait.5s\n" +
-		"2        25s     12.5s    25s     orders.wait.30s (longer)\n" +
-		"3        2m5s    1m2.5s   2m5s    orders.wait.5m (longer)\n" +
-		"4        10m25s  5m12.5s  10m25s  -\n"
-	if got := RenderScheduleTable(s); got != want {
-		t.Errorf("got\n%s\nwant\n%s", got, want)
-	}
-}
-
 func TestFormatDelay(t *testing.T) {
 	for d, want := range map[time.Duration]string{
 		0:                       "0s",

@@ -6,9 +6,9 @@ import (
 	"time"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/internal/termtext"
 	"github.com/ladder-tui/ladder/retry"
 	"github.com/ladder-tui/ladder/ui/style"
-	"github.com/ladder-tui/ladder/ui/termtext"
 )
 
 // Pure renderers of the queue browser's table. A row's text is built once

@@ -19,5 +19,5 @@
 // back as typed messages tagged with a generation or request id, so a late
 // answer is dropped. Drawing is done by pure functions in the *_render.go
 // files; keys come from package keymap, styles from package ui/style, and
-// every broker-supplied string passes through ui/termtext before it is drawn.
+// every broker-supplied string passes through internal/termtext before it is drawn.
 package ui

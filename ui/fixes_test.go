@@ -14,8 +14,8 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/internal/termtext"
 	"github.com/ladder-tui/ladder/retry"
-	"github.com/ladder-tui/ladder/ui/termtext"
 )
 
 // Tests for the defects an exploratory tester found, one block a defect.

@@ -8,8 +8,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 
+	"github.com/ladder-tui/ladder/internal/termtext"
 	"github.com/ladder-tui/ladder/keymap"
-	"github.com/ladder-tui/ladder/ui/termtext"
 )
 
 // helpModel is the ? screen: the bindings of the screen it was opened from

@@ -8,8 +8,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/internal/termtext"
 	"github.com/ladder-tui/ladder/retry"
-	"github.com/ladder-tui/ladder/ui/termtext"
 )
 
 // homeModel is the ladders screen: every ladder as a chain with live

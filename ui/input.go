@@ -6,9 +6,9 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/ladder-tui/ladder/internal/termtext"
 	"github.com/ladder-tui/ladder/keymap"
 	"github.com/ladder-tui/ladder/ui/style"
-	"github.com/ladder-tui/ladder/ui/termtext"
 )
 
 // lineInput is a one-line text field for filters and dialog fields. It is

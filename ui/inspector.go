@@ -10,8 +10,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/internal/termtext"
 	"github.com/ladder-tui/ladder/retry"
-	"github.com/ladder-tui/ladder/ui/termtext"
 )
 
 // inspectorModel shows one message in full in a scrollable viewport.

@@ -13,9 +13,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/internal/termtext"
 	"github.com/ladder-tui/ladder/retry"
 	"github.com/ladder-tui/ladder/ui/style"
-	"github.com/ladder-tui/ladder/ui/termtext"
 )
 
 // Pure renderers of the message inspector: one document of lines, each at

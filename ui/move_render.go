@@ -10,9 +10,9 @@ import (
 	"charm.land/lipgloss/v2"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/internal/termtext"
 	"github.com/ladder-tui/ladder/retry"
 	"github.com/ladder-tui/ladder/ui/style"
-	"github.com/ladder-tui/ladder/ui/termtext"
 )
 
 // Pure renderers of the move dialog's steps. Each returns lines of at most

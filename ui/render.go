@@ -5,7 +5,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/ladder-tui/ladder/ui/termtext"
+	"github.com/ladder-tui/ladder/internal/termtext"
 )
 
 // truncateStyled cuts an already styled line to width cells, keeping its

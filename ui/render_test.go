@@ -9,9 +9,9 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/internal/termtext"
 	"github.com/ladder-tui/ladder/retry"
 	"github.com/ladder-tui/ladder/ui/style"
-	"github.com/ladder-tui/ladder/ui/termtext"
 )
 
 func newStylesForTest() *style.Styles { return style.New(style.DefaultTheme(), true) }

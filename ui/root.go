@@ -11,8 +11,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/internal/termtext"
 	"github.com/ladder-tui/ladder/retry"
-	"github.com/ladder-tui/ladder/ui/termtext"
 )
 
 // Layout limits: below them the screen says so instead of drawing a

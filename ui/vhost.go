@@ -6,8 +6,8 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/ladder-tui/ladder/internal/termtext"
 	"github.com/ladder-tui/ladder/keymap"
-	"github.com/ladder-tui/ladder/ui/termtext"
 )
 
 // vhostModel lists the vhosts the user can see; choosing one opens a new

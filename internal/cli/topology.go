@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"io"
@@ -15,12 +15,12 @@ exchanges, DLQ) from queue arguments, policies and bindings, with depths, rates
 and findings such as unroutable dead-letter routes or head-of-line risks.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			l, err := a.live("topology")
+			c, closeClient, err := a.client("topology")
 			if err != nil {
 				return err
 			}
-			defer l.Close()
-			snap, err := l.Snapshot(cmd.Context())
+			defer closeClient()
+			snap, err := c.Snapshot(cmd.Context())
 			if err != nil {
 				return err
 			}

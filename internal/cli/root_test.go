@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -8,10 +8,11 @@ import (
 	"testing"
 )
 
+// runLadder runs ladder against the real broker (see brokerEnv).
 func runLadder(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code = run(args, strings.NewReader(""), &out, &errb)
+	code = run(args, strings.NewReader(""), &out, &errb, Build{Version: "dev", Commit: "dev", Date: "dev"}, nil)
 	return code, out.String(), errb.String()
 }
 

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -30,7 +30,7 @@ func newTmux(t *testing.T, w, h string, env []string, args ...string) *tmuxSessi
 		t.Skip("tmux is not installed: apt-get install tmux")
 	}
 	bin := filepath.Join(t.TempDir(), "ladder")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/ladder-tui/ladder").CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
 	s := &tmuxSession{t: t, name: strings.NewReplacer("/", "-", ".", "-").Replace(brokertest.Name(t, ""))}

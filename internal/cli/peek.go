@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"io"
@@ -27,12 +27,12 @@ side effect. Allowed in --read-only mode.`,
 			if opt.Limit < 1 {
 				return usageErr("--limit %d: want 1 or more", opt.Limit)
 			}
-			l, err := a.live("peek")
+			c, closeClient, err := a.client("peek")
 			if err != nil {
 				return err
 			}
-			defer l.Close()
-			res, err := l.Peek(cmd.Context(), args[0], opt)
+			defer closeClient()
+			res, err := c.Peek(cmd.Context(), args[0], opt)
 			if err != nil {
 				return err
 			}

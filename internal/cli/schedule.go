@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"fmt"
@@ -31,6 +31,11 @@ The seeds' policies:
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var err error
+			for _, f := range []string{"backoff", "base"} {
+				if !cmd.Flags().Changed(f) {
+					return usageErr("--%s is required (see ladder schedule --help)", f)
+				}
+			}
 			if p.Backoff, err = retry.ParseBackoff(backoff); err != nil {
 				return usageErr("--backoff: %w", err)
 			}
@@ -56,7 +61,7 @@ The seeds' policies:
 			if a.json() {
 				return writeJSON(a.stdout, s)
 			}
-			_, err = io.WriteString(a.stdout, retry.RenderScheduleTable(s))
+			_, err = io.WriteString(a.stdout, renderSchedule(s))
 			return err
 		},
 	}
@@ -68,8 +73,6 @@ The seeds' policies:
 	f.DurationVar(&p.Cap, "cap", 0, "longest delay (0: none)")
 	f.StringVar(&jitter, "jitter", "none", "none, full, equal, decorrelated or proportional (+0–10 %)")
 	f.StringVar(&ladder, "ladder", "", "main queue of a ladder on the broker: show the tier each retry uses")
-	_ = cmd.MarkFlagRequired("backoff")
-	_ = cmd.MarkFlagRequired("base")
 	_ = cmd.RegisterFlagCompletionFunc("backoff", cobra.FixedCompletions([]string{"fixed", "linear", "exponential"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("jitter", cobra.FixedCompletions([]string{"none", "full", "equal", "decorrelated", "proportional"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
@@ -77,12 +80,12 @@ The seeds' policies:
 
 // findLadder reads the broker and returns the ladder queue belongs to.
 func (a *app) findLadder(cmd *cobra.Command, queue string) (*retry.Ladder, error) {
-	l, err := a.live("schedule")
+	c, closeClient, err := a.client("schedule")
 	if err != nil {
 		return nil, err
 	}
-	defer l.Close()
-	snap, err := l.Snapshot(cmd.Context())
+	defer closeClient()
+	snap, err := c.Snapshot(cmd.Context())
 	if err != nil {
 		return nil, err
 	}

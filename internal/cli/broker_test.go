@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -315,7 +315,7 @@ func TestMoveInterruptedBySIGINTReportsAndLosesNothing(t *testing.T) {
 func startMove(t *testing.T, r *broker.Resolved, src, dst string, stdout *strings.Builder, extra ...string) *exec.Cmd {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "ladder")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/ladder-tui/ladder").CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
 	cmd := exec.Command(bin, append([]string{"move", "--from", src, "--to", "queue:" + dst, "--yes"}, extra...)...)

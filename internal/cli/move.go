@@ -1,15 +1,13 @@
-package main
+package cli
 
 import (
 	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
-	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
 
 	"github.com/ladder-tui/ladder/broker"
@@ -66,27 +64,17 @@ may then be both in the target and in the source (duplicates_possible).`,
 				return usageErr("--delay %v: must not be negative", delay)
 			}
 			req.To, req.Delay = t, delay
-			r, err := a.resolve()
-			if err != nil {
-				return err
-			}
-			if r.ReadOnly && !req.DryRun {
+			if a.cfg.ReadOnly && !req.DryRun {
 				return fmt.Errorf("move from %s: %w", req.From, broker.ErrReadOnly)
 			}
 			if !req.DryRun && !yes && !isTerminal(a.stdin) {
 				return usageErr("move from %s: not a terminal, so no one can confirm: pass --yes (or try --dry-run first)", req.From)
 			}
-			l, err := broker.NewLive(r, "move")
+			c, closeClient, err := a.client("move")
 			if err != nil {
 				return err
 			}
-			defer l.Close()
-			wrap, closeLog, err := a.withAuditLog()
-			if err != nil {
-				return err
-			}
-			defer closeLog()
-			c := wrap(l, r.AMQPURL)
+			defer closeClient()
 			if !req.DryRun && !yes {
 				// The question is the plan: the same planner the move runs,
 				// so what is confirmed is what happens.
@@ -122,12 +110,6 @@ may then be both in the target and in the source (duplicates_possible).`,
 	f.BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation")
 	_ = cmd.RegisterFlagCompletionFunc("to", cobra.FixedCompletions([]string{"origin", "queue:", "exchange:"}, cobra.ShellCompDirectiveNoSpace|cobra.ShellCompDirectiveNoFileComp))
 	return cmd
-}
-
-// isTerminal reports whether f is a terminal ladder may talk to.
-func isTerminal(rw any) bool {
-	f, ok := rw.(*os.File)
-	return ok && term.IsTerminal(f.Fd())
 }
 
 // previewCap bounds the dry run a confirmation shows (it browses every

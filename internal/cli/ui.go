@@ -1,6 +1,7 @@
-package main
+package cli
 
 import (
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -38,23 +39,35 @@ func (a *app) runUI(cmd *cobra.Command, c broker.Client, open func(string) (brok
 
 // runLiveUI is `ladder` with no command.
 func (a *app) runLiveUI(cmd *cobra.Command, u uiFlags) error {
-	l, err := a.live("ui")
+	c, closeClient, err := a.client("ui")
 	if err != nil {
 		return err
 	}
-	defer l.Close()
-	wrap, closeLog, err := a.withAuditLog()
-	if err != nil {
-		return err
-	}
-	defer closeLog()
+	defer closeClient()
+	// Clients opened by the vhost switcher (from the UI's commands, on
+	// their own goroutines) are closed when the UI ends.
+	var (
+		mu     sync.Mutex
+		opened []func()
+	)
+	defer func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, f := range opened {
+			f()
+		}
+	}()
 	open := func(vhost string) (broker.Client, error) {
-		lv, err := l.WithVhost(vhost)
+		cfg := a.cfg
+		cfg.Vhost = vhost
+		c, closeClient, err := a.clientFor(cfg, "ui")
 		if err != nil {
 			return nil, err
 		}
-		return wrap(lv, lv.Resolved().AMQPURL), nil
+		mu.Lock()
+		opened = append(opened, closeClient)
+		mu.Unlock()
+		return c, nil
 	}
-	c := wrap(l, l.Resolved().AMQPURL)
 	return a.runUI(cmd, c, open, u, "", nil)
 }

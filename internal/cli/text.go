@@ -1,32 +1,18 @@
-package main
+package cli
 
 import (
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/retry"
-	"github.com/ladder-tui/ladder/ui/termtext"
 )
 
 // Pure renderers for the commands' tables. Everything from the broker goes
 // through termtext.Sanitize: names and headers are untrusted text.
-
-var clean = termtext.Sanitize
-
-func table(rows [][]string) string {
-	var b strings.Builder
-	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	for _, r := range rows {
-		fmt.Fprintln(w, strings.Join(r, "\t"))
-	}
-	w.Flush()
-	return b.String()
-}
 
 func rate(p *float64) string {
 	if p == nil {
@@ -256,4 +242,21 @@ func target(exchange, key string) string {
 		return "queue " + key
 	}
 	return exchange + " → " + key
+}
+
+// renderSchedule is the retry schedule as a table: each attempt's delay, the
+// band jitter spreads it over, and the tier it waits in.
+func renderSchedule(s retry.RetrySchedule) string {
+	rows := [][]string{{"ATTEMPT", "DELAY", "MIN", "MAX", "TIER"}}
+	for _, at := range s.Attempts {
+		tier := "-"
+		if at.Tier != "" {
+			tier = clean(at.Tier)
+			if at.Match == retry.TierLonger {
+				tier += " (longer)"
+			}
+		}
+		rows = append(rows, []string{strconv.Itoa(at.Attempt), retry.FormatDelay(at.Delay), retry.FormatDelay(at.Min), retry.FormatDelay(at.Max), tier})
+	}
+	return table(rows)
 }

@@ -1,13 +1,11 @@
-package main
+package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -15,36 +13,24 @@ import (
 	"github.com/ladder-tui/ladder/broker"
 )
 
-// Exit codes: scripts can tell a usage mistake from a failed or partial run.
-const (
-	exitOK      = 0
-	exitError   = 1
-	exitUsage   = 2
-	exitPartial = 3
-)
+// Build says which ladder this is (set by the release build).
+type Build struct{ Version, Commit, Date string }
 
-// exitErr carries an exit code with the error that caused it.
-type exitErr struct {
-	code int
-	err  error
-}
-
-func (e *exitErr) Error() string { return e.err.Error() }
-func (e *exitErr) Unwrap() error { return e.err }
-
-func usageErr(format string, a ...any) error {
-	return &exitErr{code: exitUsage, err: fmt.Errorf(format, a...)}
-}
-
-// app is what every command shares: configuration, streams, output mode.
+// app is what every command shares: configuration, streams, output mode,
+// and the one way to get a broker client.
 type app struct {
 	cfg      broker.Config
 	auditLog string
 	output   string
 	noColor  bool
+	build    Build
 	stdin    io.Reader
 	stdout   io.Writer
 	stderr   io.Writer
+	// connect builds the broker client for a command (see client.go);
+	// tests put the simulation here.
+	connect connector
+	audit   *auditFile
 }
 
 // envFlag ties a global flag to its environment variable.
@@ -90,6 +76,7 @@ variable (shown in brackets); flags win over the environment.`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
 		return &exitErr{code: exitUsage, err: err}
 	})
+	root.Args = usageArgs(root.Args)
 
 	u.register(root)
 	pf := root.PersistentFlags()
@@ -121,6 +108,13 @@ variable (shown in brackets); flags win over the environment.`,
 		newReplayCmd(a),
 		newScheduleCmd(a),
 	)
+	// Every argument check's error is a usage error (exit 2), however
+	// cobra words it.
+	for _, c := range root.Commands() {
+		if c.Args != nil {
+			c.Args = usageArgs(c.Args)
+		}
+	}
 	return root
 }
 
@@ -163,10 +157,19 @@ func notYet(what, issue string) error {
 	return fmt.Errorf("%s is not built yet (it arrives with %s)", what, issue)
 }
 
-// run executes ladder with args and returns the process exit code. Errors
+// Run executes ladder with args and returns the process exit code. Errors
 // are printed once, on one line, with every URL password redacted.
-func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	a := &app{stdin: stdin, stdout: stdout, stderr: stderr}
+func Run(args []string, stdin io.Reader, stdout, stderr io.Writer, b Build) int {
+	return run(args, stdin, stdout, stderr, b, nil)
+}
+
+// run is Run with the broker connector chosen (nil: the real broker).
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer, b Build, connect connector) int {
+	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, build: b, connect: connect}
+	if a.connect == nil {
+		a.connect = liveConnector
+	}
+	defer a.closeAudit()
 	root := newRootCmd(a)
 	root.SetArgs(args)
 	// Ctrl+C or a TERM stops a move cleanly: deliveries stop, in-flight
@@ -174,57 +177,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	err := root.ExecuteContext(ctx)
-	if err == nil {
-		return exitOK
+	if err != nil {
+		printError(stderr, a, err)
 	}
-	code := exitError
-	var ee *exitErr
-	switch {
-	case errors.As(err, &ee):
-		code = ee.code
-	case isUsage(err):
-		code = exitUsage
-	}
-	msg := strings.ReplaceAll(broker.RedactText(err.Error(), secretsOf(a)...), "\n", " ")
-	fmt.Fprintf(stderr, "ladder: %s\n", msg)
-	return code
-}
-
-// isUsage recognises cobra's own argument and command errors.
-func isUsage(err error) bool {
-	s := err.Error()
-	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "accepts ", "requires at least", "requires at most", "invalid argument", "flag needs an argument", "required flag"} {
-		if strings.Contains(s, p) {
-			return true
-		}
-	}
-	return false
-}
-
-// secretsOf lists passwords that must never appear in output, whatever path
-// an error took.
-func secretsOf(a *app) []string {
-	var out []string
-	for _, raw := range []string{a.cfg.AMQPURL, a.cfg.APIURL, os.Getenv("LADDER_AMQP_URL"), os.Getenv("LADDER_API_URL")} {
-		if p := passwordOf(raw); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-func passwordOf(raw string) string {
-	i := strings.Index(raw, "://")
-	if i < 0 {
-		return ""
-	}
-	rest := raw[i+3:]
-	at := strings.LastIndex(rest, "@")
-	if at < 0 {
-		return ""
-	}
-	if c := strings.Index(rest[:at], ":"); c >= 0 {
-		return rest[c+1 : at]
-	}
-	return ""
+	return exitCode(err)
 }

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"strings"
@@ -75,5 +75,24 @@ func TestMoveQuestionNamesRoutesAndCounts(t *testing.T) {
 	want := "Move 6 messages from pay.dlq to their origin (pay.topic/pay.charge) after 3s, 3 via tier pay.wait.3s, 3 via a ladder delay queue (1 stay in pay.dlq: see the plan above)? [y/N] "
 	if got != want {
 		t.Errorf("got  %q\nwant %q", got, want)
+	}
+}
+
+func TestRenderSchedule(t *testing.T) {
+	l := &retry.Ladder{Main: "orders.process", Tiers: []retry.Tier{
+		{Queue: "orders.wait.5s", TTL: 5 * time.Second}, {Queue: "orders.wait.30s", TTL: 30 * time.Second}, {Queue: "orders.wait.5m\x1b[2J", TTL: 5 * time.Minute},
+	}}
+	s, err := retry.Schedule(retry.Policy{Backoff: retry.BackoffExponential, Base: 5 * time.Second, Factor: 5, Jitter: retry.JitterEqual}, 4, l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "" +
+		"ATTEMPT  DELAY   MIN      MAX     TIER\n" +
+		"1        5s      2.5s     5s      orders.wait.5s\n" +
+		"2        25s     12.5s    25s     orders.wait.30s (longer)\n" +
+		"3        2m5s    1m2.5s   2m5s    orders.wait.5m\\x1b[2J (longer)\n" +
+		"4        10m25s  5m12.5s  10m25s  -\n"
+	if got := renderSchedule(s); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
 }

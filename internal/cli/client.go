@@ -1,0 +1,80 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"sync"
+
+	"github.com/ladder-tui/ladder/broker"
+)
+
+// connector builds the broker client a command works with, for cfg, and the
+// func that closes it. The real one is liveConnector; command tests put the
+// simulation here, so commands run without a broker.
+type connector func(cfg broker.Config, purpose string) (broker.Client, func(), error)
+
+// liveConnector is the real broker: its AMQP connection is named
+// "ladder <purpose>".
+func liveConnector(cfg broker.Config, purpose string) (broker.Client, func(), error) {
+	r, err := cfg.Resolve()
+	if err != nil {
+		return nil, nil, usageErr("%w", err)
+	}
+	l, err := broker.NewLive(r, purpose)
+	if err != nil {
+		return nil, nil, err
+	}
+	return l, func() { l.Close() }, nil
+}
+
+// client is the one factory every command and the UI use: the connector's
+// client behind the audit hook (--audit-log), when one is asked for.
+func (a *app) client(purpose string) (broker.Client, func(), error) {
+	return a.clientFor(a.cfg, purpose)
+}
+
+// clientFor is client for another configuration (the UI's vhost switcher).
+func (a *app) clientFor(cfg broker.Config, purpose string) (broker.Client, func(), error) {
+	f, err := a.openAudit()
+	if err != nil {
+		return nil, nil, err
+	}
+	c, closeClient, err := a.connect(cfg, purpose)
+	if err != nil {
+		return nil, nil, err
+	}
+	if f != nil {
+		c = broker.Audited(c, f, cfg.AMQPURL)
+	}
+	return c, closeClient, nil
+}
+
+// auditFile is --audit-log, opened once per run and shared by every client.
+type auditFile struct {
+	once sync.Once
+	f    *os.File
+	err  error
+}
+
+// openAudit opens --audit-log for appending on first use (nil when unset).
+func (a *app) openAudit() (*os.File, error) {
+	if a.auditLog == "" {
+		return nil, nil
+	}
+	if a.audit == nil {
+		a.audit = &auditFile{}
+	}
+	a.audit.once.Do(func() {
+		a.audit.f, a.audit.err = os.OpenFile(a.auditLog, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+		if a.audit.err != nil {
+			a.audit.err = fmt.Errorf("--audit-log %s: %w", a.auditLog, a.audit.err)
+		}
+	})
+	return a.audit.f, a.audit.err
+}
+
+func (a *app) closeAudit() {
+	if a.audit != nil && a.audit.f != nil {
+		a.audit.f.Close()
+	}
+}

@@ -1,0 +1,92 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ladder-tui/ladder/broker"
+)
+
+// Exit codes: scripts can tell a usage mistake from a failed or partial run.
+const (
+	exitOK      = 0
+	exitError   = 1
+	exitUsage   = 2
+	exitPartial = 3
+)
+
+// exitErr carries an exit code with the error that caused it.
+type exitErr struct {
+	code int
+	err  error
+}
+
+func (e *exitErr) Error() string { return e.err.Error() }
+func (e *exitErr) Unwrap() error { return e.err }
+
+// usageErr is a mistake in how ladder was called (exit 2).
+func usageErr(format string, a ...any) error {
+	return &exitErr{code: exitUsage, err: fmt.Errorf(format, a...)}
+}
+
+// usageArgs makes a cobra argument check's error a usage error, so exit
+// codes never depend on cobra's wording.
+func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := check(cmd, args); err != nil {
+			return &exitErr{code: exitUsage, err: err}
+		}
+		return nil
+	}
+}
+
+// exitCode is the process exit code for err.
+func exitCode(err error) int {
+	if err == nil {
+		return exitOK
+	}
+	var ee *exitErr
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	return exitError
+}
+
+// printError writes err once, on one line, with every password redacted.
+func printError(w io.Writer, a *app, err error) {
+	msg := strings.ReplaceAll(broker.RedactText(err.Error(), secretsOf(a)...), "\n", " ")
+	fmt.Fprintf(w, "ladder: %s\n", msg)
+}
+
+// secretsOf lists passwords that must never appear in output, whatever path
+// an error took.
+func secretsOf(a *app) []string {
+	var out []string
+	for _, raw := range []string{a.cfg.AMQPURL, a.cfg.APIURL, os.Getenv("LADDER_AMQP_URL"), os.Getenv("LADDER_API_URL")} {
+		if p := passwordOf(raw); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func passwordOf(raw string) string {
+	i := strings.Index(raw, "://")
+	if i < 0 {
+		return ""
+	}
+	rest := raw[i+3:]
+	at := strings.LastIndex(rest, "@")
+	if at < 0 {
+		return ""
+	}
+	if c := strings.Index(rest[:at], ":"); c >= 0 {
+		return rest[c+1 : at]
+	}
+	return ""
+}

@@ -1,0 +1,42 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/charmbracelet/x/term"
+
+	"github.com/ladder-tui/ladder/internal/termtext"
+)
+
+// writeJSON prints v as indented JSON: the stable output for scripts.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// isTerminal reports whether f is a terminal ladder may talk to.
+func isTerminal(rw any) bool {
+	f, ok := rw.(*os.File)
+	return ok && term.IsTerminal(f.Fd())
+}
+
+// clean makes untrusted text (anything from the broker) safe to print.
+var clean = termtext.Sanitize
+
+// table aligns rows in columns two spaces apart.
+func table(rows [][]string) string {
+	var b strings.Builder
+	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	for _, r := range rows {
+		fmt.Fprintln(w, strings.Join(r, "\t"))
+	}
+	w.Flush()
+	return b.String()
+}
