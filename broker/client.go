@@ -74,6 +74,8 @@ type PeekResult struct {
 	Messages []Message `json:"messages"`
 	// HoLBasis says how due times were computed ("" when no message has a TTL).
 	HoLBasis string `json:"hol_basis,omitempty"`
+	// PeekedAt is when the messages were read: due times count from it.
+	PeekedAt time.Time `json:"peeked_at"`
 }
 
 // Message is one peeked message, decoded by the retry engine.

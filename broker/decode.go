@@ -51,6 +51,7 @@ func previewText(b []byte) string {
 // AnnotateHoL marks head-of-line blocking when the queue's messages can
 // expire at all (a queue TTL, or a per-message TTL on some message).
 func AnnotateHoL(res *PeekResult, set retry.QueueSettings, now time.Time) {
+	res.PeekedAt = now
 	in := make([]retry.HoLInput, len(res.Messages))
 	some := set.HasMessageTTL
 	for i, m := range res.Messages {

@@ -10,6 +10,12 @@ import (
 
 // fromTable adapts an AMQP table to the engine's plain values, keeping every
 // field's Go type (int32 stays int32) so it can be written back unchanged.
+//
+// The contract every reader of broker headers (the inspector, the engine,
+// JSON) relies on: a value is nil, bool, int8, int16, int32, int64, uint8,
+// uint16, uint32, uint64, float32, float64, string, []byte, time.Time,
+// retry.Decimal, []any or map[string]any of those — never a client
+// library's type (see PlainHeaderValue).
 func fromTable(t amqp.Table) retry.Headers {
 	if t == nil {
 		return nil
@@ -32,8 +38,7 @@ func fromValue(v any) any {
 		}
 		return out
 	case amqp.Decimal:
-		// Rare in headers; the engine has no decimal type, so keep it exact as text.
-		return decimalString(x)
+		return retry.Decimal{Scale: x.Scale, Value: x.Value}
 	default:
 		return v
 	}
@@ -65,6 +70,8 @@ func toValue(v any) any {
 		return out
 	case time.Time:
 		return x
+	case retry.Decimal:
+		return amqp.Decimal{Scale: x.Scale, Value: x.Value}
 	case int:
 		// amqp091 sends a Go int as int32 and fails above it: be explicit.
 		return int64(x)
@@ -75,24 +82,25 @@ func toValue(v any) any {
 	}
 }
 
-func decimalString(d amqp.Decimal) string {
-	s := []byte{}
-	v := d.Value
-	neg := v < 0
-	if neg {
-		v = -v
+// PlainHeaderValue reports whether v keeps fromTable's contract.
+func PlainHeaderValue(v any) bool {
+	switch x := v.(type) {
+	case nil, bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, float64, string, []byte, time.Time, retry.Decimal:
+		return true
+	case []any:
+		for _, e := range x {
+			if !PlainHeaderValue(e) {
+				return false
+			}
+		}
+		return true
+	case map[string]any:
+		for _, e := range x {
+			if !PlainHeaderValue(e) {
+				return false
+			}
+		}
+		return true
 	}
-	digits := []byte{}
-	for v > 0 || len(digits) <= int(d.Scale) {
-		digits = append([]byte{byte('0' + v%10)}, digits...)
-		v /= 10
-	}
-	if d.Scale > 0 {
-		i := len(digits) - int(d.Scale)
-		digits = append(digits[:i], append([]byte{'.'}, digits[i:]...)...)
-	}
-	if neg {
-		s = append(s, '-')
-	}
-	return string(append(s, digits...))
+	return false
 }

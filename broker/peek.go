@@ -97,7 +97,7 @@ func collect(ctx context.Context, ch *amqp.Channel, q retry.Queue, brokerVersion
 	if q.Type != retry.QueueStream && q.Ready < int64(want) {
 		want = int(q.Ready)
 	}
-	res := &PeekResult{Queue: q.Name, Type: q.Type, Total: q.Messages, Ready: q.Ready, Messages: []Message{}}
+	res := &PeekResult{Queue: q.Name, Type: q.Type, Total: q.Messages, Ready: q.Ready, Messages: []Message{}, PeekedAt: time.Now()}
 	res.SideEffects = PeekSideEffects(q.Type)
 	if want == 0 {
 		return res, nil

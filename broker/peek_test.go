@@ -11,6 +11,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/retry"
 )
 
 func peekIDs(res *broker.PeekResult) []string {
@@ -97,6 +98,14 @@ func TestPeekDecodesHeaderTypesAlike(t *testing.T) {
 	for i, v := range []any{int8(3), int16(3), int32(3), int64(3)} {
 		msgs = append(msgs, amqp.Publishing{MessageId: fmt.Sprint(i), Headers: amqp.Table{"x-retry-count": v}})
 	}
+	// Every AMQP field type, through the real broker: what comes back is
+	// plain values (the headers contract the inspector relies on).
+	msgs = append(msgs, amqp.Publishing{MessageId: "all", Headers: amqp.Table{
+		"b": true, "i8": int8(-3), "i16": int16(-300), "i32": int32(-70000), "i64": int64(1) << 40,
+		"f32": float32(1.5), "f64": 2.25, "dec": amqp.Decimal{Scale: 2, Value: -425}, "s": "text",
+		"x": []byte{0, 1, 0xff}, "t": time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC), "v": nil,
+		"arr": []interface{}{int32(1), amqp.Table{"deep": "x"}}, "nested": amqp.Table{"k": int16(1)},
+	}})
 	// A client republishing a message with its x-death (as 3.x brokers interpret).
 	msgs = append(msgs, amqp.Publishing{MessageId: "xd", Headers: amqp.Table{
 		"x-death": []interface{}{amqp.Table{"count": int32(3), "queue": "orders.process", "reason": "rejected", "exchange": "orders.topic", "routing-keys": []interface{}{"orders.created"}}},
@@ -111,7 +120,15 @@ func TestPeekDecodesHeaderTypesAlike(t *testing.T) {
 			t.Errorf("message %s: retry %+v", m.Properties.MessageID, m.Retry)
 		}
 	}
-	xd := res.Messages[4]
+	for k, v := range res.Messages[4].Headers {
+		if !broker.PlainHeaderValue(v) {
+			t.Errorf("header %s: %T is not a plain value", k, v)
+		}
+	}
+	if d, ok := res.Messages[4].Headers["dec"].(retry.Decimal); !ok || d.String() != "-4.25" {
+		t.Errorf("decimal came back as %#v", res.Messages[4].Headers["dec"])
+	}
+	xd := res.Messages[5]
 	if len(xd.Deaths) != 1 || xd.Deaths[0].Count != 3 || xd.Deaths[0].Queue != "orders.process" {
 		t.Fatalf("deaths %+v", xd.Deaths)
 	}

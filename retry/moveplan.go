@@ -6,7 +6,6 @@ import (
 	"reflect"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -475,27 +474,4 @@ func ViaCounts(counts []RouteCount) map[Via]int {
 		out[c.Via] += c.Count
 	}
 	return out
-}
-
-// DescribeRoutes says in words how messages travel: "3 via tier
-// pay.wait.3s, 3 via a ladder delay queue". Names are untrusted: the caller
-// sanitises the text for the terminal.
-func DescribeRoutes(counts []RouteCount) string {
-	parts := make([]string, 0, len(counts))
-	for _, c := range counts {
-		n := strconv.Itoa(c.Count)
-		switch c.Via {
-		case ViaDirect:
-			parts = append(parts, n+" directly")
-		case ViaTier:
-			parts = append(parts, n+" via tier "+c.Through)
-		case ViaDelayedExchange:
-			parts = append(parts, n+" via delayed exchange "+c.Through)
-		case ViaDelayQueue:
-			parts = append(parts, n+" via a ladder delay queue")
-		default:
-			parts = append(parts, n+" via "+string(c.Via))
-		}
-	}
-	return strings.Join(parts, ", ")
 }

@@ -412,6 +412,9 @@ func intValue(v any) (int64, string, error) {
 	case []byte:
 		n, err := decimal(string(x))
 		return n, "[]byte", err
+	case Decimal:
+		n, err := floatInt(x.Float())
+		return n, "decimal", err
 	}
 	return 0, typeName(v), fmt.Errorf("want an integer, got %s", typeName(v))
 }

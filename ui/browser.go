@@ -17,10 +17,10 @@ import (
 
 // browserRow is one peeked message with its precomputed text.
 type browserRow struct {
-	msg    *broker.Message
-	text   string // the row without its mark column
-	search string
-	warn   bool
+	message *broker.Message
+	text    string // the row without its mark column
+	search  string
+	warn    bool
 }
 
 // browserModel is the queue browser: peeked messages in a table that draws
@@ -166,7 +166,7 @@ func (m *browserModel) reload() tea.Cmd {
 func (m *browserModel) renderRows() {
 	m.banner = renderPeekBanner(m.res, m.at, m.w, m.c.styles)
 	for i := range m.rows {
-		m.rows[i].text = renderBrowserRow(m.rows[i].msg, m.cols, m.at)
+		m.rows[i].text = renderBrowserRow(m.rows[i].message, m.cols, m.at)
 	}
 }
 
@@ -177,7 +177,7 @@ func (m *browserModel) resort() {
 		m.order[i] = i
 	}
 	by := func(f func(a, b *broker.Message) int) {
-		slices.SortStableFunc(m.order, func(i, j int) int { return f(m.rows[i].msg, m.rows[j].msg) })
+		slices.SortStableFunc(m.order, func(i, j int) int { return f(m.rows[i].message, m.rows[j].message) })
 	}
 	switch m.sortBy {
 	case sortAge:
@@ -277,14 +277,14 @@ func (m *browserModel) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.filtering = true
 	case key.Matches(msg, k.Open):
 		if i := m.current(); i >= 0 {
-			msg := m.rows[i].msg
-			spec := m.moveSpec(msg)
+			message := m.rows[i].message
+			spec := m.moveSpec(message)
 			spec.single = true
-			return navCmd(openMessageMsg{queue: m.queue, msg: msg, ladder: m.ladder, peeked: m.at, spec: spec})
+			return navCmd(openMessageMsg{queue: m.queue, message: message, ladder: m.ladder, peeked: m.at, spec: spec})
 		}
 	case key.Matches(msg, k.Mark):
 		if i := m.current(); i >= 0 {
-			p := m.rows[i].msg.Position
+			p := m.rows[i].message.Position
 			if m.marks[p] {
 				delete(m.marks, p)
 			} else {
@@ -306,7 +306,7 @@ func (m *browserModel) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		}
 		var cur *broker.Message
 		if i := m.current(); i >= 0 {
-			cur = m.rows[i].msg
+			cur = m.rows[i].message
 		}
 		return navCmd(openMoveMsg{spec: m.moveSpec(cur)})
 	}
@@ -320,9 +320,9 @@ func (m *browserModel) moveSpec(cursor *broker.Message) moveSpec {
 	spec := moveSpec{queue: m.queue, ladder: m.ladder, cursor: cursor, marked: m.markedPositions(), ids: map[int]string{}}
 	if m.res != nil {
 		spec.depth = m.res.Ready
-		for _, msg := range m.res.Messages {
-			if m.marks[msg.Position] {
-				spec.ids[msg.Position] = msg.Properties.MessageID
+		for _, message := range m.res.Messages {
+			if m.marks[message.Position] {
+				spec.ids[message.Position] = message.Properties.MessageID
 			}
 		}
 	}
@@ -333,16 +333,16 @@ func (m *browserModel) moveSpec(cursor *broker.Message) moveSpec {
 func (m *browserModel) markAll() {
 	all := len(m.view) > 0
 	for _, i := range m.view {
-		if !m.marks[m.rows[i].msg.Position] {
+		if !m.marks[m.rows[i].message.Position] {
 			all = false
 			break
 		}
 	}
 	for _, i := range m.view {
 		if all {
-			delete(m.marks, m.rows[i].msg.Position)
+			delete(m.marks, m.rows[i].message.Position)
 		} else {
-			m.marks[m.rows[i].msg.Position] = true
+			m.marks[m.rows[i].message.Position] = true
 		}
 	}
 }
@@ -377,7 +377,7 @@ func (m *browserModel) View() string {
 		if vi == m.nav.cursor {
 			cur = "▸"
 		}
-		if m.marks[r.msg.Position] {
+		if m.marks[r.message.Position] {
 			mark = "●"
 		}
 		switch line := cur + mark + r.text; {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/internal/present"
 	"github.com/ladder-tui/ladder/internal/termtext"
 	"github.com/ladder-tui/ladder/retry"
 	"github.com/ladder-tui/ladder/ui/style"
@@ -100,7 +101,7 @@ func renderBrowserRow(m *broker.Message, c browserCols, at time.Time) string {
 	}
 	id := m.Properties.MessageID
 	if id == "" {
-		id = noValue
+		id = present.NoValue
 	}
 	var ts time.Time
 	if m.Properties.Timestamp != nil {
@@ -113,12 +114,12 @@ func renderBrowserRow(m *broker.Message, c browserCols, at time.Time) string {
 		idText = termtext.TruncateLeft(idText, c.id)
 	}
 	cell(idText, c.id, false)
-	cell(fmtAge(ts, at), c.age, true)
+	cell(present.Age(ts, at), c.age, true)
 	cell(retryCell(m.Retry, c.long), c.retry, false)
 	cell(termtext.Sanitize(lastDeath(m.Deaths)), c.death, false)
-	cell(dueCell(m.HoL, at, c.long), c.due, true)
-	cell(holCell(m.HoL, c.long), c.hol, false)
-	cell(fmtBytes(m.BodySize), c.size, true)
+	cell(present.Due(m.HoL, at, dueForm(c.long)), c.due, true)
+	cell(present.Blocked(m.HoL, c.long), c.hol, false)
+	cell(present.Bytes(m.BodySize), c.size, true)
 	cell(termtext.Sanitize(m.RoutingKey), c.rkey, false)
 	return b.String()
 }
@@ -127,8 +128,8 @@ func renderBrowserRow(m *broker.Message, c browserCols, at time.Time) string {
 func buildBrowserRows(res *broker.PeekResult, c browserCols, at time.Time) []browserRow {
 	rows := make([]browserRow, len(res.Messages))
 	for i := range res.Messages {
-		msg := &res.Messages[i]
-		rows[i] = browserRow{msg: msg, text: renderBrowserRow(msg, c, at), search: searchText(msg), warn: rowWarn(msg)}
+		message := &res.Messages[i]
+		rows[i] = browserRow{message: message, text: renderBrowserRow(message, c, at), search: searchText(message), warn: rowWarn(message)}
 	}
 	return rows
 }
@@ -172,41 +173,6 @@ func lastDeath(ds []retry.Death) string {
 	return r + "@" + d.Queue
 }
 
-// dueCell says when a message's TTL runs out, counted from the peek: "4s"
-// (in 4 seconds), "late 3m" overdue (its TTL ran out 3 minutes ago but it
-// has not left: something ahead holds it), "never" without any TTL. Wide
-// layouts say "in 4s" and "overdue 3m12s".
-func dueCell(h *retry.HoLMark, at time.Time, long bool) string {
-	switch {
-	case h == nil:
-		return noValue
-	case h.NeverDue:
-		return "never"
-	case h.Overdue > 0:
-		if long {
-			return "overdue " + fmtShort(h.Overdue)
-		}
-		return "late " + fmtApprox(h.Overdue)
-	case h.DueAt.After(at):
-		if long {
-			return "in " + fmtShort(h.DueAt.Sub(at))
-		}
-		return fmtShort(h.DueAt.Sub(at))
-	}
-	return "due"
-}
-
-// holCell flags a message held back by a longer TTL ahead of it.
-func holCell(h *retry.HoLMark, long bool) string {
-	if h == nil || !h.Blocked {
-		return ""
-	}
-	if long && h.BlockedBy >= 0 {
-		return "HoL←#" + strconv.Itoa(h.BlockedBy)
-	}
-	return "HoL"
-}
-
 // rowWarn marks rows worth a look: held back or overdue.
 func rowWarn(m *broker.Message) bool {
 	return m.HoL != nil && (m.HoL.Blocked || m.HoL.Overdue > 0)
@@ -229,7 +195,7 @@ func renderPeekBanner(res *broker.PeekResult, at time.Time, width int, st *style
 		typ = retry.QueueClassic
 	}
 	head := termtext.Sanitize(res.Queue) + " · " + typ + " · peeked " + strconv.Itoa(len(res.Messages)) +
-		" of " + fmtCount(res.Total) + " (" + fmtCount(res.Ready) + " ready) at " + fmtClock(at)
+		" of " + present.Count(res.Total) + " (" + present.Count(res.Ready) + " ready) at " + present.Clock(at)
 	lines := []string{st.Strong.Render(termtext.Truncate(head, width))}
 	// Side effects are what the user must not miss: wrapped, not cut. A peek
 	// that browsed nothing and released nothing changed nothing, whatever a
@@ -250,4 +216,12 @@ func peekSideEffects(res *broker.PeekResult) []string {
 		return nil
 	}
 	return res.SideEffects
+}
+
+// dueForm is the due-time form a column of this width takes.
+func dueForm(long bool) present.DueForm {
+	if long {
+		return present.DueWide
+	}
+	return present.DueCell
 }

@@ -9,6 +9,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/internal/present"
 	"github.com/ladder-tui/ladder/keymap"
 	"github.com/ladder-tui/ladder/retry"
 	"github.com/ladder-tui/ladder/ui/style"
@@ -48,11 +49,11 @@ type connState struct {
 
 // reconnectText is "reconnecting (3) in 4s", counted down from now.
 func (cs *connState) reconnectText(now time.Time) string {
-	left := ceilSeconds(cs.retryAt.Sub(now))
+	left := present.CeilSeconds(cs.retryAt.Sub(now))
 	if left <= 0 {
 		return "reconnecting (" + strconv.Itoa(cs.attempt) + ") now"
 	}
-	return "reconnecting (" + strconv.Itoa(cs.attempt) + ") in " + fmtDur(left)
+	return "reconnecting (" + strconv.Itoa(cs.attempt) + ") in " + present.Dur(left)
 }
 
 // screen is one child model under the root.

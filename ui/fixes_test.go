@@ -14,6 +14,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/internal/present"
 	"github.com/ladder-tui/ladder/internal/termtext"
 	"github.com/ladder-tui/ladder/retry"
 )
@@ -302,15 +303,15 @@ func TestBrowserCellsFitAt80(t *testing.T) {
 		{76 * time.Hour, "3d4h"},
 		{23*time.Hour + 59*time.Minute, "23h59m"},
 	} {
-		if got := fmtAge(fixedNow.Add(-tc.d), fixedNow); got != tc.want {
-			t.Errorf("fmtAge(%v) = %q, want %q", tc.d, got, tc.want)
+		if got := present.Age(fixedNow.Add(-tc.d), fixedNow); got != tc.want {
+			t.Errorf("present.Age(%v) = %q, want %q", tc.d, got, tc.want)
 		}
 	}
 	for _, d := range []time.Duration{45 * time.Second, 9*time.Minute + 59*time.Second, 46*time.Minute + 30*time.Second, 23*time.Hour + 59*time.Minute, 99 * 24 * time.Hour} {
-		if got := fmtAge(fixedNow.Add(-d), fixedNow); termtext.Width(got) > c.age {
+		if got := present.Age(fixedNow.Add(-d), fixedNow); termtext.Width(got) > c.age {
 			t.Errorf("age %q is wider than its column (%d)", got, c.age)
 		}
-		if got := fmtAge(fixedNow.Add(d), fixedNow); termtext.Width(got) > c.age {
+		if got := present.Age(fixedNow.Add(d), fixedNow); termtext.Width(got) > c.age {
 			t.Errorf("future age %q is wider than its column (%d)", got, c.age)
 		}
 		for _, long := range []bool{false, true} {
@@ -319,7 +320,7 @@ func TestBrowserCellsFitAt80(t *testing.T) {
 				w = browserLayout(160).due
 			}
 			for _, h := range []*retry.HoLMark{{Overdue: d}, {DueAt: fixedNow.Add(d)}} {
-				got := dueCell(h, fixedNow, long)
+				got := present.Due(h, fixedNow, dueForm(long))
 				if termtext.Width(got) > w {
 					t.Errorf("due %q (long %v) is wider than its column (%d)", got, long, w)
 				}
@@ -396,10 +397,10 @@ func TestWording(t *testing.T) {
 	h.mustContain("1 ladder · 1 queue · ")
 	h.mustNotContain("1 ladders", "1 queues")
 
-	if got := describeTarget(broker.Target{Kind: broker.TargetOrigin}, 1); got != "its origin" {
+	if got := describeTarget(broker.Target{Kind: broker.TargetOrigin}, 1, nil); got != "its origin" {
 		t.Errorf("one message goes to %q", got)
 	}
-	if got := describeTarget(broker.Target{Kind: broker.TargetOrigin}, 2); got != "their origin" {
+	if got := describeTarget(broker.Target{Kind: broker.TargetOrigin}, 2, nil); got != "their origin" {
 		t.Errorf("two messages go to %q", got)
 	}
 	if got := describeScope(broker.MoveRequest{Limit: 500}, 22); strings.Contains(got, "500 messages") || !strings.Contains(got, "all that are ready") {
@@ -407,14 +408,6 @@ func TestWording(t *testing.T) {
 	}
 	if got := describeScope(broker.MoveRequest{Limit: 1}, 1); got != "the first message" {
 		t.Errorf("first 1: %q", got)
-	}
-	if got := viaText("delay_queue"); got != "via a ladder delay queue" {
-		t.Errorf("viaText(delay_queue) = %q", got)
-	}
-	for _, v := range []string{"delayed_exchange", "delay_queue", "tier", "direct", "some_new_way"} {
-		if got := viaText(v); strings.ContainsAny(got, "_") {
-			t.Errorf("viaText(%q) = %q: not words", v, got)
-		}
 	}
 	st := newStylesForTest()
 	req := broker.MoveRequest{From: "q", To: broker.Target{Kind: broker.TargetQueue, Name: "orders"}, Delay: 5 * time.Minute}

@@ -3,6 +3,8 @@ package ui
 import (
 	"testing"
 	"time"
+
+	"github.com/ladder-tui/ladder/internal/present"
 )
 
 // Management counters move in steps: the last two polls of a 1 s refresh
@@ -20,7 +22,7 @@ func TestNetRateOverAWindow(t *testing.T) {
 	if !ok || net >= 0 {
 		t.Fatalf("windowed rate %v %v, want negative (draining)", net, ok)
 	}
-	if got := drainCell(80, rowStats{net: net, netOK: ok}); got == noValue || got == "grow" {
+	if got := drainCell(80, rowStats{net: net, netOK: ok}); got == present.NoValue || got == "grow" {
 		t.Fatalf("drain %q", got)
 	}
 	short := newHistory()

@@ -1,13 +1,13 @@
 package ui
 
 import (
-	"strconv"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/internal/present"
 	"github.com/ladder-tui/ladder/internal/termtext"
 	"github.com/ladder-tui/ladder/retry"
 )
@@ -227,7 +227,7 @@ func (m *homeModel) summary() string {
 	if cs.down {
 		left = "broker unreachable · " + cs.reconnectText(m.c.now())
 		if !cs.lastOK.IsZero() {
-			left += " · showing data from " + fmtClock(cs.lastOK)
+			left += " · showing data from " + present.Clock(cs.lastOK)
 		}
 		return st.Down.Render(termtext.Truncate(left, m.w))
 	}
@@ -235,7 +235,7 @@ func (m *homeModel) summary() string {
 		return ""
 	}
 	nq := len(m.snap.Topology.Queues)
-	left = plural(len(m.snap.Ladders), "ladder", "ladders") + " · " + plural(nq, "queue", "queues") + " · " + findingCounts(m.snap.Findings)
+	left = present.Plural(len(m.snap.Ladders), "ladder", "ladders") + " · " + present.Plural(nq, "queue", "queues") + " · " + findingCounts(m.snap.Findings)
 	if f := m.filter.String(); f != "" || m.filtering {
 		fw := max(10, m.w-termtext.Width(left)-14)
 		left += " · filter /" + m.filter.view(min(fw, 30), m.filtering, st)
@@ -260,22 +260,15 @@ func findingCounts(fs []retry.Finding) string {
 	}
 	var parts []string
 	if e > 0 {
-		parts = append(parts, plural(e, "error", "errors"))
+		parts = append(parts, present.Plural(e, "error", "errors"))
 	}
 	if w > 0 {
-		parts = append(parts, plural(w, "warning", "warnings"))
+		parts = append(parts, present.Plural(w, "warning", "warnings"))
 	}
 	if i > 0 {
-		parts = append(parts, plural(i, "note", "notes"))
+		parts = append(parts, present.Plural(i, "note", "notes"))
 	}
 	return strings.Join(parts, ", ")
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return strconv.Itoa(n) + " " + many
 }
 
 func (m *homeModel) name() string { return "ladders" }

@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/internal/present"
 	"github.com/ladder-tui/ladder/internal/termtext"
 	"github.com/ladder-tui/ladder/retry"
 	"github.com/ladder-tui/ladder/ui/style"
@@ -235,14 +236,14 @@ func renderHomeRow(r *homeRow, rs rowStats, c homeCols, st *style.Styles, select
 	if r.owned {
 		role = "own" // ladder's own wait queue: not part of the ladder's design
 	}
-	ready, unack, cons, in, out, drain := noValue, noValue, noValue, noValue, noValue, ""
+	ready, unack, cons, in, out, drain := present.NoValue, present.NoValue, present.NoValue, present.NoValue, present.NoValue, ""
 	spark := strings.Repeat(" ", c.spark)
 	if r.kind == rowDelayed {
-		ready, unack, cons, in, out = fmtCount(r.held), "", "", "", ""
+		ready, unack, cons, in, out = present.Count(r.held), "", "", "", ""
 	} else if r.q != nil {
 		q := r.q
-		ready, unack, cons = fmtCount(q.Ready), fmtCount(q.Unacked), strconv.Itoa(q.Consumers)
-		in, out = fmtRate(q.Rates.Publish, q.Rates.Known), fmtRate(q.Rates.Deliver, q.Rates.Known)
+		ready, unack, cons = present.Count(q.Ready), present.Count(q.Unacked), strconv.Itoa(q.Consumers)
+		in, out = present.Rate(q.Rates.Publish, q.Rates.Known), present.Rate(q.Rates.Deliver, q.Rates.Known)
 		spark = sparkline(rs.spark, c.spark)
 		drain = drainCell(q.Messages, rs)
 	}
@@ -279,15 +280,15 @@ func drainCell(depth int64, rs rowStats) string {
 		return ""
 	}
 	if !rs.netOK {
-		return noValue
+		return present.NoValue
 	}
 	switch {
 	case rs.net < 0:
-		return "~" + fmtApprox(time.Duration(float64(depth)/-rs.net*float64(time.Second)))
+		return "~" + present.Approx(time.Duration(float64(depth)/-rs.net*float64(time.Second)))
 	case rs.net > 0:
 		return "grow"
 	}
-	return noValue
+	return present.NoValue
 }
 
 type badgeText struct {
@@ -407,7 +408,7 @@ func renderRowDetails(r *homeRow, s *broker.Snapshot, width, height int, st *sty
 		if typ == "" {
 			typ = retry.QueueClassic
 		}
-		head += " · " + typ + " · " + plural(int(r.q.Messages), "message", "messages")
+		head += " · " + typ + " · " + present.Plural(int(r.q.Messages), "message", "messages")
 	}
 	// Wrapped at words, like the findings: a queue name is never cut.
 	lines = append(lines, wrapStyled(st.Strong, head, width)...)

@@ -10,6 +10,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/internal/present"
 	"github.com/ladder-tui/ladder/internal/termtext"
 	"github.com/ladder-tui/ladder/retry"
 )
@@ -19,12 +20,12 @@ type inspectorModel struct {
 	c    *common
 	w, h int
 
-	queue  string
-	msg    *broker.Message
-	ladder *retry.Ladder
-	at     time.Time
-	spec   moveSpec // what m opens the move dialog on
-	vp     viewport.Model
+	queue   string
+	message *broker.Message
+	ladder  *retry.Ladder
+	at      time.Time
+	spec    moveSpec // what m opens the move dialog on
+	vp      viewport.Model
 }
 
 func newInspector(c *common) *inspectorModel {
@@ -32,11 +33,11 @@ func newInspector(c *common) *inspectorModel {
 }
 
 func (m *inspectorModel) open(msg openMessageMsg) {
-	m.queue, m.msg, m.ladder, m.at, m.spec = msg.queue, msg.msg, msg.ladder, msg.peeked, msg.spec
+	m.queue, m.message, m.ladder, m.at, m.spec = msg.queue, msg.message, msg.ladder, msg.peeked, msg.spec
 	if m.spec.queue == "" {
 		m.spec = moveSpec{queue: msg.queue, ladder: msg.ladder}
 	}
-	m.spec.cursor, m.spec.single = msg.msg, true
+	m.spec.cursor, m.spec.single = msg.message, true
 	m.render()
 	m.vp.GotoTop()
 }
@@ -50,10 +51,10 @@ func (m *inspectorModel) SetSize(w, h int) {
 
 // render lays the document out again (on open and on resize only).
 func (m *inspectorModel) render() {
-	if m.msg == nil || m.w <= 0 {
+	if m.message == nil || m.w <= 0 {
 		return
 	}
-	m.vp.SetContentLines(renderInspector(m.msg, m.at, m.w, m.c.styles))
+	m.vp.SetContentLines(renderInspector(m.message, m.at, m.w, m.c.styles))
 }
 
 func (m *inspectorModel) Capturing() bool { return false }
@@ -62,7 +63,7 @@ func (m *inspectorModel) Back() (bool, tea.Cmd) { return false, nil }
 
 func (m *inspectorModel) Update(msg tea.Msg) tea.Cmd {
 	km, ok := msg.(tea.KeyPressMsg)
-	if !ok || m.msg == nil {
+	if !ok || m.message == nil {
 		return nil
 	}
 	k := m.c.keys
@@ -90,24 +91,24 @@ func (m *inspectorModel) Update(msg tea.Msg) tea.Cmd {
 // copyBody puts the raw body on the clipboard through OSC 52 (the escape
 // sequence base64-encodes it, so an untrusted body cannot act on the terminal).
 func (m *inspectorModel) copyBody() tea.Cmd {
-	body := messageBody(m.msg)
-	text := "copied " + fmtBytes(len(body)) + " to the clipboard (OSC 52; not every terminal supports it)"
-	if len(body) < m.msg.BodySize {
-		text = "copied the first " + fmtBytes(len(body)) + " of " + fmtBytes(m.msg.BodySize) + ": the peek kept only a preview"
+	body := messageBody(m.message)
+	text := "copied " + present.Bytes(len(body)) + " to the clipboard (OSC 52; not every terminal supports it)"
+	if len(body) < m.message.BodySize {
+		text = "copied the first " + present.Bytes(len(body)) + " of " + present.Bytes(m.message.BodySize) + ": the peek kept only a preview"
 	}
 	return tea.Batch(tea.SetClipboard(string(body)), statusCmd(text, false))
 }
 
 func (m *inspectorModel) View() string {
-	if m.msg == nil {
+	if m.message == nil {
 		return ""
 	}
 	st := m.c.styles
-	id := m.msg.Properties.MessageID
+	id := m.message.Properties.MessageID
 	if id == "" {
-		id = noValue
+		id = present.NoValue
 	}
-	title := "message #" + strconv.Itoa(m.msg.Position) + " in " + termtext.Sanitize(m.queue) + " · id " + termtext.Sanitize(id)
+	title := "message #" + strconv.Itoa(m.message.Position) + " in " + termtext.Sanitize(m.queue) + " · id " + termtext.Sanitize(id)
 	pct := strconv.Itoa(int(m.vp.ScrollPercent()*100)) + "%"
 	title = termtext.Truncate(title, m.w-len(pct)-1)
 	head := st.Strong.Render(title) + strings.Repeat(" ", max(1, m.w-termtext.Width(title)-len(pct))) + st.Muted.Render(pct)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/internal/present"
 	"github.com/ladder-tui/ladder/internal/termtext"
 	"github.com/ladder-tui/ladder/retry"
 	"github.com/ladder-tui/ladder/ui/style"
@@ -64,57 +64,28 @@ func amqpType(v any) string {
 		return "table"
 	case retry.Headers:
 		return "table"
-	}
-	rv := reflect.ValueOf(v)
-	switch {
-	case rv.Kind() == reflect.Map:
-		return "table"
-	case rv.Kind() == reflect.Slice && rv.Type().Elem().Kind() == reflect.Interface:
-		return "array[" + strconv.Itoa(rv.Len()) + "]"
-	case strings.HasSuffix(rv.Type().Name(), "Decimal"):
+	case retry.Decimal:
 		return "decimal"
 	}
-	return rv.Type().String()
+	// broker promises plain values only (broker.PlainHeaderValue).
+	return fmt.Sprintf("%T", v)
 }
 
-// asTable and asArray read nested values, including named types such as
-// amqp091's Table, without importing the client library.
+// asTable and asArray read nested values: plain maps and slices, as broker
+// hands them over.
 func asTable(v any) (map[string]any, bool) {
 	switch x := v.(type) {
 	case map[string]any:
 		return x, true
 	case retry.Headers:
 		return x, true
-	case nil:
-		return nil, false
-	}
-	rv := reflect.ValueOf(v)
-	if rv.Kind() == reflect.Map && rv.Type().Key().Kind() == reflect.String {
-		out := make(map[string]any, rv.Len())
-		for _, k := range rv.MapKeys() {
-			out[k.String()] = rv.MapIndex(k).Interface()
-		}
-		return out, true
 	}
 	return nil, false
 }
 
 func asArray(v any) ([]any, bool) {
-	switch x := v.(type) {
-	case []any:
-		return x, true
-	case []byte, string, nil:
-		return nil, false
-	}
-	rv := reflect.ValueOf(v)
-	if rv.Kind() == reflect.Slice && rv.Type().Elem().Kind() == reflect.Interface {
-		out := make([]any, rv.Len())
-		for i := range out {
-			out[i] = rv.Index(i).Interface()
-		}
-		return out, true
-	}
-	return nil, false
+	x, ok := v.([]any)
+	return x, ok
 }
 
 // scalarText writes a scalar header value, sanitised.
@@ -199,7 +170,7 @@ func renderHeaders(h retry.Headers, width int, st *style.Styles) []string {
 		arr, isArr := asArray(v)
 		switch {
 		case isTbl:
-			val = plural(len(tbl), "field", "fields")
+			val = present.Plural(len(tbl), "field", "fields")
 		case isArr:
 			val = ""
 		default:
@@ -264,7 +235,7 @@ func renderProperties(m *broker.Message, at time.Time, width int, st *style.Styl
 	}
 	add("message-id", p.MessageID)
 	if p.Timestamp != nil {
-		lines = kv(lines, "timestamp", p.Timestamp.UTC().Format(time.RFC3339)+" ("+fmtAge(*p.Timestamp, at)+" before the peek)", width, st)
+		lines = kv(lines, "timestamp", p.Timestamp.UTC().Format(time.RFC3339)+" ("+present.Age(*p.Timestamp, at)+" before the peek)", width, st)
 	}
 	add("content-type", p.ContentType)
 	add("content-encoding", p.ContentEncoding)
@@ -335,7 +306,7 @@ func renderRetrySummary(m *broker.Message, at time.Time, width int, st *style.St
 		lines = kv(lines, "failed in", termtext.Sanitize(r.FailedQueue), width, st)
 	}
 	if h := m.HoL; h != nil {
-		lines = kv(lines, "due", holText(h, at), width, st)
+		lines = kv(lines, "due", present.Due(h, at, present.DueSentence), width, st)
 	}
 	for _, e := range append(slices.Clone(r.Invalid), m.DeathErrors...) {
 		lines = append(lines, wrapStyled(st.Warning, "  unreadable "+termtext.Sanitize(e.Error()), width)...)
@@ -373,27 +344,6 @@ func amqpTypeName(kind string) string {
 	return kind
 }
 
-func holText(h *retry.HoLMark, at time.Time) string {
-	var s string
-	switch {
-	case h.NeverDue:
-		s = "never: no TTL applies, it waits for a consumer"
-	case h.Overdue > 0:
-		s = "overdue by " + fmtDur(h.Overdue) + " (TTL " + retry.FormatDelay(h.TTL) + ")"
-	case h.DueAt.After(at):
-		s = "in " + fmtDur(h.DueAt.Sub(at)) + " (TTL " + retry.FormatDelay(h.TTL) + ")"
-	default:
-		s = "now (TTL " + retry.FormatDelay(h.TTL) + ")"
-	}
-	if h.Blocked {
-		s += "; held back by #" + strconv.Itoa(h.BlockedBy) + " ahead of it (head-of-line blocking)"
-	}
-	if h.Estimated {
-		s += "; enqueue time estimated"
-	}
-	return s
-}
-
 // renderDeaths is the x-death timeline, most recent first as the broker
 // keeps it.
 func renderDeaths(ds []retry.Death, width int, st *style.Styles) []string {
@@ -408,11 +358,11 @@ func renderDeaths(ds []retry.Death, width int, st *style.Styles) []string {
 		if d.Reason == retry.ReasonOther && d.RawReason != "" {
 			reason = termtext.Sanitize(d.RawReason)
 		}
-		t := noValue
+		t := present.NoValue
 		if !d.Time.IsZero() {
 			t = d.Time.UTC().Format("2006-01-02 15:04:05")
 		}
-		exp := noValue
+		exp := present.NoValue
 		if d.HasOriginalExpiration {
 			exp = retry.FormatDelay(d.OriginalExpiration)
 		}
@@ -560,9 +510,9 @@ func renderInspector(m *broker.Message, at time.Time, width int, st *style.Style
 	lines = append(lines, renderHeaders(m.Headers, width, st)...)
 	body := messageBody(m)
 	bl, kind := renderBody(body, m.Properties.ContentType, width)
-	title := "Body · " + kind.String() + " · " + fmtBytes(m.BodySize)
+	title := "Body · " + kind.String() + " · " + present.Bytes(m.BodySize)
 	if m.BodyTruncated || len(body) < m.BodySize {
-		title += " · showing the first " + fmtBytes(len(body))
+		title += " · showing the first " + present.Bytes(len(body))
 	}
 	section(title)
 	return append(lines, bl...)

@@ -95,10 +95,10 @@ type clientOpenedMsg struct {
 type openQueueMsg struct{ queue string }
 
 type openMessageMsg struct {
-	queue  string
-	msg    *broker.Message
-	ladder *retry.Ladder
-	peeked time.Time
+	queue   string
+	message *broker.Message
+	ladder  *retry.Ladder
+	peeked  time.Time
 	// spec is what m in the inspector opens the move dialog on: the
 	// browser's own spec (depth, ladder, marks and their ids) with the
 	// message as the cursor.

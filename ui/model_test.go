@@ -302,7 +302,7 @@ func TestFilterKeepsSelectionAndSecondEnterOpens(t *testing.T) {
 	}
 	h.mustContain("msg-0002", "1/1 (of 3)")
 	h.key("enter")
-	if h.m.top() != h.m.inspector || h.m.inspector.msg.Position != 2 {
+	if h.m.top() != h.m.inspector || h.m.inspector.message.Position != 2 {
 		t.Fatal("second enter did not open the selected message")
 	}
 	h.key("esc", "esc") // back to the browser, then clear the filter
@@ -347,7 +347,7 @@ func TestSortCycles(t *testing.T) {
 	order := func() []int {
 		var out []int
 		for _, i := range h.m.browser.view {
-			out = append(out, h.m.browser.rows[i].msg.Position)
+			out = append(out, h.m.browser.rows[i].message.Position)
 		}
 		return out
 	}

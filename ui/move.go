@@ -15,6 +15,7 @@ import (
 	"charm.land/lipgloss/v2"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/internal/present"
 	"github.com/ladder-tui/ladder/keymap"
 	"github.com/ladder-tui/ladder/retry"
 )
@@ -90,13 +91,14 @@ type moveModel struct {
 	scopes  []scopeOpt
 	targets []targetOpt
 	delays  []delayOpt
-	sel     [3]int // chosen scope, target, delay
-	reset   bool
-	focus   int
-	count   lineInput // N for "first N"
-	tTarget lineInput
-	tDelay  lineInput
-	formErr string
+	// The choice made in each field: indexes into scopes, targets, delays.
+	scopeAt, targetAt, delayAt int
+	reset                      bool
+	focus                      int
+	count                      lineInput // N for "first N"
+	tTarget                    lineInput
+	tDelay                     lineInput
+	formErr                    string
 
 	step    moveStep
 	id      int // routes results; bumped for every Move call
@@ -146,7 +148,7 @@ func scopeOptions(s moveSpec) []scopeOpt {
 	}
 	out = append(out,
 		scopeOpt{label: "the first N", kind: scopeFirstN},
-		scopeOpt{label: "the whole queue (" + fmtCount(s.depth) + " ready)", kind: scopeAll})
+		scopeOpt{label: "the whole queue (" + present.Count(s.depth) + " ready)", kind: scopeAll})
 	return out
 }
 
@@ -204,9 +206,9 @@ func (m *moveModel) Capturing() bool { return m.step == stepForm && m.typing() }
 func (m *moveModel) typing() bool {
 	switch m.focus {
 	case fieldTarget:
-		return m.targets[m.sel[1]].typed
+		return m.targets[m.targetAt].typed
 	case fieldDelay:
-		return m.delays[m.sel[2]].typed
+		return m.delays[m.delayAt].typed
 	case fieldCount:
 		return true
 	}
@@ -369,7 +371,7 @@ func (m *moveModel) formKey(msg tea.KeyPressMsg) tea.Cmd {
 // fields lists the focusable fields: N only with "first N".
 func (m *moveModel) fields() []int {
 	f := []int{fieldScope}
-	if m.scopes[m.sel[0]].kind == scopeFirstN {
+	if m.scopes[m.scopeAt].kind == scopeFirstN {
 		f = append(f, fieldCount)
 	}
 	return append(f, fieldTarget, fieldDelay, fieldReset)
@@ -380,11 +382,11 @@ func (m *moveModel) cycle(d int) {
 	wrap := func(i, n int) int { return (i + d + n) % n }
 	switch m.focus {
 	case fieldScope:
-		m.sel[0] = wrap(m.sel[0], len(m.scopes))
+		m.scopeAt = wrap(m.scopeAt, len(m.scopes))
 	case fieldTarget:
-		m.sel[1] = wrap(m.sel[1], len(m.targets))
+		m.targetAt = wrap(m.targetAt, len(m.targets))
 	case fieldDelay:
-		m.sel[2] = wrap(m.sel[2], len(m.delays))
+		m.delayAt = wrap(m.delayAt, len(m.delays))
 	case fieldReset:
 		m.reset = !m.reset
 	}
@@ -393,7 +395,7 @@ func (m *moveModel) cycle(d int) {
 // buildRequest turns the form into a MoveRequest or says what is wrong.
 func (m *moveModel) buildRequest() (broker.MoveRequest, error) {
 	req := broker.MoveRequest{From: m.spec.queue, ResetRetries: m.reset}
-	switch m.scopes[m.sel[0]].kind {
+	switch m.scopes[m.scopeAt].kind {
 	case scopeSelected:
 		req.Positions = []int{m.spec.cursor.Position}
 		req.PositionIDs = []string{m.spec.cursor.Properties.MessageID}
@@ -409,7 +411,7 @@ func (m *moveModel) buildRequest() (broker.MoveRequest, error) {
 		}
 		req.Limit = n
 	}
-	t := m.targets[m.sel[1]]
+	t := m.targets[m.targetAt]
 	if t.typed {
 		tt, err := parseTarget(m.tTarget.String())
 		if err != nil {
@@ -419,7 +421,7 @@ func (m *moveModel) buildRequest() (broker.MoveRequest, error) {
 	} else {
 		req.To = t.target
 	}
-	d := m.delays[m.sel[2]]
+	d := m.delays[m.delayAt]
 	if d.typed {
 		dd, err := parseDelay(m.tDelay.String())
 		if err != nil {
@@ -529,21 +531,21 @@ func (m *moveModel) View() string {
 func (m *moveModel) formView() moveForm {
 	f := moveForm{
 		queue:  m.spec.queue,
-		scope:  m.scopes[m.sel[0]].label,
-		target: m.targets[m.sel[1]].label,
-		delay:  m.delays[m.sel[2]].label,
+		scope:  m.scopes[m.scopeAt].label,
+		target: m.targets[m.targetAt].label,
+		delay:  m.delays[m.delayAt].label,
 		reset:  m.reset,
 		focus:  m.focus,
 		err:    m.formErr,
 		hints:  m.hints(),
 	}
-	if m.scopes[m.sel[0]].kind == scopeFirstN {
+	if m.scopes[m.scopeAt].kind == scopeFirstN {
 		f.count = &m.count
 	}
-	if m.targets[m.sel[1]].typed {
+	if m.targets[m.targetAt].typed {
 		f.tTarget = &m.tTarget
 	}
-	if m.delays[m.sel[2]].typed {
+	if m.delays[m.delayAt].typed {
 		f.tDelay = &m.tDelay
 	}
 	return f

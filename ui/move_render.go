@@ -10,6 +10,7 @@ import (
 	"charm.land/lipgloss/v2"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/internal/present"
 	"github.com/ladder-tui/ladder/internal/termtext"
 	"github.com/ladder-tui/ladder/retry"
 	"github.com/ladder-tui/ladder/ui/style"
@@ -103,35 +104,10 @@ func keyHints(width int, st *style.Styles, bs ...key.Binding) string {
 	return truncateStyled(strings.Join(parts, st.Muted.Render(" · ")), width)
 }
 
-// describeTarget says where a request sends n messages.
-func describeTarget(t broker.Target, n int) string {
-	switch t.Kind {
-	case broker.TargetOrigin:
-		if n == 1 {
-			return "its origin"
-		}
-		return "their origin"
-	case broker.TargetExchange:
-		name := t.Name
-		if name == "" {
-			name = "(default)"
-		}
-		if !t.HasKey {
-			if n == 1 {
-				return "exchange " + termtext.Sanitize(name) + " with its own routing key"
-			}
-			return "exchange " + termtext.Sanitize(name) + ", each with its own routing key"
-		}
-		return "exchange " + termtext.Sanitize(name) + " with key " + strconv.Quote(termtext.Sanitize(t.RoutingKey))
-	}
-	return "queue " + termtext.Sanitize(t.Name)
-}
-
-func describeDelay(d time.Duration) string {
-	if d <= 0 {
-		return "no delay"
-	}
-	return "delay " + retry.FormatDelay(d)
+// describeTarget says where a request sends n messages (planned, the dry
+// run's plan, names an origin shared by all).
+func describeTarget(t broker.Target, n int, planned []broker.PlannedMove) string {
+	return termtext.Sanitize(present.Target(t, n, planned))
 }
 
 // describeScope says which messages a request takes; planned is how many
@@ -158,7 +134,7 @@ func skippedPlan(p broker.PlannedMove) bool { return !p.Moves() }
 // routesText says how many messages take which way ("3 via tier
 // orders.wait.5s, 1 via a ladder delay queue"), from the plan's counts.
 func routesText(rep *broker.MoveReport) string {
-	return termtext.Sanitize(retry.DescribeRoutes(rep.Routes))
+	return termtext.Sanitize(present.Routes(rep.Routes))
 }
 
 // renderMovePreview is the confirmation: count, source, target and delay,
@@ -173,8 +149,8 @@ func renderMovePreview(queue string, req broker.MoveRequest, rep *broker.MoveRep
 	case rep == nil:
 		return append(lines, st.Muted.Render(termtext.Truncate("planning (dry run)…", width)), "", keyHints(width, st, hints...))
 	}
-	what := "Move " + plural(rep.Requested, "message", "messages") + " (" + describeScope(req, rep.Requested) + ") from " +
-		termtext.Sanitize(queue) + " to " + describeTarget(req.To, rep.Requested) + ", " + describeDelay(req.Delay)
+	what := "Move " + present.Plural(rep.Requested, "message", "messages") + " (" + describeScope(req, rep.Requested) + ") from " +
+		termtext.Sanitize(queue) + " to " + describeTarget(req.To, rep.Requested, rep.Planned) + ", " + present.Delay(req.Delay)
 	if v := routesText(rep); v != "" && req.Delay > 0 {
 		what += ": " + v
 	}
@@ -189,7 +165,7 @@ func renderMovePreview(queue string, req broker.MoveRequest, rep *broker.MoveRep
 		}
 	}
 	if skipped > 0 {
-		text := plural(skipped, "message", "messages") + " will be skipped and stay in " + termtext.Sanitize(queue) + " (reasons below)"
+		text := present.Plural(skipped, "message", "messages") + " will be skipped and stay in " + termtext.Sanitize(queue) + " (reasons below)"
 		if skipped == rep.Requested {
 			text = "Nothing would move: " + text
 		}
@@ -217,7 +193,7 @@ func renderMovePreview(queue string, req broker.MoveRequest, rep *broker.MoveRep
 func renderPlanned(p broker.PlannedMove) string {
 	id := p.MessageID
 	if id == "" {
-		id = noValue
+		id = present.NoValue
 	}
 	s := "  #" + strconv.Itoa(p.Position) + " " + termtext.Sanitize(id)
 	if skippedPlan(p) {
@@ -229,7 +205,7 @@ func renderPlanned(p broker.PlannedMove) string {
 	}
 	s += " → " + to + " key " + strconv.Quote(termtext.Sanitize(p.RoutingKey))
 	if p.Via != retry.ViaDirect {
-		s += " · " + viaText(string(p.Via))
+		s += " · " + present.Via(p.Via)
 		if p.Queue != "" {
 			s += " " + termtext.Sanitize(p.Queue)
 		}
@@ -243,7 +219,7 @@ func renderPlanned(p broker.PlannedMove) string {
 // renderMoveProgress shows the bar with rate and ETA; hints are the keys
 // while the move runs (none once it has finished or is being cancelled).
 func renderMoveProgress(queue string, req broker.MoveRequest, p broker.MoveProgress, bar string, cancelling bool, width int, st *style.Styles, hints []key.Binding) []string {
-	head := "Moving from " + termtext.Sanitize(queue) + " to " + describeTarget(req.To, p.Total) + ", " + describeDelay(req.Delay)
+	head := "Moving from " + termtext.Sanitize(queue) + " to " + describeTarget(req.To, p.Total, req.Expect) + ", " + present.Delay(req.Delay)
 	lines := []string{st.Title.Render(termtext.Truncate(head, width)), ""}
 	if bar != "" {
 		lines = append(lines, bar)
@@ -270,10 +246,10 @@ func progressLine(p broker.MoveProgress) string {
 	}
 	if secs := p.Elapsed.Seconds(); p.Elapsed >= minRateTime && p.Done > 0 {
 		rate := float64(p.Done) / secs
-		b.WriteString(" · " + fmtRate(rate, true) + " msg/s")
+		b.WriteString(" · " + present.Rate(rate, true) + " msg/s")
 		if p.Total > p.Done {
 			eta := time.Duration(float64(p.Total-p.Done) / rate * float64(time.Second))
-			b.WriteString(" · ETA " + fmtDur(eta.Round(time.Second)))
+			b.WriteString(" · ETA " + present.Dur(eta.Round(time.Second)))
 		}
 	}
 	b.WriteString(" · moved " + strconv.Itoa(p.Moved) + " · failed " + strconv.Itoa(p.Failed))
@@ -313,7 +289,7 @@ func renderMoveSummary(queue string, req broker.MoveRequest, rep *broker.MoveRep
 		}
 		lines = append(lines, termtext.Truncate("moved "+strconv.Itoa(rep.Moved)+" · failed "+strconv.Itoa(rep.Failed)+
 			" · returned "+strconv.Itoa(rep.Returned)+" · skipped "+strconv.Itoa(rep.Skipped)+" of "+strconv.Itoa(rep.Requested), width))
-		to := "to " + describeTarget(req.To, rep.Requested)
+		to := "to " + describeTarget(req.To, rep.Requested, req.Expect)
 		if v := routesText(rep); v != "" && rep.DelayMS > 0 {
 			to += ": " + v
 		}
@@ -363,7 +339,7 @@ func renderSkipReasons(planned []broker.PlannedMove, width int, st *style.Styles
 		if n <= maxSkipReasons {
 			id := p.MessageID
 			if id == "" {
-				id = noValue
+				id = present.NoValue
 			}
 			text := "#" + strconv.Itoa(p.Position) + " " + termtext.Sanitize(id) + ": " + termtext.Sanitize(p.Skip)
 			for i, l := range termtext.Wrap(text, max(1, width-2)) {
@@ -387,21 +363,4 @@ func wrapStyled(s lipgloss.Style, text string, width int) []string {
 		ws[i] = s.Render(ws[i])
 	}
 	return ws
-}
-
-// viaText says in words how one message's delay is applied.
-func viaText(via string) string {
-	switch retry.Via(via) {
-	case "":
-		return ""
-	case retry.ViaDirect:
-		return "a direct publish"
-	case retry.ViaTier:
-		return "via tier"
-	case retry.ViaDelayedExchange:
-		return "via delayed exchange"
-	case retry.ViaDelayQueue:
-		return "via a ladder delay queue"
-	}
-	return strings.ReplaceAll(termtext.Sanitize(via), "_", " ")
 }

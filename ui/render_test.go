@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"math"
 	"strings"
 	"testing"
 	"time"
@@ -9,43 +8,13 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/internal/present"
 	"github.com/ladder-tui/ladder/internal/termtext"
 	"github.com/ladder-tui/ladder/retry"
 	"github.com/ladder-tui/ladder/ui/style"
 )
 
 func newStylesForTest() *style.Styles { return style.New(style.DefaultTheme(), true) }
-
-func TestFormatters(t *testing.T) {
-	for _, tc := range []struct{ got, want string }{
-		{fmtCount(1204), "1204"},
-		{fmtCount(123_456), "123k"},
-		{fmtCount(12_300_000), "12.3M"},
-		{fmtCount(-1), "–"},
-		{fmtRate(0, true), "0"},
-		{fmtRate(12.34, true), "12.3"},
-		{fmtRate(-3, true), "3.0"},
-		{fmtRate(1, false), "–"},
-		{fmtRate(math.NaN(), true), "–"},
-		{fmtDur(850 * time.Millisecond), "850ms"},
-		{fmtDur(4 * time.Second), "4s"},
-		{fmtDur(90 * time.Second), "1m30s"},
-		{fmtDur(2*time.Hour + 5*time.Minute), "2h5m"},
-		{fmtDur(76 * time.Hour), "3d4h"},
-		{fmtApprox(143 * time.Second), "2m"},
-		{fmtApprox(30 * time.Hour), "30h"},
-		{fmtBytes(512), "512B"},
-		{fmtBytes(1300), "1.3K"},
-		{fmtBytes(34 * 1024), "34K"},
-		{fmtAge(fixedNow.Add(-time.Minute), fixedNow), "1m"},
-		{fmtAge(time.Time{}, fixedNow), "–"},
-		{fmtAge(fixedNow.Add(time.Second), fixedNow), "-1s"},
-	} {
-		if tc.got != tc.want {
-			t.Errorf("got %q, want %q", tc.got, tc.want)
-		}
-	}
-}
 
 func TestSparkline(t *testing.T) {
 	s := func(ds ...int64) []sample {
@@ -166,7 +135,6 @@ func TestBuildHomeRows(t *testing.T) {
 }
 
 func TestAMQPTypes(t *testing.T) {
-	type table map[string]any // like amqp091's Table
 	for v, want := range map[any]string{
 		"s": "longstr", int8(1): "byte (int8)", int16(1): "short (int16)", int32(1): "int (int32)",
 		int64(1): "long (int64)", float32(1): "float (float32)", 1.5: "double (float64)", true: "bool",
@@ -181,16 +149,16 @@ func TestAMQPTypes(t *testing.T) {
 		want string
 	}{
 		{[]byte("x"), "bytes"}, {fixedNow, "timestamp"}, {[]any{1, 2}, "array[2]"},
-		{map[string]any{}, "table"}, {table{"a": 1}, "table"}, {nil, "void"},
+		{map[string]any{}, "table"}, {retry.Decimal{Scale: 2, Value: 425}, "decimal"}, {nil, "void"},
 	} {
 		if got := amqpType(tc.v); got != tc.want {
 			t.Errorf("amqpType(%T) = %q, want %q", tc.v, got, tc.want)
 		}
 	}
-	// A named table type is walked like a plain one.
-	lines := ansi.Strip(strings.Join(renderHeaders(retry.Headers{"t": table{"inner": int32(7)}}, 80, newStylesForTest()), "\n"))
-	if !strings.Contains(lines, "inner") || !strings.Contains(lines, "int (int32)") {
-		t.Fatalf("nested named table not shown:\n%s", lines)
+	// Nested tables and decimals, as broker hands them over (plain values).
+	lines := ansi.Strip(strings.Join(renderHeaders(retry.Headers{"t": map[string]any{"inner": int32(7), "d": retry.Decimal{Scale: 2, Value: 425}}}, 80, newStylesForTest()), "\n"))
+	if !strings.Contains(lines, "inner") || !strings.Contains(lines, "int (int32)") || !strings.Contains(lines, "4.25") {
+		t.Fatalf("nested table not shown:\n%s", lines)
 	}
 }
 
@@ -233,11 +201,11 @@ func TestBrowserCells(t *testing.T) {
 		{&retry.HoLMark{Overdue: 45 * time.Second}, "late 45s"},
 		{&retry.HoLMark{DueAt: at.Add(4 * time.Second)}, "4s"},
 	} {
-		if got := dueCell(tc.h, at, false); got != tc.want {
-			t.Errorf("dueCell(%+v) = %q, want %q", tc.h, got, tc.want)
+		if got := present.Due(tc.h, at, dueForm(false)); got != tc.want {
+			t.Errorf("present.Due(%+v) = %q, want %q", tc.h, got, tc.want)
 		}
 	}
-	if got := holCell(&retry.HoLMark{Blocked: true, BlockedBy: 3}, true); got != "HoL←#3" {
+	if got := present.Blocked(&retry.HoLMark{Blocked: true, BlockedBy: 3}, true); got != "HoL←#3" {
 		t.Errorf("holCell = %q", got)
 	}
 	if got := retryCell(retry.RetryState{Count: 3, Source: retry.SourceXDeath}, false); got != "3 xd" {

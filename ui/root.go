@@ -11,6 +11,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/internal/present"
 	"github.com/ladder-tui/ladder/internal/termtext"
 	"github.com/ladder-tui/ladder/retry"
 )
@@ -431,7 +432,7 @@ func (m *Model) titleBar() string {
 	case !cs.loaded:
 		right = st.Muted.Render("○ connecting…")
 	default:
-		right = st.Live.Render("● live") + st.Muted.Render(" "+fmtClock(cs.lastOK))
+		right = st.Live.Render("● live") + st.Muted.Render(" "+present.Clock(cs.lastOK))
 	}
 	rw := termtext.Width(right)
 	if termtext.Width(plain)+1+rw > m.w {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/internal/present"
 	"github.com/ladder-tui/ladder/retry"
 )
 
@@ -93,25 +94,19 @@ func renderPeek(r *broker.PeekResult) string {
 		if len(m.Deaths) > 0 {
 			last = string(m.Deaths[0].Reason) + "@" + m.Deaths[0].Queue
 		}
-		rows = append(rows, []string{strconv.Itoa(m.Position), clean(m.Properties.MessageID), retries, clean(last), due(m.HoL), clean(m.RoutingKey), strconv.Itoa(m.BodySize)})
+		rows = append(rows, []string{strconv.Itoa(m.Position), clean(m.Properties.MessageID), retries, clean(last), peekDue(m.HoL, r.PeekedAt), clean(m.RoutingKey), strconv.Itoa(m.BodySize)})
 	}
 	b.WriteString(table(rows))
 	return b.String()
 }
 
-func due(h *retry.HoLMark) string {
-	switch {
-	case h == nil:
-		return "-"
-	case h.NeverDue:
-		return "never"
-	case h.Blocked:
-		return fmt.Sprintf("BLOCKED by #%d, overdue %s", h.BlockedBy, retry.FormatDelay(h.Overdue.Round(time.Second)))
-	case h.Overdue > 0:
-		return "overdue " + retry.FormatDelay(h.Overdue.Round(time.Second))
-	default:
-		return "in " + retry.FormatDelay(time.Until(h.DueAt).Round(time.Second))
+// peekDue is a message's due time, with the message holding it back.
+func peekDue(h *retry.HoLMark, at time.Time) string {
+	s := present.Due(h, at, present.DueWide)
+	if b := present.Blocked(h, true); b != "" {
+		s += " " + b
 	}
+	return s
 }
 
 // renderMove summarises a move (or a dry run's plan).
@@ -122,7 +117,7 @@ func renderMove(r *broker.MoveReport, from string) string {
 		if r.DelayMS > 0 {
 			fmt.Fprintf(&b, " after %s", retry.FormatDelay(time.Duration(r.DelayMS)*time.Millisecond))
 		}
-		if v := retry.DescribeRoutes(r.Routes); v != "" {
+		if v := present.Routes(r.Routes); v != "" {
 			fmt.Fprintf(&b, ": %s", clean(v))
 		}
 		b.WriteString("\n")
@@ -136,8 +131,8 @@ func renderMove(r *broker.MoveReport, from string) string {
 			if slices.Contains(r.Notes, note) {
 				note = "" // said once below
 			}
-			rows = append(rows, []string{strconv.Itoa(p.Position), clean(p.MessageID), clean(target(p.TargetExchange, p.TargetRoutingKey)),
-				clean(target(p.Exchange, p.RoutingKey)), clean(viaWithQueue(p)), clean(note)})
+			rows = append(rows, []string{strconv.Itoa(p.Position), clean(p.MessageID), clean(present.Publish(p.TargetExchange, p.TargetRoutingKey)),
+				clean(present.Publish(p.Exchange, p.RoutingKey)), clean(present.Way(p)), clean(note)})
 		}
 		b.WriteString(table(rows))
 	} else {
@@ -145,7 +140,7 @@ func renderMove(r *broker.MoveReport, from string) string {
 		if r.DelayMS > 0 {
 			fmt.Fprintf(&b, " with a %s delay", retry.FormatDelay(time.Duration(r.DelayMS)*time.Millisecond))
 		}
-		if v := retry.DescribeRoutes(r.Routes); v != "" {
+		if v := present.Routes(r.Routes); v != "" {
 			fmt.Fprintf(&b, " (%s)", clean(v))
 		}
 		fmt.Fprintf(&b, "; failed %d, returned %d, skipped %d\n", r.Failed, r.Returned, r.Skipped)
@@ -162,27 +157,16 @@ func renderMove(r *broker.MoveReport, from string) string {
 	return b.String()
 }
 
-// viaWithQueue is a plan's way with the tier or wait queue it passes.
-func viaWithQueue(p broker.PlannedMove) string {
-	if p.Queue != "" {
-		return string(p.Via) + " " + p.Queue
-	}
-	if p.Via == retry.ViaDelayedExchange {
-		return string(p.Via) + " " + p.Exchange
-	}
-	return string(p.Via)
-}
-
 // moveQuestion is the confirmation a move asks, from its dry run: how many
 // messages go where, through which routes, and how many stay.
 func moveQuestion(req broker.MoveRequest, dry *broker.MoveReport, previewCap int) string {
 	moving := dry.Requested - dry.Skipped
 	var b strings.Builder
-	fmt.Fprintf(&b, "Move %s from %s to %s", plural(moving, "message"), clean(req.From), clean(describeMoveTarget(req.To, dry.Planned)))
+	fmt.Fprintf(&b, "Move %s from %s to %s", present.Plural(moving, "message", "messages"), clean(req.From), clean(present.Target(req.To, moving, dry.Planned)))
 	if req.Delay > 0 {
 		fmt.Fprintf(&b, " after %s", retry.FormatDelay(req.Delay))
 	}
-	if v := retry.DescribeRoutes(dry.Routes); v != "" && req.Delay > 0 {
+	if v := present.Routes(dry.Routes); v != "" && req.Delay > 0 {
 		fmt.Fprintf(&b, ", %s", clean(v))
 	}
 	if req.ResetRetries {
@@ -196,52 +180,6 @@ func moveQuestion(req broker.MoveRequest, dry *broker.MoveReport, previewCap int
 	}
 	b.WriteString("? [y/N] ")
 	return b.String()
-}
-
-// describeMoveTarget names the target; for origin, where the planned
-// messages go when that is one place.
-func describeMoveTarget(t broker.Target, planned []broker.PlannedMove) string {
-	switch t.Kind {
-	case broker.TargetQueue:
-		return "queue " + t.Name
-	case broker.TargetExchange:
-		if t.HasKey {
-			return fmt.Sprintf("exchange %s with key %q", t.Name, t.RoutingKey)
-		}
-		return "exchange " + t.Name + " (each message with its own routing key)"
-	}
-	places := map[string]bool{}
-	for _, p := range planned {
-		if p.Moves() {
-			places[p.TargetExchange+"/"+p.TargetRoutingKey] = true
-		}
-	}
-	if len(places) == 1 {
-		for k := range places {
-			return "their origin (" + k + ")"
-		}
-	}
-	if len(places) > 1 {
-		return fmt.Sprintf("their origins (%d places)", len(places))
-	}
-	return "their origin"
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return strconv.Itoa(n) + " " + word + "s"
-}
-
-func target(exchange, key string) string {
-	if exchange == "" && key == "" {
-		return "-"
-	}
-	if exchange == "" {
-		return "queue " + key
-	}
-	return exchange + " → " + key
 }
 
 // renderSchedule is the retry schedule as a table: each attempt's delay, the

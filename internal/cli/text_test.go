@@ -39,7 +39,7 @@ func TestRenderPeekShowsSideEffectsAndBlocking(t *testing.T) {
 				Deaths: []retry.Death{{Queue: "orders.wait.5s", Reason: retry.ReasonExpired}}},
 		}}
 	out := renderPeek(res)
-	for _, want := range []string{"! redelivered flag set", "2 (x-retry-count)", "BLOCKED by #0, overdue 3s", "expired@orders.wait.5s"} {
+	for _, want := range []string{"! redelivered flag set", "2 (x-retry-count)", "overdue 3s HoL←#0", "expired@orders.wait.5s"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}

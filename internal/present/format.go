@@ -1,4 +1,9 @@
-package ui
+// Package present says how ladder's values read as text: counts, rates,
+// durations, due times, move targets and routes, plurals. Pure functions of
+// (value, now, width), used alike by the commands' tables and the terminal
+// UI, so one value never reads two ways. Broker text in the results is not
+// sanitised here: callers draw through termtext.
+package present
 
 import (
 	"math"
@@ -6,16 +11,14 @@ import (
 	"time"
 )
 
-// Pure formatting of numbers, rates, durations and sizes into short cells.
+// NoValue fills a cell whose value is not known.
+const NoValue = "–"
 
-// noValue fills a cell whose value is not known.
-const noValue = "–"
-
-// fmtCount writes a count in at most 6 cells: 1204, 12.3k, 4.1M.
-func fmtCount(n int64) string {
+// Count writes a count in at most 6 cells: 1204, 12.3k, 4.1M.
+func Count(n int64) string {
 	switch {
 	case n < 0:
-		return noValue
+		return NoValue
 	case n < 100_000:
 		return strconv.FormatInt(n, 10)
 	case n < 10_000_000:
@@ -26,10 +29,10 @@ func fmtCount(n int64) string {
 	return strconv.FormatFloat(float64(n)/1e9, 'f', 0, 64) + "G"
 }
 
-// fmtRate writes messages per second: 0, 0.4, 12.5, 340, 12k.
-func fmtRate(r float64, known bool) string {
+// Rate writes messages per second: 0, 0.4, 12.5, 340, 12k.
+func Rate(r float64, known bool) string {
 	if !known || math.IsNaN(r) || math.IsInf(r, 0) {
-		return noValue
+		return NoValue
 	}
 	r = math.Abs(r)
 	switch {
@@ -43,8 +46,8 @@ func fmtRate(r float64, known bool) string {
 	return strconv.FormatFloat(r/1e3, 'f', 0, 64) + "k"
 }
 
-// fmtDur writes a duration in at most two units: 850ms, 4s, 1m30s, 2h5m, 3d4h.
-func fmtDur(d time.Duration) string {
+// Dur writes a duration in at most two units: 850ms, 4s, 1m30s, 2h5m, 3d4h.
+func Dur(d time.Duration) string {
 	if d < 0 {
 		d = -d
 	}
@@ -71,8 +74,8 @@ func two(a int64, au string, b int64, bu string) string {
 	return s
 }
 
-// fmtApprox writes a duration in one unit, rounded: 45s, 12m, 5h, 3d.
-func fmtApprox(d time.Duration) string {
+// Approx writes a duration in one unit, rounded: 45s, 12m, 5h, 3d.
+func Approx(d time.Duration) string {
 	switch {
 	case d < time.Minute:
 		return strconv.FormatInt(int64(d.Round(time.Second)/time.Second), 10) + "s"
@@ -84,32 +87,32 @@ func fmtApprox(d time.Duration) string {
 	return strconv.FormatInt(int64(d/(24*time.Hour)), 10) + "d"
 }
 
-// fmtAge is how long ago t was, seen at now, in at most 6 cells: seconds
-// only below 10 minutes (9m59s, 46m, 2h5m, 3d4h); noValue when t is unknown.
-func fmtAge(t, now time.Time) string {
+// Age is how long ago t was, seen at now, in at most 6 cells: seconds
+// only below 10 minutes (9m59s, 46m, 2h5m, 3d4h); NoValue when t is unknown.
+func Age(t, now time.Time) string {
 	if t.IsZero() {
-		return noValue
+		return NoValue
 	}
 	if t.After(now) {
-		return "-" + fmtApprox(t.Sub(now)) // the publisher's clock runs ahead
+		return "-" + Approx(t.Sub(now)) // the publisher's clock runs ahead
 	}
-	return fmtShort(now.Sub(t))
+	return Short(now.Sub(t))
 }
 
-// fmtShort is fmtDur without seconds from 10 minutes on, where they are
+// Short is Dur without seconds from 10 minutes on, where they are
 // noise and would not fit a narrow column.
-func fmtShort(d time.Duration) string {
+func Short(d time.Duration) string {
 	if d < 0 {
 		d = -d
 	}
 	if d >= 10*time.Minute && d < time.Hour {
 		return strconv.FormatInt(int64(d/time.Minute), 10) + "m"
 	}
-	return fmtDur(d)
+	return Dur(d)
 }
 
-// fmtBytes writes a size: 512B, 1.2K, 34K, 3.4M.
-func fmtBytes(n int) string {
+// Bytes writes a size: 512B, 1.2K, 34K, 3.4M.
+func Bytes(n int) string {
 	f := float64(n)
 	switch {
 	case n < 1024:
@@ -124,17 +127,17 @@ func fmtBytes(n int) string {
 	return strconv.FormatFloat(f/(1024*1024), 'f', 0, 64) + "M"
 }
 
-// fmtClock writes a wall-clock time of day for "updated 12:03:04".
-func fmtClock(t time.Time) string {
+// Clock writes a wall-clock time of day for "updated 12:03:04".
+func Clock(t time.Time) string {
 	if t.IsZero() {
-		return noValue
+		return NoValue
 	}
 	return t.Format("15:04:05")
 }
 
-// ceilSeconds rounds a countdown up to whole seconds so "in 0s" is never
+// CeilSeconds rounds a countdown up to whole seconds so "in 0s" is never
 // shown while time remains.
-func ceilSeconds(d time.Duration) time.Duration {
+func CeilSeconds(d time.Duration) time.Duration {
 	if d <= 0 {
 		return 0
 	}

@@ -1,0 +1,123 @@
+package present
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ladder-tui/ladder/retry"
+)
+
+// Plural is "1 message", "3 messages".
+func Plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
+}
+
+// Publish names where a publish goes: "queue Q" (default exchange),
+// "X → key", or NoValue for nothing.
+func Publish(exchange, key string) string {
+	switch {
+	case exchange == "" && key == "":
+		return NoValue
+	case exchange == "":
+		return "queue " + key
+	}
+	return exchange + " → " + key
+}
+
+// Target says where a move sends n messages. For origin, planned (a dry
+// run's plan, may be nil) names the place when the messages share one.
+func Target(t retry.Target, n int, planned []retry.MoveRoute) string {
+	switch t.Kind {
+	case retry.TargetQueue:
+		return "queue " + t.Name
+	case retry.TargetExchange:
+		switch {
+		case t.HasKey:
+			return "exchange " + t.Name + " with key " + strconv.Quote(t.RoutingKey)
+		case n == 1:
+			return "exchange " + t.Name + " with its own routing key"
+		}
+		return "exchange " + t.Name + ", each with its own routing key"
+	}
+	origin := "their origin"
+	if n == 1 {
+		origin = "its origin"
+	}
+	places := map[string]bool{}
+	one := ""
+	for _, p := range planned {
+		if p.Moves() {
+			one = p.TargetExchange + "/" + p.TargetRoutingKey
+			places[one] = true
+		}
+	}
+	switch len(places) {
+	case 0:
+		return origin
+	case 1:
+		return origin + " (" + one + ")"
+	}
+	return fmt.Sprintf("their origins (%d places)", len(places))
+}
+
+// Delay is "no delay" or "delay 5s".
+func Delay(d time.Duration) string {
+	if d <= 0 {
+		return "no delay"
+	}
+	return "delay " + retry.FormatDelay(d)
+}
+
+// Via says in words how one message travels.
+func Via(v retry.Via) string {
+	switch v {
+	case "":
+		return ""
+	case retry.ViaDirect:
+		return "a direct publish"
+	case retry.ViaTier:
+		return "via tier"
+	case retry.ViaDelayedExchange:
+		return "via delayed exchange"
+	case retry.ViaDelayQueue:
+		return "via a ladder delay queue"
+	}
+	return strings.ReplaceAll(string(v), "_", " ")
+}
+
+// Way is a plan's via with what it passes: "tier orders.wait.5s",
+// "delayed_exchange orders.delayed", "direct".
+func Way(r retry.MoveRoute) string {
+	switch {
+	case r.Queue != "":
+		return string(r.Via) + " " + r.Queue
+	case r.Via == retry.ViaDelayedExchange:
+		return string(r.Via) + " " + r.Exchange
+	}
+	return string(r.Via)
+}
+
+// Routes says how many messages take which way: "3 via tier pay.wait.3s,
+// 3 via a ladder delay queue".
+func Routes(counts []retry.RouteCount) string {
+	parts := make([]string, 0, len(counts))
+	for _, c := range counts {
+		n := strconv.Itoa(c.Count)
+		switch c.Via {
+		case retry.ViaDirect:
+			parts = append(parts, n+" directly")
+		case retry.ViaTier:
+			parts = append(parts, n+" via tier "+c.Through)
+		case retry.ViaDelayedExchange:
+			parts = append(parts, n+" via delayed exchange "+c.Through)
+		default:
+			parts = append(parts, n+" "+Via(c.Via))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
