@@ -48,7 +48,7 @@ func BenchmarkBrowserView10k(b *testing.B) {
 			m.update(openQueueMsg{queue: "orders.dlq"})
 			m.Update(peekMsg{id: m.browser.id, queue: "orders.dlq", res: bigPeek(10_000), at: fixedNow})
 			for range 5000 {
-				m.browser.nav.step(len(m.browser.view), 1, nil)
+				m.browser.nav.Step(len(m.browser.view), 1, nil)
 			}
 			m.browser.fixScroll()
 			b.ReportAllocs()
@@ -106,7 +106,7 @@ func BenchmarkHomeView50(b *testing.B) {
 				m.Update(snapshotMsg{gen: m.gen, snap: &s, at: s.TakenAt})
 			}
 			for range 100 {
-				m.home.nav.step(len(m.home.rows), 1, m.home.selectable)
+				m.home.nav.Step(len(m.home.rows), 1, m.home.selectable)
 			}
 			m.home.fixScroll()
 			b.ReportAllocs()

@@ -13,6 +13,7 @@ import (
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/internal/termtext"
 	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/ui/component/list"
 )
 
 // browserRow is one peeked message with its precomputed text.
@@ -42,24 +43,25 @@ type browserModel struct {
 	rows   []browserRow
 	order  []int // rows in sort order
 	view   []int // order, filtered
-	nav    listNav
+	nav    list.Nav
 	cols   browserCols
 	marks  map[int]bool // by message position
 	sortBy sortKey
 
-	filter    lineInput
-	filtering bool
+	filter list.Filter
 }
 
 func newBrowser(c *common) *browserModel {
-	return &browserModel{c: c, marks: map[int]bool{}}
+	m := &browserModel{c: c, marks: map[int]bool{}}
+	m.filter = list.NewFilter(m.refilter)
+	return m
 }
 
 // open shows queue and peeks it.
 func (m *browserModel) open(queue string) tea.Cmd {
 	m.queue, m.res, m.err, m.rows, m.order, m.view, m.banner = queue, nil, nil, nil, nil, nil, nil
-	m.nav, m.marks, m.sortBy, m.filtering = listNav{}, map[int]bool{}, sortPosition, false
-	m.filter.set("")
+	m.nav, m.marks, m.sortBy = list.Nav{}, map[int]bool{}, sortPosition
+	m.filter.Reset() // no refilter: there are no rows yet
 	m.ladder = ladderOf(m.snap, queue)
 	return m.peek()
 }
@@ -98,16 +100,10 @@ func (m *browserModel) SetSize(w, h int) {
 	m.fixScroll()
 }
 
-func (m *browserModel) Capturing() bool { return m.filtering }
+func (m *browserModel) Capturing() bool { return m.filter.Capturing() }
 
 func (m *browserModel) Back() (bool, tea.Cmd) {
-	if m.filtering || m.filter.String() != "" {
-		m.filtering = false
-		m.filter.set("")
-		m.refilter()
-		return true, nil
-	}
-	return false, nil
+	return m.filter.Back(), nil
 }
 
 func (m *browserModel) Update(msg tea.Msg) tea.Cmd {
@@ -134,9 +130,7 @@ func (m *browserModel) Update(msg tea.Msg) tea.Cmd {
 	case tea.KeyPressMsg:
 		return m.handleKey(msg)
 	case tea.PasteMsg:
-		if m.filtering && m.filter.update(msg, m.c.keys) {
-			m.refilter()
-		}
+		m.filter.Paste(msg, m.c.keys)
 	}
 	return nil
 }
@@ -224,10 +218,10 @@ func cmpDue(a, b *retry.HoLMark) int {
 
 // current is the row index under the cursor, or -1.
 func (m *browserModel) current() int {
-	if m.nav.cursor < 0 || m.nav.cursor >= len(m.view) {
+	if m.nav.Cursor < 0 || m.nav.Cursor >= len(m.view) {
 		return -1
 	}
-	return m.view[m.nav.cursor]
+	return m.view[m.nav.Cursor]
 }
 
 func (m *browserModel) refilter() { m.refilterKeeping(m.current()) }
@@ -235,7 +229,7 @@ func (m *browserModel) refilter() { m.refilterKeeping(m.current()) }
 // refilterKeeping applies the filter and puts the cursor back on row keep
 // when it is still shown.
 func (m *browserModel) refilterKeeping(keep int) {
-	f := strings.ToLower(m.filter.String())
+	f := m.filter.Match()
 	m.view = m.view[:0]
 	for _, i := range m.order {
 		if f == "" || strings.Contains(m.rows[i].search, f) {
@@ -243,9 +237,9 @@ func (m *browserModel) refilterKeeping(keep int) {
 		}
 	}
 	if at := slices.Index(m.view, keep); at >= 0 {
-		m.nav.cursor = at
+		m.nav.Cursor = at
 	}
-	m.nav.clamp(len(m.view), nil)
+	m.nav.Clamp(len(m.view), nil)
 	m.fixScroll()
 }
 
@@ -254,27 +248,20 @@ func (m *browserModel) listHeight() int {
 	return max(1, m.h-len(m.banner)-2)
 }
 
-func (m *browserModel) fixScroll() { m.nav.scroll(len(m.view), m.listHeight()) }
+func (m *browserModel) fixScroll() { m.nav.Scroll(len(m.view), m.listHeight()) }
 
 func (m *browserModel) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	k := m.c.keys
-	if m.filtering {
-		switch {
-		case key.Matches(msg, k.KeepFilter):
-			m.filtering = false // keep the filter and the selection
-			return nil
-		case m.filter.update(msg, k):
-			m.refilter()
-			return nil
-		}
+	if m.filter.HandleKey(msg, k) {
+		return nil
 	}
-	if m.nav.handleKey(msg, k, len(m.view), m.listHeight(), nil) {
+	if m.nav.HandleKey(msg, k, len(m.view), m.listHeight(), nil) {
 		m.fixScroll()
 		return nil
 	}
 	switch {
 	case key.Matches(msg, k.Filter) && len(m.rows) > 0:
-		m.filtering = true
+		m.filter.Start()
 	case key.Matches(msg, k.Open):
 		if i := m.current(); i >= 0 {
 			message := m.rows[i].message
@@ -290,7 +277,7 @@ func (m *browserModel) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 			} else {
 				m.marks[p] = true
 			}
-			m.nav.step(len(m.view), 1, nil)
+			m.nav.Step(len(m.view), 1, nil)
 			m.fixScroll()
 		}
 	case key.Matches(msg, k.MarkAll):
@@ -369,19 +356,19 @@ func (m *browserModel) View() string {
 	lines = append(lines, m.banner...)
 	lines = append(lines, renderBrowserHeader(m.cols, st))
 	lh := m.listHeight()
-	end := min(len(m.view), m.nav.offset+lh)
-	for vi := m.nav.offset; vi < end; vi++ {
+	end := min(len(m.view), m.nav.Offset+lh)
+	for vi := m.nav.Offset; vi < end; vi++ {
 		r := &m.rows[m.view[vi]]
 		// Two glyphs, so cursor and marks show without colour too.
 		cur, mark := " ", " "
-		if vi == m.nav.cursor {
+		if vi == m.nav.Cursor {
 			cur = "▸"
 		}
 		if m.marks[r.message.Position] {
 			mark = "●"
 		}
 		switch line := cur + mark + r.text; {
-		case vi == m.nav.cursor:
+		case vi == m.nav.Cursor:
 			lines = append(lines, st.Selected.Render(line))
 		case mark != " ":
 			lines = append(lines, st.Marked.Render(line))
@@ -404,7 +391,7 @@ func (m *browserModel) View() string {
 // footer is the filter prompt or the table's position and sort.
 func (m *browserModel) footer() string {
 	st := m.c.styles
-	pos := strconv.Itoa(min(m.nav.cursor+1, len(m.view))) + "/" + strconv.Itoa(len(m.view))
+	pos := strconv.Itoa(min(m.nav.Cursor+1, len(m.view))) + "/" + strconv.Itoa(len(m.view))
 	if len(m.view) != len(m.rows) {
 		pos += " (of " + strconv.Itoa(len(m.rows)) + ")"
 	}
@@ -415,9 +402,9 @@ func (m *browserModel) footer() string {
 	if m.loading {
 		right += " · refreshing…"
 	}
-	if m.filtering || m.filter.String() != "" {
+	if m.filter.Active() {
 		fw := max(10, m.w-termtext.Width(right)-12)
-		return termtext.Truncate("filter /", m.w) + m.filter.view(fw, m.filtering, st) + "  " + st.Muted.Render(right)
+		return termtext.Truncate("filter /", m.w) + m.filter.View(fw, st) + "  " + st.Muted.Render(right)
 	}
 	return st.Muted.Render(termtext.Truncate(right, m.w))
 }
@@ -429,15 +416,15 @@ func (m *browserModel) name() string { return "queue browser" }
 // goes back.
 func (m *browserModel) ShortHelp() []key.Binding {
 	k := m.c.keys
-	if m.filtering {
-		return filterKeys(m.c)
+	if m.filter.Capturing() {
+		return list.FilterKeys(m.c.keys)
 	}
 	// Most important first: the footer drops from the end to fit.
 	// A kept filter's esc is shown next to the filter: it is what esc does.
 	var out []key.Binding
 	if len(m.rows) > 0 {
 		out = append(out, k.Open, k.Filter)
-		if m.filter.String() != "" {
+		if m.filter.Text() != "" {
 			out = append(out, k.ClearFilter)
 		}
 		out = append(out, k.Mark)
@@ -445,7 +432,7 @@ func (m *browserModel) ShortHelp() []key.Binding {
 	if m.res != nil {
 		out = append(out, k.Move)
 	}
-	if m.filter.String() == "" || len(m.rows) == 0 {
+	if m.filter.Text() == "" || len(m.rows) == 0 {
 		out = append(out, m.backKey())
 	}
 	if len(m.rows) > 0 {
@@ -458,12 +445,12 @@ func (m *browserModel) ShortHelp() []key.Binding {
 // is nothing to open, mark, sort or filter.
 func (m *browserModel) FullHelp() [][]key.Binding {
 	k := m.c.keys
-	if m.filtering {
-		return [][]key.Binding{filterKeys(m.c), {k.ForceQuit}}
+	if m.filter.Capturing() {
+		return [][]key.Binding{list.FilterKeys(m.c.keys), {k.ForceQuit}}
 	}
 	var groups [][]key.Binding
 	if len(m.rows) > 0 {
-		groups = append(groups, navKeys(m.c), []key.Binding{k.Open, k.Filter, k.Sort, k.Mark, k.MarkAll})
+		groups = append(groups, list.NavKeys(m.c.keys), []key.Binding{k.Open, k.Filter, k.Sort, k.Mark, k.MarkAll})
 	}
 	act := []key.Binding{}
 	if m.res != nil {
@@ -475,7 +462,7 @@ func (m *browserModel) FullHelp() [][]key.Binding {
 
 // backKey is what esc does: clear a kept filter, else go back.
 func (m *browserModel) backKey() key.Binding {
-	if m.filter.String() != "" {
+	if m.filter.Text() != "" {
 		return m.c.keys.ClearFilter
 	}
 	return m.c.keys.Back

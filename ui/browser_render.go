@@ -9,6 +9,7 @@ import (
 	"github.com/ladder-tui/ladder/internal/present"
 	"github.com/ladder-tui/ladder/internal/termtext"
 	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/ui/component/table"
 	"github.com/ladder-tui/ladder/ui/style"
 )
 
@@ -38,10 +39,30 @@ func browserLayout(width int) browserCols {
 	}
 	c.id += extra * 35 / 100
 	c.death += extra * 35 / 100
-	// cursor and mark glyphs, then nine columns separated by single spaces.
-	used := 2 + c.pos + c.id + c.age + c.retry + c.death + c.due + c.hol + c.size + 8
-	c.rkey = max(4, width-used)
+	// The cursor and mark glyphs, then the routing key takes what is left.
+	c.rkey = table.Remaining(width, browserLead, 4, c.pos, c.id, c.age, c.retry, c.death, c.due, c.hol, c.size)
 	return c
+}
+
+// browserLead is the mark column and its gap.
+const browserLead = 2
+
+// columns is the table's column spec, titles chosen for the room they have.
+func (c browserCols) columns() []table.Column {
+	retries, rkey := "RETRY", "KEY"
+	if c.long {
+		retries = "RETRIES"
+	}
+	if c.rkey >= 11 {
+		rkey = "ROUTING KEY"
+	}
+	return []table.Column{
+		{Title: "POS", Width: c.pos, Right: true}, {Title: "MESSAGE ID", Width: c.id},
+		{Title: "AGE", Width: c.age, Right: true}, {Title: retries, Width: c.retry},
+		{Title: "LAST DEATH", Width: c.death}, {Title: "DUE", Width: c.due, Right: true},
+		{Title: "HOL", Width: c.hol}, {Title: "SIZE", Width: c.size, Right: true},
+		{Title: rkey, Width: c.rkey},
+	}
 }
 
 // Sort orders of the browser.
@@ -61,44 +82,13 @@ func (s sortKey) String() string {
 }
 
 func renderBrowserHeader(c browserCols, st *style.Styles) string {
-	retries, rkey := "RETRY", "KEY"
-	if c.long {
-		retries = "RETRIES"
-	}
-	if c.rkey >= 11 {
-		rkey = "ROUTING KEY"
-	}
-	cells := []string{
-		" ",
-		termtext.FitRight("POS", c.pos),
-		termtext.Fit("MESSAGE ID", c.id),
-		termtext.FitRight("AGE", c.age),
-		termtext.Fit(retries, c.retry),
-		termtext.Fit("LAST DEATH", c.death),
-		termtext.FitRight("DUE", c.due),
-		termtext.Fit("HOL", c.hol),
-		termtext.FitRight("SIZE", c.size),
-		termtext.Fit(rkey, c.rkey),
-	}
-	return st.Header.Render(strings.Join(cells, " "))
+	return st.Header.Render(strings.Repeat(" ", browserLead-1) + " " + table.Header(c.columns()))
 }
 
 // renderBrowserRow is one message's row without the mark column: every
 // broker-supplied field sanitised and fitted. at is when the peek was taken;
 // ages and due times are relative to it.
 func renderBrowserRow(m *broker.Message, c browserCols, at time.Time) string {
-	var b strings.Builder
-	b.Grow(c.pos + c.id + c.death + c.rkey + 64)
-	cell := func(s string, w int, right bool) {
-		if b.Len() > 0 {
-			b.WriteByte(' ')
-		}
-		if right {
-			b.WriteString(termtext.FitRight(s, w))
-		} else {
-			b.WriteString(termtext.Fit(s, w))
-		}
-	}
 	id := m.Properties.MessageID
 	if id == "" {
 		id = present.NoValue
@@ -107,21 +97,15 @@ func renderBrowserRow(m *broker.Message, c browserCols, at time.Time) string {
 	if m.Properties.Timestamp != nil {
 		ts = *m.Properties.Timestamp
 	}
-	cell(strconv.Itoa(m.Position), c.pos, true)
 	// Ids often share a prefix (app-timestamp-n): keep the end that differs.
 	idText := termtext.Sanitize(id)
 	if termtext.Width(idText) > c.id {
 		idText = termtext.TruncateLeft(idText, c.id)
 	}
-	cell(idText, c.id, false)
-	cell(present.Age(ts, at), c.age, true)
-	cell(retryCell(m.Retry, c.long), c.retry, false)
-	cell(termtext.Sanitize(lastDeath(m.Deaths)), c.death, false)
-	cell(present.Due(m.HoL, at, dueForm(c.long)), c.due, true)
-	cell(present.Blocked(m.HoL, c.long), c.hol, false)
-	cell(present.Bytes(m.BodySize), c.size, true)
-	cell(termtext.Sanitize(m.RoutingKey), c.rkey, false)
-	return b.String()
+	return table.Join(table.Cells(c.columns(),
+		strconv.Itoa(m.Position), idText, present.Age(ts, at), retryCell(m.Retry, c.long),
+		termtext.Sanitize(lastDeath(m.Deaths)), present.Due(m.HoL, at, dueForm(c.long)), present.Blocked(m.HoL, c.long),
+		present.Bytes(m.BodySize), termtext.Sanitize(m.RoutingKey)))
 }
 
 // buildBrowserRows renders every message of a peek once.

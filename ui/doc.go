@@ -15,6 +15,19 @@
 // "late 3m" (its TTL ran out 3 minutes ago and something holds it back),
 // "never" (no TTL); wide layouts say "in 9s" and "overdue 3m12s".
 //
+// Lists (home, browser, vhost switcher) share ui/component/list — a cursor
+// with a visible window, and a filter typed in place — and tables are laid
+// out by ui/component/table from column specs; each screen keeps only what
+// is its own (home's sections and details pane, the browser's sort and
+// marks). How a value reads (due times, targets, routes, durations,
+// plurals) comes from internal/present, as in the commands' tables.
+//
+// Worth keeping as it is: the screen interface with Capturing (a screen
+// typing text takes every key) and Back (esc closes what is open inside
+// a screen before the screen itself); the generation or request id on every
+// async result; help generated from the keymap, with the reflection test
+// that every binding is listed somewhere; goldens at 80×24 and 160×48.
+//
 // Broker calls run only in commands (commands.go) with deadlines and come
 // back as typed messages tagged with a generation or request id, so a late
 // answer is dropped. Drawing is done by pure functions in the *_render.go

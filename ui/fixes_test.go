@@ -35,9 +35,9 @@ func TestTooSmallOnlyQuitActs(t *testing.T) {
 	if h.m.top() != h.m.browser || len(h.m.stack) != 2 {
 		t.Fatalf("a key changed the screen while too small: top %T, %d screens", h.m.top(), len(h.m.stack))
 	}
-	if len(fc.moves) != 0 || len(fc.peeked) != peeks || len(h.m.browser.marks) != 0 || h.m.browser.filtering || h.m.browser.sortBy != sortPosition {
+	if len(fc.moves) != 0 || len(fc.peeked) != peeks || len(h.m.browser.marks) != 0 || h.m.browser.filter.Capturing() || h.m.browser.sortBy != sortPosition {
 		t.Fatalf("keys acted while too small: moves %v, peeks %d→%d, marks %v, filtering %v, sort %v",
-			fc.moves, peeks, len(fc.peeked), h.m.browser.marks, h.m.browser.filtering, h.m.browser.sortBy)
+			fc.moves, peeks, len(fc.peeked), h.m.browser.marks, h.m.browser.filter.Capturing(), h.m.browser.sortBy)
 	}
 	// Data still arrives: a snapshot taken while too small is shown later.
 	s := fixtureSnapshot()

@@ -112,15 +112,3 @@ func appKeys(c *common, vhost bool) []key.Binding {
 	}
 	return append(out, k.Help, k.Quit, k.ForceQuit)
 }
-
-// navKeys are a list's cursor keys.
-func navKeys(c *common) []key.Binding {
-	k := c.keys
-	return []key.Binding{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom}
-}
-
-// filterKeys are the keys while a filter is typed.
-func filterKeys(c *common) []key.Binding {
-	k := c.keys
-	return []key.Binding{k.KeepFilter, k.ClearFilter, k.DeleteChar}
-}

@@ -10,6 +10,7 @@ import (
 	"github.com/ladder-tui/ladder/internal/present"
 	"github.com/ladder-tui/ladder/internal/termtext"
 	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/ui/component/list"
 )
 
 // homeModel is the ladders screen: every ladder as a chain with live
@@ -21,15 +22,16 @@ type homeModel struct {
 	snap *broker.Snapshot
 	hist *history
 	rows []homeRow
-	nav  listNav
+	nav  list.Nav
 	cols homeCols
 
-	filter    lineInput
-	filtering bool
+	filter list.Filter
 }
 
 func newHome(c *common) *homeModel {
-	return &homeModel{c: c, hist: newHistory()}
+	m := &homeModel{c: c, hist: newHistory()}
+	m.filter = list.NewFilter(m.rebuild)
+	return m
 }
 
 func (m *homeModel) SetSize(w, h int) {
@@ -38,21 +40,15 @@ func (m *homeModel) SetSize(w, h int) {
 	m.fixScroll()
 }
 
-func (m *homeModel) Capturing() bool { return m.filtering }
+func (m *homeModel) Capturing() bool { return m.filter.Capturing() }
 
 func (m *homeModel) Back() (bool, tea.Cmd) {
-	if m.filtering || m.filter.String() != "" {
-		m.filtering = false
-		m.filter.set("")
-		m.rebuild()
-		return true, nil
-	}
-	return false, nil
+	return m.filter.Back(), nil
 }
 
 // reset forgets everything (a vhost switch).
 func (m *homeModel) reset() {
-	m.snap, m.rows, m.nav = nil, nil, listNav{}
+	m.snap, m.rows, m.nav = nil, nil, list.Nav{}
 	m.hist = newHistory()
 }
 
@@ -64,9 +60,7 @@ func (m *homeModel) Update(msg tea.Msg) tea.Cmd {
 	case tea.KeyPressMsg:
 		return m.handleKey(msg)
 	case tea.PasteMsg:
-		if m.filtering && m.filter.update(msg, m.c.keys) {
-			m.rebuild()
-		}
+		m.filter.Paste(msg, m.c.keys)
 	}
 	return nil
 }
@@ -94,55 +88,48 @@ func (m *homeModel) rebuild() {
 	if r := m.selected(); r != nil {
 		keep = r.name
 	}
-	m.rows = buildHomeRows(m.snap, strings.ToLower(m.filter.String()))
-	m.nav.cursor = 0
+	m.rows = buildHomeRows(m.snap, m.filter.Match())
+	m.nav.Cursor = 0
 	for i := range m.rows {
 		if m.rows[i].selectable() && m.rows[i].name == keep {
-			m.nav.cursor = i
+			m.nav.Cursor = i
 			break
 		}
 	}
-	m.nav.clamp(len(m.rows), m.selectable)
+	m.nav.Clamp(len(m.rows), m.selectable)
 	m.fixScroll()
 }
 
 // fixScroll keeps the cursor visible; called after every change so View
 // only reads.
 func (m *homeModel) fixScroll() {
-	m.nav.scroll(len(m.rows), m.listHeight())
-	if m.nav.offset > 0 && m.nav.offset == m.nav.cursor && !m.rows[m.nav.cursor-1].selectable() {
-		m.nav.offset-- // show the section title above the first row
+	m.nav.Scroll(len(m.rows), m.listHeight())
+	if m.nav.Offset > 0 && m.nav.Offset == m.nav.Cursor && !m.rows[m.nav.Cursor-1].selectable() {
+		m.nav.Offset-- // show the section title above the first row
 	}
 }
 
 func (m *homeModel) selectable(i int) bool { return m.rows[i].selectable() }
 
 func (m *homeModel) selected() *homeRow {
-	if m.nav.cursor < 0 || m.nav.cursor >= len(m.rows) || !m.rows[m.nav.cursor].selectable() {
+	if m.nav.Cursor < 0 || m.nav.Cursor >= len(m.rows) || !m.rows[m.nav.Cursor].selectable() {
 		return nil
 	}
-	return &m.rows[m.nav.cursor]
+	return &m.rows[m.nav.Cursor]
 }
 
 func (m *homeModel) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	k := m.c.keys
-	if m.filtering {
-		switch {
-		case key.Matches(msg, k.KeepFilter):
-			m.filtering = false // keep the filter and the selection
-			return nil
-		case m.filter.update(msg, k):
-			m.rebuild()
-			return nil
-		}
+	if m.filter.HandleKey(msg, k) {
+		return nil
 	}
-	if m.nav.handleKey(msg, k, len(m.rows), m.listHeight(), m.selectable) {
+	if m.nav.HandleKey(msg, k, len(m.rows), m.listHeight(), m.selectable) {
 		m.fixScroll()
 		return nil
 	}
 	switch {
 	case key.Matches(msg, k.Filter):
-		m.filtering = true
+		m.filter.Start()
 	case key.Matches(msg, k.Open):
 		if r := m.selected(); r != nil {
 			return navCmd(openQueueMsg{queue: r.name})
@@ -186,10 +173,10 @@ func (m *homeModel) View() string {
 	case m.snap == nil:
 		lines = append(lines, st.Down.Render(termtext.Truncate("no data: the broker has not answered yet", m.w)))
 	}
-	end := min(len(m.rows), m.nav.offset+lh)
-	for i := m.nav.offset; i < end; i++ {
+	end := min(len(m.rows), m.nav.Offset+lh)
+	for i := m.nav.Offset; i < end; i++ {
 		r := &m.rows[i]
-		lines = append(lines, renderHomeRow(r, m.stats(r), m.cols, st, i == m.nav.cursor, stale))
+		lines = append(lines, renderHomeRow(r, m.stats(r), m.cols, st, i == m.nav.Cursor, stale))
 	}
 	for len(lines) < 2+lh {
 		lines = append(lines, "")
@@ -236,9 +223,9 @@ func (m *homeModel) summary() string {
 	}
 	nq := len(m.snap.Topology.Queues)
 	left = present.Plural(len(m.snap.Ladders), "ladder", "ladders") + " · " + present.Plural(nq, "queue", "queues") + " · " + findingCounts(m.snap.Findings)
-	if f := m.filter.String(); f != "" || m.filtering {
+	if f := m.filter.Text(); f != "" || m.filter.Capturing() {
 		fw := max(10, m.w-termtext.Width(left)-14)
-		left += " · filter /" + m.filter.view(min(fw, 30), m.filtering, st)
+		left += " · filter /" + m.filter.View(min(fw, 30), st)
 	}
 	return termtext.Truncate(left, m.w)
 }
@@ -277,13 +264,13 @@ func (m *homeModel) name() string { return "ladders" }
 // typed they are the filter's; with a filter kept, esc clears it.
 func (m *homeModel) ShortHelp() []key.Binding {
 	k := m.c.keys
-	if m.filtering {
-		return filterKeys(m.c)
+	if m.filter.Capturing() {
+		return list.FilterKeys(m.c.keys)
 	}
 	// Most important first: the footer drops from the end to fit. The
 	// arrows are left to the ? screen.
 	out := []key.Binding{k.Open, k.Filter}
-	if m.filter.String() != "" {
+	if m.filter.Text() != "" {
 		out = append(out, k.ClearFilter)
 	}
 	return append(out, k.Move, k.Refresh, k.Vhost, k.Help, k.Quit)
@@ -293,13 +280,13 @@ func (m *homeModel) ShortHelp() []key.Binding {
 // kept filter here (there is nothing to go back to), so it is listed then.
 func (m *homeModel) FullHelp() [][]key.Binding {
 	k := m.c.keys
-	if m.filtering {
-		return [][]key.Binding{filterKeys(m.c), {k.ForceQuit}}
+	if m.filter.Capturing() {
+		return [][]key.Binding{list.FilterKeys(m.c.keys), {k.ForceQuit}}
 	}
 	act := []key.Binding{k.Open, k.Filter}
-	if m.filter.String() != "" {
+	if m.filter.Text() != "" {
 		act = append(act, k.ClearFilter)
 	}
 	act = append(act, k.Move, k.Refresh)
-	return [][]key.Binding{navKeys(m.c), act, appKeys(m.c, true)}
+	return [][]key.Binding{list.NavKeys(m.c.keys), act, appKeys(m.c, true)}
 }

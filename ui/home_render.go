@@ -12,6 +12,7 @@ import (
 	"github.com/ladder-tui/ladder/internal/present"
 	"github.com/ladder-tui/ladder/internal/termtext"
 	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/ui/component/table"
 	"github.com/ladder-tui/ladder/ui/style"
 )
 
@@ -155,13 +156,16 @@ func homeLayout(width int) homeCols {
 		c.in, c.out, c.ready, c.unack, c.role = 7, 7, 8, 7, 6
 	}
 	c.longBadges = c.badges >= 14
-	// marker + name, then nine columns, each after a one-cell gap.
-	fixed := 2 + c.role + c.ready + c.unack + c.cons + c.in + c.out + c.spark + c.drain + c.badges + 9
-	c.name = max(8, width-fixed)
+	// The marker, then the name takes what the other columns leave.
+	c.name = table.Remaining(width, homeLead, 8, c.role, c.ready, c.unack, c.cons, c.in, c.out, c.spark, c.drain, c.badges)
 	return c
 }
 
-func renderHomeHeader(c homeCols, st *style.Styles) string {
+// homeLead is the row marker's width ("▸ ").
+const homeLead = 2
+
+// columns is the table's column spec, titles chosen for the room they have.
+func (c homeCols) columns() []table.Column {
 	trend, finds := "TREND", "ISSUES"
 	if c.spark >= 11 {
 		trend = "DEPTH TREND"
@@ -169,19 +173,23 @@ func renderHomeHeader(c homeCols, st *style.Styles) string {
 	if c.badges >= 8 {
 		finds = "FINDINGS"
 	}
-	cells := []string{
-		"  " + termtext.Fit("QUEUE", c.name),
-		termtext.Fit("TTL", c.role),
-		termtext.FitRight("READY", c.ready),
-		termtext.FitRight("UNACK", c.unack),
-		termtext.FitRight("CON", c.cons),
-		termtext.FitRight("IN/s", c.in),
-		termtext.FitRight("OUT/s", c.out),
-		termtext.Fit(trend, c.spark),
-		termtext.FitRight("DRAIN", c.drain),
-		termtext.Fit(finds, c.badges),
+	return []table.Column{
+		{Title: "QUEUE", Width: c.name}, {Title: "TTL", Width: c.role},
+		{Title: "READY", Width: c.ready, Right: true}, {Title: "UNACK", Width: c.unack, Right: true},
+		{Title: "CON", Width: c.cons, Right: true}, {Title: "IN/s", Width: c.in, Right: true},
+		{Title: "OUT/s", Width: c.out, Right: true}, {Title: trend, Width: c.spark},
+		{Title: "DRAIN", Width: c.drain, Right: true}, {Title: finds, Width: c.badges},
 	}
-	return st.Header.Render(strings.Join(cells, " "))
+}
+
+// Column indexes of columns().
+const (
+	homeColSpark  = 7
+	homeColBadges = 9
+)
+
+func renderHomeHeader(c homeCols, st *style.Styles) string {
+	return st.Header.Render(strings.Repeat(" ", homeLead) + table.Header(c.columns()))
 }
 
 // rowStats are the per-queue figures that do not come from the row itself.
@@ -248,29 +256,18 @@ func renderHomeRow(r *homeRow, rs rowStats, c homeCols, st *style.Styles, select
 		drain = drainCell(q.Messages, rs)
 	}
 	badges := renderBadges(r.finds, c.badges, c.longBadges, st)
-	cells := []string{
-		marker + termtext.Fit(name, c.name),
-		termtext.Fit(role, c.role),
-		termtext.FitRight(ready, c.ready),
-		termtext.FitRight(unack, c.unack),
-		termtext.FitRight(cons, c.cons),
-		termtext.FitRight(in, c.in),
-		termtext.FitRight(out, c.out),
-		spark,
-		termtext.FitRight(drain, c.drain),
-		termtext.Fit(badges.text, c.badges),
-	}
+	cells := table.Cells(c.columns(), name, role, ready, unack, cons, in, out, spark, drain, badges.text)
 	switch {
 	case stale:
-		return st.Stale.Render(strings.Join(cells, " "))
+		return st.Stale.Render(marker + table.Join(cells))
 	case selected:
-		return st.Selected.Render(strings.Join(cells, " "))
+		return st.Selected.Render(marker + table.Join(cells))
 	}
-	cells[7] = st.Info.Render(spark)
+	cells[homeColSpark] = st.Info.Render(cells[homeColSpark])
 	if badges.text != "" {
-		cells[9] = badges.sev.Render(cells[9])
+		cells[homeColBadges] = badges.sev.Render(cells[homeColBadges])
 	}
-	return strings.Join(cells, " ")
+	return marker + table.Join(cells)
 }
 
 // drainCell is the time to drain: depth over the net drain rate. Empty for

@@ -13,6 +13,7 @@ import (
 	"github.com/ladder-tui/ladder/internal/present"
 	"github.com/ladder-tui/ladder/internal/termtext"
 	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/ui/component/list"
 )
 
 // inspectorModel shows one message in full in a scrollable viewport.
@@ -126,5 +127,5 @@ func (m *inspectorModel) ShortHelp() []key.Binding {
 // FullHelp is every key that acts on the inspector: scrolling, copy, move.
 func (m *inspectorModel) FullHelp() [][]key.Binding {
 	k := m.c.keys
-	return [][]key.Binding{navKeys(m.c), {k.Copy, k.Move, k.Back}, appKeys(m.c, true)}
+	return [][]key.Binding{list.NavKeys(m.c.keys), {k.Copy, k.Move, k.Back}, appKeys(m.c, true)}
 }

@@ -290,14 +290,14 @@ func TestFilterKeepsSelectionAndSecondEnterOpens(t *testing.T) {
 	h := newHarness(t, newFake(), Options{}, 80, 24).start()
 	h.key("down", "down", "down", "enter", "/")
 	h.typeText("0002q") // q is typed, not quit
-	if !h.m.browser.filtering || !strings.Contains(h.plain(), "0002q") {
+	if !h.m.browser.filter.Capturing() || !strings.Contains(h.plain(), "0002q") {
 		t.Fatalf("filter did not take q:\n%s", h.plain())
 	}
 	h.key("backspace")
 	h.mustContain("1/1 (of 3)")
 	h.mustNotContain("msg-0001")
 	h.key("enter") // leave the filter, keep it and the selection
-	if h.m.browser.filtering || h.m.top() != h.m.browser {
+	if h.m.browser.filter.Capturing() || h.m.top() != h.m.browser {
 		t.Fatal("first enter did not just leave the filter")
 	}
 	h.mustContain("msg-0002", "1/1 (of 3)")
@@ -318,7 +318,7 @@ func TestEscLeavesFilterWhileTyping(t *testing.T) {
 	h.typeText("zzz")
 	h.mustContain("0/0 (of 3)")
 	h.key("esc")
-	if h.m.browser.filtering || h.m.browser.filter.String() != "" || h.m.top() != h.m.browser {
+	if h.m.browser.filter.Capturing() || h.m.browser.filter.Text() != "" || h.m.top() != h.m.browser {
 		t.Fatal("esc did not clear the filter (or left the browser)")
 	}
 	h.mustContain("msg-0001", "1/3")
@@ -417,7 +417,7 @@ func TestMoveTypedTargetAndDelay(t *testing.T) {
 	}
 	// A bad typed target is refused in the form, before any call.
 	h.key("esc", "tab", "tab")
-	h.m.move.tTarget.set("nonsense")
+	h.m.move.tTarget.Set("nonsense")
 	h.m.move.focus = fieldScope
 	h.key("enter")
 	h.mustContain("type queue:NAME or exchange:NAME[:KEY]")

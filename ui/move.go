@@ -18,6 +18,7 @@ import (
 	"github.com/ladder-tui/ladder/internal/present"
 	"github.com/ladder-tui/ladder/keymap"
 	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/ui/component/input"
 )
 
 // moveSpec is what the move dialog is opened on.
@@ -95,9 +96,9 @@ type moveModel struct {
 	scopeAt, targetAt, delayAt int
 	reset                      bool
 	focus                      int
-	count                      lineInput // N for "first N"
-	tTarget                    lineInput
-	tDelay                     lineInput
+	count                      input.Line // N for "first N"
+	tTarget                    input.Line
+	tDelay                     input.Line
 	formErr                    string
 
 	step    moveStep
@@ -124,7 +125,7 @@ func newMove(c *common) *moveModel {
 func (m *moveModel) open(spec moveSpec) {
 	id := m.id
 	*m = moveModel{c: m.c, w: m.w, h: m.h, bar: m.bar, spec: spec, id: id + 1}
-	m.count.set("10")
+	m.count.Set("10")
 	m.scopes = scopeOptions(spec)
 	m.targets = targetOptions(spec)
 	m.delays = delayOptions(spec, m.c.policy)
@@ -265,7 +266,7 @@ func (m *moveModel) Update(msg tea.Msg) tea.Cmd {
 	case tea.KeyPressMsg:
 		return m.handleKey(msg)
 	case tea.PasteMsg:
-		if m.step == stepForm && m.typing() && m.input().update(msg, m.c.keys) {
+		if m.step == stepForm && m.typing() && m.input().Update(msg, m.c.keys) {
 			m.formErr = ""
 		}
 	case moveDoneMsg:
@@ -299,7 +300,7 @@ func (m *moveModel) done(msg moveDoneMsg) tea.Cmd {
 	return nil
 }
 
-func (m *moveModel) input() *lineInput {
+func (m *moveModel) input() *input.Line {
 	switch m.focus {
 	case fieldTarget:
 		return &m.tTarget
@@ -340,12 +341,12 @@ func (m *moveModel) formKey(msg tea.KeyPressMsg) tea.Cmd {
 	// Typed text first, so j, k, y, n and space can be typed into fields;
 	// tab, arrows and enter still navigate.
 	// Any change to a field clears the error about it: it may be fixed.
-	if m.typing() && msg.Text != "" && !key.Matches(msg, k.Open) && m.input().update(msg, k) {
+	if m.typing() && msg.Text != "" && !key.Matches(msg, k.Open) && m.input().Update(msg, k) {
 		m.formErr = ""
 		return nil
 	}
 	if m.typing() && key.Matches(msg, k.DeleteChar) {
-		m.input().update(msg, k)
+		m.input().Update(msg, k)
 		m.formErr = ""
 		return nil
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/ladder-tui/ladder/internal/present"
 	"github.com/ladder-tui/ladder/internal/termtext"
 	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/ui/component/input"
 	"github.com/ladder-tui/ladder/ui/style"
 )
 
@@ -25,7 +26,7 @@ type moveForm struct {
 	scope, target, delay   string
 	reset                  bool
 	focus                  int
-	count, tTarget, tDelay *lineInput // set when the field is typed
+	count, tTarget, tDelay *input.Line // set when the field is typed
 	err                    string
 	hints                  []key.Binding // the step's keys, as the footer shows them
 }
@@ -37,7 +38,7 @@ func renderMoveForm(f moveForm, width int, st *style.Styles) []string {
 		st.Title.Render(termtext.Truncate("Move / re-publish from "+termtext.Sanitize(f.queue), width)),
 		"",
 	}
-	field := func(id int, label, value string, in *lineInput, hint string) {
+	field := func(id int, label, value string, in *input.Line, hint string) {
 		line := st.Label.Render(termtext.Fit(label, labelWidth))
 		if value != "" {
 			vw := width - labelWidth - 4
@@ -52,7 +53,7 @@ func renderMoveForm(f moveForm, width int, st *style.Styles) []string {
 		}
 		if in != nil {
 			rest := width - termtext.Width(line)
-			line += in.view(min(rest, 40), id == f.focus || in == focusedInput(f), st)
+			line += in.View(min(rest, 40), id == f.focus || in == focusedInput(f), st)
 		}
 		lines = append(lines, line)
 		if hint != "" && in != nil && in == focusedInput(f) {
@@ -79,7 +80,7 @@ func renderMoveForm(f moveForm, width int, st *style.Styles) []string {
 }
 
 // focusedInput is the typed field that has the focus, if any.
-func focusedInput(f moveForm) *lineInput {
+func focusedInput(f moveForm) *input.Line {
 	switch f.focus {
 	case fieldCount:
 		return f.count

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ladder-tui/ladder/internal/termtext"
 	"github.com/ladder-tui/ladder/keymap"
+	"github.com/ladder-tui/ladder/ui/component/list"
 )
 
 // vhostModel lists the vhosts the user can see; choosing one opens a new
@@ -19,14 +20,14 @@ type vhostModel struct {
 	loading bool
 	opening string
 	err     error
-	nav     listNav
+	nav     list.Nav
 }
 
 func newVhosts(c *common) *vhostModel { return &vhostModel{c: c} }
 
 // open asks for the list.
 func (m *vhostModel) open() tea.Cmd {
-	m.vhosts, m.err, m.loading, m.opening, m.nav = nil, nil, true, "", listNav{}
+	m.vhosts, m.err, m.loading, m.opening, m.nav = nil, nil, true, "", list.Nav{}
 	return vhostsCmd(m.c.client)
 }
 
@@ -41,22 +42,22 @@ func (m *vhostModel) Update(msg tea.Msg) tea.Cmd {
 		cur := m.c.client.Vhost()
 		for i, v := range m.vhosts {
 			if v == cur {
-				m.nav.cursor = i
+				m.nav.Cursor = i
 			}
 		}
-		m.nav.scroll(len(m.vhosts), m.h-2)
+		m.nav.Scroll(len(m.vhosts), m.h-2)
 	case clientOpenedMsg:
 		m.opening = ""
 		if msg.err != nil {
 			m.err = msg.err
 		}
 	case tea.KeyPressMsg:
-		if m.nav.handleKey(msg, m.c.keys, len(m.vhosts), m.h-2, nil) {
-			m.nav.scroll(len(m.vhosts), m.h-2)
+		if m.nav.HandleKey(msg, m.c.keys, len(m.vhosts), m.h-2, nil) {
+			m.nav.Scroll(len(m.vhosts), m.h-2)
 			return nil
 		}
-		if key.Matches(msg, m.c.keys.Open) && m.nav.cursor < len(m.vhosts) && m.opening == "" {
-			m.opening = m.vhosts[m.nav.cursor]
+		if key.Matches(msg, m.c.keys.Open) && m.nav.Cursor < len(m.vhosts) && m.opening == "" {
+			m.opening = m.vhosts[m.nav.Cursor]
 			return navCmd(switchVhostMsg{vhost: m.opening})
 		}
 	}
@@ -73,8 +74,8 @@ func (m *vhostModel) View() string {
 		lines = append(lines, st.Muted.Render("listing vhosts…"))
 	}
 	cur := m.c.client.Vhost()
-	end := min(len(m.vhosts), m.nav.offset+max(1, m.h-len(lines)))
-	for i := m.nav.offset; i < end; i++ {
+	end := min(len(m.vhosts), m.nav.Offset+max(1, m.h-len(lines)))
+	for i := m.nav.Offset; i < end; i++ {
 		v := termtext.Sanitize(m.vhosts[i])
 		mark := "  "
 		if m.vhosts[i] == cur {
@@ -84,7 +85,7 @@ func (m *vhostModel) View() string {
 		if m.vhosts[i] == m.opening {
 			line = termtext.Fit(mark+v+" (opening…)", m.w)
 		}
-		if i == m.nav.cursor {
+		if i == m.nav.Cursor {
 			line = st.Selected.Render(line)
 		}
 		lines = append(lines, line)
@@ -101,5 +102,5 @@ func (m *vhostModel) ShortHelp() []key.Binding {
 
 func (m *vhostModel) FullHelp() [][]key.Binding {
 	k := m.c.keys
-	return [][]key.Binding{navKeys(m.c), {keymap.As(k.Open, "switch"), k.Back}, appKeys(m.c, false)}
+	return [][]key.Binding{list.NavKeys(m.c.keys), {keymap.As(k.Open, "switch"), k.Back}, appKeys(m.c, false)}
 }

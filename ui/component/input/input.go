@@ -1,4 +1,5 @@
-package ui
+// Package input is a one-line text field for filters and dialog fields.
+package input
 
 import (
 	"strings"
@@ -11,15 +12,15 @@ import (
 	"github.com/ladder-tui/ladder/ui/style"
 )
 
-// lineInput is a one-line text field for filters and dialog fields. It is
-// deliberately small (no blinking cursor, no history) so that frames are
-// deterministic and typing never schedules timers.
-type lineInput struct {
+// Line is a one-line text field. It is deliberately small (no blinking
+// cursor, no history) so that frames are deterministic and typing never
+// schedules timers.
+type Line struct {
 	value []rune
 }
 
-// update applies a key or a paste; it reports whether it used the message.
-func (in *lineInput) update(msg tea.Msg, keys *keymap.KeyMap) bool {
+// Update applies a key or a paste; it reports whether it used the message.
+func (in *Line) Update(msg tea.Msg, keys *keymap.KeyMap) bool {
 	switch msg := msg.(type) {
 	case tea.KeyPressMsg:
 		if key.Matches(msg, keys.DeleteChar) {
@@ -42,7 +43,7 @@ func (in *lineInput) update(msg tea.Msg, keys *keymap.KeyMap) bool {
 
 // insert adds printable text; control characters are dropped, so a pasted
 // escape sequence cannot reach the field.
-func (in *lineInput) insert(s string) {
+func (in *Line) insert(s string) {
 	for _, r := range s {
 		if r >= 0x20 && r != 0x7f && (r < 0x80 || r > 0x9f) {
 			in.value = append(in.value, r)
@@ -50,16 +51,17 @@ func (in *lineInput) insert(s string) {
 	}
 }
 
-func (in *lineInput) String() string { return string(in.value) }
+func (in *Line) String() string { return string(in.value) }
 
-func (in *lineInput) set(s string) {
+// Set replaces the text.
+func (in *Line) Set(s string) {
 	in.value = in.value[:0]
 	in.insert(s)
 }
 
-// view draws the field in width cells; the end stays visible when the text
+// View draws the field in width cells; the end stays visible when the text
 // is longer, and a focused field shows a reversed cursor cell.
-func (in *lineInput) view(width int, focused bool, st *style.Styles) string {
+func (in *Line) View(width int, focused bool, st *style.Styles) string {
 	if width <= 0 {
 		return ""
 	}
