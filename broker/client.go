@@ -92,7 +92,10 @@ type Message struct {
 	Origin      *retry.Origin      `json:"origin"`
 	HoL         *retry.HoLMark     `json:"hol"`
 	BodySize    int                `json:"body_size"`
-	BodyPreview string             `json:"body_preview"`
+	// BodyDigest identifies the whole body (see retry.BodyDigest), even
+	// when only a preview of it is kept.
+	BodyDigest  string `json:"body_sha256"`
+	BodyPreview string `json:"body_preview"`
 	// Body holds at most PeekOptions.BodyPreview bytes of the body, raw.
 	Body          []byte `json:"-"`
 	BodyTruncated bool   `json:"body_truncated"`

@@ -28,6 +28,7 @@ func DecodeMessage(m *Message, body []byte, preview int, deathQueues, mains map[
 		m.Origin = &o
 	}
 	m.BodySize = len(body)
+	m.BodyDigest = retry.BodyDigest(body)
 	n := len(body)
 	if n > preview {
 		n, m.BodyTruncated = preview, true

@@ -138,8 +138,10 @@ func requested(req MoveRequest, ready int) int {
 	n := ready
 	if len(req.Positions) > 0 {
 		n = 0
+		seen := map[int]bool{}
 		for _, p := range req.Positions {
-			if p >= 0 && p < ready {
+			if p >= 0 && p < ready && !seen[p] {
+				seen[p] = true
 				n++
 			}
 		}
@@ -183,7 +185,7 @@ func (m *mover) dryRun(ctx context.Context) error {
 			continue
 		}
 		n++
-		m.plan(retry.MoveMessage{Position: msg.Position, MessageID: msg.Properties.MessageID, Exchange: msg.Exchange,
+		m.plan(retry.MoveMessage{Position: msg.Position, MessageID: msg.Properties.MessageID, BodyDigest: msg.BodyDigest, Exchange: msg.Exchange,
 			RoutingKey: msg.RoutingKey, Headers: msg.Headers, Expiration: msg.Properties.Expiration}, true)
 	}
 	m.rep.Requested = n
@@ -468,7 +470,7 @@ func (p *pipeline) take(ctx context.Context, d *amqp.Delivery) error {
 		return m.checkDeliveryLimit(d)
 	}
 	p.taken++
-	r := m.plan(retry.MoveMessage{Position: pos, MessageID: d.MessageId, Exchange: d.Exchange, RoutingKey: d.RoutingKey,
+	r := m.plan(retry.MoveMessage{Position: pos, MessageID: d.MessageId, BodyDigest: retry.BodyDigest(d.Body), Exchange: d.Exchange, RoutingKey: d.RoutingKey,
 		Headers: fromTable(d.Headers), Expiration: d.Expiration}, false)
 	if !r.Moves() {
 		p.hold(d.DeliveryTag)
@@ -496,9 +498,8 @@ func (p *pipeline) take(ctx context.Context, d *amqp.Delivery) error {
 // unplan turns a planned move into a skipped one (its wait queue could not
 // be declared).
 func (m *mover) unplan(r PlannedMove, why string) {
-	r.Skip = why
 	m.rep.Skipped++
-	m.rep.Planned = append(m.rep.Planned, r)
+	m.rep.Planned = append(m.rep.Planned, r.Skipped(why))
 }
 
 // settle accounts for one confirm.

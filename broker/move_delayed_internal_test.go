@@ -125,3 +125,10 @@ func requireBroker(t *testing.T) *Resolved {
 	}
 	return r
 }
+
+// A position asked for twice is one message (the simulation agrees).
+func TestRequestedCountsEachPositionOnce(t *testing.T) {
+	if n := requested(MoveRequest{Positions: []int{2, 2, 0, 9}}, 5); n != 2 {
+		t.Errorf("requested %d, want 2", n)
+	}
+}

@@ -1,11 +1,15 @@
 package retry
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -91,6 +95,9 @@ type MoveSpec struct {
 type MoveMessage struct {
 	Position  int
 	MessageID string
+	// BodyDigest tells the message apart from another at the same
+	// position when ids are missing or alike (BodyDigest of the body).
+	BodyDigest string
 	// Exchange and RoutingKey are those the message was delivered with.
 	Exchange, RoutingKey string
 	Headers              Headers
@@ -102,8 +109,9 @@ type MoveMessage struct {
 // simulation, the dry run and the UI all read this same value. JSON field
 // names are a contract (`ladder move -o json`, "planned").
 type MoveRoute struct {
-	Position  int    `json:"position"`
-	MessageID string `json:"message_id"`
+	Position   int    `json:"position"`
+	MessageID  string `json:"message_id"`
+	BodyDigest string `json:"body_sha256,omitempty"`
 	// TargetExchange and TargetRoutingKey are where the message ends up;
 	// Exchange and RoutingKey are what it is published with.
 	TargetExchange   string `json:"target_exchange"`
@@ -133,6 +141,19 @@ type MoveRoute struct {
 // Moves reports whether the plan moves the message.
 func (r MoveRoute) Moves() bool { return r.Skip == "" }
 
+// Skipped is the plan turned into "stays in the source, because why":
+// nothing is published, so it carries no way and no edits.
+func (r MoveRoute) Skipped(why string) MoveRoute {
+	return MoveRoute{Position: r.Position, MessageID: r.MessageID, BodyDigest: r.BodyDigest,
+		TargetExchange: r.TargetExchange, TargetRoutingKey: r.TargetRoutingKey, Skip: why}
+}
+
+// BodyDigest identifies a body: the first 8 bytes of its SHA-256, in hex.
+func BodyDigest(body []byte) string {
+	sum := sha256.Sum256(body)
+	return hex.EncodeToString(sum[:8])
+}
+
 // Apply returns the headers to publish: h with the route's edits. h is not
 // changed.
 func (r MoveRoute) Apply(h Headers) Headers {
@@ -156,14 +177,17 @@ type MovePlanner struct {
 	mains   map[string]bool
 	deaths  map[string]bool
 	// routedBy are the header names some headers binding looks at: a cached
-	// route is keyed by their values too.
+	// route is kept with their values and used only for equal ones.
 	routedBy []string
-	cache    map[string]cachedRoute
+	cache    map[string][]cachedRoute
 	ids      map[int]string
 	expect   map[int]MoveRoute
 }
 
 type cachedRoute struct {
+	// routing is the message's headers among routedBy, compared in full
+	// (type and value) before the route is used again.
+	routing map[string]any
 	rt      ReplayRoute
 	reaches []string
 	note    string
@@ -206,7 +230,7 @@ func NewMovePlanner(v *Vhost, ladders []Ladder, spec MoveSpec) (*MovePlanner, er
 	}
 	p := &MovePlanner{
 		spec: spec, router: r, ladders: ladders, mains: MainQueues(ladders),
-		cache: map[string]cachedRoute{}, ids: map[int]string{}, expect: map[int]MoveRoute{},
+		cache: map[string][]cachedRoute{}, ids: map[int]string{}, expect: map[int]MoveRoute{},
 	}
 	p.deaths = map[string]bool{spec.From: true}
 	for i := range ladders {
@@ -265,19 +289,17 @@ func headerNamesRoutedBy(v *Vhost) []string {
 // be moved gets a route with Skip saying why.
 func (p *MovePlanner) Plan(m MoveMessage) MoveRoute {
 	r := p.plan(m)
-	if e, ok := p.expect[m.Position]; ok && !sameRoute(e, r) {
-		r.Skip = "the plan changed since the preview (" + routeText(e) + ", now " + routeText(r) + "): left in " + p.spec.From
-	}
 	if !r.Moves() {
-		// Nothing is published: no edits, no way.
-		r.SetHeaders, r.DropHeaders, r.WaitQueueArgs, r.Reaches = nil, nil, nil, nil
-		r.Via, r.Exchange, r.RoutingKey, r.Queue, r.Mandatory, r.Expiration = "", "", "", "", false, ""
+		return r.Skipped(r.Skip)
+	}
+	if e, ok := p.expect[m.Position]; ok && !sameRoute(e, r) {
+		return r.Skipped("the plan changed since the preview (" + routeText(e) + ", now " + routeText(r) + "): left in " + p.spec.From)
 	}
 	return r
 }
 
 func (p *MovePlanner) plan(m MoveMessage) MoveRoute {
-	r := MoveRoute{Position: m.Position, MessageID: m.MessageID}
+	r := MoveRoute{Position: m.Position, MessageID: m.MessageID, BodyDigest: m.BodyDigest}
 	if want, ok := p.ids[m.Position]; ok && want != m.MessageID {
 		r.Skip = fmt.Sprintf("expected message %q at position %d, found %q: the queue changed since it was browsed", want, m.Position, m.MessageID)
 		return r
@@ -287,7 +309,7 @@ func (p *MovePlanner) plan(m MoveMessage) MoveRoute {
 	if p.spec.ResetRetries {
 		reset := ResetCount(m.Headers, ReadState(m.Headers, p.deaths))
 		for k, v := range reset {
-			if old, ok := m.Headers[k]; !ok || !reflect.DeepEqual(old, v) {
+			if old, ok := m.Headers[k]; !ok || !sameHeader(old, v) {
 				set[k] = v
 			}
 		}
@@ -350,24 +372,51 @@ func (p *MovePlanner) destination(m MoveMessage) (exchange, key string, err erro
 }
 
 // route plans exchange/key after the spec's delay, cached under everything
-// it depends on: exchange, key and the headers some binding matches on.
+// it depends on: exchange, key and the headers some binding matches on
+// (kept and compared in full, so no two values can share a route).
 func (p *MovePlanner) route(exchange, key string, h Headers) cachedRoute {
-	var b strings.Builder
-	b.WriteString(exchange)
-	b.WriteByte(0)
-	b.WriteString(key)
+	k := strconv.Itoa(len(exchange)) + ":" + exchange + key
+	var routing map[string]any
 	for _, n := range p.routedBy {
 		if v, ok := h[n]; ok {
-			fmt.Fprintf(&b, "\x00%s=%T:%v", n, v, v)
+			if routing == nil {
+				routing = map[string]any{}
+			}
+			routing[n] = v
 		}
 	}
-	k := b.String()
-	if c, ok := p.cache[k]; ok {
-		return c
+	for _, c := range p.cache[k] {
+		if reflect.DeepEqual(c.routing, routing) {
+			return c
+		}
 	}
 	c := p.routeFresh(exchange, key, h)
-	p.cache[k] = c
+	c.routing = routing
+	if len(p.cache[k]) < maxRoutesPerTarget {
+		p.cache[k] = append(p.cache[k], c)
+	}
 	return c
+}
+
+// maxRoutesPerTarget bounds the cached routes of one exchange and key (one
+// per distinct routing-header value); past it, routes are planned afresh.
+const maxRoutesPerTarget = 64
+
+// sameHeader compares header values, NaN equal to NaN (a reset must not
+// count an unchanged NaN header as an edit).
+func sameHeader(a, b any) bool {
+	if reflect.DeepEqual(a, b) {
+		return true
+	}
+	switch x := a.(type) {
+	case float64:
+		y, ok := b.(float64)
+		return ok && math.IsNaN(x) && math.IsNaN(y)
+	case float32:
+		y, ok := b.(float32)
+		return ok && x != x && y != y
+	}
+	return false
 }
 
 func (p *MovePlanner) routeFresh(exchange, key string, h Headers) cachedRoute {
@@ -410,11 +459,28 @@ func (p *MovePlanner) routeFresh(exchange, key string, h Headers) cachedRoute {
 	return c
 }
 
-// sameRoute: the same message takes the same way to the same place.
+// sameRoute: the same message takes the same way to the same queues, with
+// the same edits.
 func sameRoute(a, b MoveRoute) bool {
-	return a.Moves() == b.Moves() && a.MessageID == b.MessageID && a.Via == b.Via &&
+	return a.Moves() == b.Moves() && a.MessageID == b.MessageID && a.BodyDigest == b.BodyDigest && a.Via == b.Via &&
 		a.Exchange == b.Exchange && a.RoutingKey == b.RoutingKey && a.Queue == b.Queue &&
-		a.TargetExchange == b.TargetExchange && a.TargetRoutingKey == b.TargetRoutingKey
+		a.TargetExchange == b.TargetExchange && a.TargetRoutingKey == b.TargetRoutingKey &&
+		a.Mandatory == b.Mandatory && a.Expiration == b.Expiration &&
+		slices.Equal(a.Reaches, b.Reaches) && slices.Equal(a.DropHeaders, b.DropHeaders) &&
+		headersEqual(a.SetHeaders, b.SetHeaders)
+}
+
+func headersEqual(a, b Headers) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		w, ok := b[k]
+		if !ok || !sameHeader(v, w) {
+			return false
+		}
+	}
+	return true
 }
 
 // routeText is a route in a few words, for notes.

@@ -1,6 +1,8 @@
 package retry
 
 import (
+	"encoding/json"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -214,5 +216,119 @@ func TestParseTarget(t *testing.T) {
 		if _, err := ParseTarget(bad); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
+	}
+}
+
+// Two messages whose routing headers print alike must not share a cached
+// route: the second would be confirmed into a delay queue that leads
+// nowhere and be dropped after the delay.
+func TestPlannerCacheNeverMergesDistinctRoutingHeaders(t *testing.T) {
+	v := &Vhost{
+		Name:      "/",
+		Exchanges: []Exchange{{Name: "hx", Type: ExchangeHeaders, MessagesDelayed: -1}},
+		Queues:    []Queue{{Name: "src"}, {Name: "q1"}},
+		Bindings: []Binding{
+			{Source: "hx", Destination: "q1", DestinationType: "queue", Arguments: map[string]any{"tags": []any{"a b"}, "a": "x"}},
+		},
+	}
+	for _, d := range []time.Duration{0, 2 * time.Second} {
+		p := mustPlanner(t, v, MoveSpec{From: "src", To: Target{Kind: TargetExchange, Name: "hx"}, Delay: d})
+		one := p.Plan(MoveMessage{Position: 0, Headers: Headers{"tags": []any{"a b"}, "a": "x"}})
+		two := p.Plan(MoveMessage{Position: 1, Headers: Headers{"tags": []any{"a", "b"}, "a": "x"}})
+		nul := p.Plan(MoveMessage{Position: 2, Headers: Headers{"a": "x\x00tags=[]interface {}:[a b]"}})
+		if !one.Moves() || len(one.Reaches) != 1 {
+			t.Fatalf("delay %v: the matching message: %+v", d, one)
+		}
+		for _, r := range []MoveRoute{two, nul} {
+			if r.Moves() || !strings.Contains(r.Skip, "routes to no queue") {
+				t.Errorf("delay %v: #%d took another message's route: %+v", d, r.Position, r)
+			}
+		}
+	}
+}
+
+// A tier's selector header is written in the type the message already uses
+// for it (management JSON gives every number as a double), int32 otherwise.
+func TestPlannerWritesTierSelectorsInTheMessagesType(t *testing.T) {
+	v := headersLadder()
+	for i, b := range v.Bindings {
+		if b.Source == "orders.retry" {
+			tier := map[string]float64{"orders.wait.5s": 1, "orders.wait.30s": 2, "orders.wait.5m": 3}[b.Destination]
+			v.Bindings[i].Arguments = map[string]any{"x-match": "all", "tier": tier}
+		}
+	}
+	p := mustPlanner(t, v, MoveSpec{From: "orders.dlq", To: Target{Kind: TargetOrigin}, Delay: 5 * time.Second})
+	if r := p.Plan(deadIn(0, "a", "orders.created", Headers{"tier": int16(3)})); r.Via != ViaTier || r.SetHeaders["tier"] != int16(1) {
+		t.Errorf("with an int16 header: %+v", r.SetHeaders)
+	}
+	if r := p.Plan(deadIn(1, "b", "orders.created", nil)); r.Via != ViaTier || r.SetHeaders["tier"] != int32(1) {
+		t.Errorf("without the header: %+v", r.SetHeaders)
+	}
+}
+
+// A tier entered by setting a header is used only when, carrying it, the
+// message still returns to the queues a direct publish reaches.
+func TestPlannerRefusesATierWhoseHeaderChangesWhereItLands(t *testing.T) {
+	v := headersLadder()
+	v.Exchanges = append(v.Exchanges, Exchange{Name: "audit.hx", Type: ExchangeHeaders, MessagesDelayed: -1})
+	v.Queues = append(v.Queues, Queue{Name: "audit"})
+	v.Bindings = append(v.Bindings,
+		Binding{Source: "orders.topic", Destination: "audit.hx", DestinationType: "exchange", RoutingKey: "#"},
+		Binding{Source: "audit.hx", Destination: "audit", DestinationType: "queue", Arguments: map[string]any{"retry-tier": "orders.wait.5s"}})
+	p := mustPlanner(t, v, MoveSpec{From: "orders.dlq", To: Target{Kind: TargetOrigin}, Delay: 5 * time.Second})
+	r := p.Plan(deadIn(0, "a", "orders.created", nil))
+	if r.Via != ViaDelayQueue || len(r.Reaches) != 1 || r.Reaches[0] != "orders.process" {
+		t.Errorf("%+v", r)
+	}
+	if !strings.Contains(r.Note, "would return to other queues") {
+		t.Errorf("note %q", r.Note)
+	}
+}
+
+// The confirmed plan binds where the message lands and which message it is,
+// not only the way: a changed binding, or another body at the position of
+// an id-less message, stops it.
+func TestPlannerConfirmedPlanCoversReachesAndIdentity(t *testing.T) {
+	v := seedGo()
+	spec := MoveSpec{From: "orders.dlq", To: Target{Kind: TargetExchange, Name: "orders.topic", RoutingKey: "orders.created", HasKey: true}}
+	m := MoveMessage{Position: 0, BodyDigest: BodyDigest([]byte("one"))}
+	shown := mustPlanner(t, v, spec).Plan(m)
+	v.Queues = append(v.Queues, Queue{Name: "audit"})
+	v.Bindings = append(v.Bindings, Binding{Source: "orders.topic", Destination: "audit", DestinationType: "queue", RoutingKey: "#"})
+	spec.Expect = []MoveRoute{shown}
+	if r := mustPlanner(t, v, spec).Plan(m); r.Moves() {
+		t.Errorf("moved to other queues than shown: %+v", r)
+	}
+	v = seedGo()
+	other := MoveMessage{Position: 0, BodyDigest: BodyDigest([]byte("two"))}
+	if r := mustPlanner(t, v, spec).Plan(other); r.Moves() || !strings.Contains(r.Skip, "plan changed") {
+		t.Errorf("another id-less message at the position moved: %+v", r)
+	}
+	if r := mustPlanner(t, v, spec).Plan(m); !r.Moves() {
+		t.Errorf("the same message, same plan: %+v", r)
+	}
+}
+
+// A reset counts only what it changes: a NaN header is not an edit (and
+// the plan stays JSON-encodable).
+func TestPlannerResetLeavesNaNHeadersAlone(t *testing.T) {
+	p := mustPlanner(t, seedGo(), MoveSpec{From: "orders.dlq", To: Target{Kind: TargetQueue, Name: "orders.process"}, ResetRetries: true})
+	r := p.Plan(MoveMessage{Headers: Headers{"x-retry-count": int32(2), "score": math.NaN()}})
+	if _, ok := r.SetHeaders["score"]; ok || r.SetHeaders["x-retry-count"] != int32(0) {
+		t.Errorf("%+v", r.SetHeaders)
+	}
+	if _, err := json.Marshal(r); err != nil {
+		t.Error(err)
+	}
+}
+
+// A skipped plan keeps its own reason, even under a confirmed plan.
+func TestPlannerSkipKeepsItsReason(t *testing.T) {
+	v := seedGo()
+	spec := MoveSpec{From: "orders.dlq", To: Target{Kind: TargetOrigin}, Positions: []int{0}, PositionIDs: []string{"shown"}}
+	spec.Expect = []MoveRoute{{Position: 0, MessageID: "shown", Via: ViaDirect}}
+	r := mustPlanner(t, v, spec).Plan(MoveMessage{Position: 0, MessageID: "other"})
+	if !strings.Contains(r.Skip, `expected message "shown"`) || r.Note != "" || r.SetHeaders != nil {
+		t.Errorf("%+v", r)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -91,7 +92,7 @@ func PlanReplay(r *Router, ladders []Ladder, exchange, routingKey string, header
 			if !slices.Contains(want.Queues, l.Main) {
 				continue
 			}
-			rt, why, ok := r.viaTier(l, exchange, routingKey, headers, delay)
+			rt, why, ok := r.viaTier(l, exchange, routingKey, headers, delay, want.Queues)
 			if ok {
 				return rt, nil
 			}
@@ -126,7 +127,7 @@ func PlanReplay(r *Router, ladders []Ladder, exchange, routingKey string, header
 // it to this key; one that keeps the key is entered with it, through an
 // exchange that routes it to that tier alone. note says why a tier with the
 // right TTL could not be used.
-func (r *Router) viaTier(l *Ladder, exchange, key string, headers map[string]any, delay time.Duration) (rt ReplayRoute, note string, ok bool) {
+func (r *Router) viaTier(l *Ladder, exchange, key string, headers map[string]any, delay time.Duration, want []string) (rt ReplayRoute, note string, ok bool) {
 	for _, t := range l.Tiers {
 		if t.TTL != delay {
 			continue
@@ -144,6 +145,7 @@ func (r *Router) viaTier(l *Ladder, exchange, key string, headers map[string]any
 		// that key to the tier alone. Through a headers binding it enters
 		// with the binding's match headers set (the tier's own selector,
 		// as the ladder's workers set it).
+		why := ""
 		for _, bi := range r.intoQueue[t.Queue] {
 			b := &r.v.Bindings[bi]
 			if b.Source == "" {
@@ -160,21 +162,37 @@ func (r *Router) viaTier(l *Ladder, exchange, key string, headers map[string]any
 				}
 			}
 			in := r.Route(b.Source, key, try)
-			if !in.Approximate && len(in.Queues) == 1 && in.Queues[0] == t.Queue {
-				rt := ReplayRoute{Via: ViaTier, Exchange: b.Source, RoutingKey: key, Mandatory: true, Queue: t.Queue, Delay: delay, SetHeaders: set}
-				if len(set) > 0 {
-					rt.Note = fmt.Sprintf("enters tier %s through headers exchange %s with %s", t.Queue, b.Source, headerList(set))
-				}
-				return rt, "", true
+			if in.Approximate || len(in.Queues) != 1 || in.Queues[0] != t.Queue {
+				continue
 			}
+			// Back from the tier it carries the headers set to enter it:
+			// it must still land where a direct publish would.
+			if len(set) > 0 {
+				if back := r.Route(exchange, key, try); back.Approximate || !slices.Equal(back.Queues, want) {
+					why = fmt.Sprintf("tier %s waits %s, but with the header it needs (%s) the message would return to other queues: using a wait queue of ladder's own", t.Queue, FormatDelay(delay), headerList(set))
+					continue
+				}
+			}
+			rt := ReplayRoute{Via: ViaTier, Exchange: b.Source, RoutingKey: key, Mandatory: true, Queue: t.Queue, Delay: delay, SetHeaders: set}
+			if len(set) > 0 {
+				rt.Note = fmt.Sprintf("enters tier %s through headers exchange %s with %s", t.Queue, b.Source, headerList(set))
+			}
+			return rt, "", true
 		}
-		note = fmt.Sprintf("tier %s waits %s but no exchange routes key %q to it alone (it is entered another way, e.g. by a header): using a wait queue of ladder's own", t.Queue, FormatDelay(delay), key)
+		if why == "" {
+			why = fmt.Sprintf("tier %s waits %s but no exchange routes key %q to it alone (it is entered another way, e.g. by a header): using a wait queue of ladder's own", t.Queue, FormatDelay(delay), key)
+		}
+		note = why
 	}
 	return ReplayRoute{}, note, false
 }
 
 // bindingMatchHeaders are the headers a message needs to match a headers
-// binding that it does not carry already (x-match itself excluded).
+// binding that it does not carry already (x-match itself excluded). A
+// number is written in the type of the message's own header of that name
+// (else int32, or int64 when it does not fit): binding arguments read from
+// the management API are JSON numbers, and a worker reading an int header
+// must not find a double there.
 func bindingMatchHeaders(args, have map[string]any) Headers {
 	var out Headers
 	for k, v := range args {
@@ -187,9 +205,30 @@ func bindingMatchHeaders(args, have map[string]any) Headers {
 		if out == nil {
 			out = Headers{}
 		}
-		out[k] = v
+		out[k] = headerLike(v, have[k])
 	}
 	return out
+}
+
+// headerLike writes a whole number v in like's integer type, else int32 or
+// int64; anything else as it is.
+func headerLike(v, like any) any {
+	n, _, err := intValue(v)
+	if err != nil {
+		return v
+	}
+	if _, isStr := v.(string); isStr {
+		return v
+	}
+	if _, kind, err := intValue(like); err == nil && like != nil {
+		if _, isStr := like.(string); !isStr {
+			return encodeCount(kind, n)
+		}
+	}
+	if n >= math.MinInt32 && n <= math.MaxInt32 {
+		return int32(n)
+	}
+	return n
 }
 
 // headerList is "k1=v1, k2=v2", sorted.

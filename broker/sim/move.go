@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/ladder-tui/ladder/broker"
@@ -54,6 +55,12 @@ func (s *Sim) Move(ctx context.Context, req broker.MoveRequest, progress func(br
 		}
 	}
 	gone := 0
+	// Each move publishes with x-ladder-move-id "<run>/<position>", as the
+	// live broker's move does.
+	s.mu.Lock()
+	s.moves++
+	run := "sim" + strconv.FormatUint(s.moves, 10)
+	s.mu.Unlock()
 	for len(hops) > 0 {
 		if err := ctx.Err(); err != nil {
 			return rep, fmt.Errorf("sim: move from %s: %w", req.From, err)
@@ -64,7 +71,7 @@ func (s *Sim) Move(ctx context.Context, req broker.MoveRequest, progress func(br
 			s.mu.Unlock()
 			return rep, ErrClosed
 		}
-		gone += s.moveBatch(req.From, hops[:n], rep)
+		gone += s.moveBatch(req.From, run, hops[:n], rep)
 		s.mu.Unlock()
 		hops = hops[n:]
 		report()
@@ -89,7 +96,7 @@ func (s *Sim) planMove(req broker.MoveRequest) (*broker.MoveReport, []hop, error
 	var hops []hop
 	for _, pos := range selectMessages(src, req) {
 		m := src.ready[pos]
-		r := planner.Plan(retry.MoveMessage{Position: pos, MessageID: m.props.MessageID, Exchange: m.exchange,
+		r := planner.Plan(retry.MoveMessage{Position: pos, MessageID: m.props.MessageID, BodyDigest: retry.BodyDigest(m.body), Exchange: m.exchange,
 			RoutingKey: m.routingKey, Headers: m.headers, Expiration: m.props.Expiration})
 		rep.Note(r.Note)
 		if !r.Moves() {
@@ -131,7 +138,7 @@ func selectMessages(src *queue, req broker.MoveRequest) []int {
 
 // moveBatch publishes the batch's messages still in the source as planned
 // and removes them; it returns how many had already left. Callers hold mu.
-func (s *Sim) moveBatch(from string, batch []hop, rep *broker.MoveReport) (gone int) {
+func (s *Sim) moveBatch(from, run string, batch []hop, rep *broker.MoveReport) (gone int) {
 	src := s.byName[from]
 	want := map[*message]bool{}
 	for _, h := range batch {
@@ -158,15 +165,16 @@ func (s *Sim) moveBatch(from string, batch []hop, rep *broker.MoveReport) (gone 
 		if r.Via == retry.ViaDelayQueue {
 			if err := s.declareQueue(r.Queue, map[string]any(r.WaitQueueArgs)); err != nil {
 				s.putBack(src, h.m)
-				r.Skip = err.Error()
 				rep.Skipped++
-				rep.Planned = append(rep.Planned, r)
+				rep.Planned = append(rep.Planned, r.Skipped(err.Error()))
 				continue
 			}
 		}
 		props := h.m.props
 		props.Expiration = r.Expiration
-		qs, err := s.publish(r.Exchange, r.RoutingKey, props, r.Apply(h.m.headers), h.m.body)
+		hd := r.Apply(h.m.headers)
+		hd[broker.HeaderMoveID] = run + "/" + strconv.Itoa(r.Position)
+		qs, err := s.publish(r.Exchange, r.RoutingKey, props, hd, h.m.body)
 		switch {
 		case err != nil:
 			s.putBack(src, h.m)

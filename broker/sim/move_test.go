@@ -56,6 +56,9 @@ func TestMoveToOriginReturnsWithTheOriginalKey(t *testing.T) {
 		if m.Retry.Count != 3 {
 			t.Errorf("retry count changed without ResetRetries: %+v", m.Retry)
 		}
+		if id, _ := m.Headers[broker.HeaderMoveID].(string); !strings.HasPrefix(id, "sim") {
+			t.Errorf("moved message %d has no %s: %v", i, broker.HeaderMoveID, m.Headers)
+		}
 	}
 }
 

@@ -80,6 +80,7 @@ type Sim struct {
 	workers   []*worker
 	rng       *rand.Rand
 	seq       uint64 // message sequence, for ids
+	moves     uint64 // moves run, for x-ladder-move-id
 	nextTick  time.Time
 	stats     Stats
 }
