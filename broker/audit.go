@@ -28,6 +28,17 @@ type AuditEvent struct {
 	Limit    int       `json:"limit,omitempty"`
 	Reset    bool      `json:"reset_retries,omitempty"`
 	Selected int       `json:"selected,omitempty"`
+	Rate     float64   `json:"rate,omitempty"`
+	Where    []string  `json:"where,omitempty"`
+	// File and Lines: a replay's dump file and the lines it published; a
+	// consuming dump's file.
+	File  string `json:"file,omitempty"`
+	Lines []int  `json:"lines,omitempty"`
+	// Counts: a dump's or replay's totals (a move's are in Report).
+	Counts map[string]int `json:"counts,omitempty"`
+	// Messages are the ids of the messages acted on (sha256:<digest> for
+	// one without an id).
+	Messages []string `json:"messages,omitempty"`
 	// ConfirmedRoutes are the routes of the plan the user confirmed.
 	ConfirmedRoutes []retry.RouteCount `json:"confirmed_routes,omitempty"`
 	Report          *MoveReport        `json:"report,omitempty"`
@@ -66,6 +77,7 @@ func (a *audited) Move(ctx context.Context, req MoveRequest, progress func(MoveP
 		Phase: "start", User: a.user, Host: a.host, Broker: a.broker, Vhost: a.Client.Vhost(), Action: "move",
 		From: req.From, Target: req.To.String(), DelayMS: req.Delay.Milliseconds(), Limit: req.Limit,
 		Reset: req.ResetRetries, Selected: len(req.Positions), ConfirmedRoutes: retry.CountRoutes(req.Expect),
+		Rate: req.Rate, Where: req.Where.Exprs(),
 	}
 	if err := a.write(ev); err != nil {
 		// No trail, no mutation.
@@ -73,6 +85,9 @@ func (a *audited) Move(ctx context.Context, req MoveRequest, progress func(MoveP
 	}
 	rep, err := a.Client.Move(ctx, req, progress)
 	ev.Phase, ev.Report = "done", rep
+	if rep != nil {
+		ev.Messages = rep.MovedIDs
+	}
 	if err != nil {
 		ev.Error = RedactText(err.Error())
 	}
@@ -80,6 +95,21 @@ func (a *audited) Move(ctx context.Context, req MoveRequest, progress func(MoveP
 		err = werr
 	}
 	return rep, err
+}
+
+// Auditor is the audit hook of an audited client: actions built on the
+// client's primitives (dump --consume, replay) record their own events.
+type Auditor interface {
+	Audit(ev AuditEvent) error
+}
+
+// Audit writes ev with who, where and when filled in.
+func (a *audited) Audit(ev AuditEvent) error {
+	ev.User, ev.Host, ev.Broker, ev.Vhost = a.user, a.host, a.broker, a.Client.Vhost()
+	if ev.Error != "" {
+		ev.Error = RedactText(ev.Error)
+	}
+	return a.write(ev)
 }
 
 func (a *audited) write(ev AuditEvent) error {

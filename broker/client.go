@@ -21,6 +21,18 @@ type Client interface {
 	// Move moves or re-publishes messages loss-free. progress, if not nil, is
 	// called from the moving goroutine after each settled batch.
 	Move(ctx context.Context, req MoveRequest, progress func(MoveProgress)) (*MoveReport, error)
+	// Topology reads the vhost's queues, exchanges and bindings fresh: what
+	// the planner routes with (replay).
+	Topology(ctx context.Context) (retry.Vhost, error)
+	// Publish publishes a batch loss-free: confirmed, mandatory where asked,
+	// returns watched (correlated by HeaderMoveID); a wait queue named by
+	// an Outgoing is declared first. One outcome per message, in order.
+	Publish(ctx context.Context, batch []Outgoing) ([]Outcome, error)
+	// Drain takes up to limit ready messages of a queue (0: as many as are
+	// ready when it starts) in order; each is acked only after handle
+	// returns true with no error, kept (returned to the queue, in order,
+	// when Drain ends) when it returns false. An error stops the drain.
+	Drain(ctx context.Context, queue string, limit int, handle func(*Message) (bool, error)) (int, error)
 	// Vhosts lists the virtual hosts the user can see.
 	Vhosts(ctx context.Context) ([]string, error)
 	// Vhost is the virtual host this client works in.
@@ -76,6 +88,8 @@ type PeekResult struct {
 	HoLBasis string `json:"hol_basis,omitempty"`
 	// PeekedAt is when the messages were read: due times count from it.
 	PeekedAt time.Time `json:"peeked_at"`
+	// Groups, with --group-by, sort the messages by what broke them.
+	Groups []Group `json:"groups,omitempty"`
 }
 
 // Message is one peeked message, decoded by the retry engine.
@@ -148,12 +162,21 @@ type MoveRequest struct {
 	// Expect is the plan the user confirmed (a dry run's Planned): a
 	// message whose route changed since stays in the source with a note.
 	Expect []PlannedMove
+	// Where chooses the messages (--where); Limit then counts chosen ones.
+	Where retry.Where
+	// MaxMoves (> 0) leaves messages ladder moved that often in place
+	// (the loop guard), unless Force.
+	MaxMoves int
+	Force    bool
+	// Rate (> 0) paces publishes to that many messages a second.
+	Rate float64
 }
 
-// Spec is the request as the planner reads it.
-func (r MoveRequest) Spec() retry.MoveSpec {
+// Spec is the request as the planner reads it, at now.
+func (r MoveRequest) Spec(now time.Time) retry.MoveSpec {
 	return retry.MoveSpec{From: r.From, To: r.To, Delay: r.Delay, ResetRetries: r.ResetRetries,
-		Positions: r.Positions, PositionIDs: r.PositionIDs, Expect: r.Expect}
+		Positions: r.Positions, PositionIDs: r.PositionIDs, Expect: r.Expect,
+		Where: r.Where, Now: now, MaxMoves: r.MaxMoves, Force: r.Force}
 }
 
 // MoveReport is what a move did. JSON field names are a contract
@@ -164,6 +187,8 @@ type MoveReport struct {
 	Failed    int    `json:"failed"`
 	Returned  int    `json:"returned"`
 	Skipped   int    `json:"skipped"` // the plan left them in the source (Planned says why)
+	// Unmatched counts messages looked at that --where did not choose.
+	Unmatched int `json:"unmatched"`
 	Target    string `json:"target"`
 	// Via counts messages per way (direct, tier, delayed_exchange,
 	// delay_queue): in a dry run those planned, else those moved. Routes
@@ -179,6 +204,9 @@ type MoveReport struct {
 	// plans of the messages left in the source (with why).
 	Planned []PlannedMove `json:"planned,omitempty"`
 	Notes   []string      `json:"notes,omitempty"`
+	// MovedIDs name the messages moved (for the audit log): the id, or
+	// sha256:<digest> of the body for one without.
+	MovedIDs []string `json:"-"`
 }
 
 // NewMoveReport starts the report of req.
@@ -190,6 +218,13 @@ func NewMoveReport(req MoveRequest) *MoveReport {
 func (rep *MoveReport) Count(r PlannedMove) {
 	rep.Routes = retry.AddRoute(rep.Routes, r)
 	rep.Via[r.Via]++
+	if !rep.DryRun {
+		id := r.MessageID
+		if id == "" {
+			id = "sha256:" + r.BodyDigest
+		}
+		rep.MovedIDs = append(rep.MovedIDs, id)
+	}
 }
 
 // Note adds a note once.
@@ -197,6 +232,27 @@ func (rep *MoveReport) Note(n string) {
 	if n != "" && !slices.Contains(rep.Notes, n) {
 		rep.Notes = append(rep.Notes, n)
 	}
+}
+
+// Outgoing is one message to publish, as its plan says.
+type Outgoing struct {
+	Exchange, RoutingKey string
+	Mandatory            bool
+	Properties           Properties
+	// Headers are plain values (see PlainHeaderValue); HeaderMoveID must be
+	// set and unique within the batch.
+	Headers retry.Headers
+	Body    []byte
+	// WaitQueue, when set, is declared with WaitQueueArgs first.
+	WaitQueue     string
+	WaitQueueArgs retry.Headers
+}
+
+// Outcome is what became of one published message.
+type Outcome struct {
+	Confirmed bool // the broker took it (acked, not returned)
+	Returned  bool // unroutable: sent back
+	Err       error
 }
 
 // PlannedMove is one message's plan (see retry.MoveRoute).

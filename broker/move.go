@@ -44,6 +44,8 @@ const (
 	heldBudget = 10000
 	// ackBatch confirmed messages are acked in the source with one frame.
 	ackBatch = 256
+	// maxBody keeps a browsed body whole (dumps, --where on bodies).
+	maxBody = 1 << 30
 )
 
 // ErrPartial marks a move that left messages in the source.
@@ -69,6 +71,9 @@ type mover struct {
 	deliveryLimit int64
 
 	progress func(MoveProgress)
+	// lookAt is how many messages a --where move looks at (0 without one).
+	lookAt int
+	pace   Pacer
 }
 
 // pending is a publish awaiting its confirm.
@@ -93,14 +98,14 @@ func (l *Live) Move(ctx context.Context, req MoveRequest, progress func(MoveProg
 	if l.adaptVhost != nil {
 		l.adaptVhost(&v)
 	}
-	planner, err := retry.NewMovePlanner(&v, retry.Discover(&v), req.Spec())
+	planner, err := retry.NewMovePlanner(&v, retry.Discover(&v), req.Spec(time.Now()))
 	if err != nil {
 		return rep, err
 	}
 	m := &mover{
 		l: l, req: req, rep: rep, planner: planner,
 		waitDeclared: map[string]time.Time{}, waitArgs: map[string]retry.Headers{},
-		progress: progress, start: time.Now(), run: runID(),
+		progress: progress, start: time.Now(), run: runID(), pace: NewPacer(req.Rate),
 	}
 	q, _ := v.Queue(req.From)
 	if version, err := l.mgmt.BrokerVersion(ctx); err == nil {
@@ -118,6 +123,13 @@ func (l *Live) Move(ctx context.Context, req MoveRequest, progress func(MoveProg
 		return rep, fmt.Errorf("move: source queue %q: %w", req.From, err)
 	}
 	rep.Requested = requested(req, ready)
+	if !req.Where.Empty() {
+		// Every message is looked at; Limit counts the chosen ones.
+		all := req
+		all.Limit = 0
+		rep.Requested = requested(all, ready)
+		m.lookAt = rep.Requested
+	}
 	if req.DryRun {
 		return rep, m.dryRun(ctx)
 	}
@@ -175,18 +187,23 @@ func (m *mover) dryRun(ctx context.Context) error {
 	if limit == 0 {
 		return nil
 	}
-	res, err := m.l.Peek(ctx, m.req.From, PeekOptions{Limit: limit, BodyPreview: 1})
+	preview := 1
+	if !m.req.Where.Empty() {
+		preview = maxBody // body~REGEX reads the whole body, as the move will
+	}
+	res, err := m.l.Peek(ctx, m.req.From, PeekOptions{Limit: limit, BodyPreview: preview})
 	if err != nil {
 		return fmt.Errorf("dry run: %w", err)
 	}
 	n := 0
 	for _, msg := range res.Messages {
-		if !m.selected(msg.Position) || n >= m.rep.Requested {
+		if !m.selected(msg.Position) || n >= m.rep.Requested || (m.lookAt > 0 && m.req.Limit > 0 && n >= m.req.Limit) {
 			continue
 		}
-		n++
-		m.plan(retry.MoveMessage{Position: msg.Position, MessageID: msg.Properties.MessageID, BodyDigest: msg.BodyDigest, Exchange: msg.Exchange,
-			RoutingKey: msg.RoutingKey, Headers: msg.Headers, Expiration: msg.Properties.Expiration}, true)
+		r := m.plan(moveMessage(&msg), true)
+		if !r.Unmatched {
+			n++
+		}
 	}
 	m.rep.Requested = n
 	m.rep.Notes = append(m.rep.Notes, "dry run: nothing was published or acknowledged; browsing set the redelivered flag")
@@ -198,6 +215,10 @@ func (m *mover) dryRun(ctx context.Context) error {
 // settle).
 func (m *mover) plan(msg retry.MoveMessage, dry bool) PlannedMove {
 	r := m.planner.Plan(msg)
+	if r.Unmatched {
+		m.rep.Unmatched++
+		return r
+	}
 	m.rep.Note(r.Note)
 	if !r.Moves() {
 		m.rep.Skipped++
@@ -291,12 +312,18 @@ func (m *mover) move(ctx context.Context) (err error) {
 		}
 	}
 
+	var paceC <-chan time.Time
 	for p.consuming || len(p.inflight) > 0 {
 		var in <-chan amqp.Delivery
 		if p.consuming && !p.blocked && len(p.inflight) < moveWindow {
 			in = deliveries
+			if w := m.pace.Wait(time.Now()); w > 0 {
+				in, paceC = nil, time.After(w) // --rate: the next publish waits
+			}
 		}
 		select {
+		case <-paceC:
+			paceC, last = nil, time.Now()
 		case d, ok := <-in:
 			if !ok {
 				p.fail(fmt.Errorf("move from %s: the broker closed the source channel", m.req.From))
@@ -340,8 +367,8 @@ func (m *mover) move(ctx context.Context) (err error) {
 				m.rep.Notes = append(m.rep.Notes, "the broker blocked publishing for a while ("+b.Reason+")")
 			}
 		case <-idle.C:
-			if time.Since(last) < moveIdle || p.blocked {
-				continue
+			if time.Since(last) < moveIdle || p.blocked || paceC != nil {
+				continue // busy, blocked by the broker, or pacing (--rate)
 			}
 			if p.consuming && p.held >= m.prefetch-moveWindow {
 				m.rep.Notes = append(m.rep.Notes, fmt.Sprintf("stopped after holding back %d message(s) it could not move (ladder's limit is %d at a time): run the move again for the rest", p.held, heldBudget))
@@ -398,6 +425,9 @@ func (m *mover) move(ctx context.Context) (err error) {
 		p.fail(err)
 	}
 	m.renewWaitQueues()
+	if m.lookAt > 0 {
+		m.rep.Requested = m.rep.Moved + m.rep.Failed + m.rep.Returned + m.rep.Skipped
+	}
 	m.report()
 	failure := p.failure
 	if failure == nil && m.rep.Moved < m.rep.Requested {
@@ -425,6 +455,7 @@ type pipeline struct {
 	seq      uint64             // publish sequence on the confirm channel, from 1
 	pos      int                // next delivery's queue position
 	taken    int                // selected deliveries so far
+	matched  int                // of those, chosen by --where
 	held     int                // deliveries kept unacked until the end
 	// okTags are confirmed source tags not yet acked; acked in batches with
 	// multiple=true while no held message lies below them. okRoutes are
@@ -456,6 +487,9 @@ func (p *pipeline) done() bool {
 	if last := m.lastPosition(); last >= 0 {
 		return p.pos > last
 	}
+	if m.lookAt > 0 {
+		return p.taken >= m.lookAt || (m.req.Limit > 0 && p.matched >= m.req.Limit)
+	}
 	return p.taken >= m.rep.Requested
 }
 
@@ -471,7 +505,12 @@ func (p *pipeline) take(ctx context.Context, d *amqp.Delivery) error {
 	}
 	p.taken++
 	r := m.plan(retry.MoveMessage{Position: pos, MessageID: d.MessageId, BodyDigest: retry.BodyDigest(d.Body), Exchange: d.Exchange, RoutingKey: d.RoutingKey,
-		Headers: fromTable(d.Headers), Expiration: d.Expiration}, false)
+		Headers: fromTable(d.Headers), Expiration: d.Expiration, Body: d.Body, Timestamp: d.Timestamp}, false)
+	if r.Unmatched {
+		p.hold(d.DeliveryTag)
+		return m.checkDeliveryLimit(d)
+	}
+	p.matched++
 	if !r.Moves() {
 		p.hold(d.DeliveryTag)
 		m.report()
@@ -490,6 +529,7 @@ func (p *pipeline) take(ctx context.Context, d *amqp.Delivery) error {
 		p.hold(d.DeliveryTag)
 		return fmt.Errorf("move from %s: publish: %w", m.req.From, err)
 	}
+	m.pace.Took(time.Now())
 	p.seq++
 	p.inflight[p.seq] = pending{srcTag: d.DeliveryTag, id: pub.Headers[HeaderMoveID].(string), route: r}
 	return nil
@@ -667,4 +707,14 @@ func (m *mover) publishing(d *amqp.Delivery, pos int, r PlannedMove) amqp.Publis
 		p.UserId = d.UserId
 	}
 	return p
+}
+
+// moveMessage is what the planner reads of a peeked message.
+func moveMessage(m *Message) retry.MoveMessage {
+	out := retry.MoveMessage{Position: m.Position, MessageID: m.Properties.MessageID, BodyDigest: m.BodyDigest, Exchange: m.Exchange,
+		RoutingKey: m.RoutingKey, Headers: m.Headers, Expiration: m.Properties.Expiration, Body: m.Body}
+	if m.Properties.Timestamp != nil {
+		out.Timestamp = *m.Properties.Timestamp
+	}
+	return out
 }

@@ -21,7 +21,10 @@ const (
 	// HeaderOriginalExpiration keeps a message's expiration property when a
 	// delayed route takes it off (it would cut the wait short).
 	HeaderOriginalExpiration = "x-ladder-original-expiration"
-	hdrXDelay                = "x-delay"
+	// HeaderMoves counts how often ladder moved or replayed the message:
+	// +1 each time, in the type it has (the loop guard reads it).
+	HeaderMoves = "x-ladder-moves"
+	hdrXDelay   = "x-delay"
 )
 
 // TargetKind is where a move sends messages.
@@ -32,6 +35,9 @@ const (
 	TargetQueue    TargetKind = "queue"
 	TargetExchange TargetKind = "exchange"
 	TargetOrigin   TargetKind = "origin"
+	// TargetOriginal (replay only): the exchange and routing key each dumped
+	// message was delivered with.
+	TargetOriginal TargetKind = "original"
 )
 
 // Target is where moved messages go.
@@ -48,6 +54,8 @@ func ParseTarget(s string) (Target, error) {
 	switch {
 	case s == string(TargetOrigin):
 		return Target{Kind: TargetOrigin}, nil
+	case s == string(TargetOriginal):
+		return Target{Kind: TargetOriginal}, nil
 	case strings.HasPrefix(s, "queue:") && len(s) > len("queue:"):
 		return Target{Kind: TargetQueue, Name: s[len("queue:"):]}, nil
 	case strings.HasPrefix(s, "exchange:"):
@@ -57,7 +65,7 @@ func ParseTarget(s string) (Target, error) {
 		}
 		return Target{Kind: TargetExchange, Name: name, RoutingKey: key, HasKey: hasKey}, nil
 	}
-	return Target{}, fmt.Errorf("--to %q: want queue:NAME, exchange:NAME[:ROUTING_KEY] or origin", s)
+	return Target{}, fmt.Errorf("--to %q: want queue:NAME, exchange:NAME[:ROUTING_KEY], origin or (replay) original", s)
 }
 
 // String is the target as the user writes it.
@@ -88,6 +96,17 @@ type MoveSpec struct {
 	// route is no longer the one shown stops with a note instead of taking
 	// another way.
 	Expect []MoveRoute
+	// Where chooses the messages (--where); others are left alone, seen at
+	// Now.
+	Where Where
+	Now   time.Time
+	// MaxMoves (> 0) leaves a message ladder already moved that many times
+	// in place (the loop guard), unless Force.
+	MaxMoves int
+	Force    bool
+	// Replay plans messages read from a dump of queue From (which need not
+	// exist any more), not taken from From.
+	Replay bool
 }
 
 // MoveMessage is what the planner needs of one message: all of it that the
@@ -102,6 +121,9 @@ type MoveMessage struct {
 	Exchange, RoutingKey string
 	Headers              Headers
 	Expiration           string
+	// Body and Timestamp are read by --where only.
+	Body      []byte
+	Timestamp time.Time
 }
 
 // MoveRoute is one message's plan: where it ends up, what it is published
@@ -136,6 +158,9 @@ type MoveRoute struct {
 	// source); Note is anything else worth knowing.
 	Skip string `json:"skip,omitempty"`
 	Note string `json:"note,omitempty"`
+	// Unmatched: --where did not choose the message; it is left alone and
+	// is not part of the move.
+	Unmatched bool `json:"unmatched,omitempty"`
 }
 
 // Moves reports whether the plan moves the message.
@@ -202,13 +227,15 @@ func NewMovePlanner(v *Vhost, ladders []Ladder, spec MoveSpec) (*MovePlanner, er
 	r := NewRouter(v)
 	src := r.queueIndex(spec.From)
 	switch {
+	case spec.Replay:
 	case spec.From == "":
 		return nil, errors.New("move: no source queue")
 	case src < 0:
 		return nil, fmt.Errorf("move: source queue %q does not exist in vhost %s", spec.From, v.Name)
 	case v.Queues[src].Type == QueueStream:
 		return nil, fmt.Errorf("move from %s: a stream cannot give messages up (read it with peek)", spec.From)
-	case spec.Delay < 0:
+	}
+	if spec.Delay < 0 {
 		return nil, fmt.Errorf("move from %s: --delay %v is negative", spec.From, spec.Delay)
 	}
 	t := spec.To
@@ -225,6 +252,10 @@ func NewMovePlanner(v *Vhost, ladders []Ladder, spec MoveSpec) (*MovePlanner, er
 			return nil, fmt.Errorf("move: target exchange %q does not exist in vhost %s", t.Name, v.Name)
 		}
 	case TargetOrigin:
+	case TargetOriginal:
+		if !spec.Replay {
+			return nil, errors.New("--to original is for replay (a queue's messages were last published to whatever put them there): use origin")
+		}
 	default:
 		return nil, fmt.Errorf("move: unknown target %q (want queue:NAME, exchange:NAME[:KEY] or origin)", t.Kind)
 	}
@@ -289,10 +320,17 @@ func headerNamesRoutedBy(v *Vhost) []string {
 // be moved gets a route with Skip saying why.
 func (p *MovePlanner) Plan(m MoveMessage) MoveRoute {
 	r := p.plan(m)
+	if r.Unmatched {
+		return r
+	}
 	if !r.Moves() {
 		return r.Skipped(r.Skip)
 	}
 	if e, ok := p.expect[m.Position]; ok && !sameRoute(e, r) {
+		if e.MessageID != r.MessageID || e.BodyDigest != r.BodyDigest {
+			return r.Skipped(fmt.Sprintf("the plan changed since the preview: another message is at position %d (was %s, now %s): left in %s",
+				m.Position, messageName(e), messageName(r), p.spec.From))
+		}
 		return r.Skipped("the plan changed since the preview (" + routeText(e) + ", now " + routeText(r) + "): left in " + p.spec.From)
 	}
 	return r
@@ -300,6 +338,10 @@ func (p *MovePlanner) Plan(m MoveMessage) MoveRoute {
 
 func (p *MovePlanner) plan(m MoveMessage) MoveRoute {
 	r := MoveRoute{Position: m.Position, MessageID: m.MessageID, BodyDigest: m.BodyDigest}
+	if !p.spec.Where.Empty() && !p.spec.Where.Match(SubjectOf(m.Headers, p.deaths, p.mains, m.Body, m.Timestamp), p.spec.Now) {
+		r.Unmatched, r.Skip = true, "not chosen by --where"
+		return r
+	}
 	if want, ok := p.ids[m.Position]; ok && want != m.MessageID {
 		r.Skip = fmt.Sprintf("expected message %q at position %d, found %q: the queue changed since it was browsed", want, m.Position, m.MessageID)
 		return r
@@ -320,6 +362,17 @@ func (p *MovePlanner) plan(m MoveMessage) MoveRoute {
 		}
 		sort.Strings(drop)
 	}
+	moves, kind := int64(0), "int32"
+	if v, ok := m.Headers[HeaderMoves]; ok {
+		if n, k, err := countValue(v); err == nil {
+			moves, kind = n, k
+		}
+	}
+	if p.spec.MaxMoves > 0 && moves >= int64(p.spec.MaxMoves) && !p.spec.Force {
+		r.Skip = fmt.Sprintf("ladder moved it %d times already (--max-moves %d): a loop? left in %s; --force moves it anyway", moves, p.spec.MaxMoves, p.spec.From)
+		return r
+	}
+	set[HeaderMoves] = encodeCount(kind, moves+1)
 	r.SetHeaders, r.DropHeaders = set, drop
 	final := r.Apply(m.Headers)
 	ex, key, err := p.destination(m)
@@ -363,6 +416,8 @@ func (p *MovePlanner) destination(m MoveMessage) (exchange, key string, err erro
 			return t.Name, t.RoutingKey, nil
 		}
 		return t.Name, m.RoutingKey, nil
+	case TargetOriginal:
+		return m.Exchange, m.RoutingKey, nil
 	}
 	o, ok := OriginIn(DecodeXDeath(m.Headers), p.mains)
 	if !ok {
@@ -481,6 +536,14 @@ func headersEqual(a, b Headers) bool {
 		}
 	}
 	return true
+}
+
+// messageName is a message's id, else its body digest.
+func messageName(r MoveRoute) string {
+	if r.MessageID != "" {
+		return strconv.Quote(r.MessageID)
+	}
+	return "body sha256 " + r.BodyDigest
 }
 
 // routeText is a route in a few words, for notes.

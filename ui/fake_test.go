@@ -140,6 +140,17 @@ func targetName(t broker.Target) string {
 }
 
 func (f *fakeClient) Vhosts(ctx context.Context) ([]string, error) { return f.vhosts, nil }
+
+// The UI tests do not dump or replay yet: these say so if called.
+func (f *fakeClient) Topology(context.Context) (retry.Vhost, error) {
+	return retry.Vhost{}, errors.New("fake: no topology")
+}
+func (f *fakeClient) Publish(context.Context, []broker.Outgoing) ([]broker.Outcome, error) {
+	return nil, errors.New("fake: no publish")
+}
+func (f *fakeClient) Drain(context.Context, string, int, func(*broker.Message) (bool, error)) (int, error) {
+	return 0, errors.New("fake: no drain")
+}
 func (f *fakeClient) Vhost() string                                { return f.vhost }
 func (f *fakeClient) ReadOnly() bool                               { return f.readOnly }
 func (f *fakeClient) Close() error {

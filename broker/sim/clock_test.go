@@ -111,7 +111,7 @@ func TestConcurrentCalls(t *testing.T) {
 				case 2:
 					_, err := s.Move(ctx, broker.MoveRequest{From: OrdersDLQ, To: broker.Target{Kind: broker.TargetOrigin}, Limit: 1},
 						func(broker.MoveProgress) { _, _ = s.Snapshot(ctx) }) // the callback may call back in
-					if err != nil {
+					if err != nil && !errors.Is(err, broker.ErrPartial) { // the worker may take it first
 						t.Error(err)
 					}
 				case 3:

@@ -61,11 +61,20 @@ func (s *Sim) Move(ctx context.Context, req broker.MoveRequest, progress func(br
 	s.moves++
 	run := "sim" + strconv.FormatUint(s.moves, 10)
 	s.mu.Unlock()
+	pace := broker.NewPacer(req.Rate)
 	for len(hops) > 0 {
 		if err := ctx.Err(); err != nil {
 			return rep, fmt.Errorf("sim: move from %s: %w", req.From, err)
 		}
 		n := min(moveBatch, len(hops))
+		if req.Rate > 0 {
+			// --rate: one message at a time, on the wall clock.
+			n = 1
+			if !pace.Sleep(ctx.Done()) {
+				return rep, fmt.Errorf("sim: move from %s: %w", req.From, ctx.Err())
+			}
+			pace.Took(time.Now())
+		}
 		s.mu.Lock()
 		if s.closed {
 			s.mu.Unlock()
@@ -80,6 +89,11 @@ func (s *Sim) Move(ctx context.Context, req broker.MoveRequest, progress func(br
 		rep.Note(fmt.Sprintf("%d %s left %s before %s could be moved (consumed or expired); counted as failed",
 			gone, plural(gone, "message", "messages"), req.From, plural(gone, "it", "they")))
 	}
+	if rep.Moved < rep.Requested {
+		// As the live broker says it: some messages stayed (exit 3).
+		return rep, fmt.Errorf("sim: move from %s: moved %d of %d (%d returned, %d failed, %d skipped): %w",
+			req.From, rep.Moved, rep.Requested, rep.Returned, rep.Failed, rep.Skipped, broker.ErrPartial)
+	}
 	return rep, nil
 }
 
@@ -88,16 +102,31 @@ func (s *Sim) Move(ctx context.Context, req broker.MoveRequest, progress func(br
 func (s *Sim) planMove(req broker.MoveRequest) (*broker.MoveReport, []hop, error) {
 	rep := broker.NewMoveReport(req)
 	topo := s.topology()
-	planner, err := retry.NewMovePlanner(&topo.vhost, topo.ladders, req.Spec())
+	planner, err := retry.NewMovePlanner(&topo.vhost, topo.ladders, req.Spec(s.now))
 	if err != nil {
 		return rep, nil, fmt.Errorf("sim: %w", err)
 	}
 	src := s.byName[req.From]
+	look := req
+	if !req.Where.Empty() {
+		look.Limit = 0 // every message is looked at; Limit counts chosen ones
+	}
 	var hops []hop
-	for _, pos := range selectMessages(src, req) {
+	for _, pos := range selectMessages(src, look) {
+		if req.Limit > 0 && len(hops) >= req.Limit {
+			break
+		}
 		m := src.ready[pos]
-		r := planner.Plan(retry.MoveMessage{Position: pos, MessageID: m.props.MessageID, BodyDigest: retry.BodyDigest(m.body), Exchange: m.exchange,
-			RoutingKey: m.routingKey, Headers: m.headers, Expiration: m.props.Expiration})
+		mm := retry.MoveMessage{Position: pos, MessageID: m.props.MessageID, BodyDigest: retry.BodyDigest(m.body), Exchange: m.exchange,
+			RoutingKey: m.routingKey, Headers: m.headers, Expiration: m.props.Expiration, Body: m.body}
+		if m.props.Timestamp != nil {
+			mm.Timestamp = *m.props.Timestamp
+		}
+		r := planner.Plan(mm)
+		if r.Unmatched {
+			rep.Unmatched++
+			continue
+		}
 		rep.Note(r.Note)
 		if !r.Moves() {
 			rep.Skipped++

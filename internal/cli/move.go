@@ -1,11 +1,9 @@
 package cli
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -19,6 +17,7 @@ func newMoveCmd(a *app) *cobra.Command {
 		to    string
 		yes   bool
 		delay time.Duration
+		ch    choose
 	)
 	cmd := &cobra.Command{
 		Use:   "move --from QUEUE --to TARGET",
@@ -64,6 +63,11 @@ may then be both in the target and in the source (duplicates_possible).`,
 				return usageErr("--delay %v: must not be negative", delay)
 			}
 			req.To, req.Delay = t, delay
+			w, rate, err := ch.parse()
+			if err != nil {
+				return err
+			}
+			req.Where, req.Rate, req.MaxMoves, req.Force = w, rate, ch.maxMoves, ch.force
 			if a.cfg.ReadOnly && !req.DryRun {
 				return fmt.Errorf("move from %s: %w", req.From, broker.ErrReadOnly)
 			}
@@ -108,6 +112,7 @@ may then be both in the target and in the source (duplicates_possible).`,
 	f.BoolVar(&req.DryRun, "dry-run", false, "say what would go where; publish and acknowledge nothing")
 	f.BoolVar(&req.ResetRetries, "reset-retries", false, "set each message's retry count to zero, in its own convention")
 	f.BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation")
+	ch.register(cmd)
 	_ = cmd.RegisterFlagCompletionFunc("to", cobra.FixedCompletions([]string{"origin", "queue:", "exchange:"}, cobra.ShellCompDirectiveNoSpace|cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
@@ -134,10 +139,8 @@ func confirm(ctx context.Context, a *app, c broker.Client, req broker.MoveReques
 	if plan.Skipped > 0 || len(plan.Planned) <= 20 {
 		fmt.Fprint(a.stderr, renderMove(plan, req.From))
 	}
-	fmt.Fprint(a.stderr, moveQuestion(req, plan, previewCap))
-	line, _ := bufio.NewReader(a.stdin).ReadString('\n')
-	if ans := strings.ToLower(strings.TrimSpace(line)); ans != "y" && ans != "yes" {
-		return req, errors.New("move cancelled: nothing was changed")
+	if err := ask(a, moveQuestion(req, plan, previewCap)); err != nil {
+		return req, err
 	}
 	req.Expect = plan.Planned
 	if len(req.Positions) == 0 && plan.Requested < previewCap {

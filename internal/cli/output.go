@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -39,4 +41,18 @@ func table(rows [][]string) string {
 	}
 	w.Flush()
 	return b.String()
+}
+
+// ask puts a yes/no question on a terminal; without one (or on "no") it
+// refuses, changing nothing.
+func ask(a *app, question string) error {
+	if !isTerminal(a.stdin) {
+		return usageErr("not a terminal, so no one can confirm: pass --yes (or try --dry-run first)")
+	}
+	fmt.Fprint(a.stderr, question)
+	line, _ := bufio.NewReader(a.stdin).ReadString('\n')
+	if ans := strings.ToLower(strings.TrimSpace(line)); ans != "y" && ans != "yes" {
+		return errors.New("cancelled: nothing was changed")
+	}
+	return nil
 }

@@ -6,10 +6,15 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/retry"
 )
 
 func newPeekCmd(a *app) *cobra.Command {
-	var opt broker.PeekOptions
+	var (
+		opt     broker.PeekOptions
+		where   []string
+		groupBy string
+	)
 	cmd := &cobra.Command{
 		Use:   "peek QUEUE",
 		Short: "Browse the first messages of a queue without removing them",
@@ -27,6 +32,18 @@ side effect. Allowed in --read-only mode.`,
 			if opt.Limit < 1 {
 				return usageErr("--limit %d: want 1 or more", opt.Limit)
 			}
+			w, err := retry.ParseWhere(where)
+			if err != nil {
+				return usageErr("%w", err)
+			}
+			if groupBy != "" {
+				if groupBy, err = broker.ParseGroupBy(groupBy); err != nil {
+					return usageErr("%w", err)
+				}
+			}
+			if !w.Empty() && opt.BodyPreview < 1<<20 {
+				opt.BodyPreview = 1 << 20 // body~RE reads the body, not a preview of it
+			}
 			c, closeClient, err := a.client("peek")
 			if err != nil {
 				return err
@@ -35,6 +52,10 @@ side effect. Allowed in --read-only mode.`,
 			res, err := c.Peek(cmd.Context(), args[0], opt)
 			if err != nil {
 				return err
+			}
+			res.Messages = broker.Choose(res.Messages, w, res.PeekedAt)
+			if groupBy != "" {
+				res.Groups = broker.GroupMessages(res.Messages, groupBy)
 			}
 			if a.json() {
 				return writeJSON(a.stdout, res)
@@ -46,5 +67,8 @@ side effect. Allowed in --read-only mode.`,
 	cmd.Flags().IntVarP(&opt.Limit, "limit", "n", 20, "messages to browse")
 	cmd.Flags().BoolVar(&opt.Force, "force", false, "peek a quorum queue even when messages are near their delivery limit")
 	cmd.Flags().IntVar(&opt.BodyPreview, "body-bytes", broker.DefaultBodyPreview, "bytes of each body to keep in the preview")
+	cmd.Flags().StringArrayVar(&where, "where", nil, "show only the messages chosen (repeatable; see ladder move --help)")
+	cmd.Flags().StringVar(&groupBy, "group-by", "", "group the messages by error, reason, queue or origin")
+	_ = cmd.RegisterFlagCompletionFunc("group-by", cobra.FixedCompletions([]string{"error", "reason", "queue", "origin"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"os"
 	"os/signal"
@@ -153,9 +152,6 @@ func (a *app) resolve() (*broker.Resolved, error) {
 	return r, nil
 }
 
-func notYet(what, issue string) error {
-	return fmt.Errorf("%s is not built yet (it arrives with %s)", what, issue)
-}
 
 // Run executes ladder with args and returns the process exit code. Errors
 // are printed once, on one line, with every URL password redacted.

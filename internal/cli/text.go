@@ -80,6 +80,15 @@ func renderPeek(r *broker.PeekResult) string {
 	for _, s := range r.SideEffects {
 		fmt.Fprintf(&b, "! %s\n", clean(s))
 	}
+	if len(r.Groups) > 0 {
+		b.WriteString("\n")
+		rows := [][]string{{"COUNT", "KEY", "FIRST SEEN", "LAST SEEN", "SAMPLE IDS"}}
+		for _, g := range r.Groups {
+			rows = append(rows, []string{strconv.Itoa(g.Count), clean(g.Key), present.Age(g.FirstSeen, r.PeekedAt), present.Age(g.LastSeen, r.PeekedAt), clean(strings.Join(g.SampleIDs, " "))})
+		}
+		b.WriteString(table(rows))
+		return b.String()
+	}
 	if len(r.Messages) == 0 {
 		return b.String()
 	}
@@ -197,4 +206,22 @@ func renderSchedule(s retry.RetrySchedule) string {
 		rows = append(rows, []string{strconv.Itoa(at.Attempt), retry.FormatDelay(at.Delay), retry.FormatDelay(at.Min), retry.FormatDelay(at.Max), tier})
 	}
 	return table(rows)
+}
+
+// renderDump says what a dump wrote and what the browse cost.
+func renderDump(r *broker.DumpReport, out string) string {
+	var b strings.Builder
+	verb := "dumped"
+	if r.Consumed {
+		verb = "drained"
+	}
+	fmt.Fprintf(&b, "%s %s from %s to %s", verb, present.Plural(r.Written, "message", "messages"), clean(r.Queue), clean(out))
+	if r.Unmatched > 0 {
+		fmt.Fprintf(&b, " (%d not chosen by --where)", r.Unmatched)
+	}
+	b.WriteString("\n")
+	for _, s := range r.SideEffects {
+		fmt.Fprintf(&b, "! %s\n", clean(s))
+	}
+	return b.String()
 }

@@ -1,0 +1,366 @@
+package broker
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"github.com/ladder-tui/ladder/retry"
+)
+
+// The dump format (JSON Lines), documented in the README: a first line
+// describing the dump, then one line per message with everything needed to
+// publish it again bit for bit. Header values keep their AMQP types as
+// one-key objects ({"int32":3}, {"decimal":{"scale":2,"value":-425}}, …).
+
+// DumpFormat is the version of the format this ladder writes and reads.
+const DumpFormat = 1
+
+// DumpHeader is a dump's first line.
+type DumpHeader struct {
+	LadderDump    int       `json:"ladder_dump"`
+	Vhost         string    `json:"vhost"`
+	Queue         string    `json:"queue"`
+	BrokerVersion string    `json:"broker_version"`
+	DumpedAt      time.Time `json:"dumped_at"`
+}
+
+// DumpRecord is one message of a dump.
+type DumpRecord struct {
+	Position    int            `json:"position"`
+	Exchange    string         `json:"exchange"`
+	RoutingKey  string         `json:"routing_key"`
+	Redelivered bool           `json:"redelivered"`
+	Properties  DumpProperties `json:"properties"`
+	Headers     retry.Headers  `json:"-"`
+	Body        []byte         `json:"-"`
+	// BodyText is true when the body was written as text (--body text).
+	BodyText bool `json:"-"`
+}
+
+// DumpProperties are every AMQP basic property; the timestamp in seconds.
+type DumpProperties struct {
+	ContentType     string `json:"content_type,omitempty"`
+	ContentEncoding string `json:"content_encoding,omitempty"`
+	DeliveryMode    uint8  `json:"delivery_mode,omitempty"`
+	Priority        uint8  `json:"priority,omitempty"`
+	CorrelationID   string `json:"correlation_id,omitempty"`
+	ReplyTo         string `json:"reply_to,omitempty"`
+	Expiration      string `json:"expiration,omitempty"`
+	MessageID       string `json:"message_id,omitempty"`
+	Timestamp       *int64 `json:"timestamp,omitempty"`
+	Type            string `json:"type,omitempty"`
+	UserID          string `json:"user_id,omitempty"`
+	AppID           string `json:"app_id,omitempty"`
+}
+
+// recordJSON is DumpRecord on the wire.
+type recordJSON struct {
+	DumpRecord
+	Headers  map[string]json.RawMessage `json:"headers"`
+	Body     *string                    `json:"body,omitempty"`
+	BodyText *string                    `json:"body_text,omitempty"`
+}
+
+// RecordOf is the dump record of a peeked message (its body whole).
+func RecordOf(m *Message) DumpRecord {
+	p := m.Properties
+	r := DumpRecord{Position: m.Position, Exchange: m.Exchange, RoutingKey: m.RoutingKey, Redelivered: m.Redelivered,
+		Headers: m.Headers, Body: m.Body, Properties: DumpProperties{
+			ContentType: p.ContentType, ContentEncoding: p.ContentEncoding, DeliveryMode: p.DeliveryMode,
+			Priority: p.Priority, CorrelationID: p.CorrelationID, ReplyTo: p.ReplyTo, Expiration: p.Expiration,
+			MessageID: p.MessageID, Type: p.Type, UserID: p.UserID, AppID: p.AppID,
+		}}
+	if p.Timestamp != nil {
+		s := p.Timestamp.Unix()
+		r.Properties.Timestamp = &s
+	}
+	return r
+}
+
+// MessageProperties are the record's properties as a Message has them.
+func (r *DumpRecord) MessageProperties() Properties {
+	p := r.Properties
+	out := Properties{ContentType: p.ContentType, ContentEncoding: p.ContentEncoding, DeliveryMode: p.DeliveryMode,
+		Priority: p.Priority, CorrelationID: p.CorrelationID, ReplyTo: p.ReplyTo, Expiration: p.Expiration,
+		MessageID: p.MessageID, Type: p.Type, UserID: p.UserID, AppID: p.AppID}
+	if p.Timestamp != nil {
+		t := time.Unix(*p.Timestamp, 0).UTC()
+		out.Timestamp = &t
+	}
+	return out
+}
+
+// MarshalRecord writes one line (without its newline). bodyText writes a
+// valid UTF-8 body as text instead of base64.
+func MarshalRecord(r DumpRecord, bodyText bool) ([]byte, error) {
+	out := recordJSON{DumpRecord: r, Headers: map[string]json.RawMessage{}}
+	for k, v := range r.Headers {
+		raw, err := marshalTyped(v)
+		if err != nil {
+			return nil, fmt.Errorf("header %q: %w", k, err)
+		}
+		out.Headers[k] = raw
+	}
+	if bodyText && utf8.Valid(r.Body) {
+		s := string(r.Body)
+		out.BodyText = &s
+	} else {
+		s := base64.StdEncoding.EncodeToString(r.Body)
+		out.Body = &s
+	}
+	return json.Marshal(out)
+}
+
+// UnmarshalRecord reads one line of a dump.
+func UnmarshalRecord(line []byte) (DumpRecord, error) {
+	var in recordJSON
+	if err := json.Unmarshal(line, &in); err != nil {
+		return DumpRecord{}, err
+	}
+	r := in.DumpRecord
+	switch {
+	case in.Body != nil && in.BodyText != nil:
+		return DumpRecord{}, errors.New(`both "body" and "body_text"`)
+	case in.Body != nil:
+		b, err := base64.StdEncoding.DecodeString(*in.Body)
+		if err != nil {
+			return DumpRecord{}, fmt.Errorf("body: %w", err)
+		}
+		r.Body = b
+	case in.BodyText != nil:
+		r.Body, r.BodyText = []byte(*in.BodyText), true
+	default:
+		return DumpRecord{}, errors.New(`no "body" or "body_text"`)
+	}
+	r.Headers = retry.Headers{}
+	for k, raw := range in.Headers {
+		v, err := unmarshalTyped(raw, 0)
+		if err != nil {
+			return DumpRecord{}, fmt.Errorf("header %q: %w", k, err)
+		}
+		r.Headers[k] = v
+	}
+	return r, nil
+}
+
+// marshalTyped writes a plain header value (see PlainHeaderValue) as a
+// one-key object naming its AMQP type.
+func marshalTyped(v any) (json.RawMessage, error) {
+	one := func(t string, x any) (json.RawMessage, error) { return json.Marshal(map[string]any{t: x}) }
+	switch x := v.(type) {
+	case nil:
+		return json.RawMessage(`{"void":null}`), nil
+	case bool:
+		return one("bool", x)
+	case int8:
+		return one("int8", x)
+	case int16:
+		return one("int16", x)
+	case int32:
+		return one("int32", x)
+	case int64:
+		return one("int64", x)
+	case uint8:
+		return one("uint8", x)
+	case uint16:
+		return one("uint16", x)
+	case uint32:
+		return one("uint32", x)
+	case uint64:
+		return one("uint64", strconv.FormatUint(x, 10)) // beyond a JSON number's exact range
+	case float32:
+		return one("float32", floatText(float64(x), 32))
+	case float64:
+		return one("float64", floatText(x, 64))
+	case retry.Decimal:
+		return one("decimal", map[string]any{"scale": x.Scale, "value": x.Value})
+	case string:
+		return one("string", x)
+	case []byte:
+		return one("bytes", base64.StdEncoding.EncodeToString(x))
+	case time.Time:
+		return one("timestamp", x.Unix())
+	case []any:
+		items := make([]json.RawMessage, len(x))
+		for i, e := range x {
+			raw, err := marshalTyped(e)
+			if err != nil {
+				return nil, fmt.Errorf("[%d]: %w", i, err)
+			}
+			items[i] = raw
+		}
+		return one("array", items)
+	case map[string]any:
+		return marshalTable(x)
+	case retry.Headers:
+		return marshalTable(x)
+	}
+	return nil, fmt.Errorf("type %T has no AMQP field type", v)
+}
+
+func marshalTable(t map[string]any) (json.RawMessage, error) {
+	keys := make([]string, 0, len(t))
+	for k := range t {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	fields := make(map[string]json.RawMessage, len(t))
+	for _, k := range keys {
+		raw, err := marshalTyped(t[k])
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", k, err)
+		}
+		fields[k] = raw
+	}
+	return json.Marshal(map[string]any{"table": fields})
+}
+
+// floatText keeps a float exact: a JSON number, or "NaN", "+Inf", "-Inf".
+func floatText(f float64, bits int) any {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return strconv.FormatFloat(f, 'g', -1, bits)
+	}
+	return json.Number(strconv.FormatFloat(f, 'g', -1, bits))
+}
+
+// maxTypedDepth bounds nesting: a hostile file cannot exhaust the stack.
+const maxTypedDepth = 64
+
+func unmarshalTyped(raw json.RawMessage, depth int) (any, error) {
+	if depth > maxTypedDepth {
+		return nil, errors.New("nested too deep")
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &obj); err != nil || len(obj) != 1 {
+		return nil, errors.New(`want {"<type>": value}`)
+	}
+	for t, v := range obj {
+		return decodeTyped(t, v, depth)
+	}
+	return nil, nil
+}
+
+func decodeTyped(t string, v json.RawMessage, depth int) (any, error) {
+	intOf := func(lo, hi int64) (int64, error) {
+		var n int64
+		if err := json.Unmarshal(v, &n); err != nil {
+			return 0, fmt.Errorf("%s: %w", t, err)
+		}
+		if n < lo || n > hi {
+			return 0, fmt.Errorf("%s: %d out of range", t, n)
+		}
+		return n, nil
+	}
+	switch t {
+	case "void":
+		return nil, nil
+	case "bool":
+		var b bool
+		err := json.Unmarshal(v, &b)
+		return b, err
+	case "int8":
+		n, err := intOf(math.MinInt8, math.MaxInt8)
+		return int8(n), err
+	case "int16":
+		n, err := intOf(math.MinInt16, math.MaxInt16)
+		return int16(n), err
+	case "int32":
+		n, err := intOf(math.MinInt32, math.MaxInt32)
+		return int32(n), err
+	case "int64":
+		return intOf(math.MinInt64, math.MaxInt64)
+	case "uint8":
+		n, err := intOf(0, math.MaxUint8)
+		return uint8(n), err
+	case "uint16":
+		n, err := intOf(0, math.MaxUint16)
+		return uint16(n), err
+	case "uint32":
+		n, err := intOf(0, math.MaxUint32)
+		return uint32(n), err
+	case "uint64":
+		var s string
+		if err := json.Unmarshal(v, &s); err != nil {
+			return nil, fmt.Errorf("uint64: %w", err)
+		}
+		return strconv.ParseUint(s, 10, 64)
+	case "float32", "float64":
+		bits := 64
+		if t == "float32" {
+			bits = 32
+		}
+		var s string
+		if json.Unmarshal(v, &s) != nil {
+			s = string(v)
+		}
+		f, err := strconv.ParseFloat(s, bits)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", t, err)
+		}
+		if bits == 32 {
+			return float32(f), nil
+		}
+		return f, nil
+	case "decimal":
+		var d struct {
+			Scale *uint8 `json:"scale"`
+			Value *int32 `json:"value"`
+		}
+		if err := json.Unmarshal(v, &d); err != nil || d.Scale == nil || d.Value == nil {
+			return nil, errors.New(`decimal: want {"scale": 0-255, "value": int32}`)
+		}
+		return retry.Decimal{Scale: *d.Scale, Value: *d.Value}, nil
+	case "string":
+		var s string
+		err := json.Unmarshal(v, &s)
+		return s, err
+	case "bytes":
+		var s string
+		if err := json.Unmarshal(v, &s); err != nil {
+			return nil, fmt.Errorf("bytes: %w", err)
+		}
+		return base64.StdEncoding.DecodeString(s)
+	case "timestamp":
+		var n int64
+		if err := json.Unmarshal(v, &n); err != nil {
+			return nil, fmt.Errorf("timestamp: %w", err)
+		}
+		return time.Unix(n, 0).UTC(), nil
+	case "array":
+		var items []json.RawMessage
+		if err := json.Unmarshal(v, &items); err != nil {
+			return nil, fmt.Errorf("array: %w", err)
+		}
+		out := make([]any, len(items))
+		for i, raw := range items {
+			e, err := unmarshalTyped(raw, depth+1)
+			if err != nil {
+				return nil, fmt.Errorf("[%d]: %w", i, err)
+			}
+			out[i] = e
+		}
+		return out, nil
+	case "table":
+		var fields map[string]json.RawMessage
+		if err := json.Unmarshal(v, &fields); err != nil {
+			return nil, fmt.Errorf("table: %w", err)
+		}
+		out := make(map[string]any, len(fields))
+		for k, raw := range fields {
+			e, err := unmarshalTyped(raw, depth+1)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", k, err)
+			}
+			out[k] = e
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("unknown type %q", t)
+}

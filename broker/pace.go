@@ -1,0 +1,53 @@
+package broker
+
+import "time"
+
+// Pacer spaces publishes at a rate (--rate N/s): a token bucket holding
+// one token, so the pace holds from the first message on and never bursts.
+type Pacer struct {
+	every time.Duration // 0: no pacing
+	next  time.Time
+}
+
+// NewPacer paces at rate messages a second (none when rate <= 0).
+func NewPacer(rate float64) Pacer {
+	if rate <= 0 {
+		return Pacer{}
+	}
+	return Pacer{every: time.Duration(float64(time.Second) / rate)}
+}
+
+// Wait is how long until the next publish may go.
+func (p *Pacer) Wait(now time.Time) time.Duration {
+	if p.every == 0 || !now.Before(p.next) {
+		return 0
+	}
+	return p.next.Sub(now)
+}
+
+// Took spends the token of a publish made at now.
+func (p *Pacer) Took(now time.Time) {
+	if p.every == 0 {
+		return
+	}
+	if p.next.Before(now) {
+		p.next = now
+	}
+	p.next = p.next.Add(p.every)
+}
+
+// Sleep waits for the next publish's token (or ctx's end: false).
+func (p *Pacer) Sleep(done <-chan struct{}) bool {
+	d := p.Wait(time.Now())
+	if d <= 0 {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-done:
+		return false
+	}
+}

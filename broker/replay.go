@@ -1,0 +1,499 @@
+package broker
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ladder-tui/ladder/retry"
+)
+
+// Dump and replay are built on a Client's primitives (Peek, Drain,
+// Topology, Publish), so the live broker and the simulation run the same
+// code, and every message is routed by the one planner.
+
+// DumpOptions configure a dump.
+type DumpOptions struct {
+	Queue string
+	Limit int // 0: every ready message (a browse takes at most DefaultDumpLimit)
+	Where retry.Where
+	// Consume drains the queue to the file: each message is acked only
+	// after its line is written and the file synced.
+	Consume  bool
+	BodyText bool // write valid UTF-8 bodies as text
+	Force    bool // peek a quorum queue near its delivery limit
+}
+
+// DefaultDumpLimit bounds a browsing dump without --limit: a browse holds
+// every message it reads until it ends.
+const DefaultDumpLimit = 100_000
+
+// DumpWriter is where a dump goes; Sync makes written lines durable.
+type DumpWriter interface {
+	io.Writer
+	Sync() error
+}
+
+// DumpReport is what a dump did. JSON field names are a contract.
+type DumpReport struct {
+	Queue       string   `json:"queue"`
+	Written     int      `json:"written"`
+	Unmatched   int      `json:"unmatched"`
+	Consumed    bool     `json:"consumed"`
+	SideEffects []string `json:"side_effects"`
+	Released    int64    `json:"released"`
+}
+
+// Dump writes a queue's messages to w in the dump format.
+func Dump(ctx context.Context, c Client, o DumpOptions, w DumpWriter) (*DumpReport, error) {
+	rep := &DumpReport{Queue: o.Queue, Consumed: o.Consume, SideEffects: []string{}}
+	snap, err := c.Snapshot(ctx)
+	if err != nil {
+		return rep, err
+	}
+	q, ok := snap.Queue(o.Queue)
+	if !ok {
+		return rep, fmt.Errorf("dump: queue %q does not exist in vhost %s", o.Queue, c.Vhost())
+	}
+	head, _ := json.Marshal(DumpHeader{LadderDump: DumpFormat, Vhost: c.Vhost(), Queue: o.Queue, BrokerVersion: snap.BrokerVersion, DumpedAt: time.Now().UTC()})
+	if _, err := w.Write(append(head, '\n')); err != nil {
+		return rep, fmt.Errorf("dump: write: %w", err)
+	}
+	now := time.Now()
+	chosen := func(m *Message) bool { return len(Choose([]Message{*m}, o.Where, now)) == 1 }
+	write := func(m *Message) error {
+		line, err := MarshalRecord(RecordOf(m), o.BodyText)
+		if err != nil {
+			return fmt.Errorf("dump: message #%d: %w", m.Position, err)
+		}
+		if _, err := w.Write(append(line, '\n')); err != nil {
+			return fmt.Errorf("dump: write: %w", err)
+		}
+		rep.Written++
+		return nil
+	}
+	if !o.Consume {
+		limit := o.Limit
+		if limit <= 0 {
+			limit = DefaultDumpLimit
+		}
+		if !o.Where.Empty() && o.Limit > 0 {
+			limit = int(max(q.Ready, int64(o.Limit))) // look further: Limit counts chosen ones
+		}
+		res, err := c.Peek(ctx, o.Queue, PeekOptions{Limit: limit, BodyPreview: maxBody, Force: o.Force})
+		if err != nil {
+			return rep, fmt.Errorf("dump: %w", err)
+		}
+		rep.SideEffects, rep.Released = res.SideEffects, res.Released
+		for i := range res.Messages {
+			m := &res.Messages[i]
+			if !chosen(m) {
+				rep.Unmatched++
+				continue
+			}
+			if o.Limit > 0 && rep.Written >= o.Limit {
+				break
+			}
+			if err := write(m); err != nil {
+				return rep, err
+			}
+		}
+		return rep, w.Sync()
+	}
+	if err := w.Sync(); err != nil {
+		return rep, fmt.Errorf("dump: sync: %w", err)
+	}
+	audit := auditorOf(c)
+	ev := AuditEvent{Phase: "start", Action: "dump --consume", From: o.Queue, Limit: o.Limit, Where: o.Where.Exprs()}
+	if err := audit(ev); err != nil {
+		return rep, err
+	}
+	_, err = c.Drain(ctx, o.Queue, o.Limit, func(m *Message) (bool, error) {
+		if !chosen(m) {
+			rep.Unmatched++
+			return false, nil
+		}
+		if err := write(m); err != nil {
+			return false, err
+		}
+		// Durable before the ack: a crash now leaves the message in both
+		// the file and the queue, never in neither.
+		if err := w.Sync(); err != nil {
+			return false, fmt.Errorf("dump: sync: %w", err)
+		}
+		ev.Messages = append(ev.Messages, idOf(m.Properties.MessageID, m.BodyDigest))
+		return true, nil
+	})
+	ev.Phase, ev.Counts = "done", map[string]int{"written": rep.Written, "unmatched": rep.Unmatched}
+	if err != nil {
+		ev.Error = err.Error()
+	}
+	if aerr := audit(ev); aerr != nil && err == nil {
+		err = aerr
+	}
+	return rep, err
+}
+
+func idOf(id, digest string) string {
+	if id != "" {
+		return id
+	}
+	return "sha256:" + digest
+}
+
+// auditorOf is c's audit hook, or one that records nothing.
+func auditorOf(c Client) func(AuditEvent) error {
+	if a, ok := c.(Auditor); ok {
+		return a.Audit
+	}
+	return func(AuditEvent) error { return nil }
+}
+
+// ReplayRequest describes a replay of a dump file.
+type ReplayRequest struct {
+	File         string
+	To           Target
+	Delay        time.Duration
+	Rate         float64
+	Where        retry.Where
+	Limit        int
+	DryRun       bool
+	Resume       bool
+	Strict       bool
+	ResetRetries bool
+	MaxMoves     int
+	Force        bool
+}
+
+// DumpLine is one record of a dump file with its line number.
+type DumpLine struct {
+	Line   int
+	Record DumpRecord
+}
+
+// ReadDump reads a dump file: its header and records. A malformed line is
+// reported in bad (line number and why) and left out.
+func ReadDump(r io.Reader) (DumpHeader, []DumpLine, []string, error) {
+	var head DumpHeader
+	var lines []DumpLine
+	var bad []string
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 1<<30)
+	n := 0
+	for sc.Scan() {
+		n++
+		b := sc.Bytes()
+		if n == 1 {
+			if err := json.Unmarshal(b, &head); err != nil || head.LadderDump == 0 {
+				return head, nil, nil, errors.New(`line 1: not a ladder dump (want {"ladder_dump":1,…})`)
+			}
+			if head.LadderDump != DumpFormat {
+				return head, nil, nil, fmt.Errorf("line 1: dump format %d; this ladder reads %d", head.LadderDump, DumpFormat)
+			}
+			continue
+		}
+		if len(b) == 0 {
+			continue
+		}
+		rec, err := UnmarshalRecord(b)
+		if err != nil {
+			bad = append(bad, fmt.Sprintf("line %d: %v", n, err))
+			continue
+		}
+		lines = append(lines, DumpLine{Line: n, Record: rec})
+	}
+	if err := sc.Err(); err != nil {
+		return head, lines, bad, fmt.Errorf("line %d: %w", n+1, err)
+	}
+	if n == 0 {
+		return head, nil, nil, errors.New("empty file: not a ladder dump")
+	}
+	return head, lines, bad, nil
+}
+
+// progress file: JSON lines beside the dump, {"sent":[lines]} before a batch
+// is published and {"done":[…]} / {"failed":[…]} once it is settled, each
+// synced. A line sent but neither done nor failed was in flight when the
+// replay stopped: it may have reached the broker.
+type progressEntry struct {
+	Run    string `json:"run,omitempty"`
+	Sent   []int  `json:"sent,omitempty"`
+	Done   []int  `json:"done,omitempty"`
+	Failed []int  `json:"failed,omitempty"`
+}
+
+// ProgressFile is where a replay of file keeps its progress.
+func ProgressFile(file string) string { return file + ".progress" }
+
+func readProgress(path string) (done, inflight map[int]bool, exists bool, err error) {
+	done, inflight = map[int]bool{}, map[int]bool{}
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return done, inflight, false, nil
+	}
+	if err != nil {
+		return nil, nil, false, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for n := 1; sc.Scan(); n++ {
+		var e progressEntry
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			// A torn last line (killed while writing): what it said is lost,
+			// and its lines count as in flight.
+			continue
+		}
+		for _, l := range e.Sent {
+			inflight[l] = true
+		}
+		for _, l := range e.Done {
+			done[l], inflight[l] = true, false
+		}
+		for _, l := range e.Failed {
+			inflight[l] = false
+		}
+	}
+	for l, v := range inflight {
+		if !v {
+			delete(inflight, l)
+		}
+	}
+	return done, inflight, true, sc.Err()
+}
+
+// replayBatch is how many messages are published before their confirms
+// are awaited and the progress file synced.
+const replayBatch = 256
+
+// Replay publishes a dump's messages again, each routed by the planner the
+// moves use. With Resume, lines a previous run published are skipped; lines
+// it had in flight are published again and reported as possible duplicates.
+func Replay(ctx context.Context, c Client, req ReplayRequest, progress func(MoveProgress)) (*MoveReport, error) {
+	rep := &MoveReport{Target: req.To.String(), DelayMS: req.Delay.Milliseconds(), DryRun: req.DryRun, Via: map[retry.Via]int{}, Routes: []retry.RouteCount{}}
+	f, err := os.Open(req.File)
+	if err != nil {
+		return rep, fmt.Errorf("replay: %w", err)
+	}
+	head, lines, bad, err := ReadDump(f)
+	f.Close()
+	if err != nil {
+		return rep, fmt.Errorf("replay %s: %w", req.File, err)
+	}
+	if len(bad) > 0 {
+		if req.Strict {
+			return rep, fmt.Errorf("replay %s: %s (--strict: nothing published)", req.File, bad[0])
+		}
+		for _, b := range bad {
+			rep.Note("skipped malformed " + b)
+		}
+	}
+	progPath := ProgressFile(req.File)
+	done, inflight, exists, err := readProgress(progPath)
+	if err != nil {
+		return rep, fmt.Errorf("replay: progress file %s: %w", progPath, err)
+	}
+	if exists && !req.Resume && !req.DryRun {
+		return rep, fmt.Errorf("replay %s: it was replayed before (progress in %s): --resume continues it; remove the progress file to replay it all again", req.File, progPath)
+	}
+	v, err := c.Topology(ctx)
+	if err != nil {
+		return rep, err
+	}
+	spec := retry.MoveSpec{From: head.Queue, To: req.To, Delay: req.Delay, ResetRetries: req.ResetRetries,
+		Where: req.Where, Now: time.Now(), MaxMoves: req.MaxMoves, Force: req.Force, Replay: true}
+	planner, err := retry.NewMovePlanner(&v, retry.Discover(&v), spec)
+	if err != nil {
+		return rep, fmt.Errorf("replay %s: %w", req.File, err)
+	}
+	type job struct {
+		line  DumpLine
+		route PlannedMove
+	}
+	var jobs []job
+	resumed := 0
+	for _, dl := range lines {
+		if done[dl.Line] {
+			resumed++
+			continue
+		}
+		r := dl.Record
+		m := retry.MoveMessage{Position: dl.Line, MessageID: r.Properties.MessageID, BodyDigest: retry.BodyDigest(r.Body),
+			Exchange: r.Exchange, RoutingKey: r.RoutingKey, Headers: r.Headers, Expiration: r.Properties.Expiration, Body: r.Body}
+		if r.Properties.Timestamp != nil {
+			m.Timestamp = time.Unix(*r.Properties.Timestamp, 0)
+		}
+		route := planner.Plan(m)
+		if route.Unmatched {
+			rep.Unmatched++
+			continue
+		}
+		if req.Limit > 0 && len(jobs) >= req.Limit {
+			break
+		}
+		rep.Note(route.Note)
+		if !route.Moves() {
+			rep.Skipped++
+			rep.Planned = append(rep.Planned, route)
+		} else if req.DryRun {
+			rep.Count(route)
+			rep.Planned = append(rep.Planned, route)
+		}
+		jobs = append(jobs, job{dl, route})
+	}
+	rep.Requested = len(jobs)
+	if resumed > 0 {
+		rep.Note(fmt.Sprintf("resumed: %d line(s) already published by an earlier run were skipped", resumed))
+	}
+	if req.DryRun {
+		rep.Note("dry run: nothing was published")
+		return rep, nil
+	}
+	prog, err := os.OpenFile(progPath, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		return rep, fmt.Errorf("replay: progress file: %w", err)
+	}
+	defer prog.Close()
+	run := runID()
+	record := func(e progressEntry) error {
+		b, _ := json.Marshal(e)
+		if _, err := prog.Write(append(b, '\n')); err != nil {
+			return fmt.Errorf("replay: progress file %s: %w", progPath, err)
+		}
+		return prog.Sync()
+	}
+	audit := auditorOf(c)
+	ev := AuditEvent{Phase: "start", Action: "replay", From: head.Queue, Target: req.To.String(), DelayMS: req.Delay.Milliseconds(),
+		Limit: req.Limit, Reset: req.ResetRetries, Rate: req.Rate, Where: req.Where.Exprs(), File: req.File}
+	if err := audit(ev); err != nil {
+		return rep, err
+	}
+	start := time.Now()
+	pace := NewPacer(req.Rate)
+	report := func() {
+		if progress != nil {
+			progress(MoveProgress{Total: rep.Requested, Done: rep.Moved + rep.Failed + rep.Returned + rep.Skipped,
+				Moved: rep.Moved, Failed: rep.Failed, Elapsed: time.Since(start)})
+		}
+	}
+	var failure error
+	batchSize := replayBatch
+	if req.Rate > 0 {
+		batchSize = max(1, min(replayBatch, int(req.Rate)/4)) // a few batches a second keep the pace even
+	}
+	for i := 0; i < len(jobs) && failure == nil; {
+		var batch []job
+		for ; i < len(jobs) && len(batch) < batchSize; i++ {
+			if jobs[i].route.Moves() {
+				batch = append(batch, jobs[i])
+			}
+		}
+		if len(batch) == 0 {
+			continue
+		}
+		var out []Outgoing
+		var sent []int
+		for _, j := range batch {
+			if !pace.Sleep(ctx.Done()) {
+				failure = ctx.Err()
+				break
+			}
+			pace.Took(time.Now())
+			r, rec := j.route, j.line.Record
+			h := r.Apply(rec.Headers)
+			h[HeaderMoveID] = run + "/" + strconv.Itoa(j.line.Line)
+			props := rec.MessageProperties()
+			props.Expiration = r.Expiration
+			o := Outgoing{Exchange: r.Exchange, RoutingKey: r.RoutingKey, Mandatory: r.Mandatory, Properties: props, Headers: h, Body: rec.Body}
+			if r.Via == retry.ViaDelayQueue {
+				o.WaitQueue, o.WaitQueueArgs = r.Queue, r.WaitQueueArgs
+			}
+			out = append(out, o)
+			sent = append(sent, j.line.Line)
+		}
+		if len(out) == 0 {
+			break
+		}
+		batch = batch[:len(out)]
+		if err := record(progressEntry{Run: run, Sent: sent}); err != nil {
+			failure = err
+			break
+		}
+		outcomes, err := c.Publish(ctx, out)
+		if err != nil {
+			// Nothing of this batch is known to be published: it stays
+			// "sent" in the progress file, as possible duplicates.
+			failure = fmt.Errorf("replay %s: %w", req.File, err)
+			rep.DuplicatesPossible = true
+			rep.Failed += len(out)
+			break
+		}
+		var ok, failed []int
+		for k, res := range outcomes {
+			j := batch[k]
+			switch {
+			case res.Confirmed:
+				ok = append(ok, j.line.Line)
+				rep.Moved++
+				rep.Count(j.route)
+				ev.Lines = append(ev.Lines, j.line.Line)
+			case res.Returned:
+				failed = append(failed, j.line.Line)
+				rep.Returned++
+			default:
+				// Unconfirmed: it may be on the broker.
+				rep.Failed++
+				rep.DuplicatesPossible = true
+				if res.Err != nil {
+					rep.Note(fmt.Sprintf("line %d: %v", j.line.Line, res.Err))
+				}
+			}
+		}
+		if err := record(progressEntry{Done: ok, Failed: failed}); err != nil {
+			failure = err
+		}
+		report()
+	}
+	if len(inflight) > 0 {
+		rep.DuplicatesPossible = true
+		rep.Note(fmt.Sprintf("%d line(s) were in flight when an earlier run stopped: published again, so they may be on the broker twice (lines %s)", len(inflight), lineList(inflight)))
+	}
+	if rep.Returned > 0 {
+		rep.Note(fmt.Sprintf("%d message(s) were returned as unroutable: not published (still in the dump)", rep.Returned))
+	}
+	ev.Phase, ev.Report, ev.Messages = "done", rep, rep.MovedIDs
+	if failure != nil {
+		ev.Error = failure.Error()
+	}
+	if err := audit(ev); err != nil && failure == nil {
+		failure = err
+	}
+	if failure == nil && rep.Moved < rep.Requested {
+		failure = fmt.Errorf("replay %s: published %d of %d (%d returned, %d failed, %d skipped): %w",
+			req.File, rep.Moved, rep.Requested, rep.Returned, rep.Failed, rep.Skipped, ErrPartial)
+	} else if failure != nil && !errors.Is(failure, ErrPartial) {
+		failure = fmt.Errorf("%w: %w", failure, ErrPartial)
+	}
+	return rep, failure
+}
+
+func lineList(set map[int]bool) string {
+	ls := slices.Sorted(maps.Keys(set))
+	parts := make([]string, 0, min(len(ls), 21))
+	for i, l := range ls {
+		if i == 20 {
+			parts = append(parts, "…")
+			break
+		}
+		parts = append(parts, strconv.Itoa(l))
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,137 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/retry"
+)
+
+func newDumpCmd(a *app) *cobra.Command {
+	var (
+		o          broker.DumpOptions
+		out, body  string
+		where      []string
+		force, yes bool
+	)
+	cmd := &cobra.Command{
+		Use:   "dump QUEUE --out FILE",
+		Short: "Save a queue's messages to a file (JSON Lines), without removing them",
+		Long: `Save a queue's messages to FILE, one JSON line each, with everything needed to
+publish them again bit for bit: exchange, routing key, every property, headers with
+their AMQP types, the body (base64; --body text keeps UTF-8 bodies readable). The
+format is in the README. ` + "`ladder replay`" + ` publishes them again.
+
+By default the queue is browsed as peek does (the same side effects, reported),
+and nothing is removed. --consume drains the queue to the file instead: each
+message is acked only after its line is written and the file synced; it asks for
+confirmation (--yes without a terminal) and is refused in --read-only mode.
+
+FILE "-" writes to standard output. An existing FILE is refused unless --force.`,
+		Example: "  ladder dump orders.dlq --out orders.dlq.jsonl\n  ladder dump orders.dlq --out - --where reason=rejected --body text",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Queue = args[0]
+			if out == "" {
+				return usageErr("--out is required: the file to write (- for standard output)")
+			}
+			switch body {
+			case "base64":
+			case "text":
+				o.BodyText = true
+			default:
+				return usageErr("--body %q: want base64 or text", body)
+			}
+			if o.Limit < 0 {
+				return usageErr("--limit %d: want 0 (all) or more", o.Limit)
+			}
+			w, err := retry.ParseWhere(where)
+			if err != nil {
+				return usageErr("%w", err)
+			}
+			o.Where = w
+			if o.Consume {
+				if a.cfg.ReadOnly {
+					return fmt.Errorf("dump --consume %s: %w", o.Queue, broker.ErrReadOnly)
+				}
+				if out == "-" {
+					return usageErr("dump --consume: standard output cannot be synced before each ack: write to a file")
+				}
+				if !yes {
+					if err := ask(a, fmt.Sprintf("Drain %s to %s (messages leave the queue once written)? [y/N] ", clean(o.Queue), out)); err != nil {
+						return err
+					}
+				}
+			}
+			f, closeFile, err := openDumpFile(a, out, force)
+			if err != nil {
+				return err
+			}
+			c, closeClient, err := a.client("dump")
+			if err != nil {
+				closeFile(false)
+				return err
+			}
+			defer closeClient()
+			rep, err := broker.Dump(cmd.Context(), c, o, f)
+			closeFile(err == nil || rep.Written > 0)
+			if err != nil {
+				return err
+			}
+			if a.json() && out != "-" {
+				return writeJSON(a.stdout, rep)
+			}
+			fmt.Fprint(a.stderr, renderDump(rep, out))
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&out, "out", "", "file to write (- for standard output)")
+	f.IntVarP(&o.Limit, "limit", "n", 0, "at most N messages (0: all ready; a browse takes at most 100,000)")
+	f.StringArrayVar(&where, "where", nil, "choose messages (repeatable, all must hold; see ladder move --help)")
+	f.BoolVar(&o.Consume, "consume", false, "drain the queue to the file (acked once written and synced)")
+	f.StringVar(&body, "body", "base64", "body encoding: base64, or text for valid UTF-8 bodies")
+	f.BoolVar(&force, "force", false, "overwrite an existing file")
+	f.BoolVar(&o.Force, "force-peek", false, "browse a quorum queue even near its delivery limit")
+	f.BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation (--consume)")
+	_ = cmd.MarkFlagFilename("out", "jsonl")
+	return cmd
+}
+
+// openDumpFile opens out for writing: "-" is standard output; an existing
+// file is refused unless force. close(keep) removes a new file that
+// received nothing.
+func openDumpFile(a *app, out string, force bool) (broker.DumpWriter, func(keep bool), error) {
+	if out == "-" {
+		return stdoutWriter{a.stdout}, func(bool) {}, nil
+	}
+	flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
+	if force {
+		flags = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+	}
+	f, err := os.OpenFile(out, flags, 0o600)
+	if errors.Is(err, os.ErrExist) {
+		return nil, nil, fmt.Errorf("--out %s: the file exists (--force overwrites it)", out)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("--out %s: %w", out, err)
+	}
+	return f, func(keep bool) {
+		f.Close()
+		if !keep {
+			os.Remove(out)
+		}
+	}, nil
+}
+
+// stdoutWriter is standard output as a dump writer: nothing to sync.
+type stdoutWriter struct {
+	w interface{ Write([]byte) (int, error) }
+}
+
+func (s stdoutWriter) Write(b []byte) (int, error) { return s.w.Write(b) }
+func (stdoutWriter) Sync() error                   { return nil }

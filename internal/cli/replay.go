@@ -1,0 +1,173 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/retry"
+)
+
+// choose are the flags that choose and pace what moves (move and replay).
+type choose struct {
+	where    []string
+	rate     string
+	maxMoves int
+	force    bool
+}
+
+func (c *choose) register(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringArrayVar(&c.where, "where", nil, "choose messages: reason=…, queue=Q, origin=X[:KEY], error~RE, header:N=V, header:N~RE, body~RE, age>DUR, age<DUR, retries>=N (repeatable, all must hold)")
+	f.StringVar(&c.rate, "rate", "", "publish at most N messages a second (e.g. 50/s)")
+	f.IntVar(&c.maxMoves, "max-moves", 5, "leave a message ladder already moved this many times in place (a loop guard; 0: none)")
+	f.BoolVar(&c.force, "force", false, "move messages past --max-moves")
+}
+
+// parse checks the flags; a bad one is a usage error naming it.
+func (c *choose) parse() (retry.Where, float64, error) {
+	w, err := retry.ParseWhere(c.where)
+	if err != nil {
+		return w, 0, usageErr("%w", err)
+	}
+	if c.maxMoves < 0 {
+		return w, 0, usageErr("--max-moves %d: want 0 (no guard) or more", c.maxMoves)
+	}
+	rate, err := parseRate(c.rate)
+	if err != nil {
+		return w, 0, usageErr("%w", err)
+	}
+	return w, rate, nil
+}
+
+// parseRate reads N, N/s or N/m.
+func parseRate(s string) (float64, error) {
+	if s == "" {
+		return 0, nil
+	}
+	num, per := s, time.Second
+	if n, unit, ok := strings.Cut(s, "/"); ok {
+		num = n
+		switch unit {
+		case "s":
+		case "m", "min":
+			per = time.Minute
+		default:
+			return 0, fmt.Errorf("--rate %q: want N/s or N/m", s)
+		}
+	}
+	n, err := strconv.ParseFloat(num, 64)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("--rate %q: want a positive number of messages, e.g. 50/s", s)
+	}
+	return n / per.Seconds(), nil
+}
+
+func newReplayCmd(a *app) *cobra.Command {
+	var (
+		req broker.ReplayRequest
+		to  string
+		ch  choose
+		yes bool
+	)
+	cmd := &cobra.Command{
+		Use:   "replay FILE --to TARGET",
+		Short: "Publish messages saved by dump again, loss-free, through the move planner",
+		Long: `Publish the messages of a dump file again. Each one is routed as ladder move
+routes it (the same planner, confirms, mandatory publishes, returns watched);
+headers go back with the types they were dumped with.
+
+TARGET is as for move (queue:NAME, exchange:NAME[:KEY], origin) or original: the
+exchange and routing key each message was dumped with.
+
+Progress is kept beside the file (FILE.progress). An interrupted replay (Ctrl+C,
+kill -9, a lost connection) restarted with --resume publishes each line once,
+except those in flight when it stopped, which are published again and reported
+as possible duplicates. A replayed file is refused without --resume.
+
+A malformed line is reported with its number and skipped; --strict refuses the
+whole file instead (nothing is published). Exit 3 when some lines were not
+published.`,
+		Example: "  ladder replay orders.dlq.jsonl --to origin --delay 30s --rate 50/s\n  ladder replay orders.dlq.jsonl --to original --where reason=rejected --dry-run",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			req.File = args[0]
+			if to == "" {
+				return usageErr("--to is required: queue:NAME, exchange:NAME[:KEY], origin or original")
+			}
+			t, err := broker.ParseTarget(to)
+			if err != nil {
+				return usageErr("%w", err)
+			}
+			if req.Delay < 0 {
+				return usageErr("--delay %v: must not be negative", req.Delay)
+			}
+			if req.Limit < 0 {
+				return usageErr("--limit %d: want 0 (all) or more", req.Limit)
+			}
+			w, rate, err := ch.parse()
+			if err != nil {
+				return err
+			}
+			req.To, req.Where, req.Rate, req.MaxMoves, req.Force = t, w, rate, ch.maxMoves, ch.force
+			if a.cfg.ReadOnly && !req.DryRun {
+				return fmt.Errorf("replay %s: %w", req.File, broker.ErrReadOnly)
+			}
+			if !req.DryRun && !yes && !isTerminal(a.stdin) {
+				return usageErr("replay %s: not a terminal, so no one can confirm: pass --yes (or try --dry-run first)", req.File)
+			}
+			c, closeClient, err := a.client("replay")
+			if err != nil {
+				return err
+			}
+			defer closeClient()
+			if !req.DryRun && !yes {
+				dry := req
+				dry.DryRun = true
+				plan, err := broker.Replay(cmd.Context(), c, dry, nil)
+				if err != nil {
+					return err
+				}
+				if plan.Skipped > 0 || len(plan.Planned) <= 20 {
+					fmt.Fprint(a.stderr, renderMove(plan, req.File))
+				}
+				mreq := broker.MoveRequest{From: req.File, To: req.To, Delay: req.Delay, ResetRetries: req.ResetRetries}
+				if err := ask(a, strings.Replace(moveQuestion(mreq, plan, 1<<30), "Move ", "Replay ", 1)); err != nil {
+					return err
+				}
+			}
+			rep, err := broker.Replay(cmd.Context(), c, req, progressPrinter(a))
+			if err != nil && !errors.Is(err, broker.ErrPartial) && rep.Moved == 0 && !rep.DuplicatesPossible {
+				return err
+			}
+			if a.json() {
+				if jerr := writeJSON(a.stdout, rep); jerr != nil {
+					return jerr
+				}
+			} else {
+				fmt.Fprint(a.stdout, strings.Replace(renderMove(rep, req.File), "moved ", "replayed ", 1))
+			}
+			if errors.Is(err, broker.ErrPartial) {
+				return &exitErr{code: exitPartial, err: err}
+			}
+			return err
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&to, "to", "", "target: queue:NAME, exchange:NAME[:ROUTING_KEY], origin or original")
+	f.DurationVar(&req.Delay, "delay", 0, "wait this long before each message reaches the target")
+	f.IntVarP(&req.Limit, "limit", "n", 0, "replay at most N messages (0: all)")
+	f.BoolVar(&req.DryRun, "dry-run", false, "say what would go where; publish nothing")
+	f.BoolVar(&req.Resume, "resume", false, "continue an interrupted replay (see FILE.progress)")
+	f.BoolVar(&req.Strict, "strict", false, "refuse a file with a malformed line instead of skipping it")
+	f.BoolVar(&req.ResetRetries, "reset-retries", false, "set each message's retry count to zero, in its own convention")
+	f.BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation")
+	ch.register(cmd)
+	_ = cmd.RegisterFlagCompletionFunc("to", cobra.FixedCompletions([]string{"origin", "original", "queue:", "exchange:"}, cobra.ShellCompDirectiveNoSpace|cobra.ShellCompDirectiveNoFileComp))
+	return cmd
+}
