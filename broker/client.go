@@ -182,13 +182,13 @@ func (r MoveRequest) Spec(now time.Time) retry.MoveSpec {
 // MoveReport is what a move did. JSON field names are a contract
 // (`ladder move -o json`).
 type MoveReport struct {
-	Requested int    `json:"requested"`
-	Moved     int    `json:"moved"`
-	Failed    int    `json:"failed"`
-	Returned  int    `json:"returned"`
-	Skipped   int    `json:"skipped"` // the plan left them in the source (Planned says why)
+	Requested int `json:"requested"`
+	Moved     int `json:"moved"`
+	Failed    int `json:"failed"`
+	Returned  int `json:"returned"`
+	Skipped   int `json:"skipped"` // the plan left them in the source (Planned says why)
 	// Unmatched counts messages looked at that --where did not choose.
-	Unmatched int `json:"unmatched"`
+	Unmatched int    `json:"unmatched"`
 	Target    string `json:"target"`
 	// Via counts messages per way (direct, tier, delayed_exchange,
 	// delay_queue): in a dry run those planned, else those moved. Routes

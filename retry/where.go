@@ -157,7 +157,9 @@ func fieldCond(field, op, value string) (cond, error) {
 			return cond{}, err
 		}
 		if field == "error" {
-			return cond{func(s *Subject, _ time.Time) bool { return s.Retry.LastError != "" && re.MatchString(s.Retry.LastError) }}, nil
+			return cond{func(s *Subject, _ time.Time) bool {
+				return s.Retry.LastError != "" && re.MatchString(s.Retry.LastError)
+			}}, nil
 		}
 		return cond{func(s *Subject, _ time.Time) bool { return utf8.Valid(s.Body) && re.Match(s.Body) }}, nil
 	case "age":

@@ -9,9 +9,9 @@ import (
 func whereSubjects(now time.Time) map[string]Subject {
 	return map[string]Subject{
 		"rejected-old": {
-			Deaths: []Death{{Queue: "orders.process", Reason: ReasonRejected, Time: now.Add(-2 * time.Hour)}, {Queue: "orders.wait.5s", Reason: ReasonExpired}},
-			Origin: &Origin{Exchange: "orders.topic", RoutingKey: "orders.created"},
-			Retry:  RetryState{Count: 3, LastError: "card declined: insufficient funds"},
+			Deaths:  []Death{{Queue: "orders.process", Reason: ReasonRejected, Time: now.Add(-2 * time.Hour)}, {Queue: "orders.wait.5s", Reason: ReasonExpired}},
+			Origin:  &Origin{Exchange: "orders.topic", RoutingKey: "orders.created"},
+			Retry:   RetryState{Count: 3, LastError: "card declined: insufficient funds"},
 			Headers: Headers{"tenant": "acme", "x-retry-count": int32(3), "blob": []byte("bin"), "n": int16(7)},
 			Body:    []byte(`{"order":"A-1"}`),
 		},

@@ -151,8 +151,8 @@ func (f *fakeClient) Publish(context.Context, []broker.Outgoing) ([]broker.Outco
 func (f *fakeClient) Drain(context.Context, string, int, func(*broker.Message) (bool, error)) (int, error) {
 	return 0, errors.New("fake: no drain")
 }
-func (f *fakeClient) Vhost() string                                { return f.vhost }
-func (f *fakeClient) ReadOnly() bool                               { return f.readOnly }
+func (f *fakeClient) Vhost() string  { return f.vhost }
+func (f *fakeClient) ReadOnly() bool { return f.readOnly }
 func (f *fakeClient) Close() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -152,7 +152,6 @@ func (a *app) resolve() (*broker.Resolved, error) {
 	return r, nil
 }
 
-
 // Run executes ladder with args and returns the process exit code. Errors
 // are printed once, on one line, with every URL password redacted.
 func Run(args []string, stdin io.Reader, stdout, stderr io.Writer, b Build) int {
