@@ -136,6 +136,7 @@ const (
 	TargetQueue    = retry.TargetQueue
 	TargetExchange = retry.TargetExchange
 	TargetOrigin   = retry.TargetOrigin
+	TargetOriginal = retry.TargetOriginal
 )
 
 // Target is where moved messages go (see retry.Target).
@@ -170,6 +171,8 @@ type MoveRequest struct {
 	Force    bool
 	// Rate (> 0) paces publishes to that many messages a second.
 	Rate float64
+	// Gate, when set, pauses the move while closed (the TUI's p).
+	Gate *Gate
 }
 
 // Spec is the request as the planner reads it, at now.

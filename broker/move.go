@@ -315,13 +315,16 @@ func (m *mover) move(ctx context.Context) (err error) {
 	var paceC <-chan time.Time
 	for p.consuming || len(p.inflight) > 0 {
 		var in <-chan amqp.Delivery
-		if p.consuming && !p.blocked && len(p.inflight) < moveWindow {
+		resumed := m.req.Gate.wait()
+		if p.consuming && !p.blocked && len(p.inflight) < moveWindow && resumed == nil {
 			in = deliveries
 			if w := m.pace.Wait(time.Now()); w > 0 {
 				in, paceC = nil, time.After(w) // --rate: the next publish waits
 			}
 		}
 		select {
+		case <-resumed:
+			last = time.Now() // paused: not idle
 		case <-paceC:
 			paceC, last = nil, time.Now()
 		case d, ok := <-in:
@@ -367,8 +370,8 @@ func (m *mover) move(ctx context.Context) (err error) {
 				m.rep.Notes = append(m.rep.Notes, "the broker blocked publishing for a while ("+b.Reason+")")
 			}
 		case <-idle.C:
-			if time.Since(last) < moveIdle || p.blocked || paceC != nil {
-				continue // busy, blocked by the broker, or pacing (--rate)
+			if time.Since(last) < moveIdle || p.blocked || paceC != nil || resumed != nil {
+				continue // busy, blocked by the broker, pacing (--rate) or paused
 			}
 			if p.consuming && p.held >= m.prefetch-moveWindow {
 				m.rep.Notes = append(m.rep.Notes, fmt.Sprintf("stopped after holding back %d message(s) it could not move (ladder's limit is %d at a time): run the move again for the rest", p.held, heldBudget))

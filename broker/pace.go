@@ -1,6 +1,9 @@
 package broker
 
-import "time"
+import (
+	"sync"
+	"time"
+)
 
 // Pacer spaces publishes at a rate (--rate N/s): a token bucket holding
 // one token, so the pace holds from the first message on and never bursts.
@@ -49,5 +52,61 @@ func (p *Pacer) Sleep(done <-chan struct{}) bool {
 		return true
 	case <-done:
 		return false
+	}
+}
+
+// Gate pauses a running move or replay between messages (the TUI's p):
+// nothing more is taken or published while it is closed; confirms of what
+// is in flight still settle. The zero Gate is open; a nil *Gate never
+// pauses.
+type Gate struct {
+	mu      sync.Mutex
+	resumed chan struct{} // non-nil while paused; closed on resume
+}
+
+// Pause closes the gate.
+func (g *Gate) Pause() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.resumed == nil {
+		g.resumed = make(chan struct{})
+	}
+}
+
+// Resume opens it.
+func (g *Gate) Resume() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.resumed != nil {
+		close(g.resumed)
+		g.resumed = nil
+	}
+}
+
+// Paused reports whether the gate is closed.
+func (g *Gate) Paused() bool { return g.wait() != nil }
+
+// wait is a channel closed on resume, or nil when the gate is open.
+func (g *Gate) wait() <-chan struct{} {
+	if g == nil {
+		return nil
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.resumed
+}
+
+// Wait blocks while the gate is closed (false: done ended it first).
+func (g *Gate) Wait(done <-chan struct{}) bool {
+	for {
+		w := g.wait()
+		if w == nil {
+			return true
+		}
+		select {
+		case <-w:
+		case <-done:
+			return false
+		}
 	}
 }

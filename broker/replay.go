@@ -172,6 +172,10 @@ type ReplayRequest struct {
 	ResetRetries bool
 	MaxMoves     int
 	Force        bool
+	// Gate, when set, pauses the replay while closed.
+	Gate *Gate
+	// Expect is the plan the user confirmed (a dry run's Planned).
+	Expect []PlannedMove
 }
 
 // DumpLine is one record of a dump file with its line number.
@@ -309,7 +313,7 @@ func Replay(ctx context.Context, c Client, req ReplayRequest, progress func(Move
 		return rep, err
 	}
 	spec := retry.MoveSpec{From: head.Queue, To: req.To, Delay: req.Delay, ResetRetries: req.ResetRetries,
-		Where: req.Where, Now: time.Now(), MaxMoves: req.MaxMoves, Force: req.Force, Replay: true}
+		Where: req.Where, Now: time.Now(), MaxMoves: req.MaxMoves, Force: req.Force, Replay: true, Expect: req.Expect}
 	planner, err := retry.NewMovePlanner(&v, retry.Discover(&v), spec)
 	if err != nil {
 		return rep, fmt.Errorf("replay %s: %w", req.File, err)
@@ -402,7 +406,7 @@ func Replay(ctx context.Context, c Client, req ReplayRequest, progress func(Move
 		var out []Outgoing
 		var sent []int
 		for _, j := range batch {
-			if !pace.Sleep(ctx.Done()) {
+			if !req.Gate.Wait(ctx.Done()) || !pace.Sleep(ctx.Done()) {
 				failure = ctx.Err()
 				break
 			}

@@ -20,6 +20,10 @@ type KeyMap struct {
 	MarkAll   key.Binding
 	Sort      key.Binding
 	Move      key.Binding
+	Group     key.Binding // group the browser's messages by what broke them
+	Where     key.Binding // choose messages by --where expressions
+	Dump      key.Binding // save the queue's messages to a file
+	Replay    key.Binding // publish a dump file's messages again
 	Refresh   key.Binding
 	Copy      key.Binding
 	Vhost     key.Binding
@@ -37,6 +41,8 @@ type KeyMap struct {
 	// Close dismisses a finished dialog (the move summary): confirm and
 	// cancel keys alike.
 	Close key.Binding
+	// Pause pauses and resumes a running move or replay.
+	Pause key.Binding
 
 	// Typing a filter: enter keeps it and returns to the list, esc clears
 	// it. ClearFilter's keys are Back's: the root routes esc to the screen.
@@ -53,7 +59,7 @@ func Default() KeyMap {
 		Down:      key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
 		PageUp:    key.NewBinding(key.WithKeys("pgup", "ctrl+u"), key.WithHelp("pgup", "page up")),
 		PageDown:  key.NewBinding(key.WithKeys("pgdown", "ctrl+d"), key.WithHelp("pgdn", "page down")),
-		Top:       key.NewBinding(key.WithKeys("home", "g"), key.WithHelp("g/home", "first")),
+		Top:       key.NewBinding(key.WithKeys("home"), key.WithHelp("home", "first")),
 		Bottom:    key.NewBinding(key.WithKeys("end", "G"), key.WithHelp("G/end", "last")),
 		Open:      key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "open")),
 		Back:      key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back")),
@@ -62,6 +68,10 @@ func Default() KeyMap {
 		MarkAll:   key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "mark all/none")),
 		Sort:      key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "sort")),
 		Move:      key.NewBinding(key.WithKeys("m"), key.WithHelp("m", "move/re-publish")),
+		Group:     key.NewBinding(key.WithKeys("g"), key.WithHelp("g", "group")),
+		Where:     key.NewBinding(key.WithKeys("w"), key.WithHelp("w", "where")),
+		Dump:      key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "dump")),
+		Replay:    key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "replay file")),
 		Refresh:   key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "refresh")),
 		Copy:      key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "copy body")),
 		Vhost:     key.NewBinding(key.WithKeys("v"), key.WithHelp("v", "vhost")),
@@ -76,6 +86,7 @@ func Default() KeyMap {
 		Untoggle: key.NewBinding(key.WithKeys("left", "h"), key.WithHelp("←", "previous choice")),
 		Cancel:   key.NewBinding(key.WithKeys("esc", "n"), key.WithHelp("esc/n", "cancel")),
 		Close:    key.NewBinding(key.WithKeys("enter", "y", "esc", "n"), key.WithHelp("enter/esc", "close")),
+		Pause:    key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "pause/resume")),
 
 		KeepFilter:  key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "keep filter")),
 		ClearFilter: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "clear filter")),
@@ -90,6 +101,7 @@ func (k *KeyMap) ReadOnly() {
 	k.Move.SetEnabled(false)
 	k.Mark.SetEnabled(false)
 	k.MarkAll.SetEnabled(false)
+	k.Replay.SetEnabled(false)
 }
 
 // ShortHelp is the footer's help when no screen offers its own. Screens
@@ -105,9 +117,9 @@ func (k KeyMap) ShortHelp() []key.Binding {
 func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
-		{k.Open, k.Back, k.Filter, k.Sort, k.Mark, k.MarkAll},
-		{k.Move, k.Refresh, k.Copy, k.Vhost, k.Help, k.Quit, k.ForceQuit},
-		{k.Next, k.Prev, k.Toggle, k.Untoggle, k.Confirm, k.Cancel, k.Close},
+		{k.Open, k.Back, k.Filter, k.Where, k.Group, k.Sort, k.Mark, k.MarkAll},
+		{k.Move, k.Dump, k.Replay, k.Refresh, k.Copy, k.Vhost, k.Help, k.Quit, k.ForceQuit},
+		{k.Next, k.Prev, k.Toggle, k.Untoggle, k.Confirm, k.Cancel, k.Close, k.Pause},
 		{k.KeepFilter, k.ClearFilter, k.DeleteChar},
 	}
 }

@@ -11,6 +11,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/internal/present"
 	"github.com/ladder-tui/ladder/internal/termtext"
 	"github.com/ladder-tui/ladder/retry"
 	"github.com/ladder-tui/ladder/ui/component/list"
@@ -49,6 +50,11 @@ type browserModel struct {
 	sortBy sortKey
 
 	filter list.Filter
+	// where chooses the shown messages (w); groupBy groups them (g).
+	where   retry.Where
+	groupBy string
+	groups  []broker.Group
+	groupAt int
 }
 
 func newBrowser(c *common) *browserModel {
@@ -61,6 +67,7 @@ func newBrowser(c *common) *browserModel {
 func (m *browserModel) open(queue string) tea.Cmd {
 	m.queue, m.res, m.err, m.rows, m.order, m.view, m.banner = queue, nil, nil, nil, nil, nil, nil
 	m.nav, m.marks, m.sortBy = list.Nav{}, map[int]bool{}, sortPosition
+	m.where, m.groupBy, m.groups = retry.Where{}, "", nil
 	m.filter.Reset() // no refilter: there are no rows yet
 	m.ladder = ladderOf(m.snap, queue)
 	return m.peek()
@@ -127,6 +134,17 @@ func (m *browserModel) Update(msg tea.Msg) tea.Cmd {
 		if msg.queue == m.queue && msg.changed {
 			return m.reload()
 		}
+	case dumpAskMsg:
+		if msg.queue == m.queue && msg.file != "" {
+			return tea.Batch(statusCmd("dumping "+termtext.Sanitize(m.queue)+" to "+termtext.Sanitize(msg.file)+"…", false), m.dump(msg.file))
+		}
+	case dumpDoneMsg:
+		if msg.err != nil {
+			return statusCmd(termtext.Sanitize(msg.err.Error()), true)
+		}
+		return tea.Batch(statusCmd("dumped "+present.Plural(msg.rep.Written, "message", "messages")+" to "+termtext.Sanitize(msg.file), false), m.reload())
+	case whereAskMsg:
+		return m.setWhere(msg.exprs)
 	case tea.KeyPressMsg:
 		return m.handleKey(msg)
 	case tea.PasteMsg:
@@ -232,10 +250,11 @@ func (m *browserModel) refilterKeeping(keep int) {
 	f := m.filter.Match()
 	m.view = m.view[:0]
 	for _, i := range m.order {
-		if f == "" || strings.Contains(m.rows[i].search, f) {
+		if (f == "" || strings.Contains(m.rows[i].search, f)) && m.chosen(m.rows[i].message) {
 			m.view = append(m.view, i)
 		}
 	}
+	m.regroup()
 	if at := slices.Index(m.view, keep); at >= 0 {
 		m.nav.Cursor = at
 	}
@@ -254,6 +273,9 @@ func (m *browserModel) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	k := m.c.keys
 	if m.filter.HandleKey(msg, k) {
 		return nil
+	}
+	if m.groupBy != "" {
+		return m.groupKey(msg)
 	}
 	if m.nav.HandleKey(msg, k, len(m.view), m.listHeight(), nil) {
 		m.fixScroll()
@@ -287,6 +309,14 @@ func (m *browserModel) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.resort()
 	case key.Matches(msg, k.Refresh):
 		return m.reload()
+	case key.Matches(msg, k.Group) && len(m.rows) > 0:
+		m.cycleGroup()
+	case key.Matches(msg, k.Where) && m.res != nil:
+		return m.askWhere()
+	case key.Matches(msg, k.Dump) && m.res != nil:
+		return m.askDump()
+	case key.Matches(msg, k.Replay):
+		return m.pickReplay()
 	case key.Matches(msg, k.Move):
 		if m.res == nil {
 			return nil
@@ -296,6 +326,31 @@ func (m *browserModel) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 			cur = m.rows[i].message
 		}
 		return navCmd(openMoveMsg{spec: m.moveSpec(cur)})
+	}
+	return nil
+}
+
+// groupKey handles keys in the grouped view: up and down over groups,
+// enter marks one's messages, g groups by the next field, m moves a group.
+func (m *browserModel) groupKey(msg tea.KeyPressMsg) tea.Cmd {
+	k := m.c.keys
+	switch {
+	case key.Matches(msg, k.Up):
+		m.groupAt = max(0, m.groupAt-1)
+	case key.Matches(msg, k.Down):
+		m.groupAt = min(max(0, len(m.groups)-1), m.groupAt+1)
+	case key.Matches(msg, k.Group):
+		m.cycleGroup()
+	case key.Matches(msg, k.Open):
+		return m.markGroup()
+	case key.Matches(msg, k.Move):
+		if len(m.groups) == 0 {
+			return nil
+		}
+		cmd := m.markGroup()
+		return tea.Batch(cmd, navCmd(openMoveMsg{spec: m.moveSpec(nil)}))
+	case key.Matches(msg, k.Refresh):
+		return m.reload()
 	}
 	return nil
 }
@@ -354,6 +409,13 @@ func (m *browserModel) View() string {
 		return st.Muted.Render(termtext.Truncate("peeking "+termtext.Sanitize(m.queue)+"…", m.w))
 	}
 	lines = append(lines, m.banner...)
+	if m.groupBy != "" {
+		lines = append(lines, renderGroups(m.groups, m.groupBy, m.groupAt, m.w, m.h-len(lines)-1, m.at, st)...)
+		for len(lines) < m.h-1 {
+			lines = append(lines, "")
+		}
+		return strings.Join(append(lines, m.footer()), "\n")
+	}
 	lines = append(lines, renderBrowserHeader(m.cols, st))
 	lh := m.listHeight()
 	end := min(len(m.view), m.nav.Offset+lh)
@@ -396,6 +458,12 @@ func (m *browserModel) footer() string {
 		pos += " (of " + strconv.Itoa(len(m.rows)) + ")"
 	}
 	right := pos + " · sort: " + m.sortBy.String()
+	if m.groupBy != "" {
+		right = strconv.Itoa(len(m.groups)) + " group(s) by " + m.groupBy + " · enter marks one · g next"
+	}
+	if !m.where.Empty() {
+		right += " · where " + strings.Join(m.where.Exprs(), " ")
+	}
 	if n := len(m.marks); n > 0 {
 		right += " · " + strconv.Itoa(n) + " marked"
 	}
@@ -438,7 +506,16 @@ func (m *browserModel) ShortHelp() []key.Binding {
 	if len(m.rows) > 0 {
 		out = append(out, k.Sort)
 	}
-	return append(out, k.Refresh, k.Help, k.Quit) // the arrows are left to the ? screen
+	out = append(out, k.Refresh, k.Help, k.Quit)
+	// Then the rarer actions, first to go when the footer is short; the
+	// arrows are left to the ? screen.
+	if len(m.rows) > 0 {
+		out = append(out, k.Group)
+	}
+	if m.res != nil {
+		out = append(out, k.Where, k.Dump)
+	}
+	return append(out, k.Replay)
 }
 
 // FullHelp is every key that acts on the browser: without messages there
@@ -450,13 +527,13 @@ func (m *browserModel) FullHelp() [][]key.Binding {
 	}
 	var groups [][]key.Binding
 	if len(m.rows) > 0 {
-		groups = append(groups, list.NavKeys(m.c.keys), []key.Binding{k.Open, k.Filter, k.Sort, k.Mark, k.MarkAll})
+		groups = append(groups, list.NavKeys(m.c.keys), []key.Binding{k.Open, k.Filter, k.Sort, k.Mark, k.MarkAll, k.Group})
 	}
 	act := []key.Binding{}
 	if m.res != nil {
-		act = append(act, k.Move)
+		act = append(act, k.Move, k.Where, k.Dump)
 	}
-	act = append(act, k.Refresh, m.backKey())
+	act = append(act, k.Replay, k.Refresh, m.backKey())
 	return append(groups, act, appKeys(m.c, true))
 }
 

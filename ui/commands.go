@@ -92,6 +92,33 @@ func moveCmd(ctx context.Context, c broker.Client, id int, req broker.MoveReques
 	}
 }
 
+// replayCmd replays file as the move dialog's request says (the browser's
+// R): broker.Replay, the same the command runs.
+func replayCmd(ctx context.Context, c broker.Client, id int, file string, req broker.MoveRequest, ch chan broker.MoveProgress) tea.Cmd {
+	return func() tea.Msg {
+		var progress func(broker.MoveProgress)
+		if ch != nil {
+			defer close(ch)
+			progress = func(p broker.MoveProgress) {
+				select {
+				case <-ch:
+				default:
+				}
+				ch <- p
+			}
+		}
+		rep, err := broker.Replay(ctx, c, broker.ReplayRequest{
+			File: file, To: req.To, Delay: req.Delay, Limit: req.Limit, DryRun: req.DryRun,
+			ResetRetries: req.ResetRetries, MaxMoves: defaultMaxMoves, Gate: req.Gate, Expect: req.Expect,
+		}, progress)
+		return moveDoneMsg{id: id, dryRun: req.DryRun, report: rep, err: err}
+	}
+}
+
+// defaultMaxMoves is the loop guard of moves and replays the UI starts, as
+// the commands' --max-moves default.
+const defaultMaxMoves = 5
+
 // waitProgress reads one progress report; the dialog re-issues it after each.
 func waitProgress(id int, ch <-chan broker.MoveProgress) tea.Cmd {
 	return func() tea.Msg {

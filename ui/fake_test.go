@@ -297,7 +297,14 @@ type harness struct {
 
 func newHarness(t *testing.T, fc *fakeClient, opts Options, w, h int) *harness {
 	t.Helper()
-	opts.Client = fc
+	return newHarnessOn(t, fc, opts, w, h)
+}
+
+// newHarnessOn drives the UI on any client (the simulation, for flows that
+// dump, replay and move for real).
+func newHarnessOn(t *testing.T, c broker.Client, opts Options, w, h int) *harness {
+	t.Helper()
+	opts.Client = c
 	m := New(opts)
 	m.c.now = func() time.Time { return fixedNow }
 	// Ticks would only arrive after real time; tests send pollMsg and

@@ -284,6 +284,10 @@ func renderRetrySummary(m *broker.Message, at time.Time, width int, st *style.St
 		count += " (from " + r.Source + ")"
 	}
 	lines = kv(lines, "retries", count, width, st)
+	if v, ok := m.Headers[retry.HeaderMoves]; ok {
+		moved := termtext.Sanitize(scalarText(v)) + " time(s) by ladder (" + retry.HeaderMoves + "; --max-moves stops a loop)"
+		lines = kv(lines, "moved", moved, width, st)
+	}
 	if r.LastError != "" {
 		e := termtext.Sanitize(r.LastError) + " (" + r.ErrorSource
 		if !r.LastErrorTime.IsZero() {

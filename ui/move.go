@@ -34,6 +34,9 @@ type moveSpec struct {
 	// single: opened on one message (the inspector), so "this message"
 	// comes first, before the marks.
 	single bool
+	// replayFile, when set, makes the dialog a replay of that dump file
+	// (browser R): the same form, dry run, confirmation and progress.
+	replayFile string
 }
 
 // Scope choices.
@@ -108,6 +111,7 @@ type moveModel struct {
 	err     error
 
 	progress   broker.MoveProgress
+	gate       *broker.Gate // p pauses the running move here
 	cancel     context.CancelFunc
 	cancelling bool
 	progressCh chan broker.MoveProgress
@@ -132,6 +136,9 @@ func (m *moveModel) open(spec moveSpec) {
 }
 
 func scopeOptions(s moveSpec) []scopeOpt {
+	if s.replayFile != "" {
+		return []scopeOpt{{label: "every message in " + s.replayFile, kind: scopeAll}, {label: "the first N", kind: scopeFirstN}}
+	}
 	var out []scopeOpt
 	marked := func() {
 		if len(s.marked) > 0 {
@@ -155,6 +162,13 @@ func scopeOptions(s moveSpec) []scopeOpt {
 
 func targetOptions(s moveSpec) []targetOpt {
 	out := []targetOpt{{label: "origin (where each message was first published)", target: broker.Target{Kind: broker.TargetOrigin}}}
+	if s.replayFile != "" {
+		out = []targetOpt{
+			{label: "original (where each message was dumped from)", target: broker.Target{Kind: broker.TargetOriginal}},
+			out[0],
+			{label: "this queue, " + s.queue, target: broker.Target{Kind: broker.TargetQueue, Name: s.queue}},
+		}
+	}
 	if l := s.ladder; l != nil {
 		if l.Main != s.queue {
 			out = append(out, targetOpt{label: "main queue " + l.Main, target: broker.Target{Kind: broker.TargetQueue, Name: l.Main}})
@@ -325,8 +339,15 @@ func (m *moveModel) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 			return m.cancelStep()
 		}
 	case stepRunning:
-		if key.Matches(msg, k.Cancel) {
+		switch {
+		case key.Matches(msg, k.Cancel):
 			m.stop()
+		case key.Matches(msg, k.Pause) && m.gate != nil && !m.cancelling:
+			if m.gate.Paused() {
+				m.gate.Resume()
+			} else {
+				m.gate.Pause()
+			}
 		}
 	case stepSummary:
 		if key.Matches(msg, k.Close) {
@@ -395,7 +416,7 @@ func (m *moveModel) cycle(d int) {
 
 // buildRequest turns the form into a MoveRequest or says what is wrong.
 func (m *moveModel) buildRequest() (broker.MoveRequest, error) {
-	req := broker.MoveRequest{From: m.spec.queue, ResetRetries: m.reset}
+	req := broker.MoveRequest{From: m.spec.queue, ResetRetries: m.reset, MaxMoves: defaultMaxMoves}
 	switch m.scopes[m.scopeAt].kind {
 	case scopeSelected:
 		req.Positions = []int{m.spec.cursor.Position}
@@ -475,6 +496,9 @@ func (m *moveModel) submit() tea.Cmd {
 	dry.DryRun = true
 	ctx, cancel := context.WithTimeout(context.Background(), peekTimeout)
 	cmd := moveCmd(ctx, m.c.client, m.id, dry, nil)
+	if m.spec.replayFile != "" {
+		cmd = replayCmd(ctx, m.c.client, m.id, m.spec.replayFile, dry, nil)
+	}
 	return func() tea.Msg {
 		defer cancel()
 		return cmd()
@@ -492,11 +516,17 @@ func (m *moveModel) start() tea.Cmd {
 	if len(m.req.Positions) == 0 && m.preview.Requested > 0 {
 		m.req.Limit = m.preview.Requested
 	}
+	m.gate = &broker.Gate{}
+	m.req.Gate = m.gate
 	m.progress = broker.MoveProgress{Total: m.preview.Requested}
 	ctx, cancel := context.WithTimeout(context.Background(), moveTimeout)
 	m.cancel = cancel
 	m.progressCh = make(chan broker.MoveProgress, 1)
-	return tea.Batch(moveCmd(ctx, m.c.client, m.id, m.req, m.progressCh), waitProgress(m.id, m.progressCh))
+	run := moveCmd(ctx, m.c.client, m.id, m.req, m.progressCh)
+	if m.spec.replayFile != "" {
+		run = replayCmd(ctx, m.c.client, m.id, m.spec.replayFile, m.req, m.progressCh)
+	}
+	return tea.Batch(run, waitProgress(m.id, m.progressCh))
 }
 
 func (m *moveModel) View() string {
@@ -507,7 +537,7 @@ func (m *moveModel) View() string {
 	case stepForm:
 		lines = renderMoveForm(m.formView(), iw, st)
 	case stepPreview:
-		lines = renderMovePreview(m.spec.queue, m.req, m.preview, m.err, iw, max(3, m.h-8), st, m.hints())
+		lines = renderMovePreview(m.source(), m.req, m.preview, m.err, iw, max(3, m.h-8), st, m.hints())
 	case stepRunning, stepSummary:
 		var bar string
 		total := m.progress.Total
@@ -518,7 +548,8 @@ func (m *moveModel) View() string {
 		if m.step == stepRunning {
 			running = m.hints()
 		}
-		lines = renderMoveProgress(m.spec.queue, m.req, m.progress, bar, m.cancelling && m.step == stepRunning, iw, st, running)
+		paused := m.step == stepRunning && m.gate != nil && m.gate.Paused()
+		lines = renderMoveProgress(m.source(), m.req, m.progress, bar, m.cancelling && m.step == stepRunning, paused, iw, st, running)
 		if m.step == stepSummary {
 			lines = append(lines, "")
 			lines = append(lines, renderMoveSummary(m.spec.queue, m.req, m.report, m.err, iw, st, m.hints())...)
@@ -531,7 +562,7 @@ func (m *moveModel) View() string {
 // formView copies what the form renderer needs.
 func (m *moveModel) formView() moveForm {
 	f := moveForm{
-		queue:  m.spec.queue,
+		queue:  m.source(),
 		scope:  m.scopes[m.scopeAt].label,
 		target: m.targets[m.targetAt].label,
 		delay:  m.delays[m.delayAt].label,
@@ -552,7 +583,20 @@ func (m *moveModel) formView() moveForm {
 	return f
 }
 
-func (m *moveModel) name() string { return "move dialog" }
+// source is what the dialog takes messages from: the queue, or a dump file.
+func (m *moveModel) source() string {
+	if m.spec.replayFile != "" {
+		return replaySource(m.spec.replayFile)
+	}
+	return m.spec.queue
+}
+
+func (m *moveModel) name() string {
+	if m.spec.replayFile != "" {
+		return "replay dialog"
+	}
+	return "move dialog"
+}
 
 // hints are the keys that act on the dialog's current step, described for
 // it: the dialog draws them and the footer shows the same bindings.
@@ -583,7 +627,7 @@ func (m *moveModel) hints() []key.Binding {
 		if m.cancelling || m.progress.Total > 0 && m.progress.Done >= m.progress.Total {
 			return nil // esc does nothing more: the move is stopping or done
 		}
-		return []key.Binding{keymap.As(k.Cancel, "stop after the batch in flight")}
+		return []key.Binding{k.Pause, keymap.As(k.Cancel, "stop after the batch in flight")}
 	}
 	return []key.Binding{k.Close}
 }

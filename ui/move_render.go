@@ -142,7 +142,11 @@ func routesText(rep *broker.MoveReport) string {
 // then what the dry run planned, message by message; a message that will
 // be skipped shows only why.
 func renderMovePreview(queue string, req broker.MoveRequest, rep *broker.MoveReport, err error, width, height int, st *style.Styles, hints []key.Binding) []string {
-	lines := []string{st.Title.Render(termtext.Truncate("Confirm move", width)), ""}
+	verb, title := "Move ", "Confirm move"
+	if isReplaySource(queue) {
+		verb, title = "Replay ", "Confirm replay"
+	}
+	lines := []string{st.Title.Render(termtext.Truncate(title, width)), ""}
 	switch {
 	case err != nil:
 		lines = append(lines, wrapStyled(st.Error, "dry run failed: "+termtext.Sanitize(err.Error()), width)...)
@@ -150,7 +154,7 @@ func renderMovePreview(queue string, req broker.MoveRequest, rep *broker.MoveRep
 	case rep == nil:
 		return append(lines, st.Muted.Render(termtext.Truncate("planning (dry run)…", width)), "", keyHints(width, st, hints...))
 	}
-	what := "Move " + present.Plural(rep.Requested, "message", "messages") + " (" + describeScope(req, rep.Requested) + ") from " +
+	what := verb + present.Plural(rep.Requested, "message", "messages") + " (" + describeScope(req, rep.Requested) + ") from " +
 		termtext.Sanitize(queue) + " to " + describeTarget(req.To, rep.Requested, rep.Planned) + ", " + present.Delay(req.Delay)
 	if v := routesText(rep); v != "" && req.Delay > 0 {
 		what += ": " + v
@@ -219,13 +223,20 @@ func renderPlanned(p broker.PlannedMove) string {
 
 // renderMoveProgress shows the bar with rate and ETA; hints are the keys
 // while the move runs (none once it has finished or is being cancelled).
-func renderMoveProgress(queue string, req broker.MoveRequest, p broker.MoveProgress, bar string, cancelling bool, width int, st *style.Styles, hints []key.Binding) []string {
-	head := "Moving from " + termtext.Sanitize(queue) + " to " + describeTarget(req.To, p.Total, req.Expect) + ", " + present.Delay(req.Delay)
+func renderMoveProgress(queue string, req broker.MoveRequest, p broker.MoveProgress, bar string, cancelling, paused bool, width int, st *style.Styles, hints []key.Binding) []string {
+	moving := "Moving from "
+	if isReplaySource(queue) {
+		moving = "Replaying "
+	}
+	head := moving + termtext.Sanitize(queue) + " to " + describeTarget(req.To, p.Total, req.Expect) + ", " + present.Delay(req.Delay)
 	lines := []string{st.Title.Render(termtext.Truncate(head, width)), ""}
 	if bar != "" {
 		lines = append(lines, bar)
 	}
 	lines = append(lines, termtext.Truncate(progressLine(p), width))
+	if paused {
+		lines = append(lines, st.Warning.Render(termtext.Truncate("paused: nothing more is taken until p resumes (in-flight confirms still settle)", width)))
+	}
 	if cancelling {
 		lines = append(lines, st.Warning.Render(termtext.Truncate("cancelling: stopping after the batch in flight is settled…", width)))
 	} else if len(hints) > 0 {
@@ -234,27 +245,9 @@ func renderMoveProgress(queue string, req broker.MoveRequest, p broker.MoveProgr
 	return lines
 }
 
-// minRateTime is how long a move must have run for its rate to mean
-// anything: one message in 26 ms is not "38 msg/s".
-const minRateTime = time.Second
-
 // progressLine is "7 of 12 · 3.5 msg/s · ETA 2s · moved 7 · failed 0".
 func progressLine(p broker.MoveProgress) string {
-	var b strings.Builder
-	b.WriteString(strconv.Itoa(p.Done))
-	if p.Total > 0 {
-		b.WriteString(" of " + strconv.Itoa(p.Total))
-	}
-	if secs := p.Elapsed.Seconds(); p.Elapsed >= minRateTime && p.Done > 0 {
-		rate := float64(p.Done) / secs
-		b.WriteString(" · " + present.Rate(rate, true) + " msg/s")
-		if p.Total > p.Done {
-			eta := time.Duration(float64(p.Total-p.Done) / rate * float64(time.Second))
-			b.WriteString(" · ETA " + present.Dur(eta.Round(time.Second)))
-		}
-	}
-	b.WriteString(" · moved " + strconv.Itoa(p.Moved) + " · failed " + strconv.Itoa(p.Failed))
-	return b.String()
+	return present.Progress(p.Done, p.Total, p.Moved, p.Failed, p.Elapsed)
 }
 
 // maxSkipReasons is how many skipped messages the summary explains one by
@@ -365,3 +358,8 @@ func wrapStyled(s lipgloss.Style, text string, width int) []string {
 	}
 	return ws
 }
+
+// replaySource names a replay's source where a move names its queue.
+func replaySource(file string) string { return "dump file " + file }
+
+func isReplaySource(s string) bool { return strings.HasPrefix(s, "dump file ") }

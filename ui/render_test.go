@@ -278,7 +278,17 @@ func TestMoveOptions(t *testing.T) {
 
 func TestProgressLine(t *testing.T) {
 	got := progressLine(broker.MoveProgress{Total: 100, Done: 25, Moved: 24, Failed: 1, Elapsed: 5 * time.Second})
-	if got != "25 of 100 · 5.0 msg/s · ETA 15s · moved 24 · failed 1" {
+	if got != "25 of 100 · 5.0 msg/s · 75 left · ETA 15s · moved 24 · failed 1" {
 		t.Fatalf("progress %q", got)
+	}
+}
+
+// The inspector says how often ladder moved the message (the loop guard's count).
+func TestInspectorShowsLadderMoves(t *testing.T) {
+	m := fixtureMessage(0)
+	m.Headers = retry.Headers{retry.HeaderMoves: int32(4)}
+	text := ansi.Strip(strings.Join(renderRetrySummary(&m, fixedNow, 80, newStylesForTest()), "\n"))
+	if !strings.Contains(text, "4 time(s) by ladder") {
+		t.Errorf("%s", text)
 	}
 }

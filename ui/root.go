@@ -47,6 +47,8 @@ type Model struct {
 	move      *moveModel
 	helpView  *helpModel
 	vhosts    *vhostModel
+	prompt    *promptModel
+	picker    *pickerModel
 	stack     []screen
 
 	status    string
@@ -75,6 +77,8 @@ func newModel(opts Options, c *common) *Model {
 	m.move = newMove(c)
 	m.helpView = newHelp(c)
 	m.vhosts = newVhosts(c)
+	m.prompt = newPrompt(c)
+	m.picker = newPicker(c)
 	m.stack = []screen{m.home}
 	m.helpBar = help.New()
 	m.helpBar.Styles = c.styles.Help
@@ -82,7 +86,7 @@ func newModel(opts Options, c *common) *Model {
 }
 
 func (m *Model) screens() []screen {
-	return []screen{m.home, m.browser, m.inspector, m.move, m.helpView, m.vhosts}
+	return []screen{m.home, m.browser, m.inspector, m.move, m.helpView, m.vhosts, m.prompt, m.picker}
 }
 
 func (m *Model) top() screen { return m.stack[len(m.stack)-1] }
@@ -152,6 +156,14 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		}
 		m.move.open(msg.spec)
 		m.push(m.move)
+		return nil
+	case openPromptMsg:
+		m.prompt.open(msg)
+		m.push(m.prompt)
+		return nil
+	case openPickerMsg:
+		m.picker.open(msg)
+		m.push(m.picker)
 		return nil
 	case backMsg:
 		m.pop()

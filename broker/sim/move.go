@@ -66,6 +66,9 @@ func (s *Sim) Move(ctx context.Context, req broker.MoveRequest, progress func(br
 		if err := ctx.Err(); err != nil {
 			return rep, fmt.Errorf("sim: move from %s: %w", req.From, err)
 		}
+		if !req.Gate.Wait(ctx.Done()) {
+			return rep, fmt.Errorf("sim: move from %s: %w", req.From, ctx.Err())
+		}
 		n := min(moveBatch, len(hops))
 		if req.Rate > 0 {
 			// --rate: one message at a time, on the wall clock.

@@ -219,3 +219,31 @@ func TestMoveExhaustedRetryToOriginGoesBackToTheMainExchange(t *testing.T) {
 		t.Errorf("planned = %+v, want it published to %s", rep.Planned, OrdersExchange)
 	}
 }
+
+// A paused move takes nothing more until it is resumed.
+func TestMovePausesAtTheGate(t *testing.T) {
+	s := quiet(t)
+	for range 250 {
+		s.testPublish(t, "", OrdersDLQ, "m", "", nil)
+	}
+	var g broker.Gate
+	g.Pause()
+	done := make(chan *broker.MoveReport)
+	go func() {
+		rep, _ := s.Move(context.Background(), broker.MoveRequest{From: OrdersDLQ, To: broker.Target{Kind: broker.TargetQueue, Name: OrdersMain}, Gate: &g}, nil)
+		done <- rep
+	}()
+	time.Sleep(100 * time.Millisecond)
+	if d := depth(t, s, OrdersMain); d != 0 || !g.Paused() {
+		t.Fatalf("moved %d while paused", d)
+	}
+	g.Resume()
+	select {
+	case rep := <-done:
+		if rep.Moved != 250 {
+			t.Errorf("%+v", rep)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a resumed move never finished")
+	}
+}

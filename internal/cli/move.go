@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/internal/present"
 )
 
 func newMoveCmd(a *app) *cobra.Command {
@@ -160,11 +161,8 @@ func progressPrinter(a *app) func(broker.MoveProgress) {
 			return
 		}
 		last = time.Now()
-		rate := 0.0
-		if s := p.Elapsed.Seconds(); s > 0 {
-			rate = float64(p.Moved) / s
-		}
-		fmt.Fprintf(a.stderr, "\rmoved %d/%d (%d failed) %.0f msg/s ", p.Moved, p.Total, p.Failed, rate)
+		// One updating line: \x1b[K clears what a longer line left.
+		fmt.Fprintf(a.stderr, "\r%s\x1b[K", present.Progress(p.Done, p.Total, p.Moved, p.Failed, p.Elapsed))
 		if p.Done >= p.Total {
 			fmt.Fprintln(a.stderr)
 		}

@@ -140,6 +140,10 @@ published.`,
 				if err := ask(a, strings.Replace(moveQuestion(mreq, plan, 1<<30), "Move ", "Replay ", 1)); err != nil {
 					return err
 				}
+				req.Expect = plan.Planned // the replay runs the plan that was confirmed
+				if req.Limit == 0 {
+					req.Limit = plan.Requested
+				}
 			}
 			rep, err := broker.Replay(cmd.Context(), c, req, progressPrinter(a))
 			if err != nil && !errors.Is(err, broker.ErrPartial) && rep.Moved == 0 && !rep.DuplicatesPossible {

@@ -121,3 +121,27 @@ func Routes(counts []retry.RouteCount) string {
 	}
 	return strings.Join(parts, ", ")
 }
+
+// minRateTime is how long a move must have run for its rate to mean
+// anything: one message in 26 ms is not "38 msg/s".
+const minRateTime = time.Second
+
+// Progress is a running move's or replay's line: "7 of 12 · 3.5 msg/s ·
+// 5 left · ETA 2s · moved 7 · failed 0".
+func Progress(done, total, moved, failed int, elapsed time.Duration) string {
+	var b strings.Builder
+	b.WriteString(strconv.Itoa(done))
+	if total > 0 {
+		b.WriteString(" of " + strconv.Itoa(total))
+	}
+	if secs := elapsed.Seconds(); elapsed >= minRateTime && done > 0 {
+		rate := float64(done) / secs
+		b.WriteString(" · " + Rate(rate, true) + " msg/s")
+		if total > done {
+			eta := time.Duration(float64(total-done) / rate * float64(time.Second))
+			b.WriteString(" · " + strconv.Itoa(total-done) + " left · ETA " + Dur(eta.Round(time.Second)))
+		}
+	}
+	b.WriteString(" · moved " + strconv.Itoa(moved) + " · failed " + strconv.Itoa(failed))
+	return b.String()
+}

@@ -1,0 +1,141 @@
+package ui
+
+import (
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/ladder-tui/ladder/internal/termtext"
+	"github.com/ladder-tui/ladder/keymap"
+	"github.com/ladder-tui/ladder/ui/component/input"
+	"github.com/ladder-tui/ladder/ui/component/list"
+)
+
+// openPromptMsg asks one line of text (a file name, --where expressions);
+// done turns the answer into the message that acts on it.
+type openPromptMsg struct {
+	title, hint, value string
+	done               func(string) tea.Msg
+}
+
+// openPickerMsg offers a choice among items (dump files).
+type openPickerMsg struct {
+	title string
+	items []string
+	done  func(string) tea.Msg
+}
+
+// promptModel is a one-line question; enter answers, esc closes.
+type promptModel struct {
+	c    *common
+	w, h int
+	ask  openPromptMsg
+	text input.Line
+}
+
+func newPrompt(c *common) *promptModel { return &promptModel{c: c} }
+
+func (m *promptModel) open(ask openPromptMsg) {
+	m.ask = ask
+	m.text.Set(ask.value)
+}
+
+func (m *promptModel) SetSize(w, h int)      { m.w, m.h = w, h }
+func (m *promptModel) Capturing() bool       { return true }
+func (m *promptModel) Back() (bool, tea.Cmd) { return false, nil }
+
+func (m *promptModel) Update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case tea.KeyPressMsg:
+		if key.Matches(msg, m.c.keys.Open) {
+			answer, done := strings.TrimSpace(m.text.String()), m.ask.done
+			return tea.Sequence(navCmd(backMsg{}), func() tea.Msg { return done(answer) })
+		}
+		m.text.Update(msg, m.c.keys)
+	case tea.PasteMsg:
+		m.text.Update(msg, m.c.keys)
+	}
+	return nil
+}
+
+func (m *promptModel) View() string {
+	st := m.c.styles
+	w := max(20, min(m.w, 100)-4)
+	lines := []string{st.Title.Render(termtext.Truncate(termtext.Sanitize(m.ask.title), w)), ""}
+	lines = append(lines, "> "+m.text.View(w-2, true, st))
+	if m.ask.hint != "" {
+		lines = append(lines, "", st.Muted.Render(termtext.Truncate(m.ask.hint, w)))
+	}
+	return strings.Join(lines, "\n")
+}
+
+func (m *promptModel) name() string { return "prompt" }
+
+func (m *promptModel) ShortHelp() []key.Binding {
+	k := m.c.keys
+	return []key.Binding{keymap.As(k.Open, "ok"), keymap.As(k.Back, "cancel"), k.DeleteChar}
+}
+
+func (m *promptModel) FullHelp() [][]key.Binding {
+	return [][]key.Binding{m.ShortHelp(), {m.c.keys.ForceQuit}}
+}
+
+// pickerModel chooses one item; enter picks, esc closes.
+type pickerModel struct {
+	c    *common
+	w, h int
+	ask  openPickerMsg
+	nav  list.Nav
+}
+
+func newPicker(c *common) *pickerModel { return &pickerModel{c: c} }
+
+func (m *pickerModel) open(ask openPickerMsg) { m.ask, m.nav = ask, list.Nav{} }
+
+func (m *pickerModel) SetSize(w, h int)      { m.w, m.h = w, h }
+func (m *pickerModel) Capturing() bool       { return false }
+func (m *pickerModel) Back() (bool, tea.Cmd) { return false, nil }
+
+func (m *pickerModel) Update(msg tea.Msg) tea.Cmd {
+	km, ok := msg.(tea.KeyPressMsg)
+	if !ok {
+		return nil
+	}
+	n := len(m.ask.items)
+	if m.nav.HandleKey(km, m.c.keys, n, m.h-2, nil) {
+		m.nav.Scroll(n, m.h-2)
+		return nil
+	}
+	if key.Matches(km, m.c.keys.Open) && m.nav.Cursor < n {
+		item, done := m.ask.items[m.nav.Cursor], m.ask.done
+		return tea.Sequence(navCmd(backMsg{}), func() tea.Msg { return done(item) })
+	}
+	return nil
+}
+
+func (m *pickerModel) View() string {
+	st := m.c.styles
+	lines := []string{st.Title.Render(termtext.Truncate(termtext.Sanitize(m.ask.title), m.w)), ""}
+	start, end := m.nav.Window(len(m.ask.items), max(1, m.h-2))
+	for i := start; i < end; i++ {
+		line := termtext.Fit("  "+termtext.Sanitize(m.ask.items[i]), m.w)
+		if i == m.nav.Cursor {
+			line = st.Selected.Render(line)
+		}
+		lines = append(lines, line)
+	}
+	return strings.Join(lines, "\n")
+}
+
+func (m *pickerModel) name() string { return "file picker" }
+
+func (m *pickerModel) ShortHelp() []key.Binding {
+	k := m.c.keys
+	return []key.Binding{k.Up, k.Down, keymap.As(k.Open, "choose"), k.Back, k.Quit}
+}
+
+func (m *pickerModel) FullHelp() [][]key.Binding {
+	k := m.c.keys
+	return [][]key.Binding{list.NavKeys(k), {keymap.As(k.Open, "choose"), k.Back}, {k.Help, k.Quit, k.ForceQuit}}
+}

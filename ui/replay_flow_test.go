@@ -1,0 +1,137 @@
+package ui
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/broker/sim"
+)
+
+// simHarness is the UI on the demo simulation, its clock fixed, with its DLQ
+// open in the browser.
+func simHarness(t *testing.T) (*harness, *sim.Sim) {
+	t.Helper()
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	s := sim.New(sim.Options{Seed: 3, Now: func() time.Time { return now }, WarmUp: 10 * time.Minute})
+	t.Cleanup(func() { s.Close() })
+	h := newHarnessOn(t, s, Options{}, 160, 48).start()
+	h.send(openQueueMsg{queue: sim.OrdersDLQ})
+	h.mustContain("orders.dlq")
+	return h, s
+}
+
+func dlqReady(t *testing.T, s *sim.Sim) int {
+	t.Helper()
+	snap, err := s.Snapshot(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, _ := snap.Queue(sim.OrdersDLQ)
+	return int(q.Ready)
+}
+
+// g groups the messages; enter marks exactly a group's messages; m moves
+// exactly those.
+func TestBrowserGroupsAndMovesAGroup(t *testing.T) {
+	h, s := simHarness(t)
+	before := dlqReady(t, s)
+	h.key("g")
+	h.mustContain("group(s) by error")
+	for !strings.Contains(h.plain(), "group(s) by origin") {
+		h.key("g")
+	}
+	h.mustContain("orders.topic:orders.created")
+	// The first group is the largest: mark it.
+	res, _ := s.Peek(t.Context(), sim.OrdersDLQ, broker.PeekOptions{Limit: 1000})
+	groups := broker.GroupMessages(res.Messages, broker.GroupOrigin)
+	h.key("enter")
+	if got := len(h.m.browser.marks); got != groups[0].Count {
+		t.Fatalf("%d marked, the group has %d", got, groups[0].Count)
+	}
+	h.key("m")
+	h.mustContain("marked messages (" + itoa(groups[0].Count) + ")")
+	h.key("enter") // preview
+	h.mustContain("Confirm move")
+	h.key("enter") // move
+	h.mustContain("Moved")
+	if got := dlqReady(t, s); got != before-groups[0].Count {
+		t.Errorf("DLQ %d → %d, the group had %d", before, got, groups[0].Count)
+	}
+}
+
+// d dumps to a file named after the queue; R replays a dump file through
+// the same dialog, dry run and confirmation as a move.
+func TestBrowserDumpsAndReplays(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	h, s := simHarness(t)
+	n := dlqReady(t, s)
+	h.key("d")
+	h.mustContain("Dump orders.dlq to a file", "orders.dlq-")
+	h.key("enter")
+	files, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+	if len(files) != 1 {
+		t.Fatalf("files %v", files)
+	}
+	b, _ := os.ReadFile(files[0])
+	if lines := strings.Count(string(b), "\n"); lines != n+1 {
+		t.Fatalf("%d lines for %d messages", lines, n)
+	}
+	h.mustContain("dumped " + itoa(n) + " messages")
+	h.key("R")
+	h.mustContain("Replay a dump file", filepath.Base(files[0]))
+	h.key("enter")
+	h.mustContain("every message in", "original (where each message was dumped from)")
+	h.key("enter") // preview: a dry run of the replay
+	h.mustContain("Confirm replay", "Replay "+itoa(n)+" messages", "from dump file")
+	h.key("enter")
+	h.mustContain("Moved all " + itoa(n) + " messages")
+	if got := dlqReady(t, s); got != 2*n {
+		t.Errorf("the DLQ holds %d after replaying %d into it (it had %d)", got, n, n)
+	}
+}
+
+// w chooses the shown messages by --where expressions; a bad one says why.
+func TestBrowserWhere(t *testing.T) {
+	h, _ := simHarness(t)
+	h.key("w")
+	h.mustContain("Choose messages (--where)")
+	h.typeText("retries>=99")
+	h.key("enter")
+	h.mustContain("0 message(s) chosen by --where retries>=99", "where retries>=99")
+	if len(h.m.browser.view) != 0 {
+		t.Errorf("%d shown", len(h.m.browser.view))
+	}
+	h.key("w")
+	for range len("retries>=99") {
+		h.key("backspace")
+	}
+	h.typeText("colour=red")
+	h.key("enter")
+	h.mustContain(`--where "colour=red": unknown field "colour"`)
+}
+
+// p pauses a running move and resumes it.
+func TestMovePauseKey(t *testing.T) {
+	fc := newFake()
+	h := newHarness(t, fc, Options{}, 100, 40).start()
+	m := h.m.move
+	m.open(moveSpec{queue: "orders.dlq"})
+	m.step, m.gate = stepRunning, &broker.Gate{}
+	h.m.push(m)
+	h.key("p")
+	if !m.gate.Paused() || !strings.Contains(h.plain(), "paused") {
+		t.Fatalf("p did not pause:\n%s", h.plain())
+	}
+	h.key("p")
+	if m.gate.Paused() {
+		t.Error("p did not resume")
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
