@@ -13,6 +13,7 @@ import (
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/internal/present"
 	"github.com/ladder-tui/ladder/internal/termtext"
+	"github.com/ladder-tui/ladder/keymap"
 	"github.com/ladder-tui/ladder/retry"
 	"github.com/ladder-tui/ladder/ui/component/list"
 )
@@ -110,6 +111,10 @@ func (m *browserModel) SetSize(w, h int) {
 func (m *browserModel) Capturing() bool { return m.filter.Capturing() }
 
 func (m *browserModel) Back() (bool, tea.Cmd) {
+	if m.groupBy != "" {
+		m.groupBy, m.groups = "", nil // esc leaves the grouped view first
+		return true, nil
+	}
 	return m.filter.Back(), nil
 }
 
@@ -487,6 +492,9 @@ func (m *browserModel) ShortHelp() []key.Binding {
 	if m.filter.Capturing() {
 		return list.FilterKeys(m.c.keys)
 	}
+	if m.groupBy != "" {
+		return m.groupHelp()
+	}
 	// Most important first: the footer drops from the end to fit.
 	// A kept filter's esc is shown next to the filter: it is what esc does.
 	var out []key.Binding
@@ -525,6 +533,9 @@ func (m *browserModel) FullHelp() [][]key.Binding {
 	if m.filter.Capturing() {
 		return [][]key.Binding{list.FilterKeys(m.c.keys), {k.ForceQuit}}
 	}
+	if m.groupBy != "" {
+		return [][]key.Binding{m.groupHelp(), appKeys(m.c, true)}
+	}
 	var groups [][]key.Binding
 	if len(m.rows) > 0 {
 		groups = append(groups, list.NavKeys(m.c.keys), []key.Binding{k.Open, k.Filter, k.Sort, k.Mark, k.MarkAll, k.Group})
@@ -535,6 +546,13 @@ func (m *browserModel) FullHelp() [][]key.Binding {
 	}
 	act = append(act, k.Replay, k.Refresh, m.backKey())
 	return append(groups, act, appKeys(m.c, true))
+}
+
+// groupHelp is the grouped view's keys.
+func (m *browserModel) groupHelp() []key.Binding {
+	k := m.c.keys
+	return []key.Binding{k.Up, k.Down, keymap.As(k.Open, "mark group"), keymap.As(k.Move, "move group"),
+		keymap.As(k.Group, "next grouping"), keymap.As(k.Back, "messages"), k.Refresh}
 }
 
 // backKey is what esc does: clear a kept filter, else go back.

@@ -35,7 +35,7 @@ const labelWidth = 10
 
 func renderMoveForm(f moveForm, width int, st *style.Styles) []string {
 	lines := []string{
-		st.Title.Render(termtext.Truncate("Move / re-publish from "+termtext.Sanitize(f.queue), width)),
+		st.Title.Render(termtext.Truncate(formTitle(f.queue), width)),
 		"",
 	}
 	field := func(id int, label, value string, in *input.Line, hint string) {
@@ -363,3 +363,10 @@ func wrapStyled(s lipgloss.Style, text string, width int) []string {
 func replaySource(file string) string { return "dump file " + file }
 
 func isReplaySource(s string) bool { return strings.HasPrefix(s, "dump file ") }
+
+func formTitle(source string) string {
+	if isReplaySource(source) {
+		return "Replay " + termtext.Sanitize(source)
+	}
+	return "Move / re-publish from " + termtext.Sanitize(source)
+}
