@@ -282,3 +282,44 @@ func TestMoveReturnedByTheBrokerStaysInSource(t *testing.T) {
 		t.Fatalf("source holds %d, want all 20", d)
 	}
 }
+
+// --where on the live broker: only the chosen messages move, -n counts
+// chosen ones, the rest stay in order; the dry run chooses the same.
+func TestMoveWhereChoosesOnTheLiveBroker(t *testing.T) {
+	f := newFixture(t)
+	src, dst := f.queue("src", nil), f.queue("dst", nil)
+	var msgs []amqp.Publishing
+	for i := 0; i < 10; i++ {
+		tenant := "b"
+		if i%3 == 0 {
+			tenant = "a" // 0, 3, 6, 9
+		}
+		msgs = append(msgs, amqp.Publishing{MessageId: fmt.Sprint("w-", i), Headers: amqp.Table{"tenant": tenant}, Body: []byte(fmt.Sprintf(`{"i":%d}`, i))})
+	}
+	f.publish("", src, msgs...)
+	where, err := retry.ParseWhere([]string{"header:tenant=a", "body~\"i\":[0-6]"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := broker.MoveRequest{From: src, To: broker.Target{Kind: broker.TargetQueue, Name: dst}, Where: where, Limit: 2}
+	l := f.live(false)
+	dry := req
+	dry.DryRun = true
+	plan, err := l.Move(context.Background(), dry, nil)
+	if err != nil || plan.Requested != 2 || plan.Planned[0].MessageID != "w-0" || plan.Planned[1].MessageID != "w-3" {
+		t.Fatalf("dry run %+v %v", plan, err)
+	}
+	req.Expect = plan.Planned
+	rep, err := l.Move(context.Background(), req, nil)
+	if err != nil || rep.Moved != 2 || rep.Requested != 2 {
+		t.Fatalf("move %+v %v", rep, err)
+	}
+	got := f.drain(dst, 300*time.Millisecond)
+	if len(got) != 2 || got[0].MessageId != "w-0" || got[1].MessageId != "w-3" {
+		t.Fatalf("moved %v", got)
+	}
+	left := f.drain(src, 300*time.Millisecond)
+	if len(left) != 8 || left[0].MessageId != "w-1" || left[2].MessageId != "w-4" {
+		t.Fatalf("left %d, first %v", len(left), left)
+	}
+}
