@@ -255,7 +255,10 @@ type Outgoing struct {
 type Outcome struct {
 	Confirmed bool // the broker took it (acked, not returned)
 	Returned  bool // unroutable: sent back
-	Err       error
+	// NotSent: it was never published (Err says why), so it is surely not
+	// on the broker; other errors leave that open.
+	NotSent bool
+	Err     error
 }
 
 // PlannedMove is one message's plan (see retry.MoveRoute).

@@ -100,8 +100,23 @@ func (r *DumpRecord) MessageProperties() Properties {
 // MarshalRecord writes one line (without its newline). bodyText writes a
 // valid UTF-8 body as text instead of base64.
 func MarshalRecord(r DumpRecord, bodyText bool) ([]byte, error) {
+	// JSON strings hold UTF-8 only: a name that is not would come back
+	// changed, so the message is refused (and stays where it is).
+	p := r.Properties
+	for _, f := range []struct{ name, v string }{
+		{"exchange", r.Exchange}, {"routing key", r.RoutingKey}, {"content_type", p.ContentType},
+		{"content_encoding", p.ContentEncoding}, {"correlation_id", p.CorrelationID}, {"reply_to", p.ReplyTo},
+		{"expiration", p.Expiration}, {"message_id", p.MessageID}, {"type", p.Type}, {"user_id", p.UserID}, {"app_id", p.AppID},
+	} {
+		if !utf8.ValidString(f.v) {
+			return nil, fmt.Errorf("%s %q is not valid UTF-8: a dump cannot keep it exactly", f.name, f.v)
+		}
+	}
 	out := recordJSON{DumpRecord: r, Headers: map[string]json.RawMessage{}}
 	for k, v := range r.Headers {
+		if !utf8.ValidString(k) {
+			return nil, fmt.Errorf("header name %q is not valid UTF-8: a dump cannot keep it exactly", k)
+		}
 		raw, err := marshalTyped(v)
 		if err != nil {
 			return nil, fmt.Errorf("header %q: %w", k, err)
@@ -174,7 +189,8 @@ func marshalTyped(v any) (json.RawMessage, error) {
 	case uint32:
 		return one("uint32", x)
 	case uint64:
-		return one("uint64", strconv.FormatUint(x, 10)) // beyond a JSON number's exact range
+		// AMQP 0-9-1 has no unsigned 64-bit field: no broker sends one.
+		return nil, errors.New("uint64 is no AMQP 0-9-1 field type")
 	case float32:
 		return one("float32", floatText(float64(x), 32))
 	case float64:
@@ -182,6 +198,10 @@ func marshalTyped(v any) (json.RawMessage, error) {
 	case retry.Decimal:
 		return one("decimal", map[string]any{"scale": x.Scale, "value": x.Value})
 	case string:
+		if !utf8.ValidString(x) {
+			// A longstr is bytes: keep them exactly (JSON strings are UTF-8).
+			return one("string_b64", base64.StdEncoding.EncodeToString([]byte(x)))
+		}
 		return one("string", x)
 	case []byte:
 		return one("bytes", base64.StdEncoding.EncodeToString(x))
@@ -208,6 +228,9 @@ func marshalTyped(v any) (json.RawMessage, error) {
 func marshalTable(t map[string]any) (json.RawMessage, error) {
 	keys := make([]string, 0, len(t))
 	for k := range t {
+		if !utf8.ValidString(k) {
+			return nil, fmt.Errorf("field name %q is not valid UTF-8", k)
+		}
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
@@ -286,11 +309,7 @@ func decodeTyped(t string, v json.RawMessage, depth int) (any, error) {
 		n, err := intOf(0, math.MaxUint32)
 		return uint32(n), err
 	case "uint64":
-		var s string
-		if err := json.Unmarshal(v, &s); err != nil {
-			return nil, fmt.Errorf("uint64: %w", err)
-		}
-		return strconv.ParseUint(s, 10, 64)
+		return nil, errors.New("uint64 is no AMQP 0-9-1 field type: it cannot be published")
 	case "float32", "float64":
 		bits := 64
 		if t == "float32" {
@@ -321,6 +340,13 @@ func decodeTyped(t string, v json.RawMessage, depth int) (any, error) {
 		var s string
 		err := json.Unmarshal(v, &s)
 		return s, err
+	case "string_b64":
+		var s string
+		if err := json.Unmarshal(v, &s); err != nil {
+			return nil, fmt.Errorf("string_b64: %w", err)
+		}
+		b, err := base64.StdEncoding.DecodeString(s)
+		return string(b), err
 	case "bytes":
 		var s string
 		if err := json.Unmarshal(v, &s); err != nil {

@@ -12,7 +12,7 @@ import (
 // with the same Go (and so AMQP) types.
 func TestDumpRecordKeepsEveryFieldType(t *testing.T) {
 	in := everyType()
-	in["u64"] = uint64(1) << 63
+	in["latin1"] = "caf\xe9" // a longstr is bytes, not always UTF-8
 	in["nan"] = float32(0)
 	ts := int64(1764500000)
 	r := DumpRecord{Position: 3, Exchange: "orders.dlx", RoutingKey: "orders.created", Redelivered: true,
@@ -55,6 +55,7 @@ func TestDumpRecordRefusesBadValuesNamingThem(t *testing.T) {
 		`{"headers":{},"body":"!!"}`:                          "body",
 		`{"headers":{}}`:                                      `no "body"`,
 		`{"headers":{"d":{"decimal":{"scale":1}}},"body":""}`: "decimal",
+		`{"headers":{"u":{"uint64":"1"}},"body":""}`:          "uint64 is no AMQP 0-9-1 field type",
 	} {
 		if _, err := UnmarshalRecord([]byte(line)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want %q", line, err, want)
@@ -65,6 +66,17 @@ func TestDumpRecordRefusesBadValuesNamingThem(t *testing.T) {
 		t.Error("nesting beyond the bound accepted")
 	}
 	_ = time.Second
+	// Names the format cannot keep exactly are refused, not changed.
+	for _, r := range []DumpRecord{
+		{Properties: DumpProperties{MessageID: "id-\xe9"}},
+		{RoutingKey: "k\xff"},
+		{Headers: map[string]any{"bad\xff": int32(1)}},
+		{Headers: map[string]any{"u": uint64(1)}},
+	} {
+		if _, err := MarshalRecord(r, false); err == nil {
+			t.Errorf("%+v written", r)
+		}
+	}
 }
 
 // A dump file is untrusted input: no line makes the decoder panic.

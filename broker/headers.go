@@ -104,3 +104,7 @@ func PlainHeaderValue(v any) bool {
 	}
 	return false
 }
+
+// ValidHeaders says whether h can be published (amqp091's field types):
+// the live broker and the simulation refuse the same tables.
+func ValidHeaders(h retry.Headers) error { return toTable(h).Validate() }

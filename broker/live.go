@@ -126,11 +126,7 @@ func (l *Live) Peek(ctx context.Context, queue string, opt PeekOptions) (*PeekRe
 		return nil, err
 	}
 	ladders := retry.Discover(&v)
-	deathQueues := map[string]bool{queue: true}
-	if lad, ok := LadderOf(ladders, queue); ok {
-		deathQueues = retry.DeathQueues(&lad)
-	}
-	return peekQueue(ctx, conn, q, version, opt, deathQueues, retry.MainQueues(ladders))
+	return peekQueue(ctx, conn, q, version, opt, retry.DeathQueuesOf(ladders, queue), retry.MainQueues(ladders))
 }
 
 // LadderOf returns the ladder queue belongs to, as main, tier, wait queue

@@ -184,6 +184,11 @@ func (m *mover) dryRun(ctx context.Context) error {
 	if last := m.lastPosition(); last >= 0 {
 		limit = last + 1
 	}
+	if m.lookAt > 0 && limit > heldBudget {
+		// A move looks no further than it can hold: nor does its preview.
+		limit = heldBudget
+		m.rep.Note(fmt.Sprintf("--where looked at the first %d messages only (a move holds at most that many back at a time)", heldBudget))
+	}
 	if limit == 0 {
 		return nil
 	}
@@ -375,6 +380,7 @@ func (m *mover) move(ctx context.Context) (err error) {
 			}
 			if p.consuming && p.held >= m.prefetch-moveWindow {
 				m.rep.Notes = append(m.rep.Notes, fmt.Sprintf("stopped after holding back %d message(s) it could not move (ladder's limit is %d at a time): run the move again for the rest", p.held, heldBudget))
+				p.fail(fmt.Errorf("move from %s: stopped after holding back %d messages: %w", m.req.From, p.held, ErrPartial))
 			}
 			stop()
 		case <-settleBy:
@@ -429,7 +435,7 @@ func (m *mover) move(ctx context.Context) (err error) {
 	}
 	m.renewWaitQueues()
 	if m.lookAt > 0 {
-		m.rep.Requested = m.rep.Moved + m.rep.Failed + m.rep.Returned + m.rep.Skipped
+		m.rep.Requested = max(m.rep.Moved+m.rep.Failed+m.rep.Returned+m.rep.Skipped, len(m.req.Expect))
 	}
 	m.report()
 	failure := p.failure

@@ -58,34 +58,48 @@ func (l *Live) Publish(ctx context.Context, batch []Outgoing) ([]Outcome, error)
 	confirms := ch.NotifyPublish(make(chan amqp.Confirmation, len(batch)+1))
 	returns := ch.NotifyReturn(make(chan amqp.Return, len(batch)+1))
 	index := make(map[string]int, len(batch))
-	sent := 0
+	var seqs []int // publish sequence - 1 → batch index
 	for i, o := range batch {
+		p := publishingOf(o)
+		if err := p.Headers.Validate(); err != nil {
+			out[i] = Outcome{NotSent: true, Err: fmt.Errorf("headers: %w", err)}
+			continue // checked before anything is sent: the channel stays usable
+		}
 		id, _ := o.Headers[HeaderMoveID].(string)
 		index[id] = i
-		p := publishingOf(o)
 		if err := ch.PublishWithContext(ctx, o.Exchange, o.RoutingKey, o.Mandatory, false, p); err != nil {
 			for j := i; j < len(batch); j++ {
-				out[j].Err = fmt.Errorf("publish: %w", err)
+				if !out[j].NotSent {
+					// The channel may have sent part of this one; the rest not.
+					out[j] = Outcome{NotSent: j > i, Err: fmt.Errorf("publish: %w", err)}
+				}
 			}
 			break
 		}
-		sent++
+		seqs = append(seqs, i)
 	}
+	sent := len(seqs)
 	returned := map[int]bool{}
+	take := func(r amqp.Return) {
+		if id, ok := r.Headers[HeaderMoveID].(string); ok {
+			if i, ok := index[id]; ok {
+				returned[i] = true
+			}
+		}
+	}
 	timeout := time.After(settleWait)
+	settled := map[int]bool{}
 	for got := 0; got < sent; {
 		select {
 		case r := <-returns:
-			if id, ok := r.Headers[HeaderMoveID].(string); ok {
-				if i, ok := index[id]; ok {
-					returned[i] = true
-				}
-			}
+			take(r)
 		case c, ok := <-confirms:
 			if !ok {
 				err := errors.New("publish: the broker closed the channel before every confirm arrived")
-				for i := got; i < sent; i++ {
-					out[i].Err = err
+				for _, i := range seqs {
+					if !settled[i] {
+						out[i].Err = err
+					}
 				}
 				return out, nil
 			}
@@ -93,18 +107,19 @@ func (l *Live) Publish(ctx context.Context, batch []Outgoing) ([]Outcome, error)
 			for drained := false; !drained; {
 				select {
 				case r := <-returns:
-					if id, ok := r.Headers[HeaderMoveID].(string); ok {
-						if i, ok := index[id]; ok {
-							returned[i] = true
-						}
-					}
+					take(r)
 				default:
 					drained = true
 				}
 			}
-			i := int(c.DeliveryTag) - 1
+			got++
+			k := int(c.DeliveryTag) - 1
+			if k < 0 || k >= sent {
+				continue
+			}
+			i := seqs[k]
+			settled[i] = true
 			switch {
-			case i < 0 || i >= sent:
 			case returned[i]:
 				out[i].Returned = true
 			case c.Ack:
@@ -112,10 +127,9 @@ func (l *Live) Publish(ctx context.Context, batch []Outgoing) ([]Outcome, error)
 			default:
 				out[i].Err = errors.New("the broker nacked it")
 			}
-			got++
 		case <-timeout:
-			for i := range out[:sent] {
-				if !out[i].Confirmed && !out[i].Returned && out[i].Err == nil {
+			for _, i := range seqs {
+				if !settled[i] {
 					out[i].Err = fmt.Errorf("no confirm within %v: it may have reached the broker", settleWait)
 				}
 			}
@@ -152,25 +166,49 @@ func declareQueueOn(conn *amqp.Connection, name string, args retry.Headers) erro
 
 // Drain implements Client: consume with manual ack, ack each message only
 // once handle kept it; the rest return to the queue when the channel closes.
+// The prefetch is always one more than the messages held back, so nothing is
+// delivered (and, on a quorum queue, counted) that is not looked at; a held
+// message close to its quorum delivery limit stops the drain, as it stops a
+// move.
 func (l *Live) Drain(ctx context.Context, queue string, limit int, handle func(*Message) (bool, error)) (int, error) {
 	if l.r.ReadOnly {
 		return 0, fmt.Errorf("drain %s: %w", queue, ErrReadOnly)
+	}
+	q, err := l.mgmt.Queue(ctx, l.r.Vhost, queue)
+	if err != nil {
+		return 0, fmt.Errorf("drain: %w", err)
+	}
+	var dlimit int64
+	if version, err := l.mgmt.BrokerVersion(ctx); err == nil {
+		if n, ok := deliveryLimit(q, version); ok {
+			dlimit = n
+		}
 	}
 	conn, err := l.connection(ctx)
 	if err != nil {
 		return 0, err
 	}
-	ready, err := passiveDepth(conn, queue)
+	look, err := passiveDepth(conn, queue)
 	if err != nil {
 		return 0, fmt.Errorf("drain: queue %q: %w", queue, err)
 	}
-	look := ready
 	ch, err := conn.Channel()
 	if err != nil {
 		return 0, fmt.Errorf("drain %s: open channel: %w", queue, err)
 	}
 	defer ch.Close() // returns every message not acked, in order
-	if err := ch.Qos(min(max(look, 1), 1000), 0, false); err != nil {
+	held := 0
+	// Channel-wide (global) prefetch: RabbitMQ applies a change to it at once,
+	// a per-consumer one only to consumers started afterwards. Quorum queues
+	// refuse global prefetch: they get a fixed one (as a move does), and
+	// every delivery's count is checked.
+	quorum := q.Type == retry.QueueQuorum
+	if quorum {
+		err = ch.Qos(min(max(look, 1), heldBudget+1, maxPrefetch), 0, false)
+	} else {
+		err = ch.Qos(1, 0, true)
+	}
+	if err != nil {
 		return 0, fmt.Errorf("drain %s: qos: %w", queue, err)
 	}
 	deliveries, err := ch.ConsumeWithContext(context.Background(), queue, "ladder-drain", false, false, false, false, nil)
@@ -191,6 +229,10 @@ func (l *Live) Drain(ctx context.Context, queue string, limit int, handle func(*
 		case <-ctx.Done():
 			return taken, fmt.Errorf("drain %s: %w", queue, ctx.Err())
 		}
+		if n, ok := headerInt(d.Headers["x-delivery-count"]); ok && dlimit > 0 && n >= dlimit-deliveryLimitMargin {
+			return taken, fmt.Errorf("drain %s: message %q has been delivered %d times (delivery limit %d); returning it once more may dead-letter it: stopped after %d: %w",
+				queue, d.MessageId, n, dlimit, taken, ErrPartial)
+		}
 		m := decodeDelivery(&d, pos, maxBody, map[string]bool{queue: true}, nil)
 		take, err := handle(&m)
 		if err != nil {
@@ -201,6 +243,17 @@ func (l *Live) Drain(ctx context.Context, queue string, limit int, handle func(*
 				return taken, fmt.Errorf("drain %s: ack: %w", queue, err)
 			}
 			taken++
+			continue
+		}
+		// Held back: it returns when the drain ends.
+		held++
+		if held >= heldBudget {
+			return taken, fmt.Errorf("drain %s: stopped after holding back %d messages not chosen (ladder holds at most %d at a time): %w", queue, held, heldBudget, ErrPartial)
+		}
+		if !quorum {
+			if err := ch.Qos(held+1, 0, true); err != nil {
+				return taken, fmt.Errorf("drain %s: qos: %w", queue, err)
+			}
 		}
 	}
 	return taken, nil

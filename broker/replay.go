@@ -60,8 +60,7 @@ func Dump(ctx context.Context, c Client, o DumpOptions, w DumpWriter) (*DumpRepo
 	if err != nil {
 		return rep, err
 	}
-	q, ok := snap.Queue(o.Queue)
-	if !ok {
+	if _, ok := snap.Queue(o.Queue); !ok {
 		return rep, fmt.Errorf("dump: queue %q does not exist in vhost %s", o.Queue, c.Vhost())
 	}
 	head, _ := json.Marshal(DumpHeader{LadderDump: DumpFormat, Vhost: c.Vhost(), Queue: o.Queue, BrokerVersion: snap.BrokerVersion, DumpedAt: time.Now().UTC()})
@@ -69,7 +68,19 @@ func Dump(ctx context.Context, c Client, o DumpOptions, w DumpWriter) (*DumpRepo
 		return rep, fmt.Errorf("dump: write: %w", err)
 	}
 	now := time.Now()
-	chosen := func(m *Message) bool { return len(Choose([]Message{*m}, o.Where, now)) == 1 }
+	// --where reads a message as the move planner does: the same death
+	// queues and main queues, from the headers.
+	deaths, mains := retry.DeathQueuesOf(snap.Ladders, o.Queue), retry.MainQueues(snap.Ladders)
+	chosen := func(m *Message) bool {
+		if o.Where.Empty() {
+			return true
+		}
+		var ts time.Time
+		if m.Properties.Timestamp != nil {
+			ts = *m.Properties.Timestamp
+		}
+		return o.Where.Match(retry.SubjectOf(m.Headers, deaths, mains, m.Body, ts), now)
+	}
 	write := func(m *Message) error {
 		line, err := MarshalRecord(RecordOf(m), o.BodyText)
 		if err != nil {
@@ -86,8 +97,8 @@ func Dump(ctx context.Context, c Client, o DumpOptions, w DumpWriter) (*DumpRepo
 		if limit <= 0 {
 			limit = DefaultDumpLimit
 		}
-		if !o.Where.Empty() && o.Limit > 0 {
-			limit = int(max(q.Ready, int64(o.Limit))) // look further: Limit counts chosen ones
+		if !o.Where.Empty() {
+			limit = DefaultDumpLimit // look as far as a browse may: Limit counts chosen ones
 		}
 		res, err := c.Peek(ctx, o.Queue, PeekOptions{Limit: limit, BodyPreview: maxBody, Force: o.Force})
 		if err != nil {
@@ -229,16 +240,24 @@ func ReadDump(r io.Reader) (DumpHeader, []DumpLine, []string, error) {
 // synced. A line sent but neither done nor failed was in flight when the
 // replay stopped: it may have reached the broker.
 type progressEntry struct {
-	Run    string `json:"run,omitempty"`
-	Sent   []int  `json:"sent,omitempty"`
-	Done   []int  `json:"done,omitempty"`
-	Failed []int  `json:"failed,omitempty"`
+	// Dump names the dump the progress is of: a progress file of another
+	// dump (one written over this file's name) is refused.
+	Dump   *progressDump `json:"dump,omitempty"`
+	Run    string        `json:"run,omitempty"`
+	Sent   []int         `json:"sent,omitempty"`
+	Done   []int         `json:"done,omitempty"`
+	Failed []int         `json:"failed,omitempty"`
+}
+
+type progressDump struct {
+	Queue    string    `json:"queue"`
+	DumpedAt time.Time `json:"dumped_at"`
 }
 
 // ProgressFile is where a replay of file keeps its progress.
 func ProgressFile(file string) string { return file + ".progress" }
 
-func readProgress(path string) (done, inflight map[int]bool, exists bool, err error) {
+func readProgress(path string, head DumpHeader) (done, inflight map[int]bool, exists bool, err error) {
 	done, inflight = map[int]bool{}, map[int]bool{}
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -255,6 +274,10 @@ func readProgress(path string) (done, inflight map[int]bool, exists bool, err er
 			// A torn last line (killed while writing): what it said is lost,
 			// and its lines count as in flight.
 			continue
+		}
+		if d := e.Dump; d != nil && (d.Queue != head.Queue || !d.DumpedAt.Equal(head.DumpedAt)) {
+			return nil, nil, true, fmt.Errorf("it is the progress of another dump (of %s at %s), not of this one (of %s at %s): remove it",
+				d.Queue, d.DumpedAt.Format(time.RFC3339), head.Queue, head.DumpedAt.Format(time.RFC3339))
 		}
 		for _, l := range e.Sent {
 			inflight[l] = true
@@ -301,7 +324,7 @@ func Replay(ctx context.Context, c Client, req ReplayRequest, progress func(Move
 		}
 	}
 	progPath := ProgressFile(req.File)
-	done, inflight, exists, err := readProgress(progPath)
+	done, inflight, exists, err := readProgress(progPath, head)
 	if err != nil {
 		return rep, fmt.Errorf("replay: progress file %s: %w", progPath, err)
 	}
@@ -366,6 +389,13 @@ func Replay(ctx context.Context, c Client, req ReplayRequest, progress func(Move
 		return rep, fmt.Errorf("replay: progress file: %w", err)
 	}
 	defer prog.Close()
+	if st, err := prog.Stat(); err == nil && st.Size() > 0 {
+		// A run killed mid-write left a torn line: end it, so the next
+		// entry is read on its own.
+		if _, err := prog.Write([]byte("\n")); err != nil {
+			return rep, fmt.Errorf("replay: progress file %s: %w", progPath, err)
+		}
+	}
 	run := runID()
 	record := func(e progressEntry) error {
 		b, _ := json.Marshal(e)
@@ -373,6 +403,11 @@ func Replay(ctx context.Context, c Client, req ReplayRequest, progress func(Move
 			return fmt.Errorf("replay: progress file %s: %w", progPath, err)
 		}
 		return prog.Sync()
+	}
+	if !exists {
+		if err := record(progressEntry{Dump: &progressDump{Queue: head.Queue, DumpedAt: head.DumpedAt}}); err != nil {
+			return rep, err
+		}
 	}
 	audit := auditorOf(c)
 	ev := AuditEvent{Phase: "start", Action: "replay", From: head.Queue, Target: req.To.String(), DelayMS: req.Delay.Milliseconds(),
@@ -391,7 +426,9 @@ func Replay(ctx context.Context, c Client, req ReplayRequest, progress func(Move
 	var failure error
 	batchSize := replayBatch
 	if req.Rate > 0 {
-		batchSize = max(1, min(replayBatch, int(req.Rate)/4)) // a few batches a second keep the pace even
+		// Each message waits its turn; a batch holds a tenth of a second's
+		// worth, so confirms are awaited ten times a second at most.
+		batchSize = max(1, min(replayBatch, int(req.Rate)/10))
 	}
 	for i := 0; i < len(jobs) && failure == nil; {
 		var batch []job
@@ -423,8 +460,8 @@ func Replay(ctx context.Context, c Client, req ReplayRequest, progress func(Move
 			out = append(out, o)
 			sent = append(sent, j.line.Line)
 		}
-		if len(out) == 0 {
-			break
+		if failure != nil || len(out) == 0 {
+			break // stopped while pacing: what was not published is not "sent"
 		}
 		batch = batch[:len(out)]
 		if err := record(progressEntry{Run: run, Sent: sent}); err != nil {
@@ -432,6 +469,9 @@ func Replay(ctx context.Context, c Client, req ReplayRequest, progress func(Move
 			break
 		}
 		outcomes, err := c.Publish(ctx, out)
+		if err == nil && len(outcomes) != len(out) {
+			err = fmt.Errorf("publish answered %d of %d", len(outcomes), len(out))
+		}
 		if err != nil {
 			// Nothing of this batch is known to be published: it stays
 			// "sent" in the progress file, as possible duplicates.
@@ -452,6 +492,10 @@ func Replay(ctx context.Context, c Client, req ReplayRequest, progress func(Move
 			case res.Returned:
 				failed = append(failed, j.line.Line)
 				rep.Returned++
+			case res.NotSent:
+				failed = append(failed, j.line.Line)
+				rep.Failed++
+				rep.Note(fmt.Sprintf("line %d not published: %v", j.line.Line, res.Err))
 			default:
 				// Unconfirmed: it may be on the broker.
 				rep.Failed++

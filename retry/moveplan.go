@@ -263,13 +263,7 @@ func NewMovePlanner(v *Vhost, ladders []Ladder, spec MoveSpec) (*MovePlanner, er
 		spec: spec, router: r, ladders: ladders, mains: MainQueues(ladders),
 		cache: map[string][]cachedRoute{}, ids: map[int]string{}, expect: map[int]MoveRoute{},
 	}
-	p.deaths = map[string]bool{spec.From: true}
-	for i := range ladders {
-		if ladderHas(&ladders[i], spec.From) {
-			p.deaths = DeathQueues(&ladders[i])
-			break
-		}
-	}
+	p.deaths = DeathQueuesOf(ladders, spec.From)
 	for i, pos := range spec.Positions {
 		if i < len(spec.PositionIDs) && spec.PositionIDs[i] != "" {
 			p.ids[pos] = spec.PositionIDs[i]
@@ -329,9 +323,9 @@ func (p *MovePlanner) Plan(m MoveMessage) MoveRoute {
 	if e, ok := p.expect[m.Position]; ok && !sameRoute(e, r) {
 		if e.MessageID != r.MessageID || e.BodyDigest != r.BodyDigest {
 			return r.Skipped(fmt.Sprintf("the plan changed since the preview: another message is at position %d (was %s, now %s): left in %s",
-				m.Position, messageName(e), messageName(r), p.spec.From))
+				m.Position, messageName(e), messageName(r), p.left()))
 		}
-		return r.Skipped("the plan changed since the preview (" + routeText(e) + ", now " + routeText(r) + "): left in " + p.spec.From)
+		return r.Skipped("the plan changed since the preview (" + routeText(e) + ", now " + routeText(r) + "): left in " + p.left())
 	}
 	return r
 }
@@ -369,7 +363,7 @@ func (p *MovePlanner) plan(m MoveMessage) MoveRoute {
 		}
 	}
 	if p.spec.MaxMoves > 0 && moves >= int64(p.spec.MaxMoves) && !p.spec.Force {
-		r.Skip = fmt.Sprintf("ladder moved it %d times already (--max-moves %d): a loop? left in %s; --force moves it anyway", moves, p.spec.MaxMoves, p.spec.From)
+		r.Skip = fmt.Sprintf("ladder moved it %d times already (--max-moves %d): a loop? left in %s; --force moves it anyway", moves, p.spec.MaxMoves, p.left())
 		return r
 	}
 	set[HeaderMoves] = encodeCount(kind, moves+1)
@@ -383,7 +377,7 @@ func (p *MovePlanner) plan(m MoveMessage) MoveRoute {
 	r.TargetExchange, r.TargetRoutingKey = ex, key
 	c := p.route(ex, key, final)
 	if c.err != nil {
-		r.Skip = c.err.Error() + ": left in " + p.spec.From
+		r.Skip = c.err.Error() + ": left in " + p.left()
 		return r
 	}
 	rt := c.rt
@@ -405,6 +399,14 @@ func (p *MovePlanner) plan(m MoveMessage) MoveRoute {
 	return r
 }
 
+// left is where a message the plan does not move stays.
+func (p *MovePlanner) left() string {
+	if p.spec.Replay {
+		return "the dump file (not published)"
+	}
+	return p.spec.From
+}
+
 // destination is where the message goes before any delay.
 func (p *MovePlanner) destination(m MoveMessage) (exchange, key string, err error) {
 	t := p.spec.To
@@ -421,7 +423,7 @@ func (p *MovePlanner) destination(m MoveMessage) (exchange, key string, err erro
 	}
 	o, ok := OriginIn(DecodeXDeath(m.Headers), p.mains)
 	if !ok {
-		return "", "", errors.New("no x-death origin: it was never dead-lettered (or its headers were rewritten); left in " + p.spec.From)
+		return "", "", errors.New("no x-death origin: it was never dead-lettered (or its headers were rewritten); left in " + p.left())
 	}
 	return o.Exchange, o.RoutingKey, nil
 }

@@ -280,6 +280,18 @@ func DeathQueues(l *Ladder) map[string]bool {
 	return set
 }
 
+// DeathQueuesOf is DeathQueues of the ladder queue belongs to (main, tier,
+// wait queue or DLQ), else the queue alone: what every reader of a
+// queue's retry counts (peek, --where, reset, the simulation) uses.
+func DeathQueuesOf(ladders []Ladder, queue string) map[string]bool {
+	for i := range ladders {
+		if ladderHas(&ladders[i], queue) {
+			return DeathQueues(&ladders[i])
+		}
+	}
+	return map[string]bool{queue: true}
+}
+
 // SetCount returns a copy of h whose retry count is n, written in the
 // convention and Go type st was read with: a string stays a string, an int16
 // stays int16 while n fits and widens otherwise, yii-attempt is written as

@@ -41,7 +41,7 @@ func (s *Sim) Peek(ctx context.Context, name string, opt broker.PeekOptions) (*b
 		res.SideEffects = []string{} // nothing delivered, nothing changed
 		return res, nil
 	}
-	deathQueues := retry.DeathQueues(s.ladderOf(name))
+	deathQueues := retry.DeathQueuesOf(s.topology().ladders, name)
 	mains := retry.MainQueues(s.topology().ladders)
 	for i, m := range q.ready[:n] {
 		res.Messages = append(res.Messages, decode(m, i, opt.BodyPreview, deathQueues, mains))

@@ -37,6 +37,10 @@ func (s *Sim) Publish(ctx context.Context, batch []broker.Outgoing) ([]broker.Ou
 			out[i].Err = err
 			continue
 		}
+		if err := broker.ValidHeaders(o.Headers); err != nil {
+			out[i] = broker.Outcome{NotSent: true, Err: err}
+			continue
+		}
 		if o.WaitQueue != "" {
 			if err := s.declareQueue(o.WaitQueue, map[string]any(o.WaitQueueArgs)); err != nil {
 				out[i].Err = err

@@ -79,13 +79,21 @@ FILE "-" writes to standard output. An existing FILE is refused unless --force.`
 			defer closeClient()
 			rep, err := broker.Dump(cmd.Context(), c, o, f)
 			closeFile(err == nil || rep.Written > 0)
-			if err != nil {
+			if err != nil && !errors.Is(err, broker.ErrPartial) {
 				return err
 			}
 			if a.json() && out != "-" {
-				return writeJSON(a.stdout, rep)
+				if jerr := writeJSON(a.stdout, rep); jerr != nil {
+					return jerr
+				}
+			} else {
+				fmt.Fprint(a.stderr, renderDump(rep, out))
 			}
-			fmt.Fprint(a.stderr, renderDump(rep, out))
+			if err != nil {
+				// Stopped early (a delivery limit, too many held back):
+				// what was written was acked, the rest is still queued.
+				return &exitErr{code: exitPartial, err: err}
+			}
 			return nil
 		},
 	}
@@ -119,6 +127,10 @@ func openDumpFile(a *app, out string, force bool) (broker.DumpWriter, func(keep 
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("--out %s: %w", out, err)
+	}
+	// A replay's progress belongs to the file this one replaces.
+	if err := os.Remove(broker.ProgressFile(out)); err == nil {
+		fmt.Fprintf(a.stderr, "removed %s: the progress of a replay of the file this dump replaces\n", broker.ProgressFile(out))
 	}
 	return f, func(keep bool) {
 		f.Close()

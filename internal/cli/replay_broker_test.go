@@ -286,3 +286,124 @@ func TestAuditLogCoversDumpConsumeAndReplay(t *testing.T) {
 	}
 	_ = brokertest.Name
 }
+
+// dump --consume --where: messages not chosen stay, in order, however many
+// come first; nothing else is delivered (so nothing else is counted).
+func TestDumpConsumeWhereTakesOnlyTheChosen(t *testing.T) {
+	r := brokerEnv(t)
+	q := testQueue(t, r, "q", 0, nil)
+	conn, err := r.DialAMQP(context.Background(), "test drain where")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ch, _ := conn.Channel()
+	for i := 0; i < 1200; i++ {
+		tenant := "a"
+		if i >= 1190 {
+			tenant = "b"
+		}
+		if err := ch.PublishWithContext(context.Background(), "", q, false, false, amqp.Publishing{MessageId: fmt.Sprint("d-", i), Headers: amqp.Table{"tenant": tenant}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for depthOf(t, r, q) < 1200 {
+		time.Sleep(20 * time.Millisecond)
+	}
+	file := filepath.Join(t.TempDir(), "b.jsonl")
+	code, _, errOut := runLadder(t, "dump", q, "--out", file, "--consume", "--where", "header:tenant=b", "--yes")
+	if code != exitOK {
+		t.Fatalf("exit %d %s", code, errOut)
+	}
+	if n := len(dumpLines(t, file)); n != 10 {
+		t.Errorf("wrote %d, want the 10 chosen", n)
+	}
+	if d := depthOf(t, r, q); d != 1190 {
+		t.Errorf("the queue holds %d, want the 1190 not chosen", d)
+	}
+}
+
+// dump --consume never walks a quorum queue's messages into their delivery
+// limit: held ones near it stop the drain (exit 3), and none is lost.
+func TestDumpConsumeStopsBeforeTheDeliveryLimit(t *testing.T) {
+	r := brokerEnv(t)
+	q := testQueue(t, r, "qq", 0, amqp.Table{"x-queue-type": "quorum", "x-delivery-limit": int32(4)})
+	conn, err := r.DialAMQP(context.Background(), "test drain limit")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ch, _ := conn.Channel()
+	for i := 0; i < 4; i++ {
+		if err := ch.PublishWithContext(context.Background(), "", q, false, false, amqp.Publishing{MessageId: fmt.Sprint("q-", i), Headers: amqp.Table{"k": "a"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for depthOf(t, r, q) < 4 {
+		time.Sleep(20 * time.Millisecond)
+	}
+	stopped := false
+	for run := 0; run < 6; run++ {
+		file := filepath.Join(t.TempDir(), "x.jsonl")
+		code, _, errOut := runLadder(t, "dump", q, "--out", file, "--consume", "--where", "header:k=zzz", "--yes")
+		if code == exitPartial && strings.Contains(errOut, "delivery limit") {
+			stopped = true
+			break
+		}
+		if code != exitOK {
+			t.Fatalf("run %d: exit %d %s", run, code, errOut)
+		}
+	}
+	if !stopped {
+		t.Error("never stopped before the delivery limit")
+	}
+	time.Sleep(200 * time.Millisecond) // quorum queues apply returns asynchronously
+	if d := depthOf(t, r, q); d != 4 {
+		t.Errorf("the queue holds %d of 4: the drain dropped some", d)
+	}
+}
+
+// Strings that are not UTF-8: a header value round-trips byte for byte; a
+// message id the format cannot keep stops a drain with the message still
+// queued.
+func TestDumpKeepsOrRefusesNonUTF8Exactly(t *testing.T) {
+	r := brokerEnv(t)
+	q := testQueue(t, r, "u", 0, nil)
+	conn, err := r.DialAMQP(context.Background(), "test utf8")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ch, _ := conn.Channel()
+	publish := func(id string) {
+		if err := ch.PublishWithContext(context.Background(), "", q, false, false, amqp.Publishing{MessageId: id, Headers: amqp.Table{"s": "caf\xe9"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	publish("ok-1")
+	for depthOf(t, r, q) < 1 {
+		time.Sleep(20 * time.Millisecond)
+	}
+	file := filepath.Join(t.TempDir(), "u.jsonl")
+	if code, _, errOut := runLadder(t, "dump", q, "--out", file, "--consume", "--yes"); code != exitOK {
+		t.Fatalf("dump: %d %s", code, errOut)
+	}
+	if code, _, errOut := runLadder(t, "replay", file, "--to", "original", "--yes"); code != exitOK {
+		t.Fatalf("replay: %d %s", code, errOut)
+	}
+	d, ok, err := ch.Get(q, true)
+	if err != nil || !ok || d.Headers["s"] != "caf\xe9" {
+		t.Fatalf("back: %v %v %q", ok, err, d.Headers["s"])
+	}
+	publish("id-\xe9")
+	for depthOf(t, r, q) < 1 {
+		time.Sleep(20 * time.Millisecond)
+	}
+	code, _, errOut := runLadder(t, "dump", q, "--out", filepath.Join(t.TempDir(), "v.jsonl"), "--consume", "--yes")
+	if code == exitOK || !strings.Contains(errOut, "not valid UTF-8") {
+		t.Errorf("exit %d %q", code, errOut)
+	}
+	if depthOf(t, r, q) != 1 {
+		t.Error("the message the dump could not keep left the queue")
+	}
+}

@@ -187,3 +187,35 @@ func TestMoveWhereMovesOnlyTheChosen(t *testing.T) {
 		t.Errorf("rejected messages left: %d", len(res.Messages))
 	}
 }
+
+// A progress file belongs to one dump: a new dump under the same name
+// removes it, and one of another dump is refused, never used to skip lines.
+func TestReplayProgressBelongsToItsDump(t *testing.T) {
+	s := newSim(t)
+	file := filepath.Join(t.TempDir(), "d.jsonl")
+	if code, _, errOut := runOnSim(t, s, "dump", sim.OrdersDLQ, "--out", file, "--consume", "--yes"); code != exitOK {
+		t.Fatalf("dump: %d %s", code, errOut)
+	}
+	if code, _, errOut := runOnSim(t, s, "replay", file, "--to", "original", "--yes"); code != exitOK {
+		t.Fatalf("replay: %d %s", code, errOut)
+	}
+	n := dlqDepth(t, s)
+	stale, _ := os.ReadFile(broker.ProgressFile(file))
+	code, _, errOut := runOnSim(t, s, "dump", sim.OrdersDLQ, "--out", file, "--consume", "--yes", "--force")
+	if code != exitOK || !strings.Contains(errOut, "removed") {
+		t.Fatalf("dump --force: %d %q", code, errOut)
+	}
+	if _, err := os.Stat(broker.ProgressFile(file)); err == nil {
+		t.Fatal("the stale progress file is still there")
+	}
+	// Put the old progress back, as if another copy of the file had it.
+	os.WriteFile(broker.ProgressFile(file), stale, 0o600)
+	code, _, errOut = runOnSim(t, s, "replay", file, "--to", "original", "--resume", "--yes")
+	if code != exitError || !strings.Contains(errOut, "progress of another dump") {
+		t.Fatalf("resume with another dump's progress: %d %q", code, errOut)
+	}
+	os.Remove(broker.ProgressFile(file))
+	if code, _, errOut := runOnSim(t, s, "replay", file, "--to", "original", "--yes"); code != exitOK || dlqDepth(t, s) != n {
+		t.Fatalf("replay: %d %s, DLQ %d want %d", code, errOut, dlqDepth(t, s), n)
+	}
+}
