@@ -33,6 +33,8 @@ type Client interface {
 	// returns true with no error, kept (returned to the queue, in order,
 	// when Drain ends) when it returns false. An error stops the drain.
 	Drain(ctx context.Context, queue string, limit int, handle func(*Message) (bool, error)) (int, error)
+	// BrokerVersion is the broker's RabbitMQ version ("4.3.6").
+	BrokerVersion(ctx context.Context) (string, error)
 	// Vhosts lists the virtual hosts the user can see.
 	Vhosts(ctx context.Context) ([]string, error)
 	// Vhost is the virtual host this client works in.

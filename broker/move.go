@@ -98,7 +98,10 @@ func (l *Live) Move(ctx context.Context, req MoveRequest, progress func(MoveProg
 	if l.adaptVhost != nil {
 		l.adaptVhost(&v)
 	}
-	planner, err := retry.NewMovePlanner(&v, retry.Discover(&v), req.Spec(time.Now()))
+	version, verr := l.mgmt.BrokerVersion(ctx)
+	spec := req.Spec(time.Now())
+	spec.CarryDeaths = verr == nil && retry.CarriesDeaths(version)
+	planner, err := retry.NewMovePlanner(&v, retry.Discover(&v), spec)
 	if err != nil {
 		return rep, err
 	}
@@ -108,7 +111,7 @@ func (l *Live) Move(ctx context.Context, req MoveRequest, progress func(MoveProg
 		progress: progress, start: time.Now(), run: runID(), pace: NewPacer(req.Rate),
 	}
 	q, _ := v.Queue(req.From)
-	if version, err := l.mgmt.BrokerVersion(ctx); err == nil {
+	if verr == nil {
 		if limit, ok := deliveryLimit(q, version); ok {
 			m.deliveryLimit = limit
 		}

@@ -233,3 +233,56 @@ func TestMoveToOriginAfterRealDeadLettering(t *testing.T) {
 		t.Errorf("the message without origin must stay")
 	}
 }
+
+// Dead in main, moved back by ladder, dead again: peek counts both deaths
+// on every broker version (4.x restarts x-death on a re-published message;
+// ladder carries the history in x-ladder-deaths).
+func TestDeathsAddUpAcrossAMove(t *testing.T) {
+	f := newVhostFixture(t)
+	dlq := f.queue("dlq", nil)
+	main := f.queue("main", amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": dlq})
+	reject := func() {
+		t.Helper()
+		ch := f.channel()
+		defer ch.Close()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			d, ok, err := ch.Get(main, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ok {
+				_ = d.Nack(false, false)
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("nothing to reject")
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	f.publish("", main, amqp.Publishing{MessageId: "twice"})
+	reject()
+	f.waitDepth(dlq, 1)
+	l := f.live(false)
+	if rep, err := l.Move(context.Background(), broker.MoveRequest{From: dlq, To: broker.Target{Kind: broker.TargetQueue, Name: main}}, nil); err != nil || rep.Moved != 1 {
+		t.Fatalf("%+v %v", rep, err)
+	}
+	reject()
+	f.waitDepth(dlq, 1)
+	res, err := l.Peek(context.Background(), dlq, broker.PeekOptions{Limit: 1})
+	if err != nil || len(res.Messages) != 1 {
+		t.Fatal(err)
+	}
+	m := res.Messages[0]
+	var deaths int64
+	for _, d := range m.Deaths {
+		if d.Queue == main {
+			deaths += d.Count
+		}
+	}
+	if deaths != 2 {
+		t.Errorf("died in main %d times by the history, want 2: %+v", deaths, m.Deaths)
+	}
+	t.Logf("broker %s: %d entries, %+v", f.r.AMQPURL[:0], len(m.Deaths), m.Deaths)
+}

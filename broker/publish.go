@@ -4,12 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/ladder-tui/ladder/retry"
 )
+
+// BrokerVersion implements Client.
+func (l *Live) BrokerVersion(ctx context.Context) (string, error) { return l.mgmt.BrokerVersion(ctx) }
 
 // Topology implements Client: the vhost read fresh, as moves read it.
 func (l *Live) Topology(ctx context.Context) (retry.Vhost, error) {
@@ -198,22 +202,32 @@ func (l *Live) Drain(ctx context.Context, queue string, limit int, handle func(*
 	}
 	defer ch.Close() // returns every message not acked, in order
 	held := 0
-	// Channel-wide (global) prefetch: RabbitMQ applies a change to it at once,
-	// a per-consumer one only to consumers started afterwards. Quorum queues
-	// refuse global prefetch: they get a fixed one (as a move does), and
-	// every delivery's count is checked.
+	// Nothing is delivered that is not looked at: a consumer with a
+	// prefetch of one, replaced by a new one whenever it holds its message
+	// back (held messages stay unacked on the channel; a new consumer does
+	// not count them). Not a global prefetch: 4.3 denies it by default.
+	// Quorum queues get a fixed prefetch, as a move does, and every
+	// delivery's count is checked.
 	quorum := q.Type == retry.QueueQuorum
+	prefetch := 1
 	if quorum {
-		err = ch.Qos(min(max(look, 1), heldBudget+1, maxPrefetch), 0, false)
-	} else {
-		err = ch.Qos(1, 0, true)
+		prefetch = min(max(look, 1), heldBudget+1, maxPrefetch)
 	}
-	if err != nil {
+	if err := ch.Qos(prefetch, 0, false); err != nil {
 		return 0, fmt.Errorf("drain %s: qos: %w", queue, err)
 	}
-	deliveries, err := ch.ConsumeWithContext(context.Background(), queue, "ladder-drain", false, false, false, false, nil)
+	consumer := 0
+	consume := func() (<-chan amqp.Delivery, error) {
+		consumer++
+		d, err := ch.ConsumeWithContext(context.Background(), queue, "ladder-drain-"+strconv.Itoa(consumer), false, false, false, false, nil)
+		if err != nil {
+			return nil, fmt.Errorf("drain %s: consume: %w", queue, err)
+		}
+		return d, nil
+	}
+	deliveries, err := consume()
 	if err != nil {
-		return 0, fmt.Errorf("drain %s: consume: %w", queue, err)
+		return 0, err
 	}
 	taken := 0
 	for pos := 0; pos < look && (limit <= 0 || taken < limit); pos++ {
@@ -251,8 +265,11 @@ func (l *Live) Drain(ctx context.Context, queue string, limit int, handle func(*
 			return taken, fmt.Errorf("drain %s: stopped after holding back %d messages not chosen (ladder holds at most %d at a time): %w", queue, held, heldBudget, ErrPartial)
 		}
 		if !quorum {
-			if err := ch.Qos(held+1, 0, true); err != nil {
-				return taken, fmt.Errorf("drain %s: qos: %w", queue, err)
+			if err := ch.Cancel("ladder-drain-"+strconv.Itoa(consumer), false); err != nil {
+				return taken, fmt.Errorf("drain %s: cancel: %w", queue, err)
+			}
+			if deliveries, err = consume(); err != nil {
+				return taken, err
 			}
 		}
 	}

@@ -107,6 +107,17 @@ type MoveSpec struct {
 	// Replay plans messages read from a dump of queue From (which need not
 	// exist any more), not taken from From.
 	Replay bool
+	// CarryDeaths moves a message's x-death into HeaderCarriedDeaths: for
+	// brokers (4.x) that restart x-death on a re-published message.
+	CarryDeaths bool
+}
+
+// CarriesDeaths reports whether a broker of this version restarts x-death
+// on a re-published message (4.0 and later), so ladder must carry it.
+func CarriesDeaths(brokerVersion string) bool {
+	major, _, _ := strings.Cut(brokerVersion, ".")
+	n, err := strconv.Atoi(major)
+	return err == nil && n >= 4
 }
 
 // MoveMessage is what the planner needs of one message: all of it that the
@@ -367,6 +378,21 @@ func (p *MovePlanner) plan(m MoveMessage) MoveRoute {
 		return r
 	}
 	set[HeaderMoves] = encodeCount(kind, moves+1)
+	switch {
+	case p.spec.ResetRetries:
+		if _, ok := m.Headers[HeaderCarriedDeaths]; ok {
+			drop = append(drop, HeaderCarriedDeaths) // a reset forgets the history
+		}
+	case p.spec.CarryDeaths:
+		// 4.x brokers restart x-death on a re-published message: carry the
+		// history on (and out of x-death, so nothing counts twice).
+		if carry, ok := CarryDeaths(m.Headers); ok {
+			set[HeaderCarriedDeaths] = carry
+			if _, ok := m.Headers[hdrXDeath]; ok {
+				drop = append(drop, hdrXDeath)
+			}
+		}
+	}
 	r.SetHeaders, r.DropHeaders = set, drop
 	final := r.Apply(m.Headers)
 	ex, key, err := p.destination(m)

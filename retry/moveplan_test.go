@@ -332,3 +332,21 @@ func TestPlannerSkipKeepsItsReason(t *testing.T) {
 		t.Errorf("%+v", r)
 	}
 }
+
+// To a 4.x broker a move carries x-death on in x-ladder-deaths (and drops
+// x-death, which the broker would not carry); to 3.x it leaves both alone.
+func TestPlannerCarriesDeathsForFourX(t *testing.T) {
+	m := deadIn(0, "a", "orders.created", nil)
+	for _, carry := range []bool{false, true} {
+		p := mustPlanner(t, seedGo(), MoveSpec{From: "orders.dlq", To: Target{Kind: TargetOrigin}, CarryDeaths: carry})
+		r := p.Plan(m)
+		_, set := r.SetHeaders[HeaderCarriedDeaths]
+		dropped := len(r.DropHeaders) == 1 && r.DropHeaders[0] == "x-death"
+		if set != carry || dropped != carry {
+			t.Errorf("carry %v: set %v dropped %v (%+v)", carry, set, dropped, r)
+		}
+		if carry && len(DecodeXDeath(r.Apply(m.Headers)).Deaths) != 1 {
+			t.Errorf("the carried history is not read back")
+		}
+	}
+}

@@ -38,6 +38,10 @@ type Death struct {
 	// HasOriginalExpiration.
 	OriginalExpiration    time.Duration
 	HasOriginalExpiration bool
+	// Carried: the entry comes from x-ladder-deaths, the history ladder
+	// carried across a move or replay (4.x brokers restart x-death on a
+	// re-published message), not from the broker's x-death.
+	Carried bool
 }
 
 // MarshalJSON writes time as RFC 3339 (null when absent), the expiration as
@@ -71,7 +75,8 @@ func (d Death) MarshalJSON() ([]byte, error) {
 		RoutingKeys []string `json:"routing_keys"`
 		Time        *string  `json:"time"`
 		OrigExpMS   *int64   `json:"original_expiration_ms"`
-	}{d.Queue, d.Reason, raw, d.Count, d.Exchange, keys, t, exp})
+		Carried     bool     `json:"carried,omitempty"`
+	}{d.Queue, d.Reason, raw, d.Count, d.Exchange, keys, t, exp, d.Carried})
 }
 
 // DeathPoint is the x-first-death-* or x-last-death-* triple.
@@ -102,6 +107,12 @@ type Origin struct {
 
 const hdrXDeath = "x-death"
 
+// HeaderCarriedDeaths is the history ladder carries on a message it moves
+// or replays to a 4.x broker (which restarts x-death on a re-published
+// message): the x-death entries as they were then (types kept), then the
+// earlier carried ones. The decoder adds them after the broker's own.
+const HeaderCarriedDeaths = "x-ladder-deaths"
+
 // DecodeXDeath decodes the x-death header and the x-first-death-* and
 // x-last-death-* headers. It never panics: a malformed value yields an error
 // in Errors and a zero field, and the rest is still read. Integers of any
@@ -112,24 +123,14 @@ const hdrXDeath = "x-death"
 func DecodeXDeath(h Headers) XDeath {
 	x := XDeath{Deaths: []Death{}} // JSON [] rather than null; no allocation
 	if v, ok := h[hdrXDeath]; ok {
-		if arr, ok := hdrArray(v); ok {
-			x.Deaths = make([]Death, 0, len(arr))
-			var keys []string // entries' routing keys share backing arrays: fewer allocations
-			for i, e := range arr {
-				m, ok := hdrTable(e)
-				if !ok {
-					x.Errors = append(x.Errors, FieldError{Path: deathPath(i, ""), Err: fmt.Errorf("want a table, got %s", typeName(e))})
-					continue
-				}
-				x.Deaths = x.Deaths[:len(x.Deaths)+1]
-				keys = decodeDeath(&x.Deaths[len(x.Deaths)-1], m, i, &x.Errors, keys, len(arr)-i)
-			}
-		} else if m, ok := hdrTable(v); ok {
-			x.Errors = append(x.Errors, FieldError{Path: hdrXDeath, Err: errors.New("want an array of tables, got one table")})
-			x.Deaths = make([]Death, 1)
-			decodeDeath(&x.Deaths[0], m, 0, &x.Errors, nil, 1)
-		} else {
-			x.Errors = append(x.Errors, FieldError{Path: hdrXDeath, Err: fmt.Errorf("want an array of tables, got %s", typeName(v))})
+		x.Deaths = decodeDeaths(v, hdrXDeath, &x.Errors)
+	}
+	if v, ok := h[HeaderCarriedDeaths]; ok {
+		// Older than anything the broker has: ladder moved x-death here
+		// when it re-published the message.
+		for _, c := range decodeDeaths(v, HeaderCarriedDeaths, &x.Errors) {
+			c.Carried = true
+			x.Deaths = append(x.Deaths, c)
 		}
 	}
 	x.First = DeathPoint{
@@ -145,6 +146,48 @@ func DecodeXDeath(h Headers) XDeath {
 	return x
 }
 
+// decodeDeaths reads an array of x-death tables (from header name).
+func decodeDeaths(v any, name string, errs *[]FieldError) []Death {
+	var out []Death
+	if arr, ok := hdrArray(v); ok {
+		out = make([]Death, 0, len(arr))
+		var keys []string // entries' routing keys share backing arrays: fewer allocations
+		for i, e := range arr {
+			m, ok := hdrTable(e)
+			if !ok {
+				*errs = append(*errs, FieldError{Path: deathPathIn(name, i, ""), Err: fmt.Errorf("want a table, got %s", typeName(e))})
+				continue
+			}
+			out = out[:len(out)+1]
+			keys = decodeDeathIn(name, &out[len(out)-1], m, i, errs, keys, len(arr)-i)
+		}
+	} else if m, ok := hdrTable(v); ok {
+		*errs = append(*errs, FieldError{Path: name, Err: errors.New("want an array of tables, got one table")})
+		out = make([]Death, 1)
+		decodeDeathIn(name, &out[0], m, 0, errs, nil, 1)
+	} else {
+		*errs = append(*errs, FieldError{Path: name, Err: fmt.Errorf("want an array of tables, got %s", typeName(v))})
+	}
+	if out == nil {
+		out = []Death{}
+	}
+	return out
+}
+
+// CarryDeaths is the value of HeaderCarriedDeaths for a message about to be
+// re-published to a broker that no longer carries x-death on (4.x): its
+// x-death entries as they are (types kept), then what was carried before.
+// The caller drops x-death itself, so no entry is ever in both. ok is false
+// when there is no history to carry.
+func CarryDeaths(h Headers) (value []any, ok bool) {
+	for _, name := range []string{hdrXDeath, HeaderCarriedDeaths} {
+		if arr, isArr := hdrArray(h[name]); isArr {
+			value = append(value, arr...)
+		}
+	}
+	return value, len(value) > 0
+}
+
 func pointField(h Headers, key string, errs *[]FieldError) string {
 	v, ok := h[key]
 	if !ok {
@@ -157,8 +200,10 @@ func pointField(h Headers, key string, errs *[]FieldError) string {
 	return s
 }
 
-func deathPath(i int, field string) string {
-	p := hdrXDeath + "[" + strconv.Itoa(i) + "]"
+func deathPath(i int, field string) string { return deathPathIn(hdrXDeath, i, field) }
+
+func deathPathIn(name string, i int, field string) string {
+	p := name + "[" + strconv.Itoa(i) + "]"
 	if field != "" {
 		p += "." + field
 	}
@@ -169,8 +214,12 @@ func deathPath(i int, field string) string {
 // spare capacity is shared with later entries (left more to come); it
 // returns keys for the next entry.
 func decodeDeath(d *Death, m map[string]any, i int, errs *[]FieldError, keys []string, left int) []string {
+	return decodeDeathIn(hdrXDeath, d, m, i, errs, keys, left)
+}
+
+func decodeDeathIn(name string, d *Death, m map[string]any, i int, errs *[]FieldError, keys []string, left int) []string {
 	fail := func(field string, err error) {
-		*errs = append(*errs, FieldError{Path: deathPath(i, field), Err: err})
+		*errs = append(*errs, FieldError{Path: deathPathIn(name, i, field), Err: err})
 	}
 	str := func(field string) string {
 		v, ok := m[field]

@@ -420,3 +420,34 @@ func (g *fuzzGen) value(depth int) any {
 	}
 	return nil
 }
+
+// The history ladder carries to a 4.x broker adds up with the broker's own:
+// both deaths show, the old one marked carried, and retry counts add up;
+// carried on again, nothing is lost.
+func TestCarriedDeathsMergeWithTheBrokers(t *testing.T) {
+	t1, t2 := time.Unix(1764500000, 0), time.Unix(1764500000, 0) // the same second
+	entry := func(count int64, at time.Time) map[string]any {
+		return map[string]any{"count": count, "reason": "rejected", "queue": "orders.process", "exchange": "orders.topic", "routing-keys": []any{"orders.created"}, "time": at}
+	}
+	carry, ok := CarryDeaths(Headers{"x-death": []any{entry(1, t1)}})
+	if !ok || len(carry) != 1 {
+		t.Fatalf("carry %v", carry)
+	}
+	v4 := Headers{"x-death": []any{entry(1, t2)}, HeaderCarriedDeaths: carry}
+	x := DecodeXDeath(v4)
+	if len(x.Deaths) != 2 || x.Deaths[0].Carried || !x.Deaths[1].Carried {
+		t.Fatalf("4.x: %+v", x.Deaths)
+	}
+	if st := ReadState(v4, map[string]bool{"orders.process": true}); st.Count != 2 {
+		t.Errorf("retries %d, want 2", st.Count)
+	}
+	if again, _ := CarryDeaths(v4); len(again) != 2 {
+		t.Errorf("carried on: %d entries", len(again))
+	}
+	if o, ok := OriginIn(DecodeXDeath(Headers{"x-death": []any{map[string]any{"count": int64(1), "reason": "expired", "queue": "w", "exchange": "x", "routing-keys": []any{"k"}, "time": t2}}, HeaderCarriedDeaths: carry}), map[string]bool{"orders.process": true}); !ok || o.Exchange != "orders.topic" {
+		t.Errorf("origin from the carried history: %+v %v", o, ok)
+	}
+	if !CarriesDeaths("4.0.5") || !CarriesDeaths("4.3.6") || CarriesDeaths("3.13.7") || CarriesDeaths("3.10.8") || CarriesDeaths("") {
+		t.Error("CarriesDeaths by version")
+	}
+}

@@ -141,6 +141,8 @@ func targetName(t broker.Target) string {
 
 func (f *fakeClient) Vhosts(ctx context.Context) ([]string, error) { return f.vhosts, nil }
 
+func (f *fakeClient) BrokerVersion(context.Context) (string, error) { return "4.1.0", nil }
+
 // The UI tests do not dump or replay yet: these say so if called.
 func (f *fakeClient) Topology(context.Context) (retry.Vhost, error) {
 	return retry.Vhost{}, errors.New("fake: no topology")

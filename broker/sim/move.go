@@ -105,7 +105,9 @@ func (s *Sim) Move(ctx context.Context, req broker.MoveRequest, progress func(br
 func (s *Sim) planMove(req broker.MoveRequest) (*broker.MoveReport, []hop, error) {
 	rep := broker.NewMoveReport(req)
 	topo := s.topology()
-	planner, err := retry.NewMovePlanner(&topo.vhost, topo.ladders, req.Spec(s.now))
+	spec := req.Spec(s.now)
+	spec.CarryDeaths = retry.CarriesDeaths(s.opt.BrokerVersion)
+	planner, err := retry.NewMovePlanner(&topo.vhost, topo.ladders, spec)
 	if err != nil {
 		return rep, nil, fmt.Errorf("sim: %w", err)
 	}

@@ -45,6 +45,10 @@ type Options struct {
 	// Quiet declares the topology without producers and workers (and so
 	// without their consumers): for tests that put messages in by hand.
 	Quiet bool
+	// BrokerVersion is the RabbitMQ version the simulation plays
+	// (BrokerVersion by default): from 4.0 a move carries x-death on in
+	// x-ladder-deaths, as ladder does with a real 4.x broker.
+	BrokerVersion string
 }
 
 // BrokerVersion is the version the simulation reports. 3.13 is the first
@@ -94,6 +98,9 @@ func New(opt Options) *Sim {
 	}
 	if opt.Now == nil {
 		opt.Now = time.Now
+	}
+	if opt.BrokerVersion == "" {
+		opt.BrokerVersion = BrokerVersion
 	}
 	wall := opt.Now()
 	s := &Sim{
@@ -166,6 +173,9 @@ func (s *Sim) Vhosts(ctx context.Context) ([]string, error) {
 
 // Vhost is "/".
 func (s *Sim) Vhost() string { return VhostName }
+
+// BrokerVersion implements broker.Client.
+func (s *Sim) BrokerVersion(context.Context) (string, error) { return s.opt.BrokerVersion, nil }
 
 // ReadOnly reports Options.ReadOnly.
 func (s *Sim) ReadOnly() bool { return s.opt.ReadOnly }

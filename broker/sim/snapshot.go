@@ -36,7 +36,7 @@ func (s *Sim) Snapshot(ctx context.Context) (*broker.Snapshot, error) {
 	ladders := retry.Discover(&v)
 	return &broker.Snapshot{
 		Vhost:         VhostName,
-		BrokerVersion: BrokerVersion,
+		BrokerVersion: s.opt.BrokerVersion,
 		TakenAt:       s.now,
 		Topology:      v,
 		Ladders:       ladders,
