@@ -8,7 +8,7 @@ DATE     ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 LDFLAGS  := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.date=$(DATE)
 FUZZTIME ?= 20s
 
-.PHONY: all build test test-short lint bench fuzz broker-up broker-down clients clean
+.PHONY: all build test test-matrix test-short lint bench fuzz broker-up broker-down clients clean
 
 all: lint test build
 
@@ -17,18 +17,26 @@ build:
 
 broker-up:
 	scripts/rabbitmq.sh up
+	scripts/rabbitmq.sh up --version 4.3
 
 broker-down:
+	scripts/rabbitmq.sh down --version 4.3
+	scripts/rabbitmq.sh down --version 4.0
 	scripts/rabbitmq.sh down
 
 clients:
 	scripts/clients.sh
 
-# The real broker is required here: integration tests fail instead of skipping.
-# The run leaves the broker as it found it (scripts/test.sh checks);
-# LADDER_TEST_NOISE=1 fills it with unrelated ladders and queues first.
+# Real brokers are required here: integration tests fail instead of skipping.
+# Every package on RabbitMQ 3.10, the broker-facing ones again on 4.3; each
+# broker is left as found (scripts/test.sh checks); LADDER_TEST_NOISE=1
+# fills the first with unrelated ladders and queues first.
 test: broker-up clients
 	GO=$(GO) PKGS='$(PKGS)' scripts/test.sh
+
+# test and RabbitMQ 4.0 too.
+test-matrix: broker-up clients
+	GO=$(GO) PKGS='$(PKGS)' VERSIONS='3.10 4.3 4.0' scripts/test.sh
 
 # Unit tests only where no broker answers (integration tests skip with a reason).
 test-short:

@@ -1,19 +1,47 @@
 #!/usr/bin/env bash
-# rabbitmq.sh up|down|status — a RabbitMQ with the plugins ladder's tests need,
-# on 127.0.0.1:5672 (AMQP) and 127.0.0.1:15672 (management API), guest/guest.
-# Idempotent: a broker that already answers is reused (its plugins enabled);
-# otherwise Debian's rabbitmq-server is installed if missing and started.
+# rabbitmq.sh up|down|status [--version 3.10|4.0|4.3] — a RabbitMQ with the
+# plugins ladder's tests need, guest/guest, on loopback:
+#
+#   version  where                              AMQP  management  prometheus
+#   3.10     the system's Debian rabbitmq-server 5672  15672       15692
+#   4.0      Debian trixie's, in a chroot        5674  15674       15694
+#   4.3      Debian sid's, in a chroot           5673  15673       15693
+#
+# Idempotent: a broker that already answers is reused (its plugins enabled,
+# online when its management API does not answer). 3.10 is installed if
+# missing and started; 4.0 and 4.3 are bootstrapped (debootstrap, once,
+# about 30 s and 400 MB) under $LADDER_STATE_DIR and started there with
+# their own node name, distribution and epmd ports. `down` stops only what
+# this script started. Every wait is bounded and says what to read.
 set -euo pipefail
 
 PLUGINS=(rabbitmq_management rabbitmq_shovel rabbitmq_shovel_management rabbitmq_prometheus)
-AMQP_PORT=${LADDER_RABBITMQ_AMQP_PORT:-5672}
-API_PORT=${LADDER_RABBITMQ_API_PORT:-15672}
 WAIT_SECONDS=${LADDER_RABBITMQ_WAIT:-120}
 STATE_DIR=${LADDER_STATE_DIR:-/var/tmp/ladder}
-MARK="$STATE_DIR/rabbitmq.started-by-ladder"
 
 say() { echo "rabbitmq.sh: $*" >&2; }
 die() { say "$*"; exit 1; }
+
+cmd=${1:-}
+shift || true
+VERSION=3.10
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --version) VERSION=${2:-}; shift 2 || die "--version needs 3.10, 4.0 or 4.3" ;;
+    --version=*) VERSION=${1#--version=}; shift ;;
+    *) die "unknown argument $1 (usage: $0 up|down|status [--version 3.10|4.0|4.3])" ;;
+  esac
+done
+
+case "$VERSION" in
+  3.10) AMQP_PORT=${LADDER_RABBITMQ_AMQP_PORT:-5672}; API_PORT=${LADDER_RABBITMQ_API_PORT:-15672} ;;
+  4.3) AMQP_PORT=5673; API_PORT=15673; PROM_PORT=15693; SUITE=sid; NODE=rabbit43@localhost; DIST_PORT=25673; EPMD_PORT=4373 ;;
+  4.0) AMQP_PORT=5674; API_PORT=15674; PROM_PORT=15694; SUITE=trixie; NODE=rabbit40@localhost; DIST_PORT=25674; EPMD_PORT=4374 ;;
+  *) die "--version $VERSION: want 3.10, 4.0 or 4.3" ;;
+esac
+ROOT="$STATE_DIR/rabbitmq-$VERSION/root"
+MARK="$STATE_DIR/rabbitmq-$VERSION.started-by-ladder"
+[ "$VERSION" = 3.10 ] && MARK="$STATE_DIR/rabbitmq.started-by-ladder"
 
 port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
@@ -29,45 +57,65 @@ need_root() {
   [ "$(id -u)" = 0 ] || die "$1 needs root (run as root or with sudo)"
 }
 
-install_server() {
-  command -v rabbitmq-server >/dev/null 2>&1 && return 0
-  need_root "installing rabbitmq-server"
-  command -v apt-get >/dev/null 2>&1 || die "rabbitmq-server is missing and this is not a Debian-like system (no apt-get)"
-  say "installing Debian's rabbitmq-server"
+apt_install() {
+  need_root "installing $*"
+  command -v apt-get >/dev/null 2>&1 || die "$* missing and this is not a Debian-like system (no apt-get)"
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq >/dev/null || die "apt-get update failed"
-  # policy-rc.d may forbid starting services during install; we start it ourselves.
-  apt-get install -y -qq --no-install-recommends rabbitmq-server curl >/dev/null || die "apt-get install rabbitmq-server failed"
+  # policy-rc.d may forbid starting services during install; we start them ourselves.
+  apt-get install -y -qq --no-install-recommends "$@" >/dev/null || die "apt-get install $* failed"
+}
+
+# node_run runs a command as the broker of $VERSION sees it.
+node_run() {
+  if [ "$VERSION" = 3.10 ]; then
+    "$@"
+  else
+    chroot "$ROOT" env HOME=/var/lib/rabbitmq RABBITMQ_NODENAME="$NODE" RABBITMQ_DIST_PORT="$DIST_PORT" ERL_EPMD_PORT="$EPMD_PORT" "$@"
+  fi
 }
 
 enable_plugins() {
   local mode=("$@") missing=() enabled
-  enabled=$(rabbitmq-plugins list -E -m "${mode[@]}" 2>/dev/null || true)
+  enabled=$(node_run rabbitmq-plugins list -E -m "${mode[@]}" 2>/dev/null || true)
   for p in "${PLUGINS[@]}"; do
     grep -qx "$p" <<<"$enabled" || missing+=("$p")
   done
   [ ${#missing[@]} -eq 0 ] && return 0
   say "enabling ${missing[*]}"
-  rabbitmq-plugins enable "${mode[@]}" "${missing[@]}" >/dev/null || die "rabbitmq-plugins enable ${missing[*]} failed"
+  node_run rabbitmq-plugins enable "${mode[@]}" "${missing[@]}" >/dev/null || die "rabbitmq-plugins enable ${missing[*]} failed"
+}
+
+# enable_online starts the plugins on a running node: enabled_plugins may
+# list them (an offline enable) while the node has not started them.
+enable_online() {
+  say "the management API does not answer on $API_PORT: enabling the plugins on the running node"
+  node_run rabbitmq-plugins enable "${PLUGINS[@]}" >/dev/null 2>&1 || say "rabbitmq-plugins enable failed; waiting to see whether the API comes up"
 }
 
 wait_for() {
-  local deadline=$((SECONDS + WAIT_SECONDS))
+  local deadline=$((SECONDS + WAIT_SECONDS)) logs=/var/log/rabbitmq/ enabled=
+  [ "$VERSION" != 3.10 ] && logs="$ROOT/var/log/rabbitmq/"
   until port_open "$AMQP_PORT"; do
-    [ $SECONDS -lt $deadline ] || die "AMQP did not come up on 127.0.0.1:$AMQP_PORT within ${WAIT_SECONDS}s (see /var/log/rabbitmq/)"
+    [ $SECONDS -lt $deadline ] || die "AMQP did not come up on 127.0.0.1:$AMQP_PORT within ${WAIT_SECONDS}s (see $logs)"
     sleep 1
   done
   until api_ok; do
-    [ $SECONDS -lt $deadline ] || die "the management API did not come up on 127.0.0.1:$API_PORT within ${WAIT_SECONDS}s (is rabbitmq_management enabled? see /var/log/rabbitmq/)"
+    if [ -z "$enabled" ] && [ $SECONDS -gt $((deadline - WAIT_SECONDS + 10)) ]; then
+      enable_online
+      enabled=1
+    fi
+    [ $SECONDS -lt $deadline ] || die "the management API did not come up on 127.0.0.1:$API_PORT within ${WAIT_SECONDS}s (see $logs)"
     sleep 1
   done
 }
 
-up() {
+up_system() {
   if port_open "$AMQP_PORT"; then
     enable_plugins
+    api_ok || enable_online
   else
-    install_server
+    command -v rabbitmq-server >/dev/null 2>&1 || { say "installing Debian's rabbitmq-server"; apt_install rabbitmq-server curl; }
     need_root "starting rabbitmq-server"
     enable_plugins --offline
     # The package's postinst may have started it already (where an init
@@ -82,28 +130,77 @@ up() {
       mkdir -p "$STATE_DIR" && touch "$MARK"
     fi
   fi
+}
+
+# bootstrap makes the chroot once: Debian $SUITE with its rabbitmq-server.
+bootstrap() {
+  [ -x "$ROOT/usr/sbin/rabbitmq-server" ] && return 0
+  need_root "bootstrapping RabbitMQ $VERSION"
+  command -v debootstrap >/dev/null 2>&1 || apt_install debootstrap
+  local tmp="$ROOT.partial"
+  rm -rf "$tmp"
+  mkdir -p "$(dirname "$ROOT")"
+  say "bootstrapping Debian $SUITE with rabbitmq-server into $ROOT (once: about 30 s and 400 MB)"
+  debootstrap --variant=minbase --include=rabbitmq-server "$SUITE" "$tmp" >"$STATE_DIR/debootstrap-$VERSION.log" 2>&1 ||
+    die "debootstrap $SUITE failed (see $STATE_DIR/debootstrap-$VERSION.log)"
+  rm -rf "$ROOT"
+  mv "$tmp" "$ROOT"
+}
+
+up_chroot() {
+  if port_open "$AMQP_PORT"; then
+    api_ok || enable_online
+    return 0
+  fi
+  bootstrap
+  need_root "starting RabbitMQ $VERSION"
+  cp /etc/hosts "$ROOT/etc/hosts" # else: epmd error for host localhost: nxdomain
+  mountpoint -q "$ROOT/proc" || mount -t proc proc "$ROOT/proc"
+  mountpoint -q "$ROOT/dev" || mount --bind /dev "$ROOT/dev"
+  mkdir -p "$ROOT/etc/rabbitmq"
+  cat >"$ROOT/etc/rabbitmq/rabbitmq.conf" <<EOF
+listeners.tcp.default = 127.0.0.1:$AMQP_PORT
+management.tcp.ip = 127.0.0.1
+management.tcp.port = $API_PORT
+prometheus.tcp.port = $PROM_PORT
+EOF
+  enable_plugins --offline
+  say "starting RabbitMQ $VERSION ($(node_run dpkg-query -W -f='${Version}' rabbitmq-server 2>/dev/null || echo '?'))"
+  node_run rabbitmq-server -detached >/dev/null 2>&1 || say "rabbitmq-server -detached returned an error; waiting to see whether the node came up"
+  mkdir -p "$STATE_DIR" && touch "$MARK"
+}
+
+up() {
+  if [ "$VERSION" = 3.10 ]; then up_system; else up_chroot; fi
   wait_for
-  say "up: amqp://127.0.0.1:$AMQP_PORT, http://127.0.0.1:$API_PORT"
+  say "up: RabbitMQ $VERSION on amqp://127.0.0.1:$AMQP_PORT, http://127.0.0.1:$API_PORT"
 }
 
 down() {
   if [ ! -f "$MARK" ]; then
-    say "not stopping: this script did not start the running broker"
+    say "not stopping RabbitMQ $VERSION: this script did not start it"
     return 0
   fi
-  rabbitmqctl stop >/dev/null 2>&1 || true
+  if [ "$VERSION" = 3.10 ]; then
+    rabbitmqctl stop >/dev/null 2>&1 || true
+  else
+    node_run rabbitmqctl -n "$NODE" stop >/dev/null 2>&1 || true
+    node_run epmd -port "$EPMD_PORT" -kill >/dev/null 2>&1 || true
+    umount "$ROOT/dev" 2>/dev/null || true
+    umount "$ROOT/proc" 2>/dev/null || true
+  fi
   rm -f "$MARK"
-  say "stopped"
+  say "stopped RabbitMQ $VERSION"
 }
 
 status() {
-  port_open "$AMQP_PORT" && say "AMQP answers on $AMQP_PORT" || say "AMQP does not answer on $AMQP_PORT"
-  api_ok && say "management API answers on $API_PORT" || say "management API does not answer on $API_PORT"
+  port_open "$AMQP_PORT" && say "$VERSION: AMQP answers on $AMQP_PORT" || say "$VERSION: AMQP does not answer on $AMQP_PORT"
+  api_ok && say "$VERSION: management API answers on $API_PORT" || say "$VERSION: management API does not answer on $API_PORT"
 }
 
-case "${1:-}" in
+case "$cmd" in
   up) up ;;
   down) down ;;
   status) status ;;
-  *) echo "usage: $0 up|down|status" >&2; exit 2 ;;
+  *) echo "usage: $0 up|down|status [--version 3.10|4.0|4.3]" >&2; exit 2 ;;
 esac

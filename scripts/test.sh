@@ -1,26 +1,52 @@
 #!/usr/bin/env bash
-# test.sh — the whole suite against the real broker, leaving it as found:
-# sweep what interrupted runs left (ladder-test.* names), record the broker's
+# test.sh — the whole suite against real brokers, leaving each as found.
+# VERSIONS (default "3.10 4.3"; make test-matrix adds 4.0) are started by
+# scripts/rabbitmq.sh; the first runs every package, the others the
+# packages that talk to a broker (the unit tests run once). For each: sweep
+# what interrupted runs left (ladder-test.* names), record the broker's
 # vhosts, queues, exchanges and policies, optionally fill it with unrelated
-# ladders and queues (LADDER_TEST_NOISE=1, as CI does), run the tests, remove
-# the noise, and fail if anything was left behind or went missing.
+# ladders and queues (LADDER_TEST_NOISE=1, as CI does), run the tests,
+# remove the noise, and fail if anything was left behind or went missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
 PKGS=${PKGS:-./...}
+LIVE_PKGS=${LIVE_PKGS:-"./broker/... ./internal/cli"}
+VERSIONS=${VERSIONS:-"3.10 4.3"}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 "$GO" build -o "$work/brokerstate" ./scripts/brokerstate
 bs() { "$work/brokerstate" "$@"; }
 
-bs sweep
-bs save "$work/before"
-noise=${LADDER_TEST_NOISE:-0}
-if [ "$noise" = 1 ]; then bs noise up; fi
+ports() {
+  case "$1" in
+    3.10) echo 5672 15672 ;;
+    4.3) echo 5673 15673 ;;
+    4.0) echo 5674 15674 ;;
+  esac
+}
 
 rc=0
-LADDER_REQUIRE_BROKER=1 "$GO" test -race -count=1 $PKGS || rc=$?
-
-if [ "$noise" = 1 ]; then bs noise down || rc=1; fi
-bs check "$work/before" || rc=1
+first=1
+for v in $VERSIONS; do
+  scripts/rabbitmq.sh up --version "$v"
+  read -r amqp api < <(ports "$v")
+  export LADDER_TEST_AMQP_URL="amqp://guest:guest@127.0.0.1:$amqp/" LADDER_TEST_API_URL="http://127.0.0.1:$api"
+  pkgs=$LIVE_PKGS
+  noise=0
+  if [ $first = 1 ]; then
+    pkgs=$PKGS
+    noise=${LADDER_TEST_NOISE:-0}
+  fi
+  first=0
+  echo "== RabbitMQ $v: $pkgs"
+  start=$SECONDS
+  bs sweep
+  bs save "$work/before-$v"
+  if [ "$noise" = 1 ]; then bs noise up; fi
+  LADDER_REQUIRE_BROKER=1 "$GO" test -race -count=1 $pkgs || rc=1
+  if [ "$noise" = 1 ]; then bs noise down || rc=1; fi
+  bs check "$work/before-$v" || rc=1
+  echo "== RabbitMQ $v: $((SECONDS - start)) s"
+done
 exit $rc
