@@ -16,7 +16,6 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/ladder-tui/ladder/broker"
-	"github.com/ladder-tui/ladder/broker/brokertest"
 	"github.com/ladder-tui/ladder/retry"
 )
 
@@ -284,7 +283,6 @@ func TestAuditLogCoversDumpConsumeAndReplay(t *testing.T) {
 		b, _ := json.MarshalIndent(events, "", " ")
 		t.Errorf("events:\n%s", b)
 	}
-	_ = brokertest.Name
 }
 
 // dump --consume --where: messages not chosen stay, in order, however many
