@@ -27,7 +27,7 @@ const queuePageSize = 500
 var queueColumns = strings.Join([]string{
 	"name", "type", "arguments", "policy", "effective_policy_definition",
 	"messages", "messages_ready", "messages_unacknowledged", "consumers",
-	"head_message_timestamp", "messages_dlx",
+	"head_message_timestamp", "messages_dlx", "durable", "exclusive",
 	"message_stats.publish", "message_stats.publish_details.rate",
 	"message_stats.deliver_get", "message_stats.deliver_get_details.rate",
 	"message_stats.ack", "message_stats.ack_details.rate",
@@ -103,6 +103,8 @@ type apiQueue struct {
 	Consumers                 int            `json:"consumers"`
 	HeadMessageTimestamp      *float64       `json:"head_message_timestamp"`
 	MessagesDLX               *int64         `json:"messages_dlx"`
+	Durable                   *bool          `json:"durable"`
+	Exclusive                 *bool          `json:"exclusive"`
 	MessageStats              *struct {
 		Publish          int64    `json:"publish"`
 		PublishDetails   *apiRate `json:"publish_details"`
@@ -288,6 +290,7 @@ func adaptQueue(aq apiQueue) (retry.Queue, queueCounters) {
 	if aq.MessagesDLX != nil {
 		q.MessagesDLX = *aq.MessagesDLX
 	}
+	q.Transient = aq.Durable != nil && !*aq.Durable && (aq.Exclusive == nil || !*aq.Exclusive)
 	c := queueCounters{messages: aq.Messages}
 	if s := aq.MessageStats; s != nil {
 		c = queueCounters{publish: s.Publish, deliver: s.DeliverGet, ack: s.Ack, redeliver: s.Redeliver, messages: aq.Messages, hasStats: true}

@@ -37,6 +37,8 @@ type Queue struct {
 	// MessagesDLX counts a quorum queue's dead letters awaiting at-least-once
 	// delivery to its dead-letter target.
 	MessagesDLX int64
+	// Transient: neither durable nor exclusive (4.3 denies such queues).
+	Transient bool
 }
 
 // Rates are messages per second; Known is false when neither the server nor

@@ -17,6 +17,7 @@ import (
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
+	"github.com/ladder-tui/ladder/retry"
 )
 
 // brokerEnv points the commands at the test broker.
@@ -394,5 +395,54 @@ func TestTopologyMarksLadderOwnQueues(t *testing.T) {
 		if strings.HasPrefix(f.Queue, "ladder.delay.") {
 			t.Errorf("finding on ladder's own queue: %+v", f)
 		}
+	}
+}
+
+// ladder lint on a live broker: queues declared the ways 4.3 refuses or
+// changes are named, and errors exit 1.
+func TestLintCommandOnTheBroker(t *testing.T) {
+	r := vhostEnv(t)
+	l, err := broker.NewLive(r, "test lint")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if v, _ := l.BrokerVersion(context.Background()); retry.CarriesDeaths(v) {
+		t.Skipf("RabbitMQ %s refuses the queues this test declares (they are what lint warns of)", v)
+	}
+	lazy := testQueue(t, r, "lazy", 0, amqp.Table{"x-queue-mode": "lazy"})
+	v1 := testQueue(t, r, "v1", 0, amqp.Table{"x-queue-version": int32(1)})
+	qq := testQueue(t, r, "qq", 0, amqp.Table{"x-queue-type": "quorum"})
+	conn, err := r.DialAMQP(context.Background(), "test lint")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ch, _ := conn.Channel()
+	temp := brokertest.Name(t, "temp")
+	if _, err := ch.QueueDeclare(temp, false, false, false, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runLadder(t, "lint", "--for", "4.3", "-o", "json")
+	if code != exitError || !strings.Contains(errOut, "break on RabbitMQ 4.3") {
+		t.Fatalf("exit %d %q", code, errOut)
+	}
+	var rep struct {
+		Findings []retry.Finding `json:"findings"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	found := map[string]string{}
+	for _, f := range rep.Findings {
+		found[f.Queue] = f.Code
+	}
+	for q, code := range map[string]string{lazy: retry.CodeQueueMode, v1: retry.CodeQueueVersion1, qq: retry.CodeQuorumNoDLX, temp: retry.CodeTransientQueue} {
+		if found[q] != code {
+			t.Errorf("%s: %q, want %s (all: %v)", q, found[q], code, found)
+		}
+	}
+	if code, _, _ := runLadder(t, "lint", "--for", "4.0"); code != exitOK {
+		t.Errorf("4.0 (warnings only): exit %d", code)
 	}
 }

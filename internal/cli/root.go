@@ -106,6 +106,7 @@ variable (shown in brackets); flags win over the environment.`,
 		newDumpCmd(a),
 		newReplayCmd(a),
 		newScheduleCmd(a),
+		newLintCmd(a),
 	)
 	// Every argument check's error is a usage error (exit 2), however
 	// cobra words it.

@@ -1,0 +1,98 @@
+package retry
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Upgrade-lint finding codes (ladder lint): what breaks or changes when the
+// broker moves to a newer RabbitMQ.
+const (
+	CodeQueueMode       = "queue-mode"
+	CodeQueueVersion1   = "queue-version-1"
+	CodeDelayedPlugin   = "delayed-exchange-plugin"
+	CodeQuorumNoDLX     = "quorum-no-dead-letter"
+	CodeTransientQueue  = "transient-queue"
+	CodeClassicMirrored = "classic-mirroring"
+)
+
+// LintTargets are the versions ladder lint knows.
+var LintTargets = []string{"4.0", "4.3"}
+
+// Lint lists what will break or change in v on upgrading to version target
+// ("4.0" or "4.3"; later ones read as 4.3), one finding a queue or exchange.
+// Sources: RabbitMQ's 4.0.1 and 4.3.0 release notes (see README).
+func Lint(v *Vhost, target string) ([]Finding, error) {
+	minor, err := lintMinor(target)
+	if err != nil {
+		return nil, err
+	}
+	var out []Finding
+	add := func(f Finding) { out = append(out, f) }
+	for i := range v.Queues {
+		q := &v.Queues[i]
+		if val, ok := setting(q, "x-queue-mode", "queue-mode"); ok && minor >= 3 {
+			add(Finding{Code: CodeQueueMode, Severity: SeverityError, Queue: q.Name,
+				Message: fmt.Sprintf("queue mode %v: 4.3 refuses x-queue-mode of any value (lazy mode has not applied since 3.12); remove the argument or policy key", val)})
+		}
+		if val, ok := setting(q, "x-queue-version", "queue-version"); ok && minor >= 3 {
+			if n, _, err := intValue(val); err == nil && n == 1 {
+				add(Finding{Code: CodeQueueVersion1, Severity: SeverityError, Queue: q.Name,
+					Message: "classic queue version 1: 4.3 refuses x-queue-version 1 (version 2 is the default since 4.0)"})
+			}
+		}
+		if _, ok := setting(q, "", "ha-mode"); ok {
+			add(Finding{Code: CodeClassicMirrored, Severity: SeverityError, Queue: q.Name,
+				Message: "classic queue mirroring (ha-mode policy) was removed in 4.0: the queue is no longer replicated; use a quorum queue"})
+		}
+		if q.Type == QueueQuorum {
+			if set := EffectiveSettings(q); !set.HasDeadLetterExchange {
+				add(Finding{Code: CodeQuorumNoDLX, Severity: SeverityWarning, Queue: q.Name,
+					Message: "quorum queue without a dead-letter exchange: from 4.0 a message redelivered 20 times (the default delivery limit) is dropped silently; set a dead-letter target or x-delivery-limit"})
+			}
+		}
+		if q.Transient && minor >= 3 {
+			add(Finding{Code: CodeTransientQueue, Severity: SeverityWarning, Queue: q.Name,
+				Message: "transient, non-exclusive queue: 4.3 denies declaring these by default (the transient_nonexcl_queues deprecated feature); declare it durable or exclusive"})
+		}
+	}
+	for _, x := range v.Exchanges {
+		if x.Type != ExchangeDelayed {
+			continue
+		}
+		f := Finding{Code: CodeDelayedPlugin, Exchange: x.Name}
+		if minor >= 3 {
+			f.Severity, f.Message = SeverityError, "delayed-message exchange: the plugin is gone in 4.3 (it needs Mnesia): messages it holds are lost on upgrade; use ladder's delay queues, TTL tiers or 4.3's quorum delayed retry"
+		} else {
+			f.Severity, f.Message = SeverityWarning, "delayed-message exchange: on 4.0–4.2 disable the plugin before enabling Khepri, or the messages it holds are lost; it is gone in 4.3"
+		}
+		add(f)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Severity.rank() < out[j].Severity.rank() })
+	return out, nil
+}
+
+func lintMinor(target string) (int, error) {
+	major, minor, ok := strings.Cut(target, ".")
+	if !ok || major != "4" {
+		return 0, fmt.Errorf("--for %q: want 4.0 or 4.3", target)
+	}
+	n, err := strconv.Atoi(minor)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("--for %q: want 4.0 or 4.3", target)
+	}
+	return n, nil
+}
+
+// setting is a queue argument, else its effective policy's key.
+func setting(q *Queue, arg, policy string) (any, bool) {
+	if arg != "" {
+		if v, ok := q.Arguments[arg]; ok {
+			return v, true
+		}
+	}
+	v, ok := q.Policy[policy]
+	return v, ok
+}
