@@ -32,10 +32,19 @@ type QueueReport struct {
 	Unacked       int64    `json:"unacked"`
 	Consumers     int      `json:"consumers"`
 	OwnedByLadder bool     `json:"owned_by_ladder"`
+	// DelayedRetry is the queue's built-in delayed retry (4.3), or null.
+	DelayedRetry *DelayedRetryReport `json:"delayed_retry"`
 	PublishRate   *float64 `json:"publish_rate"`
 	DeliverRate   *float64 `json:"deliver_rate"`
 	AckRate       *float64 `json:"ack_rate"`
 	RedeliverRate *float64 `json:"redeliver_rate"`
+}
+
+// DelayedRetryReport is a quorum queue's built-in delayed retry.
+type DelayedRetryReport struct {
+	Type  string `json:"type"`
+	MinMS int64  `json:"min_ms"`
+	MaxMS int64  `json:"max_ms"`
 }
 
 // TierReport is a tier queue with its TTL.
@@ -106,6 +115,9 @@ func queueReport(name string, byName map[string]retry.Queue) QueueReport {
 		return QueueReport{Name: name, OwnedByLadder: retry.OwnedByLadder(name)}
 	}
 	r := QueueReport{Name: q.Name, Type: q.Type, Messages: q.Messages, Ready: q.Ready, Unacked: q.Unacked, Consumers: q.Consumers, OwnedByLadder: retry.OwnedByLadder(q.Name)}
+	if d := retry.EffectiveSettings(&q).DelayedRetry; d != nil {
+		r.DelayedRetry = &DelayedRetryReport{Type: d.Type, MinMS: d.Min.Milliseconds(), MaxMS: d.Max.Milliseconds()}
+	}
 	if q.Rates.Known {
 		r.PublishRate, r.DeliverRate, r.AckRate, r.RedeliverRate = ptr(q.Rates.Publish), ptr(q.Rates.Deliver), ptr(q.Rates.Ack), ptr(q.Rates.Redeliver)
 	}

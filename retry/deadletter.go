@@ -36,6 +36,33 @@ type QueueSettings struct {
 	// returns a message is dead-lettered (or dropped).
 	DeliveryLimit    int64
 	HasDeliveryLimit bool
+
+	// DelayedRetry is RabbitMQ 4.3's built-in delayed retry of quorum
+	// queues (x-delayed-retry-type/min/max or the policy keys
+	// delayed-retry-type/min/max); nil when off.
+	DelayedRetry *DelayedRetry
+}
+
+// DelayedRetry holds a quorum queue's returned messages back before
+// redelivery: delay = min(Min × delivery count, Max). Type says which
+// returns: all, failed or returned.
+type DelayedRetry struct {
+	Type     string
+	Min, Max time.Duration
+}
+
+// Delay is the wait before the n-th redelivery.
+func (d DelayedRetry) Delay(n int) time.Duration {
+	w := d.Min * time.Duration(n)
+	if d.Max > 0 && w > d.Max {
+		return d.Max
+	}
+	return w
+}
+
+// Policy is the backoff that gives the same delays (schedule previews it).
+func (d DelayedRetry) Policy() Policy {
+	return Policy{Backoff: BackoffLinear, Base: d.Min, Cap: d.Max}
 }
 
 // EffectiveSettings resolves q's arguments against its effective policy the
@@ -71,8 +98,29 @@ func EffectiveSettings(q *Queue) QueueSettings {
 		if n, ok := dlMin(a, "x-delivery-limit", p, "delivery-limit"); ok && n >= 0 {
 			s.DeliveryLimit, s.HasDeliveryLimit = n, true
 		}
+		if typ, ok := dlArgWins(a, "x-delayed-retry-type", p, "delayed-retry-type"); ok && typ != "" && typ != "disabled" {
+			d := &DelayedRetry{Type: typ}
+			if ms, ok := dlArgOr(a, "x-delayed-retry-min", p, "delayed-retry-min"); ok {
+				d.Min = time.Duration(ms) * time.Millisecond
+			}
+			if ms, ok := dlArgOr(a, "x-delayed-retry-max", p, "delayed-retry-max"); ok {
+				d.Max = time.Duration(ms) * time.Millisecond
+			}
+			s.DelayedRetry = d
+		}
 	}
 	return s
+}
+
+// dlArgOr is the argument's non-negative integer, else the policy's.
+func dlArgOr(args map[string]any, argKey string, pol map[string]any, polKey string) (int64, bool) {
+	if v, ok := dlInt(args[argKey]); ok && v >= 0 {
+		return v, true
+	}
+	if v, ok := dlInt(pol[polKey]); ok && v >= 0 {
+		return v, true
+	}
+	return 0, false
 }
 
 // dlArgWins returns the argument's string value when present, else the policy's.

@@ -32,6 +32,8 @@ import (
 //     a queue TTL) but makes M a ladder so Findings can report it against M.
 //     (In a loop where M has no consumers either, both are mains: nothing
 //     tells them apart.)
+//  5. M is a quorum queue with built-in delayed retry (RabbitMQ 4.3): it
+//     holds its own returned messages back (Ladder.DelayedRetry).
 //
 // Anything else is left out: a plain queue whose dead letters go to a DLQ is
 // not a ladder. Tiers are those of 1 and 3, sorted by TTL then name.
@@ -186,7 +188,8 @@ func (t *discTopo) mains() []bool {
 		if !t.canon[m] {
 			continue
 		}
-		main[m] = len(t.delayedTo[m]) > 0 || len(t.tiers(m)) > 0
+		// 5. a quorum queue with built-in delayed retry (4.3) waits itself.
+		main[m] = len(t.delayedTo[m]) > 0 || len(t.tiers(m)) > 0 || t.set[m].DelayedRetry != nil
 	}
 	out := slices.Clone(main)
 	for m := range n {
@@ -252,6 +255,7 @@ func (t *discTopo) ladder(m int) Ladder {
 	slices.SortFunc(l.DelayedExchanges, func(a, b DelayedExchange) int { return cmp.Compare(a.Name, b.Name) })
 	l.DLQ = t.dlq(m)
 	l.DelayQueues = slices.Sorted(slices.Values(t.ownedInto[m]))
+	l.DelayedRetry = t.set[m].DelayedRetry
 	return l
 }
 

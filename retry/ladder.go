@@ -23,6 +23,9 @@ type Ladder struct {
 	// DelayQueues are ladder's own per-delay wait queues (OwnedByLadder)
 	// that dead-letter into the main queue: never tiers, never in findings.
 	DelayQueues []string
+	// DelayedRetry is the main queue's built-in delayed retry (RabbitMQ
+	// 4.3 quorum queues): the queue is its own wait tier.
+	DelayedRetry *DelayedRetry
 }
 
 // OwnedByLadder reports whether a queue is one ladder declared for itself

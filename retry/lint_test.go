@@ -3,6 +3,7 @@ package retry
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func lintVhost() *Vhost {
@@ -56,5 +57,28 @@ func TestLintFindsWhatBreaksOnUpgrade(t *testing.T) {
 	}
 	if _, err := Lint(lintVhost(), "5"); err == nil || !strings.Contains(err.Error(), `--for "5"`) {
 		t.Errorf("bad target: %v", err)
+	}
+}
+
+// A 4.3 quorum queue with built-in delayed retry is a ladder of its own,
+// with its DLQ; its delays preview as min(min × count, max).
+func TestDelayedRetryQueueIsALadder(t *testing.T) {
+	v := &Vhost{Name: "/", Queues: []Queue{
+		{Name: "jobs", Type: QueueQuorum, Arguments: map[string]any{"x-delayed-retry-type": "failed", "x-delayed-retry-min": int64(1000),
+			"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "jobs.dlq"}, Policy: map[string]any{"delayed-retry-max": float64(2500)}},
+		{Name: "jobs.dlq", Type: QueueQuorum},
+		{Name: "off", Type: QueueQuorum, Arguments: map[string]any{"x-delayed-retry-type": "disabled"}},
+	}}
+	ls := Discover(v)
+	if len(ls) != 1 || ls[0].Main != "jobs" || ls[0].DLQ != "jobs.dlq" || ls[0].DelayedRetry == nil {
+		t.Fatalf("%+v", ls)
+	}
+	d := *ls[0].DelayedRetry
+	if d.Type != "failed" || d.Min != time.Second || d.Max != 2500*time.Millisecond || d.Delay(2) != 2*time.Second || d.Delay(3) != 2500*time.Millisecond {
+		t.Errorf("%+v", d)
+	}
+	s, err := Schedule(d.Policy(), 3, &ls[0])
+	if err != nil || s.Attempts[0].Delay != time.Second || s.Attempts[2].Delay != 2500*time.Millisecond {
+		t.Errorf("%+v %v", s, err)
 	}
 }

@@ -27,6 +27,7 @@ const (
 	rowMain
 	rowTier
 	rowDelayed // a delayed-message exchange: shown, not selectable
+	rowRetry   // the main queue's built-in delayed retry (4.3): shown, not selectable
 	rowDLQ
 	rowOther // a queue outside every ladder
 )
@@ -45,7 +46,9 @@ type homeRow struct {
 	finds  []retry.Finding
 }
 
-func (r *homeRow) selectable() bool { return r.kind != rowSection && r.kind != rowDelayed }
+func (r *homeRow) selectable() bool {
+	return r.kind != rowSection && r.kind != rowDelayed && r.kind != rowRetry
+}
 
 // buildHomeRows lays out the snapshot: each ladder as a chain (main, tiers
 // shortest first, delayed exchanges, DLQ), then every queue outside all
@@ -117,6 +120,9 @@ func buildHomeRows(s *broker.Snapshot, filter string) []homeRow {
 		}
 		for _, d := range l.DelayedExchanges {
 			rows = append(rows, homeRow{kind: rowDelayed, name: d.Name, ladder: li, held: d.MessagesDelayed})
+		}
+		if d := l.DelayedRetry; d != nil {
+			rows = append(rows, homeRow{kind: rowRetry, name: "delayed retry: " + present.DelayedRetry(d), ladder: li, held: -1})
 		}
 		if l.DLQ != "" {
 			rows = append(rows, homeRow{kind: rowDLQ, name: l.DLQ, ladder: li, q: queues[l.DLQ], finds: finds[l.DLQ]})
@@ -216,7 +222,7 @@ func renderHomeRow(r *homeRow, rs rowStats, c homeCols, st *style.Styles, select
 	}
 	name := termtext.Sanitize(r.name)
 	switch r.kind {
-	case rowTier, rowDelayed, rowDLQ:
+	case rowTier, rowDelayed, rowDLQ, rowRetry:
 		glyph := "├─"
 		if r.last {
 			glyph = "└─"
@@ -234,6 +240,8 @@ func renderHomeRow(r *homeRow, rs rowStats, c homeCols, st *style.Styles, select
 		}
 	case rowDelayed:
 		role = "delay"
+	case rowRetry:
+		role = "retry"
 	case rowDLQ:
 		role = "DLQ"
 	case rowOther:
@@ -246,7 +254,7 @@ func renderHomeRow(r *homeRow, rs rowStats, c homeCols, st *style.Styles, select
 	}
 	ready, unack, cons, in, out, drain := present.NoValue, present.NoValue, present.NoValue, present.NoValue, present.NoValue, ""
 	spark := strings.Repeat(" ", c.spark)
-	if r.kind == rowDelayed {
+	if r.kind == rowDelayed || r.kind == rowRetry {
 		ready, unack, cons, in, out = present.Count(r.held), "", "", "", ""
 	} else if r.q != nil {
 		q := r.q
@@ -409,7 +417,7 @@ func renderRowDetails(r *homeRow, s *broker.Snapshot, width, height int, st *sty
 	}
 	// Wrapped at words, like the findings: a queue name is never cut.
 	lines = append(lines, wrapStyled(st.Strong, head, width)...)
-	if len(r.finds) == 0 && r.kind != rowDelayed && r.kind != rowSection {
+	if len(r.finds) == 0 && r.kind != rowDelayed && r.kind != rowRetry && r.kind != rowSection {
 		lines = append(lines, st.Muted.Render(termtext.Truncate("no findings", width)))
 	}
 	for _, f := range r.finds {

@@ -446,3 +446,38 @@ func TestLintCommandOnTheBroker(t *testing.T) {
 		t.Errorf("4.0 (warnings only): exit %d", code)
 	}
 }
+
+// On RabbitMQ 4.3, a quorum queue with built-in delayed retry shows as a
+// ladder with its DLQ, and schedule previews its own delays.
+func TestDelayedRetryQueueOnTheBroker(t *testing.T) {
+	r := vhostEnv(t)
+	l, err := broker.NewLive(r, "test delayed retry")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if v, _ := l.BrokerVersion(context.Background()); !strings.HasPrefix(v, "4.3") && !strings.HasPrefix(v, "4.4") {
+		t.Skipf("RabbitMQ %s has no built-in delayed retry (4.3 adds it)", v)
+	}
+	dlq := testQueue(t, r, "dlq", 0, amqp.Table{"x-queue-type": "quorum"})
+	main := testQueue(t, r, "jobs", 0, amqp.Table{"x-queue-type": "quorum", "x-delayed-retry-type": "failed",
+		"x-delayed-retry-min": int64(1000), "x-delayed-retry-max": int64(30000), "x-dead-letter-exchange": "", "x-dead-letter-routing-key": dlq})
+	code, out, errOut := runLadder(t, "topology", "-o", "json")
+	if code != exitOK {
+		t.Fatalf("exit %d %s", code, errOut)
+	}
+	var rep broker.TopologyReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Ladders) != 1 || rep.Ladders[0].Main.Name != main || rep.Ladders[0].DLQ == nil || rep.Ladders[0].DLQ.Name != dlq {
+		t.Fatalf("ladders %+v", rep.Ladders)
+	}
+	if d := rep.Ladders[0].Main.DelayedRetry; d == nil || d.Type != "failed" || d.MinMS != 1000 || d.MaxMS != 30000 {
+		t.Errorf("delayed_retry %+v", d)
+	}
+	code, out, errOut = runLadder(t, "schedule", "--ladder", main, "--attempts", "3")
+	if code != exitOK || !strings.Contains(out, "1s") || !strings.Contains(out, "3s") {
+		t.Errorf("schedule: exit %d %s\n%s", code, errOut, out)
+	}
+}

@@ -21,7 +21,8 @@ func newScheduleCmd(a *app) *cobra.Command {
 		Short: "Print a backoff policy's retry schedule",
 		Long: `Print each retry's delay and the band jitter can spread it over; with --ladder,
 the tier of that ladder a retry would wait in (exact TTL, else the shortest
-longer one).
+longer one). --ladder alone, on a RabbitMQ 4.3 quorum queue with built-in
+delayed retry, previews that queue's own delays: min(min × delivery count, max).
 
 The seeds' policies:
   Go seed      --backoff exponential --base 5s --factor 5          (5s, 25s, 125s)
@@ -31,6 +32,25 @@ The seeds' policies:
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var err error
+			if ladder != "" && !cmd.Flags().Changed("backoff") && !cmd.Flags().Changed("base") {
+				// The queue's own delays: 4.3's built-in delayed retry.
+				l, err := a.findLadder(cmd, ladder)
+				if err != nil {
+					return err
+				}
+				if l.DelayedRetry == nil {
+					return usageErr("--ladder %s has no built-in delayed retry: give --backoff and --base", ladder)
+				}
+				s, err := retry.Schedule(l.DelayedRetry.Policy(), attempts, l)
+				if err != nil {
+					return usageErr("%w", err)
+				}
+				if a.json() {
+					return writeJSON(a.stdout, s)
+				}
+				_, err = io.WriteString(a.stdout, renderSchedule(s))
+				return err
+			}
 			for _, f := range []string{"backoff", "base"} {
 				if !cmd.Flags().Changed(f) {
 					return usageErr("--%s is required (see ladder schedule --help)", f)

@@ -145,3 +145,13 @@ func Progress(done, total, moved, failed int, elapsed time.Duration) string {
 	b.WriteString(" · moved " + strconv.Itoa(moved) + " · failed " + strconv.Itoa(failed))
 	return b.String()
 }
+
+// DelayedRetry is a quorum queue's built-in delayed retry in words:
+// "failed, 1s × count ≤ 30s".
+func DelayedRetry(d *retry.DelayedRetry) string {
+	s := d.Type + ", " + retry.FormatDelay(d.Min) + " × count"
+	if d.Max > 0 {
+		s += " ≤ " + retry.FormatDelay(d.Max)
+	}
+	return s
+}
