@@ -25,19 +25,19 @@ type LadderReport struct {
 
 // QueueReport is a queue's depth and rates; a rate is null when unknown.
 type QueueReport struct {
-	Name          string   `json:"name"`
-	Type          string   `json:"type"`
-	Messages      int64    `json:"messages"`
-	Ready         int64    `json:"ready"`
-	Unacked       int64    `json:"unacked"`
-	Consumers     int      `json:"consumers"`
-	OwnedByLadder bool     `json:"owned_by_ladder"`
+	Name          string `json:"name"`
+	Type          string `json:"type"`
+	Messages      int64  `json:"messages"`
+	Ready         int64  `json:"ready"`
+	Unacked       int64  `json:"unacked"`
+	Consumers     int    `json:"consumers"`
+	OwnedByLadder bool   `json:"owned_by_ladder"`
 	// DelayedRetry is the queue's built-in delayed retry (4.3), or null.
-	DelayedRetry *DelayedRetryReport `json:"delayed_retry"`
-	PublishRate   *float64 `json:"publish_rate"`
-	DeliverRate   *float64 `json:"deliver_rate"`
-	AckRate       *float64 `json:"ack_rate"`
-	RedeliverRate *float64 `json:"redeliver_rate"`
+	DelayedRetry  *DelayedRetryReport `json:"delayed_retry"`
+	PublishRate   *float64            `json:"publish_rate"`
+	DeliverRate   *float64            `json:"deliver_rate"`
+	AckRate       *float64            `json:"ack_rate"`
+	RedeliverRate *float64            `json:"redeliver_rate"`
 }
 
 // DelayedRetryReport is a quorum queue's built-in delayed retry.
