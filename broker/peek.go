@@ -98,7 +98,7 @@ func collect(ctx context.Context, ch *amqp.Channel, q retry.Queue, brokerVersion
 		want = int(q.Ready)
 	}
 	res := &PeekResult{Queue: q.Name, Type: q.Type, Total: q.Messages, Ready: q.Ready, Messages: []Message{}, PeekedAt: time.Now()}
-	res.SideEffects = PeekSideEffects(q.Type)
+	res.SideEffects = PeekSideEffects(q.Type, brokerVersion)
 	if want == 0 {
 		return res, nil
 	}
@@ -141,16 +141,26 @@ func finishPeek(res *PeekResult, q retry.Queue) *PeekResult {
 	return res
 }
 
-// PeekSideEffects says what browsing a queue of this type costs (the demo
-// simulation says the same).
-func PeekSideEffects(queueType string) []string {
+// PeekSideEffects says what browsing a queue of this type costs on a broker
+// of this version (the demo simulation says the same). Seen here: a peek
+// returns messages by closing its channel, which raises x-delivery-count on
+// 3.10, 4.0 and 4.3 (and x-acquired-count on 4.3); from 4.0 a quorum queue
+// has a delivery limit of 20 unless set.
+func PeekSideEffects(queueType, brokerVersion string) []string {
 	switch queueType {
 	case retry.QueueStream:
 		return []string{}
 	case retry.QueueQuorum:
+		count := "quorum queue: each peek increments x-delivery-count, which counts toward the queue's delivery limit if it has one"
+		switch v := brokerVersion; {
+		case major(v) >= 5 || strings.HasPrefix(v, "4.3") || strings.HasPrefix(v, "4.4"):
+			count = "quorum queue: each peek increments x-delivery-count and x-acquired-count; the delivery count counts toward the delivery limit (20 unless set)"
+		case major(v) >= 4:
+			count = "quorum queue: each peek increments x-delivery-count, which counts toward the delivery limit (20 unless set)"
+		}
 		return []string{
 			"messages were delivered to ladder and returned: their redelivered flag is now set",
-			"quorum queue: each peek increments x-delivery-count, which counts toward a delivery limit",
+			count,
 			"while ladder held them, these messages were invisible to other consumers",
 		}
 	default:

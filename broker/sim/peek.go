@@ -34,7 +34,7 @@ func (s *Sim) Peek(ctx context.Context, name string, opt broker.PeekOptions) (*b
 		Queue: name, Type: info.Type, Total: info.Messages, Ready: info.Ready,
 		// A consume-and-close peek of a classic queue; the simulation sets
 		// the redelivered flags too.
-		SideEffects: broker.PeekSideEffects(retry.QueueClassic), Messages: []broker.Message{}, PeekedAt: s.now,
+		SideEffects: broker.PeekSideEffects(retry.QueueClassic, s.opt.BrokerVersion), Messages: []broker.Message{}, PeekedAt: s.now,
 	}
 	n := min(opt.Limit, len(q.ready))
 	if n == 0 {
