@@ -99,8 +99,13 @@ func (l *Live) Move(ctx context.Context, req MoveRequest, progress func(MoveProg
 		l.adaptVhost(&v)
 	}
 	version, verr := l.mgmt.BrokerVersion(ctx)
+	if verr != nil {
+		// Without it ladder cannot tell whether the broker carries x-death
+		// on (a 4.x broker would lose the history): refuse, as replay does.
+		return rep, fmt.Errorf("move from %s: %w", req.From, verr)
+	}
 	spec := req.Spec(time.Now())
-	spec.CarryDeaths = verr == nil && retry.CarriesDeaths(version)
+	spec.CarryDeaths = retry.CarriesDeaths(version)
 	planner, err := retry.NewMovePlanner(&v, retry.Discover(&v), spec)
 	if err != nil {
 		return rep, err
@@ -111,10 +116,8 @@ func (l *Live) Move(ctx context.Context, req MoveRequest, progress func(MoveProg
 		progress: progress, start: time.Now(), run: runID(), pace: NewPacer(req.Rate),
 	}
 	q, _ := v.Queue(req.From)
-	if verr == nil {
-		if limit, ok := deliveryLimit(q, version); ok {
-			m.deliveryLimit = limit
-		}
+	if limit, ok := deliveryLimit(q, version); ok {
+		m.deliveryLimit = limit
 	}
 	conn, err := l.connection(ctx)
 	if err != nil {

@@ -153,7 +153,7 @@ func PeekSideEffects(queueType, brokerVersion string) []string {
 	case retry.QueueQuorum:
 		count := "quorum queue: each peek increments x-delivery-count, which counts toward the queue's delivery limit if it has one"
 		switch v := brokerVersion; {
-		case major(v) >= 5 || strings.HasPrefix(v, "4.3") || strings.HasPrefix(v, "4.4"):
+		case major(v) >= 5 || major(v) == 4 && minorOf(v) >= 3:
 			count = "quorum queue: each peek increments x-delivery-count and x-acquired-count; the delivery count counts toward the delivery limit (20 unless set)"
 		case major(v) >= 4:
 			count = "quorum queue: each peek increments x-delivery-count, which counts toward the delivery limit (20 unless set)"
@@ -186,6 +186,16 @@ func deliveryLimit(q retry.Queue, brokerVersion string) (int64, bool) {
 		return defaultDeliveryLimit4, true
 	}
 	return 0, false
+}
+
+// minorOf is the minor version ("4.3.6" → 3).
+func minorOf(version string) int {
+	parts := strings.SplitN(version, ".", 3)
+	if len(parts) < 2 {
+		return 0
+	}
+	n, _ := strconv.Atoi(parts[1])
+	return n
 }
 
 func major(version string) int {

@@ -170,10 +170,11 @@ func declareQueueOn(conn *amqp.Connection, name string, args retry.Headers) erro
 
 // Drain implements Client: consume with manual ack, ack each message only
 // once handle kept it; the rest return to the queue when the channel closes.
-// The prefetch is always one more than the messages held back, so nothing is
-// delivered (and, on a quorum queue, counted) that is not looked at; a held
-// message close to its quorum delivery limit stops the drain, as it stops a
-// move.
+// On a classic queue nothing is delivered that is not looked at (see the
+// prefetch below). A quorum queue gets a fixed prefetch (the limit when one is
+// given): what it delivered and was not looked at returns with its delivery
+// count raised once; a message close to its quorum delivery limit stops the
+// drain, as it stops a move.
 func (l *Live) Drain(ctx context.Context, queue string, limit int, handle func(*Message) (bool, error)) (int, error) {
 	if l.r.ReadOnly {
 		return 0, fmt.Errorf("drain %s: %w", queue, ErrReadOnly)
@@ -212,6 +213,9 @@ func (l *Live) Drain(ctx context.Context, queue string, limit int, handle func(*
 	prefetch := 1
 	if quorum {
 		prefetch = min(max(look, 1), heldBudget+1, maxPrefetch)
+		if limit > 0 {
+			prefetch = min(prefetch, limit)
+		}
 	}
 	if err := ch.Qos(prefetch, 0, false); err != nil {
 		return 0, fmt.Errorf("drain %s: qos: %w", queue, err)
@@ -239,6 +243,10 @@ func (l *Live) Drain(ctx context.Context, queue string, limit int, handle func(*
 			}
 			d = dd
 		case <-time.After(moveIdle):
+			if quorum && held >= prefetch {
+				// The fixed prefetch is full of held-back messages.
+				return taken, fmt.Errorf("drain %s: stopped after holding back %d message(s) not chosen: %w", queue, held, ErrPartial)
+			}
 			return taken, nil // fewer ready than counted: someone else took some
 		case <-ctx.Done():
 			return taken, fmt.Errorf("drain %s: %w", queue, ctx.Err())

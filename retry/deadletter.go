@@ -94,9 +94,11 @@ func EffectiveSettings(q *Queue) QueueSettings {
 	s.MaxLengthBytes, s.HasMaxLengthBytes = dlMin(a, "x-max-length-bytes", p, "max-length-bytes")
 	s.Overflow, _ = dlArgWins(a, "x-overflow", p, "overflow")
 	if q.Type == QueueQuorum {
-		// 4.x: a negative limit means "no limit".
+		// 4.x: a negative limit means "no limit" (DeliveryLimit -1, set).
 		if n, ok := dlMin(a, "x-delivery-limit", p, "delivery-limit"); ok && n >= 0 {
 			s.DeliveryLimit, s.HasDeliveryLimit = n, true
+		} else if dlNegative(a["x-delivery-limit"]) || dlNegative(p["delivery-limit"]) {
+			s.DeliveryLimit, s.HasDeliveryLimit = -1, true
 		}
 		if typ, ok := dlArgWins(a, "x-delayed-retry-type", p, "delayed-retry-type"); ok && typ != "" && typ != "disabled" {
 			d := &DelayedRetry{Type: typ}
@@ -110,6 +112,11 @@ func EffectiveSettings(q *Queue) QueueSettings {
 		}
 	}
 	return s
+}
+
+func dlNegative(v any) bool {
+	n, ok := dlInt(v)
+	return ok && n < 0
 }
 
 // dlArgOr is the argument's non-negative integer, else the policy's.

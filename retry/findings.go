@@ -122,7 +122,7 @@ func Findings(v *Vhost, ladders []Ladder) []Finding {
 					backTo)})
 			}
 		}
-		if inLadder[qi] && q.Type == QueueQuorum && set.HasDeliveryLimit {
+		if inLadder[qi] && q.Type == QueueQuorum && set.HasDeliveryLimit && set.DeliveryLimit >= 0 {
 			then := "dead-lettered"
 			if !set.HasDeadLetterExchange {
 				then = "dropped"

@@ -48,7 +48,7 @@ func Lint(v *Vhost, target string) ([]Finding, error) {
 				Message: "classic queue mirroring (ha-mode policy) was removed in 4.0: the queue is no longer replicated; use a quorum queue"})
 		}
 		if q.Type == QueueQuorum {
-			if set := EffectiveSettings(q); !set.HasDeadLetterExchange {
+			if set := EffectiveSettings(q); !set.HasDeadLetterExchange && !(set.HasDeliveryLimit && set.DeliveryLimit < 0) {
 				add(Finding{Code: CodeQuorumNoDLX, Severity: SeverityWarning, Queue: q.Name,
 					Message: "quorum queue without a dead-letter exchange: from 4.0 a message redelivered 20 times (the default delivery limit) is dropped silently; set a dead-letter target or x-delivery-limit"})
 			}

@@ -21,6 +21,7 @@ func lintVhost() *Vhost {
 			{Name: "mirrored", Type: QueueClassic, Policy: map[string]any{"ha-mode": "all"}},
 			{Name: "qq", Type: QueueQuorum},
 			{Name: "qq-dlx", Type: QueueQuorum, Arguments: map[string]any{"x-dead-letter-exchange": "plain"}},
+			{Name: "qq-unlimited", Type: QueueQuorum, Arguments: map[string]any{"x-delivery-limit": int64(-1)}},
 			{Name: "temp", Type: QueueClassic, Transient: true},
 			{Name: "fine", Type: QueueClassic},
 		},

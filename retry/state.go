@@ -149,7 +149,9 @@ func ReadState(h Headers, deathQueues map[string]bool) RetryState {
 			if found || len(deathQueues) == 0 {
 				continue
 			}
-			if _, ok := h[SourceXDeath]; !ok {
+			_, broker := h[SourceXDeath]
+			_, carried := h[HeaderCarriedDeaths]
+			if !broker && !carried {
 				continue
 			}
 			x := DecodeXDeath(h)

@@ -183,6 +183,8 @@ func CarryDeaths(h Headers) (value []any, ok bool) {
 	for _, name := range []string{hdrXDeath, HeaderCarriedDeaths} {
 		if arr, isArr := hdrArray(h[name]); isArr {
 			value = append(value, arr...)
+		} else if m, isTable := hdrTable(h[name]); isTable {
+			value = append(value, m) // one table, as the decoder reads it too
 		}
 	}
 	return value, len(value) > 0

@@ -451,3 +451,12 @@ func TestCarriedDeathsMergeWithTheBrokers(t *testing.T) {
 		t.Error("CarriesDeaths by version")
 	}
 }
+
+// Carried alone (a 4.x move dropped x-death), the history still counts.
+func TestRetryCountFromCarriedHistoryAlone(t *testing.T) {
+	carry, _ := CarryDeaths(Headers{"x-death": map[string]any{"count": int64(3), "reason": "rejected", "queue": "q", "exchange": "", "routing-keys": []any{"q"}}})
+	st := ReadState(Headers{HeaderCarriedDeaths: carry}, map[string]bool{"q": true})
+	if st.Count != 3 || st.Source != SourceXDeath {
+		t.Errorf("%+v (carried %v)", st, carry)
+	}
+}

@@ -111,7 +111,10 @@ wait_for() {
 }
 
 up_system() {
-  if port_open "$AMQP_PORT"; then
+  if port_open "$AMQP_PORT" && [ "$(id -u)" != 0 ]; then
+    # Not root: rabbitmq-plugins cannot run; a broker whose API answers will do.
+    api_ok || die "RabbitMQ answers on $AMQP_PORT but its management API does not, and enabling plugins needs root"
+  elif port_open "$AMQP_PORT"; then
     enable_plugins
     api_ok || enable_online
   else
@@ -155,6 +158,8 @@ up_chroot() {
   bootstrap
   need_root "starting RabbitMQ $VERSION"
   cp /etc/hosts "$ROOT/etc/hosts" # else: epmd error for host localhost: nxdomain
+  # From here down cleans up (the mounts too), whatever fails next.
+  mkdir -p "$STATE_DIR" && touch "$MARK"
   mountpoint -q "$ROOT/proc" || mount -t proc proc "$ROOT/proc"
   mountpoint -q "$ROOT/dev" || mount --bind /dev "$ROOT/dev"
   mkdir -p "$ROOT/etc/rabbitmq"
@@ -165,9 +170,29 @@ management.tcp.port = $API_PORT
 prometheus.tcp.port = $PROM_PORT
 EOF
   enable_plugins --offline
-  say "starting RabbitMQ $VERSION ($(node_run dpkg-query -W -f='${Version}' rabbitmq-server 2>/dev/null || echo '?'))"
+  local pkg
+  pkg=$(node_run dpkg-query -W -f='${Version}' rabbitmq-server 2>/dev/null || echo '?')
+  case "$pkg" in
+    "$VERSION".*) ;;
+    *) say "warning: Debian $SUITE now ships rabbitmq-server $pkg, not $VERSION: tests run on what it ships" ;;
+  esac
+  say "starting RabbitMQ $VERSION ($pkg)"
   node_run rabbitmq-server -detached >/dev/null 2>&1 || say "rabbitmq-server -detached returned an error; waiting to see whether the node came up"
-  mkdir -p "$STATE_DIR" && touch "$MARK"
+}
+
+# unmount_chroot releases the chroot's /proc and /dev (a /dev left bound
+# would make removing the state dir remove the host's device nodes).
+unmount_chroot() {
+  local m i
+  for m in "$ROOT/dev" "$ROOT/proc"; do
+    for i in 1 2 3 4 5; do
+      mountpoint -q "$m" || break
+      umount "$m" 2>/dev/null || sleep 1
+    done
+    if mountpoint -q "$m"; then
+      umount -l "$m" 2>/dev/null || say "could not unmount $m: unmount it before removing $STATE_DIR"
+    fi
+  done
 }
 
 up() {
@@ -179,6 +204,7 @@ up() {
 down() {
   if [ ! -f "$MARK" ]; then
     say "not stopping RabbitMQ $VERSION: this script did not start it"
+    [ "$VERSION" != 3.10 ] && [ -d "$ROOT" ] && unmount_chroot
     return 0
   fi
   if [ "$VERSION" = 3.10 ]; then
@@ -186,8 +212,7 @@ down() {
   else
     node_run rabbitmqctl -n "$NODE" stop >/dev/null 2>&1 || true
     node_run epmd -port "$EPMD_PORT" -kill >/dev/null 2>&1 || true
-    umount "$ROOT/dev" 2>/dev/null || true
-    umount "$ROOT/proc" 2>/dev/null || true
+    unmount_chroot
   fi
   rm -f "$MARK"
   say "stopped RabbitMQ $VERSION"
