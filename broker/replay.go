@@ -56,21 +56,28 @@ type DumpReport struct {
 // Dump writes a queue's messages to w in the dump format.
 func Dump(ctx context.Context, c Client, o DumpOptions, w DumpWriter) (*DumpReport, error) {
 	rep := &DumpReport{Queue: o.Queue, Consumed: o.Consume, SideEffects: []string{}}
-	snap, err := c.Snapshot(ctx)
+	// The topology, not a snapshot: no rates are needed, only the queue,
+	// its ladder and the version for the header line.
+	v, err := c.Topology(ctx)
 	if err != nil {
 		return rep, err
 	}
-	if _, ok := snap.Queue(o.Queue); !ok {
+	if _, ok := v.Queue(o.Queue); !ok {
 		return rep, fmt.Errorf("dump: queue %q does not exist in vhost %s", o.Queue, c.Vhost())
 	}
-	head, _ := json.Marshal(DumpHeader{LadderDump: DumpFormat, Vhost: c.Vhost(), Queue: o.Queue, BrokerVersion: snap.BrokerVersion, DumpedAt: time.Now().UTC()})
+	version, err := c.BrokerVersion(ctx)
+	if err != nil {
+		return rep, err
+	}
+	ladders := retry.Discover(&v)
+	head, _ := json.Marshal(DumpHeader{LadderDump: DumpFormat, Vhost: c.Vhost(), Queue: o.Queue, BrokerVersion: version, DumpedAt: time.Now().UTC()})
 	if _, err := w.Write(append(head, '\n')); err != nil {
 		return rep, fmt.Errorf("dump: write: %w", err)
 	}
 	now := time.Now()
 	// --where reads a message as the move planner does: the same death
 	// queues and main queues, from the headers.
-	deaths, mains := retry.DeathQueuesOf(snap.Ladders, o.Queue), retry.MainQueues(snap.Ladders)
+	deaths, mains := retry.DeathQueuesOf(ladders, o.Queue), retry.MainQueues(ladders)
 	chosen := func(m *Message) bool {
 		if o.Where.Empty() {
 			return true

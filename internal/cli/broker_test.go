@@ -402,12 +402,7 @@ func TestTopologyMarksLadderOwnQueues(t *testing.T) {
 // changes are named, and errors exit 1.
 func TestLintCommandOnTheBroker(t *testing.T) {
 	r := vhostEnv(t)
-	l, err := broker.NewLive(r, "test lint")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	if v, _ := l.BrokerVersion(context.Background()); retry.CarriesDeaths(v) {
+	if v := liveVersion(t, r); retry.CarriesDeaths(v) {
 		t.Skipf("RabbitMQ %s refuses the queues this test declares (they are what lint warns of)", v)
 	}
 	lazy := testQueue(t, r, "lazy", 0, amqp.Table{"x-queue-mode": "lazy"})
@@ -451,12 +446,7 @@ func TestLintCommandOnTheBroker(t *testing.T) {
 // ladder with its DLQ, and schedule previews its own delays.
 func TestDelayedRetryQueueOnTheBroker(t *testing.T) {
 	r := vhostEnv(t)
-	l, err := broker.NewLive(r, "test delayed retry")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	if v, _ := l.BrokerVersion(context.Background()); !strings.HasPrefix(v, "4.3") && !strings.HasPrefix(v, "4.4") {
+	if v := liveVersion(t, r); !strings.HasPrefix(v, "4.3") && !strings.HasPrefix(v, "4.4") {
 		t.Skipf("RabbitMQ %s has no built-in delayed retry (4.3 adds it)", v)
 	}
 	dlq := testQueue(t, r, "dlq", 0, amqp.Table{"x-queue-type": "quorum"})
@@ -480,4 +470,19 @@ func TestDelayedRetryQueueOnTheBroker(t *testing.T) {
 	if code != exitOK || !strings.Contains(out, "1s") || !strings.Contains(out, "3s") {
 		t.Errorf("schedule: exit %d %s\n%s", code, errOut, out)
 	}
+}
+
+// liveVersion is the test broker's RabbitMQ version.
+func liveVersion(t *testing.T, r *broker.Resolved) string {
+	t.Helper()
+	l, err := broker.NewLive(r, "test version")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	v, err := l.BrokerVersion(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }
