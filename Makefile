@@ -18,8 +18,10 @@ build:
 broker-up:
 	scripts/rabbitmq.sh up
 	scripts/rabbitmq.sh up --version 4.3
+	scripts/rabbitmq.sh up --version 4.3 --no-stats
 
 broker-down:
+	scripts/rabbitmq.sh down --version 4.3 --no-stats
 	scripts/rabbitmq.sh down --version 4.3
 	scripts/rabbitmq.sh down --version 4.0
 	scripts/rabbitmq.sh down

@@ -15,15 +15,18 @@ import (
 
 // Defaults for a broker on the local machine.
 const (
-	DefaultAMQPURL = "amqp://guest:guest@localhost:5672/"
-	defaultAPIPort = "15672"
-	defaultAPITLS  = "15671"
+	DefaultAMQPURL  = "amqp://guest:guest@localhost:5672/"
+	defaultAPIPort  = "15672"
+	defaultAPITLS   = "15671"
+	defaultPromPort = "15692"
+	defaultPromTLS  = "15691"
 )
 
 // Config says how to reach one RabbitMQ: flags and environment end up here.
 type Config struct {
 	AMQPURL            string // amqp:// or amqps://
 	APIURL             string // http:// or https://; "" derives it from AMQPURL
+	PrometheusURL      string // http:// or https://; "" is the API host on 15692 (15691 for https)
 	Vhost              string // "" takes the AMQP URL's vhost, else "/"
 	CACertFile         string
 	InsecureSkipVerify bool
@@ -37,9 +40,13 @@ type Resolved struct {
 	APIURL      *url.URL // without credentials
 	APIUser     string
 	APIPassword string
-	Vhost       string
-	TLS         *tls.Config // nil unless a TLS URL or CA file asks for it
-	ReadOnly    bool
+	// PrometheusURL is read only when the management API has no stats.
+	PrometheusURL      *url.URL // without credentials
+	PrometheusUser     string
+	PrometheusPassword string
+	Vhost              string
+	TLS                *tls.Config // nil unless a TLS URL or CA file asks for it
+	ReadOnly           bool
 }
 
 // Resolve applies defaults (API URL from the AMQP host, credentials from the
@@ -86,6 +93,30 @@ func (c Config) Resolve() (*Resolved, error) {
 	api.User = nil
 	api.Path = strings.TrimSuffix(api.Path, "/")
 	r.APIURL = &api
+
+	promRaw := c.PrometheusURL
+	if promRaw == "" {
+		scheme, port := "http", defaultPromPort
+		if pu.Scheme == "https" {
+			scheme, port = "https", defaultPromTLS
+		}
+		promRaw = scheme + "://" + net.JoinHostPort(pu.Hostname(), port)
+	}
+	mu, err := url.Parse(promRaw)
+	if err != nil {
+		return nil, fmt.Errorf("--prometheus-url %s: %w", RedactURL(promRaw), redactErr(err, promRaw))
+	}
+	if (mu.Scheme != "http" && mu.Scheme != "https") || mu.Host == "" {
+		return nil, fmt.Errorf("--prometheus-url %s: want http://host:port or https://host:port", RedactURL(promRaw))
+	}
+	if mu.User != nil {
+		r.PrometheusUser = mu.User.Username()
+		r.PrometheusPassword, _ = mu.User.Password()
+	}
+	prom := *mu
+	prom.User, prom.RawQuery = nil, ""
+	prom.Path = strings.TrimSuffix(prom.Path, "/")
+	r.PrometheusURL = &prom
 
 	switch {
 	case c.Vhost != "":
@@ -145,6 +176,14 @@ func (r *Resolved) Port() string {
 
 // RedactedAMQP is the AMQP URL safe to print.
 func (r *Resolved) RedactedAMQP() string { return RedactURL(r.AMQPURL) }
+
+// RedactedPrometheus is the Prometheus URL safe to print.
+func (r *Resolved) RedactedPrometheus() string {
+	if r.PrometheusURL == nil {
+		return ""
+	}
+	return r.PrometheusURL.String()
+}
 
 // RedactedAPI is the management API URL safe to print (it never holds credentials).
 func (r *Resolved) RedactedAPI() string { return r.APIURL.String() }

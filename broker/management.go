@@ -45,6 +45,9 @@ type Management struct {
 	prev    map[string]queueCounters
 	prevAt  time.Time
 	version string
+	// noStats: the broker's management stats are off (overview's
+	// disable_stats), so rates and consumers come from Prometheus.
+	noStats bool
 
 	// Bindings change rarely and cost the broker most after queues: they
 	// are re-read when older than topologyTTL or when a queue or exchange
@@ -60,6 +63,7 @@ const topologyTTL = 30 * time.Second
 type queueCounters struct {
 	publish, deliver, ack, redeliver, messages int64
 	hasStats                                   bool
+	outEstimated                               bool // deliver = publish − growth
 }
 
 // NewManagement builds a management API reader for r.
@@ -79,12 +83,15 @@ func (m *Management) BrokerVersion(ctx context.Context) (string, error) {
 	if v != "" {
 		return v, nil
 	}
-	ov, err := m.rh.Overview()
-	if err != nil {
-		return "", m.r.APIError("overview", err)
+	var ov struct {
+		RabbitMQVersion string `json:"rabbitmq_version"`
+		DisableStats    bool   `json:"disable_stats"`
+	}
+	if err := m.getJSON(ctx, "overview", "overview", nil, &ov); err != nil {
+		return "", err
 	}
 	m.mu.Lock()
-	m.version = ov.RabbitMQVersion
+	m.version, m.noStats = ov.RabbitMQVersion, ov.DisableStats
 	m.mu.Unlock()
 	return ov.RabbitMQVersion, nil
 }
@@ -100,7 +107,7 @@ type apiQueue struct {
 	Messages                  int64          `json:"messages"`
 	MessagesReady             int64          `json:"messages_ready"`
 	MessagesUnacked           int64          `json:"messages_unacknowledged"`
-	Consumers                 int            `json:"consumers"`
+	Consumers                 *int           `json:"consumers"` // absent when stats are off
 	HeadMessageTimestamp      *float64       `json:"head_message_timestamp"`
 	MessagesDLX               *int64         `json:"messages_dlx"`
 	Durable                   *bool          `json:"durable"`
@@ -207,12 +214,25 @@ func (m *Management) read(ctx context.Context, vhost string, fresh, track bool) 
 	if v.Bindings, err = m.cachedBindings(vhost, queues, exchanges, fresh, now); err != nil {
 		return retry.Vhost{}, err
 	}
+	prom, promErr := m.statsFromPrometheus(ctx, vhost, queues)
+	switch {
+	case prom != nil:
+		v.RatesFrom = retry.RatesFromPrometheus
+	case promErr != nil:
+		v.RatesFrom = retry.RatesUnavailable
+		v.RatesNote = promErr.Error()
+	default:
+		v.RatesFrom = retry.RatesFromManagement
+	}
 
 	m.mu.Lock()
 	prev, prevAt := m.prev, m.prevAt
 	next := make(map[string]queueCounters, len(queues))
 	for _, aq := range queues {
 		q, c := adaptQueue(aq)
+		if prom != nil {
+			q, c = withPrometheus(q, c, prom[aq.Name])
+		}
 		if track {
 			p, seen := prev[aq.Name] // a new queue has no history yet
 			q.Rates = rates(aq, c, p, seen, now.Sub(prevAt))
@@ -282,7 +302,12 @@ func adaptQueue(aq apiQueue) (retry.Queue, queueCounters) {
 	}
 	q := retry.Queue{
 		Name: aq.Name, Type: typ, Arguments: aq.Arguments, Policy: aq.EffectivePolicyDefinition,
-		Consumers: aq.Consumers, Messages: aq.Messages, Ready: aq.MessagesReady, Unacked: aq.MessagesUnacked,
+		Messages: aq.Messages, Ready: aq.MessagesReady, Unacked: aq.MessagesUnacked,
+	}
+	if aq.Consumers != nil {
+		q.Consumers = *aq.Consumers
+	} else {
+		q.ConsumersUnknown = true
 	}
 	if aq.HeadMessageTimestamp != nil && *aq.HeadMessageTimestamp > 0 {
 		q.HeadMessageTimestamp = time.Unix(int64(*aq.HeadMessageTimestamp), 0)
@@ -295,6 +320,49 @@ func adaptQueue(aq apiQueue) (retry.Queue, queueCounters) {
 	if s := aq.MessageStats; s != nil {
 		c = queueCounters{publish: s.Publish, deliver: s.DeliverGet, ack: s.Ack, redeliver: s.Redeliver, messages: aq.Messages, hasStats: true}
 	}
+	return q, c
+}
+
+// statsFromPrometheus reads the vhost's queues from Prometheus when the
+// management API has no stats for them: stats switched off on the broker
+// (overview's disable_stats), or rows without consumers. nil, nil means the
+// management API's own stats serve.
+func (m *Management) statsFromPrometheus(ctx context.Context, vhost string, queues []apiQueue) (map[string]*promQueue, error) {
+	m.mu.Lock()
+	need := m.noStats
+	m.mu.Unlock()
+	for _, aq := range queues {
+		if aq.Consumers == nil {
+			need = true
+			break
+		}
+	}
+	if !need || len(queues) == 0 {
+		return nil, nil
+	}
+	return m.prometheusQueues(ctx, vhost)
+}
+
+// withPrometheus fills what the management API left out: depths when it
+// sent none, consumers, and the counters rates are taken from. Before 4.0
+// Prometheus has no per-queue delivery counters: what left the queue is
+// what came in less what it grew by (an estimate that counts expiry and
+// dead-lettering as outflow, which for a wait queue it is).
+func withPrometheus(q retry.Queue, c queueCounters, p *promQueue) (retry.Queue, queueCounters) {
+	if p == nil {
+		q.ConsumersUnknown = true
+		return q, c
+	}
+	if p.hasDepth && q.Messages == 0 && q.Ready == 0 && q.Unacked == 0 {
+		q.Messages, q.Ready, q.Unacked = p.messages, p.ready, p.unacked
+	}
+	if p.hasConsumers {
+		q.Consumers, q.ConsumersUnknown = p.consumers, false
+	} else {
+		q.ConsumersUnknown = true
+	}
+	c = queueCounters{publish: p.published, deliver: p.delivered, ack: p.acked, redeliver: p.redeliv,
+		messages: q.Messages, hasStats: true, outEstimated: !p.hasDelivery}
 	return q, c
 }
 
@@ -329,6 +397,10 @@ func rates(aq apiQueue, cur, prev queueCounters, havePrev bool, dt time.Duration
 		r.Deliver = perSec(cur.deliver-prev.deliver, secs)
 		r.Ack = perSec(cur.ack-prev.ack, secs)
 		r.Redeliver = perSec(cur.redeliver-prev.redeliver, secs)
+		if cur.outEstimated {
+			r.Deliver = perSec(cur.publish-prev.publish-(cur.messages-prev.messages), secs)
+			r.Ack, r.Redeliver = 0, 0
+		}
 	}
 	return r
 }

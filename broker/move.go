@@ -105,7 +105,7 @@ func (l *Live) Move(ctx context.Context, req MoveRequest, progress func(MoveProg
 		return rep, fmt.Errorf("move from %s: %w", req.From, verr)
 	}
 	spec := req.Spec(time.Now())
-	spec.CarryDeaths = retry.CarriesDeaths(version)
+	spec.ForBroker(version)
 	planner, err := retry.NewMovePlanner(&v, retry.Discover(&v), spec)
 	if err != nil {
 		return rep, err

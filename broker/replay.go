@@ -347,8 +347,8 @@ func Replay(ctx context.Context, c Client, req ReplayRequest, progress func(Move
 		return rep, err
 	}
 	spec := retry.MoveSpec{From: head.Queue, To: req.To, Delay: req.Delay, ResetRetries: req.ResetRetries,
-		Where: req.Where, Now: time.Now(), MaxMoves: req.MaxMoves, Force: req.Force, Replay: true, Expect: req.Expect,
-		CarryDeaths: retry.CarriesDeaths(version)}
+		Where: req.Where, Now: time.Now(), MaxMoves: req.MaxMoves, Force: req.Force, Replay: true, Expect: req.Expect}
+	spec.ForBroker(version)
 	planner, err := retry.NewMovePlanner(&v, retry.Discover(&v), spec)
 	if err != nil {
 		return rep, fmt.Errorf("replay %s: %w", req.File, err)

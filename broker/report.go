@@ -4,11 +4,15 @@ import "github.com/ladder-tui/ladder/retry"
 
 // TopologyReport is `ladder topology -o json`; its field names are a contract.
 type TopologyReport struct {
-	Vhost         string          `json:"vhost"`
-	BrokerVersion string          `json:"broker_version"`
-	Ladders       []LadderReport  `json:"ladders"`
-	Findings      []retry.Finding `json:"findings"`
-	Other         []QueueReport   `json:"other_queues"`
+	Vhost         string `json:"vhost"`
+	BrokerVersion string `json:"broker_version"`
+	// RatesFrom: management, prometheus (stats off on the broker) or
+	// unavailable, with RatesNote saying why.
+	RatesFrom string          `json:"rates_from"`
+	RatesNote string          `json:"rates_note,omitempty"`
+	Ladders   []LadderReport  `json:"ladders"`
+	Findings  []retry.Finding `json:"findings"`
+	Other     []QueueReport   `json:"other_queues"`
 }
 
 // LadderReport is one ladder with its queues' figures.
@@ -30,7 +34,7 @@ type QueueReport struct {
 	Messages      int64  `json:"messages"`
 	Ready         int64  `json:"ready"`
 	Unacked       int64  `json:"unacked"`
-	Consumers     int    `json:"consumers"`
+	Consumers     *int   `json:"consumers"` // null when the broker does not say
 	OwnedByLadder bool   `json:"owned_by_ladder"`
 	// DelayedRetry is the queue's built-in delayed retry (4.3), or null.
 	DelayedRetry  *DelayedRetryReport `json:"delayed_retry"`
@@ -67,7 +71,8 @@ func (s *Snapshot) Report() TopologyReport {
 		byName[q.Name] = q
 	}
 	in := map[string]bool{}
-	rep := TopologyReport{Vhost: s.Vhost, BrokerVersion: s.BrokerVersion, Ladders: []LadderReport{}, Findings: s.Findings, Other: []QueueReport{}}
+	rep := TopologyReport{Vhost: s.Vhost, BrokerVersion: s.BrokerVersion, RatesFrom: s.Topology.RatesFrom, RatesNote: s.Topology.RatesNote,
+		Ladders: []LadderReport{}, Findings: s.Findings, Other: []QueueReport{}}
 	if rep.Findings == nil {
 		rep.Findings = []retry.Finding{}
 	}
@@ -114,7 +119,11 @@ func queueReport(name string, byName map[string]retry.Queue) QueueReport {
 	if !ok {
 		return QueueReport{Name: name, OwnedByLadder: retry.OwnedByLadder(name)}
 	}
-	r := QueueReport{Name: q.Name, Type: q.Type, Messages: q.Messages, Ready: q.Ready, Unacked: q.Unacked, Consumers: q.Consumers, OwnedByLadder: retry.OwnedByLadder(q.Name)}
+	r := QueueReport{Name: q.Name, Type: q.Type, Messages: q.Messages, Ready: q.Ready, Unacked: q.Unacked, OwnedByLadder: retry.OwnedByLadder(q.Name)}
+	if !q.ConsumersUnknown {
+		n := q.Consumers
+		r.Consumers = &n
+	}
 	if d := retry.EffectiveSettings(&q).DelayedRetry; d != nil {
 		r.DelayedRetry = &DelayedRetryReport{Type: d.Type, MinMS: d.Min.Milliseconds(), MaxMS: d.Max.Milliseconds()}
 	}

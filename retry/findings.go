@@ -150,7 +150,7 @@ func Findings(v *Vhost, ladders []Ladder) []Finding {
 		if msg := fndSprawl(t, l); msg != "" {
 			f.add(Finding{Code: CodeDelayQueueSprawl, Severity: SeverityWarning, Queue: l.Main, Message: msg})
 		}
-		if q.Consumers == 0 && q.Ready > 0 {
+		if q.Consumers == 0 && !q.ConsumersUnknown && q.Ready > 0 {
 			// Runtime, not topology: info, so a sound ladder stays clean.
 			f.add(Finding{Code: CodeNoConsumers, Severity: SeverityInfo, Queue: l.Main, Message: fmt.Sprintf(
 				"%d %s ready and no consumer: nothing is processing this ladder's main queue", q.Ready, fndPlural(q.Ready, "message", "messages"))})

@@ -16,6 +16,7 @@ const (
 	CodeQuorumNoDLX     = "quorum-no-dead-letter"
 	CodeTransientQueue  = "transient-queue"
 	CodeClassicMirrored = "classic-mirroring"
+	CodeClientXDeath    = "client-published-x-death"
 )
 
 // LintTargets are the versions ladder lint knows.
@@ -58,6 +59,9 @@ func Lint(v *Vhost, target string) ([]Finding, error) {
 				Message: "transient, non-exclusive queue: 4.3 denies declaring these by default (the transient_nonexcl_queues deprecated feature); declare it durable or exclusive"})
 		}
 	}
+	for _, f := range republishedTiers(v) {
+		add(f)
+	}
 	for _, x := range v.Exchanges {
 		if x.Type != ExchangeDelayed {
 			continue
@@ -72,6 +76,61 @@ func Lint(v *Vhost, target string) ([]Finding, error) {
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Severity.rank() < out[j].Severity.rank() })
 	return out, nil
+}
+
+// republishedTiers finds ladders whose tiers the main queue does not
+// dead-letter into: the consumer publishes a failed message into a tier
+// itself, with the headers it got. Counting retries from that x-death
+// works on 3.x, where the broker interprets a client-published x-death;
+// from 4.0 it does not, and the count restarts at 1 on every retry.
+// Topology cannot show what the consumer counts with, so this warns.
+func republishedTiers(v *Vhost) []Finding {
+	var out []Finding
+	r := NewRouter(v)
+	byName := map[string]*Queue{}
+	for i := range v.Queues {
+		byName[v.Queues[i].Name] = &v.Queues[i]
+	}
+	for _, l := range Discover(v) {
+		main := byName[l.Main]
+		if main == nil || len(l.Tiers) == 0 {
+			continue
+		}
+		set := EffectiveSettings(main)
+		var entered []string
+		for _, t := range l.Tiers {
+			if !set.HasDeadLetterExchange || !deadLettersInto(r, v, set, t.Queue) {
+				entered = append(entered, t.Queue)
+			}
+		}
+		if len(entered) == 0 {
+			continue
+		}
+		out = append(out, Finding{Code: CodeClientXDeath, Severity: SeverityWarning, Queue: l.Main, Message: fmt.Sprintf(
+			"the consumer publishes failed messages into %s itself (the main queue does not dead-letter there): if it counts retries from x-death, from 4.0 that count restarts at 1 on every retry (client-published x-death is no longer interpreted) and messages retry forever; count in a header of your own (x-retry-count)",
+			strings.Join(entered, ", "))})
+	}
+	return out
+}
+
+// deadLettersInto reports whether the queue with settings set dead-letters
+// into tier: through its dead-letter routing key, or a binding of its
+// dead-letter exchange to the tier when messages keep their own keys.
+func deadLettersInto(r *Router, v *Vhost, set QueueSettings, tier string) bool {
+	if set.HasDeadLetterRoutingKey {
+		for _, q := range r.Route(set.DeadLetterExchange, set.DeadLetterRoutingKey, nil).Queues {
+			if q == tier {
+				return true
+			}
+		}
+		return false
+	}
+	for _, b := range v.Bindings {
+		if b.Source == set.DeadLetterExchange && b.Destination == tier && b.DestinationType != "exchange" {
+			return true
+		}
+	}
+	return false
 }
 
 func lintMinor(target string) (int, error) {

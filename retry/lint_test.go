@@ -83,3 +83,36 @@ func TestDelayedRetryQueueIsALadder(t *testing.T) {
 		t.Errorf("%+v %v", s, err)
 	}
 }
+
+// A ladder whose consumer publishes into its tiers may count retries from a
+// client-published x-death, which 4.x no longer interprets; a ladder whose
+// main queue dead-letters into its tier lets the broker count.
+func TestLintWarnsOfRetriesCountedFromClientPublishedXDeath(t *testing.T) {
+	codes := func(v *Vhost) []Finding {
+		fs, err := Lint(v, "4.0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []Finding
+		for _, f := range fs {
+			if f.Code == CodeClientXDeath {
+				out = append(out, f)
+			}
+		}
+		return out
+	}
+	fs := codes(seedGo())
+	if len(fs) != 1 || fs[0].Queue != "orders.process" || !strings.Contains(fs[0].Message, "orders.wait.5s, orders.wait.30s, orders.wait.5m") {
+		t.Errorf("seed Go (tiers entered by the consumer): %+v", fs)
+	}
+	if fs := codes(seedPython()); len(fs) != 0 {
+		t.Errorf("seed Python (main dead-letters into its tier): %+v", fs)
+	}
+	// Dead-lettering through a binding of the DLX, keys kept.
+	v := seedPython()
+	q := seedQueue(v, "main_queue")
+	delete(q.Arguments, "x-dead-letter-routing-key")
+	if fs := codes(v); len(fs) != 0 {
+		t.Errorf("main dead-letters through the DLX's binding: %+v", fs)
+	}
+}

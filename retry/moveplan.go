@@ -110,14 +110,9 @@ type MoveSpec struct {
 	// CarryDeaths moves a message's x-death into HeaderCarriedDeaths: for
 	// brokers (4.x) that restart x-death on a re-published message.
 	CarryDeaths bool
-}
-
-// CarriesDeaths reports whether a broker of this version restarts x-death
-// on a re-published message (4.0 and later), so ladder must carry it.
-func CarriesDeaths(brokerVersion string) bool {
-	major, _, _ := strings.Cut(brokerVersion, ".")
-	n, err := strconv.Atoi(major)
-	return err == nil && n >= 4
+	// NoDelayedExchange: the broker has no delayed-message exchange (4.3),
+	// so a delay waits in a tier or a per-delay queue.
+	NoDelayedExchange bool
 }
 
 // MoveMessage is what the planner needs of one message: all of it that the
@@ -270,6 +265,7 @@ func NewMovePlanner(v *Vhost, ladders []Ladder, spec MoveSpec) (*MovePlanner, er
 	default:
 		return nil, fmt.Errorf("move: unknown target %q (want queue:NAME, exchange:NAME[:KEY] or origin)", t.Kind)
 	}
+	r.noDelayedExchange = spec.NoDelayedExchange
 	p := &MovePlanner{
 		spec: spec, router: r, ladders: ladders, mains: MainQueues(ladders),
 		cache: map[string][]cachedRoute{}, ids: map[int]string{}, expect: map[int]MoveRoute{},

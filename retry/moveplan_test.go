@@ -350,3 +350,24 @@ func TestPlannerCarriesDeathsForFourX(t *testing.T) {
 		}
 	}
 }
+
+// On 4.3 the delayed-message exchange plugin is gone: a delayed move whose
+// ladder still lists such an exchange waits in a per-delay queue instead.
+func TestDelayNeverUsesADelayedExchangeOn43(t *testing.T) {
+	v := seedGo()
+	for _, ver := range []string{"3.13.7", "4.2.1", "4.3.6", "4.10.0"} {
+		spec := MoveSpec{From: "orders.dlq", To: Target{Kind: TargetOrigin}, Delay: 7 * time.Second}
+		spec.ForBroker(ver)
+		r := mustPlanner(t, v, spec).Plan(deadIn(0, "a", "orders.created", nil))
+		want := ViaDelayedExchange
+		if DelayedExchangesGone(ver) {
+			want = ViaDelayQueue
+		}
+		if r.Via != want {
+			t.Errorf("%s: via %s, want %s (%+v)", ver, r.Via, want, r)
+		}
+	}
+	if !DelayedExchangesGone("4.3.6") || DelayedExchangesGone("4.2.9") || !CarriesDeaths("4.0.5") || CarriesDeaths("3.13.7") {
+		t.Error("version rules")
+	}
+}

@@ -99,6 +99,9 @@ func PlanReplay(r *Router, ladders []Ladder, exchange, routingKey string, header
 			if why != "" {
 				note = why
 			}
+			if r.noDelayedExchange {
+				continue
+			}
 			if rt, ok := r.viaDelayedExchange(l, want.Queues, routingKey, headers, delay); ok {
 				return rt, nil
 			}

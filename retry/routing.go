@@ -51,6 +51,9 @@ type Router struct {
 	// alt[i] is exchange i's alternate-exchange argument, if any.
 	alt    []string
 	hasAlt []bool
+	// noDelayedExchange: PlanReplay never routes through a delayed-message
+	// exchange (the broker has none, 4.3).
+	noDelayedExchange bool
 }
 
 // NewRouter indexes v for routing.

@@ -9,7 +9,18 @@ type Vhost struct {
 	Queues    []Queue
 	Exchanges []Exchange
 	Bindings  []Binding
+	// RatesFrom says where the queues' rates came from; RatesNote why
+	// there are none when RatesFrom is RatesUnavailable.
+	RatesFrom string
+	RatesNote string
 }
+
+// Sources of rates.
+const (
+	RatesFromManagement = "management"
+	RatesFromPrometheus = "prometheus"
+	RatesUnavailable    = "unavailable"
+)
 
 // Queue types as RabbitMQ names them.
 const (
@@ -27,10 +38,13 @@ type Queue struct {
 	// Policy is the effective policy definition (message-ttl, dead-letter-exchange…).
 	Policy    map[string]any
 	Consumers int
-	Messages  int64 // ready + unacked
-	Ready     int64
-	Unacked   int64
-	Rates     Rates
+	// ConsumersUnknown: the broker did not say (management stats off and
+	// no Prometheus); Consumers is then 0 and means nothing.
+	ConsumersUnknown bool
+	Messages         int64 // ready + unacked
+	Ready            int64
+	Unacked          int64
+	Rates            Rates
 	// HeadMessageTimestamp is the head message's timestamp when the broker
 	// reports one (classic queues, publisher-set timestamp); zero otherwise.
 	HeadMessageTimestamp time.Time

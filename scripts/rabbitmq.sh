@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
-# rabbitmq.sh up|down|status [--version 3.10|4.0|4.3] — a RabbitMQ with the
-# plugins ladder's tests need, guest/guest, on loopback:
+# rabbitmq.sh up|down|status [--version 3.10|4.0|4.3] [--no-stats] — a
+# RabbitMQ with the plugins ladder's tests need, guest/guest, on loopback:
 #
-#   version  where                              AMQP  management  prometheus
-#   3.10     the system's Debian rabbitmq-server 5672  15672       15692
-#   4.0      Debian trixie's, in a chroot        5674  15674       15694
-#   4.3      Debian sid's, in a chroot           5673  15673       15693
+#   version          where                              AMQP  management  prometheus
+#   3.10             the system's Debian rabbitmq-server 5672  15672       15692
+#   4.0              Debian trixie's, in a chroot        5674  15674       15694
+#   4.3              Debian sid's, in a chroot           5673  15673       15693
+#   4.3 --no-stats   a second node in the 4.3 chroot     5675  15675       15695
+#
+# --no-stats starts a node with management stats switched off
+# (management.disable_stats, management_agent.disable_metrics_collector):
+# its queues have no message_stats and rates come from Prometheus.
 #
 # Idempotent: a broker that already answers is reused (its plugins enabled,
 # online when its management API does not answer). 3.10 is installed if
@@ -25,11 +30,13 @@ die() { say "$*"; exit 1; }
 cmd=${1:-}
 shift || true
 VERSION=3.10
+NOSTATS=
 while [ $# -gt 0 ]; do
   case "$1" in
+    --no-stats) NOSTATS=1; shift ;;
     --version) VERSION=${2:-}; shift 2 || die "--version needs 3.10, 4.0 or 4.3" ;;
     --version=*) VERSION=${1#--version=}; shift ;;
-    *) die "unknown argument $1 (usage: $0 up|down|status [--version 3.10|4.0|4.3])" ;;
+    *) die "unknown argument $1 (usage: $0 up|down|status [--version 3.10|4.0|4.3] [--no-stats])" ;;
   esac
 done
 
@@ -42,6 +49,13 @@ esac
 ROOT="$STATE_DIR/rabbitmq-$VERSION/root"
 MARK="$STATE_DIR/rabbitmq-$VERSION.started-by-ladder"
 [ "$VERSION" = 3.10 ] && MARK="$STATE_DIR/rabbitmq.started-by-ladder"
+CONF=/etc/rabbitmq/rabbitmq.conf
+if [ -n "$NOSTATS" ]; then
+  [ "$VERSION" = 4.3 ] || die "--no-stats: only with --version 4.3"
+  AMQP_PORT=5675; API_PORT=15675; PROM_PORT=15695; NODE=rabbit43nostats@localhost; DIST_PORT=25675; EPMD_PORT=4375
+  MARK="$STATE_DIR/rabbitmq-$VERSION-nostats.started-by-ladder"
+  CONF=/etc/rabbitmq/rabbitmq-nostats.conf
+fi
 
 port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
@@ -71,7 +85,7 @@ node_run() {
   if [ "$VERSION" = 3.10 ]; then
     "$@"
   else
-    chroot "$ROOT" env HOME=/var/lib/rabbitmq RABBITMQ_NODENAME="$NODE" RABBITMQ_DIST_PORT="$DIST_PORT" ERL_EPMD_PORT="$EPMD_PORT" "$@"
+    chroot "$ROOT" env HOME=/var/lib/rabbitmq RABBITMQ_NODENAME="$NODE" RABBITMQ_DIST_PORT="$DIST_PORT" ERL_EPMD_PORT="$EPMD_PORT" RABBITMQ_CONFIG_FILE="$CONF" "$@"
   fi
 }
 
@@ -163,12 +177,15 @@ up_chroot() {
   mountpoint -q "$ROOT/proc" || mount -t proc proc "$ROOT/proc"
   mountpoint -q "$ROOT/dev" || mount --bind /dev "$ROOT/dev"
   mkdir -p "$ROOT/etc/rabbitmq"
-  cat >"$ROOT/etc/rabbitmq/rabbitmq.conf" <<EOF
+  cat >"$ROOT$CONF" <<EOF
 listeners.tcp.default = 127.0.0.1:$AMQP_PORT
 management.tcp.ip = 127.0.0.1
 management.tcp.port = $API_PORT
 prometheus.tcp.port = $PROM_PORT
 EOF
+  if [ -n "$NOSTATS" ]; then
+    printf '%s\n' 'management.disable_stats = true' 'management.enable_queue_totals = true' 'management_agent.disable_metrics_collector = true' >>"$ROOT$CONF"
+  fi
   enable_plugins --offline
   local pkg
   pkg=$(node_run dpkg-query -W -f='${Version}' rabbitmq-server 2>/dev/null || echo '?')
@@ -183,7 +200,11 @@ EOF
 # unmount_chroot releases the chroot's /proc and /dev (a /dev left bound
 # would make removing the state dir remove the host's device nodes).
 unmount_chroot() {
-  local m i
+  local m i p
+  # Two 4.3 nodes (with and without stats) share one chroot.
+  for p in 5673 5675; do
+    [ "$VERSION" = 4.3 ] && [ "$p" != "$AMQP_PORT" ] && port_open "$p" && return 0
+  done
   for m in "$ROOT/dev" "$ROOT/proc"; do
     for i in 1 2 3 4 5; do
       mountpoint -q "$m" || break
@@ -198,7 +219,7 @@ unmount_chroot() {
 up() {
   if [ "$VERSION" = 3.10 ]; then up_system; else up_chroot; fi
   wait_for
-  say "up: RabbitMQ $VERSION on amqp://127.0.0.1:$AMQP_PORT, http://127.0.0.1:$API_PORT"
+  say "up: RabbitMQ $VERSION${NOSTATS:+ (no stats)} on amqp://127.0.0.1:$AMQP_PORT, http://127.0.0.1:$API_PORT"
 }
 
 down() {
@@ -215,7 +236,7 @@ down() {
     unmount_chroot
   fi
   rm -f "$MARK"
-  say "stopped RabbitMQ $VERSION"
+  say "stopped RabbitMQ $VERSION${NOSTATS:+ (no stats)}"
 }
 
 status() {

@@ -258,7 +258,7 @@ func renderHomeRow(r *homeRow, rs rowStats, c homeCols, st *style.Styles, select
 		ready, unack, cons, in, out = present.Count(r.held), "", "", "", ""
 	} else if r.q != nil {
 		q := r.q
-		ready, unack, cons = present.Count(q.Ready), present.Count(q.Unacked), strconv.Itoa(q.Consumers)
+		ready, unack, cons = present.Count(q.Ready), present.Count(q.Unacked), present.Consumers(q.Consumers, q.ConsumersUnknown)
 		in, out = present.Rate(q.Rates.Publish, q.Rates.Known), present.Rate(q.Rates.Deliver, q.Rates.Known)
 		spark = sparkline(rs.spark, c.spark)
 		drain = drainCell(q.Messages, rs)

@@ -433,6 +433,14 @@ func (m *Model) titleBar() string {
 	if m.home.snap != nil && m.home.snap.BrokerVersion != "" {
 		add("RabbitMQ " + termtext.Sanitize(m.home.snap.BrokerVersion))
 	}
+	if s := m.home.snap; s != nil {
+		switch s.Topology.RatesFrom {
+		case retry.RatesFromPrometheus:
+			add("rates: prometheus")
+		case retry.RatesUnavailable:
+			add("no rates")
+		}
+	}
 	if m.c.readOnly {
 		add("read-only")
 	}

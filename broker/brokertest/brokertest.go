@@ -26,6 +26,11 @@ const (
 	EnvRequire = "LADDER_REQUIRE_BROKER"
 	EnvAMQPURL = "LADDER_TEST_AMQP_URL"
 	EnvAPIURL  = "LADDER_TEST_API_URL"
+	// A 4.3 broker with management stats off (rabbitmq.sh up --version
+	// 4.3 --no-stats), for rates from Prometheus.
+	EnvNoStatsAMQPURL = "LADDER_TEST_NOSTATS_AMQP_URL"
+	EnvNoStatsAPIURL  = "LADDER_TEST_NOSTATS_API_URL"
+	EnvNoStatsPromURL = "LADDER_TEST_NOSTATS_PROMETHEUS_URL"
 )
 
 // Config returns the test broker's configuration.
@@ -40,7 +45,27 @@ func Config() broker.Config {
 // management API both answer; otherwise it skips (or fails under CI).
 func Require(t testing.TB) *broker.Resolved {
 	t.Helper()
-	r, err := Config().Resolve()
+	return require(t, Config(), "scripts/rabbitmq.sh up", EnvAMQPURL)
+}
+
+// NoStatsConfig is the stats-less broker's configuration.
+func NoStatsConfig() broker.Config {
+	return broker.Config{
+		AMQPURL:       envOr(EnvNoStatsAMQPURL, "amqp://guest:guest@127.0.0.1:5675/"),
+		APIURL:        envOr(EnvNoStatsAPIURL, "http://127.0.0.1:15675"),
+		PrometheusURL: envOr(EnvNoStatsPromURL, "http://127.0.0.1:15695"),
+	}
+}
+
+// RequireNoStats is Require for the broker with management stats off.
+func RequireNoStats(t testing.TB) *broker.Resolved {
+	t.Helper()
+	return require(t, NoStatsConfig(), "scripts/rabbitmq.sh up --version 4.3 --no-stats", EnvNoStatsAMQPURL)
+}
+
+func require(t testing.TB, cfg broker.Config, up, env string) *broker.Resolved {
+	t.Helper()
+	r, err := cfg.Resolve()
 	if err != nil {
 		t.Fatalf("test broker config: %v", err)
 	}
@@ -52,9 +77,9 @@ func Require(t testing.TB) *broker.Resolved {
 	}
 	if why != "" {
 		if os.Getenv(EnvRequire) == "1" {
-			t.Fatalf("%s (%s=1: a broker is required; run scripts/rabbitmq.sh up)", why, EnvRequire)
+			t.Fatalf("%s (%s=1: a broker is required; run %s)", why, EnvRequire, up)
 		}
-		t.Skipf("%s (run scripts/rabbitmq.sh up, or set %s)", why, EnvAMQPURL)
+		t.Skipf("%s (run %s, or set %s)", why, up, env)
 	}
 	return r
 }
@@ -94,7 +119,12 @@ const VhostPrefix = "ladder-test."
 // full of other people's queues cannot change what they see.
 func OwnVhost(t testing.TB) *broker.Resolved {
 	t.Helper()
-	r := Require(t)
+	return OwnVhostOn(t, Require(t))
+}
+
+// OwnVhostOn is OwnVhost on the broker r reaches.
+func OwnVhostOn(t testing.TB, r *broker.Resolved) *broker.Resolved {
+	t.Helper()
 	name := Name(t, "")
 	if len(name) > 100 {
 		name = name[:100]

@@ -106,7 +106,7 @@ func (s *Sim) planMove(req broker.MoveRequest) (*broker.MoveReport, []hop, error
 	rep := broker.NewMoveReport(req)
 	topo := s.topology()
 	spec := req.Spec(s.now)
-	spec.CarryDeaths = retry.CarriesDeaths(s.opt.BrokerVersion)
+	spec.ForBroker(s.opt.BrokerVersion)
 	planner, err := retry.NewMovePlanner(&topo.vhost, topo.ladders, spec)
 	if err != nil {
 		return rep, nil, fmt.Errorf("sim: %w", err)

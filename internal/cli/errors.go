@@ -67,7 +67,7 @@ func printError(w io.Writer, a *app, err error) {
 // an error took.
 func secretsOf(a *app) []string {
 	var out []string
-	for _, raw := range []string{a.cfg.AMQPURL, a.cfg.APIURL, os.Getenv("LADDER_AMQP_URL"), os.Getenv("LADDER_API_URL")} {
+	for _, raw := range []string{a.cfg.AMQPURL, a.cfg.APIURL, a.cfg.PrometheusURL, os.Getenv("LADDER_AMQP_URL"), os.Getenv("LADDER_API_URL"), os.Getenv("LADDER_PROMETHEUS_URL")} {
 		if p := passwordOf(raw); p != "" {
 			out = append(out, p)
 		}

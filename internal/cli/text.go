@@ -24,13 +24,24 @@ func rate(p *float64) string {
 
 func queueRow(role string, q broker.QueueReport, ttl string) []string {
 	return []string{role, clean(q.Name), ttl, strconv.FormatInt(q.Ready, 10), strconv.FormatInt(q.Unacked, 10),
-		strconv.Itoa(q.Consumers), rate(q.PublishRate), rate(q.AckRate)}
+		consumers(q.Consumers), rate(q.PublishRate), rate(q.AckRate)}
+}
+
+func consumers(n *int) string {
+	if n == nil {
+		return "?"
+	}
+	return strconv.Itoa(*n)
 }
 
 // renderTopology draws every ladder as a block of rows, then the findings.
 func renderTopology(r broker.TopologyReport) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "vhost %s · RabbitMQ %s · %d ladder(s)\n\n", clean(r.Vhost), clean(r.BrokerVersion), len(r.Ladders))
+	fmt.Fprintf(&b, "vhost %s · RabbitMQ %s · %d ladder(s)\n", clean(r.Vhost), clean(r.BrokerVersion), len(r.Ladders))
+	if r.RatesFrom == retry.RatesUnavailable {
+		fmt.Fprintf(&b, "no rates: %s\n", clean(r.RatesNote))
+	}
+	b.WriteString("\n")
 	rows := [][]string{{"ROLE", "QUEUE", "TTL", "READY", "UNACKED", "CONSUMERS", "IN/S", "ACK/S"}}
 	for _, l := range r.Ladders {
 		rows = append(rows, queueRow("main", l.Main, ""))

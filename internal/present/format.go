@@ -143,3 +143,11 @@ func CeilSeconds(d time.Duration) time.Duration {
 	}
 	return (d + time.Second - 1).Truncate(time.Second)
 }
+
+// Consumers is a consumer count, "?" when the broker did not say.
+func Consumers(n int, unknown bool) string {
+	if unknown {
+		return "?"
+	}
+	return strconv.Itoa(n)
+}
