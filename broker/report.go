@@ -25,6 +25,9 @@ type LadderReport struct {
 	// DelayQueues are ladder's own per-delay wait queues returning to the
 	// main queue (owned_by_ladder): not tiers of the ladder's design.
 	DelayQueues []QueueReport `json:"delay_queues"`
+	// InferredFrom says what discovery rested on where it had to guess
+	// which queue waits (wait_queues); empty when the topology was plain.
+	InferredFrom []string `json:"inferred_from"`
 }
 
 // QueueReport is a queue's depth and rates; a rate is null when unknown.
@@ -77,7 +80,8 @@ func (s *Snapshot) Report() TopologyReport {
 		rep.Findings = []retry.Finding{}
 	}
 	for _, l := range s.Ladders {
-		lr := LadderReport{Main: queueReport(l.Main, byName), Tiers: []TierReport{}, WaitQueues: []QueueReport{}, DelayedExchanges: []DelayedExchangeReport{}, DelayQueues: []QueueReport{}}
+		lr := LadderReport{Main: queueReport(l.Main, byName), Tiers: []TierReport{}, WaitQueues: []QueueReport{}, DelayedExchanges: []DelayedExchangeReport{}, DelayQueues: []QueueReport{},
+			InferredFrom: append([]string{}, l.InferredFrom...)}
 		for _, w := range l.DelayQueues {
 			lr.DelayQueues = append(lr.DelayQueues, queueReport(w, byName))
 			in[w] = true

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"slices"
 	"sort"
+	"strings"
 )
 
 // Discover finds every retry ladder in v, sorted by main queue name.
@@ -25,13 +26,15 @@ import (
 //     reaches no queue: a tier whose return is broken (the Python seed's
 //     retry_queue returning via "" to a queue "main" that does not exist). It
 //     is listed as a tier so the ladder shows it; Findings flags its route.
-//  4. a queue W with neither a TTL nor consumers, not itself a main by 1–3,
-//     dead-letters into M, and either M's dead letters reach W (a loop) or M
-//     has consumers and a dead-letter exchange of its own (DLQs rarely do).
-//     W waits on per-message TTLs or is stuck; it is not a tier (a Tier has
-//     a queue TTL) but makes M a ladder so Findings can report it against M.
-//     (In a loop where M has no consumers either, both are mains: nothing
-//     tells them apart.)
+//  4. a queue W without a TTL, not itself a main by 1–3, dead-letters into
+//     M and waits for it (waitsFor): its messages can only leave by
+//     per-message expiration, or never. W is not a tier (a Tier has a queue
+//     TTL) but makes M a ladder, so Findings can report it against M. Which
+//     side waits is read from the graph, not from who happens to be
+//     consuming: the side publishers' exchanges feed is the work queue; on
+//     a tie names decide (delay, wait, retry… against dlq, dead, error…),
+//     then consumers; the ladder's InferredFrom says what decided. (In a
+//     loop where nothing tells the sides apart, both are mains.)
 //  5. M is a quorum queue with built-in delayed retry (RabbitMQ 4.3): it
 //     holds its own returned messages back (Ladder.DelayedRetry).
 //
@@ -53,7 +56,7 @@ func Discover(v *Vhost) []Ladder {
 	for qi, isMain := range mains {
 		if isMain {
 			l := t.ladder(qi)
-			l.WaitQueues = t.waitQueues(qi, mains)
+			l.WaitQueues, l.InferredFrom = t.waitQueues(qi, mains)
 			out = append(out, l)
 		}
 	}
@@ -77,6 +80,9 @@ type discTopo struct {
 	canon []bool
 	// ownedInto lists, per queue, ladder's own wait queues dead-lettering into it.
 	ownedInto [][]string
+	// pubFed: a publishers' exchange (one that is nobody's dead-letter
+	// exchange, nor delayed) may route to the queue.
+	pubFed []bool
 }
 
 func discBuild(v *Vhost) *discTopo {
@@ -92,6 +98,7 @@ func discBuild(v *Vhost) *discTopo {
 		delayedTo: make([][]int, n),
 		canon:     make([]bool, n),
 		ownedInto: make([][]string, n),
+		pubFed:    make([]bool, n),
 	}
 	s := r.newScratch()
 	memo := make(map[dlMemoKey]dlMemoVal)
@@ -112,6 +119,22 @@ func discBuild(v *Vhost) *discTopo {
 		}
 		for _, to := range t.dl[qi] {
 			t.dlFrom[to] = append(t.dlFrom[to], qi)
+		}
+	}
+	dlxs := map[string]bool{}
+	for qi := range v.Queues {
+		if t.canon[qi] && t.set[qi].HasDeadLetterExchange {
+			dlxs[t.set[qi].DeadLetterExchange] = true
+		}
+	}
+	for xi := range v.Exchanges {
+		x := &v.Exchanges[xi]
+		if x.Name == "" || x.Type == ExchangeDelayed || dlxs[x.Name] || r.exchanges[x.Name] != xi || len(r.bySource[x.Name]) == 0 {
+			continue
+		}
+		r.routeInto(x.Name, rtMsg{anyKey: true, anyHeaders: true}, s)
+		for _, qi := range s.queues {
+			t.pubFed[qi] = true
 		}
 	}
 	for xi := range v.Exchanges {
@@ -196,35 +219,116 @@ func (t *discTopo) mains() []bool {
 		if out[m] || !t.canon[m] {
 			continue
 		}
-		q := &t.v.Queues[m]
-		active := q.Consumers > 0 && t.set[m].HasDeadLetterExchange
 		for _, w := range t.dlFrom[m] {
-			if t.waitLike(w) && !main[w] && (active || t.reaches(m, w)) {
+			if ok, _ := t.waitsFor(w, m); ok && !main[w] {
 				out[m] = true
 				break
 			}
 		}
 	}
+	// A loop whose sides both wait for each other: nothing told them apart,
+	// both stay mains (and neither is the other's wait queue).
 	return out
 }
 
-// waitQueues are rule 4's queues of main m: no TTL, no consumers, dead-
-// lettering into m, not mains themselves. Sorted by name.
-func (t *discTopo) waitQueues(m int, mains []bool) []string {
-	var out []string
+// waitQueues are rule 4's queues of main m, sorted by name, and what the
+// inference rested on.
+func (t *discTopo) waitQueues(m int, mains []bool) (names, inferred []string) {
 	for _, w := range t.dlFrom[m] {
-		if t.waitLike(w) && !mains[w] && !slices.Contains(out, t.v.Queues[w].Name) {
-			out = append(out, t.v.Queues[w].Name)
+		ok, why := t.waitsFor(w, m)
+		if !ok || mains[w] || slices.Contains(names, t.v.Queues[w].Name) {
+			continue
+		}
+		names = append(names, t.v.Queues[w].Name)
+		inferred = append(inferred, why...)
+	}
+	slices.Sort(names)
+	return names, inferred
+}
+
+// waitLike: a queue without a TTL that is a wait queue of some queue it
+// dead-letters into (rule 4).
+func (t *discTopo) waitLike(qi int) bool {
+	for _, m := range t.dl[qi] {
+		if ok, _ := t.waitsFor(qi, m); ok {
+			return true
 		}
 	}
-	slices.Sort(out)
-	return out
+	return false
 }
 
-// waitLike: no queue TTL and nobody consuming, so messages can only leave by
-// per-message expiration.
-func (t *discTopo) waitLike(qi int) bool {
-	return !t.hasTTL(qi) && t.v.Queues[qi].Consumers == 0
+// waitsFor decides rule 4 for w dead-lettering into m: whether w is a wait
+// queue of m (its messages wait there for their expiration, then go to m)
+// rather than m being w's dead-letter queue. why says what decided, for
+// Ladder.InferredFrom. In order:
+//
+//   - a queue somebody consumes from is not waiting;
+//   - in a loop, the side publishers' exchanges feed is the work queue;
+//   - out of a loop, a queue that dead-letters onward (and has no TTL of
+//     its own) is not a DLQ: w waits for it;
+//   - names: w reads as a wait queue (delay, wait, retry…), or m as a DLQ
+//     (dlq, dead, error…) or as a wait queue;
+//   - consumers: m has them and w has none.
+//
+// So a crashed worker does not change the picture unless nothing else
+// tells the sides apart.
+func (t *discTopo) waitsFor(w, m int) (ok bool, why []string) {
+	if t.hasTTL(w) || w == m || t.fedByTTLOrDelay(w) {
+		return false, nil
+	}
+	qw, qm := &t.v.Queues[w], &t.v.Queues[m]
+	if qw.Consumers > 0 {
+		return false, nil
+	}
+	base := qw.Name + ": no queue TTL: messages leave it only by per-message expiration"
+	loop := t.reaches(m, w)
+	switch {
+	case loop && t.pubFed[m] && !t.pubFed[w]:
+		return true, []string{base, "a loop: publishers' exchanges feed " + qm.Name + ", not " + qw.Name}
+	case loop && t.pubFed[w] && !t.pubFed[m]:
+		return false, nil
+	case !loop && !t.hasTTL(m) && t.set[m].HasDeadLetterExchange && len(t.dl[m]) > 0:
+		return true, []string{base, qm.Name + " dead-letters onward, so it is not " + qw.Name + "'s DLQ"}
+	}
+	score := 0
+	if nameSays(qw.Name, waitWords) {
+		score++
+	}
+	if nameSays(qw.Name, dlqWords) {
+		score--
+	}
+	if nameSays(qm.Name, dlqWords) || nameSays(qm.Name, waitWords) {
+		score--
+	}
+	switch {
+	case score > 0:
+		return true, []string{base, "names: " + qw.Name + " reads as a wait queue"}
+	case score < 0:
+		return false, nil
+	case qm.Consumers > 0:
+		return true, []string{base, "consumers: " + qm.Name + " has some, " + qw.Name + " none"}
+	case loop:
+		return true, []string{base, "a loop nothing tells apart"}
+	}
+	return false, nil
+}
+
+var (
+	waitWords = []string{"delay", "delayed", "wait", "waiting", "retry", "retries", "later", "backoff", "defer", "deferred", "hold", "scheduled", "ttl"}
+	dlqWords  = []string{"dlq", "dlx", "dead", "deadletter", "dl", "error", "errors", "failed", "failure", "failures", "parking", "parked", "poison", "graveyard", "undeliverable", "fatal"}
+)
+
+// nameSays reports whether one of the name's words (split at . _ - : /) is
+// in words.
+func nameSays(name string, words []string) bool {
+	for _, f := range strings.FieldsFunc(strings.ToLower(name), func(r rune) bool {
+		return r == '.' || r == '_' || r == '-' || r == ':' || r == '/' || r == ' '
+	}) {
+		if slices.Contains(words, f) {
+			return true
+		}
+	}
+	return false
 }
 
 func (t *discTopo) ladder(m int) Ladder {

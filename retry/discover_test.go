@@ -163,7 +163,8 @@ func TestDiscoverShapes(t *testing.T) {
 				Exchanges: []Exchange{{Name: "pay.in", Type: ExchangeDirect}, {Name: "pay.dlx", Type: ExchangeFanout}},
 				Bindings:  []Binding{bind("pay.in", "pay", "pay"), bind("pay.dlx", "pay.dlq", "")},
 			},
-			want: []Ladder{{Main: "pay", WaitQueues: []string{"pay.delay"}, DLQ: "pay.dlq"}},
+			want: []Ladder{{Main: "pay", WaitQueues: []string{"pay.delay"}, DLQ: "pay.dlq", InferredFrom: []string{
+				"pay.delay: no queue TTL: messages leave it only by per-message expiration", "pay dead-letters onward, so it is not pay.delay's DLQ"}}},
 		},
 		{
 			name: "queue with workers down dead-lettering into a DLQ does not make the DLQ a main",
@@ -180,7 +181,8 @@ func TestDiscoverShapes(t *testing.T) {
 				Exchanges: []Exchange{{Name: "s.in", Type: ExchangeDirect}, {Name: "s.wait.x", Type: ExchangeFanout}},
 				Bindings:  []Binding{bind("s.in", "s", "s"), bind("s.wait.x", "s.wait", "")},
 			},
-			want: []Ladder{{Main: "s", WaitQueues: []string{"s.wait"}}},
+			want: []Ladder{{Main: "s", WaitQueues: []string{"s.wait"}, InferredFrom: []string{
+				"s.wait: no queue TTL: messages leave it only by per-message expiration", "names: s.wait reads as a wait queue"}}},
 		},
 		{
 			name: "tier returning through an exchange-to-exchange binding",
@@ -331,5 +333,122 @@ func BenchmarkFindings2000(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		Findings(v, ls)
+	}
+}
+
+// The shapes people run, each with its consumers attached and with the
+// workers down: the same ladders and the same findings either way.
+func TestDiscoverShapesWithAndWithoutConsumers(t *testing.T) {
+	bind := func(src, dst, key string) Binding {
+		return Binding{Source: src, Destination: dst, DestinationType: "queue", RoutingKey: key}
+	}
+	type shape struct {
+		name      string
+		v         func(workers int) *Vhost
+		main      string
+		wait      []string
+		dlq       string
+		findings  []string // severity code queue, sorted as Findings sorts
+		noLadders bool
+	}
+	shapes := []shape{
+		{
+			name: "standalone delay queue written to straight, work queue with no DLX",
+			v: func(workers int) *Vhost {
+				return &Vhost{Queues: []Queue{
+					{Name: "jobs.delay", Messages: 40, Arguments: map[string]any{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "jobs"}},
+					{Name: "jobs", Consumers: workers, Ready: 3},
+				}}
+			},
+			main: "jobs", wait: []string{"jobs.delay"},
+			findings: []string{"warning no-dlq jobs", "warning hol-risk jobs.delay"},
+		},
+		{
+			name: "standalone delay queue behind an exchange, work queue with a DLQ",
+			v: func(workers int) *Vhost {
+				return &Vhost{
+					Queues: []Queue{
+						{Name: "mail.later", Arguments: map[string]any{"x-dead-letter-exchange": "mail"}},
+						{Name: "mail", Consumers: workers, Arguments: map[string]any{"x-dead-letter-exchange": "mail.dlx"}},
+						{Name: "mail.dlq"},
+					},
+					Exchanges: []Exchange{{Name: "mail", Type: ExchangeDirect}, {Name: "mail.dlx", Type: ExchangeFanout}, {Name: "delays", Type: ExchangeFanout}},
+					Bindings:  []Binding{bind("mail", "mail", "mail"), bind("mail.dlx", "mail.dlq", ""), bind("delays", "mail.later", "")},
+				}
+			},
+			main: "mail", wait: []string{"mail.later"}, dlq: "mail.dlq",
+			findings: []string{"warning hol-risk mail.later"},
+		},
+		{
+			name: "a cycle with a TTL-less retry queue",
+			v: func(workers int) *Vhost {
+				return &Vhost{
+					Queues: []Queue{
+						{Name: "billing", Consumers: workers, Arguments: map[string]any{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "billing.retry"}},
+						{Name: "billing.retry", Messages: 12, Arguments: map[string]any{"x-dead-letter-exchange": "billing.in"}},
+					},
+					Exchanges: []Exchange{{Name: "billing.in", Type: ExchangeDirect}, {Name: "events", Type: ExchangeTopic}},
+					Bindings:  []Binding{bind("billing.in", "billing", "billing"), bind("events", "billing", "billing.#")},
+				}
+			},
+			main: "billing", wait: []string{"billing.retry"},
+			findings: []string{"error stuck billing.retry", "warning no-dlq billing"},
+		},
+		{
+			name: "a cycle told apart by publishers' exchanges alone",
+			v: func(workers int) *Vhost {
+				return &Vhost{
+					Queues: []Queue{
+						{Name: "a", Consumers: workers, Arguments: map[string]any{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "b"}},
+						{Name: "b", Arguments: map[string]any{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "a"}},
+					},
+					Exchanges: []Exchange{{Name: "front", Type: ExchangeDirect}},
+					Bindings:  []Binding{bind("front", "a", "a")},
+				}
+			},
+			main: "a", wait: []string{"b"},
+			findings: []string{"warning no-dlq a", "warning stuck b"},
+		},
+		{
+			name: "a work queue and its DLQ are no ladder, workers or not",
+			v: func(workers int) *Vhost {
+				return &Vhost{
+					Queues: []Queue{
+						{Name: "orders", Consumers: workers, Arguments: map[string]any{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "orders.dlq"}},
+						{Name: "orders.dlq", Messages: 5},
+					},
+				}
+			},
+			noLadders: true,
+		},
+	}
+	for _, sh := range shapes {
+		t.Run(sh.name, func(t *testing.T) {
+			for _, workers := range []int{1, 0} {
+				v := sh.v(workers)
+				ls := Discover(v)
+				if sh.noLadders {
+					if len(ls) != 0 {
+						t.Fatalf("workers=%d: ladders %+v, want none", workers, ls)
+					}
+					continue
+				}
+				if len(ls) != 1 || ls[0].Main != sh.main || !reflect.DeepEqual(ls[0].WaitQueues, sh.wait) || ls[0].DLQ != sh.dlq {
+					t.Fatalf("workers=%d: ladders %+v, want main %s wait %v dlq %q", workers, ls, sh.main, sh.wait, sh.dlq)
+				}
+				if len(ls[0].InferredFrom) == 0 {
+					t.Errorf("workers=%d: a guessed wait queue says nothing of how: %+v", workers, ls[0])
+				}
+				var got []string
+				for _, f := range Findings(v, ls) {
+					if f.Code != CodeNoConsumers { // runtime: only with the workers down
+						got = append(got, string(f.Severity)+" "+f.Code+" "+f.Queue)
+					}
+				}
+				if !reflect.DeepEqual(got, sh.findings) {
+					t.Errorf("workers=%d: findings %q, want %q", workers, got, sh.findings)
+				}
+			}
+		})
 	}
 }

@@ -15,7 +15,11 @@ type Ladder struct {
 	// WaitQueues dead-letter into the main queue but have no queue TTL and
 	// no consumers: messages leave them only by per-message expiration (and
 	// may be blocked behind a longer one), or never. Findings say which.
-	WaitQueues       []string
+	WaitQueues []string
+	// InferredFrom says what discovery rested on where it had to guess
+	// which side of a dead-letter route waits (WaitQueues); nil when the
+	// topology said so plainly (a queue TTL, a delayed exchange).
+	InferredFrom     []string
 	DelayedExchanges []DelayedExchange
 	// DLQ is the terminal queue reached from the main queue's dead-letter
 	// route; "" when there is none.
