@@ -56,7 +56,7 @@ func AnnotateHoL(res *PeekResult, set retry.QueueSettings, now time.Time) {
 	in := make([]retry.HoLInput, len(res.Messages))
 	some := set.HasMessageTTL
 	for i, m := range res.Messages {
-		in[i].Expiration, in[i].HasExpiration = messageTTL(m, set.HasDeadLetterExchange)
+		in[i].Expiration, in[i].HasExpiration, in[i].Stripped = messageTTL(m, set.HasDeadLetterExchange)
 		some = some || in[i].HasExpiration
 		in[i].Timestamp = enqueuedAt(m)
 	}
@@ -81,14 +81,14 @@ func AnnotateHoL(res *PeekResult, set retry.QueueSettings, now time.Time) {
 // expiry itself — dead-lettering stripped a TTL that had not run out, and
 // the due time then shows when the message was meant to leave (it never
 // will without a queue TTL: the stuck finding says so).
-func messageTTL(m Message, forwards bool) (time.Duration, bool) {
+func messageTTL(m Message, forwards bool) (ttl time.Duration, ok, stripped bool) {
 	if ms, err := strconv.ParseInt(m.Properties.Expiration, 10, 64); err == nil && ms >= 0 {
-		return time.Duration(ms) * time.Millisecond, true
+		return time.Duration(ms) * time.Millisecond, true, false
 	}
 	if forwards && len(m.Deaths) > 0 && m.Deaths[0].Reason != retry.ReasonExpired && m.Deaths[0].HasOriginalExpiration {
-		return m.Deaths[0].OriginalExpiration, true
+		return m.Deaths[0].OriginalExpiration, true, true
 	}
-	return 0, false
+	return 0, false, false
 }
 
 // enqueuedAt estimates when a message entered its current queue: its

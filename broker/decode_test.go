@@ -7,8 +7,9 @@ import (
 	"github.com/ladder-tui/ladder/retry"
 )
 
-// A message dead-lettered with its TTL unspent: in a wait queue that
-// forwards, its due time comes from original-expiration; in a DLQ it has none.
+// A message dead-lettered with its TTL unspent lost its expiration: in a
+// wait queue that forwards and has no TTL it is never due (stuck), not
+// "overdue"; with a queue TTL it is due by that; in a DLQ it has none.
 func TestAnnotateHoLUsesOriginalExpirationOnlyInForwardingQueues(t *testing.T) {
 	ts := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	msg := func() Message {
@@ -17,8 +18,13 @@ func TestAnnotateHoLUsesOriginalExpirationOnlyInForwardingQueues(t *testing.T) {
 	}
 	wait := &PeekResult{Messages: []Message{msg()}}
 	AnnotateHoL(wait, retry.QueueSettings{HasDeadLetterExchange: true}, ts.Add(90*time.Second))
-	if h := wait.Messages[0].HoL; h == nil || h.Overdue != 30*time.Second {
+	if h := wait.Messages[0].HoL; h == nil || !h.NeverDue || !h.Stuck || h.Overdue != 0 || h.NeverDueReason != retry.NeverDueStuck {
 		t.Fatalf("wait queue: %+v", h)
+	}
+	withTTL := &PeekResult{Messages: []Message{msg()}}
+	AnnotateHoL(withTTL, retry.QueueSettings{HasDeadLetterExchange: true, HasMessageTTL: true, MessageTTL: 120 * time.Second}, ts.Add(90*time.Second))
+	if h := withTTL.Messages[0].HoL; h == nil || h.NeverDue || h.TTL != 120*time.Second || !h.DueAt.Equal(ts.Add(120*time.Second)) {
+		t.Fatalf("wait queue with a TTL: %+v", h)
 	}
 	dlq := &PeekResult{Messages: []Message{msg()}}
 	AnnotateHoL(dlq, retry.QueueSettings{}, ts.Add(90*time.Second))

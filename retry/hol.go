@@ -11,12 +11,15 @@ type HoLInput struct {
 	// Expiration is the per-message TTL (the AMQP expiration property).
 	//
 	// Dead-lettering REMOVES expiration and keeps the value in the x-death
-	// entry's original-expiration. A caller may pass that value here (the
-	// lookup is the caller's); the due time then shows when the message was
-	// meant to leave. Without a queue TTL such a message never expires in
-	// fact: see the stuck finding.
+	// entry's original-expiration. A caller may pass that value here with
+	// Stripped: it no longer applies, so the message is due by the queue
+	// TTL alone, and without one it is never due (Stuck).
 	Expiration    time.Duration
 	HasExpiration bool
+	// Stripped: Expiration came from x-death's original-expiration, not
+	// from the message: dead-lettering removed it, so without a queue TTL
+	// the message never expires (NeverDue, Stuck).
+	Stripped bool
 	// Timestamp is when the message entered this queue as far as known,
 	// usually the publisher's timestamp property (second resolution, the
 	// publisher's clock); zero when absent. For position 0 the queue's
@@ -33,6 +36,10 @@ type HoLMark struct {
 	// NeverDue: neither a per-message nor a queue TTL, so it never expires
 	// and everything behind it waits for a consumer.
 	NeverDue bool
+	// Stuck: never due because dead-lettering stripped its expiration and
+	// the queue has no TTL. NeverDueReason says why in words.
+	Stuck          bool
+	NeverDueReason string
 	// TTL is the TTL applied (min of per-message and queue TTL); 0 with NeverDue.
 	TTL time.Duration
 	// Blocked: its own due time comes before that of a message ahead of it
@@ -56,13 +63,15 @@ func (m HoLMark) MarshalJSON() ([]byte, error) {
 		Position  int     `json:"position"`
 		DueAt     *string `json:"due_at"`
 		NeverDue  bool    `json:"never_due"`
+		Reason    string  `json:"never_due_reason,omitempty"`
+		Stuck     bool    `json:"stuck,omitempty"`
 		TTLms     *int64  `json:"ttl_ms"`
 		Blocked   bool    `json:"blocked"`
 		BlockedBy int     `json:"blocked_by"`
 		OverdueMs int64   `json:"overdue_ms"`
 		Estimated bool    `json:"estimated"`
 	}
-	o := out{Position: m.Position, NeverDue: m.NeverDue, Blocked: m.Blocked,
+	o := out{Position: m.Position, NeverDue: m.NeverDue, Reason: m.NeverDueReason, Stuck: m.Stuck, Blocked: m.Blocked,
 		BlockedBy: m.BlockedBy, OverdueMs: m.Overdue.Milliseconds(), Estimated: m.Estimated}
 	if !m.NeverDue {
 		s := m.DueAt.Format(time.RFC3339Nano)
@@ -71,6 +80,12 @@ func (m HoLMark) MarshalJSON() ([]byte, error) {
 	}
 	return json.Marshal(o)
 }
+
+// Why a message is never due.
+const (
+	NeverDueNoTTL = "no TTL applies: it leaves only when consumed"
+	NeverDueStuck = "stuck: dead-lettering stripped its expiration and this queue has no TTL"
+)
 
 // HoLResult is the analysis of one wait queue's messages.
 type HoLResult struct {
@@ -135,6 +150,11 @@ func HoL(msgs []HoLInput, queueTTL time.Duration, now time.Time) HoLResult {
 		if has && ttl < 0 {
 			ttl = 0
 		}
+		// A stripped expiration no longer applies: only a queue TTL does.
+		stuck := has && m.Stripped && queueTTL <= 0
+		if m.Stripped {
+			ttl, has = 0, false
+		}
 		if queueTTL > 0 && (!has || queueTTL < ttl) {
 			ttl, has = queueTTL, true
 		}
@@ -152,6 +172,10 @@ func HoL(msgs []HoLInput, queueTTL time.Duration, now time.Time) HoLResult {
 			}
 		} else {
 			mk.NeverDue = true
+			mk.NeverDueReason = NeverDueNoTTL
+			if stuck {
+				mk.Stuck, mk.NeverDueReason = true, NeverDueStuck
+			}
 		}
 		res.Marks[i] = mk
 

@@ -31,6 +31,10 @@ func Due(h *retry.HoLMark, at time.Time, form DueForm) string {
 		return dueSentence(h, at)
 	}
 	switch {
+	case h.Stuck && form == DueWide:
+		return "never due (stuck)"
+	case h.Stuck:
+		return "stuck"
 	case h.NeverDue:
 		return "never"
 	case h.Overdue > 0:
@@ -50,6 +54,8 @@ func Due(h *retry.HoLMark, at time.Time, form DueForm) string {
 func dueSentence(h *retry.HoLMark, at time.Time) string {
 	var s string
 	switch {
+	case h.Stuck:
+		s = "never due (stuck): dead-lettering stripped its expiration and this queue has no TTL"
 	case h.NeverDue:
 		s = "never: no TTL applies, it waits for a consumer"
 	case h.Overdue > 0:
