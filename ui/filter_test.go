@@ -1,0 +1,161 @@
+package ui
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/charmbracelet/x/ansi"
+)
+
+// homeCursor is the queue under the home cursor, "" when none.
+func homeCursor(h *harness) string {
+	if r := h.m.home.selected(); r != nil {
+		return r.name
+	}
+	return ""
+}
+
+// cursorLine is the frame's line with the cursor marker.
+func cursorLine(h *harness) string {
+	for _, l := range strings.Split(h.plain(), "\n") {
+		if strings.HasPrefix(l, "▸") {
+			return l
+		}
+	}
+	return ""
+}
+
+// A filter that matches a tier lands the cursor on that tier, not on its
+// ladder's main queue, and enter opens the tier. The ladder's other members
+// stay for context, dimmed, and the cursor cannot reach them.
+func TestHomeFilterLandsOnMatch(t *testing.T) {
+	fc := newFake()
+	h := newHarness(t, fc, Options{}, 80, 24).start()
+	h.key("/")
+	h.typeText("1m")
+	if got := homeCursor(h); got != "orders.retry.1m" {
+		t.Fatalf("cursor on %q after the filter, want orders.retry.1m", got)
+	}
+	h.mustContain("LADDERS (1)", "orders", "├─orders.retry.5s", "└─orders.dlq")
+	h.mustNotContain("payments")
+	if l := cursorLine(h); !strings.Contains(l, "orders.retry.1m") {
+		t.Fatalf("cursor drawn on %q", l)
+	}
+	h.key("enter") // keep the filter
+	// The other members of the ladder are context only.
+	for _, k := range []string{"down", "up", "G", "home", "pgdown"} {
+		h.key(k)
+		if got := homeCursor(h); got != "orders.retry.1m" {
+			t.Fatalf("%s moved the cursor to %q, which the filter does not match", k, got)
+		}
+	}
+	for i, r := range h.m.home.rows {
+		if r.kind != rowSection && r.name != "orders.retry.1m" && r.selectable() {
+			t.Errorf("row %d %q is selectable but does not match", i, r.name)
+		}
+	}
+	h.key("enter")
+	if h.m.top() != h.m.browser || h.m.browser.queue != "orders.retry.1m" {
+		t.Fatalf("enter opened %q", h.m.browser.queue)
+	}
+	if got := fc.peeked[len(fc.peeked)-1]; got != "orders.retry.1m" {
+		t.Fatalf("peeked %q", got)
+	}
+}
+
+// Dimmed rows are drawn in the Dimmed style, matches are not.
+func TestHomeFilterDimsContext(t *testing.T) {
+	h := newHarness(t, newFake(), Options{}, 80, 24).start()
+	h.key("/")
+	h.typeText("dlq")
+	h.key("enter", "esc") // keep, then clear: the cursor stays on the match
+	if got := homeCursor(h); got != "orders.dlq" {
+		t.Fatalf("clearing the filter moved the cursor to %q", got)
+	}
+	st := h.m.c.styles
+	rows := buildHomeRows(h.m.home.snap, "dlq")
+	var dim, lit []string
+	for i := range rows {
+		if rows[i].kind == rowSection {
+			continue
+		}
+		line := renderHomeRow(&rows[i], rowStats{}, homeLayout(80), st, false, false)
+		if rows[i].dim {
+			dim = append(dim, rows[i].name)
+			if plain := ansi.Strip(line); line == plain || line != st.Dimmed.Render(plain) {
+				t.Errorf("%s not drawn dimmed: %q", rows[i].name, line)
+			}
+		} else {
+			lit = append(lit, rows[i].name)
+		}
+	}
+	if strings.Join(lit, ",") != "orders.dlq" || len(dim) != 4 {
+		t.Fatalf("matched %v, dimmed %v", lit, dim)
+	}
+}
+
+// n and N go to the next and previous match, across ladders and the other
+// queues, wrapping around; enter opens the one reached.
+func TestHomeNextPrevMatch(t *testing.T) {
+	h := newHarness(t, newFake(), Options{}, 80, 24).start()
+	h.key("/")
+	h.typeText("i") // payments.wait, audit, the evil queue
+	h.key("enter")
+	want := []string{"payments.wait"}
+	for _, k := range []string{"n", "n", "n", "N", "N"} {
+		h.key(k)
+		want = append(want, map[string]string{"payments.wait n": "audit", "audit n": evilQueue, evilQueue + " n": "payments.wait",
+			"payments.wait N": evilQueue, evilQueue + " N": "audit"}[want[len(want)-1]+" "+k])
+		if got := homeCursor(h); got != want[len(want)-1] {
+			t.Fatalf("after %v: cursor on %q, want %q", want, got, want[len(want)-1])
+		}
+	}
+	h.key("enter")
+	if h.m.top() != h.m.browser || h.m.browser.queue != "audit" {
+		t.Fatalf("enter opened %q", h.m.browser.queue)
+	}
+}
+
+// n and N step only through a kept filter: typed, they are the filter's
+// text; without a filter they do nothing.
+func TestHomeMatchKeysNeedAKeptFilter(t *testing.T) {
+	h := newHarness(t, newFake(), Options{}, 80, 24).start()
+	h.key("n", "N")
+	if got := homeCursor(h); got != "orders" {
+		t.Fatalf("n without a filter moved the cursor to %q", got)
+	}
+	h.key("/")
+	h.typeText("payments.wain")
+	h.key("backspace")
+	h.typeText("t")
+	if got := h.m.home.filter.Text(); got != "payments.wait" {
+		t.Fatalf("filter %q: n was not typed", got)
+	}
+	if got := homeCursor(h); got != "payments.wait" {
+		t.Fatalf("cursor on %q", got)
+	}
+}
+
+// Each change of the filter puts the cursor on its first match, even when
+// the row under the cursor still matches; clearing it keeps the cursor.
+func TestHomeFilterMovesToFirstMatch(t *testing.T) {
+	h := newHarness(t, newFake(), Options{}, 80, 24).start()
+	h.key("G") // the last queue, outside every ladder
+	h.key("up")
+	if got := homeCursor(h); got != "audit" {
+		t.Fatalf("cursor on %q", got)
+	}
+	h.key("/")
+	h.typeText("a") // orders.delayed (not a queue), payments, payments.wait, audit
+	if got := homeCursor(h); got != "payments" {
+		t.Fatalf("cursor on %q, want the first match payments", got)
+	}
+	h.typeText("u")
+	if got := homeCursor(h); got != "audit" {
+		t.Fatalf("cursor on %q, want the only match audit", got)
+	}
+	h.key("esc")
+	if got := homeCursor(h); got != "audit" {
+		t.Fatalf("clearing the filter moved the cursor to %q", got)
+	}
+}
