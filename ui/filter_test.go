@@ -136,6 +136,66 @@ func TestHomeMatchKeysNeedAKeptFilter(t *testing.T) {
 	}
 }
 
+// In the browser the filter hides what it does not match, and n and N go
+// from shown row to shown row, wrapping around.
+func TestBrowserNextPrevMatch(t *testing.T) {
+	fc := newFake()
+	p := fixturePeek(4)
+	p.Messages[1].RoutingKey = "billing.created"
+	p.Messages[3].RoutingKey = "billing.created"
+	fc.peeks["orders.dlq"] = p
+	h := newHarness(t, fc, Options{}, 80, 24).start()
+	h.key("down", "down", "down", "enter", "/")
+	h.typeText("billing")
+	h.key("enter")
+	h.mustContain("(of 4)")
+	pos := func() int { return h.m.browser.rows[h.m.browser.current()].message.Position }
+	for _, step := range []struct {
+		key  string
+		want int
+	}{{"n", 3}, {"n", 1}, {"N", 3}, {"N", 1}, {"N", 3}} {
+		h.key(step.key)
+		if got := pos(); got != step.want {
+			t.Fatalf("%s: on message %d, want %d", step.key, got, step.want)
+		}
+	}
+	if l := cursorLine(h); !strings.Contains(l, "msg-0003") {
+		t.Fatalf("cursor drawn on %q", l)
+	}
+	h.key("enter")
+	if h.m.top() != h.m.inspector || h.m.inspector.message.Position != 3 {
+		t.Fatal("enter did not open the match reached")
+	}
+}
+
+// Help lists n and N where they act: on both lists once a filter is kept.
+func TestHelpListsMatchKeys(t *testing.T) {
+	h := newHarness(t, newFake(), Options{}, 120, 40).start()
+	for _, where := range []string{"home", "browser"} {
+		if strings.Contains(helpText(h), "next match") {
+			t.Fatalf("%s: help lists n without a filter", where)
+		}
+		h.key("/")
+		h.typeText("orders")
+		h.key("enter")
+		text := helpText(h)
+		for _, s := range []string{"n       next match", "N       previous match"} {
+			if !strings.Contains(strings.Join(strings.Fields(text), " "), strings.Join(strings.Fields(s), " ")) {
+				t.Errorf("%s: help lacks %q:\n%s", where, s, text)
+			}
+		}
+		if f := footer(h); !strings.Contains(f, "n next match") {
+			t.Errorf("%s: footer lacks n: %q", where, f)
+		}
+		h.key("esc") // clear the filter
+		if where == "home" {
+			h.key("/")
+			h.typeText("dlq")
+			h.key("enter", "esc", "enter") // open orders.dlq
+		}
+	}
+}
+
 // Each change of the filter puts the cursor on its first match, even when
 // the row under the cursor still matches; clearing it keeps the cursor.
 func TestHomeFilterMovesToFirstMatch(t *testing.T) {
