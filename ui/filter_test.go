@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -217,5 +218,48 @@ func TestHomeFilterMovesToFirstMatch(t *testing.T) {
 	h.key("esc")
 	if got := homeCursor(h); got != "audit" {
 		t.Fatalf("clearing the filter moved the cursor to %q", got)
+	}
+}
+
+// Sorting keeps the cursor on its message and scrolls the list to it,
+// wherever the new order puts it, filtered or not.
+func TestSortKeepsCursorVisible(t *testing.T) {
+	fc := newFake()
+	p := fixturePeek(60)
+	for i := range p.Messages {
+		p.Messages[i].BodySize = 100 + (i*37)%60 // sizes in another order than positions
+		if i%2 == 1 {
+			p.Messages[i].RoutingKey = "billing.created"
+		}
+	}
+	fc.peeks["orders.dlq"] = p
+	h := newHarness(t, fc, Options{}, 80, 24).start()
+	h.key("down", "down", "down", "enter")
+	b := h.m.browser
+	check := func(when string, want int) {
+		t.Helper()
+		if got := b.rows[b.current()].message.Position; got != want {
+			t.Fatalf("%s: cursor on message %d, want %d", when, got, want)
+		}
+		if l := cursorLine(h); !strings.Contains(l, fmt.Sprintf("msg-%04d", want)) {
+			t.Fatalf("%s: message %d not on screen under the cursor (line %q):\n%s", when, want, l, h.plain())
+		}
+	}
+	for _, start := range []string{"G", "home"} {
+		step := map[string]string{"G": "up", "home": "down"}[start]
+		h.key(start, step, step, step)
+		want := b.rows[b.current()].message.Position
+		for k := sortPosition + 1; k <= sortKeys; k++ {
+			h.key("s")
+			check(fmt.Sprintf("from %s, sort %v", start, b.sortBy), want)
+		}
+	}
+	h.key("/")
+	h.typeText("billing")
+	h.key("enter", "G", "up")
+	want := b.rows[b.current()].message.Position
+	for range sortKeys {
+		h.key("s")
+		check("filtered, sort "+b.sortBy.String(), want)
 	}
 }
