@@ -16,6 +16,8 @@ type KeyMap struct {
 	Open      key.Binding
 	Back      key.Binding
 	Filter    key.Binding
+	NextMatch key.Binding // the next row a kept filter matches (ladders, browser)
+	PrevMatch key.Binding // the previous one; both wrap around
 	Mark      key.Binding
 	MarkAll   key.Binding
 	Sort      key.Binding
@@ -64,6 +66,8 @@ func Default() KeyMap {
 		Open:      key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "open")),
 		Back:      key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back")),
 		Filter:    key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),
+		NextMatch: key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "next match")),
+		PrevMatch: key.NewBinding(key.WithKeys("N"), key.WithHelp("N", "previous match")),
 		Mark:      key.NewBinding(key.WithKeys("space"), key.WithHelp("space", "mark")),
 		MarkAll:   key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "mark all/none")),
 		Sort:      key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "sort")),
@@ -117,7 +121,7 @@ func (k KeyMap) ShortHelp() []key.Binding {
 func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
-		{k.Open, k.Back, k.Filter, k.Where, k.Group, k.Sort, k.Mark, k.MarkAll},
+		{k.Open, k.Back, k.Filter, k.NextMatch, k.PrevMatch, k.Where, k.Group, k.Sort, k.Mark, k.MarkAll},
 		{k.Move, k.Dump, k.Replay, k.Refresh, k.Copy, k.Vhost, k.Help, k.Quit, k.ForceQuit},
 		{k.Next, k.Prev, k.Toggle, k.Untoggle, k.Confirm, k.Cancel, k.Close, k.Pause},
 		{k.KeepFilter, k.ClearFilter, k.DeleteChar},

@@ -82,3 +82,27 @@ func TestAsKeepsKeysAndState(t *testing.T) {
 		t.Fatal("As enabled a disabled binding")
 	}
 }
+
+// n and N act on the lists (ladders, browser) next to every list and app
+// key there, so no such key may share theirs. The dialog keys (Cancel and
+// Close take n) act only while a dialog is on top, where n/N do not.
+func TestMatchKeysFreeOnLists(t *testing.T) {
+	k := Default()
+	lists := []key.Binding{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom, k.Open, k.Back, k.Filter,
+		k.Mark, k.MarkAll, k.Sort, k.Move, k.Group, k.Where, k.Dump, k.Replay, k.Refresh, k.Copy, k.Vhost,
+		k.Help, k.Quit, k.ForceQuit}
+	for _, m := range []key.Binding{k.NextMatch, k.PrevMatch} {
+		for _, mk := range m.Keys() {
+			for _, b := range lists {
+				for _, bk := range b.Keys() {
+					if mk == bk {
+						t.Errorf("%q is both %q and %q", mk, m.Help().Desc, b.Help().Desc)
+					}
+				}
+			}
+		}
+	}
+	if reflect.DeepEqual(k.NextMatch.Keys(), k.PrevMatch.Keys()) {
+		t.Fatal("next and previous match share keys")
+	}
+}

@@ -286,6 +286,12 @@ func (m *browserModel) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.fixScroll()
 		return nil
 	}
+	// The filter hides what it does not match: every shown row is a match.
+	if d := m.filter.Step(msg, k); d != 0 {
+		m.nav.Find(len(m.view), d, nil)
+		m.fixScroll()
+		return nil
+	}
 	switch {
 	case key.Matches(msg, k.Filter) && len(m.rows) > 0:
 		m.filter.Start()
@@ -513,6 +519,9 @@ func (m *browserModel) ShortHelp() []key.Binding {
 	}
 	if len(m.rows) > 0 {
 		out = append(out, k.Sort)
+		if m.filter.Text() != "" {
+			out = append(out, list.MatchKeys(k)...)
+		}
 	}
 	out = append(out, k.Refresh, k.Help, k.Quit)
 	// Then the rarer actions, first to go when the footer is short; the
@@ -527,7 +536,7 @@ func (m *browserModel) ShortHelp() []key.Binding {
 }
 
 // FullHelp is every key that acts on the browser: without messages there
-// is nothing to open, mark, sort or filter.
+// is nothing to open, mark, sort or filter; n/N act once a filter is kept.
 func (m *browserModel) FullHelp() [][]key.Binding {
 	k := m.c.keys
 	if m.filter.Capturing() {
@@ -538,7 +547,11 @@ func (m *browserModel) FullHelp() [][]key.Binding {
 	}
 	var groups [][]key.Binding
 	if len(m.rows) > 0 {
-		groups = append(groups, list.NavKeys(m.c.keys), []key.Binding{k.Open, k.Filter, k.Sort, k.Mark, k.MarkAll, k.Group})
+		act := []key.Binding{k.Open, k.Filter}
+		if m.filter.Text() != "" {
+			act = append(act, list.MatchKeys(k)...)
+		}
+		groups = append(groups, list.NavKeys(m.c.keys), append(act, k.Sort, k.Mark, k.MarkAll, k.Group))
 	}
 	act := []key.Binding{}
 	if m.res != nil {

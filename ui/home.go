@@ -30,7 +30,7 @@ type homeModel struct {
 
 func newHome(c *common) *homeModel {
 	m := &homeModel{c: c, hist: newHistory()}
-	m.filter = list.NewFilter(m.rebuild)
+	m.filter = list.NewFilter(m.refilter)
 	return m
 }
 
@@ -100,6 +100,17 @@ func (m *homeModel) rebuild() {
 	m.fixScroll()
 }
 
+// refilter lays out the rows for a changed filter and puts the cursor on
+// the first match, so enter opens what was searched for. A cleared filter
+// keeps the cursor on its queue.
+func (m *homeModel) refilter() {
+	m.rebuild()
+	if m.filter.Match() != "" {
+		m.nav.First(len(m.rows), m.selectable)
+		m.fixScroll()
+	}
+}
+
 // fixScroll keeps the cursor visible; called after every change so View
 // only reads.
 func (m *homeModel) fixScroll() {
@@ -124,6 +135,11 @@ func (m *homeModel) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		return nil
 	}
 	if m.nav.HandleKey(msg, k, len(m.rows), m.listHeight(), m.selectable) {
+		m.fixScroll()
+		return nil
+	}
+	if d := m.filter.Step(msg, k); d != 0 {
+		m.nav.Find(len(m.rows), d, m.selectable)
 		m.fixScroll()
 		return nil
 	}
@@ -269,15 +285,21 @@ func (m *homeModel) ShortHelp() []key.Binding {
 	}
 	// Most important first: the footer drops from the end to fit. The
 	// arrows are left to the ? screen.
+	kept := m.filter.Text() != ""
 	out := []key.Binding{k.Open, k.Filter}
-	if m.filter.Text() != "" {
+	if kept {
 		out = append(out, k.ClearFilter)
 	}
-	return append(out, k.Move, k.Refresh, k.Vhost, k.Help, k.Quit)
+	out = append(out, k.Move)
+	if kept {
+		out = append(out, list.MatchKeys(k)...)
+	}
+	return append(out, k.Refresh, k.Vhost, k.Help, k.Quit)
 }
 
 // FullHelp is every key that acts on the ladders screen. esc only clears a
-// kept filter here (there is nothing to go back to), so it is listed then.
+// kept filter here (there is nothing to go back to), and n/N only step
+// through one, so they are listed then.
 func (m *homeModel) FullHelp() [][]key.Binding {
 	k := m.c.keys
 	if m.filter.Capturing() {
@@ -285,7 +307,7 @@ func (m *homeModel) FullHelp() [][]key.Binding {
 	}
 	act := []key.Binding{k.Open, k.Filter}
 	if m.filter.Text() != "" {
-		act = append(act, k.ClearFilter)
+		act = append(append(act, k.ClearFilter), list.MatchKeys(k)...)
 	}
 	act = append(act, k.Move, k.Refresh)
 	return [][]key.Binding{list.NavKeys(m.c.keys), act, appKeys(m.c, true)}

@@ -44,16 +44,20 @@ type homeRow struct {
 	q      *retry.Queue // nil when the snapshot lacks the queue
 	owned  bool         // one of ladder's own wait queues (a delayed move's)
 	finds  []retry.Finding
+	dim    bool // a ladder's member the filter does not match: context only
 }
 
+// selectable: the cursor lands only on queues, and with a filter only on
+// those it matches.
 func (r *homeRow) selectable() bool {
-	return r.kind != rowSection && r.kind != rowDelayed && r.kind != rowRetry
+	return r.kind != rowSection && r.kind != rowDelayed && r.kind != rowRetry && !r.dim
 }
 
 // buildHomeRows lays out the snapshot: each ladder as a chain (main, tiers
 // shortest first, delayed exchanges, DLQ), then every queue outside all
 // ladders. filter (lower case) keeps ladders with a member whose name
-// contains it, and other queues whose name does.
+// contains it, and other queues whose name does; a kept ladder's other
+// members stay, dimmed, to show the chain around the matches.
 func buildHomeRows(s *broker.Snapshot, filter string) []homeRow {
 	if s == nil {
 		return nil
@@ -107,6 +111,7 @@ func buildHomeRows(s *broker.Snapshot, filter string) []homeRow {
 			continue
 		}
 		shown++
+		first := len(rows)
 		rows = append(rows, homeRow{kind: rowMain, name: l.Main, ladder: li, q: queues[l.Main], finds: finds[l.Main]})
 		for _, t := range l.Tiers {
 			rows = append(rows, homeRow{kind: rowTier, name: t.Queue, ladder: li, ttl: t.TTL, q: queues[t.Queue], finds: finds[t.Queue]})
@@ -129,6 +134,11 @@ func buildHomeRows(s *broker.Snapshot, filter string) []homeRow {
 		}
 		if n := len(rows); rows[n-1].kind != rowMain {
 			rows[n-1].last = true
+		}
+		if filter != "" {
+			for i := first; i < len(rows); i++ {
+				rows[i].dim = !match(rows[i].name)
+			}
 		}
 	}
 	var others []homeRow
@@ -207,7 +217,7 @@ type rowStats struct {
 
 // renderHomeRow draws one row in exactly the layout's width. Selected rows
 // are reversed and carry a ▸ marker; stale rows (broker unreachable) are
-// drawn faint as a whole.
+// drawn faint as a whole, and so are rows a filter does not match.
 func renderHomeRow(r *homeRow, rs rowStats, c homeCols, st *style.Styles, selected, stale bool) string {
 	if r.kind == rowSection {
 		line := termtext.Truncate(r.title, c.name)
@@ -268,6 +278,8 @@ func renderHomeRow(r *homeRow, rs rowStats, c homeCols, st *style.Styles, select
 	switch {
 	case stale:
 		return st.Stale.Render(marker + table.Join(cells))
+	case r.dim:
+		return st.Dimmed.Render(marker + table.Join(cells))
 	case selected:
 		return st.Selected.Render(marker + table.Join(cells))
 	}

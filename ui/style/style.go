@@ -43,6 +43,7 @@ type Styles struct {
 	Selected  lipgloss.Style // the cursor row: reverse, so it shows without colour
 	Marked    lipgloss.Style // marked rows (and the mark glyph)
 	Stale     lipgloss.Style // greyed rows while the broker is unreachable
+	Dimmed    lipgloss.Style // rows shown for context that a filter does not match
 	Live      lipgloss.Style // "● live"
 	Down      lipgloss.Style // "broker unreachable"
 	Error     lipgloss.Style
@@ -88,6 +89,7 @@ func New(t Theme, noColor bool) *Styles {
 		Selected:  base.Reverse(true).Bold(true),
 		Marked:    fg(t.Accent).Bold(true),
 		Stale:     fg(t.Stale).Faint(true),
+		Dimmed:    fg(t.Muted).Faint(true),
 		Live:      fg(t.OK).Bold(true),
 		Down:      fg(t.Error).Bold(true),
 		Error:     fg(t.Error).Bold(true),
@@ -105,6 +107,7 @@ func New(t Theme, noColor bool) *Styles {
 		// Without colour, warnings and errors still stand out.
 		s.Warning = base.Bold(true)
 		s.Stale = base.Faint(true)
+		s.Dimmed = base.Faint(true)
 	}
 	s.Help = help.Styles{
 		Ellipsis:       s.Muted,

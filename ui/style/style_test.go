@@ -27,13 +27,16 @@ func TestNoColorSetsNoColour(t *testing.T) {
 	s := New(DefaultTheme(), true)
 	out := strings.Join([]string{
 		s.Title.Render("t"), s.Muted.Render("m"), s.Error.Render("e"), s.Warning.Render("w"),
-		s.Selected.Render("sel"), s.Stale.Render("st"), s.Dialog.Render("d"), s.Banner.Render("b"),
+		s.Selected.Render("sel"), s.Stale.Render("st"), s.Dimmed.Render("dim"), s.Dialog.Render("d"), s.Banner.Render("b"),
 	}, "")
 	if setsColour(out) {
 		t.Fatalf("NO_COLOR styles emit colour: %q", out)
 	}
 	if !strings.Contains(s.Selected.Render("sel"), "\x1b[") {
 		t.Fatal("selection is invisible without colour")
+	}
+	if !strings.Contains(s.Dimmed.Render("dim"), "\x1b[") {
+		t.Fatal("dimmed rows look like matches without colour")
 	}
 }
 

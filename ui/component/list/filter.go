@@ -81,6 +81,22 @@ func (f *Filter) Paste(msg tea.PasteMsg, keys *keymap.KeyMap) {
 	}
 }
 
+// Step is where NextMatch (1) or PrevMatch (-1) goes once a filter is
+// kept; 0 for any other key, or while no filter is kept (n and N are typed
+// into a filter being typed).
+func (f *Filter) Step(msg tea.KeyPressMsg, keys *keymap.KeyMap) int {
+	if f.typing || f.text.String() == "" {
+		return 0
+	}
+	switch {
+	case key.Matches(msg, keys.NextMatch):
+		return 1
+	case key.Matches(msg, keys.PrevMatch):
+		return -1
+	}
+	return 0
+}
+
 // View draws the filter in width cells, with a cursor while it is typed.
 func (f *Filter) View(width int, st *style.Styles) string {
 	return f.text.View(width, f.typing, st)
@@ -89,4 +105,9 @@ func (f *Filter) View(width int, st *style.Styles) string {
 // FilterKeys are the keys while a filter is typed, for help.
 func FilterKeys(k *keymap.KeyMap) []key.Binding {
 	return []key.Binding{k.KeepFilter, k.ClearFilter, k.DeleteChar}
+}
+
+// MatchKeys go from match to match of a kept filter, for help.
+func MatchKeys(k *keymap.KeyMap) []key.Binding {
+	return []key.Binding{k.NextMatch, k.PrevMatch}
 }

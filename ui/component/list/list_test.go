@@ -79,3 +79,52 @@ func TestFilterTypesKeepsAndClears(t *testing.T) {
 		t.Error("back with no filter used the esc")
 	}
 }
+
+// Find wraps around both ends over the rows ok accepts; First lands on the
+// first of them.
+func TestNavFindWraps(t *testing.T) {
+	ok := func(i int) bool { return i == 2 || i == 5 }
+	var n Nav
+	n.First(7, ok)
+	if n.Cursor != 2 {
+		t.Fatalf("first: %d", n.Cursor)
+	}
+	for _, want := range []int{5, 2, 5} {
+		if !n.Find(7, 1, ok) || n.Cursor != want {
+			t.Fatalf("next: %d, want %d", n.Cursor, want)
+		}
+	}
+	for _, want := range []int{2, 5} {
+		if !n.Find(7, -1, ok) || n.Cursor != want {
+			t.Fatalf("previous: %d, want %d", n.Cursor, want)
+		}
+	}
+	if n.Find(7, 1, func(int) bool { return false }) || n.Cursor != 5 {
+		t.Fatalf("no match moved the cursor to %d", n.Cursor)
+	}
+	n.First(7, func(int) bool { return false })
+	if n.Cursor != 0 {
+		t.Fatalf("first without a match: %d", n.Cursor)
+	}
+	if n.Find(0, 1, nil) {
+		t.Fatal("found a row in an empty list")
+	}
+}
+
+// n and N step only through a kept filter: typed, they are text.
+func TestFilterStepOnlyWhenKept(t *testing.T) {
+	km := keymap.Default()
+	k := &km
+	f := NewFilter(nil)
+	if f.Step(press("n"), k) != 0 {
+		t.Fatal("n stepped without a filter")
+	}
+	f.Start()
+	if f.Step(press("n"), k) != 0 || !f.HandleKey(press("n"), k) || f.Text() != "n" {
+		t.Fatal("n did not type while the filter was typed")
+	}
+	f.HandleKey(press("enter"), k)
+	if f.Step(press("n"), k) != 1 || f.Step(press("N"), k) != -1 || f.Step(press("j"), k) != 0 {
+		t.Fatal("kept filter: n/N do not step")
+	}
+}

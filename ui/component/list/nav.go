@@ -66,6 +66,34 @@ func (l *Nav) Step(n, delta int, ok func(int) bool) {
 	}
 }
 
+// Find moves the cursor to the next (dir 1) or previous (dir -1) row ok
+// accepts, wrapping around the ends; it stays put and reports false when no
+// row is accepted.
+func (l *Nav) Find(n, dir int, ok func(int) bool) bool {
+	if dir >= 0 {
+		dir = 1
+	} else {
+		dir = -1
+	}
+	for d := 1; d <= n; d++ {
+		i := ((l.Cursor+dir*d)%n + n) % n
+		if ok == nil || ok(i) {
+			l.Cursor = i
+			return true
+		}
+	}
+	return false
+}
+
+// First puts the cursor on the first row ok accepts (the first match of a
+// filter), or on the first row when none is.
+func (l *Nav) First(n int, ok func(int) bool) {
+	l.Cursor = -1
+	if !l.Find(n, 1, ok) {
+		l.Cursor = 0
+	}
+}
+
 // Clamp keeps the cursor within n rows and on a selectable one.
 func (l *Nav) Clamp(n int, ok func(int) bool) {
 	if l.Cursor >= n {
