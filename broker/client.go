@@ -175,13 +175,20 @@ type MoveRequest struct {
 	Rate float64
 	// Gate, when set, pauses the move while closed (the TUI's p).
 	Gate *Gate
+	// Pick chooses messages by identity, each with its own delay (ladder
+	// unblock, see PrepareUnblock); the others stay, as with Where.
+	Pick map[string]time.Duration
 }
+
+// chooses reports whether the move looks at every message and takes only
+// those Where or Pick choose.
+func (r MoveRequest) chooses() bool { return !r.Where.Empty() || r.Pick != nil }
 
 // Spec is the request as the planner reads it, at now.
 func (r MoveRequest) Spec(now time.Time) retry.MoveSpec {
 	return retry.MoveSpec{From: r.From, To: r.To, Delay: r.Delay, ResetRetries: r.ResetRetries,
 		Positions: r.Positions, PositionIDs: r.PositionIDs, Expect: r.Expect,
-		Where: r.Where, Now: now, MaxMoves: r.MaxMoves, Force: r.Force}
+		Where: r.Where, Now: now, MaxMoves: r.MaxMoves, Force: r.Force, Pick: r.Pick}
 }
 
 // MoveReport is what a move did. JSON field names are a contract

@@ -129,7 +129,7 @@ func (l *Live) Move(ctx context.Context, req MoveRequest, progress func(MoveProg
 		return rep, fmt.Errorf("move: source queue %q: %w", req.From, err)
 	}
 	rep.Requested = requested(req, ready)
-	if !req.Where.Empty() {
+	if req.chooses() {
 		// Every message is looked at; Limit counts the chosen ones.
 		all := req
 		all.Limit = 0
@@ -501,6 +501,9 @@ func (p *pipeline) done() bool {
 	m := p.m
 	if last := m.lastPosition(); last >= 0 {
 		return p.pos > last
+	}
+	if m.req.Pick != nil && p.matched >= len(m.req.Pick) {
+		return true // every picked message was seen
 	}
 	if m.lookAt > 0 {
 		return p.taken >= m.lookAt || (m.req.Limit > 0 && p.matched >= m.req.Limit)

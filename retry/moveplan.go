@@ -113,7 +113,16 @@ type MoveSpec struct {
 	// NoDelayedExchange: the broker has no delayed-message exchange (4.3),
 	// so a delay waits in a tier or a per-delay queue.
 	NoDelayedExchange bool
+	// Pick, when set, chooses the messages by identity (PickKey) with a
+	// delay each (ladder unblock: the remaining delay of a message holding
+	// others back); others are left alone, as --where leaves them. Expect
+	// is then matched by identity, not position: once a holder leaves, the
+	// broker expires what was due behind it and positions shift.
+	Pick map[string]time.Duration
 }
+
+// PickKey identifies a message for MoveSpec.Pick: its id and body digest.
+func PickKey(messageID, bodyDigest string) string { return messageID + "\x00" + bodyDigest }
 
 // MoveMessage is what the planner needs of one message: all of it that the
 // route can depend on.
@@ -209,10 +218,11 @@ type MovePlanner struct {
 	deaths  map[string]bool
 	// routedBy are the header names some headers binding looks at: a cached
 	// route is kept with their values and used only for equal ones.
-	routedBy []string
-	cache    map[string][]cachedRoute
-	ids      map[int]string
-	expect   map[int]MoveRoute
+	routedBy   []string
+	cache      map[string][]cachedRoute
+	ids        map[int]string
+	expect     map[int]MoveRoute
+	expectPick map[string]MoveRoute
 }
 
 type cachedRoute struct {
@@ -268,7 +278,7 @@ func NewMovePlanner(v *Vhost, ladders []Ladder, spec MoveSpec) (*MovePlanner, er
 	r.noDelayedExchange = spec.NoDelayedExchange
 	p := &MovePlanner{
 		spec: spec, router: r, ladders: ladders, mains: MainQueues(ladders),
-		cache: map[string][]cachedRoute{}, ids: map[int]string{}, expect: map[int]MoveRoute{},
+		cache: map[string][]cachedRoute{}, ids: map[int]string{}, expect: map[int]MoveRoute{}, expectPick: map[string]MoveRoute{},
 	}
 	p.deaths = DeathQueuesOf(ladders, spec.From)
 	for i, pos := range spec.Positions {
@@ -277,7 +287,11 @@ func NewMovePlanner(v *Vhost, ladders []Ladder, spec MoveSpec) (*MovePlanner, er
 		}
 	}
 	for _, e := range spec.Expect {
-		p.expect[e.Position] = e
+		if spec.Pick != nil {
+			p.expectPick[PickKey(e.MessageID, e.BodyDigest)] = e
+		} else {
+			p.expect[e.Position] = e
+		}
 	}
 	p.routedBy = headerNamesRoutedBy(v)
 	return p, nil
@@ -327,6 +341,13 @@ func (p *MovePlanner) Plan(m MoveMessage) MoveRoute {
 	if !r.Moves() {
 		return r.Skipped(r.Skip)
 	}
+	if e, ok := p.expectPick[PickKey(m.MessageID, m.BodyDigest)]; ok && p.spec.Pick != nil {
+		e.Position = r.Position // positions shift as due messages leave
+		if !sameRoute(e, r) {
+			return r.Skipped("the plan changed since the preview (" + routeText(e) + ", now " + routeText(r) + "): left in " + p.left())
+		}
+		return r
+	}
 	if e, ok := p.expect[m.Position]; ok && !sameRoute(e, r) {
 		if e.MessageID != r.MessageID || e.BodyDigest != r.BodyDigest {
 			return r.Skipped(fmt.Sprintf("the plan changed since the preview: another message is at position %d (was %s, now %s): left in %s",
@@ -342,6 +363,15 @@ func (p *MovePlanner) plan(m MoveMessage) MoveRoute {
 	if !p.spec.Where.Empty() && !p.spec.Where.Match(SubjectOf(m.Headers, p.deaths, p.mains, m.Body, m.Timestamp), p.spec.Now) {
 		r.Unmatched, r.Skip = true, "not chosen by --where"
 		return r
+	}
+	delay := p.spec.Delay
+	if p.spec.Pick != nil {
+		d, ok := p.spec.Pick[PickKey(m.MessageID, m.BodyDigest)]
+		if !ok {
+			r.Unmatched, r.Skip = true, "not holding others back"
+			return r
+		}
+		delay = d
 	}
 	if want, ok := p.ids[m.Position]; ok && want != m.MessageID {
 		r.Skip = fmt.Sprintf("expected message %q at position %d, found %q: the queue changed since it was browsed", want, m.Position, m.MessageID)
@@ -397,7 +427,7 @@ func (p *MovePlanner) plan(m MoveMessage) MoveRoute {
 		return r
 	}
 	r.TargetExchange, r.TargetRoutingKey = ex, key
-	c := p.route(ex, key, final)
+	c := p.route(ex, key, final, delay)
 	if c.err != nil {
 		r.Skip = c.err.Error() + ": left in " + p.left()
 		return r
@@ -453,8 +483,8 @@ func (p *MovePlanner) destination(m MoveMessage) (exchange, key string, err erro
 // route plans exchange/key after the spec's delay, cached under everything
 // it depends on: exchange, key and the headers some binding matches on
 // (kept and compared in full, so no two values can share a route).
-func (p *MovePlanner) route(exchange, key string, h Headers) cachedRoute {
-	k := strconv.Itoa(len(exchange)) + ":" + exchange + key
+func (p *MovePlanner) route(exchange, key string, h Headers, delay time.Duration) cachedRoute {
+	k := strconv.Itoa(len(exchange)) + ":" + exchange + key + "\x00" + strconv.FormatInt(int64(delay), 10)
 	var routing map[string]any
 	for _, n := range p.routedBy {
 		if v, ok := h[n]; ok {
@@ -469,7 +499,7 @@ func (p *MovePlanner) route(exchange, key string, h Headers) cachedRoute {
 			return c
 		}
 	}
-	c := p.routeFresh(exchange, key, h)
+	c := p.routeFresh(exchange, key, h, delay)
 	c.routing = routing
 	if len(p.cache[k]) < maxRoutesPerTarget {
 		p.cache[k] = append(p.cache[k], c)
@@ -498,13 +528,13 @@ func sameHeader(a, b any) bool {
 	return false
 }
 
-func (p *MovePlanner) routeFresh(exchange, key string, h Headers) cachedRoute {
+func (p *MovePlanner) routeFresh(exchange, key string, h Headers, delay time.Duration) cachedRoute {
 	res := p.router.Route(exchange, key, h)
 	if !res.ExchangeExists {
 		return cachedRoute{err: fmt.Errorf("exchange %q does not exist", exchange)}
 	}
-	if p.spec.Delay > 0 {
-		rt, err := PlanReplay(p.router, p.ladders, exchange, key, h, p.spec.Delay)
+	if delay > 0 {
+		rt, err := PlanReplay(p.router, p.ladders, exchange, key, h, delay)
 		if err == nil && len(rt.SetHeaders) > 0 {
 			// Where it lands with the headers it will carry.
 			h = h.Clone()

@@ -113,7 +113,7 @@ func (s *Sim) planMove(req broker.MoveRequest) (*broker.MoveReport, []hop, error
 	}
 	src := s.byName[req.From]
 	look := req
-	if !req.Where.Empty() {
+	if !req.Where.Empty() || req.Pick != nil {
 		look.Limit = 0 // every message is looked at; Limit counts chosen ones
 	}
 	var hops []hop

@@ -1,0 +1,132 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/internal/present"
+	"github.com/ladder-tui/ladder/retry"
+)
+
+// unblockResult is `ladder unblock -o json`.
+type unblockResult struct {
+	Unblock retry.UnblockPlan  `json:"unblock"`
+	Move    *broker.MoveReport `json:"move"`
+}
+
+func newUnblockCmd(a *app) *cobra.Command {
+	var (
+		look   int
+		dryRun bool
+		yes    bool
+	)
+	cmd := &cobra.Command{
+		Use:   "unblock QUEUE",
+		Short: "Free a head-of-line-blocked wait queue: move the messages holding others back",
+		Long: `A queue that relies on per-message expiration only expires the message at its
+head: a long delay there holds back every shorter one behind it. unblock reads
+the queue's first messages (a peek, with a peek's side effects), picks those
+whose remaining delay is longer than that of a message behind them, and moves
+each into a per-delay wait queue (ladder.delay.<ms>…) with its REMAINING delay,
+dead-lettering to where the queue itself dead-letters. The picked messages
+still leave when they were due; everything left behind is then in due order
+and leaves on time.
+
+The move is loss-free (confirmed before acked) and goes through the same
+planner as ladder move: a dry run first, then a confirmation on a terminal
+(--yes skips it). A message with no timestamp, or one that never expires,
+stays, with a note. Exit 3 when some picked messages stayed.`,
+		Args: usageArgs(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			queue := args[0]
+			if look < 0 {
+				return usageErr("--look %d: want 1 or more", look)
+			}
+			if a.cfg.ReadOnly && !dryRun {
+				return fmt.Errorf("unblock %s: %w", queue, broker.ErrReadOnly)
+			}
+			if !dryRun && !yes && !isTerminal(a.stdin) {
+				return usageErr("unblock %s: not a terminal, so no one can confirm: pass --yes (or try --dry-run first)", queue)
+			}
+			c, closeClient, err := a.client("unblock")
+			if err != nil {
+				return err
+			}
+			defer closeClient()
+			req, plan, _, err := broker.PrepareUnblock(cmd.Context(), c, queue, look)
+			if err != nil {
+				return err
+			}
+			if len(plan.Picks) == 0 {
+				if a.json() {
+					return writeJSON(a.stdout, unblockResult{Unblock: plan})
+				}
+				fmt.Fprint(a.stdout, renderUnblock(plan))
+				return nil
+			}
+			var rep *broker.MoveReport
+			switch {
+			case dryRun:
+				req.DryRun = true
+			case !yes:
+				fmt.Fprint(a.stderr, renderUnblock(plan))
+				if req, err = confirm(cmd.Context(), a, c, req); err != nil {
+					return err
+				}
+			}
+			rep, err = c.Move(cmd.Context(), req, progressPrinter(a))
+			if err != nil && !errors.Is(err, broker.ErrPartial) && rep != nil && rep.Moved == 0 && !rep.DuplicatesPossible {
+				return err
+			}
+			if a.json() {
+				if jerr := writeJSON(a.stdout, unblockResult{Unblock: plan, Move: rep}); jerr != nil {
+					return jerr
+				}
+			} else {
+				if dryRun || yes {
+					fmt.Fprint(a.stdout, renderUnblock(plan))
+				}
+				fmt.Fprint(a.stdout, renderMove(rep, queue))
+			}
+			if errors.Is(err, broker.ErrPartial) {
+				return &exitErr{code: exitPartial, err: err}
+			}
+			return err
+		},
+	}
+	f := cmd.Flags()
+	f.IntVar(&look, "look", broker.DefaultUnblockLook, "read at most this many messages of the queue")
+	f.BoolVar(&dryRun, "dry-run", false, "say what would move where; publish and acknowledge nothing")
+	f.BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation")
+	return cmd
+}
+
+// renderUnblock says which messages hold others back and the delay each
+// keeps.
+func renderUnblock(u retry.UnblockPlan) string {
+	var b strings.Builder
+	if len(u.Picks) == 0 {
+		fmt.Fprintf(&b, "%s: no message holds others back (as of %s)\n", clean(u.Queue), present.Clock(u.At))
+	} else {
+		verb := "hold"
+		if len(u.Picks) == 1 {
+			verb = "holds"
+		}
+		fmt.Fprintf(&b, "%s: %s %s back %s (as of %s); each keeps its remaining delay, then goes to %s\n",
+			clean(u.Queue), present.Plural(len(u.Picks), "message", "messages"), verb,
+			present.Plural(u.Behind, "message", "messages"), present.Clock(u.At), clean(u.Target.String()))
+		rows := [][]string{{"POS", "MESSAGE ID", "DUE", "REMAINING"}}
+		for _, p := range u.Picks {
+			rows = append(rows, []string{fmt.Sprint(p.Position), clean(p.MessageID), present.Clock(p.DueAt), retry.FormatDelay(p.Remaining)})
+		}
+		b.WriteString(table(rows))
+	}
+	for _, n := range u.Notes {
+		fmt.Fprintf(&b, "note: %s\n", clean(n))
+	}
+	return b.String()
+}

@@ -1,0 +1,135 @@
+package retry
+
+import (
+	"fmt"
+	"time"
+)
+
+// UnblockInput is one peeked message of a wait queue, in queue order.
+type UnblockInput struct {
+	MessageID, BodyDigest string
+	Mark                  HoLMark
+}
+
+// UnblockPick is a message that holds others back, with the delay it
+// still has (rounded up to the second) as of the analysis.
+type UnblockPick struct {
+	Position   int           `json:"position"`
+	MessageID  string        `json:"message_id"`
+	BodyDigest string        `json:"body_digest"`
+	DueAt      time.Time     `json:"due_at"`
+	Remaining  time.Duration `json:"-"`
+	// RemainingMS is Remaining in JSON.
+	RemainingMS int64 `json:"remaining_ms"`
+}
+
+// UnblockPlan is what ladder unblock moves and why.
+type UnblockPlan struct {
+	Queue  string `json:"queue"`
+	Target Target `json:"-"`
+	// To is Target as the user writes it (queue:NAME, exchange:NAME[:KEY]).
+	To    string        `json:"to"`
+	Picks []UnblockPick `json:"picks"`
+	// Behind counts the messages the picks hold back.
+	Behind int       `json:"held_back"`
+	Notes  []string  `json:"notes"`
+	At     time.Time `json:"at"`
+}
+
+// Pick is the plan as a MoveSpec.Pick.
+func (u UnblockPlan) Pick() map[string]time.Duration {
+	out := make(map[string]time.Duration, len(u.Picks))
+	for _, p := range u.Picks {
+		out[PickKey(p.MessageID, p.BodyDigest)] = p.Remaining
+	}
+	return out
+}
+
+// PlanUnblock finds, among a wait queue's messages (head first, as HoL
+// marked them at now), those holding others back: a message whose
+// remaining delay is longer than that of some message behind it. Moved
+// into per-delay wait queues with that remaining delay (through the move
+// planner), each still leaves when it was due, and every message left
+// behind is then in due order, so it leaves on time too. A never-due
+// message cannot be given a delay, and one whose enqueue time is only
+// estimated has no known remaining delay: both stay, with a note.
+// set is the queue's settings: its dead-letter route is where the picked
+// messages go after their delay.
+//
+// released is how many messages left the queue while it was read (a peek
+// taking the head lets the broker expire what was due behind it): the
+// first message not yet due was holding those, and would hold whatever
+// arrives next, so it is picked too.
+func PlanUnblock(queue string, set QueueSettings, msgs []UnblockInput, released int64, now time.Time) (UnblockPlan, error) {
+	u := UnblockPlan{Queue: queue, Picks: []UnblockPick{}, Notes: []string{}, At: now}
+	switch {
+	case !set.HasDeadLetterExchange:
+		return u, fmt.Errorf("unblock %s: it has no dead-letter exchange, so its messages expire into nothing: there is nowhere to send them after their delay", queue)
+	case set.DeadLetterExchange == "" && !set.HasDeadLetterRoutingKey:
+		return u, fmt.Errorf("unblock %s: it dead-letters through the default exchange with the messages' own routing keys, which lead back to itself", queue)
+	case set.DeadLetterExchange == "":
+		u.Target = Target{Kind: TargetQueue, Name: set.DeadLetterRoutingKey}
+	default:
+		u.Target = Target{Kind: TargetExchange, Name: set.DeadLetterExchange, RoutingKey: set.DeadLetterRoutingKey, HasKey: set.HasDeadLetterRoutingKey}
+	}
+	// minBehind[i]: the smallest remaining delay among messages after i
+	// that will be due at all.
+	const never = time.Duration(1<<63 - 1)
+	remaining := make([]time.Duration, len(msgs))
+	for i, m := range msgs {
+		remaining[i] = never
+		if !m.Mark.NeverDue {
+			remaining[i] = m.Mark.DueAt.Sub(now)
+		}
+	}
+	minBehind := never
+	holds := make([]bool, len(msgs))
+	for i := len(msgs) - 1; i >= 0; i-- {
+		holds[i] = remaining[i] > minBehind
+		minBehind = min(minBehind, remaining[i])
+	}
+	if released > 0 && len(msgs) > 0 && remaining[0] > 0 {
+		holds[0] = true
+	}
+	nNever, estimated := 0, 0
+	first := -1
+	for i, m := range msgs {
+		if !holds[i] {
+			continue
+		}
+		switch {
+		case m.Mark.NeverDue:
+			nNever++
+			continue
+		case m.Mark.Estimated:
+			estimated++
+			continue
+		}
+		if first < 0 {
+			first = i
+		}
+		d := remaining[i]
+		if r := d % time.Second; r != 0 {
+			d += time.Second - r
+		}
+		u.Picks = append(u.Picks, UnblockPick{Position: i, MessageID: m.MessageID, BodyDigest: m.BodyDigest, DueAt: m.Mark.DueAt, Remaining: d, RemainingMS: d.Milliseconds()})
+	}
+	for i := range msgs {
+		if !holds[i] && first >= 0 && i > first {
+			u.Behind++
+		}
+	}
+	if first >= 0 {
+		u.Behind += int(released)
+	}
+	u.To = u.Target.String()
+	if nNever > 0 {
+		u.Notes = append(u.Notes, fmt.Sprintf("%d never-due %s hold others back and stay: with no TTL there is no delay to keep (move them with ladder move)",
+			nNever, fndPlural(int64(nNever), "message", "messages")))
+	}
+	if estimated > 0 {
+		u.Notes = append(u.Notes, fmt.Sprintf("%d %s holding others back have no timestamp, so their remaining delay is not known: they stay",
+			estimated, fndPlural(int64(estimated), "message", "messages")))
+	}
+	return u, nil
+}
