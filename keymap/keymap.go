@@ -26,6 +26,7 @@ type KeyMap struct {
 	Where     key.Binding // choose messages by --where expressions
 	Dump      key.Binding // save the queue's messages to a file
 	Replay    key.Binding // publish a dump file's messages again
+	Unblock   key.Binding // move the messages holding a wait queue back
 	Refresh   key.Binding
 	Copy      key.Binding
 	Vhost     key.Binding
@@ -76,6 +77,7 @@ func Default() KeyMap {
 		Where:     key.NewBinding(key.WithKeys("w"), key.WithHelp("w", "where")),
 		Dump:      key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "dump")),
 		Replay:    key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "replay file")),
+		Unblock:   key.NewBinding(key.WithKeys("u"), key.WithHelp("u", "unblock (HoL)")),
 		Refresh:   key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "refresh")),
 		Copy:      key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "copy body")),
 		Vhost:     key.NewBinding(key.WithKeys("v"), key.WithHelp("v", "vhost")),
@@ -106,6 +108,7 @@ func (k *KeyMap) ReadOnly() {
 	k.Mark.SetEnabled(false)
 	k.MarkAll.SetEnabled(false)
 	k.Replay.SetEnabled(false)
+	k.Unblock.SetEnabled(false)
 }
 
 // ShortHelp is the footer's help when no screen offers its own. Screens
@@ -122,7 +125,7 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
 		{k.Open, k.Back, k.Filter, k.NextMatch, k.PrevMatch, k.Where, k.Group, k.Sort, k.Mark, k.MarkAll},
-		{k.Move, k.Dump, k.Replay, k.Refresh, k.Copy, k.Vhost, k.Help, k.Quit, k.ForceQuit},
+		{k.Move, k.Unblock, k.Dump, k.Replay, k.Refresh, k.Copy, k.Vhost, k.Help, k.Quit, k.ForceQuit},
 		{k.Next, k.Prev, k.Toggle, k.Untoggle, k.Confirm, k.Cancel, k.Close, k.Pause},
 		{k.KeepFilter, k.ClearFilter, k.DeleteChar},
 	}

@@ -85,7 +85,9 @@ func PlanUnblock(queue string, set QueueSettings, msgs []UnblockInput, released 
 	minBehind := never
 	holds := make([]bool, len(msgs))
 	for i := len(msgs) - 1; i >= 0; i-- {
-		holds[i] = remaining[i] > minBehind
+		// An overdue message leaves the moment it reaches the head: it
+		// holds nothing back.
+		holds[i] = remaining[i] > 0 && remaining[i] > minBehind
 		minBehind = min(minBehind, remaining[i])
 	}
 	if released > 0 && len(msgs) > 0 && remaining[0] > 0 {

@@ -143,6 +143,8 @@ func (m *browserModel) Update(msg tea.Msg) tea.Cmd {
 		if msg.queue == m.queue && msg.file != "" {
 			return tea.Batch(statusCmd("dumping "+termtext.Sanitize(m.queue)+" to "+termtext.Sanitize(msg.file)+"…", false), m.dump(msg.file))
 		}
+	case unblockReadyMsg:
+		return m.unblockReady(msg)
 	case dumpDoneMsg:
 		if msg.err != nil {
 			return statusCmd(termtext.Sanitize(msg.err.Error()), true)
@@ -328,6 +330,8 @@ func (m *browserModel) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		return m.askDump()
 	case key.Matches(msg, k.Replay):
 		return m.pickReplay()
+	case key.Matches(msg, k.Unblock) && m.res != nil:
+		return m.prepareUnblock()
 	case key.Matches(msg, k.Move):
 		if m.res == nil {
 			return nil
@@ -490,6 +494,19 @@ func (m *browserModel) footer() string {
 
 func (m *browserModel) name() string { return "queue browser" }
 
+// holBlocked: some browsed message is held back by a longer one ahead.
+func (m *browserModel) holBlocked() bool {
+	if m.res == nil {
+		return false
+	}
+	for i := range m.res.Messages {
+		if h := m.res.Messages[i].HoL; h != nil && h.Blocked {
+			return true
+		}
+	}
+	return false
+}
+
 // ShortHelp is the footer: the keys that act here now. While a filter is
 // typed they are the filter's; with a filter kept, esc clears it before it
 // goes back.
@@ -526,6 +543,9 @@ func (m *browserModel) ShortHelp() []key.Binding {
 	out = append(out, k.Refresh, k.Help, k.Quit)
 	// Then the rarer actions, first to go when the footer is short; the
 	// arrows are left to the ? screen.
+	if m.holBlocked() {
+		out = append(out, k.Unblock)
+	}
 	if len(m.rows) > 0 {
 		out = append(out, k.Group)
 	}
@@ -555,7 +575,7 @@ func (m *browserModel) FullHelp() [][]key.Binding {
 	}
 	act := []key.Binding{}
 	if m.res != nil {
-		act = append(act, k.Move, k.Where, k.Dump)
+		act = append(act, k.Move, k.Unblock, k.Where, k.Dump)
 	}
 	act = append(act, k.Replay, k.Refresh, m.backKey())
 	return append(groups, act, appKeys(m.c, true))

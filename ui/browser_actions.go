@@ -24,6 +24,45 @@ import (
 // dump (R), choose by --where expressions (w), group by what broke (g).
 // Each is the CLI's, through the same broker functions.
 
+// unblockReadyMsg is ladder unblock's plan for the browser's queue.
+type unblockReadyMsg struct {
+	queue string
+	req   broker.MoveRequest
+	plan  retry.UnblockPlan
+	err   error
+}
+
+// prepareUnblock plans ladder unblock for the queue, as the CLI does (a
+// peek: the browser already paid for one to show the queue).
+func (m *browserModel) prepareUnblock() tea.Cmd {
+	c, queue := m.c.client, m.queue
+	return tea.Batch(statusCmd("unblock "+termtext.Sanitize(queue)+": reading the queue…", false), func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), peekTimeout)
+		defer cancel()
+		req, plan, _, err := broker.PrepareUnblock(ctx, c, queue, broker.DefaultUnblockLook)
+		return unblockReadyMsg{queue: queue, req: req, plan: plan, err: err}
+	})
+}
+
+// unblockReady opens the move dialog on the plan, straight at its dry run.
+func (m *browserModel) unblockReady(msg unblockReadyMsg) tea.Cmd {
+	switch {
+	case msg.queue != m.queue:
+		return nil
+	case msg.err != nil:
+		return statusCmd(termtext.Sanitize(msg.err.Error()), true)
+	case len(msg.plan.Picks) == 0:
+		text := present.Unblock(msg.plan)
+		if len(msg.plan.Notes) > 0 {
+			text += "; " + msg.plan.Notes[0]
+		}
+		return statusCmd(termtext.Sanitize(text), false)
+	}
+	spec := m.moveSpec(nil)
+	spec.unblock, spec.unblockPlan = &msg.req, &msg.plan
+	return navCmd(openMoveMsg{spec: spec})
+}
+
 // groupOrder is what g cycles through ("" is the plain list).
 var groupOrder = []string{"", broker.GroupError, broker.GroupReason, broker.GroupQueue, broker.GroupOrigin}
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/internal/present"
+	"github.com/ladder-tui/ladder/internal/termtext"
 	"github.com/ladder-tui/ladder/keymap"
 	"github.com/ladder-tui/ladder/retry"
 	"github.com/ladder-tui/ladder/ui/component/input"
@@ -37,6 +38,10 @@ type moveSpec struct {
 	// replayFile, when set, makes the dialog a replay of that dump file
 	// (browser R): the same form, dry run, confirmation and progress.
 	replayFile string
+	// unblock, when set, is ladder unblock's move (broker.PrepareUnblock):
+	// the dialog skips the form and goes straight to its dry run.
+	unblock     *broker.MoveRequest
+	unblockPlan *retry.UnblockPlan
 }
 
 // Scope choices.
@@ -125,14 +130,19 @@ func newMove(c *common) *moveModel {
 	return &moveModel{c: c, bar: bar}
 }
 
-// open starts the dialog afresh for spec.
-func (m *moveModel) open(spec moveSpec) {
+// open starts the dialog afresh for spec; for an unblock it returns the
+// dry run to ask for.
+func (m *moveModel) open(spec moveSpec) tea.Cmd {
 	id := m.id
 	*m = moveModel{c: m.c, w: m.w, h: m.h, bar: m.bar, spec: spec, id: id + 1}
 	m.count.Set("10")
 	m.scopes = scopeOptions(spec)
 	m.targets = targetOptions(spec)
 	m.delays = delayOptions(spec, m.c.policy)
+	if spec.unblock != nil {
+		return m.preflight(*spec.unblock)
+	}
+	return nil
 }
 
 func scopeOptions(s moveSpec) []scopeOpt {
@@ -242,8 +252,11 @@ func (m *moveModel) cancelStep() tea.Cmd {
 	case stepForm:
 		return navCmd(backMsg{})
 	case stepPreview:
-		m.step, m.preview, m.err = stepForm, nil, nil
 		m.id++ // a dry run still in flight is now stale
+		if m.spec.unblock != nil {
+			return navCmd(backMsg{}) // an unblock has no form to go back to
+		}
+		m.step, m.preview, m.err = stepForm, nil, nil
 	case stepRunning:
 		m.stop()
 	case stepSummary:
@@ -489,6 +502,11 @@ func (m *moveModel) submit() tea.Cmd {
 		m.formErr = err.Error()
 		return nil
 	}
+	return m.preflight(req)
+}
+
+// preflight asks for the dry run of req.
+func (m *moveModel) preflight(req broker.MoveRequest) tea.Cmd {
 	m.req = req
 	m.step, m.preview, m.err = stepPreview, nil, nil
 	m.id++
@@ -537,7 +555,10 @@ func (m *moveModel) View() string {
 	case stepForm:
 		lines = renderMoveForm(m.formView(), iw, st)
 	case stepPreview:
-		lines = renderMovePreview(m.source(), m.req, m.preview, m.err, iw, max(3, m.h-8), st, m.hints())
+		if m.spec.unblockPlan != nil {
+			lines = append(lines, wrapStyled(st.Muted, termtext.Sanitize(present.Unblock(*m.spec.unblockPlan)), iw)...)
+		}
+		lines = append(lines, renderMovePreview(m.source(), m.req, m.preview, m.err, iw, max(3, m.h-8-len(lines)), st, m.hints())...)
 	case stepRunning, stepSummary:
 		var bar string
 		total := m.progress.Total

@@ -154,9 +154,13 @@ func renderMovePreview(queue string, req broker.MoveRequest, rep *broker.MoveRep
 	case rep == nil:
 		return append(lines, st.Muted.Render(termtext.Truncate("planning (dry run)…", width)), "", keyHints(width, st, hints...))
 	}
-	what := verb + present.Plural(rep.Requested, "message", "messages") + " (" + describeScope(req, rep.Requested) + ") from " +
-		termtext.Sanitize(queue) + " to " + describeTarget(req.To, rep.Requested, rep.Planned) + ", " + present.Delay(req.Delay)
-	if v := routesText(rep); v != "" && req.Delay > 0 {
+	scope, delay := describeScope(req, rep.Requested), present.Delay(req.Delay)
+	if req.Pick != nil {
+		scope, delay = "those holding others back", "each after its remaining delay"
+	}
+	what := verb + present.Plural(rep.Requested, "message", "messages") + " (" + scope + ") from " +
+		termtext.Sanitize(queue) + " to " + describeTarget(req.To, rep.Requested, rep.Planned) + ", " + delay
+	if v := routesText(rep); v != "" && (req.Delay > 0 || req.Pick != nil) {
 		what += ": " + v
 	}
 	if req.ResetRetries {

@@ -135,3 +135,30 @@ func TestMovePauseKey(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// u on the demo's head-of-line-blocked payments.wait: the dialog opens on
+// the dry run of exactly the messages holding others back, each with its
+// remaining delay; enter moves them; afterwards nothing holds anything back.
+func TestBrowserUnblocksAHoLBlockedQueue(t *testing.T) {
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	s := sim.New(sim.Options{Seed: 3, Now: func() time.Time { return now }, WarmUp: 10 * time.Minute})
+	t.Cleanup(func() { s.Close() })
+	_, plan, _, err := broker.PrepareUnblock(t.Context(), s, sim.PaymentsWait, 0)
+	if err != nil || len(plan.Picks) == 0 {
+		t.Fatalf("the demo's payments.wait should be blocked: %+v %v", plan, err)
+	}
+	h := newHarnessOn(t, s, Options{}, 160, 48).start()
+	h.send(openQueueMsg{queue: sim.PaymentsWait})
+	h.mustContain("u unblock (HoL)")
+	h.key("u")
+	h.mustContain("Confirm move", "those holding others back", "remaining delay", "in a queue of its own")
+	if got := h.m.move.preview.Requested; got != len(plan.Picks) {
+		t.Fatalf("dry run plans %d, the unblock picks %d", got, len(plan.Picks))
+	}
+	h.key("enter")
+	h.mustContain("moved " + strconv.Itoa(len(plan.Picks)))
+	_, after, _, err := broker.PrepareUnblock(t.Context(), s, sim.PaymentsWait, 0)
+	if err != nil || len(after.Picks) != 0 {
+		t.Errorf("after unblock: %+v %v", after.Picks, err)
+	}
+}

@@ -154,9 +154,9 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		if m.c.readOnly {
 			return m.setStatus("read-only: moving messages is disabled", true)
 		}
-		m.move.open(msg.spec)
+		cmd := m.move.open(msg.spec)
 		m.push(m.move)
-		return nil
+		return cmd
 	case openPromptMsg:
 		m.prompt.open(msg)
 		m.push(m.prompt)

@@ -109,16 +109,8 @@ stays, with a note. Exit 3 when some picked messages stayed.`,
 // keeps.
 func renderUnblock(u retry.UnblockPlan) string {
 	var b strings.Builder
-	if len(u.Picks) == 0 {
-		fmt.Fprintf(&b, "%s: no message holds others back (as of %s)\n", clean(u.Queue), present.Clock(u.At))
-	} else {
-		verb := "hold"
-		if len(u.Picks) == 1 {
-			verb = "holds"
-		}
-		fmt.Fprintf(&b, "%s: %s %s back %s (as of %s); each keeps its remaining delay, then goes to %s\n",
-			clean(u.Queue), present.Plural(len(u.Picks), "message", "messages"), verb,
-			present.Plural(u.Behind, "message", "messages"), present.Clock(u.At), clean(u.Target.String()))
+	b.WriteString(clean(present.Unblock(u)) + "\n")
+	if len(u.Picks) > 0 {
 		rows := [][]string{{"POS", "MESSAGE ID", "DUE", "REMAINING"}}
 		for _, p := range u.Picks {
 			rows = append(rows, []string{fmt.Sprint(p.Position), clean(p.MessageID), present.Clock(p.DueAt), retry.FormatDelay(p.Remaining)})

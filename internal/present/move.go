@@ -73,6 +73,23 @@ func Delay(d time.Duration) string {
 	return "delay " + retry.FormatDelay(d)
 }
 
+// Unblock is ladder unblock's plan in one line, for the CLI and the TUI.
+func Unblock(u retry.UnblockPlan) string {
+	if len(u.Picks) == 0 {
+		return u.Queue + ": no message holds others back (as of " + Clock(u.At) + ")"
+	}
+	verb := "hold"
+	if len(u.Picks) == 1 {
+		verb = "holds"
+	}
+	longest := time.Duration(0)
+	for _, p := range u.Picks {
+		longest = max(longest, p.Remaining)
+	}
+	return u.Queue + ": " + Plural(len(u.Picks), "message", "messages") + " " + verb + " back " + Plural(u.Behind, "message", "messages") +
+		" (as of " + Clock(u.At) + "); each waits out its remaining delay (up to " + retry.FormatDelay(longest) + ") in a queue of its own, then goes to " + u.To
+}
+
 // Via says in words how one message travels.
 func Via(v retry.Via) string {
 	switch v {
@@ -106,8 +123,18 @@ func Way(r retry.MoveRoute) string {
 // 3 via a ladder delay queue".
 func Routes(counts []retry.RouteCount) string {
 	parts := make([]string, 0, len(counts))
+	// ladder's own delay queues are one way however many delays they keep.
+	delayQueues, delayAt := 0, -1
 	for _, c := range counts {
 		n := strconv.Itoa(c.Count)
+		if c.Via == retry.ViaDelayQueue {
+			if delayAt < 0 {
+				delayAt = len(parts)
+				parts = append(parts, "")
+			}
+			delayQueues += c.Count
+			continue
+		}
 		switch c.Via {
 		case retry.ViaDirect:
 			parts = append(parts, n+" directly")
@@ -118,6 +145,9 @@ func Routes(counts []retry.RouteCount) string {
 		default:
 			parts = append(parts, n+" "+Via(c.Via))
 		}
+	}
+	if delayAt >= 0 {
+		parts[delayAt] = strconv.Itoa(delayQueues) + " " + Via(retry.ViaDelayQueue)
 	}
 	return strings.Join(parts, ", ")
 }
