@@ -109,12 +109,6 @@ func (m *promptModel) confirmView() string {
 	k := m.c.keys
 	keys := k.Confirm.Help().Key + " " + m.ask.yes + " · " + k.Cancel.Help().Key + " cancel"
 	lines = append(lines, "", st.Muted.Render(termtext.Truncate(keys, w)))
-	if m.ask.hint != "" {
-		lines = append(lines, "")
-		for _, l := range termtext.Wrap(termtext.Sanitize(m.ask.hint), w) {
-			lines = append(lines, st.Muted.Render(l))
-		}
-	}
 	return strings.Join(lines, "\n")
 }
 
