@@ -171,6 +171,46 @@ func PeekSideEffects(queueType, brokerVersion string) []string {
 	}
 }
 
+// PeekCost is what a peek of a queue would cost, known before it runs (the
+// terminal UI asks first when it matters), by the rules PeekSideEffects and
+// the delivery-limit guard follow.
+type PeekCost struct {
+	// Consumers would not see the peeked messages while ladder holds them;
+	// ConsumersUnknown: the broker did not say, so there may be some.
+	Consumers        int
+	ConsumersUnknown bool
+	// Redelivered: every peeked message comes back with redelivered set
+	// (all but streams, which are read by offset).
+	Redelivered bool
+	// Limited: a quorum queue whose requeue counts toward DeliveryLimit;
+	// DefaultLimit when that limit is the broker's default (none set).
+	Limited       bool
+	DeliveryLimit int64
+	DefaultLimit  bool
+}
+
+// PeekCostOf is the cost of peeking q on a broker of brokerVersion. A
+// stream costs nothing: it is read by offset, hidden from no one.
+func PeekCostOf(q retry.Queue, brokerVersion string) PeekCost {
+	if q.Type == retry.QueueStream {
+		return PeekCost{}
+	}
+	c := PeekCost{Consumers: q.Consumers, ConsumersUnknown: q.ConsumersUnknown, Redelivered: true}
+	if limit, ok := deliveryLimit(q, brokerVersion); ok {
+		c.Limited, c.DeliveryLimit = true, limit
+		c.DefaultLimit = !retry.EffectiveSettings(&q).HasDeliveryLimit
+	}
+	return c
+}
+
+// Felt says whether someone else pays for the peek: consumers that lose
+// sight of the messages (or may: unknown), or a delivery limit it counts
+// toward. A peek of an unconsumed queue without a limit only sets the
+// redelivered flag.
+func (c PeekCost) Felt() bool {
+	return c.Consumers > 0 || c.ConsumersUnknown || c.Limited
+}
+
 // deliveryLimit is the quorum queue's effective limit; RabbitMQ 4.0–4.2
 // apply 20 when none is set (4.3 no longer counts returns the same way, but
 // a conservative limit is still right for a peek).

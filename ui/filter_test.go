@@ -113,7 +113,7 @@ func TestHomeNextPrevMatch(t *testing.T) {
 			t.Fatalf("%s: cursor on %q, want %q", step.key, got, step.want)
 		}
 	}
-	h.key("enter")
+	h.key("enter", "enter") // audit has a consumer: the peek is asked first
 	if h.m.top() != h.m.browser || h.m.browser.queue != "audit" {
 		t.Fatalf("enter opened %q", h.m.browser.queue)
 	}

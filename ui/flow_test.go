@@ -99,6 +99,9 @@ func TestFlowDemoSim(t *testing.T) {
 	tm := teatest.NewTestModel(t, New(Options{Client: s, Title: "demo"}), teatest.WithInitialTermSize(120, 40))
 	waitText(t, tm, "LADDERS", "● live")
 	press(tm, "enter")
+	// The first queue has a consumer: the peek is asked first.
+	waitText(t, tm, "them for the moment", "redelivered=true")
+	press(tm, "enter")
 	waitText(t, tm, "peeked")
 	press(tm, "?")
 	waitText(t, tm, "move/re-publish")

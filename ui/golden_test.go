@@ -23,6 +23,8 @@ func TestGolden(t *testing.T) {
 		{"home", Options{Title: "demo"}, func(h *harness) {}},
 		{"home_finding", Options{Title: "demo"}, func(h *harness) { h.key("down", "down", "down", "down", "down") }},
 		{"browser", Options{}, func(h *harness) { h.key("down", "down", "down", "enter", "space") }},
+		// orders has consumers: opening it asks before peeking.
+		{"peek_question", Options{}, func(h *harness) { h.key("enter") }},
 		{"inspector", Options{}, func(h *harness) { h.key("down", "down", "down", "enter", "down", "enter") }},
 		{"inspector_body", Options{}, func(h *harness) { h.key("down", "down", "down", "enter", "enter", "G") }},
 		{"move_form", Options{}, func(h *harness) { h.key("down", "down", "down", "enter", "space", "m", "tab", "right", "tab", "right") }},

@@ -92,7 +92,13 @@ type clientOpenedMsg struct {
 
 // --- navigation: screens ask the root to change focus ---
 
-type openQueueMsg struct{ queue string }
+// openQueueMsg opens the browser on queue, which peeks it. A peek someone
+// else feels (consumers, a delivery limit) is asked first; confirmed is the
+// answer, so the root opens at once.
+type openQueueMsg struct {
+	queue     string
+	confirmed bool
+}
 
 type openMessageMsg struct {
 	queue   string

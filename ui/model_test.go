@@ -330,7 +330,7 @@ func TestHomeFilter(t *testing.T) {
 	h.typeText("pay")
 	h.mustContain("payments.wait", "LADDERS (1)")
 	h.mustNotContain("orders.retry.5s")
-	h.key("enter", "enter")
+	h.key("enter", "enter", "enter") // keep the filter, open, confirm the peek
 	if h.m.top() != h.m.browser || h.m.browser.queue != "payments" {
 		t.Fatalf("filter then enter opened %q", h.m.browser.queue)
 	}

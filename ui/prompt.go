@@ -13,10 +13,15 @@ import (
 )
 
 // openPromptMsg asks one line of text (a file name, --where expressions);
-// done turns the answer into the message that acts on it.
+// done turns the answer into the message that acts on it. With confirm set
+// it is a yes/no question instead (a peek's cost): no text is typed, the
+// confirm keys answer done("") as yes and the cancel keys close; any other
+// key, q too, does nothing.
 type openPromptMsg struct {
 	title, hint, value string
 	done               func(string) tea.Msg
+	confirm            bool
+	yes                string // what confirming does, for the footer ("peek")
 }
 
 // openPickerMsg offers a choice among items (dump files).
@@ -48,19 +53,40 @@ func (m *promptModel) Back() (bool, tea.Cmd) { return false, nil }
 func (m *promptModel) Update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case tea.KeyPressMsg:
+		if m.ask.confirm {
+			return m.answer(msg)
+		}
 		if key.Matches(msg, m.c.keys.Open) {
 			answer, done := strings.TrimSpace(m.text.String()), m.ask.done
 			return tea.Sequence(navCmd(backMsg{}), func() tea.Msg { return done(answer) })
 		}
 		m.text.Update(msg, m.c.keys)
 	case tea.PasteMsg:
-		m.text.Update(msg, m.c.keys)
+		if !m.ask.confirm {
+			m.text.Update(msg, m.c.keys)
+		}
+	}
+	return nil
+}
+
+// answer takes a key of a yes/no question. esc never gets here (the root
+// sends it to Back, which closes the prompt).
+func (m *promptModel) answer(msg tea.KeyPressMsg) tea.Cmd {
+	switch {
+	case key.Matches(msg, m.c.keys.Confirm):
+		done := m.ask.done
+		return tea.Sequence(navCmd(backMsg{}), func() tea.Msg { return done("") })
+	case key.Matches(msg, m.c.keys.Cancel):
+		return navCmd(backMsg{})
 	}
 	return nil
 }
 
 func (m *promptModel) View() string {
 	st := m.c.styles
+	if m.ask.confirm {
+		return m.confirmView()
+	}
 	w := max(20, min(m.w, 100)-4)
 	lines := []string{st.Title.Render(termtext.Truncate(termtext.Sanitize(m.ask.title), w)), ""}
 	lines = append(lines, "> "+m.text.View(w-2, true, st))
@@ -70,10 +96,29 @@ func (m *promptModel) View() string {
 	return strings.Join(lines, "\n")
 }
 
+// confirmView is the question, wrapped rather than cut (what it says is the
+// point of asking), then the keys that answer it. The title is the caller's
+// text: untrusted names in it are sanitised there, where they are fitted.
+func (m *promptModel) confirmView() string {
+	st := m.c.styles
+	w := max(20, m.w)
+	var lines []string
+	for _, l := range termtext.Wrap(termtext.Sanitize(m.ask.title), w) {
+		lines = append(lines, st.Warning.Render(l))
+	}
+	k := m.c.keys
+	keys := k.Confirm.Help().Key + " " + m.ask.yes + " · " + k.Cancel.Help().Key + " cancel"
+	lines = append(lines, "", st.Muted.Render(termtext.Truncate(keys, w)))
+	return strings.Join(lines, "\n")
+}
+
 func (m *promptModel) name() string { return "prompt" }
 
 func (m *promptModel) ShortHelp() []key.Binding {
 	k := m.c.keys
+	if m.ask.confirm {
+		return []key.Binding{keymap.As(k.Confirm, m.ask.yes), k.Cancel}
+	}
 	return []key.Binding{keymap.As(k.Open, "ok"), keymap.As(k.Back, "cancel"), k.DeleteChar}
 }
 

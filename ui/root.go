@@ -142,6 +142,11 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		m.gen++ // any tick or answer of the old loop is now stale
 		return m.poll()
 	case openQueueMsg:
+		if ask, ok := m.peekQuestion(msg); ok {
+			m.prompt.open(ask)
+			m.push(m.prompt)
+			return nil
+		}
 		cmd := m.browser.open(msg.queue)
 		m.push(m.browser)
 		return cmd
@@ -246,6 +251,38 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	}
 	m.status = "" // a key press acknowledges the last message
 	return top.Update(msg)
+}
+
+// peekQuestion is the question asked before opening a queue whose peek
+// someone else feels: consumers that lose sight of the messages meanwhile
+// (or may: the broker did not say), a quorum delivery limit the requeue
+// counts toward. None for a confirmed open, a queue the snapshot lacks (the
+// peek will say what is wrong) or one whose peek costs only the redelivered
+// flag. Re-peeks in the same browser (r, after a move or a dump) do not ask
+// again: the browser peeks the queue it was opened on, already agreed to.
+func (m *Model) peekQuestion(msg openQueueMsg) (openPromptMsg, bool) {
+	s := m.home.snap
+	if msg.confirmed || s == nil {
+		return openPromptMsg{}, false
+	}
+	i := slices.IndexFunc(s.Topology.Queues, func(q retry.Queue) bool { return q.Name == msg.queue })
+	if i < 0 {
+		return openPromptMsg{}, false
+	}
+	q := s.Topology.Queues[i]
+	cost := broker.PeekCostOf(q, s.BrokerVersion)
+	if !cost.Felt() {
+		return openPromptMsg{}, false
+	}
+	// The name is untrusted and may be long: it gets a share of the line,
+	// the cost (the point of asking) is wrapped, never cut.
+	name := termtext.Truncate(termtext.Sanitize(q.Name), max(16, m.w/3))
+	queue := msg.queue
+	return openPromptMsg{
+		title:   present.PeekQuestion(name, m.c.peekLimit, q.Ready, cost),
+		confirm: true, yes: "peek",
+		done: func(string) tea.Msg { return openQueueMsg{queue: queue, confirmed: true} },
+	}, true
 }
 
 // quit quits, after stopping a running move.

@@ -137,6 +137,35 @@ func TestPeekCommandJSONContract(t *testing.T) {
 	}
 }
 
+// On a real quorum queue the table and the JSON say the same side effects,
+// the delivery count among them.
+func TestPeekCommandSideEffectsOnAQuorumQueue(t *testing.T) {
+	r := brokerEnv(t)
+	q := testQueue(t, r, "peek-qq", 2, amqp.Table{"x-queue-type": "quorum"})
+	code, out, errOut := runLadder(t, "peek", q, "-n", "2", "-o", "json")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var res struct {
+		SideEffects []string `json:"side_effects"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	if text := strings.Join(res.SideEffects, " "); !strings.Contains(text, "redelivered") || !strings.Contains(text, "x-delivery-count") {
+		t.Fatalf("JSON side effects %q", res.SideEffects)
+	}
+	code, out, errOut = runLadder(t, "peek", q, "-n", "2")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, effect := range res.SideEffects {
+		if !strings.Contains(out, "! "+effect+"\n") {
+			t.Errorf("table lacks the side effect %q:\n%s", effect, out)
+		}
+	}
+}
+
 func TestPeekCommandMissingQueue(t *testing.T) {
 	brokerEnv(t)
 	code, _, errOut := runLadder(t, "peek", "ladder-no-such-queue-xyz")

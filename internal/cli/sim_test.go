@@ -74,6 +74,46 @@ func TestPeekOnTheSimulation(t *testing.T) {
 	}
 }
 
+// ladder peek asks nothing (it says it is a peek) but never keeps its cost
+// quiet: the side effects lead the table, grouped or filtered to nothing
+// too, and are in the JSON, the same sentences either way.
+func TestPeekOutputKeepsItsSideEffects(t *testing.T) {
+	s := newSim(t)
+	want := broker.PeekSideEffects(retry.QueueClassic, sim.BrokerVersion)
+	if len(want) == 0 {
+		t.Fatal("a classic peek has no side effects to check")
+	}
+	code, out, errOut := runOnSim(t, s, "peek", sim.OrdersDLQ, "-n", "3", "-o", "json")
+	if code != exitOK {
+		t.Fatalf("exit %d %s", code, errOut)
+	}
+	var res struct {
+		SideEffects []string `json:"side_effects"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(res.SideEffects, "|") != strings.Join(want, "|") {
+		t.Errorf("JSON side_effects %q, want %q", res.SideEffects, want)
+	}
+	for _, args := range [][]string{
+		{"peek", sim.OrdersDLQ, "-n", "3"},
+		{"peek", sim.OrdersDLQ, "-n", "3", "--group-by", "reason"},
+		{"peek", sim.OrdersDLQ, "-n", "3", "--where", "retries>=1000"},
+	} {
+		code, out, errOut := runOnSim(t, s, args...)
+		if code != exitOK {
+			t.Fatalf("%v: exit %d %s", args, code, errOut)
+		}
+		lines := strings.Split(out, "\n")
+		for i, effect := range want {
+			if i+1 >= len(lines) || lines[i+1] != "! "+effect {
+				t.Errorf("%v: line %d is not the side effect %q:\n%s", args, i+2, effect, out)
+			}
+		}
+	}
+}
+
 // The dry run's plan is what the move does: same routes, same counts.
 func TestMoveOnTheSimulationDoesWhatTheDryRunSaid(t *testing.T) {
 	s := newSim(t)
