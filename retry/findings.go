@@ -39,6 +39,7 @@ const (
 	CodeDeliveryLimit        = "delivery-limit"
 	CodeRequeueStorm         = "requeue-storm"
 	CodeNoConsumers          = "no-consumers"
+	CodeHoLBlocked           = "hol-blocked"
 )
 
 // Finding is one topology or runtime problem, told in one line.

@@ -233,3 +233,37 @@ func HoLFindings(queue string, marks []HoLMark) []Finding {
 	}
 	return []Finding{{Code: CodeHoLRisk, Severity: SeverityWarning, Queue: queue, Message: msg}}
 }
+
+// HoLEvidence is what a wait queue relying on per-message expiration shows
+// over a watched window, without a peek.
+type HoLEvidence struct {
+	// Window is how long the queue was watched; Left how many messages
+	// left it in that time (inflow less growth), Arrived how many came.
+	Window        time.Duration
+	Left, Arrived float64
+	Waiting       int64
+	// HeadAge is how long ago the head message was published (its
+	// timestamp); 0 when the broker does not say.
+	HeadAge time.Duration
+}
+
+// HoLBlockedAfter is how long a wait queue must be seen taking messages in
+// and letting none out before it counts as blocked.
+const HoLBlockedAfter = 2 * time.Minute
+
+// HoLBlockedFinding reports a wait queue (one relying on per-message
+// expiration) that holds messages, keeps receiving them and let none leave
+// for HoLBlockedAfter or longer: its head is not due, and everything behind
+// it waits for it.
+func HoLBlockedFinding(queue string, ev HoLEvidence) (Finding, bool) {
+	if ev.Waiting <= 0 || ev.Window < HoLBlockedAfter || ev.Left >= 0.5 || ev.Arrived < 1 {
+		return Finding{}, false
+	}
+	msg := ""
+	if ev.HeadAge > 0 {
+		msg = "head published " + fndDuration(ev.HeadAge) + " ago, "
+	}
+	msg += fmt.Sprintf("nothing left for %s while %.0f arrived, %d waiting: the head's long expiration holds back every shorter one behind it (head-of-line blocking; u in the queue unblocks)",
+		fndDuration(ev.Window), ev.Arrived, ev.Waiting)
+	return Finding{Code: CodeHoLBlocked, Severity: SeverityError, Queue: queue, Message: msg}, true
+}

@@ -185,3 +185,27 @@ func TestHoLMarkJSON(t *testing.T) {
 		t.Errorf("result JSON = %s", b)
 	}
 }
+
+// hol-blocked needs a watched window of HoLBlockedAfter with messages
+// arriving, messages waiting and (almost) none leaving.
+func TestHoLBlockedFinding(t *testing.T) {
+	ok := HoLEvidence{Window: 14 * time.Minute, Left: 0, Arrived: 2310, Waiting: 2310, HeadAge: 14 * time.Minute}
+	f, found := HoLBlockedFinding("jobs.delay", ok)
+	if !found || f.Code != CodeHoLBlocked || f.Severity != SeverityError || f.Queue != "jobs.delay" ||
+		!strings.Contains(f.Message, "head published 14m ago, nothing left for 14m while 2310 arrived, 2310 waiting") {
+		t.Fatalf("%+v %v", f, found)
+	}
+	for name, ev := range map[string]HoLEvidence{
+		"watched too short": {Window: time.Minute, Arrived: 50, Waiting: 50},
+		"messages leave":    {Window: 10 * time.Minute, Left: 3, Arrived: 50, Waiting: 47},
+		"nothing arrives":   {Window: 10 * time.Minute, Waiting: 50},
+		"empty":             {Window: 10 * time.Minute, Arrived: 5},
+	} {
+		if f, found := HoLBlockedFinding("q", ev); found {
+			t.Errorf("%s: %+v", name, f)
+		}
+	}
+	if f, _ := HoLBlockedFinding("q", HoLEvidence{Window: 3 * time.Minute, Arrived: 9, Waiting: 9}); strings.Contains(f.Message, "head published") {
+		t.Errorf("no head timestamp, yet: %q", f.Message)
+	}
+}

@@ -12,6 +12,10 @@ const historyLen = 180
 type sample struct {
 	at    time.Time
 	depth int64
+	// in is the publish rate the snapshot gave (inOK when known), so what
+	// left between two samples is what came in less the growth.
+	in   float64
+	inOK bool
 }
 
 // ring is a fixed-size buffer of depth samples, oldest overwritten first.
@@ -49,13 +53,19 @@ func newHistory() *history { return &history{q: map[string]*ring{}} }
 
 // record adds one sample per queue and forgets queues that are gone.
 func (h *history) record(at time.Time, depths map[string]int64) {
+	h.recordRates(at, depths, nil)
+}
+
+// recordRates is record with each queue's publish rate, where known.
+func (h *history) recordRates(at time.Time, depths map[string]int64, in map[string]float64) {
 	for name, d := range depths {
 		r := h.q[name]
 		if r == nil {
 			r = &ring{}
 			h.q[name] = r
 		}
-		r.push(sample{at: at, depth: d})
+		rate, ok := in[name]
+		r.push(sample{at: at, depth: d, in: rate, inOK: ok})
 	}
 	for name := range h.q {
 		if _, ok := depths[name]; !ok {
@@ -109,6 +119,37 @@ func (h *history) netRateOver(queue string) (float64, bool) {
 		}
 	}
 	return 0, false
+}
+
+// quiet walks back from the newest sample while (almost) nothing left the
+// queue: it returns how long that was, how many left in it and how many
+// arrived. Without a publish rate, arrivals are the growth alone.
+func (h *history) quiet(queue string) (window time.Duration, left, arrived float64) {
+	r := h.q[queue]
+	if r == nil || r.n < 2 {
+		return 0, 0, 0
+	}
+	s := r.last(r.n, nil)
+	newest := s[len(s)-1]
+	for i := len(s) - 1; i > 0; i-- {
+		dt := s[i].at.Sub(s[i-1].at).Seconds()
+		if dt <= 0 {
+			continue
+		}
+		growth := float64(s[i].depth - s[i-1].depth)
+		in := max(0, growth)
+		if s[i].inOK {
+			in = max(in, s[i].in*dt)
+		}
+		out := max(0, in-growth)
+		if left+out >= 0.5 {
+			break
+		}
+		left += out
+		arrived += in
+		window = newest.at.Sub(s[i-1].at)
+	}
+	return window, left, arrived
 }
 
 var sparkLevels = []rune("▁▂▃▄▅▆▇█")

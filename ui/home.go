@@ -1,7 +1,9 @@
 package ui
 
 import (
+	"slices"
 	"strings"
+	"time"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
@@ -69,17 +71,52 @@ func (m *homeModel) setSnapshot(s *broker.Snapshot) {
 	if s == nil {
 		return
 	}
-	m.snap = s
 	depths := make(map[string]int64, len(s.Topology.Queues))
+	in := map[string]float64{}
 	for _, q := range s.Topology.Queues {
 		depths[q.Name] = q.Messages
+		if q.Rates.Known {
+			in[q.Name] = q.Rates.Publish
+		}
 	}
 	at := s.TakenAt
 	if at.IsZero() {
 		at = m.c.now()
 	}
-	m.hist.record(at, depths)
+	m.hist.recordRates(at, depths, in)
+	m.snap = m.withHoLEvidence(s, at)
 	m.rebuild()
+}
+
+// withHoLEvidence adds hol-blocked findings from the history: a wait
+// queue relying on per-message expiration that keeps receiving messages
+// and has let none out for a while (retry.HoLBlockedFinding). The snapshot
+// itself is left as the broker gave it.
+func (m *homeModel) withHoLEvidence(s *broker.Snapshot, at time.Time) *broker.Snapshot {
+	var found []retry.Finding
+	for _, l := range s.Ladders {
+		for _, w := range l.WaitQueues {
+			q, ok := s.Queue(w)
+			if !ok {
+				continue
+			}
+			ev := retry.HoLEvidence{Waiting: q.Messages}
+			ev.Window, ev.Left, ev.Arrived = m.hist.quiet(w)
+			if !q.HeadMessageTimestamp.IsZero() && at.After(q.HeadMessageTimestamp) {
+				ev.HeadAge = at.Sub(q.HeadMessageTimestamp)
+			}
+			if f, ok := retry.HoLBlockedFinding(w, ev); ok {
+				found = append(found, f)
+			}
+		}
+	}
+	if len(found) == 0 {
+		return s
+	}
+	out := *s
+	out.Findings = append(slices.Clone(s.Findings), found...)
+	retry.SortFindings(out.Findings)
+	return &out
 }
 
 // rebuild lays out the rows again, keeping the cursor on the same queue.

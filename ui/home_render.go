@@ -318,6 +318,7 @@ var badgeNames = map[string][2]string{
 	retry.CodeUnroutableDeadLetter: {"UNRT", "unroutable"},
 	retry.CodeStuck:                {"STUCK", "stuck"},
 	retry.CodeHoLRisk:              {"HOL", "hol-risk"},
+	retry.CodeHoLBlocked:           {"BLOCK", "hol-blocked"},
 	retry.CodeNoDLQ:                {"NODLQ", "no-dlq"},
 	retry.CodeDelayQueueSprawl:     {"SPRWL", "sprawl"},
 	retry.CodeWaitQueueConsumers:   {"CONS", "consumed"},
