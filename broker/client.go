@@ -84,7 +84,11 @@ type PeekResult struct {
 	SideEffects []string `json:"side_effects"`
 	// Released counts messages that left the queue while the peek ran (see
 	// SideEffects): on a wait queue, overdue messages the peek uncovered.
-	Released int64     `json:"released"`
+	Released int64 `json:"released"`
+	// ReleasedTo is where released messages went (the queue's dead-letter
+	// route, or "dropped"), ReleasedAt when the peek saw them gone.
+	ReleasedTo string     `json:"released_to,omitempty"`
+	ReleasedAt *time.Time `json:"released_at,omitempty"`
 	Messages []Message `json:"messages"`
 	// HoLBasis says how due times were computed ("" when no message has a TTL).
 	HoLBasis string `json:"hol_basis,omitempty"`

@@ -8,6 +8,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/retry"
 )
 
@@ -94,4 +95,42 @@ func TestDiscoveryOnRealShapesWithAndWithoutAConsumer(t *testing.T) {
 			check("worker running", ls, codes)
 		})
 	}
+}
+
+// A peek that takes a HoL-blocked queue's head uncovers the overdue
+// messages behind it: the broker dead-letters them at once. The peek
+// reports how many left, where they went and when.
+func TestPeekNamesWhereReleasedMessagesWent(t *testing.T) {
+	f := newVhostFixture(t)
+	f.declareQueue("work", nil)
+	f.declareQueue("work.delay", amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "work"})
+	f.publish("", "work.delay", amqp.Publishing{MessageId: "head", Expiration: "600000", Body: []byte("h")})
+	for i := 0; i < 5; i++ {
+		f.publish("", "work.delay", amqp.Publishing{Expiration: "1", Body: []byte("s")})
+	}
+	live := f.live(false)
+	// The management API's depth lags: wait until it shows all six.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		snap, err := live.Snapshot(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if q, ok := snap.Queue("work.delay"); ok && q.Ready == 6 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("work.delay never showed 6 ready")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	before := time.Now()
+	res, err := live.Peek(context.Background(), "work.delay", broker.PeekOptions{Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Released != 5 || res.ReleasedTo != "queue work" || res.ReleasedAt == nil || res.ReleasedAt.Before(before) {
+		t.Fatalf("released %d to %q at %v; side effects %q", res.Released, res.ReleasedTo, res.ReleasedAt, res.SideEffects)
+	}
+	f.waitDepth("work", 5)
 }

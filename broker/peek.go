@@ -63,6 +63,23 @@ func peekQueue(ctx context.Context, conn *amqp.Connection, q retry.Queue, broker
 	return finishPeek(res, q), nil
 }
 
+// ReleaseRoute says where a queue's expired messages go: its dead-letter
+// route, or nowhere.
+func ReleaseRoute(q retry.Queue) string {
+	set := retry.EffectiveSettings(&q)
+	switch {
+	case !set.HasDeadLetterExchange:
+		return "nowhere (dropped: no dead-letter exchange)"
+	case set.DeadLetterExchange == "" && set.HasDeadLetterRoutingKey:
+		return "queue " + set.DeadLetterRoutingKey
+	case set.HasDeadLetterRoutingKey:
+		return "exchange " + set.DeadLetterExchange + " with key " + set.DeadLetterRoutingKey
+	case set.DeadLetterExchange == "":
+		return "the default exchange with their own keys"
+	}
+	return "exchange " + set.DeadLetterExchange + " with their own keys"
+}
+
 // noteReleased counts messages that left during the peek. Only the head of
 // a queue expires, so a message whose TTL ran out behind a longer-lived one
 // waits — until a consumer (this peek) takes the one ahead: then it is
@@ -73,9 +90,11 @@ func noteReleased(conn *amqp.Connection, q retry.Queue, res *PeekResult) {
 		return
 	}
 	if gone := q.Ready - int64(after); gone > 0 {
-		res.Released = gone
+		at := time.Now()
+		res.Released, res.ReleasedTo, res.ReleasedAt = gone, ReleaseRoute(q), &at
 		res.SideEffects = append(res.SideEffects, fmt.Sprintf(
-			"%d message(s) left the queue during the peek: messages whose TTL ran out behind a longer-lived one are dead-lettered (or dropped) as soon as a consumer uncovers them; other consumers may also have taken some", gone))
+			"%d message(s) left the queue during the peek, by %s, to %s: messages whose TTL ran out behind a longer-lived one leave as soon as a consumer uncovers them; other consumers may also have taken some",
+			gone, at.Format("15:04:05"), res.ReleasedTo))
 	}
 }
 
