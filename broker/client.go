@@ -89,7 +89,7 @@ type PeekResult struct {
 	// route, or "dropped"), ReleasedAt when the peek saw them gone.
 	ReleasedTo string     `json:"released_to,omitempty"`
 	ReleasedAt *time.Time `json:"released_at,omitempty"`
-	Messages []Message `json:"messages"`
+	Messages   []Message  `json:"messages"`
 	// HoLBasis says how due times were computed ("" when no message has a TTL).
 	HoLBasis string `json:"hol_basis,omitempty"`
 	// PeekedAt is when the messages were read: due times count from it.
