@@ -60,7 +60,7 @@ func (m *browserModel) unblockReady(msg unblockReadyMsg) tea.Cmd {
 	}
 	spec := m.moveSpec(nil)
 	spec.unblock, spec.unblockPlan = &msg.req, &msg.plan
-	return navCmd(openMoveMsg{spec: spec})
+	return tea.Batch(statusCmd("", false), navCmd(openMoveMsg{spec: spec}))
 }
 
 // groupOrder is what g cycles through ("" is the plain list).

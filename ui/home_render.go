@@ -430,11 +430,6 @@ func renderRowDetails(r *homeRow, s *broker.Snapshot, width, height int, st *sty
 	}
 	// Wrapped at words, like the findings: a queue name is never cut.
 	lines = append(lines, wrapStyled(st.Strong, head, width)...)
-	if r.ladder >= 0 && (r.kind == rowMain || (r.kind == rowTier && r.ttl < 0)) {
-		if inf := s.Ladders[r.ladder].InferredFrom; len(inf) > 0 {
-			lines = append(lines, wrapStyled(st.Muted, "guessed from: "+termtext.Sanitize(strings.Join(inf, "; ")), width)...)
-		}
-	}
 	if len(r.finds) == 0 && r.kind != rowDelayed && r.kind != rowRetry && r.kind != rowSection {
 		lines = append(lines, st.Muted.Render(termtext.Truncate("no findings", width)))
 	}
@@ -448,6 +443,12 @@ func renderRowDetails(r *homeRow, s *broker.Snapshot, width, height int, st *sty
 			} else {
 				lines = append(lines, w)
 			}
+		}
+	}
+	// How discovery guessed comes last: findings matter more at 80×24.
+	if r.ladder >= 0 && (r.kind == rowMain || (r.kind == rowTier && r.ttl < 0)) {
+		if inf := s.Ladders[r.ladder].InferredFrom; len(inf) > 0 {
+			lines = append(lines, wrapStyled(st.Muted, "guessed from: "+termtext.Sanitize(strings.Join(inf, "; ")), width)...)
 		}
 	}
 	if len(lines) > height {

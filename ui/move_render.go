@@ -154,9 +154,9 @@ func renderMovePreview(queue string, req broker.MoveRequest, rep *broker.MoveRep
 	case rep == nil:
 		return append(lines, st.Muted.Render(termtext.Truncate("planning (dry run)…", width)), "", keyHints(width, st, hints...))
 	}
-	scope, delay := describeScope(req, rep.Requested), present.Delay(req.Delay)
+	scope, delay := describeScope(req, rep.Requested), moveDelay(req)
 	if req.Pick != nil {
-		scope, delay = "those holding others back", "each after its remaining delay"
+		scope = "those holding others back"
 	}
 	what := verb + present.Plural(rep.Requested, "message", "messages") + " (" + scope + ") from " +
 		termtext.Sanitize(queue) + " to " + describeTarget(req.To, rep.Requested, rep.Planned) + ", " + delay
@@ -232,7 +232,7 @@ func renderMoveProgress(queue string, req broker.MoveRequest, p broker.MoveProgr
 	if isReplaySource(queue) {
 		moving = "Replaying "
 	}
-	head := moving + termtext.Sanitize(queue) + " to " + describeTarget(req.To, p.Total, req.Expect) + ", " + present.Delay(req.Delay)
+	head := moving + termtext.Sanitize(queue) + " to " + describeTarget(req.To, p.Total, req.Expect) + ", " + moveDelay(req)
 	lines := []string{st.Title.Render(termtext.Truncate(head, width)), ""}
 	if bar != "" {
 		lines = append(lines, bar)
@@ -373,4 +373,12 @@ func formTitle(source string) string {
 		return "Replay " + termtext.Sanitize(source)
 	}
 	return "Move / re-publish from " + termtext.Sanitize(source)
+}
+
+// moveDelay is a move's delay in words; an unblock's are per message.
+func moveDelay(req broker.MoveRequest) string {
+	if req.Pick != nil {
+		return "each after its remaining delay"
+	}
+	return present.Delay(req.Delay)
 }
