@@ -62,7 +62,18 @@ func TestOnePlannerSimulationAndLiveBrokerAgree(t *testing.T) {
 		t.Run(sc.name, func(t *testing.T) {
 			sc.req.From = OrdersDLQ
 			l, r := equivLive(t, sc.delayed)
-			s := equivSim(t, sc.delayed, brokerVersion(t, l))
+			version := brokerVersion(t, l)
+			s := equivSim(t, sc.delayed, version)
+			if sc.delayed && retry.DelayedExchangesGone(version) {
+				// 4.3 has no delayed-message exchange: both sides wait in a
+				// ladder delay queue instead.
+				sc.want = slices.Clone(sc.want)
+				for i, v := range sc.want {
+					if v == retry.ViaDelayedExchange {
+						sc.want[i] = retry.ViaDelayQueue
+					}
+				}
+			}
 
 			dry := sc.req
 			dry.DryRun = true
