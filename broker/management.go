@@ -232,6 +232,8 @@ func (m *Management) read(ctx context.Context, vhost string, fresh, track bool) 
 		q, c := adaptQueue(aq)
 		if prom != nil {
 			q, c = withPrometheus(q, c, prom[aq.Name])
+		} else if promErr != nil && aq.Consumers == nil {
+			q.ConsumersUnknown = true
 		}
 		if track {
 			p, seen := prev[aq.Name] // a new queue has no history yet
@@ -306,8 +308,6 @@ func adaptQueue(aq apiQueue) (retry.Queue, queueCounters) {
 	}
 	if aq.Consumers != nil {
 		q.Consumers = *aq.Consumers
-	} else {
-		q.ConsumersUnknown = true
 	}
 	if aq.HeadMessageTimestamp != nil && *aq.HeadMessageTimestamp > 0 {
 		q.HeadMessageTimestamp = time.Unix(int64(*aq.HeadMessageTimestamp), 0)
@@ -324,19 +324,15 @@ func adaptQueue(aq apiQueue) (retry.Queue, queueCounters) {
 }
 
 // statsFromPrometheus reads the vhost's queues from Prometheus when the
-// management API has no stats for them: stats switched off on the broker
-// (overview's disable_stats), or rows without consumers. nil, nil means the
+// management API has no stats for them (overview's disable_stats). nil, nil means the
 // management API's own stats serve.
 func (m *Management) statsFromPrometheus(ctx context.Context, vhost string, queues []apiQueue) (map[string]*promQueue, error) {
+	// A stats-enabled broker also leaves consumers out of a queue whose
+	// first stats are not in yet: only the overview's disable_stats
+	// means they will not come.
 	m.mu.Lock()
 	need := m.noStats
 	m.mu.Unlock()
-	for _, aq := range queues {
-		if aq.Consumers == nil {
-			need = true
-			break
-		}
-	}
 	if !need || len(queues) == 0 {
 		return nil, nil
 	}
@@ -429,6 +425,9 @@ func (m *Management) Queue(ctx context.Context, vhost, name string) (retry.Queue
 		return retry.Queue{}, err
 	}
 	out, _ := adaptQueue(aq)
+	m.mu.Lock()
+	out.ConsumersUnknown = aq.Consumers == nil && m.noStats
+	m.mu.Unlock()
 	return out, nil
 }
 
