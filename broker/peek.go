@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -172,9 +170,9 @@ func PeekSideEffects(queueType, brokerVersion string) []string {
 	case retry.QueueQuorum:
 		count := "quorum queue: each peek increments x-delivery-count, which counts toward the queue's delivery limit if it has one"
 		switch v := brokerVersion; {
-		case major(v) >= 5 || major(v) == 4 && minorOf(v) >= 3:
+		case retry.VersionAtLeast(v, 4, 3):
 			count = "quorum queue: each peek increments x-delivery-count and x-acquired-count; the delivery count counts toward the delivery limit (20 unless set)"
-		case major(v) >= 4:
+		case retry.VersionAtLeast(v, 4, 0):
 			count = "quorum queue: each peek increments x-delivery-count, which counts toward the delivery limit (20 unless set)"
 		}
 		return []string{
@@ -241,25 +239,10 @@ func deliveryLimit(q retry.Queue, brokerVersion string) (int64, bool) {
 	if s.HasDeliveryLimit {
 		return s.DeliveryLimit, s.DeliveryLimit >= 0
 	}
-	if major(brokerVersion) >= 4 {
+	if retry.VersionAtLeast(brokerVersion, 4, 0) {
 		return defaultDeliveryLimit4, true
 	}
 	return 0, false
-}
-
-// minorOf is the minor version ("4.3.6" → 3).
-func minorOf(version string) int {
-	parts := strings.SplitN(version, ".", 3)
-	if len(parts) < 2 {
-		return 0
-	}
-	n, _ := strconv.Atoi(parts[1])
-	return n
-}
-
-func major(version string) int {
-	n, _ := strconv.Atoi(strings.SplitN(version, ".", 2)[0])
-	return n
 }
 
 func headerInt(v any) (int64, bool) {
