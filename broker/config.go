@@ -68,55 +68,22 @@ func (c Config) Resolve() (*Resolved, error) {
 	}
 	r := &Resolved{AMQPURL: raw, AMQP: au, ReadOnly: c.ReadOnly}
 
-	apiRaw := c.APIURL
-	if apiRaw == "" {
-		scheme, port := "http", defaultAPIPort
-		if au.Scheme == "amqps" {
-			scheme, port = "https", defaultAPITLS
-		}
-		apiRaw = scheme + "://" + net.JoinHostPort(au.Hostname(), port)
-	}
-	pu, err := url.Parse(apiRaw)
+	api, user, pass, err := httpURL("--api-url", c.APIURL, au, defaultAPIPort, defaultAPITLS, au.Scheme == "amqps")
 	if err != nil {
-		return nil, fmt.Errorf("--api-url %s: %w", RedactURL(apiRaw), redactErr(err, apiRaw))
+		return nil, err
 	}
-	if pu.Scheme != "http" && pu.Scheme != "https" {
-		return nil, fmt.Errorf("--api-url %s: scheme must be http:// or https://", RedactURL(apiRaw))
-	}
-	if pu.User != nil {
-		r.APIUser = pu.User.Username()
-		r.APIPassword, _ = pu.User.Password()
+	r.APIURL = api
+	if user != "" {
+		r.APIUser, r.APIPassword = user, pass
 	} else {
 		r.APIUser, r.APIPassword = amqpCredentials(au)
 	}
-	api := *pu
-	api.User = nil
-	api.Path = strings.TrimSuffix(api.Path, "/")
-	r.APIURL = &api
-
-	promRaw := c.PrometheusURL
-	if promRaw == "" {
-		scheme, port := "http", defaultPromPort
-		if pu.Scheme == "https" {
-			scheme, port = "https", defaultPromTLS
-		}
-		promRaw = scheme + "://" + net.JoinHostPort(pu.Hostname(), port)
-	}
-	mu, err := url.Parse(promRaw)
+	prom, user, pass, err := httpURL("--prometheus-url", c.PrometheusURL, api, defaultPromPort, defaultPromTLS, api.Scheme == "https")
 	if err != nil {
-		return nil, fmt.Errorf("--prometheus-url %s: %w", RedactURL(promRaw), redactErr(err, promRaw))
+		return nil, err
 	}
-	if (mu.Scheme != "http" && mu.Scheme != "https") || mu.Host == "" {
-		return nil, fmt.Errorf("--prometheus-url %s: want http://host:port or https://host:port", RedactURL(promRaw))
-	}
-	if mu.User != nil {
-		r.PrometheusUser = mu.User.Username()
-		r.PrometheusPassword, _ = mu.User.Password()
-	}
-	prom := *mu
-	prom.User, prom.RawQuery = nil, ""
-	prom.Path = strings.TrimSuffix(prom.Path, "/")
-	r.PrometheusURL = &prom
+	prom.RawQuery = ""
+	r.PrometheusURL, r.PrometheusUser, r.PrometheusPassword = prom, user, pass
 
 	switch {
 	case c.Vhost != "":
@@ -125,7 +92,7 @@ func (c Config) Resolve() (*Resolved, error) {
 		r.Vhost = amqpVhost(au)
 	}
 
-	if au.Scheme == "amqps" || pu.Scheme == "https" || c.CACertFile != "" || c.InsecureSkipVerify {
+	if au.Scheme == "amqps" || r.APIURL.Scheme == "https" || r.PrometheusURL.Scheme == "https" || c.CACertFile != "" || c.InsecureSkipVerify {
 		tc := &tls.Config{InsecureSkipVerify: c.InsecureSkipVerify} //nolint:gosec // only when the user asks
 		if c.CACertFile != "" {
 			pem, err := os.ReadFile(c.CACertFile)
@@ -141,6 +108,37 @@ func (c Config) Resolve() (*Resolved, error) {
 		r.TLS = tc
 	}
 	return r, nil
+}
+
+// httpURL reads an http(s) URL given to flag; "" is the host of from on
+// port (tlsPort when tls). The URL comes back without its credentials,
+// which are returned apart.
+func httpURL(flag, raw string, from *url.URL, port, tlsPort string, useTLS bool) (u *url.URL, user, pass string, err error) {
+	if raw == "" {
+		scheme := "http"
+		if useTLS {
+			scheme, port = "https", tlsPort
+		}
+		raw = scheme + "://" + net.JoinHostPort(from.Hostname(), port)
+	}
+	pu, err := url.Parse(raw)
+	if err != nil {
+		return nil, "", "", fmt.Errorf("%s %s: %w", flag, RedactURL(raw), redactErr(err, raw))
+	}
+	if pu.Scheme != "http" && pu.Scheme != "https" {
+		return nil, "", "", fmt.Errorf("%s %s: scheme must be http:// or https://", flag, RedactURL(raw))
+	}
+	if pu.Host == "" {
+		return nil, "", "", fmt.Errorf("%s %s: no host", flag, RedactURL(raw))
+	}
+	if pu.User != nil {
+		user = pu.User.Username()
+		pass, _ = pu.User.Password()
+	}
+	out := *pu
+	out.User = nil
+	out.Path = strings.TrimSuffix(out.Path, "/")
+	return &out, user, pass, nil
 }
 
 // amqpCredentials returns the AMQP URL's user and password, or guest/guest

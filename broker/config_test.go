@@ -141,3 +141,17 @@ func TestTLSConfigIsCopiedPerUse(t *testing.T) {
 		t.Fatal("a copy's change reached the shared config")
 	}
 }
+
+func TestResolvePrometheusURL(t *testing.T) {
+	r, err := Config{AMQPURL: "amqps://u:p@rabbit.example:5671/"}.Resolve()
+	if err != nil || r.RedactedPrometheus() != "https://rabbit.example:15691" {
+		t.Fatalf("default from https API: %q %v", r.RedactedPrometheus(), err)
+	}
+	r, err = Config{APIURL: "http://h:15673", PrometheusURL: "http://scrape:s3cret@h:15693/?x=1"}.Resolve()
+	if err != nil || r.RedactedPrometheus() != "http://h:15693" || r.PrometheusUser != "scrape" || r.PrometheusPassword != "s3cret" {
+		t.Fatalf("given: %q %q %v", r.RedactedPrometheus(), r.PrometheusUser, err)
+	}
+	if _, err := (Config{PrometheusURL: "ftp://h:1"}).Resolve(); err == nil || !strings.Contains(err.Error(), "--prometheus-url") {
+		t.Errorf("bad scheme: %v", err)
+	}
+}
