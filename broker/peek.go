@@ -64,18 +64,18 @@ func peekQueue(ctx context.Context, conn *amqp.Connection, q retry.Queue, broker
 // ReleaseRoute says where a queue's expired messages go: its dead-letter
 // route, or nowhere.
 func ReleaseRoute(q retry.Queue) string {
-	set := retry.EffectiveSettings(&q)
+	t, route := retry.DeadLetterTarget(retry.EffectiveSettings(&q))
 	switch {
-	case !set.HasDeadLetterExchange:
+	case route == retry.DeadLettersDropped:
 		return "nowhere (dropped: no dead-letter exchange)"
-	case set.DeadLetterExchange == "" && set.HasDeadLetterRoutingKey:
-		return "queue " + set.DeadLetterRoutingKey
-	case set.HasDeadLetterRoutingKey:
-		return "exchange " + set.DeadLetterExchange + " with key " + set.DeadLetterRoutingKey
-	case set.DeadLetterExchange == "":
+	case route == retry.DeadLettersOwnKeysDefault:
 		return "the default exchange with their own keys"
+	case t.Kind == retry.TargetQueue:
+		return "queue " + t.Name
+	case t.HasKey:
+		return "exchange " + t.Name + " with key " + t.RoutingKey
 	}
-	return "exchange " + set.DeadLetterExchange + " with their own keys"
+	return "exchange " + t.Name + " with their own keys"
 }
 
 // noteReleased counts messages that left during the peek. Only the head of

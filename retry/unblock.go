@@ -45,6 +45,29 @@ func (u UnblockPlan) Pick() map[string]time.Duration {
 	return out
 }
 
+// Kinds of dead-letter route (DeadLetterTarget).
+const (
+	DeadLettersDropped        = "dropped"  // no dead-letter exchange
+	DeadLettersOwnKeysDefault = "own-keys" // default exchange, the messages' own keys
+	DeadLettersTarget         = "target"   // a move target
+)
+
+// DeadLetterTarget is where a queue with these settings dead-letters, as a
+// move target, and which kind of route that is: without a dead-letter
+// exchange, or through the default exchange with the messages' own keys,
+// there is no single target.
+func DeadLetterTarget(set QueueSettings) (Target, string) {
+	switch {
+	case !set.HasDeadLetterExchange:
+		return Target{}, DeadLettersDropped
+	case set.DeadLetterExchange == "" && !set.HasDeadLetterRoutingKey:
+		return Target{}, DeadLettersOwnKeysDefault
+	case set.DeadLetterExchange == "":
+		return Target{Kind: TargetQueue, Name: set.DeadLetterRoutingKey}, DeadLettersTarget
+	}
+	return Target{Kind: TargetExchange, Name: set.DeadLetterExchange, RoutingKey: set.DeadLetterRoutingKey, HasKey: set.HasDeadLetterRoutingKey}, DeadLettersTarget
+}
+
 // PlanUnblock finds, among a wait queue's messages (head first, as HoL
 // marked them at now), those holding others back: a message whose
 // remaining delay is longer than that of some message behind it. Moved
@@ -62,16 +85,14 @@ func (u UnblockPlan) Pick() map[string]time.Duration {
 // arrives next, so it is picked too.
 func PlanUnblock(queue string, set QueueSettings, msgs []UnblockInput, released int64, now time.Time) (UnblockPlan, error) {
 	u := UnblockPlan{Queue: queue, Picks: []UnblockPick{}, Notes: []string{}, At: now}
-	switch {
-	case !set.HasDeadLetterExchange:
+	t, route := DeadLetterTarget(set)
+	switch route {
+	case DeadLettersDropped:
 		return u, fmt.Errorf("unblock %s: it has no dead-letter exchange, so its messages expire into nothing: there is nowhere to send them after their delay", queue)
-	case set.DeadLetterExchange == "" && !set.HasDeadLetterRoutingKey:
+	case DeadLettersOwnKeysDefault:
 		return u, fmt.Errorf("unblock %s: it dead-letters through the default exchange with the messages' own routing keys, which lead back to itself", queue)
-	case set.DeadLetterExchange == "":
-		u.Target = Target{Kind: TargetQueue, Name: set.DeadLetterRoutingKey}
-	default:
-		u.Target = Target{Kind: TargetExchange, Name: set.DeadLetterExchange, RoutingKey: set.DeadLetterRoutingKey, HasKey: set.HasDeadLetterRoutingKey}
 	}
+	u.Target = t
 	// minBehind[i]: the smallest remaining delay among messages after i
 	// that will be due at all.
 	const never = time.Duration(1<<63 - 1)
