@@ -52,6 +52,10 @@ func scenarios() []scenario {
 		{name: "exchange with key after 5s", req: broker.MoveRequest{To: broker.Target{Kind: broker.TargetExchange, Name: OrdersExchange, RoutingKey: "orders.created", HasKey: true}, Delay: 5 * time.Second}, want: []retry.Via{t, t, t, t}},
 		{name: "exchange with a key that routes nowhere", req: broker.MoveRequest{To: broker.Target{Kind: broker.TargetExchange, Name: OrdersExchange, RoutingKey: "nothing.here", HasKey: true}}, want: []retry.Via{skip, skip, skip, skip}},
 		{name: "reset retries", req: broker.MoveRequest{To: main, ResetRetries: true}, want: []retry.Via{d, d, d, d}},
+		{name: "picked by identity, each with its own delay (unblock)", req: broker.MoveRequest{To: origin, Pick: map[string]time.Duration{
+			retry.PickKey("m1", retry.BodyDigest([]byte(`{"id":"m1"}`))): 5 * time.Second,
+			retry.PickKey("m2", retry.BodyDigest([]byte(`{"id":"m2"}`))): 7 * time.Second,
+		}}, want: []retry.Via{t, q}},
 		{name: "positions with the ids shown", req: broker.MoveRequest{To: main, Positions: []int{1, 2}, PositionIDs: []string{"m1", "not-m2"}}, want: []retry.Via{d, skip}},
 	}
 }
