@@ -1,0 +1,40 @@
+package broker
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/ladder-tui/ladder/retry"
+)
+
+// Topology JSON says where rates came from, null for consumers the broker
+// did not report, and what a guessed ladder rested on.
+func TestTopologyReportJSONContract(t *testing.T) {
+	v := retry.Vhost{Name: "/", RatesFrom: retry.RatesUnavailable, RatesNote: "prometheus http://h:15692: connection refused", Queues: []retry.Queue{
+		{Name: "jobs", Type: retry.QueueClassic, ConsumersUnknown: true, Messages: 3, Ready: 3},
+		{Name: "jobs.delay", Type: retry.QueueClassic, Consumers: 0, Arguments: map[string]any{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "jobs"}},
+	}}
+	ls := retry.Discover(&v)
+	s := &Snapshot{Vhost: "/", Topology: v, Ladders: ls, Findings: retry.Findings(&v, ls)}
+	js, err := json.Marshal(s.Report())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := string(js)
+	for _, want := range []string{
+		`"rates_from":"unavailable"`, `"rates_note":"prometheus http://h:15692: connection refused"`,
+		`"name":"jobs","type":"classic","messages":3,"ready":3,"unacked":0,"consumers":null`,
+		`"name":"jobs.delay","type":"classic","messages":0,"ready":0,"unacked":0,"consumers":0`,
+		`"inferred_from":["jobs.delay: no queue TTL`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("JSON lacks %s:\n%s", want, out)
+		}
+	}
+	for _, f := range s.Findings {
+		if f.Code == retry.CodeNoConsumers {
+			t.Errorf("no-consumers from an unknown consumer count: %+v", f)
+		}
+	}
+}
