@@ -112,7 +112,7 @@ func Findings(v *Vhost, ladders []Ladder) []Finding {
 			if len(t.dlFrom[qi]) > 0 {
 				sev, lead := SeverityWarning, "messages here never return"
 				if q.Messages > 0 {
-					sev, lead = SeverityError, fmt.Sprintf("%d %s here never return", q.Messages, fndPlural(q.Messages, "message", "messages"))
+					sev, lead = SeverityError, fmt.Sprintf("%d %s here never %s", q.Messages, fndPlural(q.Messages, "message", "messages"), fndPlural(q.Messages, "returns", "return"))
 				}
 				f.add(Finding{Code: CodeStuck, Severity: sev, Queue: q.Name, Message: fmt.Sprintf(
 					"%s to %q: this queue is fed by dead-lettering, which strips per-message expiration, and has no TTL and no consumers",

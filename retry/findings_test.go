@@ -279,3 +279,15 @@ func TestFindingNoConsumersIsInfo(t *testing.T) {
 		t.Fatalf("%+v", got)
 	}
 }
+
+func TestStuckFindingSaysOneMessageReturns(t *testing.T) {
+	v := &Vhost{Queues: []Queue{
+		{Name: "billing", Arguments: map[string]any{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "billing.retry"}},
+		{Name: "billing.retry", Messages: 1, Arguments: map[string]any{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "billing"}},
+	}}
+	for _, f := range Findings(v, Discover(v)) {
+		if f.Code == CodeStuck && !strings.HasPrefix(f.Message, `1 message here never returns to "billing"`) {
+			t.Errorf("%q", f.Message)
+		}
+	}
+}

@@ -33,7 +33,7 @@ confirmation (--yes without a terminal) and is refused in --read-only mode.
 
 FILE "-" writes to standard output. An existing FILE is refused unless --force.`,
 		Example: "  ladder dump orders.dlq --out orders.dlq.jsonl\n  ladder dump orders.dlq --out - --where reason=rejected --body text",
-		Args:    cobra.ExactArgs(1),
+		Args:    exactlyOne("QUEUE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Queue = args[0]
 			if out == "" {

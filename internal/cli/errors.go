@@ -45,6 +45,21 @@ func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
 	}
 }
 
+// exactlyOne wants one argument, named what ("QUEUE", "FILE"): its error
+// says so in the command's own words ("peek needs a QUEUE (ladder peek
+// QUEUE)"), never cobra's "accepts 1 arg(s)".
+func exactlyOne(what string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		switch {
+		case len(args) == 0:
+			return fmt.Errorf("%s needs a %s (ladder %s)", cmd.Name(), what, cmd.Use)
+		case len(args) > 1:
+			return fmt.Errorf("%s takes one %s, not %d: %q (ladder %s)", cmd.Name(), what, len(args), strings.Join(args, " "), cmd.Use)
+		}
+		return nil
+	}
+}
+
 // exitCode is the process exit code for err.
 func exitCode(err error) int {
 	if err == nil {

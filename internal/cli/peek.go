@@ -27,7 +27,7 @@ in order with redelivered set, and quorum queues count a delivery. The result
 lists these side effects. A quorum queue whose messages are within 2 of their
 delivery limit is refused unless --force. Streams are read by offset, with no
 side effect. Allowed in --read-only mode.`,
-		Args: cobra.ExactArgs(1),
+		Args: exactlyOne("QUEUE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if opt.Limit < 1 {
 				return usageErr("--limit %d: want 1 or more", opt.Limit)

@@ -94,7 +94,7 @@ A malformed line is reported with its number and skipped; --strict refuses the
 whole file instead (nothing is published). Exit 3 when some lines were not
 published.`,
 		Example: "  ladder replay orders.dlq.jsonl --to origin --delay 30s --rate 50/s\n  ladder replay orders.dlq.jsonl --to original --where reason=rejected --dry-run",
-		Args:    cobra.ExactArgs(1),
+		Args:    exactlyOne("FILE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			req.File = args[0]
 			if to == "" {

@@ -128,3 +128,21 @@ func TestCompletionScript(t *testing.T) {
 		t.Fatalf("exit %d, no bash completion", code)
 	}
 }
+
+// A missing argument is named in the command's words, never cobra's.
+func TestMissingArgumentSaysWhatIsNeeded(t *testing.T) {
+	for cmd, want := range map[string]string{
+		"peek":    "ladder: peek needs a QUEUE (ladder peek QUEUE)\n",
+		"dump":    "ladder: dump needs a QUEUE (ladder dump QUEUE --out FILE)\n",
+		"replay":  "ladder: replay needs a FILE (ladder replay FILE --to TARGET)\n",
+		"unblock": "ladder: unblock needs a QUEUE (ladder unblock QUEUE)\n",
+	} {
+		code, out, errOut := runLadder(t, cmd)
+		if code != exitUsage || out != "" || errOut != want {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want %q", cmd, code, out, errOut, want)
+		}
+	}
+	if code, _, errOut := runLadder(t, "peek", "a", "b"); code != exitUsage || strings.Contains(errOut, "arg(s)") {
+		t.Errorf("two queues: exit %d, %q", code, errOut)
+	}
+}

@@ -40,7 +40,7 @@ The move is loss-free (confirmed before acked) and goes through the same
 planner as ladder move: a dry run first, then a confirmation on a terminal
 (--yes skips it). A message with no timestamp, or one that never expires,
 stays, with a note. Exit 3 when some picked messages stayed.`,
-		Args: usageArgs(cobra.ExactArgs(1)),
+		Args: exactlyOne("QUEUE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			queue := args[0]
 			if look < 0 {
