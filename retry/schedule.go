@@ -15,7 +15,9 @@ type RetrySchedule struct {
 // ScheduledAttempt is one retry of a schedule.
 type ScheduledAttempt struct {
 	Attempt int
-	// Delay is the nominal delay; Min and Max bound what jitter can produce.
+	// Delay is the nominal delay, within Min and Max, which bound what jitter
+	// can produce (decorrelated jitter grows from Base whatever the backoff,
+	// so its band can end below the backoff's nominal delay).
 	Delay, Min, Max time.Duration
 	// Tier is the queue a retry of the nominal delay would wait in, "" when
 	// there is no ladder or no tier fits; Match says how it fits.
@@ -50,8 +52,9 @@ func Schedule(p Policy, attempts int, l *Ladder) (RetrySchedule, error) {
 	}
 	s := RetrySchedule{Attempts: make([]ScheduledAttempt, 0, attempts)}
 	for n := 1; n <= attempts; n++ {
-		a := ScheduledAttempt{Attempt: n, Delay: p.Nominal(n)}
+		a := ScheduledAttempt{Attempt: n}
 		a.Min, a.Max = p.Band(n)
+		a.Delay = min(max(p.Nominal(n), a.Min), a.Max)
 		if t, m, ok := ChooseTier(l, a.Delay); ok {
 			a.Tier, a.Match = t.Queue, m
 		}

@@ -2,6 +2,7 @@ package retry
 
 import (
 	"encoding/json"
+	"math/rand/v2"
 	"testing"
 	"time"
 )
@@ -82,3 +83,60 @@ func TestFormatDelay(t *testing.T) {
 		}
 	}
 }
+
+// Over policies and jitters: every drawn delay lies within its attempt's
+// band, the band is ordered, the schedule's delay lies within it, and a cap
+// holds everywhere (proportional jitter: the cap plus its 10 %).
+func TestScheduleDelaysStayWithinTheirBands(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(1, 2))
+	jitters := []Jitter{JitterNone, JitterFull, JitterEqual, JitterDecorrelated, JitterProportional}
+	backoffs := []Backoff{BackoffFixed, BackoffLinear, BackoffExponential}
+	for range 500 {
+		p := Policy{
+			Backoff: backoffs[rnd.IntN(len(backoffs))],
+			Base:    time.Duration(1+rnd.IntN(60_000)) * time.Millisecond,
+			Jitter:  jitters[rnd.IntN(len(jitters))],
+		}
+		if p.Backoff == BackoffExponential {
+			p.Factor = 1 + rnd.Float64()*6
+		}
+		if rnd.IntN(2) == 0 {
+			p.Cap = p.Base + time.Duration(rnd.IntN(3_600_000))*time.Millisecond
+		}
+		attempts := 1 + rnd.IntN(12)
+		s, err := Schedule(p, attempts, nil)
+		if err != nil {
+			t.Fatalf("%+v: %v", p, err)
+		}
+		prev := time.Duration(0)
+		for _, a := range s.Attempts {
+			if a.Min > a.Max || a.Delay < a.Min || a.Delay > a.Max {
+				t.Fatalf("%+v attempt %d: delay %v outside [%v, %v]", p, a.Attempt, a.Delay, a.Min, a.Max)
+			}
+			// Proportional jitter adds its 10 % after the cap, as the Python
+			// seed does (TestBand): its bound is the cap plus 10 %.
+			limit := p.Cap
+			if p.Jitter == JitterProportional {
+				limit = addSat(p.Cap, p.Cap/10)
+			}
+			if p.Cap > 0 && (a.Max > limit || a.Delay > p.Cap) {
+				t.Fatalf("%+v attempt %d: above the cap: %+v", p, a.Attempt, a)
+			}
+			d := p.Delay(a.Attempt, prev, randInt63n{rnd})
+			if d < a.Min || d > a.Max {
+				t.Fatalf("%+v attempt %d: drew %v outside [%v, %v]", p, a.Attempt, d, a.Min, a.Max)
+			}
+			prev = d
+		}
+	}
+	// The case: exponential 5s × 5, decorrelated: attempt 4 is not
+	// 10m25s in a band ending at 6m45s.
+	s, _ := Schedule(Policy{Backoff: BackoffExponential, Base: 5 * time.Second, Factor: 5, Jitter: JitterDecorrelated}, 4, nil)
+	if a := s.Attempts[3]; a.Delay != 6*time.Minute+45*time.Second || a.Max != a.Delay {
+		t.Errorf("attempt 4: %+v", a)
+	}
+}
+
+type randInt63n struct{ r *rand.Rand }
+
+func (r randInt63n) Int63n(n int64) int64 { return r.r.Int64N(n) }
