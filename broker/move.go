@@ -385,7 +385,7 @@ func (m *mover) move(ctx context.Context) (err error) {
 				continue // busy, blocked by the broker, pacing (--rate) or paused
 			}
 			if p.consuming && p.held >= m.prefetch-moveWindow {
-				m.rep.Notes = append(m.rep.Notes, fmt.Sprintf("stopped after holding back %d message(s) it could not move (ladder's limit is %d at a time): run the move again for the rest", p.held, heldBudget))
+				m.rep.Notes = append(m.rep.Notes, fmt.Sprintf("stopped after holding back %s it could not move (ladder's limit is %d at a time): run the move again for the rest", retry.Plural(p.held, "message", "messages"), heldBudget))
 				p.fail(fmt.Errorf("move from %s: stopped after holding back %d messages: %w", m.req.From, p.held, ErrPartial))
 			}
 			stop()
@@ -453,7 +453,7 @@ func (m *mover) move(ctx context.Context) (err error) {
 		m.rep.Notes = append(m.rep.Notes, "published to a delayed-message exchange without mandatory (it returns every mandatory message): a message unroutable after its delay is dropped by the plugin")
 	}
 	if m.rep.Returned > 0 {
-		m.rep.Notes = append(m.rep.Notes, fmt.Sprintf("%d message(s) were returned as unroutable and stay in %s", m.rep.Returned, m.req.From))
+		m.rep.Notes = append(m.rep.Notes, fmt.Sprintf("%s returned as unroutable and %s in %s", were(m.rep.Returned, "message", "messages"), stayStays(m.rep.Returned), m.req.From))
 	}
 	// Once consuming began, any failure may leave messages behind.
 	if failure != nil && !errors.Is(failure, ErrPartial) {
@@ -628,7 +628,7 @@ func (m *mover) lost(e *amqp.Error, unsettled int, which string) error {
 		m.rep.DuplicatesPossible = true
 		m.rep.Failed += unsettled
 	}
-	m.rep.Notes = append(m.rep.Notes, fmt.Sprintf("the broker closed the %s channel: %d unsettled message(s) are still in %s and may also have reached the target", which, unsettled, m.req.From))
+	m.rep.Notes = append(m.rep.Notes, fmt.Sprintf("the broker closed the %s channel: %s still in %s and may also have reached the target", which, isAre(unsettled, "unsettled message", "unsettled messages"), m.req.From))
 	if e == nil {
 		return fmt.Errorf("move from %s: %s channel closed: %w", m.req.From, which, ErrPartial)
 	}

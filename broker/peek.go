@@ -91,8 +91,8 @@ func noteReleased(conn *amqp.Connection, q retry.Queue, res *PeekResult) {
 		at := time.Now()
 		res.Released, res.ReleasedTo, res.ReleasedAt = gone, ReleaseRoute(q), &at
 		res.SideEffects = append(res.SideEffects, fmt.Sprintf(
-			"%d message(s) left the queue during the peek, by %s, to %s: messages whose TTL ran out behind a longer-lived one leave as soon as a consumer uncovers them; other consumers may also have taken some",
-			gone, at.Format("15:04:05"), res.ReleasedTo))
+			"%s the queue during the peek, by %s, to %s: messages whose TTL ran out behind a longer-lived one leave as soon as a consumer uncovers them; other consumers may also have taken some",
+			retry.Plural(int(gone), "message left", "messages left"), at.Format("15:04:05"), res.ReleasedTo))
 	}
 }
 

@@ -180,7 +180,7 @@ func TestPeekHeadOfLineBlockedMessagesAreReportedReleased(t *testing.T) {
 	if fmt.Sprint(peekIDs(res)) != "[0 3]" {
 		t.Fatalf("peeked %v", peekIDs(res))
 	}
-	if res.Released != 2 || !strings.Contains(strings.Join(res.SideEffects, " "), "2 message(s) left the queue") {
+	if res.Released != 2 || !strings.Contains(strings.Join(res.SideEffects, " "), "2 messages left the queue") {
 		t.Fatalf("released %d, side effects %v", res.Released, res.SideEffects)
 	}
 	for i, m := range res.Messages {

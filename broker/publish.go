@@ -245,7 +245,7 @@ func (l *Live) Drain(ctx context.Context, queue string, limit int, handle func(*
 		case <-time.After(moveIdle):
 			if quorum && held >= prefetch {
 				// The fixed prefetch is full of held-back messages.
-				return taken, fmt.Errorf("drain %s: stopped after holding back %d message(s) not chosen: %w", queue, held, ErrPartial)
+				return taken, fmt.Errorf("drain %s: stopped after holding back %s not chosen: %w", queue, retry.Plural(held, "message", "messages"), ErrPartial)
 			}
 			return taken, nil // fewer ready than counted: someone else took some
 		case <-ctx.Done():

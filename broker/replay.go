@@ -390,7 +390,7 @@ func Replay(ctx context.Context, c Client, req ReplayRequest, progress func(Move
 	}
 	rep.Requested = len(jobs)
 	if resumed > 0 {
-		rep.Note(fmt.Sprintf("resumed: %d line(s) already published by an earlier run were skipped", resumed))
+		rep.Note(fmt.Sprintf("resumed: %s already published by an earlier run %s skipped", retry.Plural(resumed, "line", "lines"), wasWere(resumed)))
 	}
 	if req.DryRun {
 		rep.Note("dry run: nothing was published")
@@ -524,10 +524,11 @@ func Replay(ctx context.Context, c Client, req ReplayRequest, progress func(Move
 	}
 	if len(inflight) > 0 {
 		rep.DuplicatesPossible = true
-		rep.Note(fmt.Sprintf("%d line(s) were in flight when an earlier run stopped: published again, so they may be on the broker twice (lines %s)", len(inflight), lineList(inflight)))
+		rep.Note(fmt.Sprintf("%s in flight when an earlier run stopped: published again, so %s be on the broker twice (%s %s)",
+			were(len(inflight), "line", "lines"), mayBe(len(inflight)), plainPlural(len(inflight), "line", "lines"), lineList(inflight)))
 	}
 	if rep.Returned > 0 {
-		rep.Note(fmt.Sprintf("%d message(s) were returned as unroutable: not published (still in the dump)", rep.Returned))
+		rep.Note(fmt.Sprintf("%s returned as unroutable: not published (still in the dump)", were(rep.Returned, "message", "messages")))
 	}
 	ev.Phase, ev.Report, ev.Messages = "done", rep, rep.MovedIDs
 	if failure != nil {

@@ -279,3 +279,8 @@ func fndDuration(d time.Duration) string {
 	}
 	return s
 }
+
+// Plural is "1 message", "3 messages": counts in every text ladder writes.
+func Plural(n int, one, many string) string {
+	return strconv.Itoa(n) + " " + fndPlural(int64(n), one, many)
+}

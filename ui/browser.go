@@ -474,7 +474,7 @@ func (m *browserModel) footer() string {
 	}
 	right := pos + " · sort: " + m.sortBy.String()
 	if m.groupBy != "" {
-		right = strconv.Itoa(len(m.groups)) + " group(s) by " + m.groupBy + " · enter marks one · g next"
+		right = present.Plural(len(m.groups), "group", "groups") + " by " + m.groupBy + " · enter marks one · g next"
 	}
 	if !m.where.Empty() {
 		right += " · where " + strings.Join(m.where.Exprs(), " ")

@@ -146,7 +146,7 @@ func (m *browserModel) setWhere(exprs string) tea.Cmd {
 	if w.Empty() {
 		return statusCmd("every message shown again", false)
 	}
-	return statusCmd(strconv.Itoa(len(m.view))+" message(s) chosen by --where "+termtext.Sanitize(exprs), false)
+	return statusCmd(present.Plural(len(m.view), "message", "messages")+" chosen by --where "+termtext.Sanitize(exprs), false)
 }
 
 // chosen reports whether the browser's --where chooses the message.

@@ -455,7 +455,7 @@ func TestSkippedMoveWording(t *testing.T) {
 	// Partly moved: a result too.
 	rep2 := &broker.MoveReport{Requested: 3, Moved: 2, Skipped: 1, Planned: rep.Planned[:1]}
 	out = ansi.Strip(strings.Join(renderMoveSummary("orders.dlq", req, rep2, err, 76, st, nil), "\n"))
-	if !strings.Contains(out, "Moved 2 of 3; 1 stay in orders.dlq") || strings.Contains(out, "move stopped") {
+	if !strings.Contains(out, "Moved 2 of 3; 1 stays in orders.dlq") || strings.Contains(out, "move stopped") {
 		t.Errorf("partial summary:\n%s", out)
 	}
 	// Stopped early (cancelled): an error still.

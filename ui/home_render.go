@@ -246,7 +246,7 @@ func renderHomeRow(r *homeRow, rs rowStats, c homeCols, st *style.Styles, select
 	case rowTier:
 		role = retry.FormatDelay(r.ttl)
 		if r.ttl < 0 {
-			role = "msg" // no queue TTL: per-message TTLs only (findings explain)
+			role = present.PerMessageTTL // no queue TTL: per-message TTLs only (findings explain)
 		}
 	case rowDelayed:
 		role = "delay"

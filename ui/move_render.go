@@ -174,7 +174,7 @@ func renderMovePreview(queue string, req broker.MoveRequest, rep *broker.MoveRep
 		}
 	}
 	if skipped > 0 {
-		text := present.Plural(skipped, "message", "messages") + " will be skipped and stay in " + termtext.Sanitize(queue) + " (reasons below)"
+		text := present.Plural(skipped, "message", "messages") + " will be skipped and " + stays(skipped) + " in " + termtext.Sanitize(queue) + " (reasons below)"
 		if skipped == rep.Requested {
 			text = "Nothing would move: " + text
 		}
@@ -279,10 +279,10 @@ func renderMoveSummary(queue string, req broker.MoveRequest, rep *broker.MoveRep
 			case left <= 0:
 				lines = append(lines, wrapStyled(st.Strong, "Moved "+allOf(rep.Requested), width)...)
 			case rep.Moved == 0:
-				lines = append(lines, wrapStyled(st.Warning, "Nothing moved: "+allOf(rep.Requested)+" stay in "+src, width)...)
+				lines = append(lines, wrapStyled(st.Warning, "Nothing moved: "+allOf(rep.Requested)+" "+stays(rep.Requested)+" in "+src, width)...)
 			default:
 				lines = append(lines, wrapStyled(st.Warning, "Moved "+strconv.Itoa(rep.Moved)+" of "+strconv.Itoa(rep.Requested)+
-					"; "+strconv.Itoa(left)+" stay in "+src, width)...)
+					"; "+strconv.Itoa(left)+" "+stays(left)+" in "+src, width)...)
 			}
 		}
 		lines = append(lines, termtext.Truncate("moved "+strconv.Itoa(rep.Moved)+" · failed "+strconv.Itoa(rep.Failed)+
@@ -314,6 +314,13 @@ func renderMoveSummary(queue string, req broker.MoveRequest, rep *broker.MoveRep
 }
 
 // allOf is "the message" or "all 3 messages".
+func stays(n int) string {
+	if n == 1 {
+		return "stays"
+	}
+	return "stay"
+}
+
 func allOf(n int) string {
 	if n == 1 {
 		return "the message"

@@ -41,8 +41,8 @@ func TestBrowserGroupsAndMovesAGroup(t *testing.T) {
 	h, s := simHarness(t)
 	before := dlqReady(t, s)
 	h.key("g")
-	h.mustContain("group(s) by error")
-	for !strings.Contains(h.plain(), "group(s) by origin") {
+	h.mustContain("by error · enter marks one")
+	for !strings.Contains(h.plain(), "by origin · enter marks one") {
 		h.key("g")
 	}
 	h.mustContain("orders.topic:orders.created")
@@ -103,7 +103,7 @@ func TestBrowserWhere(t *testing.T) {
 	h.mustContain("Choose messages (--where)")
 	h.typeText("retries>=99")
 	h.key("enter")
-	h.mustContain("0 message(s) chosen by --where retries>=99", "where retries>=99")
+	h.mustContain("0 messages chosen by --where retries>=99", "where retries>=99")
 	if len(h.m.browser.view) != 0 {
 		t.Errorf("%d shown", len(h.m.browser.view))
 	}

@@ -37,7 +37,7 @@ func consumers(n *int) string {
 // renderTopology draws every ladder as a block of rows, then the findings.
 func renderTopology(r broker.TopologyReport) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "vhost %s · RabbitMQ %s · %d ladder(s)\n", clean(r.Vhost), clean(r.BrokerVersion), len(r.Ladders))
+	fmt.Fprintf(&b, "vhost %s · RabbitMQ %s · %s\n", clean(r.Vhost), clean(r.BrokerVersion), present.Plural(len(r.Ladders), "ladder", "ladders"))
 	if r.RatesFrom == retry.RatesUnavailable {
 		fmt.Fprintf(&b, "no rates: %s\n", clean(r.RatesNote))
 	}
@@ -49,7 +49,7 @@ func renderTopology(r broker.TopologyReport) string {
 			rows = append(rows, queueRow("  tier", t.QueueReport, retry.FormatDelay(time.Duration(t.TTLMS)*time.Millisecond)))
 		}
 		for _, w := range l.WaitQueues {
-			rows = append(rows, queueRow("  wait", w, "msgTTL"))
+			rows = append(rows, queueRow("  wait", w, present.PerMessageTTL))
 		}
 		for _, d := range l.DelayedExchanges {
 			held := "?"
@@ -133,7 +133,7 @@ func peekDue(h *retry.HoLMark, at time.Time) string {
 func renderMove(r *broker.MoveReport, from string) string {
 	var b strings.Builder
 	if r.DryRun {
-		fmt.Fprintf(&b, "dry run: %d message(s) from %s to %s", len(r.Planned), clean(from), clean(r.Target))
+		fmt.Fprintf(&b, "dry run: %s from %s to %s", present.Plural(len(r.Planned), "message", "messages"), clean(from), clean(r.Target))
 		if r.DelayMS > 0 {
 			fmt.Fprintf(&b, " after %s", retry.FormatDelay(time.Duration(r.DelayMS)*time.Millisecond))
 		}
@@ -193,7 +193,11 @@ func moveQuestion(req broker.MoveRequest, dry *broker.MoveReport, previewCap int
 		b.WriteString(", retry counts reset to 0")
 	}
 	if dry.Skipped > 0 {
-		fmt.Fprintf(&b, " (%d stay in %s: see the plan above)", dry.Skipped, clean(req.From))
+		verb := "stay"
+		if dry.Skipped == 1 {
+			verb = "stays"
+		}
+		fmt.Fprintf(&b, " (%d %s in %s: see the plan above)", dry.Skipped, verb, clean(req.From))
 	}
 	if dry.Requested >= previewCap && len(req.Positions) == 0 && (req.Limit == 0 || req.Limit > previewCap) {
 		fmt.Fprintf(&b, "; the first %d were planned, the rest are planned one by one as they move", previewCap)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/internal/present"
 	"github.com/ladder-tui/ladder/retry"
 )
 
@@ -74,7 +75,7 @@ func TestMoveQuestionNamesRoutesAndCounts(t *testing.T) {
 	}
 	dry.Routes = retry.CountRoutes(dry.Planned)
 	got := moveQuestion(req, dry, previewCap)
-	want := "Move 6 messages from pay.dlq to their origin (pay.topic/pay.charge) after 3s, 3 via tier pay.wait.3s, 3 via a ladder delay queue (1 stay in pay.dlq: see the plan above)? [y/N] "
+	want := "Move 6 messages from pay.dlq to their origin (pay.topic/pay.charge) after 3s, 3 via tier pay.wait.3s, 3 via a ladder delay queue (1 stays in pay.dlq: see the plan above)? [y/N] "
 	if got != want {
 		t.Errorf("got  %q\nwant %q", got, want)
 	}
@@ -96,5 +97,27 @@ func TestRenderSchedule(t *testing.T) {
 		"4        10m25s  5m12.5s  10m25s  -\n"
 	if got := renderSchedule(s); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+func TestCountsReadAsWords(t *testing.T) {
+	for n, want := range map[int]string{0: "· 0 ladders\n", 1: "· 1 ladder\n", 2: "· 2 ladders\n"} {
+		rep := broker.TopologyReport{Vhost: "/", BrokerVersion: "3.10.8", Ladders: make([]broker.LadderReport, n)}
+		if out := renderTopology(rep); !strings.Contains(out, want) || strings.Contains(out, "(s)") {
+			t.Errorf("%d ladders: %q", n, out)
+		}
+	}
+	one := renderMove(&broker.MoveReport{DryRun: true, Planned: []broker.PlannedMove{{}}}, "q")
+	if !strings.Contains(one, "dry run: 1 message from q") {
+		t.Errorf("%q", one)
+	}
+}
+
+func TestWaitQueueTTLLabelMatchesTheUI(t *testing.T) {
+	rep := broker.TopologyReport{Vhost: "/", Ladders: []broker.LadderReport{{Main: broker.QueueReport{Name: "jobs"}, WaitQueues: []broker.QueueReport{{Name: "jobs.delay"}}}}}
+	for _, l := range strings.Split(renderTopology(rep), "\n") {
+		if strings.Contains(l, "jobs.delay") && !strings.Contains(l, " "+present.PerMessageTTL+" ") {
+			t.Errorf("%q lacks the TTL label %q", l, present.PerMessageTTL)
+		}
 	}
 }

@@ -151,3 +151,7 @@ func Consumers(n int, unknown bool) string {
 	}
 	return strconv.Itoa(n)
 }
+
+// PerMessageTTL labels, in the TTL column of the UI and the CLI alike, a
+// wait queue without a queue TTL: its messages carry their own.
+const PerMessageTTL = "msg"

@@ -10,12 +10,7 @@ import (
 )
 
 // Plural is "1 message", "3 messages".
-func Plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return strconv.Itoa(n) + " " + many
-}
+func Plural(n int, one, many string) string { return retry.Plural(n, one, many) }
 
 // Publish names where a publish goes: "queue Q" (default exchange),
 // "X → key", or NoValue for nothing.
