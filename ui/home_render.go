@@ -164,7 +164,7 @@ type homeCols struct {
 // homeLayout fits the columns into width: at 80 columns every column still
 // shows; extra width goes to names, sparklines and badges.
 func homeLayout(width int) homeCols {
-	c := homeCols{role: 5, ready: 6, unack: 5, cons: 3, in: 5, out: 5, spark: 8, drain: 5, badges: 7}
+	c := homeCols{role: 5, ready: 6, unack: 5, cons: 3, in: 5, out: 5, spark: 7, drain: 5, badges: 8}
 	extra := max(0, width-80)
 	c.spark += extra * 3 / 10
 	c.badges += extra * 2 / 10
@@ -324,6 +324,7 @@ var badgeNames = map[string][2]string{
 	retry.CodeWaitQueueConsumers:   {"CONS", "consumed"},
 	retry.CodeDeliveryLimit:        {"DLIM", "delivery-limit"},
 	retry.CodeRequeueStorm:         {"STORM", "requeue-storm"},
+	retry.CodeNoConsumers:          {"NOCON", "no-consumers"},
 }
 
 func badgeName(code string, long bool) string {
@@ -348,7 +349,8 @@ func renderBadges(fs []retry.Finding, width int, long bool, st *style.Styles) ba
 	out.sev = severityStyle(fs[0].Severity, st)
 	var b strings.Builder
 	for i, f := range fs {
-		name := badgeName(f.Code, long)
+		// The glyph carries the severity where colour does not (NO_COLOR).
+		name := severityGlyph(f.Severity) + badgeName(f.Code, long)
 		rest := ""
 		if i < len(fs)-1 {
 			rest = "+" + strconv.Itoa(len(fs)-i-1)

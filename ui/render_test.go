@@ -79,11 +79,17 @@ func TestDrainCell(t *testing.T) {
 
 func TestBadges(t *testing.T) {
 	st := newStylesForTest()
-	fs := []retry.Finding{{Code: retry.CodeStuck, Severity: retry.SeverityError}, {Code: retry.CodeNoDLQ}, {Code: retry.CodeHoLRisk}}
-	if got := renderBadges(fs, 7, false, st).text; got != "STUCK+2" {
+	fs := []retry.Finding{{Code: retry.CodeStuck, Severity: retry.SeverityError}, {Code: retry.CodeNoDLQ, Severity: retry.SeverityWarning},
+		{Code: retry.CodeNoConsumers, Severity: retry.SeverityInfo}}
+	// Each badge carries its severity in a glyph: error and warning differ
+	// without colour.
+	if got := renderBadges(fs, 8, false, st).text; got != "✖STUCK+2" {
 		t.Fatalf("narrow badges %q", got)
 	}
-	if got := renderBadges(fs, 40, true, st).text; got != "stuck no-dlq hol-risk" {
+	if got := renderBadges(fs, 40, false, st).text; got != "✖STUCK ▲NODLQ ℹNOCON" {
+		t.Fatalf("short badges %q", got)
+	}
+	if got := renderBadges(fs, 40, true, st).text; got != "✖stuck ▲no-dlq ℹno-consumers" {
 		t.Fatalf("wide badges %q", got)
 	}
 }
