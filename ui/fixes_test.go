@@ -487,3 +487,20 @@ func TestSkippedMoveFlow(t *testing.T) {
 	h.mustContain("Nothing moved: all 3 messages stay in orders.dlq", "#2 msg-0002: no x-death origin")
 	h.mustNotContain("move stopped", "some messages were not moved")
 }
+
+// A finding's full text is on the screen at 80×24: the details grow for a
+// row with long findings instead of cutting them with "…".
+func TestFindingsReadInFullAt80x24(t *testing.T) {
+	fc := newFake()
+	long := "messages wait here for a very long time because the head of the queue holds a delay far longer than every message behind it, and nothing expires until it does"
+	fc.snap.Findings = append(fc.snap.Findings,
+		retry.Finding{Code: retry.CodeHoLRisk, Severity: retry.SeverityWarning, Queue: "orders.retry.1m", Message: long},
+		retry.Finding{Code: retry.CodeRequeueStorm, Severity: retry.SeverityWarning, Queue: "orders.retry.1m", Message: "second " + long})
+	h := newHarness(t, fc, Options{}, 80, 24).start()
+	h.key("down", "down")
+	out := h.plain()
+	if strings.Contains(out, "… …") || !strings.Contains(out, "nothing expires") || strings.Count(out, "until it does") != 2 {
+		t.Fatalf("findings cut:\n%s", out)
+	}
+	h.mustContain("▸ ├─orders.retry.1m")
+}

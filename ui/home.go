@@ -208,7 +208,18 @@ func (m *homeModel) moveSpec(r *homeRow) moveSpec {
 }
 
 // Layout of the screen: summary, column header, list, separator, details.
-func (m *homeModel) detailsHeight() int { return min(max(m.h/5, 4), 10) }
+// The details grow to show the selected row's findings in full (at 80×24
+// too), as long as the list keeps a third of the screen.
+func (m *homeModel) detailsHeight() int {
+	base := min(max(m.h/5, 4), 10)
+	r := m.selected()
+	if r == nil || m.snap == nil {
+		return base
+	}
+	need := len(renderRowDetails(r, m.snap, m.w, m.h, m.c.styles))
+	keep := min(len(m.rows), max(5, m.h/3))
+	return max(base, min(need, m.h-3-keep))
+}
 
 func (m *homeModel) listHeight() int { return max(1, m.h-3-m.detailsHeight()) }
 
@@ -226,8 +237,14 @@ func (m *homeModel) View() string {
 	case m.snap == nil:
 		lines = append(lines, st.Down.Render(termtext.Truncate("no data: the broker has not answered yet", m.w)))
 	}
-	end := min(len(m.rows), m.nav.Offset+lh)
-	for i := m.nav.Offset; i < end; i++ {
+	// The list's height follows the details: keep the cursor in view.
+	off := m.nav.Offset
+	if m.nav.Cursor >= off+lh {
+		off = m.nav.Cursor - lh + 1
+	}
+	off = max(0, min(off, m.nav.Cursor))
+	end := min(len(m.rows), off+lh)
+	for i := off; i < end; i++ {
 		r := &m.rows[i]
 		lines = append(lines, renderHomeRow(r, m.stats(r), m.cols, st, i == m.nav.Cursor, stale))
 	}
