@@ -504,3 +504,13 @@ func TestFindingsReadInFullAt80x24(t *testing.T) {
 	}
 	h.mustContain("▸ ├─orders.retry.1m")
 }
+
+// The browser's footer at 80 columns keeps what esc does.
+func TestBrowserFooterKeepsEscAt80(t *testing.T) {
+	h := newHarness(t, newFake(), Options{}, 80, 24).start()
+	h.send(openQueueMsg{queue: "orders.dlq"})
+	lines := strings.Split(h.plain(), "\n")
+	if foot := lines[len(lines)-1]; !strings.Contains(foot, "esc back") {
+		t.Fatalf("footer %q", foot)
+	}
+}

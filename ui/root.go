@@ -432,14 +432,17 @@ func (m *Model) render() string {
 // to the rest is always shown.
 func (m *Model) shortHelp(bs []key.Binding) string {
 	k := m.c.keys
-	pinned := func(b key.Binding) bool {
+	// Help and quit end the footer; they and whatever esc does stay,
+	// however narrow it is.
+	last := func(b key.Binding) bool {
 		return slices.Equal(b.Keys(), k.Help.Keys()) || slices.Equal(b.Keys(), k.Quit.Keys())
 	}
-	var keep, rest []key.Binding
+	esc := func(b key.Binding) bool { return slices.Equal(b.Keys(), k.Back.Keys()) }
+	var rest, keep []key.Binding
 	for _, b := range bs {
 		switch {
 		case !b.Enabled():
-		case pinned(b):
+		case last(b):
 			keep = append(keep, b)
 		default:
 			rest = append(rest, b)
@@ -447,8 +450,16 @@ func (m *Model) shortHelp(bs []key.Binding) string {
 	}
 	h := m.helpBar
 	h.SetWidth(0) // measure unbounded
-	for len(rest) > 0 && termtext.Width(h.ShortHelpView(append(slices.Clone(rest), keep...))) > m.w {
-		rest = rest[:len(rest)-1]
+	// Drop the last key but esc until the footer fits; the order stays.
+	for termtext.Width(h.ShortHelpView(append(slices.Clone(rest), keep...))) > m.w {
+		i := len(rest) - 1
+		for i >= 0 && esc(rest[i]) {
+			i--
+		}
+		if i < 0 {
+			break
+		}
+		rest = slices.Delete(rest, i, i+1)
 	}
 	return truncateStyled(h.ShortHelpView(append(rest, keep...)), m.w)
 }
