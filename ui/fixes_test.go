@@ -514,3 +514,18 @@ func TestBrowserFooterKeepsEscAt80(t *testing.T) {
 		t.Fatalf("footer %q", foot)
 	}
 }
+
+// The browser shows a snapshot: the title says when it was taken.
+func TestBrowserTitleSaysSnapshotTime(t *testing.T) {
+	fc := newFake()
+	fc.peeks["orders.dlq"].PeekedAt = fixedNow.Add(-3 * time.Second)
+	h := newHarness(t, fc, Options{}, 80, 24).start()
+	h.mustContain("● live")
+	h.send(openQueueMsg{queue: "orders.dlq"})
+	title := strings.Split(h.plain(), "\n")[0]
+	if !strings.Contains(title, "snapshot "+present.Clock(fixedNow.Add(-3*time.Second))) || strings.Contains(title, "live") {
+		t.Fatalf("title %q", title)
+	}
+	h.key("esc")
+	h.mustContain("● live")
+}

@@ -499,6 +499,9 @@ func (m *Model) titleBar() string {
 		right = st.Down.Render("○ " + cs.reconnectText(m.c.now()))
 	case !cs.loaded:
 		right = st.Muted.Render("○ connecting…")
+	case m.snapshotAt() != nil:
+		// A browsed queue is a snapshot: say when it was taken, not "live".
+		right = st.Muted.Render("snapshot " + present.Clock(*m.snapshotAt()))
 	default:
 		right = st.Live.Render("● live") + st.Muted.Render(" "+present.Clock(cs.lastOK))
 	}
@@ -508,6 +511,18 @@ func (m *Model) titleBar() string {
 	}
 	gap := max(1, m.w-termtext.Width(left)-rw)
 	return left + strings.Repeat(" ", gap) + right
+}
+
+// snapshotAt is when the messages on screen were read: the browser's (or
+// the inspector's, which shows one of them) peek; nil on other screens.
+func (m *Model) snapshotAt() *time.Time {
+	switch m.top() {
+	case screen(m.browser), screen(m.inspector):
+		if r := m.browser.res; r != nil && !r.PeekedAt.IsZero() {
+			return &r.PeekedAt
+		}
+	}
+	return nil
 }
 
 // tooSmall explains the minimum size in whatever room there is.
