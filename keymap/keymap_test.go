@@ -2,6 +2,7 @@ package keymap
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"charm.land/bubbles/v2/key"
@@ -104,5 +105,23 @@ func TestMatchKeysFreeOnLists(t *testing.T) {
 	}
 	if reflect.DeepEqual(k.NextMatch.Keys(), k.PrevMatch.Keys()) {
 		t.Fatal("next and previous match share keys")
+	}
+}
+
+// Help names every key a binding answers to that users reach for.
+func TestPageKeysHelpNamesCtrlUD(t *testing.T) {
+	k := Default()
+	for _, b := range []struct {
+		keys, help string
+	}{{strings.Join(k.PageUp.Keys(), " "), k.PageUp.Help().Key}, {strings.Join(k.PageDown.Keys(), " "), k.PageDown.Help().Key}} {
+		for _, key := range strings.Fields(b.keys) {
+			name := map[string]string{"pgdown": "pgdn", "ctrl+u": "^u", "ctrl+d": "^d"}[key]
+			if name == "" {
+				name = key
+			}
+			if !strings.Contains(b.help, name) {
+				t.Errorf("help %q does not name %q", b.help, key)
+			}
+		}
 	}
 }
