@@ -51,8 +51,18 @@ type KeyMap struct {
 	// it. ClearFilter's keys are Back's: the root routes esc to the screen.
 	KeepFilter  key.Binding
 	ClearFilter key.Binding
-	// DeleteChar edits typed text (filters, dialog fields).
-	DeleteChar key.Binding
+	// Editing typed text (filters, dialog fields, prompts). While a typed
+	// field is focused these come first, before the screen's own keys that
+	// share them (home, end, ctrl+u page up).
+	CursorLeft    key.Binding
+	CursorRight   key.Binding
+	LineStart     key.Binding
+	LineEnd       key.Binding
+	DeleteChar    key.Binding // the character before the cursor
+	DeleteNext    key.Binding // the character under the cursor
+	DeleteWord    key.Binding // the word before the cursor
+	DeleteToStart key.Binding
+	DeleteToEnd   key.Binding
 }
 
 // Default returns ladder's default bindings.
@@ -97,7 +107,15 @@ func Default() KeyMap {
 		KeepFilter:  key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "keep filter")),
 		ClearFilter: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "clear filter")),
 
-		DeleteChar: key.NewBinding(key.WithKeys("backspace", "ctrl+h"), key.WithHelp("⌫", "delete")),
+		CursorLeft:    key.NewBinding(key.WithKeys("left", "ctrl+b"), key.WithHelp("←", "cursor left")),
+		CursorRight:   key.NewBinding(key.WithKeys("right", "ctrl+f"), key.WithHelp("→", "cursor right")),
+		LineStart:     key.NewBinding(key.WithKeys("home", "ctrl+a"), key.WithHelp("home/ctrl+a", "start of text")),
+		LineEnd:       key.NewBinding(key.WithKeys("end", "ctrl+e"), key.WithHelp("end/ctrl+e", "end of text")),
+		DeleteChar:    key.NewBinding(key.WithKeys("backspace", "ctrl+h"), key.WithHelp("⌫", "delete")),
+		DeleteNext:    key.NewBinding(key.WithKeys("delete"), key.WithHelp("del", "delete under cursor")),
+		DeleteWord:    key.NewBinding(key.WithKeys("ctrl+w", "alt+backspace"), key.WithHelp("ctrl+w", "delete word")),
+		DeleteToStart: key.NewBinding(key.WithKeys("ctrl+u"), key.WithHelp("ctrl+u", "delete to start")),
+		DeleteToEnd:   key.NewBinding(key.WithKeys("ctrl+k"), key.WithHelp("ctrl+k", "delete to end")),
 	}
 }
 
@@ -127,8 +145,16 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 		{k.Open, k.Back, k.Filter, k.NextMatch, k.PrevMatch, k.Where, k.Group, k.Sort, k.Mark, k.MarkAll},
 		{k.Move, k.Unblock, k.Dump, k.Replay, k.Refresh, k.Copy, k.Vhost, k.Help, k.Quit, k.ForceQuit},
 		{k.Next, k.Prev, k.Toggle, k.Untoggle, k.Confirm, k.Cancel, k.Close, k.Pause},
-		{k.KeepFilter, k.ClearFilter, k.DeleteChar},
+		{k.KeepFilter, k.ClearFilter},
+		k.EditKeys(),
 	}
+}
+
+// EditKeys are the keys that edit typed text (input.Line), for help
+// wherever a typed field is focused.
+func (k KeyMap) EditKeys() []key.Binding {
+	return []key.Binding{k.CursorLeft, k.CursorRight, k.LineStart, k.LineEnd,
+		k.DeleteChar, k.DeleteNext, k.DeleteWord, k.DeleteToStart, k.DeleteToEnd}
 }
 
 // As is b with another description: the same keys, enabled or not as b is,
