@@ -31,8 +31,10 @@ type KeyMap struct {
 	Copy      key.Binding
 	Vhost     key.Binding
 	Help      key.Binding
-	Quit      key.Binding
-	ForceQuit key.Binding
+	// TypingHelp opens help from a typed field too, where ? is a letter.
+	TypingHelp key.Binding
+	Quit       key.Binding
+	ForceQuit  key.Binding
 
 	// Dialog keys (move dialog, confirmations, prompts).
 	Next     key.Binding
@@ -68,32 +70,33 @@ type KeyMap struct {
 // Default returns ladder's default bindings.
 func Default() KeyMap {
 	return KeyMap{
-		Up:        key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
-		Down:      key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
-		PageUp:    key.NewBinding(key.WithKeys("pgup", "ctrl+u"), key.WithHelp("pgup", "page up")),
-		PageDown:  key.NewBinding(key.WithKeys("pgdown", "ctrl+d"), key.WithHelp("pgdn", "page down")),
-		Top:       key.NewBinding(key.WithKeys("home"), key.WithHelp("home", "first")),
-		Bottom:    key.NewBinding(key.WithKeys("end", "G"), key.WithHelp("G/end", "last")),
-		Open:      key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "open")),
-		Back:      key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back")),
-		Filter:    key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),
-		NextMatch: key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "next match")),
-		PrevMatch: key.NewBinding(key.WithKeys("N"), key.WithHelp("N", "previous match")),
-		Mark:      key.NewBinding(key.WithKeys("space"), key.WithHelp("space", "mark")),
-		MarkAll:   key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "mark all/none")),
-		Sort:      key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "sort")),
-		Move:      key.NewBinding(key.WithKeys("m"), key.WithHelp("m", "move/re-publish")),
-		Group:     key.NewBinding(key.WithKeys("g"), key.WithHelp("g", "group")),
-		Where:     key.NewBinding(key.WithKeys("w"), key.WithHelp("w", "where")),
-		Dump:      key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "dump")),
-		Replay:    key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "replay file")),
-		Unblock:   key.NewBinding(key.WithKeys("u"), key.WithHelp("u", "unblock (HoL)")),
-		Refresh:   key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "refresh")),
-		Copy:      key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "copy body")),
-		Vhost:     key.NewBinding(key.WithKeys("v"), key.WithHelp("v", "vhost")),
-		Help:      key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
-		Quit:      key.NewBinding(key.WithKeys("q"), key.WithHelp("q", "quit")),
-		ForceQuit: key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "quit")),
+		Up:         key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
+		Down:       key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
+		PageUp:     key.NewBinding(key.WithKeys("pgup", "ctrl+u"), key.WithHelp("pgup", "page up")),
+		PageDown:   key.NewBinding(key.WithKeys("pgdown", "ctrl+d"), key.WithHelp("pgdn", "page down")),
+		Top:        key.NewBinding(key.WithKeys("home"), key.WithHelp("home", "first")),
+		Bottom:     key.NewBinding(key.WithKeys("end", "G"), key.WithHelp("G/end", "last")),
+		Open:       key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "open")),
+		Back:       key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back")),
+		Filter:     key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),
+		NextMatch:  key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "next match")),
+		PrevMatch:  key.NewBinding(key.WithKeys("N"), key.WithHelp("N", "previous match")),
+		Mark:       key.NewBinding(key.WithKeys("space"), key.WithHelp("space", "mark")),
+		MarkAll:    key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "mark all/none")),
+		Sort:       key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "sort")),
+		Move:       key.NewBinding(key.WithKeys("m"), key.WithHelp("m", "move/re-publish")),
+		Group:      key.NewBinding(key.WithKeys("g"), key.WithHelp("g", "group")),
+		Where:      key.NewBinding(key.WithKeys("w"), key.WithHelp("w", "where")),
+		Dump:       key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "dump")),
+		Replay:     key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "replay file")),
+		Unblock:    key.NewBinding(key.WithKeys("u"), key.WithHelp("u", "unblock (HoL)")),
+		Refresh:    key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "refresh")),
+		Copy:       key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "copy body")),
+		Vhost:      key.NewBinding(key.WithKeys("v"), key.WithHelp("v", "vhost")),
+		Help:       key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
+		TypingHelp: key.NewBinding(key.WithKeys("f1"), key.WithHelp("f1", "help")),
+		Quit:       key.NewBinding(key.WithKeys("q"), key.WithHelp("q", "quit")),
+		ForceQuit:  key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "quit")),
 
 		Next:     key.NewBinding(key.WithKeys("tab", "down", "j"), key.WithHelp("tab/↓", "next field")),
 		Prev:     key.NewBinding(key.WithKeys("shift+tab", "up", "k"), key.WithHelp("shift+tab/↑", "previous field")),
@@ -143,7 +146,7 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
 		{k.Open, k.Back, k.Filter, k.NextMatch, k.PrevMatch, k.Where, k.Group, k.Sort, k.Mark, k.MarkAll},
-		{k.Move, k.Unblock, k.Dump, k.Replay, k.Refresh, k.Copy, k.Vhost, k.Help, k.Quit, k.ForceQuit},
+		{k.Move, k.Unblock, k.Dump, k.Replay, k.Refresh, k.Copy, k.Vhost, k.Help, k.TypingHelp, k.Quit, k.ForceQuit},
 		{k.Next, k.Prev, k.Toggle, k.Untoggle, k.Confirm, k.Cancel, k.Close, k.Pause},
 		{k.KeepFilter, k.ClearFilter},
 		k.EditKeys(),
