@@ -31,8 +31,10 @@ type KeyMap struct {
 	Copy      key.Binding
 	Vhost     key.Binding
 	Help      key.Binding
-	Quit      key.Binding
-	ForceQuit key.Binding
+	// TypingHelp opens help from a typed field too, where ? is a letter.
+	TypingHelp key.Binding
+	Quit       key.Binding
+	ForceQuit  key.Binding
 
 	// Dialog keys (move dialog, confirmations, prompts).
 	Next     key.Binding
@@ -51,39 +53,50 @@ type KeyMap struct {
 	// it. ClearFilter's keys are Back's: the root routes esc to the screen.
 	KeepFilter  key.Binding
 	ClearFilter key.Binding
-	// DeleteChar edits typed text (filters, dialog fields).
-	DeleteChar key.Binding
+	// Editing typed text (filters, dialog fields, prompts). While a typed
+	// field is focused these come first, before the screen's own keys that
+	// share them (home, end, ctrl+u page up).
+	CursorLeft    key.Binding
+	CursorRight   key.Binding
+	LineStart     key.Binding
+	LineEnd       key.Binding
+	DeleteChar    key.Binding // the character before the cursor
+	DeleteNext    key.Binding // the character under the cursor
+	DeleteWord    key.Binding // the word before the cursor
+	DeleteToStart key.Binding
+	DeleteToEnd   key.Binding
 }
 
 // Default returns ladder's default bindings.
 func Default() KeyMap {
 	return KeyMap{
-		Up:        key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
-		Down:      key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
-		PageUp:    key.NewBinding(key.WithKeys("pgup", "ctrl+u"), key.WithHelp("pgup/^u", "page up")),
-		PageDown:  key.NewBinding(key.WithKeys("pgdown", "ctrl+d"), key.WithHelp("pgdn/^d", "page down")),
-		Top:       key.NewBinding(key.WithKeys("home"), key.WithHelp("home", "first")),
-		Bottom:    key.NewBinding(key.WithKeys("end", "G"), key.WithHelp("G/end", "last")),
-		Open:      key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "open")),
-		Back:      key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back")),
-		Filter:    key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),
-		NextMatch: key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "next match")),
-		PrevMatch: key.NewBinding(key.WithKeys("N"), key.WithHelp("N", "previous match")),
-		Mark:      key.NewBinding(key.WithKeys("space"), key.WithHelp("space", "mark")),
-		MarkAll:   key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "mark all/none")),
-		Sort:      key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "sort")),
-		Move:      key.NewBinding(key.WithKeys("m"), key.WithHelp("m", "move/re-publish")),
-		Group:     key.NewBinding(key.WithKeys("g"), key.WithHelp("g", "group")),
-		Where:     key.NewBinding(key.WithKeys("w"), key.WithHelp("w", "where")),
-		Dump:      key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "dump")),
-		Replay:    key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "replay file")),
-		Unblock:   key.NewBinding(key.WithKeys("u"), key.WithHelp("u", "unblock (HoL)")),
-		Refresh:   key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "refresh")),
-		Copy:      key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "copy body")),
-		Vhost:     key.NewBinding(key.WithKeys("v"), key.WithHelp("v", "vhost")),
-		Help:      key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
-		Quit:      key.NewBinding(key.WithKeys("q"), key.WithHelp("q", "quit")),
-		ForceQuit: key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "quit")),
+		Up:         key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
+		Down:       key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
+		PageUp:     key.NewBinding(key.WithKeys("pgup", "ctrl+u"), key.WithHelp("pgup/^u", "page up")),
+		PageDown:   key.NewBinding(key.WithKeys("pgdown", "ctrl+d"), key.WithHelp("pgdn/^d", "page down")),
+		Top:        key.NewBinding(key.WithKeys("home"), key.WithHelp("home", "first")),
+		Bottom:     key.NewBinding(key.WithKeys("end", "G"), key.WithHelp("G/end", "last")),
+		Open:       key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "open")),
+		Back:       key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back")),
+		Filter:     key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),
+		NextMatch:  key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "next match")),
+		PrevMatch:  key.NewBinding(key.WithKeys("N"), key.WithHelp("N", "previous match")),
+		Mark:       key.NewBinding(key.WithKeys("space"), key.WithHelp("space", "mark")),
+		MarkAll:    key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "mark all/none")),
+		Sort:       key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "sort")),
+		Move:       key.NewBinding(key.WithKeys("m"), key.WithHelp("m", "move/re-publish")),
+		Group:      key.NewBinding(key.WithKeys("g"), key.WithHelp("g", "group")),
+		Where:      key.NewBinding(key.WithKeys("w"), key.WithHelp("w", "where")),
+		Dump:       key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "dump")),
+		Replay:     key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "replay file")),
+		Unblock:    key.NewBinding(key.WithKeys("u"), key.WithHelp("u", "unblock (HoL)")),
+		Refresh:    key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "refresh")),
+		Copy:       key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "copy body")),
+		Vhost:      key.NewBinding(key.WithKeys("v"), key.WithHelp("v", "vhost")),
+		Help:       key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
+		TypingHelp: key.NewBinding(key.WithKeys("f1"), key.WithHelp("f1", "help")),
+		Quit:       key.NewBinding(key.WithKeys("q"), key.WithHelp("q", "quit")),
+		ForceQuit:  key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "quit")),
 
 		Next:     key.NewBinding(key.WithKeys("tab", "down", "j"), key.WithHelp("tab/↓", "next field")),
 		Prev:     key.NewBinding(key.WithKeys("shift+tab", "up", "k"), key.WithHelp("shift+tab/↑", "previous field")),
@@ -97,7 +110,15 @@ func Default() KeyMap {
 		KeepFilter:  key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "keep filter")),
 		ClearFilter: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "clear filter")),
 
-		DeleteChar: key.NewBinding(key.WithKeys("backspace", "ctrl+h"), key.WithHelp("⌫", "delete")),
+		CursorLeft:    key.NewBinding(key.WithKeys("left", "ctrl+b"), key.WithHelp("←", "cursor left")),
+		CursorRight:   key.NewBinding(key.WithKeys("right", "ctrl+f"), key.WithHelp("→", "cursor right")),
+		LineStart:     key.NewBinding(key.WithKeys("home", "ctrl+a"), key.WithHelp("home/ctrl+a", "start of text")),
+		LineEnd:       key.NewBinding(key.WithKeys("end", "ctrl+e"), key.WithHelp("end/ctrl+e", "end of text")),
+		DeleteChar:    key.NewBinding(key.WithKeys("backspace", "ctrl+h"), key.WithHelp("⌫", "delete")),
+		DeleteNext:    key.NewBinding(key.WithKeys("delete"), key.WithHelp("del", "delete under cursor")),
+		DeleteWord:    key.NewBinding(key.WithKeys("ctrl+w", "alt+backspace"), key.WithHelp("ctrl+w", "delete word")),
+		DeleteToStart: key.NewBinding(key.WithKeys("ctrl+u"), key.WithHelp("ctrl+u", "delete to start")),
+		DeleteToEnd:   key.NewBinding(key.WithKeys("ctrl+k"), key.WithHelp("ctrl+k", "delete to end")),
 	}
 }
 
@@ -125,10 +146,18 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
 		{k.Open, k.Back, k.Filter, k.NextMatch, k.PrevMatch, k.Where, k.Group, k.Sort, k.Mark, k.MarkAll},
-		{k.Move, k.Unblock, k.Dump, k.Replay, k.Refresh, k.Copy, k.Vhost, k.Help, k.Quit, k.ForceQuit},
+		{k.Move, k.Unblock, k.Dump, k.Replay, k.Refresh, k.Copy, k.Vhost, k.Help, k.TypingHelp, k.Quit, k.ForceQuit},
 		{k.Next, k.Prev, k.Toggle, k.Untoggle, k.Confirm, k.Cancel, k.Close, k.Pause},
-		{k.KeepFilter, k.ClearFilter, k.DeleteChar},
+		{k.KeepFilter, k.ClearFilter},
+		k.EditKeys(),
 	}
+}
+
+// EditKeys are the keys that edit typed text (input.Line), for help
+// wherever a typed field is focused.
+func (k KeyMap) EditKeys() []key.Binding {
+	return []key.Binding{k.CursorLeft, k.CursorRight, k.LineStart, k.LineEnd,
+		k.DeleteChar, k.DeleteNext, k.DeleteWord, k.DeleteToStart, k.DeleteToEnd}
 }
 
 // As is b with another description: the same keys, enabled or not as b is,

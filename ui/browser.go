@@ -560,7 +560,7 @@ func (m *browserModel) ShortHelp() []key.Binding {
 func (m *browserModel) FullHelp() [][]key.Binding {
 	k := m.c.keys
 	if m.filter.Capturing() {
-		return [][]key.Binding{list.FilterKeys(m.c.keys), {k.ForceQuit}}
+		return [][]key.Binding{list.FilterKeys(m.c.keys), k.EditKeys(), {k.ForceQuit}}
 	}
 	if m.groupBy != "" {
 		return [][]key.Binding{m.groupHelp(), appKeys(m.c, true)}

@@ -21,6 +21,8 @@ type helpModel struct {
 	w, h int
 	help help.Model
 	from screen // the screen whose keys are shown; set by the root
+	// quits: from is a screen (not a dialog), so q quits here as there.
+	quits bool
 }
 
 func newHelp(c *common) *helpModel {
@@ -40,7 +42,11 @@ func (m *helpModel) Update(tea.Msg) tea.Cmd { return nil }
 
 func (m *helpModel) ShortHelp() []key.Binding {
 	k := m.c.keys
-	return []key.Binding{k.Back, keymap.As(k.Help, "close help"), k.Quit}
+	out := []key.Binding{k.Back, keymap.As(k.Help, "close help")}
+	if m.quits {
+		out = append(out, k.Quit)
+	}
+	return out
 }
 
 // FullHelp is the keys of the screen help was opened from.
@@ -102,13 +108,14 @@ func anyEnabled(bs []key.Binding) bool {
 
 // Bindings every screen shares, for the screens' help.
 
-// appKeys are the keys of the app itself that act on a screen: the vhost
-// switcher where the root opens it, help, quitting.
-func appKeys(c *common, vhost bool) []key.Binding {
+// appKeys are the keys of the app itself: on a screen (ladders, browser,
+// inspector) the vhost switcher, help and quitting; over a dialog, prompt,
+// picker or help, where q does nothing, help and ctrl+c only.
+func appKeys(c *common, screen bool) []key.Binding {
 	k := c.keys
-	out := []key.Binding{}
-	if vhost {
-		out = append(out, k.Vhost)
+	anywhere := keymap.As(k.TypingHelp, "help, in typed fields too")
+	if screen {
+		return []key.Binding{k.Vhost, k.Help, anywhere, k.Quit, k.ForceQuit}
 	}
-	return append(out, k.Help, k.Quit, k.ForceQuit)
+	return []key.Binding{k.Help, anywhere, k.ForceQuit}
 }

@@ -357,7 +357,7 @@ func (m *homeModel) ShortHelp() []key.Binding {
 func (m *homeModel) FullHelp() [][]key.Binding {
 	k := m.c.keys
 	if m.filter.Capturing() {
-		return [][]key.Binding{list.FilterKeys(m.c.keys), {k.ForceQuit}}
+		return [][]key.Binding{list.FilterKeys(m.c.keys), k.EditKeys(), {k.ForceQuit}}
 	}
 	act := []key.Binding{k.Open, k.Filter}
 	if m.filter.Text() != "" {

@@ -461,15 +461,21 @@ func TestMoveProgressThenCancel(t *testing.T) {
 	h.mustContain("4 of 10", "2.0 msg/s", "ETA 3s")
 	h.send(moveProgressMsg{id: mv.id - 1, p: broker.MoveProgress{Total: 10, Done: 9}})
 	h.mustNotContain("9 of 10")
+	// esc asks first; enter stops the move, which the dialog then shows
+	// stopping (keys_test.go has the question's other answers).
 	h.key("esc")
+	h.mustContain("Stop the move?")
+	h.key("enter")
 	if !cancelled || h.m.top() != h.m.move {
-		t.Fatal("esc during a move did not cancel it (or closed the dialog before it stopped)")
+		t.Fatal("stopping a move did not cancel it (or closed the dialog before it stopped)")
 	}
 	h.mustContain("cancelling")
 	h.send(moveDoneMsg{id: mv.id, report: &broker.MoveReport{Requested: 10, Moved: 5, Target: "queue orders"}, err: errors.New("context canceled")})
 	h.mustContain("moved 5", "move stopped: context canceled")
 }
 
+// ctrl+c during a move stops it and quits only once it has stopped (q
+// inside the dialog does nothing: keys_test.go).
 func TestQuitWaitsForRunningMove(t *testing.T) {
 	h := newHarness(t, newFake(), Options{}, 80, 24).start()
 	h.key("down", "down", "down", "enter", "m", "enter")
@@ -477,9 +483,9 @@ func TestQuitWaitsForRunningMove(t *testing.T) {
 	mv.step, mv.id = stepRunning, mv.id+1
 	cancelled := false
 	mv.cancel = func() { cancelled = true }
-	_, cmd := h.m.Update(keyMsg("q"))
+	_, cmd := h.m.Update(keyMsg("ctrl+c"))
 	if isQuit(cmd) || !cancelled {
-		t.Fatal("q quit in the middle of a move")
+		t.Fatal("ctrl+c quit in the middle of a move")
 	}
 	_, cmd = h.m.Update(moveDoneMsg{id: mv.id, report: &broker.MoveReport{}})
 	if !isQuit(cmd) {
@@ -524,8 +530,11 @@ func TestCopyBody(t *testing.T) {
 	h.mustContain("copied 80B to the clipboard")
 }
 
+// q quits from every screen: ladders, browser, inspector, and help over
+// one (from dialogs, prompts, pickers and help over a dialog it does not:
+// keys_test.go).
 func TestQuitFromEveryScreen(t *testing.T) {
-	for _, path := range [][]string{{}, {"down", "down", "down", "enter"}, {"down", "down", "down", "enter", "enter"}, {"down", "down", "down", "enter", "m"}, {"?"}} {
+	for _, path := range [][]string{{}, {"down", "down", "down", "enter"}, {"down", "down", "down", "enter", "enter"}, {"?"}} {
 		h := newHarness(t, newFake(), Options{}, 80, 24).start()
 		h.key(path...)
 		if _, cmd := h.m.Update(keyMsg("q")); !isQuit(cmd) {

@@ -80,13 +80,18 @@ const (
 	stepSummary
 )
 
-// Form fields, in focus order.
+// Form fields. Choice fields (scope, target, delay, reset) change with
+// space and the arrows; typed fields (N, a typed target, a typed delay) take
+// text, space included, and edit it with the arrows: no field is both, so
+// space and ←/→ never do two things in one place. Focus order is fields().
 const (
 	fieldScope = iota
 	fieldTarget
 	fieldDelay
 	fieldReset
 	fieldCount
+	fieldTargetText // the target typed, when the target's choice is "typed"
+	fieldDelayText  // the delay typed, when the delay's choice is "typed"
 )
 
 // moveModel is the move / re-publish dialog: choose, preview (dry run),
@@ -228,13 +233,10 @@ func (m *moveModel) innerWidth() int { return max(20, min(m.w, 100)-4) }
 // Capturing: a focused text field takes every printable key.
 func (m *moveModel) Capturing() bool { return m.step == stepForm && m.typing() }
 
+// typing reports a typed field focused.
 func (m *moveModel) typing() bool {
 	switch m.focus {
-	case fieldTarget:
-		return m.targets[m.targetAt].typed
-	case fieldDelay:
-		return m.delays[m.delayAt].typed
-	case fieldCount:
+	case fieldCount, fieldTargetText, fieldDelayText:
 		return true
 	}
 	return false
@@ -243,9 +245,35 @@ func (m *moveModel) typing() bool {
 // running reports a move in flight (quitting waits for it to stop).
 func (m *moveModel) running() bool { return m.step == stepRunning }
 
-// Back: esc steps back through the dialog; while moving it cancels the
-// move, which stops after the batch in flight is settled.
+// Back: esc steps back through the dialog; while moving it asks whether
+// to stop the move, which then stops after the batch in flight is settled.
 func (m *moveModel) Back() (bool, tea.Cmd) { return true, m.cancelStep() }
+
+// action is what the dialog runs, for questions: "move" or "replay".
+func (m *moveModel) action() string {
+	if m.spec.replayFile != "" {
+		return "replay"
+	}
+	return "move"
+}
+
+// stopMoveMsg: the user agreed to stop the running move id.
+type stopMoveMsg struct{ id int }
+
+// askStop asks before stopping the running move: an esc meant for
+// something else must not cut a move short. The question closes by itself
+// if the move ends first.
+func (m *moveModel) askStop() tea.Cmd {
+	if m.cancelling {
+		return nil // already stopping
+	}
+	id, what := m.id, m.action()
+	return navCmd(openPromptMsg{
+		title:   "Stop the " + what + "? It stops after the batch in flight; what has moved stays moved.",
+		confirm: true, yes: "stop the " + what, no: "keep going", aboutMove: true,
+		done: func(string) tea.Msg { return stopMoveMsg{id: id} },
+	})
+}
 
 func (m *moveModel) cancelStep() tea.Cmd {
 	switch m.step {
@@ -258,7 +286,7 @@ func (m *moveModel) cancelStep() tea.Cmd {
 		}
 		m.step, m.preview, m.err = stepForm, nil, nil
 	case stepRunning:
-		m.stop()
+		return m.askStop()
 	case stepSummary:
 		return m.close()
 	}
@@ -296,6 +324,10 @@ func (m *moveModel) Update(msg tea.Msg) tea.Cmd {
 		if m.step == stepForm && m.typing() && m.input().Update(msg, m.c.keys) {
 			m.formErr = ""
 		}
+	case stopMoveMsg:
+		if msg.id == m.id && m.step == stepRunning {
+			m.stop()
+		}
 	case moveDoneMsg:
 		if msg.id != m.id {
 			return nil
@@ -329,9 +361,9 @@ func (m *moveModel) done(msg moveDoneMsg) tea.Cmd {
 
 func (m *moveModel) input() *input.Line {
 	switch m.focus {
-	case fieldTarget:
+	case fieldTargetText:
 		return &m.tTarget
-	case fieldDelay:
+	case fieldDelayText:
 		return &m.tDelay
 	}
 	return &m.count
@@ -354,7 +386,7 @@ func (m *moveModel) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	case stepRunning:
 		switch {
 		case key.Matches(msg, k.Cancel):
-			m.stop()
+			return m.askStop()
 		case key.Matches(msg, k.Pause) && m.gate != nil && !m.cancelling:
 			if m.gate.Paused() {
 				m.gate.Resume()
@@ -372,15 +404,11 @@ func (m *moveModel) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 
 func (m *moveModel) formKey(msg tea.KeyPressMsg) tea.Cmd {
 	k := m.c.keys
-	// Typed text first, so j, k, y, n and space can be typed into fields;
-	// tab, arrows and enter still navigate.
-	// Any change to a field clears the error about it: it may be fixed.
-	if m.typing() && msg.Text != "" && !key.Matches(msg, k.Open) && m.input().Update(msg, k) {
-		m.formErr = ""
-		return nil
-	}
-	if m.typing() && key.Matches(msg, k.DeleteChar) {
-		m.input().Update(msg, k)
+	// A typed field first: it takes text (j, k, y, n and space too) and its
+	// editing keys (←/→ move the cursor); tab, shift+tab, ↑/↓ and enter are
+	// left to the form. Any change to a field clears the error about it: it
+	// may be fixed.
+	if m.typing() && m.input().Update(msg, k) {
 		m.formErr = ""
 		return nil
 	}
@@ -403,15 +431,26 @@ func (m *moveModel) formKey(msg tea.KeyPressMsg) tea.Cmd {
 	return nil
 }
 
-// fields lists the focusable fields: N only with "first N".
+// fields lists the focusable fields in order: N only with "first N", a
+// typed target or delay only when that is the choice, after the choice.
 func (m *moveModel) fields() []int {
 	f := []int{fieldScope}
 	if m.scopes[m.scopeAt].kind == scopeFirstN {
 		f = append(f, fieldCount)
 	}
-	return append(f, fieldTarget, fieldDelay, fieldReset)
+	f = append(f, fieldTarget)
+	if m.targets[m.targetAt].typed {
+		f = append(f, fieldTargetText)
+	}
+	f = append(f, fieldDelay)
+	if m.delays[m.delayAt].typed {
+		f = append(f, fieldDelayText)
+	}
+	return append(f, fieldReset)
 }
 
+// cycle changes the focused choice. Choosing "typed" focuses its text, so
+// what is typed next goes there and not to the choice's keys.
 func (m *moveModel) cycle(d int) {
 	m.formErr = ""
 	wrap := func(i, n int) int { return (i + d + n) % n }
@@ -420,8 +459,14 @@ func (m *moveModel) cycle(d int) {
 		m.scopeAt = wrap(m.scopeAt, len(m.scopes))
 	case fieldTarget:
 		m.targetAt = wrap(m.targetAt, len(m.targets))
+		if m.targets[m.targetAt].typed {
+			m.focus = fieldTargetText
+		}
 	case fieldDelay:
 		m.delayAt = wrap(m.delayAt, len(m.delays))
+		if m.delays[m.delayAt].typed {
+			m.focus = fieldDelayText
+		}
 	case fieldReset:
 		m.reset = !m.reset
 	}
@@ -626,14 +671,12 @@ func (m *moveModel) hints() []key.Binding {
 	switch m.step {
 	case stepForm:
 		if m.typing() {
-			// y, n and space are typed into the field: only enter, esc and
-			// the arrows act (Open and Back are those keys); N has no
-			// choices to change.
-			out := []key.Binding{keymap.As(k.Open, "preview"), keymap.As(k.Next, "next field")}
-			if m.focus != fieldCount {
-				out = append(out, keymap.As(k.Untoggle, "change"))
-			}
-			return append(out, keymap.As(k.Back, "cancel"), k.DeleteChar)
+			// y, n, space and the letters are typed into the field, ←/→
+			// move in it: only enter, esc, tab and ↑/↓ act on the form
+			// (Open, Back, Next and Prev are those keys there).
+			// The editing keys are on the help screen.
+			return []key.Binding{keymap.As(k.Open, "preview"), keymap.As(k.Next, "next"), keymap.As(k.Prev, "previous"),
+				keymap.As(k.Back, "cancel"), k.TypingHelp}
 		}
 		return []key.Binding{keymap.As(k.Confirm, "preview"), keymap.As(k.Next, "next field"), keymap.As(k.Toggle, "change"), k.Cancel}
 	case stepPreview:
@@ -648,7 +691,7 @@ func (m *moveModel) hints() []key.Binding {
 		if m.cancelling || m.progress.Total > 0 && m.progress.Done >= m.progress.Total {
 			return nil // esc does nothing more: the move is stopping or done
 		}
-		return []key.Binding{k.Pause, keymap.As(k.Cancel, "stop after the batch in flight")}
+		return []key.Binding{k.Pause, keymap.As(k.Cancel, "stop (asks first)")}
 	}
 	return []key.Binding{k.Close}
 }
@@ -660,11 +703,11 @@ func (m *moveModel) FullHelp() [][]key.Binding {
 	k := m.c.keys
 	groups := [][]key.Binding{m.hints()}
 	if m.step == stepForm {
-		more := []key.Binding{keymap.As(k.Prev, "previous field")}
-		if m.focus != fieldCount {
-			more = append(more, keymap.As(k.Untoggle, "previous choice"))
+		if m.typing() {
+			// ? is a letter here: f1 (in the hints) is help.
+			return append(groups, k.EditKeys(), []key.Binding{k.ForceQuit})
 		}
-		groups = append(groups, more)
+		groups = append(groups, []key.Binding{keymap.As(k.Prev, "previous field"), keymap.As(k.Untoggle, "previous choice")})
 	}
 	return append(groups, appKeys(m.c, false))
 }

@@ -38,7 +38,8 @@ func renderMoveForm(f moveForm, width int, st *style.Styles) []string {
 		st.Title.Render(termtext.Truncate(formTitle(f.queue), width)),
 		"",
 	}
-	field := func(id int, label, value string, in *input.Line, hint string) {
+	// A field is a choice (id) and, when typed, its text (textID).
+	field := func(id, textID int, label, value string, in *input.Line, hint string) {
 		line := st.Label.Render(termtext.Fit(label, labelWidth))
 		if value != "" {
 			vw := width - labelWidth - 4
@@ -53,43 +54,30 @@ func renderMoveForm(f moveForm, width int, st *style.Styles) []string {
 		}
 		if in != nil {
 			rest := width - termtext.Width(line)
-			line += in.View(min(rest, 40), id == f.focus || in == focusedInput(f), st)
+			line += in.View(min(rest, 40), textID == f.focus, st)
 		}
 		lines = append(lines, line)
-		if hint != "" && in != nil && in == focusedInput(f) {
+		if hint != "" && in != nil && (id == f.focus || textID == f.focus) {
 			lines = append(lines, st.Muted.Render(termtext.Truncate(strings.Repeat(" ", labelWidth)+hint, width)))
 		}
 	}
-	field(fieldScope, "Messages", f.scope, nil, "")
+	field(fieldScope, -1, "Messages", f.scope, nil, "")
 	if f.count != nil {
-		field(fieldCount, "N", "", f.count, "how many messages from the head of the queue")
+		field(fieldCount, fieldCount, "N", "", f.count, "how many messages from the head of the queue")
 	}
-	field(fieldTarget, "Target", f.target, f.tTarget, "type queue:NAME or exchange:NAME[:KEY]")
-	field(fieldDelay, "Delay", f.delay, f.tDelay, "type 30s, 5m, 1h30m (a bare number is ms)")
+	field(fieldTarget, fieldTargetText, "Target", f.target, f.tTarget, "type queue:NAME or exchange:NAME[:KEY]")
+	field(fieldDelay, fieldDelayText, "Delay", f.delay, f.tDelay, "type 30s, 5m, 1h30m (a bare number is ms)")
 	reset := "no: keep the retry count"
 	if f.reset {
 		reset = "yes: reset the retry count to 0"
 	}
-	field(fieldReset, "Retries", reset, nil, "")
+	field(fieldReset, -1, "Retries", reset, nil, "")
 	lines = append(lines, "")
 	if f.err != "" {
 		lines = append(lines, wrapStyled(st.Error, termtext.Sanitize(f.err), width)...)
 	}
 	lines = append(lines, keyHints(width, st, f.hints...))
 	return lines
-}
-
-// focusedInput is the typed field that has the focus, if any.
-func focusedInput(f moveForm) *input.Line {
-	switch f.focus {
-	case fieldCount:
-		return f.count
-	case fieldTarget:
-		return f.tTarget
-	case fieldDelay:
-		return f.tDelay
-	}
-	return nil
 }
 
 // keyHints renders "enter preview · tab next field" from bindings' help

@@ -22,6 +22,10 @@ type openPromptMsg struct {
 	done               func(string) tea.Msg
 	confirm            bool
 	yes                string // what confirming does, for the footer ("peek")
+	no                 string // what cancelling does; "cancel" when empty
+	// aboutMove: a question about the running move ("stop the move?");
+	// the root closes it when the move ends first.
+	aboutMove bool
 }
 
 // openPickerMsg offers a choice among items (dump files).
@@ -107,9 +111,16 @@ func (m *promptModel) confirmView() string {
 		lines = append(lines, st.Warning.Render(l))
 	}
 	k := m.c.keys
-	keys := k.Confirm.Help().Key + " " + m.ask.yes + " · " + k.Cancel.Help().Key + " cancel"
+	keys := k.Confirm.Help().Key + " " + m.ask.yes + " · " + k.Cancel.Help().Key + " " + m.noText()
 	lines = append(lines, "", st.Muted.Render(termtext.Truncate(keys, w)))
 	return strings.Join(lines, "\n")
+}
+
+func (m *promptModel) noText() string {
+	if m.ask.no != "" {
+		return m.ask.no
+	}
+	return "cancel"
 }
 
 func (m *promptModel) name() string { return "prompt" }
@@ -117,13 +128,17 @@ func (m *promptModel) name() string { return "prompt" }
 func (m *promptModel) ShortHelp() []key.Binding {
 	k := m.c.keys
 	if m.ask.confirm {
-		return []key.Binding{keymap.As(k.Confirm, m.ask.yes), k.Cancel}
+		return []key.Binding{keymap.As(k.Confirm, m.ask.yes), keymap.As(k.Cancel, m.noText())}
 	}
-	return []key.Binding{keymap.As(k.Open, "ok"), keymap.As(k.Back, "cancel"), k.DeleteChar}
+	return []key.Binding{keymap.As(k.Open, "ok"), keymap.As(k.Back, "cancel"), k.DeleteChar, k.TypingHelp}
 }
 
 func (m *promptModel) FullHelp() [][]key.Binding {
-	return [][]key.Binding{m.ShortHelp(), {m.c.keys.ForceQuit}}
+	g := [][]key.Binding{m.ShortHelp()}
+	if !m.ask.confirm {
+		g = append(g, m.c.keys.EditKeys())
+	}
+	return append(g, []key.Binding{m.c.keys.ForceQuit})
 }
 
 // pickerModel chooses one item; enter picks, esc closes.
@@ -177,10 +192,10 @@ func (m *pickerModel) name() string { return "file picker" }
 
 func (m *pickerModel) ShortHelp() []key.Binding {
 	k := m.c.keys
-	return []key.Binding{k.Up, k.Down, keymap.As(k.Open, "choose"), k.Back, k.Quit}
+	return []key.Binding{k.Up, k.Down, keymap.As(k.Open, "choose"), k.Back, k.Help}
 }
 
 func (m *pickerModel) FullHelp() [][]key.Binding {
 	k := m.c.keys
-	return [][]key.Binding{list.NavKeys(k), {keymap.As(k.Open, "choose"), k.Back}, {k.Help, k.Quit, k.ForceQuit}}
+	return [][]key.Binding{list.NavKeys(k), {keymap.As(k.Open, "choose"), k.Back}, appKeys(m.c, false)}
 }

@@ -173,6 +173,8 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 	case backMsg:
 		m.pop()
 		return nil
+	case quitAfterMoveMsg:
+		return m.quitAfterMove()
 	case moveClosedMsg:
 		// The inspector under the dialog shows a message that may have left
 		// its position: go back to the browser, which re-peeks.
@@ -194,8 +196,14 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 	for _, s := range m.screens() {
 		cmds = append(cmds, s.Update(msg))
 	}
-	if _, ok := msg.(moveDoneMsg); ok && m.quitting && !m.move.running() {
-		cmds = append(cmds, tea.Quit)
+	if _, ok := msg.(moveDoneMsg); ok && !m.move.running() {
+		if m.quitting {
+			cmds = append(cmds, tea.Quit)
+		}
+		// A question about the move that has just ended has no answer.
+		if m.top() == m.prompt && m.prompt.ask.aboutMove {
+			m.pop()
+		}
 	}
 	return tea.Batch(cmds...)
 }
@@ -215,10 +223,14 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		return m.quitAfterMove()
 	}
 	// "terminal too small" shows no screen, so no key may act on one: only
-	// quitting, which the message offers. Data messages still arrive.
+	// quitting, which the message offers (with no room to ask, a running
+	// move is stopped cleanly first). Data messages still arrive.
 	if m.tooSmall() {
 		if key.Matches(msg, k.Quit) {
-			return m.quit()
+			if m.move.running() {
+				return m.quitAfterMove()
+			}
+			return tea.Quit
 		}
 		return nil
 	}
@@ -230,19 +242,31 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		}
 		return cmd
 	}
+	// f1 is help in a typed field too, where ? is a letter: opened there,
+	// help lists the editing keys.
+	if key.Matches(msg, k.TypingHelp) && top != m.helpView {
+		m.openHelp(top)
+		return nil
+	}
 	if top.Capturing() {
 		return top.Update(msg)
 	}
 	switch {
 	case key.Matches(msg, k.Quit):
-		return m.quit()
-	case key.Matches(msg, k.Help):
+		// q quits from a screen only: inside a dialog, prompt, picker or a
+		// running action it does nothing (esc closes those), so a q
+		// meant for a field that is not focused cannot end the program.
+		// Help over a screen lists that screen's keys, q among them, and q
+		// acts as it does there.
+		if m.isScreen(top) || top == m.helpView && m.helpView.quits {
+			return m.quit()
+		}
+		return nil
+	case key.Matches(msg, k.Help), key.Matches(msg, k.TypingHelp):
 		if top == m.helpView {
 			m.pop()
 		} else {
-			// Help lists the keys of the screen it is opened from.
-			m.helpView.from = top
-			m.push(m.helpView)
+			m.openHelp(top)
 		}
 		return nil
 	case key.Matches(msg, k.Vhost) && m.vhostHere(top):
@@ -285,19 +309,40 @@ func (m *Model) peekQuestion(msg openQueueMsg) (openPromptMsg, bool) {
 	}, true
 }
 
-// quit quits, after stopping a running move.
+// quit quits; while a move or replay runs it asks first, and quits once
+// the move has stopped cleanly.
 func (m *Model) quit() tea.Cmd {
 	if m.move.running() {
-		return m.quitAfterMove()
+		what := m.move.action()
+		m.prompt.open(openPromptMsg{
+			title:   "A " + what + " is running. Stop it after the batch in flight and quit? What has moved stays moved.",
+			confirm: true, yes: "stop and quit", no: "keep going", aboutMove: true,
+			done: func(string) tea.Msg { return quitAfterMoveMsg{} },
+		})
+		m.push(m.prompt)
+		return nil
 	}
 	return tea.Quit
 }
 
-// vhostHere says whether the vhost switcher opens from screen s (not over
-// a dialog, help or itself), so the screens that list it agree.
-func (m *Model) vhostHere(s screen) bool {
+// openHelp shows help for the keys of from, the screen it is opened from.
+func (m *Model) openHelp(from screen) {
+	m.helpView.from, m.helpView.quits = from, m.isScreen(from)
+	m.push(m.helpView)
+}
+
+// quitAfterMoveMsg: the user agreed to stop the running move and quit.
+type quitAfterMoveMsg struct{}
+
+// isScreen says whether s is a screen (ladders, browser, inspector) rather
+// than a dialog, prompt, picker or help over one: q quits only from these.
+func (m *Model) isScreen(s screen) bool {
 	return s == m.home || s == m.browser || s == m.inspector
 }
+
+// vhostHere says whether the vhost switcher opens from screen s (not over
+// a dialog, help or itself), so the screens that list it agree.
+func (m *Model) vhostHere(s screen) bool { return m.isScreen(s) }
 
 // tooSmall is true below the minimum size, when the frame says so
 // instead of drawing a screen.
@@ -306,6 +351,9 @@ func (m *Model) tooSmall() bool { return m.w < minWidth || m.h < minHeight }
 // quitAfterMove stops a running move and quits when it has settled, so
 // quitting never leaves a message half moved.
 func (m *Model) quitAfterMove() tea.Cmd {
+	if !m.move.running() {
+		return tea.Quit
+	}
 	m.quitting = true
 	m.move.stop()
 	return m.setStatus("stopping the move before quitting (ctrl+c again to quit at once)…", false)

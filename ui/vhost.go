@@ -97,7 +97,7 @@ func (m *vhostModel) name() string { return "vhost switcher" }
 
 func (m *vhostModel) ShortHelp() []key.Binding {
 	k := m.c.keys
-	return []key.Binding{k.Up, k.Down, keymap.As(k.Open, "switch"), k.Back, k.Quit}
+	return []key.Binding{k.Up, k.Down, keymap.As(k.Open, "switch"), k.Back, k.Help}
 }
 
 func (m *vhostModel) FullHelp() [][]key.Binding {

@@ -53,6 +53,7 @@ type Styles struct {
 	Banner    lipgloss.Style // peek side effects
 	Dialog    lipgloss.Style // the move dialog's frame
 	Focused   lipgloss.Style // the focused dialog field
+	Cursor    lipgloss.Style // the text cursor of a typed field: reverse, so it shows without colour
 	Key       lipgloss.Style // a key name in prompts
 	Help      help.Styles
 	ProgressA color.Color // progress bar filled
@@ -99,6 +100,7 @@ func New(t Theme, noColor bool) *Styles {
 		Banner:    fg(t.Warning).Bold(true),
 		Dialog:    base.Border(lipgloss.RoundedBorder()).BorderForeground(c(t.Accent)).Padding(0, 1),
 		Focused:   base.Reverse(true),
+		Cursor:    base.Reverse(true),
 		Key:       fg(t.Accent).Bold(true),
 		ProgressA: c(t.Accent),
 		ProgressB: c(t.Muted),

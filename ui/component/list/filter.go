@@ -102,9 +102,10 @@ func (f *Filter) View(width int, st *style.Styles) string {
 	return f.text.View(width, f.typing, st)
 }
 
-// FilterKeys are the keys while a filter is typed, for help.
+// FilterKeys are the keys while a filter is typed, for the footer; help
+// adds the editing keys (KeyMap.EditKeys).
 func FilterKeys(k *keymap.KeyMap) []key.Binding {
-	return []key.Binding{k.KeepFilter, k.ClearFilter, k.DeleteChar}
+	return []key.Binding{k.KeepFilter, k.ClearFilter, k.DeleteChar, k.TypingHelp}
 }
 
 // MatchKeys go from match to match of a kept filter, for help.
