@@ -286,8 +286,8 @@ func apiReason(he rabbithole.ErrorResponse) string {
 	if why == "" || strings.EqualFold(why, http.StatusText(he.StatusCode)) {
 		return ""
 	}
-	if len(why) > 120 {
-		why = why[:120] + "…"
+	if r := []rune(why); len(r) > 120 {
+		why = string(r[:120]) + "…"
 	}
 	return ": " + why
 }
