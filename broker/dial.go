@@ -3,11 +3,15 @@ package broker
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
+	"strings"
+	"syscall"
 	"time"
 
 	rabbithole "github.com/michaelklishin/rabbit-hole/v2"
@@ -17,8 +21,99 @@ import (
 // dialTimeout bounds the TCP connect and AMQP handshake.
 const dialTimeout = 10 * time.Second
 
-// ErrUnreachable marks errors where nothing answered at the broker's address.
-var ErrUnreachable = errors.New("broker unreachable")
+// What a connection failure was, for errors.Is: each is classified once,
+// in amqpDialError or APIError, and carried by a *ConnError.
+var (
+	// ErrUnreachable: nothing answered at the broker's address.
+	ErrUnreachable = errors.New("broker unreachable")
+	// ErrLoginRefused: the broker refused the user or password.
+	ErrLoginRefused = errors.New("login refused")
+	// ErrVhostNotFound: the vhost does not exist.
+	ErrVhostNotFound = errors.New("vhost not found")
+	// ErrNoAccess: the user may not use the vhost (or the management API).
+	ErrNoAccess = errors.New("no access")
+	// ErrNotAMQP: something answered that does not speak the protocol
+	// asked for (an AMQP URL at the management port, http:// at AMQP).
+	ErrNotAMQP = errors.New("wrong protocol at this port")
+)
+
+// ConnError is a failure to reach or log in to the broker, worded once for
+// the operator: "login refused for user guest at 127.0.0.1:5672". Its text
+// is the whole story; the cause stays in the chain for errors.Is/As only
+// (amqp091's "Exception (403) Reason: …" or Go's "Get \"…?columns=…\"" are
+// not repeated).
+type ConnError struct {
+	Msg  string
+	Kind error // one of the Err… above, or nil
+	Err  error // the cause, passwords redacted
+}
+
+func (e *ConnError) Error() string { return e.Msg }
+
+func (e *ConnError) Unwrap() []error {
+	var out []error
+	for _, err := range []error{e.Kind, e.Err} {
+		if err != nil {
+			out = append(out, err)
+		}
+	}
+	return out
+}
+
+func connErr(kind, cause error, format string, a ...any) *ConnError {
+	return &ConnError{Msg: fmt.Sprintf(format, a...), Kind: kind, Err: cause}
+}
+
+// Describe is the line to show for err. A connection failure is shown as
+// itself: "peek: queue \"q\" in vhost /: " before "login refused for user
+// guest at …" says nothing more. A partial run keeps its whole text (it
+// says how far it got).
+func Describe(err error) string {
+	if err == nil {
+		return ""
+	}
+	var ce *ConnError
+	if errors.As(err, &ce) && !errors.Is(err, ErrPartial) {
+		return ce.Msg
+	}
+	return err.Error()
+}
+
+// WaitsForUser is true for a failure that retrying unchanged will not
+// mend (a refused login, a missing vhost, the wrong port): a UI should
+// stop polling and let the user retry.
+func WaitsForUser(err error) bool {
+	return errors.Is(err, ErrLoginRefused) || errors.Is(err, ErrVhostNotFound) ||
+		errors.Is(err, ErrNoAccess) || errors.Is(err, ErrNotAMQP)
+}
+
+// netCause is the network-level cause of err ("connection refused", "no
+// such host", "timed out"), without the URL Go puts around it.
+func netCause(err error) (string, bool) {
+	var de *net.DNSError
+	if errors.As(err, &de) {
+		if de.IsNotFound {
+			return "no such host " + de.Name, true
+		}
+		return "cannot resolve " + de.Name + ": " + de.Err, true
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) && ue.Timeout() {
+		return "no answer (timed out)", true
+	}
+	var oe *net.OpError
+	if errors.As(err, &oe) {
+		if oe.Timeout() {
+			return "no answer (timed out)", true
+		}
+		var errno syscall.Errno
+		if errors.As(oe.Err, &errno) {
+			return errno.Error(), true
+		}
+		return oe.Err.Error(), true
+	}
+	return "", false
+}
 
 // DialAMQP opens an AMQP connection named "ladder <purpose>" so an operator
 // can find (and close) it in the management UI.
@@ -54,23 +149,67 @@ func (r *Resolved) DialAMQP(ctx context.Context, purpose string) (*amqp.Connecti
 }
 
 func (r *Resolved) amqpDialError(err error) error {
-	err = redactErr(err, r.AMQPURL)
-	var ne *net.OpError
-	if errors.As(err, &ne) {
-		return fmt.Errorf("cannot reach RabbitMQ at %s (port %s): %w: %w",
-			r.RedactedAMQP(), r.Port(), ErrUnreachable, err)
-	}
+	err = r.redact(err)
+	addr := net.JoinHostPort(r.AMQP.Hostname(), r.Port())
 	var ae *amqp.Error
-	if errors.As(err, &ae) && ae.Code == amqp.AccessRefused {
-		return fmt.Errorf("RabbitMQ at %s refused the login (vhost %q): %w", r.RedactedAMQP(), r.Vhost, err)
+	var rh tls.RecordHeaderError
+	switch {
+	case errors.As(err, &rh):
+		return connErr(ErrNotAMQP, err, "%s does not speak TLS (is it a plain AMQP port? use amqp://)", addr)
+	case errors.Is(err, amqp.ErrVhost):
+		// The broker closed the socket at connection.open without a word.
+		return connErr(ErrNoAccess, err, "user %s has no access to vhost %s at %s (or it does not exist)", r.amqpUser(), r.Vhost, addr)
+	case errors.Is(err, amqp.ErrSASL):
+		return connErr(ErrLoginRefused, err, "login refused for user %s at %s: no login mechanism in common (ladder offers PLAIN)", r.amqpUser(), addr)
+	case errors.As(err, &ae):
+		return r.amqpRefusal(ae, err, addr)
 	}
-	if errors.Is(err, amqp.ErrCredentials) {
-		return fmt.Errorf("RabbitMQ at %s refused the credentials: %w", r.RedactedAMQP(), err)
+	if cause, ok := netCause(err); ok {
+		return connErr(ErrUnreachable, err, "cannot reach RabbitMQ at %s (port %s): %s", r.RedactedAMQP(), r.Port(), cause)
 	}
-	if errors.Is(err, amqp.ErrVhost) {
-		return fmt.Errorf("RabbitMQ at %s: no access to vhost %q: %w", r.RedactedAMQP(), r.Vhost, err)
+	return fmt.Errorf("connect to RabbitMQ at %s: %w", addr, err)
+}
+
+// amqpRefusal words an AMQP error met while dialling: the broker's own
+// refusal, or a peer that never spoke AMQP. Only the reason is kept:
+// amqp091's "Exception (530) Reason: …" adds nothing an operator reads.
+func (r *Resolved) amqpRefusal(ae *amqp.Error, err error, addr string) error {
+	reason := strings.TrimSpace(ae.Reason)
+	switch {
+	case ae.Code == amqp.AccessRefused:
+		return connErr(ErrLoginRefused, err, "login refused for user %s at %s", r.amqpUser(), addr)
+	case ae.Code == amqp.NotAllowed && strings.Contains(reason, "not found"):
+		return r.vhostNotFound(err)
+	case ae.Code == amqp.NotAllowed && strings.Contains(reason, "refused for user"):
+		return connErr(ErrNoAccess, err, "user %s has no access to vhost %s at %s", r.amqpUser(), r.Vhost, addr)
+	case !ae.Server && (ae.Code == amqp.FrameError || ae.Code == amqp.SyntaxError):
+		// Whatever answered closed or garbled the AMQP handshake.
+		if strings.Contains(reason, "timeout") {
+			return connErr(ErrNotAMQP, err, "%s does not speak AMQP (no handshake within %s)", addr, dialTimeout)
+		}
+		return connErr(ErrNotAMQP, err, "%s does not speak AMQP%s", addr, r.portHint())
 	}
-	return fmt.Errorf("connect to RabbitMQ at %s: %w", r.RedactedAMQP(), err)
+	if ae.Server {
+		return connErr(nil, err, "RabbitMQ at %s closed the connection: %s", addr, reason)
+	}
+	return connErr(nil, err, "connect to RabbitMQ at %s: %s", addr, reason)
+}
+
+// portHint guesses why an AMQP URL's port did not speak AMQP.
+func (r *Resolved) portHint() string {
+	p := r.Port()
+	switch {
+	case p == apiPort(r.APIURL) || p == defaultAPIPort || p == defaultAPITLS || p == "80" || p == "443":
+		return " (is it the management port?)"
+	case p == "5671" && r.AMQP.Scheme == "amqp":
+		return " (is it the TLS port? use amqps://)"
+	}
+	return ""
+}
+
+// vhostNotFound is the one wording of a missing vhost, AMQP and API alike.
+func (r *Resolved) vhostNotFound(err error) error {
+	return connErr(ErrVhostNotFound, err, "vhost %s not found", r.Vhost)
 }
 
 // API returns a management API client. Credentials travel in a header, never
@@ -100,19 +239,65 @@ func (r *Resolved) transport() *http.Transport {
 	}
 }
 
-// APIError describes a management API failure with the (credential-free) URL.
+// APIError describes a management API failure with the (credential-free)
+// API address; what is the request ("overview", "list queues in vhost /").
+// Request URLs, with their ?columns=… queries, never appear.
 func (r *Resolved) APIError(what string, err error) error {
-	err = redactErr(err, r.AMQPURL)
-	var ne *net.OpError
-	if errors.As(err, &ne) {
-		return fmt.Errorf("%s: cannot reach the management API at %s (port %s): %w: %w",
-			what, r.RedactedAPI(), apiPort(r.APIURL), ErrUnreachable, err)
-	}
+	err = r.redact(err)
+	host := r.APIURL.Host
 	var he rabbithole.ErrorResponse
-	if errors.As(err, &he) && he.StatusCode == http.StatusUnauthorized {
-		return fmt.Errorf("%s: the management API at %s refused user %q: %w", what, r.RedactedAPI(), r.APIUser, err)
+	var rh tls.RecordHeaderError
+	switch {
+	case errors.As(err, &he) && he.StatusCode == http.StatusUnauthorized,
+		// rabbit-hole words its 401 as a plain error.
+		strings.Contains(err.Error(), "API responded with a 401"):
+		return connErr(ErrLoginRefused, err, "login refused for user %s at %s", r.APIUser, r.RedactedAPI())
+	case errors.As(err, &he):
+		// The status and the broker's reason, not rabbit-hole's JSON dump.
+		return fmt.Errorf("%s: management API at %s: %w", what, r.RedactedAPI(),
+			&redactedError{msg: strconv.Itoa(he.StatusCode) + " " + http.StatusText(he.StatusCode) + apiReason(he), err: err})
+	case errors.As(err, &rh):
+		return connErr(ErrNotAMQP, err, "%s does not speak TLS (is it a plain HTTP port? use http://)", host)
+	case strings.Contains(err.Error(), "malformed HTTP response"):
+		hint := ""
+		if p := apiPort(r.APIURL); p == r.Port() || p == "5672" || p == "5671" {
+			hint = " (is it the AMQP port?)"
+		}
+		return connErr(ErrNotAMQP, err, "%s does not speak HTTP%s", host, hint)
+	}
+	if cause, ok := netCause(err); ok {
+		return connErr(ErrUnreachable, err, "cannot reach the management API at %s: %s", host, cause)
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return connErr(nil, err, "%s: management API at %s: %s", what, r.RedactedAPI(), ue.Err)
 	}
 	return fmt.Errorf("%s: management API at %s: %w", what, r.RedactedAPI(), err)
+}
+
+// apiReason is ": why" from a management API error body, when it says more
+// than the status.
+func apiReason(he rabbithole.ErrorResponse) string {
+	why := strings.TrimSpace(he.Reason)
+	var body struct{ Error, Reason string }
+	if strings.HasPrefix(why, "{") && json.Unmarshal([]byte(why), &body) == nil {
+		why = body.Reason
+	}
+	if why == "" || strings.EqualFold(why, http.StatusText(he.StatusCode)) {
+		return ""
+	}
+	if r := []rune(why); len(r) > 120 {
+		why = string(r[:120]) + "…"
+	}
+	return ": " + why
+}
+
+// redact hides every password r knows of in err's text.
+func (r *Resolved) redact(err error) error {
+	s := secretsOf(r.AMQPURL)
+	s = append(s, secretForms(r.APIUser, r.APIPassword)...)
+	s = append(s, secretForms(r.PrometheusUser, r.PrometheusPassword)...)
+	return redactSecrets(err, s...)
 }
 
 func apiPort(u *url.URL) string {

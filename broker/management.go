@@ -177,7 +177,7 @@ func (m *Management) listQueues(ctx context.Context, vhost string) ([]apiQueue, 
 		}
 		var p apiQueuePage
 		if err := m.getJSON(ctx, "list queues in vhost "+vhost, "queues/"+url.PathEscape(vhost), q, &p); err != nil {
-			return nil, err
+			return nil, m.vhostMissing(ctx, vhost, err)
 		}
 		all = append(all, p.Items...)
 		if page >= p.PageCount {
@@ -208,10 +208,10 @@ func (m *Management) read(ctx context.Context, vhost string, fresh, track bool) 
 	var exchanges []apiExchange
 	eq := url.Values{"columns": {"name,type,arguments,messages_delayed"}}
 	if err := m.getJSON(ctx, "list exchanges in vhost "+vhost, "exchanges/"+url.PathEscape(vhost), eq, &exchanges); err != nil {
-		return retry.Vhost{}, err
+		return retry.Vhost{}, m.vhostMissing(ctx, vhost, err)
 	}
 	v := retry.Vhost{Name: vhost}
-	if v.Bindings, err = m.cachedBindings(vhost, queues, exchanges, fresh, now); err != nil {
+	if v.Bindings, err = m.cachedBindings(ctx, vhost, queues, exchanges, fresh, now); err != nil {
 		return retry.Vhost{}, err
 	}
 	prom, promErr := m.statsFromPrometheus(ctx, vhost, queues)
@@ -261,7 +261,7 @@ func (m *Management) read(ctx context.Context, vhost string, fresh, track bool) 
 
 // cachedBindings returns the vhost's bindings, from the cache while it is
 // young and the set of queue and exchange names is unchanged.
-func (m *Management) cachedBindings(vhost string, queues []apiQueue, exchanges []apiExchange, fresh bool, now time.Time) ([]retry.Binding, error) {
+func (m *Management) cachedBindings(ctx context.Context, vhost string, queues []apiQueue, exchanges []apiExchange, fresh bool, now time.Time) ([]retry.Binding, error) {
 	h := fnv.New64a()
 	h.Write([]byte(vhost))
 	for _, q := range queues {
@@ -282,7 +282,7 @@ func (m *Management) cachedBindings(vhost string, queues []apiQueue, exchanges [
 	m.mu.Unlock()
 	list, err := m.rh.ListBindingsIn(vhost)
 	if err != nil {
-		return nil, m.r.APIError("list bindings in vhost "+vhost, err)
+		return nil, m.vhostMissing(ctx, vhost, m.r.APIError("list bindings in vhost "+vhost, err))
 	}
 	out := make([]retry.Binding, 0, len(list))
 	for _, b := range list {
@@ -418,8 +418,10 @@ func (m *Management) Queue(ctx context.Context, vhost, name string) (retry.Queue
 	q := url.Values{"columns": {queueColumns}}
 	err := m.getJSON(ctx, fmt.Sprintf("queue %q in vhost %s", name, vhost), "queues/"+url.PathEscape(vhost)+"/"+url.PathEscape(name), q, &aq)
 	if err != nil {
-		var he rabbithole.ErrorResponse
-		if errors.As(err, &he) && he.StatusCode == http.StatusNotFound {
+		if err := m.vhostMissing(ctx, vhost, err); errors.Is(err, ErrVhostNotFound) {
+			return retry.Queue{}, err
+		}
+		if isNotFound(err) {
 			return retry.Queue{}, fmt.Errorf("queue %q in vhost %s: %w", name, vhost, ErrNotFound)
 		}
 		return retry.Queue{}, err
@@ -429,6 +431,31 @@ func (m *Management) Queue(ctx context.Context, vhost, name string) (retry.Queue
 	out.ConsumersUnknown = aq.Consumers == nil && m.noStats
 	m.mu.Unlock()
 	return out, nil
+}
+
+// isNotFound is true for a management API 404.
+func isNotFound(err error) bool {
+	var he rabbithole.ErrorResponse
+	return errors.As(err, &he) && he.StatusCode == http.StatusNotFound
+}
+
+// vhostMissing tells a missing vhost from a missing queue or exchange: the
+// API answers 404 for both. A 404 from a vhost's path becomes "vhost X not
+// found" when the vhost itself is not there; anything else is err.
+func (m *Management) vhostMissing(ctx context.Context, vhost string, err error) error {
+	if !isNotFound(err) {
+		return err
+	}
+	var v struct {
+		Name string `json:"name"`
+	}
+	verr := m.getJSON(ctx, "vhost "+vhost, "vhosts/"+url.PathEscape(vhost), url.Values{"columns": {"name"}}, &v)
+	if !isNotFound(verr) {
+		return err
+	}
+	r := *m.r
+	r.Vhost = vhost
+	return r.vhostNotFound(err)
 }
 
 // Vhosts lists the virtual hosts visible to the user.

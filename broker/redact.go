@@ -1,7 +1,6 @@
 package broker
 
 import (
-	"errors"
 	"net/url"
 	"regexp"
 	"strings"
@@ -29,9 +28,22 @@ func RedactURL(raw string) string {
 var userinfo = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]*):[^"'\n]*@`)
 
 // RedactText hides the password of every URL found in s and any of the given
-// secrets appearing bare (an error may quote a password on its own).
+// secrets appearing bare (an error may quote a password on its own). A URL
+// keeps its user name: "amqp://guest:xxxxx@", never "xxxxx:xxxxx@", even
+// when a secret is the same word.
 func RedactText(s string, secrets ...string) string {
-	s = userinfo.ReplaceAllString(s, "${1}:"+redacted+"@")
+	var b strings.Builder
+	last := 0
+	for _, m := range userinfo.FindAllStringSubmatchIndex(s, -1) {
+		b.WriteString(replaceSecrets(s[last:m[0]], secrets))
+		b.WriteString(s[m[2]:m[3]] + ":" + redacted + "@")
+		last = m[1]
+	}
+	b.WriteString(replaceSecrets(s[last:], secrets))
+	return b.String()
+}
+
+func replaceSecrets(s string, secrets []string) string {
 	for _, sec := range secrets {
 		if len(sec) >= 3 { // short strings like "a" would mangle unrelated text
 			s = strings.ReplaceAll(s, sec, redacted)
@@ -51,24 +63,39 @@ func (e *redactedError) Unwrap() error { return e.err }
 
 // redactErr returns err with any URL password (and the passwords in urls) hidden.
 func redactErr(err error, urls ...string) error {
-	if err == nil {
-		return nil
-	}
 	var secrets []string
 	for _, raw := range urls {
-		if u, perr := url.Parse(raw); perr == nil {
-			if p, ok := u.User.Password(); ok {
-				secrets = append(secrets, p, url.QueryEscape(p), url.PathEscape(p))
-			}
-		}
+		secrets = append(secrets, secretsOf(raw)...)
+	}
+	return redactSecrets(err, secrets...)
+}
+
+// secretsOf is the password of a URL as it may appear in text (plain and
+// escaped); none when it is the user name, which is shown anyway.
+func secretsOf(raw string) []string {
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		return nil
+	}
+	p, _ := u.User.Password()
+	return secretForms(u.User.Username(), p)
+}
+
+func secretForms(user, pass string) []string {
+	if pass == "" || pass == user {
+		return nil
+	}
+	return []string{pass, url.QueryEscape(pass), url.PathEscape(pass)}
+}
+
+// redactSecrets returns err with URL passwords and the bare secrets hidden.
+func redactSecrets(err error, secrets ...string) error {
+	if err == nil {
+		return nil
 	}
 	msg := RedactText(err.Error(), secrets...)
 	if msg == err.Error() {
 		return err
-	}
-	var re *redactedError
-	if errors.As(err, &re) {
-		return &redactedError{msg: msg, err: re.err}
 	}
 	return &redactedError{msg: msg, err: err}
 }

@@ -132,7 +132,7 @@ func (m *browserModel) Update(msg tea.Msg) tea.Cmd {
 		m.loading = false
 		if msg.err != nil {
 			m.err = msg.err
-			return statusCmd("peek "+termtext.Sanitize(msg.queue)+": "+termtext.Sanitize(msg.err.Error()), true)
+			return statusCmd("peek "+termtext.Sanitize(msg.queue)+": "+termtext.Sanitize(broker.Describe(msg.err)), true)
 		}
 		m.load(msg.res, msg.at, msg.rows, msg.cols)
 	case moveClosedMsg:
@@ -178,6 +178,10 @@ func (m *browserModel) reload() tea.Cmd {
 	if len(m.marks) > 0 {
 		m.marks = map[int]bool{}
 		cmds = append(cmds, statusCmd("marks cleared: a new peek numbers positions afresh", false))
+	}
+	if m.c.conn.waiting {
+		// The snapshot loop waits for r after a refused login: this r is it.
+		cmds = append(cmds, navCmd(refreshMsg{}))
 	}
 	return tea.Batch(append(cmds, m.peek())...)
 }
@@ -418,7 +422,7 @@ func (m *browserModel) View() string {
 	lines := make([]string, 0, m.h)
 	switch {
 	case m.res == nil && m.err != nil:
-		lines = append(lines, wrapStyled(st.Error, "peek "+termtext.Sanitize(m.queue)+" failed: "+termtext.Sanitize(m.err.Error()), m.w)...)
+		lines = append(lines, wrapStyled(st.Error, "peek "+termtext.Sanitize(m.queue)+" failed: "+termtext.Sanitize(broker.Describe(m.err)), m.w)...)
 		return strings.Join(lines, "\n")
 	case m.res == nil:
 		return st.Muted.Render(termtext.Truncate("peeking "+termtext.Sanitize(m.queue)+"…", m.w))

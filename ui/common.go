@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"errors"
 	"log"
 	"strconv"
 	"time"
@@ -43,8 +44,35 @@ type connState struct {
 	down    bool      // the last snapshot failed
 	attempt int       // failed snapshots in a row
 	retryAt time.Time // when the next attempt starts
+	// waiting: the failure will not mend by itself (a refused login, a
+	// missing vhost, see broker.WaitsForUser), so nothing polls until r.
+	waiting bool
 	err     error
 	lastOK  time.Time // when the data shown was taken
+}
+
+// downText is the title bar's word on a failed broker: the reconnect
+// countdown, or what is wrong and that r retries.
+func (cs *connState) downText(now time.Time) string {
+	if !cs.waiting {
+		return cs.reconnectText(now)
+	}
+	return waitLabel(cs.err) + " · r retries"
+}
+
+// waitLabel names a failure that waits for the user in a couple of words.
+func waitLabel(err error) string {
+	switch {
+	case errors.Is(err, broker.ErrLoginRefused):
+		return "login refused"
+	case errors.Is(err, broker.ErrVhostNotFound):
+		return "vhost not found"
+	case errors.Is(err, broker.ErrNoAccess):
+		return "no access"
+	case errors.Is(err, broker.ErrNotAMQP):
+		return "wrong port"
+	}
+	return "broker refused"
 }
 
 // reconnectText is "reconnecting (3) in 4s", counted down from now.

@@ -283,6 +283,9 @@ func (m *homeModel) summary() string {
 	var left string
 	if cs.down {
 		left = "broker unreachable · " + cs.reconnectText(m.c.now())
+		if cs.waiting {
+			left = termtext.Sanitize(broker.Describe(cs.err)) + " · r retries"
+		}
 		if !cs.lastOK.IsZero() {
 			left += " · showing data from " + present.Clock(cs.lastOK)
 		}

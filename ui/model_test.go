@@ -2,6 +2,7 @@ package ui
 
 import (
 	"errors"
+	"fmt"
 	"regexp"
 	"slices"
 	"strconv"
@@ -622,5 +623,65 @@ func TestRetryStateShown(t *testing.T) {
 	lines := ansi.Strip(strings.Join(renderRetrySummary(&m, fixedNow, 80, newStylesForTest()), "\n"))
 	if !strings.Contains(lines, "2 (from x-death)") {
 		t.Fatalf("retry summary:\n%s", lines)
+	}
+}
+
+// TestLoginRefusedWaitsForR: a refused login is said in the header, and the
+// UI stops polling (each attempt would be refused, and logged by the
+// broker) until r.
+func TestLoginRefusedWaitsForR(t *testing.T) {
+	fc := newFake()
+	h := newHarness(t, fc, Options{}, 80, 24)
+	var ticks int
+	h.m.c.tick = func(time.Duration, func(time.Time) tea.Msg) tea.Cmd { ticks++; return nil }
+	h.start()
+	h.mustContain("● live")
+	fc.snapErr = fmt.Errorf("overview: %w", &broker.ConnError{
+		Msg: "login refused for user guest at 127.0.0.1:5672", Kind: broker.ErrLoginRefused,
+	})
+	ticks = 0
+	h.send(pollMsg{gen: h.m.gen})
+	h.mustContain("○ login refused · r retries", "login refused for user guest at 127.0.0.1:5672")
+	h.mustNotContain("reconnecting", "● live", "overview:")
+	if ticks != 0 {
+		t.Fatalf("a refused login scheduled %d tick(s): it must wait for r", ticks)
+	}
+	// However long it waits, nothing polls by itself.
+	before := fc.snaps
+	later := fixedNow.Add(time.Hour)
+	h.m.c.now = func() time.Time { return later }
+	h.send(countdownMsg{gen: h.m.gen})
+	if fc.snaps != before || ticks != 0 {
+		t.Fatalf("polled %d time(s) without r", fc.snaps-before)
+	}
+	h.mustContain("login refused")
+	// r retries once; still refused, it waits again.
+	h.key("r")
+	if fc.snaps != before+1 || ticks != 0 {
+		t.Fatalf("r: %d poll(s), %d tick(s); want one poll, no tick", fc.snaps-before, ticks)
+	}
+	h.mustContain("○ login refused · r retries")
+	// Fixed on the broker side: r brings it back, and polling resumes.
+	fc.snapErr = nil
+	h.key("r")
+	h.mustContain("● live", "reconnected")
+	h.mustNotContain("login refused")
+	if ticks != 1 {
+		t.Fatalf("after recovery %d tick(s), want the poll tick", ticks)
+	}
+}
+
+// A plain sentinel in the chain is enough: the UI does not depend on the
+// broker's wording.
+func TestMissingVhostWaitsForR(t *testing.T) {
+	fc := newFake()
+	fc.snapErr = fmt.Errorf("list queues in vhost x: %w", broker.ErrVhostNotFound)
+	h := newHarness(t, fc, Options{}, 80, 24)
+	var ticks int
+	h.m.c.tick = func(time.Duration, func(time.Time) tea.Msg) tea.Cmd { ticks++; return nil }
+	h.start()
+	h.mustContain("○ vhost not found · r retries")
+	if ticks != 0 {
+		t.Fatalf("%d tick(s): a missing vhost must wait for r", ticks)
 	}
 }

@@ -370,12 +370,19 @@ func (m *Model) snapshot(msg snapshotMsg) tea.Cmd {
 		cs.down = true
 		cs.attempt++
 		cs.err = msg.err
+		if cs.waiting = broker.WaitsForUser(msg.err); cs.waiting {
+			// Polling again would only be refused again (and a refused
+			// login is logged by the broker each time): wait for r.
+			m.c.log.Printf("snapshot failed (attempt %d), not retrying until r: %v", cs.attempt, msg.err)
+			m.setStatus(termtext.Sanitize(broker.Describe(msg.err))+" · r retries", true)
+			return nil
+		}
 		delay := reconnectPolicy.Nominal(cs.attempt)
 		cs.retryAt = m.c.now().Add(delay)
 		m.c.log.Printf("snapshot failed (attempt %d), retrying in %v: %v", cs.attempt, delay, msg.err)
 		text := "broker unreachable"
 		if msg.err != nil {
-			text += ": " + termtext.Sanitize(msg.err.Error())
+			text += ": " + termtext.Sanitize(broker.Describe(msg.err))
 		}
 		m.setStatus(text, true)
 		return m.tickCountdown(min(time.Second, delay))
@@ -383,7 +390,7 @@ func (m *Model) snapshot(msg snapshotMsg) tea.Cmd {
 	if cs.down {
 		m.setStatus("reconnected", false)
 	}
-	cs.loaded, cs.down, cs.attempt, cs.err = true, false, 0, nil
+	cs.loaded, cs.down, cs.waiting, cs.attempt, cs.err = true, false, false, 0, nil
 	cs.lastOK = msg.snap.TakenAt
 	if cs.lastOK.IsZero() {
 		cs.lastOK = msg.at
@@ -404,7 +411,7 @@ func (m *Model) tickCountdown(d time.Duration) tea.Cmd {
 
 // countdown redraws the reconnect countdown each second and polls when due.
 func (m *Model) countdown(msg countdownMsg) tea.Cmd {
-	if msg.gen != m.gen || !m.c.conn.down {
+	if msg.gen != m.gen || !m.c.conn.down || m.c.conn.waiting {
 		return nil
 	}
 	left := m.c.conn.retryAt.Sub(m.c.now())
@@ -419,7 +426,7 @@ func (m *Model) countdown(msg countdownMsg) tea.Cmd {
 func (m *Model) switchClient(msg clientOpenedMsg) tea.Cmd {
 	if msg.err != nil {
 		m.vhosts.Update(msg)
-		return m.setStatus("open vhost "+termtext.Sanitize(msg.vhost)+": "+termtext.Sanitize(msg.err.Error()), true)
+		return m.setStatus("open vhost "+termtext.Sanitize(msg.vhost)+": "+termtext.Sanitize(broker.Describe(msg.err)), true)
 	}
 	var cmds []tea.Cmd
 	old := m.c.client
@@ -544,7 +551,7 @@ func (m *Model) titleBar() string {
 	var right string
 	switch {
 	case cs.down:
-		right = st.Down.Render("○ " + cs.reconnectText(m.c.now()))
+		right = st.Down.Render("○ " + cs.downText(m.c.now()))
 	case !cs.loaded:
 		right = st.Muted.Render("○ connecting…")
 	case m.snapshotAt() != nil:

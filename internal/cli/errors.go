@@ -72,9 +72,11 @@ func exitCode(err error) int {
 	return exitError
 }
 
-// printError writes err once, on one line, with every password redacted.
+// printError writes err once, on one line, with every password redacted. A
+// connection failure is its own line ("login refused for user guest at
+// 127.0.0.1:5672"), whichever command met it (see broker.Describe).
 func printError(w io.Writer, a *app, err error) {
-	msg := strings.ReplaceAll(broker.RedactText(err.Error(), secretsOf(a)...), "\n", " ")
+	msg := strings.ReplaceAll(broker.RedactText(broker.Describe(err), secretsOf(a)...), "\n", " ")
 	fmt.Fprintf(w, "ladder: %s\n", msg)
 }
 
@@ -100,7 +102,9 @@ func passwordOf(raw string) string {
 	if at < 0 {
 		return ""
 	}
-	if c := strings.Index(rest[:at], ":"); c >= 0 {
+	if c := strings.Index(rest[:at], ":"); c >= 0 && rest[c+1:at] != rest[:c] {
+		// A password that is the user name is shown as the user anyway;
+		// hiding it would print "xxxxx:xxxxx@".
 		return rest[c+1 : at]
 	}
 	return ""
