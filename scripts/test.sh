@@ -53,4 +53,12 @@ for v in $VERSIONS; do
   bs check "$work/before-$v" || rc=1
   echo "== RabbitMQ $v: $((SECONDS - start)) s"
 done
+# Every fuzz target briefly (LADDER_FUZZTIME, 0 skips); a crasher is kept
+# under testdata/fuzz and replays in every later go test.
+fuzz=${LADDER_FUZZTIME:-2s}
+if [ "$fuzz" != 0 ]; then
+  start=$SECONDS
+  scripts/fuzz.sh "$fuzz" >"$work/fuzz.log" 2>&1 || { cat "$work/fuzz.log"; rc=1; }
+  echo "== fuzz: $(grep -c '^== ' "$work/fuzz.log") targets, $fuzz each: $((SECONDS - start)) s"
+fi
 exit $rc
