@@ -216,6 +216,11 @@ type MoveReport struct {
 	// DuplicatesPossible is true when a message may have reached the target
 	// without its source ack (connection lost between confirm and ack).
 	DuplicatesPossible bool `json:"duplicates_possible"`
+	// DuplicatesAtMost bounds how many messages may be in both places: those
+	// published but unconfirmed, confirmed but not acked, and acked since
+	// the broker last showed it had processed the acks, when a channel was
+	// lost.
+	DuplicatesAtMost int `json:"duplicates_at_most"`
 	// Planned is every message's plan in a dry run; after a move, the
 	// plans of the messages left in the source (with why).
 	Planned []PlannedMove `json:"planned,omitempty"`

@@ -44,6 +44,10 @@ const (
 	heldBudget = 10000
 	// ackBatch confirmed messages are acked in the source with one frame.
 	ackBatch = 256
+	// ackSync: after this many acks a round trip on the source channel
+	// shows the broker processed them (AMQP does not confirm acks), so a
+	// lost connection can only have lost the acks since.
+	ackSync = 4096
 	// maxBody keeps a browsed body whole (dumps, --where on bodies).
 	maxBody = 1 << 30
 )
@@ -394,6 +398,7 @@ func (m *mover) move(ctx context.Context) (err error) {
 			// A late confirm means the target has it, while the source
 			// keeps it too.
 			m.rep.DuplicatesPossible = true
+			m.rep.DuplicatesAtMost += len(p.inflight)
 			m.rep.Failed += len(p.inflight)
 			p.inflight = map[uint64]pending{}
 		case e, ok := <-dstClosed:
@@ -424,6 +429,9 @@ func (m *mover) move(ctx context.Context) (err error) {
 			// No ack can reach the source now: every published message is
 			// back in it and may also be in the target.
 			p.fail(m.lost(e, len(p.inflight)+len(p.okTags), "source"))
+			// Acks not yet shown processed may not have reached it either.
+			m.rep.DuplicatesAtMost += p.unsynced
+			p.unsynced = 0
 			p.inflight, p.okTags, p.okRoutes = map[uint64]pending{}, nil, nil
 			p.consuming = false
 		case <-ctx.Done():
@@ -475,7 +483,10 @@ type pipeline struct {
 	// okTags are confirmed source tags not yet acked; acked in batches with
 	// multiple=true while no held message lies below them. okRoutes are
 	// their plans, counted in the report once acked.
-	okTags    []uint64
+	okTags []uint64
+	// unsynced counts acks sent since the broker last showed it had
+	// processed them (ackSync).
+	unsynced  int
 	okRoutes  []PlannedMove
 	heldMin   uint64
 	consuming bool
@@ -606,17 +617,25 @@ func (p *pipeline) flushAcks() error {
 		}
 	}
 	m.rep.Moved += acked
+	p.unsynced += acked
 	for _, r := range p.okRoutes[:acked] {
 		m.rep.Count(r)
 	}
 	if err != nil {
 		// Confirmed at the target, still in the source.
 		m.rep.DuplicatesPossible = true
+		m.rep.DuplicatesAtMost += len(p.okTags) - acked
 		m.rep.Failed += len(p.okTags) - acked
 		p.okTags, p.okRoutes = p.okTags[:0], p.okRoutes[:0]
 		return fmt.Errorf("move from %s: ack source: %w", m.req.From, err)
 	}
 	p.okTags, p.okRoutes = p.okTags[:0], p.okRoutes[:0]
+	if p.unsynced >= ackSync {
+		// Any reply on the channel comes after the acks sent before it.
+		if _, err := m.src.QueueDeclarePassive(m.req.From, true, false, false, false, nil); err == nil {
+			p.unsynced = 0
+		}
+	}
 	m.report()
 	return nil
 }
@@ -626,6 +645,7 @@ func (p *pipeline) flushAcks() error {
 func (m *mover) lost(e *amqp.Error, unsettled int, which string) error {
 	if unsettled > 0 {
 		m.rep.DuplicatesPossible = true
+		m.rep.DuplicatesAtMost += unsettled
 		m.rep.Failed += unsettled
 	}
 	m.rep.Notes = append(m.rep.Notes, fmt.Sprintf("the broker closed the %s channel: %s still in %s and may also have reached the target", which, isAre(unsettled, "unsettled message", "unsettled messages"), m.req.From))

@@ -113,14 +113,21 @@ func TestMoveSurvivesBrokerClosingTheConnection(t *testing.T) {
 	for id, c := range idsOf(f.drain(src, time.Second)) {
 		seen[id] += c
 	}
-	missing := 0
+	missing, dups := 0, 0
 	for i := 0; i < n; i++ {
-		if seen[fmt.Sprintf("c-%d", i)] == 0 {
+		c := seen[fmt.Sprintf("c-%d", i)]
+		if c == 0 {
 			missing++
 		}
+		dups += max(0, c-1)
 	}
 	if missing > 0 {
 		t.Fatalf("%d messages lost", missing)
+	}
+	// The report's bound holds: every real duplicate was counted in it.
+	t.Logf("%d duplicates, at most %d reported", dups, rep.DuplicatesAtMost)
+	if dups > rep.DuplicatesAtMost || (dups > 0 && !rep.DuplicatesPossible) {
+		t.Fatalf("%d duplicates, but the report says at most %d (possible: %v)", dups, rep.DuplicatesAtMost, rep.DuplicatesPossible)
 	}
 }
 
@@ -285,4 +292,29 @@ func TestDeathsAddUpAcrossAMove(t *testing.T) {
 		t.Errorf("died in main %d times by the history, want 2: %+v", deaths, m.Deaths)
 	}
 	t.Logf("broker %s: %d entries, %+v", f.r.AMQPURL[:0], len(m.Deaths), m.Deaths)
+}
+
+// A target that rejects publishes (x-max-length with reject-publish):
+// nacked messages stay in the source, the report counts them, and the move
+// is partial.
+func TestMoveToATargetThatRejectsPublishes(t *testing.T) {
+	f := newFixture(t)
+	src := f.queue("src", nil)
+	dst := f.queue("dst", amqp.Table{"x-max-length": int64(5), "x-overflow": "reject-publish"})
+	f.publishN(src, 20, "r")
+	l := f.live(false)
+	rep, err := l.Move(context.Background(), broker.MoveRequest{From: src, To: broker.Target{Kind: broker.TargetQueue, Name: dst}}, nil)
+	if !errors.Is(err, broker.ErrPartial) {
+		t.Fatalf("error %v, want a partial move", err)
+	}
+	if rep.Moved != 5 || rep.Failed != 15 {
+		t.Fatalf("moved %d failed %d, want 5 and 15: %+v", rep.Moved, rep.Failed, rep)
+	}
+	f.waitStable(src)
+	if got := f.depth(src); got != 15 {
+		t.Fatalf("source keeps %d, want the 15 nacked", got)
+	}
+	if got := f.depth(dst); got != 5 {
+		t.Fatalf("target has %d, want 5", got)
+	}
 }

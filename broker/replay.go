@@ -489,6 +489,7 @@ func Replay(ctx context.Context, c Client, req ReplayRequest, progress func(Move
 			// "sent" in the progress file, as possible duplicates.
 			failure = fmt.Errorf("replay %s: %w", req.File, err)
 			rep.DuplicatesPossible = true
+			rep.DuplicatesAtMost += len(out)
 			rep.Failed += len(out)
 			break
 		}
@@ -512,6 +513,7 @@ func Replay(ctx context.Context, c Client, req ReplayRequest, progress func(Move
 				// Unconfirmed: it may be on the broker.
 				rep.Failed++
 				rep.DuplicatesPossible = true
+				rep.DuplicatesAtMost++
 				if res.Err != nil {
 					rep.Note(fmt.Sprintf("line %d: %v", j.line.Line, res.Err))
 				}
@@ -524,6 +526,7 @@ func Replay(ctx context.Context, c Client, req ReplayRequest, progress func(Move
 	}
 	if len(inflight) > 0 {
 		rep.DuplicatesPossible = true
+		rep.DuplicatesAtMost += len(inflight)
 		rep.Note(fmt.Sprintf("%s in flight when an earlier run stopped: published again, so %s be on the broker twice (%s %s)",
 			were(len(inflight), "line", "lines"), mayBe(len(inflight)), plainPlural(len(inflight), "line", "lines"), lineList(inflight)))
 	}

@@ -515,3 +515,26 @@ func liveVersion(t *testing.T, r *broker.Resolved) string {
 	}
 	return v
 }
+
+// A target that rejects publishes: the nacked messages stay, the summary
+// counts them, exit 3.
+func TestMoveCommandToARejectingTargetExitsPartial(t *testing.T) {
+	r := brokerEnv(t)
+	src := testQueue(t, r, "src", 8, nil)
+	dst := testQueue(t, r, "dst", 0, amqp.Table{"x-max-length": int64(3), "x-overflow": "reject-publish"})
+	code, out, errOut := runLadder(t, "move", "--from", src, "--to", "queue:"+dst, "--yes", "-o", "json")
+	if code != exitPartial {
+		t.Fatalf("exit %d, want %d\n%s\n%s", code, exitPartial, out, errOut)
+	}
+	var rep struct{ Moved, Failed int }
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || rep.Moved != 3 || rep.Failed != 5 {
+		t.Fatalf("%+v %v\n%s", rep, err, out)
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for depthOf(t, r, src) != 5 {
+		if time.Now().After(deadline) {
+			t.Fatalf("source keeps %d, want 5", depthOf(t, r, src))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
