@@ -28,7 +28,7 @@ func benchFill(f *fixture, q string) {
 	for i := 0; i < benchMessages; i += batch {
 		msgs := make([]amqp.Publishing, 0, batch)
 		for j := i; j < i+batch; j++ {
-			msgs = append(msgs, amqp.Publishing{MessageId: fmt.Sprint(j), Body: body})
+			msgs = append(msgs, amqp.Publishing{MessageId: fmt.Sprint(j), DeliveryMode: amqp.Persistent, Body: body})
 		}
 		f.publish("", q, msgs...)
 	}
@@ -73,6 +73,44 @@ func BenchmarkShovel20k(b *testing.B) {
 		b.ReportMetric(float64(benchMessages)/time.Since(start).Seconds(), "msg/s")
 		b.StopTimer()
 		deleteShovel(f, name)
+	}
+}
+
+// BenchmarkOneByOne20k moves the same messages the way a hand-written
+// script does: get one, publish it (mandatory) and wait for its confirm,
+// then ack it.
+func BenchmarkOneByOne20k(b *testing.B) {
+	f := newFixture(b)
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		src, dst := f.queue(fmt.Sprintf("src%d", i), nil), f.queue(fmt.Sprintf("dst%d", i), nil)
+		benchFill(f, src)
+		ch := f.channel()
+		if err := ch.Confirm(false); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		start := time.Now()
+		for n := 0; n < benchMessages; n++ {
+			d, ok, err := ch.Get(src, false)
+			if err != nil || !ok {
+				b.Fatalf("get %d: %v %v", n, ok, err)
+			}
+			dc, err := ch.PublishWithDeferredConfirmWithContext(context.Background(), "", dst, true, false, amqp.Publishing{
+				MessageId: d.MessageId, Headers: d.Headers, DeliveryMode: d.DeliveryMode, Body: d.Body})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if ok, err := dc.WaitContext(context.Background()); !ok || err != nil {
+				b.Fatalf("confirm %d: %v %v", n, ok, err)
+			}
+			if err := d.Ack(false); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(benchMessages)/time.Since(start).Seconds(), "msg/s")
+		b.StopTimer()
+		ch.Close()
 	}
 }
 
@@ -167,7 +205,7 @@ func peekBenchQueue(b *testing.B, f *fixture) string {
 	body := []byte(strings.Repeat("x", 1024))
 	msgs := make([]amqp.Publishing, 0, peekBenchMessages)
 	for j := 0; j < peekBenchMessages; j++ {
-		msgs = append(msgs, amqp.Publishing{MessageId: fmt.Sprint(j), Body: body})
+		msgs = append(msgs, amqp.Publishing{MessageId: fmt.Sprint(j), DeliveryMode: amqp.Persistent, Body: body})
 	}
 	f.publish("", q, msgs...)
 	return q

@@ -1,24 +1,92 @@
 #!/usr/bin/env bash
-# bench.sh — ladder's benchmarks in one run, against the broker's own tools:
-#   - the retry engine (x-death decoding, ladder discovery on 2,000 queues),
-#   - the UI's frame rendering (10,000-row browser, 50-ladder home),
-#   - broker: a 2,000-queue snapshot; peek against the management API's
-#     "Get messages"; and ladder's move against a dynamic
-#     shovel (what the management UI's "Move messages" runs) moving the same
-#     20,000 persistent 1 KiB messages on the same broker, interleaved.
-# Needs a broker (make bench starts one). BENCHCOUNT sets the repetitions.
+# bench.sh — ladder's benchmarks in one run, against the broker's own tools,
+# on RabbitMQ 3.10 and 4.3 (BENCH_VERSIONS), written to BENCH.md:
+#   - move of 20,000 persistent 1 KiB messages: ladder vs a dynamic shovel
+#     (what the management UI's "Move messages" creates) vs a one-at-a-time
+#     get → publish → confirm → ack script, interleaved on the same broker;
+#   - peek of 1,000 messages vs the management API's "Get messages";
+#   - a 2,000-queue snapshot;
+#   - the Go benchmarks of the engine and the UI's frames (once).
+# Needs the brokers (make bench starts them). BENCHCOUNT sets repetitions.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 count=${BENCHCOUNT:-3}
-echo "== retry engine"
-go test -run '^$' -bench . -benchmem -count "$count" ./retry/
-echo "== terminal UI frames"
-go test -run '^$' -bench . -benchmem -count "$count" ./ui/...
-echo "== broker: snapshot of 2,000 queues"
-go test -run '^$' -bench 'Snapshot2000' -benchtime 5x -count 1 ./broker/
-echo "== broker: peek 1,000 x 1 KiB vs the management API's Get messages (requeue)"
-go test -run '^$' -bench 'Peek1000|ManagementGet1000' -benchtime 5x -count "$count" ./broker/
-echo "== broker: ladder move vs dynamic shovel (20,000 persistent 1 KiB messages, msg/s)"
-for i in $(seq "$count"); do
-  go test -run '^$' -bench 'Move20k|Shovel20k' -benchtime 1x -count 1 ./broker/ | grep -E '^Benchmark'
+versions=${BENCH_VERSIONS:-"3.10 4.3"}
+out=${BENCH_OUT:-BENCH.md}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+ports() {
+  case "$1" in
+    3.10) echo 5672 15672 ;;
+    4.3) echo 5673 15673 ;;
+    4.0) echo 5674 15674 ;;
+  esac
+}
+
+# metric FILE BENCH UNIT: the values of one metric, space-separated.
+metric() { awk -v b="^$2-[0-9]+$" -v u="$3" '$1 ~ b { for (i = 2; i < NF; i++) if ($(i+1) == u) printf "%s ", $i }' "$1"; }
+# median of the numbers given
+median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ a[NR] = $1 } END { if (NR == 0) print "-"; else if (NR % 2) print a[(NR+1)/2]; else print (a[NR/2] + a[NR/2+1]) / 2 }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-" || b == "-" || b == 0) print "-"; else printf "%.2f×", a / b }'; }
+
+{
+  echo "# ladder benchmarks"
+  echo
+  echo "- date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  echo "- machine: $(nproc) cores, $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null || echo '?'), $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo 2>/dev/null)"
+  echo "- command: BENCHCOUNT=$count scripts/bench.sh (make bench); medians of $count runs"
+  echo "- commit: $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
+  echo
+} >"$out"
+
+for v in $versions; do
+  read -r amqp api < <(ports "$v")
+  export LADDER_TEST_AMQP_URL="amqp://guest:guest@127.0.0.1:$amqp/" LADDER_TEST_API_URL="http://127.0.0.1:$api"
+  ver=$(curl -fsS -u guest:guest "$LADDER_TEST_API_URL/api/overview" | sed -n 's/.*"rabbitmq_version":"\([^"]*\)".*/\1/p')
+  log="$work/broker-$v.txt"
+  echo "== RabbitMQ $ver: move (ladder, shovel, one at a time), peek, snapshot" >&2
+  for _ in $(seq "$count"); do
+    go test -run '^$' -bench 'Move20k|Shovel20k|OneByOne20k' -benchtime 1x -count 1 ./broker/ | grep -E '^Benchmark' | tee -a "$log" >&2
+  done
+  go test -run '^$' -bench 'Peek1000|ManagementGet1000' -benchtime 5x -count "$count" ./broker/ | grep -E '^Benchmark' | tee -a "$log" >&2
+  go test -run '^$' -bench 'Snapshot2000' -benchtime 5x -count 1 ./broker/ | grep -E '^Benchmark' | tee -a "$log" >&2
+  mv=$(metric "$log" BenchmarkMove20k msg/s | median)
+  sh=$(metric "$log" BenchmarkShovel20k msg/s | median)
+  one=$(metric "$log" BenchmarkOneByOne20k msg/s | median)
+  pk=$(metric "$log" BenchmarkPeek1000 ns/op | median)
+  get=$(metric "$log" BenchmarkManagementGet1000 ns/op | median)
+  snap=$(metric "$log" BenchmarkSnapshot2000 ns/op | median)
+  ms() { awk -v n="$1" 'BEGIN { if (n == "-") print "-"; else printf "%.1f ms", n / 1e6 }'; }
+  {
+    echo "## RabbitMQ $ver"
+    echo
+    echo "| what | ladder | peer | ladder ÷ peer |"
+    echo "|---|---|---|---|"
+    echo "| move 20,000 × 1 KiB persistent | $mv msg/s | shovel $sh msg/s | $(ratio "$mv" "$sh") |"
+    echo "| move 20,000 × 1 KiB persistent | $mv msg/s | one at a time $one msg/s | $(ratio "$mv" "$one") |"
+    echo "| peek 1,000 × 1 KiB | $(ms "$pk") | management get $(ms "$get") | $(ratio "$get" "$pk") faster |"
+    echo "| snapshot of 2,000 queues (+ discovery, findings) | $(ms "$snap") | | |"
+    echo
+    echo '```'
+    cat "$log"
+    echo '```'
+    echo
+  } >>"$out"
 done
+
+echo "== Go benchmarks: engine and UI frames" >&2
+go test -run '^$' -bench . -benchmem -count "$count" ./retry/ ./ui/... | grep -E '^Benchmark' | tee "$work/go.txt" >&2
+{
+  echo "## Go benchmarks (medians)"
+  echo
+  echo "| benchmark | ns/op | target |"
+  echo "|---|---|---|"
+  for b in DecodeXDeath3:"≤ 1 µs" Discover2000:"≤ 20 ms" Findings2000:"" HomeView50/80x24:"≤ 2 ms" HomeView50/160x48:"≤ 2 ms" \
+    BrowserView10k/80x24:"≤ 2 ms" BrowserView10k/160x48:"≤ 2 ms" BrowserLoad10k:""; do
+    name=${b%%:*} target=${b#*:}
+    echo "| $name | $(metric "$work/go.txt" "Benchmark$name" ns/op | median) | $target |"
+  done
+  echo
+} >>"$out"
+echo "bench.sh: wrote $out" >&2
