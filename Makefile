@@ -21,6 +21,7 @@ broker-up:
 	scripts/rabbitmq.sh up --version 4.3 --no-stats
 
 broker-down:
+	scripts/rabbitmq.sh down --version 4.3 --tls
 	scripts/rabbitmq.sh down --version 4.3 --no-stats
 	scripts/rabbitmq.sh down --version 4.3
 	scripts/rabbitmq.sh down --version 4.0

@@ -1,10 +1,23 @@
 package broker
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"errors"
 	"fmt"
+	"math/big"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	rabbithole "github.com/michaelklishin/rabbit-hole/v2"
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -106,4 +119,82 @@ func TestDescribe(t *testing.T) {
 	if !WaitsForUser(ce) || WaitsForUser(fmt.Errorf("x: %w", ErrUnreachable)) {
 		t.Error("WaitsForUser")
 	}
+}
+
+// TestTLSErrorsClassified: Go's TLS verification errors become one short
+// line naming the address, without "tls: failed to verify certificate:
+// x509: …" or the candidate-authority tail.
+func TestTLSErrorsClassified(t *testing.T) {
+	leaf := &x509.Certificate{
+		DNSNames:    []string{"rabbit.internal"},
+		IPAddresses: []net.IP{net.IPv4(10, 0, 0, 1)},
+		NotBefore:   time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC),
+		NotAfter:    time.Date(2021, 1, 1, 0, 0, 0, 0, time.UTC),
+	}
+	verify := func(err error) error { return &tls.CertificateVerificationError{Err: err} }
+	unknown := verify(x509.UnknownAuthorityError{Cert: leaf})
+	plain := testResolved(t, "amqps://guest:s3cret-pw@rabbit:5671/", "")
+	withCA, err := Config{AMQPURL: "amqps://guest:s3cret-pw@rabbit:5671/", CACertFile: writeCA(t)}.Resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		r    *Resolved
+		in   error
+		want string
+	}{
+		{plain, unknown, "TLS to RabbitMQ at rabbit:5671 failed: its certificate is signed by an unknown authority (give its CA with --ca-cert)"},
+		{withCA, unknown, "TLS to RabbitMQ at rabbit:5671 failed: its certificate is signed by an unknown authority (not the --ca-cert CA)"},
+		{plain, verify(x509.HostnameError{Certificate: leaf, Host: "rabbit"}),
+			"TLS to RabbitMQ at rabbit:5671 failed: its certificate is not valid for rabbit (it is for rabbit.internal, 10.0.0.1)"},
+		{plain, verify(x509.CertificateInvalidError{Cert: leaf, Reason: x509.Expired}),
+			"TLS to RabbitMQ at rabbit:5671 failed: its certificate is valid only from 2020-01-01 to 2021-01-01"},
+		{plain, verify(x509.CertificateInvalidError{Cert: leaf, Reason: x509.NotAuthorizedToSign}),
+			"TLS to RabbitMQ at rabbit:5671 failed: its certificate does not verify: certificate is not authorized to sign other certificates"},
+		{plain, &net.OpError{Op: "remote error", Err: tls.AlertError(116)},
+			"TLS to RabbitMQ at rabbit:5671 failed: it refused the handshake (certificate required)"},
+	} {
+		err := c.r.amqpDialError(c.in)
+		if err.Error() != c.want {
+			t.Errorf("%v:\n got %q\nwant %q", c.in, err, c.want)
+		}
+		if !errors.Is(err, ErrTLS) || !WaitsForUser(err) || !errors.Is(err, c.in) {
+			t.Errorf("%v: not ErrTLS, or the cause left the chain", c.in)
+		}
+		if len(err.Error()) > 190 {
+			t.Errorf("%d characters: %q", len(err.Error()), err)
+		}
+	}
+	// The management API: Go's *url.Error around it, the request URL gone.
+	api := plain.APIError("overview", &url.Error{Op: "Get", URL: "https://rabbit:15671/api/overview?columns=x", Err: unknown})
+	if want := "TLS to the management API at rabbit:15671 failed: its certificate is signed by an unknown authority (give its CA with --ca-cert)"; api.Error() != want || !errors.Is(api, ErrTLS) {
+		t.Errorf("API: %q, want %q", api, want)
+	}
+	// http:// at an https port: the reply is a TLS alert.
+	httpAtTLS := testResolved(t, "amqp://guest:guest@rabbit:5672/", "http://rabbit:15671")
+	got := httpAtTLS.APIError("overview", &url.Error{Op: "Get", URL: "http://rabbit:15671/api/overview",
+		Err: errors.New(`net/http: HTTP/1.x transport connection broken: malformed HTTP response "\x15\x03\x01\x00\x02\x02P"`)})
+	if want := "rabbit:15671 does not speak HTTP (it speaks TLS: use https://)"; got.Error() != want {
+		t.Errorf("http at TLS: %q, want %q", got, want)
+	}
+}
+
+// writeCA writes a self-signed CA certificate as PEM and returns its path.
+func writeCA(t *testing.T) string {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test CA"},
+		NotBefore: time.Now(), NotAfter: time.Now().Add(time.Hour), IsCA: true, BasicConstraintsValid: true}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }

@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -35,6 +36,10 @@ var (
 	// ErrNotAMQP: something answered that does not speak the protocol
 	// asked for (an AMQP URL at the management port, http:// at AMQP).
 	ErrNotAMQP = errors.New("wrong protocol at this port")
+	// ErrTLS: the TLS handshake failed: the server's certificate did not
+	// verify (an unknown CA, another host's name, expired) or the server
+	// refused the handshake.
+	ErrTLS = errors.New("TLS handshake failed")
 )
 
 // ConnError is a failure to reach or log in to the broker, worded once for
@@ -84,7 +89,65 @@ func Describe(err error) string {
 // stop polling and let the user retry.
 func WaitsForUser(err error) bool {
 	return errors.Is(err, ErrLoginRefused) || errors.Is(err, ErrVhostNotFound) ||
-		errors.Is(err, ErrNoAccess) || errors.Is(err, ErrNotAMQP)
+		errors.Is(err, ErrNoAccess) || errors.Is(err, ErrNotAMQP) || errors.Is(err, ErrTLS)
+}
+
+// tlsCause words a failed TLS handshake: "its certificate is signed by
+// an unknown authority (…)", without Go's "tls: failed to verify
+// certificate: x509: …" and its "possibly because of … while trying to
+// verify candidate authority certificate …" tail.
+func (r *Resolved) tlsCause(err error) (string, bool) {
+	var ua x509.UnknownAuthorityError
+	var he x509.HostnameError
+	var ci x509.CertificateInvalidError
+	var cve *tls.CertificateVerificationError
+	var alert tls.AlertError
+	switch {
+	case errors.As(err, &ua):
+		if r.TLS != nil && r.TLS.RootCAs != nil {
+			return "its certificate is signed by an unknown authority (not the --ca-cert CA)", true
+		}
+		return "its certificate is signed by an unknown authority (give its CA with --ca-cert)", true
+	case errors.As(err, &he):
+		return "its certificate is not valid for " + he.Host + certNames(he.Certificate), true
+	case errors.As(err, &ci) && ci.Reason == x509.Expired && ci.Cert != nil:
+		return fmt.Sprintf("its certificate is valid only from %s to %s",
+			ci.Cert.NotBefore.UTC().Format(time.DateOnly), ci.Cert.NotAfter.UTC().Format(time.DateOnly)), true
+	case errors.As(err, &cve):
+		return "its certificate does not verify: " + clip(strings.TrimPrefix(cve.Err.Error(), "x509: "), 100), true
+	case errors.As(err, &alert):
+		return "it refused the handshake (" + strings.TrimPrefix(alert.Error(), "tls: ") + ")", true
+	}
+	return "", false
+}
+
+// certNames is " (it is for a, b, …)": the names a certificate is for.
+func certNames(c *x509.Certificate) string {
+	if c == nil {
+		return ""
+	}
+	names := append([]string(nil), c.DNSNames...)
+	for _, ip := range c.IPAddresses {
+		names = append(names, ip.String())
+	}
+	if len(names) == 0 && c.Subject.CommonName != "" {
+		names = append(names, c.Subject.CommonName)
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	if len(names) > 3 {
+		names = append(names[:3], "…")
+	}
+	return " (it is for " + strings.Join(names, ", ") + ")"
+}
+
+// clip cuts s to n runes, marking the cut.
+func clip(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
 }
 
 // netCause is the network-level cause of err ("connection refused", "no
@@ -163,6 +226,9 @@ func (r *Resolved) amqpDialError(err error) error {
 		return connErr(ErrLoginRefused, err, "login refused for user %s at %s: no login mechanism in common (ladder offers PLAIN)", r.amqpUser(), addr)
 	case errors.As(err, &ae):
 		return r.amqpRefusal(ae, err, addr)
+	}
+	if cause, ok := r.tlsCause(err); ok {
+		return connErr(ErrTLS, err, "TLS to RabbitMQ at %s failed: %s", addr, cause)
 	}
 	if cause, ok := netCause(err); ok {
 		return connErr(ErrUnreachable, err, "cannot reach RabbitMQ at %s (port %s): %s", r.RedactedAMQP(), r.Port(), cause)
@@ -260,10 +326,17 @@ func (r *Resolved) APIError(what string, err error) error {
 		return connErr(ErrNotAMQP, err, "%s does not speak TLS (is it a plain HTTP port? use http://)", host)
 	case strings.Contains(err.Error(), "malformed HTTP response"):
 		hint := ""
-		if p := apiPort(r.APIURL); p == r.Port() || p == "5672" || p == "5671" {
+		switch p := apiPort(r.APIURL); {
+		case strings.Contains(err.Error(), `malformed HTTP response "\x15\x03`):
+			// A TLS alert record: the server wants a TLS handshake.
+			hint = " (it speaks TLS: use https://)"
+		case p == r.Port() || p == "5672" || p == "5671":
 			hint = " (is it the AMQP port?)"
 		}
 		return connErr(ErrNotAMQP, err, "%s does not speak HTTP%s", host, hint)
+	}
+	if cause, ok := r.tlsCause(err); ok {
+		return connErr(ErrTLS, err, "TLS to the management API at %s failed: %s", host, cause)
 	}
 	if cause, ok := netCause(err); ok {
 		return connErr(ErrUnreachable, err, "cannot reach the management API at %s: %s", host, cause)

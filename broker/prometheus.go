@@ -185,6 +185,9 @@ func (m *Management) prometheusQueues(ctx context.Context, vhost string) (map[st
 	}
 	resp, err := m.http.Do(req)
 	if err != nil {
+		if cause, ok := m.r.tlsCause(err); ok {
+			return nil, connErr(ErrTLS, err, "TLS to Prometheus at %s failed: %s", m.r.PrometheusURL.Host, cause)
+		}
 		var ue *url.Error
 		if errors.As(err, &ue) {
 			err = ue.Err // its text repeats the URL with the query

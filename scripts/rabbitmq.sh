@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# rabbitmq.sh up|down|status [--version 3.10|4.0|4.3] [--no-stats] — a
+# rabbitmq.sh up|down|status [--version 3.10|4.0|4.3] [--no-stats | --tls [CERTDIR]] — a
 # RabbitMQ with the plugins ladder's tests need, guest/guest, on loopback:
 #
 #   version          where                              AMQP  management  prometheus
@@ -7,10 +7,19 @@
 #   4.0              Debian trixie's, in a chroot        5674  15674       15694
 #   4.3              Debian sid's, in a chroot           5673  15673       15693
 #   4.3 --no-stats   a second node in the 4.3 chroot     5675  15675       15695
+#   4.3 --tls DIR    a third node in the 4.3 chroot      5676  15676       15696
+#                    (amqps and https only)
 #
 # --no-stats starts a node with management stats switched off
 # (management.disable_stats, management_agent.disable_metrics_collector):
 # its queues have no message_stats and rates come from Prometheus.
+#
+# --tls CERTDIR (up) starts a node that speaks only TLS: amqps on 5676 and
+# the management API over https on 15676, with CERTDIR's ca.pem, server.pem
+# and server-key.pem (PEM) copied into the chroot for the rabbitmq user.
+# One that already answers is reused when it has those very files, else
+# restarted with them (when this script started it). `down --tls` takes no
+# CERTDIR and stops only that node.
 #
 # Idempotent: a broker that already answers is reused (its plugins enabled,
 # online when its management API does not answer). 3.10 is installed if
@@ -31,12 +40,20 @@ cmd=${1:-}
 shift || true
 VERSION=3.10
 NOSTATS=
+TLS=
+CERTDIR=
 while [ $# -gt 0 ]; do
   case "$1" in
     --no-stats) NOSTATS=1; shift ;;
+    --tls)
+      TLS=1
+      shift
+      if [ $# -gt 0 ] && [ "${1#--}" = "$1" ]; then CERTDIR=$1; shift; fi
+      ;;
+    --tls=*) TLS=1; CERTDIR=${1#--tls=}; shift ;;
     --version) VERSION=${2:-}; shift 2 || die "--version needs 3.10, 4.0 or 4.3" ;;
     --version=*) VERSION=${1#--version=}; shift ;;
-    *) die "unknown argument $1 (usage: $0 up|down|status [--version 3.10|4.0|4.3] [--no-stats])" ;;
+    *) die "unknown argument $1 (usage: $0 up|down|status [--version 3.10|4.0|4.3] [--no-stats | --tls [CERTDIR]])" ;;
   esac
 done
 
@@ -56,11 +73,28 @@ if [ -n "$NOSTATS" ]; then
   MARK="$STATE_DIR/rabbitmq-$VERSION-nostats.started-by-ladder"
   CONF=/etc/rabbitmq/rabbitmq-nostats.conf
 fi
+TLS_DIR=/etc/rabbitmq/tls # in the chroot
+TLS_FILES=(ca.pem server.pem server-key.pem)
+if [ -n "$TLS" ]; then
+  [ "$VERSION" = 4.3 ] || die "--tls: only with --version 4.3"
+  [ -z "$NOSTATS" ] || die "--tls and --no-stats: one node at a time"
+  if [ "$cmd" = up ]; then
+    [ -n "$CERTDIR" ] || die "up --tls needs a CERTDIR holding ${TLS_FILES[*]}"
+    for f in "${TLS_FILES[@]}"; do
+      [ -r "$CERTDIR/$f" ] || die "--tls $CERTDIR: no readable $f (want ${TLS_FILES[*]}, PEM)"
+    done
+  fi
+  AMQP_PORT=5676; API_PORT=15676; PROM_PORT=15696; NODE=rabbit43tls@localhost; DIST_PORT=25676; EPMD_PORT=4376
+  MARK="$STATE_DIR/rabbitmq-$VERSION-tls.started-by-ladder"
+  CONF=/etc/rabbitmq/rabbitmq-tls.conf
+fi
 
 port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
 api_ok() {
-  if command -v curl >/dev/null 2>&1; then
+  if [ -n "$TLS" ] && command -v curl >/dev/null 2>&1; then
+    curl -fsS -m 3 -u guest:guest --cacert "$ROOT$TLS_DIR/ca.pem" "https://127.0.0.1:$API_PORT/api/overview" >/dev/null 2>&1
+  elif command -v curl >/dev/null 2>&1; then
     curl -fsS -m 3 -u guest:guest "http://127.0.0.1:$API_PORT/api/overview" >/dev/null 2>&1
   else
     port_open "$API_PORT"
@@ -164,8 +198,46 @@ bootstrap() {
   mv "$tmp" "$ROOT"
 }
 
+# same_certs: the TLS node's certificates in the chroot are CERTDIR's.
+same_certs() {
+  local f
+  for f in "${TLS_FILES[@]}"; do
+    cmp -s "$CERTDIR/$f" "$ROOT$TLS_DIR/$f" || return 1
+  done
+}
+
+# install_certs copies CERTDIR into the chroot, readable by its rabbitmq
+# user only (the key) or by all (the certificates).
+install_certs() {
+  mkdir -p "$ROOT$TLS_DIR"
+  install -m 0644 "$CERTDIR/ca.pem" "$CERTDIR/server.pem" "$ROOT$TLS_DIR/"
+  install -m 0600 "$CERTDIR/server-key.pem" "$ROOT$TLS_DIR/"
+  chroot "$ROOT" chown -R rabbitmq:rabbitmq "$TLS_DIR" || die "chown rabbitmq $TLS_DIR in $ROOT failed"
+}
+
+# stop_node stops this script's node of the chroot and its epmd. Waits
+# (bounded) for the node to leave epmd: rabbitmqctl stop returns before,
+# and epmd -kill refuses while a node is registered.
+stop_node() {
+  local deadline=$((SECONDS + WAIT_SECONDS))
+  node_run rabbitmqctl -n "$NODE" stop >/dev/null 2>&1 || true
+  while node_run epmd -port "$EPMD_PORT" -names 2>/dev/null | grep -q "^name ${NODE%@*} " || port_open "$AMQP_PORT"; do
+    [ $SECONDS -lt $deadline ] || die "$NODE still runs ${WAIT_SECONDS}s after rabbitmqctl stop (see $ROOT/var/log/rabbitmq/)"
+    sleep 1
+  done
+  node_run epmd -port "$EPMD_PORT" -kill >/dev/null 2>&1 || true
+}
+
 up_chroot() {
-  if port_open "$AMQP_PORT"; then
+  if port_open "$AMQP_PORT" && [ -n "$TLS" ]; then
+    if same_certs; then
+      api_ok || enable_online
+      return 0
+    fi
+    [ -f "$MARK" ] || die "something answers on $AMQP_PORT that this script did not start: not replacing it"
+    say "the TLS node runs with other certificates: restarting it with $CERTDIR's"
+    stop_node
+  elif port_open "$AMQP_PORT"; then
     api_ok || enable_online
     return 0
   fi
@@ -177,12 +249,32 @@ up_chroot() {
   mountpoint -q "$ROOT/proc" || mount -t proc proc "$ROOT/proc"
   mountpoint -q "$ROOT/dev" || mount --bind /dev "$ROOT/dev"
   mkdir -p "$ROOT/etc/rabbitmq"
-  cat >"$ROOT$CONF" <<EOF
+  if [ -n "$TLS" ]; then
+    install_certs
+    cat >"$ROOT$CONF" <<EOF
+listeners.tcp = none
+listeners.ssl.default = 127.0.0.1:$AMQP_PORT
+ssl_options.cacertfile = $TLS_DIR/ca.pem
+ssl_options.certfile = $TLS_DIR/server.pem
+ssl_options.keyfile = $TLS_DIR/server-key.pem
+ssl_options.verify = verify_none
+ssl_options.fail_if_no_peer_cert = false
+management.ssl.ip = 127.0.0.1
+management.ssl.port = $API_PORT
+management.ssl.cacertfile = $TLS_DIR/ca.pem
+management.ssl.certfile = $TLS_DIR/server.pem
+management.ssl.keyfile = $TLS_DIR/server-key.pem
+prometheus.tcp.ip = 127.0.0.1
+prometheus.tcp.port = $PROM_PORT
+EOF
+  else
+    cat >"$ROOT$CONF" <<EOF
 listeners.tcp.default = 127.0.0.1:$AMQP_PORT
 management.tcp.ip = 127.0.0.1
 management.tcp.port = $API_PORT
 prometheus.tcp.port = $PROM_PORT
 EOF
+  fi
   if [ -n "$NOSTATS" ]; then
     printf '%s\n' 'management.disable_stats = true' 'management.enable_queue_totals = true' 'management_agent.disable_metrics_collector = true' >>"$ROOT$CONF"
   fi
@@ -201,8 +293,8 @@ EOF
 # would make removing the state dir remove the host's device nodes).
 unmount_chroot() {
   local m i p
-  # Two 4.3 nodes (with and without stats) share one chroot.
-  for p in 5673 5675; do
+  # Three 4.3 nodes (with and without stats, TLS) share one chroot.
+  for p in 5673 5675 5676; do
     [ "$VERSION" = 4.3 ] && [ "$p" != "$AMQP_PORT" ] && port_open "$p" && return 0
   done
   for m in "$ROOT/dev" "$ROOT/proc"; do
@@ -219,7 +311,11 @@ unmount_chroot() {
 up() {
   if [ "$VERSION" = 3.10 ]; then up_system; else up_chroot; fi
   wait_for
-  say "up: RabbitMQ $VERSION${NOSTATS:+ (no stats)} on amqp://127.0.0.1:$AMQP_PORT, http://127.0.0.1:$API_PORT"
+  if [ -n "$TLS" ]; then
+    say "up: RabbitMQ $VERSION (TLS) on amqps://127.0.0.1:$AMQP_PORT, https://127.0.0.1:$API_PORT"
+  else
+    say "up: RabbitMQ $VERSION${NOSTATS:+ (no stats)} on amqp://127.0.0.1:$AMQP_PORT, http://127.0.0.1:$API_PORT"
+  fi
 }
 
 down() {
@@ -231,12 +327,11 @@ down() {
   if [ "$VERSION" = 3.10 ]; then
     rabbitmqctl stop >/dev/null 2>&1 || true
   else
-    node_run rabbitmqctl -n "$NODE" stop >/dev/null 2>&1 || true
-    node_run epmd -port "$EPMD_PORT" -kill >/dev/null 2>&1 || true
+    stop_node
     unmount_chroot
   fi
   rm -f "$MARK"
-  say "stopped RabbitMQ $VERSION${NOSTATS:+ (no stats)}"
+  say "stopped RabbitMQ $VERSION${NOSTATS:+ (no stats)}${TLS:+ (TLS)}"
 }
 
 status() {
@@ -248,5 +343,5 @@ case "$cmd" in
   up) up ;;
   down) down ;;
   status) status ;;
-  *) echo "usage: $0 up|down|status [--version 3.10|4.0|4.3]" >&2; exit 2 ;;
+  *) echo "usage: $0 up|down|status [--version 3.10|4.0|4.3] [--no-stats | --tls [CERTDIR]]" >&2; exit 2 ;;
 esac

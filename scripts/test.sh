@@ -7,6 +7,8 @@
 # vhosts, queues, exchanges and policies, optionally fill it with unrelated
 # ladders and queues (LADDER_TEST_NOISE=1, as CI does), run the tests,
 # remove the noise, and fail if anything was left behind or went missing.
+# The TLS test (internal/cli, LADDER_TEST_TLS=1) starts and stops its own
+# node in the 4.3 chroot (rabbitmq.sh --tls), once: in the first round.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
@@ -14,7 +16,9 @@ PKGS=${PKGS:-./...}
 LIVE_PKGS=${LIVE_PKGS:-"./broker/... ./internal/cli"}
 VERSIONS=${VERSIONS:-"3.10 4.3"}
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+# A TLS node an interrupted test left running (a timeout skips t.Cleanup).
+tls_down() { if (exec 3<>/dev/tcp/127.0.0.1/5676) 2>/dev/null; then scripts/rabbitmq.sh down --version 4.3 --tls || true; fi; }
+trap 'rm -rf "$work"; tls_down' EXIT
 "$GO" build -o "$work/brokerstate" ./scripts/brokerstate
 bs() { "$work/brokerstate" "$@"; }
 
@@ -38,9 +42,11 @@ for v in $VERSIONS; do
   export LADDER_TEST_AMQP_URL="amqp://guest:guest@127.0.0.1:$amqp/" LADDER_TEST_API_URL="http://127.0.0.1:$api"
   pkgs=$LIVE_PKGS
   noise=0
+  tls=0
   if [ $first = 1 ]; then
     pkgs=$PKGS
     noise=${LADDER_TEST_NOISE:-0}
+    tls=1
   fi
   first=0
   echo "== RabbitMQ $v: $pkgs"
@@ -48,7 +54,7 @@ for v in $VERSIONS; do
   bs sweep
   bs save "$work/before-$v"
   if [ "$noise" = 1 ]; then bs noise up; fi
-  LADDER_REQUIRE_BROKER=1 "$GO" test -race -count=1 $pkgs || rc=1
+  LADDER_REQUIRE_BROKER=1 LADDER_TEST_TLS=$tls "$GO" test -race -count=1 $pkgs || rc=1
   if [ "$noise" = 1 ]; then bs noise down || rc=1; fi
   bs check "$work/before-$v" || rc=1
   echo "== RabbitMQ $v: $((SECONDS - start)) s"
