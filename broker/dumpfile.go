@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/ladder-tui/ladder/internal/termtext"
 	"github.com/ladder-tui/ladder/retry"
 )
 
@@ -130,7 +131,10 @@ func MarshalRecord(r DumpRecord, bodyText bool) ([]byte, error) {
 		s := base64.StdEncoding.EncodeToString(r.Body)
 		out.Body = &s
 	}
-	return json.Marshal(out)
+	line, err := json.Marshal(out)
+	// A dump is printed (--out -, cat) as well as replayed: no rune in it
+	// may act on a terminal.
+	return termtext.EscapeJSON(line), err
 }
 
 // UnmarshalRecord reads one line of a dump.

@@ -51,7 +51,17 @@ type DumpReport struct {
 	Consumed    bool     `json:"consumed"`
 	SideEffects []string `json:"side_effects"`
 	Released    int64    `json:"released"`
+	// Skipped, in a browsing dump, are the messages the format cannot keep
+	// exactly (a routing key or property that is not UTF-8), one note each:
+	// they stay in the queue, the others are written.
+	Skipped []string `json:"skipped,omitempty"`
 }
+
+// unkeptError is a message the dump format cannot keep exactly.
+type unkeptError struct{ err error }
+
+func (e *unkeptError) Error() string { return e.err.Error() }
+func (e *unkeptError) Unwrap() error { return e.err }
 
 // Dump writes a queue's messages to w in the dump format.
 func Dump(ctx context.Context, c Client, o DumpOptions, w DumpWriter) (*DumpReport, error) {
@@ -91,7 +101,7 @@ func Dump(ctx context.Context, c Client, o DumpOptions, w DumpWriter) (*DumpRepo
 	write := func(m *Message) error {
 		line, err := MarshalRecord(RecordOf(m), o.BodyText)
 		if err != nil {
-			return fmt.Errorf("dump: message #%d: %w", m.Position, err)
+			return &unkeptError{fmt.Errorf("dump: message #%d: %w", m.Position, err)}
 		}
 		if _, err := w.Write(append(line, '\n')); err != nil {
 			return fmt.Errorf("dump: write: %w", err)
@@ -122,10 +132,23 @@ func Dump(ctx context.Context, c Client, o DumpOptions, w DumpWriter) (*DumpRepo
 				break
 			}
 			if err := write(m); err != nil {
-				return rep, err
+				var unkept *unkeptError
+				if !errors.As(err, &unkept) {
+					return rep, err
+				}
+				rep.Skipped = append(rep.Skipped, err.Error())
 			}
 		}
-		return rep, w.Sync()
+		if err := w.Sync(); err != nil {
+			return rep, err
+		}
+		if res.Incomplete != "" {
+			return rep, fmt.Errorf("dump %s: %s: %w", o.Queue, res.Incomplete, ErrPartial)
+		}
+		if len(rep.Skipped) > 0 {
+			return rep, fmt.Errorf("dump %s: %d message(s) skipped, the first: %s: %w", o.Queue, len(rep.Skipped), rep.Skipped[0], ErrPartial)
+		}
+		return rep, nil
 	}
 	if err := w.Sync(); err != nil {
 		return rep, fmt.Errorf("dump: sync: %w", err)
