@@ -50,7 +50,7 @@ func peekQueue(ctx context.Context, conn *amqp.Connection, q retry.Queue, broker
 	if err != nil {
 		return nil, err
 	}
-	if len(res.Messages) == 0 {
+	if len(res.Messages) == 0 && res.Incomplete == "" {
 		res.SideEffects = []string{} // nothing was delivered, nothing changed
 	}
 	// Quorum queues apply returns asynchronously: a count taken now would
@@ -182,13 +182,15 @@ func collect(ctx context.Context, conn *amqp.Connection, ch *amqp.Channel, q ret
 // unreadable says, for the close reason of a peek's channel, whether the
 // AMQP client itself gave up on a delivery it could not parse: amqp091-go
 // refuses a field table nested more than 32 deep or holding more than 8192
-// fields (RabbitMQ accepts both) and drops the connection. The note names
-// the position of the message that stopped the peek.
+// fields (RabbitMQ accepts both) and drops the connection. The note counts
+// the messages read before; deliveries already parsed but not yet handed
+// to the peek are lost with the connection, so the unreadable one may come
+// later than that.
 func unreadable(why *amqp.Error, pos int) (string, bool) {
 	if why == nil || why.Code != amqp.FrameError || why.Server {
 		return "", false
 	}
-	return fmt.Sprintf("stopped at message %d: the AMQP client could not read it (%s: headers nested more than 32 deep or a table of more than 8192 fields?); the connection was dropped and every browsed message returned to the queue", pos, why.Reason), true
+	return fmt.Sprintf("stopped after %s: the AMQP client could not read the next (%s: headers nested more than 32 deep, or a table of more than 8192 fields?); the connection was dropped and every browsed message returned to the queue", retry.Plural(pos, "message", "messages"), why.Reason), true
 }
 
 func finishPeek(res *PeekResult, q retry.Queue) *PeekResult {

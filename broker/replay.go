@@ -57,6 +57,16 @@ type DumpReport struct {
 	Skipped []string `json:"skipped,omitempty"`
 }
 
+// partialErr is a dump that left messages out: it is ErrPartial, worded
+// for a dump (ErrPartial's own words are a move's).
+type partialErr struct{ msg string }
+
+func partialError(format string, args ...any) error {
+	return &partialErr{fmt.Sprintf(format, args...)}
+}
+func (e *partialErr) Error() string        { return e.msg }
+func (e *partialErr) Is(target error) bool { return target == ErrPartial }
+
 // unkeptError is a message the dump format cannot keep exactly.
 type unkeptError struct{ err error }
 
@@ -143,10 +153,10 @@ func Dump(ctx context.Context, c Client, o DumpOptions, w DumpWriter) (*DumpRepo
 			return rep, err
 		}
 		if res.Incomplete != "" {
-			return rep, fmt.Errorf("dump %s: %s: %w", o.Queue, res.Incomplete, ErrPartial)
+			return rep, partialError("dump %s: %s", o.Queue, res.Incomplete)
 		}
 		if len(rep.Skipped) > 0 {
-			return rep, fmt.Errorf("dump %s: %d message(s) skipped, the first: %s: %w", o.Queue, len(rep.Skipped), rep.Skipped[0], ErrPartial)
+			return rep, partialError("dump %s: %d message(s) skipped (they stay queued), the first: %s", o.Queue, len(rep.Skipped), rep.Skipped[0])
 		}
 		return rep, nil
 	}

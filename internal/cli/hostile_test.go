@@ -11,6 +11,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	amqp "github.com/rabbitmq/amqp091-go"
+
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
 )
@@ -150,5 +152,74 @@ func TestHostileMessagesPeekAndDump(t *testing.T) {
 	}
 	if depthOf(t, r, q) != len(msgs) {
 		t.Errorf("peek or dump removed messages")
+	}
+}
+
+// 10,000 headers and tables nested 100 deep: RabbitMQ delivers them, the
+// AMQP client refuses to parse them and drops the connection. peek shows
+// the messages before, says where and why it stopped, and exits partial;
+// dump writes what it read and exits partial; nothing is lost.
+func TestUnreadableMessagesStopPeekAndDumpClearly(t *testing.T) {
+	r := brokerEnv(t)
+	for _, h := range brokertest.UnreadableMessages() {
+		t.Run(h.Name, func(t *testing.T) {
+			q := brokertest.Name(t, "unreadable")
+			ok := brokertest.Hostile{Name: "ok", RoutingKey: "ok", Msg: amqp.Publishing{MessageId: "first", Body: []byte("ok")}}
+			brokertest.PublishHostile(t, r, q, []brokertest.Hostile{ok, h, ok})
+			code, out, errOut := runLadder(t, "peek", q)
+			terminalSafe(t, "peek", out+errOut)
+			if code != exitPartial || !strings.Contains(errOut, "stopped after") || !strings.Contains(errOut, "could not read") || strings.Count(errOut, "\n") != 1 {
+				t.Fatalf("peek: exit %d, want %d with one line saying where it stopped: %q", code, exitPartial, errOut)
+			}
+			if !strings.Contains(out, "stopped after") {
+				t.Errorf("peek table does not say it stopped:\n%s", out)
+			}
+			code, out, errOut = runLadder(t, "peek", q, "-o", "json")
+			terminalSafe(t, "peek -o json", out+errOut)
+			var res broker.PeekResult
+			if err := json.Unmarshal([]byte(out), &res); err != nil || code != exitPartial || !strings.Contains(res.Incomplete, "stopped after") || len(res.Messages) > 1 || len(res.Messages) == 1 && res.Messages[0].Properties.MessageID != "first" {
+				t.Fatalf("peek -o json: exit %d, %v, incomplete %q, %d messages", code, err, res.Incomplete, len(res.Messages))
+			}
+			code, out, errOut = runLadder(t, "dump", q, "--out", "-")
+			terminalSafe(t, "dump", out+errOut)
+			if code != exitPartial || strings.Count(out, "\n") > 2 || !strings.Contains(errOut, "stopped after") || strings.Contains(errOut, "moved") {
+				t.Fatalf("dump: exit %d, %d lines: %s", code, strings.Count(out, "\n"), errOut)
+			}
+			if d := depthOf(t, r, q); d != 3 {
+				t.Fatalf("depth %d after peek and dump, want 3", d)
+			}
+		})
+	}
+}
+
+// A 255-byte queue name of emoji (RabbitMQ's longest) holding a hostile
+// message: peek, dump to standard output and topology handle it.
+func TestEmojiQueueName(t *testing.T) {
+	r := brokerEnv(t)
+	q := brokertest.EmojiQueueName()
+	if len(q) != 255 || !utf8.ValidString(q) {
+		t.Fatalf("name of %d bytes", len(q))
+	}
+	brokertest.PublishHostile(t, r, q, brokertest.HostileMessages(false)[:1])
+	code, out, errOut := runLadder(t, "peek", q)
+	terminalSafe(t, "peek", out+errOut)
+	if code != exitOK || !strings.Contains(out, q) {
+		t.Fatalf("peek: exit %d %s\n%s", code, errOut, out)
+	}
+	code, out, errOut = runLadder(t, "peek", q, "-o", "json")
+	terminalSafe(t, "peek -o json", out+errOut)
+	var res broker.PeekResult
+	if err := json.Unmarshal([]byte(out), &res); code != exitOK || err != nil || res.Queue != q || len(res.Messages) != 1 {
+		t.Fatalf("peek -o json: exit %d %v %q", code, err, errOut)
+	}
+	code, out, errOut = runLadder(t, "dump", q, "--out", "-", "--body", "text")
+	terminalSafe(t, "dump", out+errOut)
+	if code != exitOK || strings.Count(out, "\n") != 2 || !strings.Contains(out, `\u009b31m`) {
+		t.Fatalf("dump: exit %d %s\n%s", code, errOut, out)
+	}
+	code, _, errOut = runLadder(t, "peek", q+"x")
+	terminalSafe(t, "peek of a name too long", errOut)
+	if code == exitOK {
+		t.Fatal("peek of a 256-byte name succeeded")
 	}
 }
