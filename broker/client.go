@@ -94,6 +94,9 @@ type PeekResult struct {
 	HoLBasis string `json:"hol_basis,omitempty"`
 	// PeekedAt is when the messages were read: due times count from it.
 	PeekedAt time.Time `json:"peeked_at"`
+	// Incomplete, when set, says why the peek stopped before its limit: a
+	// message the AMQP client could not read (it is also a side effect).
+	Incomplete string `json:"incomplete,omitempty"`
 	// Groups, with --group-by, sort the messages by what broke them.
 	Groups []Group `json:"groups,omitempty"`
 }

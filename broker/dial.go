@@ -12,6 +12,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -183,6 +185,7 @@ func netCause(err error) (string, bool) {
 func (r *Resolved) DialAMQP(ctx context.Context, purpose string) (*amqp.Connection, error) {
 	props := amqp.NewConnectionProperties()
 	props.SetClientConnectionName("ladder " + purpose)
+	read := new(atomic.Int64)
 	cfg := amqp.Config{
 		Properties: props,
 		Vhost:      r.Vhost,
@@ -201,14 +204,44 @@ func (r *Resolved) DialAMQP(ctx context.Context, purpose string) (*amqp.Connecti
 				conn.Close()
 				return nil, err
 			}
-			return conn, nil
+			return &countingConn{Conn: conn, n: read}, nil
 		},
 	}
 	conn, err := amqp.DialConfig(r.AMQPURL, cfg)
 	if err != nil {
 		return nil, r.amqpDialError(err)
 	}
+	received.Store(conn, read)
+	go func() {
+		<-conn.NotifyClose(make(chan *amqp.Error, 1))
+		received.Delete(conn)
+	}()
 	return conn, nil
+}
+
+// received maps every connection DialAMQP opened to the count of bytes
+// read from its socket, so a peek can tell a large delivery still arriving
+// from none coming (see bytesReceived).
+var received sync.Map // *amqp.Connection → *atomic.Int64
+
+// countingConn counts the bytes read from a connection.
+type countingConn struct {
+	net.Conn
+	n *atomic.Int64
+}
+
+func (c *countingConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+// bytesReceived is how many bytes conn has read so far (-1: not counted).
+func bytesReceived(conn *amqp.Connection) int64 {
+	if v, ok := received.Load(conn); ok {
+		return v.(*atomic.Int64).Load()
+	}
+	return -1
 }
 
 func (r *Resolved) amqpDialError(err error) error {

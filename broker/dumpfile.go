@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/ladder-tui/ladder/internal/termtext"
 	"github.com/ladder-tui/ladder/retry"
 )
 
@@ -112,6 +113,10 @@ func MarshalRecord(r DumpRecord, bodyText bool) ([]byte, error) {
 			return nil, fmt.Errorf("%s %q is not valid UTF-8: a dump cannot keep it exactly", f.name, f.v)
 		}
 	}
+	// What UnmarshalRecord would refuse is not written.
+	if nesting(map[string]any(r.Headers), maxTypedDepth) > maxTypedDepth {
+		return nil, fmt.Errorf("headers nest more than %d deep, more than a dump reads back", maxTypedDepth)
+	}
 	out := recordJSON{DumpRecord: r, Headers: map[string]json.RawMessage{}}
 	for k, v := range r.Headers {
 		if !utf8.ValidString(k) {
@@ -130,7 +135,10 @@ func MarshalRecord(r DumpRecord, bodyText bool) ([]byte, error) {
 		s := base64.StdEncoding.EncodeToString(r.Body)
 		out.Body = &s
 	}
-	return json.Marshal(out)
+	line, err := json.Marshal(out)
+	// A dump is printed (--out -, cat) as well as replayed: no rune in it
+	// may act on a terminal.
+	return termtext.EscapeJSON(line), err
 }
 
 // UnmarshalRecord reads one line of a dump.
@@ -251,6 +259,34 @@ func floatText(f float64, bits int) any {
 		return strconv.FormatFloat(f, 'g', -1, bits)
 	}
 	return json.Number(strconv.FormatFloat(f, 'g', -1, bits))
+}
+
+// nesting is how deep tables and arrays nest in v (a plain value: 0),
+// counted no further than limit+1.
+func nesting(v any, limit int) int {
+	if limit < 0 {
+		return 1
+	}
+	d := 0
+	switch x := v.(type) {
+	case []any:
+		for _, e := range x {
+			if d = max(d, nesting(e, limit-1)); d > limit {
+				break
+			}
+		}
+	case map[string]any:
+		for _, e := range x {
+			if d = max(d, nesting(e, limit-1)); d > limit {
+				break
+			}
+		}
+	case retry.Headers:
+		return nesting(map[string]any(x), limit)
+	default:
+		return 0
+	}
+	return d + 1
 }
 
 // maxTypedDepth bounds nesting: a hostile file cannot exhaust the stack.

@@ -44,13 +44,13 @@ func peekQueue(ctx context.Context, conn *amqp.Connection, q retry.Queue, broker
 	if err != nil {
 		return nil, fmt.Errorf("peek %s: open channel: %w", q.Name, err)
 	}
-	res, err := collect(ctx, ch, q, brokerVersion, opt, deathQueues, mains)
+	res, err := collect(ctx, conn, ch, q, brokerVersion, opt, deathQueues, mains)
 	// Closing the channel is what returns the messages: always do it.
 	ch.Close()
 	if err != nil {
 		return nil, err
 	}
-	if len(res.Messages) == 0 {
+	if len(res.Messages) == 0 && res.Incomplete == "" {
 		res.SideEffects = []string{} // nothing was delivered, nothing changed
 	}
 	// Quorum queues apply returns asynchronously: a count taken now would
@@ -97,7 +97,7 @@ func noteReleased(conn *amqp.Connection, q retry.Queue, res *PeekResult) {
 }
 
 // collect consumes up to opt.Limit messages on ch without acking them.
-func collect(ctx context.Context, ch *amqp.Channel, q retry.Queue, brokerVersion string, opt PeekOptions, deathQueues, mains map[string]bool) (*PeekResult, error) {
+func collect(ctx context.Context, conn *amqp.Connection, ch *amqp.Channel, q retry.Queue, brokerVersion string, opt PeekOptions, deathQueues, mains map[string]bool) (*PeekResult, error) {
 	prefetch := opt.Limit
 	if prefetch > 65535 {
 		prefetch = 65535 // basic.qos prefetch-count is a short
@@ -120,12 +120,16 @@ func collect(ctx context.Context, ch *amqp.Channel, q retry.Queue, brokerVersion
 		return res, nil
 	}
 	tag := "ladder-peek"
+	// A frame the AMQP client cannot read ends the whole connection: its
+	// reason says why (see unreadable).
+	closed := ch.NotifyClose(make(chan *amqp.Error, 1))
 	deliveries, err := ch.ConsumeWithContext(ctx, q.Name, tag, false, false, false, false, args)
 	if err != nil {
 		return nil, fmt.Errorf("peek %s: consume: %w", q.Name, err)
 	}
 	limit, hasLimit := deliveryLimit(q, brokerVersion)
 	idle := time.NewTimer(2 * time.Second) // the first delivery may take a moment
+	lastRead := bytesReceived(conn)
 	defer idle.Stop()
 	for len(res.Messages) < want {
 		select {
@@ -133,6 +137,21 @@ func collect(ctx context.Context, ch *amqp.Channel, q retry.Queue, brokerVersion
 			if !ok {
 				if ctx.Err() != nil {
 					return nil, fmt.Errorf("peek %s: %w", q.Name, ctx.Err())
+				}
+				var why *amqp.Error
+				select {
+				case why = <-closed:
+				case <-time.After(time.Second):
+				}
+				if note, ok := unreadable(why, len(res.Messages)); ok {
+					// The messages read so far are good; the rest, this one
+					// among them, went back to the queue with the connection.
+					res.Incomplete = note
+					res.SideEffects = append(res.SideEffects, note)
+					return res, nil
+				}
+				if why != nil {
+					return nil, fmt.Errorf("peek %s: the channel closed: %s", q.Name, why.Reason)
 				}
 				return nil, fmt.Errorf("peek %s: the broker closed the channel", q.Name)
 			}
@@ -145,12 +164,33 @@ func collect(ctx context.Context, ch *amqp.Channel, q retry.Queue, brokerVersion
 			res.Messages = append(res.Messages, decodeDelivery(&d, len(res.Messages), opt.BodyPreview, deathQueues, mains))
 			idle.Reset(peekIdle)
 		case <-idle.C:
+			// A delivery still arriving (a body of many megabytes) is
+			// not the end of the queue: wait while bytes come in.
+			if n := bytesReceived(conn); n >= 0 && n != lastRead {
+				lastRead = n
+				idle.Reset(peekIdle)
+				continue
+			}
 			return res, nil
 		case <-ctx.Done():
 			return nil, fmt.Errorf("peek %s: %w", q.Name, ctx.Err())
 		}
 	}
 	return res, nil
+}
+
+// unreadable says, for the close reason of a peek's channel, whether the
+// AMQP client itself gave up on a delivery it could not parse: amqp091-go
+// refuses a field table nested more than 32 deep or holding more than 8192
+// fields (RabbitMQ accepts both) and drops the connection. The note counts
+// the messages read before; deliveries already parsed but not yet handed
+// to the peek are lost with the connection, so the unreadable one may come
+// later than that.
+func unreadable(why *amqp.Error, pos int) (string, bool) {
+	if why == nil || why.Code != amqp.FrameError || why.Server {
+		return "", false
+	}
+	return fmt.Sprintf("stopped after %s: the AMQP client could not read the next (%s: headers nested more than 32 deep, or a table of more than 8192 fields?); the connection was dropped and every browsed message returned to the queue", retry.Plural(pos, "message", "messages"), why.Reason), true
 }
 
 func finishPeek(res *PeekResult, q retry.Queue) *PeekResult {

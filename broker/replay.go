@@ -51,7 +51,27 @@ type DumpReport struct {
 	Consumed    bool     `json:"consumed"`
 	SideEffects []string `json:"side_effects"`
 	Released    int64    `json:"released"`
+	// Skipped, in a browsing dump, are the messages the format cannot keep
+	// exactly (a routing key or property that is not UTF-8), one note each:
+	// they stay in the queue, the others are written.
+	Skipped []string `json:"skipped,omitempty"`
 }
+
+// partialErr is a dump that left messages out: it is ErrPartial, worded
+// for a dump (ErrPartial's own words are a move's).
+type partialErr struct{ msg string }
+
+func partialError(format string, args ...any) error {
+	return &partialErr{fmt.Sprintf(format, args...)}
+}
+func (e *partialErr) Error() string        { return e.msg }
+func (e *partialErr) Is(target error) bool { return target == ErrPartial }
+
+// unkeptError is a message the dump format cannot keep exactly.
+type unkeptError struct{ err error }
+
+func (e *unkeptError) Error() string { return e.err.Error() }
+func (e *unkeptError) Unwrap() error { return e.err }
 
 // Dump writes a queue's messages to w in the dump format.
 func Dump(ctx context.Context, c Client, o DumpOptions, w DumpWriter) (*DumpReport, error) {
@@ -91,7 +111,7 @@ func Dump(ctx context.Context, c Client, o DumpOptions, w DumpWriter) (*DumpRepo
 	write := func(m *Message) error {
 		line, err := MarshalRecord(RecordOf(m), o.BodyText)
 		if err != nil {
-			return fmt.Errorf("dump: message #%d: %w", m.Position, err)
+			return &unkeptError{fmt.Errorf("dump: message #%d: %w", m.Position, err)}
 		}
 		if _, err := w.Write(append(line, '\n')); err != nil {
 			return fmt.Errorf("dump: write: %w", err)
@@ -122,10 +142,23 @@ func Dump(ctx context.Context, c Client, o DumpOptions, w DumpWriter) (*DumpRepo
 				break
 			}
 			if err := write(m); err != nil {
-				return rep, err
+				var unkept *unkeptError
+				if !errors.As(err, &unkept) {
+					return rep, err
+				}
+				rep.Skipped = append(rep.Skipped, err.Error())
 			}
 		}
-		return rep, w.Sync()
+		if err := w.Sync(); err != nil {
+			return rep, err
+		}
+		if res.Incomplete != "" {
+			return rep, partialError("dump %s: %s", o.Queue, res.Incomplete)
+		}
+		if len(rep.Skipped) > 0 {
+			return rep, partialError("dump %s: %d message(s) skipped (they stay queued), the first: %s", o.Queue, len(rep.Skipped), rep.Skipped[0])
+		}
+		return rep, nil
 	}
 	if err := w.Sync(); err != nil {
 		return rep, fmt.Errorf("dump: sync: %w", err)

@@ -76,7 +76,9 @@ func exitCode(err error) int {
 // connection failure is its own line ("login refused for user guest at
 // 127.0.0.1:5672"), whichever command met it (see broker.Describe).
 func printError(w io.Writer, a *app, err error) {
-	msg := strings.ReplaceAll(broker.RedactText(broker.Describe(err), secretsOf(a)...), "\n", " ")
+	// One line, and nothing in it (a queue name, a broker's reason) acts on
+	// the terminal.
+	msg := clean(strings.ReplaceAll(broker.RedactText(broker.Describe(err), secretsOf(a)...), "\n", " "))
 	fmt.Fprintf(w, "ladder: %s\n", msg)
 }
 

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,11 +17,18 @@ import (
 )
 
 // writeJSON prints v as indented JSON: the stable output for scripts.
+// Runes a terminal may act on are escaped even inside strings (see
+// termtext.EscapeJSON): the same JSON, safe to print.
 func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := w.Write(termtext.EscapeJSON(b.Bytes()))
+	return err
 }
 
 // isTerminal reports whether f is a terminal ladder may talk to.

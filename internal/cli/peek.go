@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
@@ -58,9 +59,14 @@ side effect. Allowed in --read-only mode.`,
 				res.Groups = broker.GroupMessages(res.Messages, groupBy)
 			}
 			if a.json() {
-				return writeJSON(a.stdout, res)
+				err = writeJSON(a.stdout, res)
+			} else {
+				_, err = io.WriteString(a.stdout, renderPeek(res))
 			}
-			_, err = io.WriteString(a.stdout, renderPeek(res))
+			if err == nil && res.Incomplete != "" {
+				// What was read is shown; the rest could not be.
+				return &exitErr{code: exitPartial, err: fmt.Errorf("peek %s: %s", res.Queue, res.Incomplete)}
+			}
 			return err
 		},
 	}

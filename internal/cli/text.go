@@ -238,5 +238,8 @@ func renderDump(r *broker.DumpReport, out string) string {
 	for _, s := range r.SideEffects {
 		fmt.Fprintf(&b, "! %s\n", clean(s))
 	}
+	for _, s := range r.Skipped {
+		fmt.Fprintf(&b, "skipped %s\n", clean(s))
+	}
 	return b.String()
 }

@@ -76,3 +76,15 @@ func BenchmarkSanitizePlain(b *testing.B) {
 		Sanitize("orders.retry.5s")
 	}
 }
+
+func TestEscapeJSON(t *testing.T) {
+	in := []byte(`{"a":"x` + "\u009b31m\u202e\u2028\x7f" + `y","b":"日本 🐇"}`)
+	got := string(EscapeJSON(in))
+	if want := `{"a":"x\u009b31m\u202e\u2028\u007fy","b":"日本 🐇"}`; got != want {
+		t.Fatalf("got %s, want %s", got, want)
+	}
+	plainJSON := []byte(`{"a":"日本 🐇"}`)
+	if out := EscapeJSON(plainJSON); &out[0] != &plainJSON[0] {
+		t.Fatal("safe JSON was copied")
+	}
+}
