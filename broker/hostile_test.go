@@ -27,7 +27,7 @@ func heapAfterGC() uint64 {
 func TestPeekOfAHugeBodyKeepsOnlyThePreview(t *testing.T) {
 	r := brokertest.Require(t)
 	q := brokertest.Name(t, "huge")
-	msgs := brokertest.HostileMessages(true)
+	msgs := brokertest.HostileMessages(brokertest.HugeBodyFor(t, r))
 	huge := msgs[len(msgs)-1]
 	want := huge.Msg.Body
 	brokertest.PublishHostile(t, r, q, []brokertest.Hostile{huge})
@@ -48,14 +48,14 @@ func TestPeekOfAHugeBodyKeepsOnlyThePreview(t *testing.T) {
 		t.Fatalf("%d messages", len(res.Messages))
 	}
 	m := res.Messages[0]
-	if m.BodySize != brokertest.HugeBody || !m.BodyTruncated || len(m.Body) != broker.DefaultBodyPreview || !bytes.Equal(m.Body, want[:len(m.Body)]) {
+	if m.BodySize != len(want) || !m.BodyTruncated || len(m.Body) != broker.DefaultBodyPreview || !bytes.Equal(m.Body, want[:len(m.Body)]) {
 		t.Fatalf("size %d truncated %v preview %d bytes", m.BodySize, m.BodyTruncated, len(m.Body))
 	}
 	if m.BodyDigest != retry.BodyDigest(want) {
 		t.Error("the digest is not the whole body's")
 	}
 	if retained > 4<<20 {
-		t.Errorf("the peek retains %d bytes of a %d-byte body", retained, brokertest.HugeBody)
+		t.Errorf("the peek retains %d bytes of a %d-byte body", retained, len(want))
 	}
 	runtime.KeepAlive(res)
 }

@@ -18,6 +18,9 @@ const (
 	// peekIdle is how long a peek waits for one more delivery once the
 	// broker has stopped sending: fewer ready messages than asked for.
 	peekIdle = 300 * time.Millisecond
+	// peekAssemble is the wait after a large delivery's bytes stopped
+	// arriving and before it was handed over.
+	peekAssemble = 3 * time.Second
 	// deliveryLimitMargin: a quorum message this close to its delivery limit
 	// is not peeked without --force (each peek counts as a delivery).
 	deliveryLimitMargin = 2
@@ -129,7 +132,7 @@ func collect(ctx context.Context, conn *amqp.Connection, ch *amqp.Channel, q ret
 	}
 	limit, hasLimit := deliveryLimit(q, brokerVersion)
 	idle := time.NewTimer(2 * time.Second) // the first delivery may take a moment
-	lastRead := bytesReceived(conn)
+	lastRead, assembling := bytesReceived(conn), false
 	defer idle.Stop()
 	for len(res.Messages) < want {
 		select {
@@ -167,8 +170,15 @@ func collect(ctx context.Context, conn *amqp.Connection, ch *amqp.Channel, q ret
 			// A delivery still arriving (a body of many megabytes) is
 			// not the end of the queue: wait while bytes come in.
 			if n := bytesReceived(conn); n >= 0 && n != lastRead {
-				lastRead = n
+				lastRead, assembling = n, true
 				idle.Reset(peekIdle)
+				continue
+			}
+			if assembling {
+				// The bytes are in; the client may still be putting the
+				// delivery together (a slow machine, -race): once more.
+				assembling = false
+				idle.Reset(peekAssemble)
 				continue
 			}
 			return res, nil

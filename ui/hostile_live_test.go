@@ -34,7 +34,7 @@ func frameSafe(t *testing.T, where, raw string) {
 func TestHostileMessagesInBrowserAndInspector(t *testing.T) {
 	r := brokertest.Require(t)
 	q := brokertest.EmojiQueueName()
-	msgs := brokertest.HostileMessages(true)
+	msgs := brokertest.HostileMessages(brokertest.HugeBodyFor(t, r))
 	brokertest.PublishHostile(t, r, q, msgs)
 	l, err := broker.NewLive(r, "test")
 	if err != nil {

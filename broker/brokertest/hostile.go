@@ -12,6 +12,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/retry"
 )
 
 // Hostile messages: what a broker may hand ladder that a terminal must never
@@ -23,8 +24,9 @@ const (
 	// BadUTF8 is text that is not UTF-8: a lone continuation byte, a
 	// truncated sequence, an overlong NUL.
 	BadUTF8 = "bad\xff\xfe\xc3(\xc0\x80"
-	// HugeBody is the size of the huge body: 50 MiB (RabbitMQ 3.10's
-	// max_message_size is 128 MiB; 4.x lowered it to 16 MiB).
+	// HugeBody is the size of the huge body: 50 MiB where the broker takes
+	// it (RabbitMQ 3.10's max_message_size is 128 MiB); 4.x lowered the
+	// default to 16 MiB, so there the largest it takes (HugeBodyFor).
 	HugeBody = 50 << 20
 	// ManyHeaders and NestDepth: 10,000 headers, tables nested 100 deep.
 	ManyHeaders = 10000
@@ -78,7 +80,7 @@ func headers(n int) amqp.Table {
 // message has text, as many headers and as deep a nesting as the AMQP
 // client reads; huge adds the 50 MiB body (of escape sequences and
 // invalid UTF-8 too).
-func HostileMessages(huge bool) []Hostile {
+func HostileMessages(huge int) []Hostile {
 	nested, arr := nest(ClientMaxDepth)
 	deaths, _ := nest(ClientMaxDepth - 1) // inside x-death's array
 	hs := []Hostile{
@@ -110,8 +112,8 @@ func HostileMessages(huge bool) []Hostile {
 		{Name: "nested", RoutingKey: "nested", Msg: amqp.Publishing{MessageId: "nested", DeliveryMode: amqp.Persistent,
 			Headers: amqp.Table{"x-nested": nested, "x-nested-array": arr, "x-death": []any{deaths}}, Body: []byte("nested")}},
 	}
-	if huge {
-		body := bytes.Repeat([]byte(Evil+BadUTF8), HugeBody/len(Evil+BadUTF8)+1)[:HugeBody]
+	if huge > 0 {
+		body := bytes.Repeat([]byte(Evil+BadUTF8), huge/len(Evil+BadUTF8)+1)[:huge]
 		hs = append(hs, Hostile{Name: "huge", RoutingKey: "huge", Msg: amqp.Publishing{MessageId: "huge", DeliveryMode: amqp.Persistent, Body: body}})
 	}
 	return hs
@@ -188,4 +190,22 @@ func PublishHostile(t testing.TB, r *broker.Resolved, queue string, msgs []Hosti
 			t.Fatalf("publish %s: not confirmed", h.Name)
 		}
 	}
+}
+
+// HugeBodyFor is the huge body's size for the broker r reaches: HugeBody,
+// or on 4.x just under its default max_message_size of 16 MiB.
+func HugeBodyFor(t testing.TB, r *broker.Resolved) int {
+	t.Helper()
+	m, err := broker.NewManagement(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := m.BrokerVersion(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if retry.VersionAtLeast(v, 4, 0) {
+		return 16<<20 - 64<<10
+	}
+	return HugeBody
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -48,7 +49,8 @@ func terminalSafe(t *testing.T, where, s string) {
 func TestHostileMessagesPeekAndDump(t *testing.T) {
 	r := brokerEnv(t)
 	q := brokertest.Name(t, "hostile")
-	msgs := brokertest.HostileMessages(true)
+	huge := brokertest.HugeBodyFor(t, r)
+	msgs := brokertest.HostileMessages(huge)
 	brokertest.PublishHostile(t, r, q, msgs)
 
 	code, out, errOut := runLadder(t, "peek", q)
@@ -57,7 +59,7 @@ func TestHostileMessagesPeekAndDump(t *testing.T) {
 	}
 	terminalSafe(t, "peek", out)
 	terminalSafe(t, "peek stderr", errOut)
-	for _, want := range []string{`id\x1b]0;pwned\x07\x1b[2J\u009b31m`, `rk\x1b]0;pwned`, `id` + `bad\xff\xfe\xc3(\xc0\x80`, "many", "nested", "huge", "52428800"} {
+	for _, want := range []string{`id\x1b]0;pwned\x07\x1b[2J\u009b31m`, `rk\x1b]0;pwned`, `id` + `bad\xff\xfe\xc3(\xc0\x80`, "many", "nested", "huge", fmt.Sprint(huge)} {
 		if !strings.Contains(out, want) {
 			t.Errorf("peek table lacks %q:\n%s", want, out)
 		}
@@ -200,7 +202,7 @@ func TestEmojiQueueName(t *testing.T) {
 	if len(q) != 255 || !utf8.ValidString(q) {
 		t.Fatalf("name of %d bytes", len(q))
 	}
-	brokertest.PublishHostile(t, r, q, brokertest.HostileMessages(false)[:1])
+	brokertest.PublishHostile(t, r, q, brokertest.HostileMessages(0)[:1])
 	code, out, errOut := runLadder(t, "peek", q)
 	terminalSafe(t, "peek", out+errOut)
 	if code != exitOK || !strings.Contains(out, q) {
