@@ -327,6 +327,17 @@ func (m *mover) move(ctx context.Context) (err error) {
 		}
 	}
 
+	sourceClosed := func(e *amqp.Error) {
+		// No ack can reach the source now: every published message is
+		// back in it and may also be in the target.
+		p.fail(m.lost(e, len(p.inflight)+len(p.okTags), "source"))
+		// Acks not yet shown processed may not have reached it either.
+		m.rep.DuplicatesAtMost += p.unsynced
+		p.unsynced = 0
+		p.inflight, p.okTags, p.okRoutes = map[uint64]pending{}, nil, nil
+		p.consuming = false
+	}
+
 	var paceC <-chan time.Time
 	for p.consuming || len(p.inflight) > 0 {
 		var in <-chan amqp.Delivery
@@ -344,6 +355,17 @@ func (m *mover) move(ctx context.Context) (err error) {
 			paceC, last = nil, time.Now()
 		case d, ok := <-in:
 			if !ok {
+				// amqp091 posts a channel's close reason before it closes
+				// the deliveries: take the reason when there is one.
+				select {
+				case e, ok := <-srcClosed:
+					if ok {
+						sourceClosed(e)
+						srcClosed = nil
+						continue
+					}
+				default:
+				}
 				p.fail(fmt.Errorf("move from %s: the broker closed the source channel", m.req.From))
 				stop()
 				continue
@@ -426,14 +448,7 @@ func (m *mover) move(ctx context.Context) (err error) {
 				srcClosed = nil
 				continue
 			}
-			// No ack can reach the source now: every published message is
-			// back in it and may also be in the target.
-			p.fail(m.lost(e, len(p.inflight)+len(p.okTags), "source"))
-			// Acks not yet shown processed may not have reached it either.
-			m.rep.DuplicatesAtMost += p.unsynced
-			p.unsynced = 0
-			p.inflight, p.okTags, p.okRoutes = map[uint64]pending{}, nil, nil
-			p.consuming = false
+			sourceClosed(e)
 		case <-ctx.Done():
 			if p.consuming {
 				p.fail(fmt.Errorf("move from %s: %w", m.req.From, ctx.Err()))
@@ -647,6 +662,11 @@ func (m *mover) lost(e *amqp.Error, unsettled int, which string) error {
 		m.rep.DuplicatesPossible = true
 		m.rep.DuplicatesAtMost += unsettled
 		m.rep.Failed += unsettled
+	}
+	if which == "source" && clientCouldNotParse(e) {
+		m.rep.Notes = append(m.rep.Notes, fmt.Sprintf("the AMQP client could not read a message of %s (%s: %s) and dropped the connection: %s still in %s and may also have reached the target; ladder peek %s shows where it stops",
+			m.req.From, e.Reason, unparsedHint, isAre(unsettled, "unsettled message", "unsettled messages"), m.req.From, m.req.From))
+		return fmt.Errorf("move from %s: stopped at a message the AMQP client could not read (%s): %w", m.req.From, unparsedHint, ErrPartial)
 	}
 	m.rep.Notes = append(m.rep.Notes, fmt.Sprintf("the broker closed the %s channel: %s still in %s and may also have reached the target", which, isAre(unsettled, "unsettled message", "unsettled messages"), m.req.From))
 	if e == nil {

@@ -197,11 +197,20 @@ func collect(ctx context.Context, conn *amqp.Connection, ch *amqp.Channel, q ret
 // to the peek are lost with the connection, so the unreadable one may come
 // later than that.
 func unreadable(why *amqp.Error, pos int) (string, bool) {
-	if why == nil || why.Code != amqp.FrameError || why.Server {
+	if !clientCouldNotParse(why) {
 		return "", false
 	}
-	return fmt.Sprintf("stopped after %s: the AMQP client could not read the next (%s: headers nested more than 32 deep, or a table of more than 8192 fields?); the connection was dropped and every browsed message returned to the queue", retry.Plural(pos, "message", "messages"), why.Reason), true
+	return fmt.Sprintf("stopped after %s: the AMQP client could not read the next (%s: %s); the connection was dropped and every browsed message returned to the queue", retry.Plural(pos, "message", "messages"), why.Reason, unparsedHint), true
 }
+
+// clientCouldNotParse says whether a channel's close reason is the AMQP
+// client's own refusal of a frame it could not parse, not the broker's.
+func clientCouldNotParse(why *amqp.Error) bool {
+	return why != nil && !why.Server && (why.Code == amqp.FrameError || why.Code == amqp.SyntaxError)
+}
+
+// unparsedHint is what may make a delivery unreadable to amqp091-go.
+const unparsedHint = "headers nested more than 32 deep, or a table of more than 8192 fields?"
 
 func finishPeek(res *PeekResult, q retry.Queue) *PeekResult {
 	AnnotateHoL(res, retry.EffectiveSettings(&q), time.Now())
