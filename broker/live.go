@@ -240,6 +240,7 @@ func passiveDepth(conn *amqp.Connection, queue string) (int, error) {
 
 // Close implements Client.
 func (l *Live) Close() error {
+	l.mgmt.Close()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.conn != nil && !l.conn.IsClosed() {
