@@ -82,7 +82,7 @@ func RequireOwnNode(t testing.TB) *OwnNode {
 		t.Fatalf("own node: %v", err)
 	}
 	t.Cleanup(unlock)
-	if !n.answers() {
+	if !n.Answers() {
 		n.Start(t)
 	}
 	// A run interrupted with an alarm raised (a timeout skips t.Cleanup)
@@ -120,7 +120,9 @@ func repoRoot() (string, error) {
 	}
 }
 
-func (n *OwnNode) answers() bool {
+// Answers says whether the node's AMQP port and management API accept
+// connections.
+func (n *OwnNode) Answers() bool {
 	return probe("127.0.0.1:"+OwnAMQPPort) == nil && probe("127.0.0.1:"+OwnAPIPort) == nil
 }
 
@@ -154,7 +156,7 @@ func (n *OwnNode) Stop(t testing.TB) {
 	if out, err := n.script("down", "--version", "4.3", "--own"); err != nil {
 		t.Fatalf("rabbitmq.sh down --version 4.3 --own: %v\n%s", err, out)
 	}
-	if n.answers() {
+	if n.Answers() {
 		t.Fatalf("the own node still answers on %s after rabbitmq.sh down", OwnAMQPPort)
 	}
 	t.Logf("own node down in %s", time.Since(start).Round(100*time.Millisecond))
