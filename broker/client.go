@@ -292,4 +292,8 @@ type MoveProgress struct {
 	Moved   int
 	Failed  int
 	Elapsed time.Duration
+	// Blocked is the broker's reason ("low on memory") while a resource
+	// alarm blocks publishing: the move or replay waits, taking nothing
+	// more, until it clears. Empty when not blocked.
+	Blocked string
 }

@@ -24,6 +24,8 @@ type Live struct {
 
 	mu   sync.Mutex
 	conn *amqp.Connection
+	// block follows conn's resource-alarm state (connection.blocked).
+	block *blockState
 
 	// adaptVhost lets tests present topology the broker cannot have here
 	// (a delayed-message exchange: the plugin is not installable).
@@ -94,8 +96,84 @@ func (l *Live) connection(ctx context.Context) (*amqp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	l.conn = c
+	l.conn, l.block = c, watchBlocked(c)
 	return c, nil
+}
+
+// blockOf is the resource-alarm state of conn, the shared connection (nil
+// once it was replaced).
+func (l *Live) blockOf(conn *amqp.Connection) *blockState {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.conn != conn {
+		return nil
+	}
+	return l.block
+}
+
+// blockState is a connection's resource-alarm state, as the broker's
+// connection.blocked and connection.unblocked say.
+type blockState struct {
+	mu     sync.Mutex
+	reason string        // "" while not blocked
+	change chan struct{} // closed (and replaced) on every change
+}
+
+// watchBlocked follows conn's blocked state until the connection closes
+// (which ends the goroutine: amqp091 closes the listener then).
+func watchBlocked(conn *amqp.Connection) *blockState {
+	b := &blockState{change: make(chan struct{})}
+	events := conn.NotifyBlocked(make(chan amqp.Blocking, 4))
+	go func() {
+		for e := range events {
+			reason := ""
+			if e.Active {
+				reason = blockedReason(e.Reason)
+			}
+			b.mu.Lock()
+			if reason != b.reason {
+				b.reason = reason
+				close(b.change)
+				b.change = make(chan struct{})
+			}
+			b.mu.Unlock()
+		}
+	}()
+	return b
+}
+
+// state is the reason the connection is blocked ("" when not) and a
+// channel closed when that changes. A nil state is never blocked.
+func (b *blockState) state() (string, <-chan struct{}) {
+	if b == nil {
+		return "", nil
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.reason, b.change
+}
+
+func (b *blockState) blockedBy() string {
+	r, _ := b.state()
+	return r
+}
+
+type blockedNoticeKey struct{}
+
+// withBlockedNotice makes Publish, under ctx, tell notice whether a
+// resource alarm blocks its connection: the broker's reason, or "" when
+// not. It is called when Publish starts, on every change while it waits for
+// confirms, and when it returns (the same state may be told twice); replay
+// shows it in its progress.
+func withBlockedNotice(ctx context.Context, notice func(reason string)) context.Context {
+	return context.WithValue(ctx, blockedNoticeKey{}, notice)
+}
+
+func blockedNotice(ctx context.Context) func(string) {
+	if f, ok := ctx.Value(blockedNoticeKey{}).(func(string)); ok {
+		return f
+	}
+	return func(string) {}
 }
 
 // Peek implements Client.
@@ -162,6 +240,7 @@ func passiveDepth(conn *amqp.Connection, queue string) (int, error) {
 
 // Close implements Client.
 func (l *Live) Close() error {
+	l.mgmt.Close()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.conn != nil && !l.conn.IsClosed() {

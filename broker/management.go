@@ -39,6 +39,7 @@ var queueColumns = strings.Join([]string{
 type Management struct {
 	r    *Resolved
 	rh   *rabbithole.Client
+	tr   *http.Transport
 	http *http.Client
 
 	mu      sync.Mutex
@@ -72,8 +73,15 @@ func NewManagement(r *Resolved) (*Management, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Management{r: r, rh: rh, http: &http.Client{Timeout: 30 * time.Second, Transport: r.transport()}}, nil
+	// One pool of connections for both, closed by Close.
+	tr := r.transport()
+	rh.SetTransport(tr)
+	return &Management{r: r, rh: rh, tr: tr, http: &http.Client{Timeout: 30 * time.Second, Transport: tr}}, nil
 }
+
+// Close closes the idle connections to the management API (the broker
+// would close them after its keep-alive timeout).
+func (m *Management) Close() { m.tr.CloseIdleConnections() }
 
 // BrokerVersion returns the broker's version (cached after the first call).
 func (m *Management) BrokerVersion(ctx context.Context) (string, error) {

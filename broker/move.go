@@ -75,6 +75,9 @@ type mover struct {
 	deliveryLimit int64
 
 	progress func(MoveProgress)
+	// blocked is the broker's reason while it blocks the publishing
+	// connection (a resource alarm), "" otherwise.
+	blocked string
 	// lookAt is how many messages a --where move looks at (0 without one).
 	lookAt int
 	pace   Pacer
@@ -300,11 +303,23 @@ func (m *mover) move(ctx context.Context) (err error) {
 	idle := time.NewTicker(moveIdle / 8)
 	defer idle.Stop()
 	last := time.Now()
+	// settleBy bounds the wait for the last confirms once the move stops
+	// taking messages. A resource alarm holds confirms back for as long
+	// as it lasts: the bound waits for it to clear, unless the move was
+	// cancelled.
 	var settleBy <-chan time.Time
+	settling, cancelled := false, false
+	settleFrom := func() {
+		settleBy = nil
+		if settling && (!p.blocked || cancelled) {
+			settleBy = time.After(settleWait)
+		}
+	}
 	stop := func() {
 		if p.consuming {
 			p.consuming = false
-			settleBy = time.After(settleWait)
+			settling = true
+			settleFrom()
 		}
 	}
 	readReturn := func(r amqp.Return, ok bool) {
@@ -401,11 +416,19 @@ func (m *mover) move(ctx context.Context) (err error) {
 				blocked = nil
 				continue
 			}
-			p.blocked = b.Active
+			if b.Active == p.blocked {
+				continue
+			}
+			p.blocked, m.blocked = b.Active, ""
 			last = time.Now()
 			if b.Active {
-				m.rep.Notes = append(m.rep.Notes, "the broker blocked publishing for a while ("+b.Reason+")")
+				m.blocked = blockedReason(b.Reason)
+				m.rep.Note("the broker blocked publishing for a while (" + m.blocked + ")")
 			}
+			if settling && !cancelled {
+				settleFrom() // paused while blocked, afresh when it clears
+			}
+			m.report()
 		case <-idle.C:
 			if time.Since(last) < moveIdle || p.blocked || paceC != nil || resumed != nil {
 				continue // busy, blocked by the broker, pacing (--rate) or paused
@@ -450,11 +473,14 @@ func (m *mover) move(ctx context.Context) (err error) {
 			}
 			sourceClosed(e)
 		case <-ctx.Done():
+			cancelled = true
 			if p.consuming {
 				p.fail(fmt.Errorf("move from %s: %w", m.req.From, ctx.Err()))
 				stop()
 				// Stop deliveries; in-flight confirms still settle.
 				_ = m.src.Cancel("ladder-move-"+m.run, false)
+			} else if settleBy == nil {
+				settleFrom() // no more waiting for an alarm to clear
 			}
 			ctx = context.Background()
 		}
@@ -682,8 +708,17 @@ func (m *mover) report() {
 	r := m.rep
 	m.progress(MoveProgress{
 		Total: r.Requested, Done: r.Moved + r.Failed + r.Returned + r.Skipped,
-		Moved: r.Moved, Failed: r.Failed, Elapsed: time.Since(m.start),
+		Moved: r.Moved, Failed: r.Failed, Elapsed: time.Since(m.start), Blocked: m.blocked,
 	})
+}
+
+// blockedReason is the broker's reason for a connection.blocked, or words
+// for one that gave none.
+func blockedReason(reason string) string {
+	if reason == "" {
+		return "a resource alarm"
+	}
+	return reason
 }
 
 // waitRenew is how often a per-delay wait queue in use is declared again:

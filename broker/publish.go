@@ -91,20 +91,37 @@ func (l *Live) Publish(ctx context.Context, batch []Outgoing) ([]Outcome, error)
 			}
 		}
 	}
-	timeout := time.After(settleWait)
 	settled := map[int]bool{}
+	unsettled := func(err error) {
+		for _, i := range seqs {
+			if !settled[i] {
+				out[i].Err = err
+			}
+		}
+	}
+	// While a resource alarm blocks the connection no confirm comes: the
+	// wait says so (see withBlockedNotice) and lasts until the alarm
+	// clears or ctx ends; the confirms then get settleWait afresh.
+	blockedBy, change := l.blockOf(conn).state()
+	notice := blockedNotice(ctx)
+	cancel, cancelled := ctx.Done(), false
+	stopped := func() ([]Outcome, error) {
+		unsettled(fmt.Errorf("stopped while the broker blocked publishing (%s): it may have reached the broker", blockedBy))
+		return out, nil
+	}
+	notice(blockedBy)
+	defer func() { notice(l.blockOf(conn).blockedBy()) }()
+	var timeout <-chan time.Time
+	if blockedBy == "" {
+		timeout = time.After(settleWait)
+	}
 	for got := 0; got < sent; {
 		select {
 		case r := <-returns:
 			take(r)
 		case c, ok := <-confirms:
 			if !ok {
-				err := errors.New("publish: the broker closed the channel before every confirm arrived")
-				for _, i := range seqs {
-					if !settled[i] {
-						out[i].Err = err
-					}
-				}
+				unsettled(errors.New("publish: the broker closed the channel before every confirm arrived"))
 				return out, nil
 			}
 			// Returns come before their confirm: take what is waiting.
@@ -131,12 +148,27 @@ func (l *Live) Publish(ctx context.Context, batch []Outgoing) ([]Outcome, error)
 			default:
 				out[i].Err = errors.New("the broker nacked it")
 			}
-		case <-timeout:
-			for _, i := range seqs {
-				if !settled[i] {
-					out[i].Err = fmt.Errorf("no confirm within %v: it may have reached the broker", settleWait)
-				}
+		case <-change:
+			was := blockedBy
+			blockedBy, change = l.blockOf(conn).state()
+			if blockedBy == was {
+				continue
 			}
+			notice(blockedBy)
+			timeout = nil
+			if blockedBy == "" {
+				timeout = time.After(settleWait)
+			} else if cancelled {
+				return stopped()
+			}
+		case <-cancel:
+			// Unblocked, the confirms come soon (within the bound below).
+			cancel, cancelled = nil, true
+			if blockedBy != "" {
+				return stopped()
+			}
+		case <-timeout:
+			unsettled(fmt.Errorf("no confirm within %v: it may have reached the broker", settleWait))
 			return out, nil
 		}
 	}

@@ -462,12 +462,24 @@ func Replay(ctx context.Context, c Client, req ReplayRequest, progress func(Move
 	}
 	start := time.Now()
 	pace := NewPacer(req.Rate)
+	blocked := "" // the broker's reason while a resource alarm blocks publishing
 	report := func() {
 		if progress != nil {
 			progress(MoveProgress{Total: rep.Requested, Done: rep.Moved + rep.Failed + rep.Returned + rep.Skipped,
-				Moved: rep.Moved, Failed: rep.Failed, Elapsed: time.Since(start)})
+				Moved: rep.Moved, Failed: rep.Failed, Elapsed: time.Since(start), Blocked: blocked})
 		}
 	}
+	// Publish says, from this goroutine, when an alarm blocks it.
+	pubCtx := withBlockedNotice(ctx, func(reason string) {
+		if reason == blocked {
+			return
+		}
+		blocked = reason
+		if reason != "" {
+			rep.Note("the broker blocked publishing for a while (" + reason + ")")
+		}
+		report()
+	})
 	var failure error
 	batchSize := replayBatch
 	if req.Rate > 0 {
@@ -513,7 +525,7 @@ func Replay(ctx context.Context, c Client, req ReplayRequest, progress func(Move
 			failure = err
 			break
 		}
-		outcomes, err := c.Publish(ctx, out)
+		outcomes, err := c.Publish(pubCtx, out)
 		if err == nil && len(outcomes) != len(out) {
 			err = fmt.Errorf("publish answered %d of %d", len(outcomes), len(out))
 		}

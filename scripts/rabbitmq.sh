@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# rabbitmq.sh up|down|status [--version 3.10|4.0|4.3] [--no-stats | --tls [CERTDIR]] — a
-# RabbitMQ with the plugins ladder's tests need, guest/guest, on loopback:
+# rabbitmq.sh up|down|status [--version 3.10|4.0|4.3] [--no-stats | --tls [CERTDIR] | --own]
+# rabbitmq.sh ctl --version 4.3 [--no-stats | --tls | --own] -- RABBITMQCTL-ARGS…
+# — a RabbitMQ with the plugins ladder's tests need, guest/guest, on loopback:
 #
 #   version          where                              AMQP  management  prometheus
 #   3.10             the system's Debian rabbitmq-server 5672  15672       15692
@@ -9,6 +10,8 @@
 #   4.3 --no-stats   a second node in the 4.3 chroot     5675  15675       15695
 #   4.3 --tls DIR    a third node in the 4.3 chroot      5676  15676       15696
 #                    (amqps and https only)
+#   4.3 --own        a fourth node in the 4.3 chroot     5677  15677       15697
+#                    (for tests that stop it or raise its alarms)
 #
 # --no-stats starts a node with management stats switched off
 # (management.disable_stats, management_agent.disable_metrics_collector):
@@ -20,6 +23,11 @@
 # One that already answers is reused when it has those very files, else
 # restarted with them (when this script started it). `down --tls` takes no
 # CERTDIR and stops only that node.
+#
+# --own is a node no other test uses (plain AMQP, http management, stats
+# on): the fault tests (brokertest.OwnNode) stop and start it, and set its
+# memory high watermark through `ctl`, which runs rabbitmqctl against the
+# chosen node as the chroot sees it (`ctl --own -- set_vm_memory_high_watermark 0.4`).
 #
 # Idempotent: a broker that already answers is reused (its plugins enabled,
 # online when its management API does not answer). 3.10 is installed if
@@ -41,6 +49,8 @@ shift || true
 VERSION=3.10
 NOSTATS=
 TLS=
+OWN=
+CTL_ARGS=()
 CERTDIR=
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -51,9 +61,11 @@ while [ $# -gt 0 ]; do
       if [ $# -gt 0 ] && [ "${1#--}" = "$1" ]; then CERTDIR=$1; shift; fi
       ;;
     --tls=*) TLS=1; CERTDIR=${1#--tls=}; shift ;;
+    --own) OWN=1; shift ;;
+    --) shift; CTL_ARGS=("$@"); break ;;
     --version) VERSION=${2:-}; shift 2 || die "--version needs 3.10, 4.0 or 4.3" ;;
     --version=*) VERSION=${1#--version=}; shift ;;
-    *) die "unknown argument $1 (usage: $0 up|down|status [--version 3.10|4.0|4.3] [--no-stats | --tls [CERTDIR]])" ;;
+    *) die "unknown argument $1 (usage: $0 up|down|status|ctl [--version 3.10|4.0|4.3] [--no-stats | --tls [CERTDIR] | --own] [-- RABBITMQCTL-ARGS…])" ;;
   esac
 done
 
@@ -88,6 +100,13 @@ if [ -n "$TLS" ]; then
   MARK="$STATE_DIR/rabbitmq-$VERSION-tls.started-by-ladder"
   CONF=/etc/rabbitmq/rabbitmq-tls.conf
 fi
+if [ -n "$OWN" ]; then
+  [ "$VERSION" = 4.3 ] || die "--own: only with --version 4.3"
+  [ -z "$NOSTATS$TLS" ] || die "--own with --no-stats or --tls: one node at a time"
+  AMQP_PORT=5677; API_PORT=15677; PROM_PORT=15697; NODE=rabbit43own@localhost; DIST_PORT=25677; EPMD_PORT=4377
+  MARK="$STATE_DIR/rabbitmq-$VERSION-own.started-by-ladder"
+  CONF=/etc/rabbitmq/rabbitmq-own.conf
+fi
 
 port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
@@ -119,7 +138,8 @@ node_run() {
   if [ "$VERSION" = 3.10 ]; then
     "$@"
   else
-    chroot "$ROOT" env HOME=/var/lib/rabbitmq RABBITMQ_NODENAME="$NODE" RABBITMQ_DIST_PORT="$DIST_PORT" ERL_EPMD_PORT="$EPMD_PORT" RABBITMQ_CONFIG_FILE="$CONF" "$@"
+    # 9>&-: a node started here must not keep this script's lock (see lock).
+    chroot "$ROOT" env HOME=/var/lib/rabbitmq RABBITMQ_NODENAME="$NODE" RABBITMQ_DIST_PORT="$DIST_PORT" ERL_EPMD_PORT="$EPMD_PORT" RABBITMQ_CONFIG_FILE="$CONF" "$@" 9>&-
   fi
 }
 
@@ -275,6 +295,10 @@ management.tcp.port = $API_PORT
 prometheus.tcp.port = $PROM_PORT
 EOF
   fi
+  if [ -n "$OWN" ]; then
+    # What the fault tests restore after lowering it (ctl -- set_vm_memory_high_watermark).
+    echo 'vm_memory_high_watermark.relative = 0.4' >>"$ROOT$CONF"
+  fi
   if [ -n "$NOSTATS" ]; then
     printf '%s\n' 'management.disable_stats = true' 'management.enable_queue_totals = true' 'management_agent.disable_metrics_collector = true' >>"$ROOT$CONF"
   fi
@@ -293,8 +317,8 @@ EOF
 # would make removing the state dir remove the host's device nodes).
 unmount_chroot() {
   local m i p
-  # Three 4.3 nodes (with and without stats, TLS) share one chroot.
-  for p in 5673 5675 5676; do
+  # Four 4.3 nodes (with and without stats, TLS, own) share one chroot.
+  for p in 5673 5675 5676 5677; do
     [ "$VERSION" = 4.3 ] && [ "$p" != "$AMQP_PORT" ] && port_open "$p" && return 0
   done
   for m in "$ROOT/dev" "$ROOT/proc"; do
@@ -314,7 +338,7 @@ up() {
   if [ -n "$TLS" ]; then
     say "up: RabbitMQ $VERSION (TLS) on amqps://127.0.0.1:$AMQP_PORT, https://127.0.0.1:$API_PORT"
   else
-    say "up: RabbitMQ $VERSION${NOSTATS:+ (no stats)} on amqp://127.0.0.1:$AMQP_PORT, http://127.0.0.1:$API_PORT"
+    say "up: RabbitMQ $VERSION${NOSTATS:+ (no stats)}${OWN:+ (own node)} on amqp://127.0.0.1:$AMQP_PORT, http://127.0.0.1:$API_PORT"
   fi
 }
 
@@ -331,7 +355,7 @@ down() {
     unmount_chroot
   fi
   rm -f "$MARK"
-  say "stopped RabbitMQ $VERSION${NOSTATS:+ (no stats)}${TLS:+ (TLS)}"
+  say "stopped RabbitMQ $VERSION${NOSTATS:+ (no stats)}${TLS:+ (TLS)}${OWN:+ (own node)}"
 }
 
 status() {
@@ -339,9 +363,27 @@ status() {
   api_ok && say "$VERSION: management API answers on $API_PORT" || say "$VERSION: management API does not answer on $API_PORT"
 }
 
+# ctl runs rabbitmqctl against the node, bounded.
+ctl() {
+  [ ${#CTL_ARGS[@]} -gt 0 ] || die "ctl needs rabbitmqctl arguments after --"
+  [ "$VERSION" = 3.10 ] || need_root "rabbitmqctl in the $VERSION chroot"
+  node_run timeout "$WAIT_SECONDS" rabbitmqctl -n "$NODE" "${CTL_ARGS[@]}"
+}
+
+# lock serialises starting and stopping the nodes of one chroot (they
+# share its /proc and /dev mounts: a down must not unmount them under an
+# up that is starting another node).
+lock() {
+  [ "$VERSION" = 3.10 ] && return 0
+  mkdir -p "$STATE_DIR"
+  exec 9>"$STATE_DIR/rabbitmq-$VERSION.lock"
+  flock -w "$WAIT_SECONDS" 9 || die "another rabbitmq.sh holds $STATE_DIR/rabbitmq-$VERSION.lock for more than ${WAIT_SECONDS}s"
+}
+
 case "$cmd" in
-  up) up ;;
-  down) down ;;
+  up) lock; up ;;
+  down) lock; down ;;
   status) status ;;
-  *) echo "usage: $0 up|down|status [--version 3.10|4.0|4.3] [--no-stats | --tls [CERTDIR]]" >&2; exit 2 ;;
+  ctl) ctl ;;
+  *) echo "usage: $0 up|down|status|ctl [--version 3.10|4.0|4.3] [--no-stats | --tls [CERTDIR] | --own] [-- RABBITMQCTL-ARGS…]" >&2; exit 2 ;;
 esac

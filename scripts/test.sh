@@ -8,7 +8,9 @@
 # ladders and queues (LADDER_TEST_NOISE=1, as CI does), run the tests,
 # remove the noise, and fail if anything was left behind or went missing.
 # The TLS test (internal/cli, LADDER_TEST_TLS=1) starts and stops its own
-# node in the 4.3 chroot (rabbitmq.sh --tls), once: in the first round.
+# node in the 4.3 chroot (rabbitmq.sh --tls), once: in the first round. So
+# do the fault tests (LADDER_TEST_OWNBROKER=1: a memory alarm, a restart)
+# with the own node (rabbitmq.sh --own), stopped after that round.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
@@ -18,7 +20,10 @@ VERSIONS=${VERSIONS:-"3.10 4.3"}
 work=$(mktemp -d)
 # A TLS node an interrupted test left running (a timeout skips t.Cleanup).
 tls_down() { if (exec 3<>/dev/tcp/127.0.0.1/5676) 2>/dev/null; then scripts/rabbitmq.sh down --version 4.3 --tls || true; fi; }
-trap 'rm -rf "$work"; tls_down' EXIT
+# The own node, which the fault tests start and leave running (stopped after
+# the first round, or here when interrupted).
+own_down() { if (exec 3<>/dev/tcp/127.0.0.1/5677) 2>/dev/null; then scripts/rabbitmq.sh down --version 4.3 --own || true; fi; }
+trap 'rm -rf "$work"; tls_down; own_down' EXIT
 "$GO" build -o "$work/brokerstate" ./scripts/brokerstate
 bs() { "$work/brokerstate" "$@"; }
 
@@ -43,10 +48,12 @@ for v in $VERSIONS; do
   pkgs=$LIVE_PKGS
   noise=0
   tls=0
+  own=0
   if [ $first = 1 ]; then
     pkgs=$PKGS
     noise=${LADDER_TEST_NOISE:-0}
     tls=1
+    own=1
   fi
   first=0
   echo "== RabbitMQ $v: $pkgs"
@@ -54,7 +61,8 @@ for v in $VERSIONS; do
   bs sweep
   bs save "$work/before-$v"
   if [ "$noise" = 1 ]; then bs noise up; fi
-  LADDER_REQUIRE_BROKER=1 LADDER_TEST_TLS=$tls "$GO" test -race -count=1 $pkgs || rc=1
+  LADDER_REQUIRE_BROKER=1 LADDER_TEST_TLS=$tls LADDER_TEST_OWNBROKER=$own "$GO" test -race -count=1 $pkgs || rc=1
+  if [ "$own" = 1 ]; then own_down; fi
   if [ "$noise" = 1 ]; then bs noise down || rc=1; fi
   bs check "$work/before-$v" || rc=1
   echo "== RabbitMQ $v: $((SECONDS - start)) s"

@@ -27,7 +27,7 @@ func waitText(t *testing.T, tm *teatest.TestModel, texts ...string) {
 	}, teatest.WithDuration(5*time.Second), teatest.WithCheckInterval(20*time.Millisecond))
 }
 
-func press(tm *teatest.TestModel, keys ...string) {
+func press(tm interface{ Send(tea.Msg) }, keys ...string) {
 	for _, k := range keys {
 		tm.Send(keyMsg(k))
 	}

@@ -226,6 +226,10 @@ func renderMoveProgress(queue string, req broker.MoveRequest, p broker.MoveProgr
 		lines = append(lines, bar)
 	}
 	lines = append(lines, termtext.Truncate(progressLine(p), width))
+	if p.Blocked != "" {
+		// A resource alarm: nothing moves until the broker clears it.
+		lines = append(lines, st.Warning.Render(termtext.Truncate(present.PublishBlocked(termtext.Sanitize(p.Blocked)), width)))
+	}
 	if paused {
 		lines = append(lines, st.Warning.Render(termtext.Truncate("paused: nothing more is taken until p resumes (in-flight confirms still settle)", width)))
 	}

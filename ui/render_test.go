@@ -298,3 +298,19 @@ func TestInspectorShowsLadderMoves(t *testing.T) {
 		t.Errorf("%s", text)
 	}
 }
+
+// A resource alarm on the broker: the move dialog says why nothing moves,
+// in the broker's words made safe, and stops saying it when it clears.
+func TestMoveProgressShowsBlockedBroker(t *testing.T) {
+	req := broker.MoveRequest{To: broker.Target{Kind: broker.TargetQueue, Name: "orders"}}
+	p := broker.MoveProgress{Total: 10, Done: 3, Moved: 3, Blocked: "low on memory\x1b[2J"}
+	text := ansi.Strip(strings.Join(renderMoveProgress("orders.dlq", req, p, "", false, false, 80, newStylesForTest(), nil), "\n"))
+	if !strings.Contains(text, "broker is blocking publishes (low on memory\\x1b[2J); waiting") {
+		t.Fatalf("no blocked line:\n%s", text)
+	}
+	p.Blocked = ""
+	text = ansi.Strip(strings.Join(renderMoveProgress("orders.dlq", req, p, "", false, false, 80, newStylesForTest(), nil), "\n"))
+	if strings.Contains(text, "blocking") {
+		t.Fatalf("still blocked once cleared:\n%s", text)
+	}
+}

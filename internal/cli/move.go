@@ -150,19 +150,41 @@ func confirm(ctx context.Context, a *app, c broker.Client, req broker.MoveReques
 	return req, nil
 }
 
-// progressPrinter shows progress on a terminal's stderr, at most 10 times a second.
+// progressPrinter shows progress on a terminal's stderr, at most 10 times a
+// second, with a resource alarm's wait on the same line. On any other
+// stderr it prints only the wait: one line when the broker starts blocking
+// publishes and one when it stops.
 func progressPrinter(a *app) func(broker.MoveProgress) {
+	blocked := ""
 	if !isTerminal(a.stderr) {
-		return nil
+		return func(p broker.MoveProgress) {
+			if p.Blocked == blocked {
+				return
+			}
+			was := blocked
+			blocked = p.Blocked
+			switch {
+			case blocked != "":
+				fmt.Fprintf(a.stderr, "ladder: %s\n", present.PublishBlocked(clean(blocked)))
+			case was != "":
+				fmt.Fprintf(a.stderr, "ladder: %s\n", present.PublishUnblocked)
+			}
+		}
 	}
 	var last time.Time
 	return func(p broker.MoveProgress) {
-		if time.Since(last) < 100*time.Millisecond && p.Done < p.Total {
+		changed := p.Blocked != blocked
+		blocked = p.Blocked
+		if !changed && time.Since(last) < 100*time.Millisecond && p.Done < p.Total {
 			return
 		}
 		last = time.Now()
+		line := present.Progress(p.Done, p.Total, p.Moved, p.Failed, p.Elapsed)
+		if p.Blocked != "" {
+			line += " · " + present.PublishBlocked(clean(p.Blocked))
+		}
 		// One updating line: \x1b[K clears what a longer line left.
-		fmt.Fprintf(a.stderr, "\r%s\x1b[K", present.Progress(p.Done, p.Total, p.Moved, p.Failed, p.Elapsed))
+		fmt.Fprintf(a.stderr, "\r%s\x1b[K", line)
 		if p.Done >= p.Total {
 			fmt.Fprintln(a.stderr)
 		}

@@ -171,6 +171,16 @@ func Progress(done, total, moved, failed int, elapsed time.Duration) string {
 	return b.String()
 }
 
+// PublishBlocked says a resource alarm holds a move or replay back: "broker is
+// blocking publishes (low on memory); waiting". The reason is the broker's
+// text: callers sanitise it.
+func PublishBlocked(reason string) string {
+	return "broker is blocking publishes (" + reason + "); waiting"
+}
+
+// PublishUnblocked says the alarm cleared.
+const PublishUnblocked = "broker no longer blocks publishes; continuing"
+
 // DelayedRetry is a quorum queue's built-in delayed retry in words:
 // "failed, 1s × count ≤ 30s".
 func DelayedRetry(d *retry.DelayedRetry) string {

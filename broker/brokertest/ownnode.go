@@ -1,0 +1,220 @@
+package brokertest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ladder-tui/ladder/broker"
+)
+
+// The own node: a fourth RabbitMQ 4.3 node in the chroot
+// (scripts/rabbitmq.sh up --version 4.3 --own) that no other test uses, for
+// tests that stop it or raise its resource alarms.
+const (
+	// EnvTestOwnNode: 1 requires the own node (with LADDER_REQUIRE_BROKER=1
+	// a test fails when it cannot start), 0 skips its tests.
+	EnvTestOwnNode = "LADDER_TEST_OWNBROKER"
+	OwnAMQPPort    = "5677"
+	OwnAPIPort     = "15677"
+	// OwnWatermark is the node's memory high watermark as rabbitmq.sh
+	// configures it: what a test that lowers it restores.
+	OwnWatermark = "0.4"
+	// ownWait bounds starting and stopping the node and waiting for the
+	// lock another test holds.
+	ownWait = 3 * time.Minute
+)
+
+// OwnNode is the own node, held by one test at a time.
+type OwnNode struct {
+	// Resolved reaches the node's default vhost (tests take a vhost of
+	// their own on it with OwnVhostOn).
+	Resolved *broker.Resolved
+	root     string // the repository, for scripts/rabbitmq.sh
+}
+
+// RequireOwnNode gives the test the own node: started when it does not
+// answer, locked against the other packages' tests (they run in parallel)
+// until the test ends; it is left running (scripts/test.sh stops it). It
+// skips, saying why, without root or the 4.3 chroot, unless
+// LADDER_REQUIRE_BROKER=1 and LADDER_TEST_OWNBROKER=1, where it fails;
+// LADDER_TEST_OWNBROKER=0 skips.
+func RequireOwnNode(t testing.TB) *OwnNode {
+	t.Helper()
+	if os.Getenv(EnvTestOwnNode) == "0" {
+		t.Skipf("%s=0", EnvTestOwnNode)
+	}
+	stop := t.Skipf
+	if os.Getenv(EnvRequire) == "1" && os.Getenv(EnvTestOwnNode) == "1" {
+		stop = t.Fatalf
+	}
+	if os.Geteuid() != 0 {
+		stop("the own broker needs root (a node in the 4.3 chroot, started by scripts/rabbitmq.sh up --version 4.3 --own)")
+	}
+	state := stateDir()
+	if _, err := os.Stat(filepath.Join(state, "rabbitmq-4.3", "root", "usr", "sbin", "rabbitmq-server")); err != nil {
+		stop("no RabbitMQ 4.3 chroot under %s (run scripts/rabbitmq.sh up --version 4.3): %v", state, err)
+	}
+	root, err := repoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := broker.Config{
+		AMQPURL: "amqp://guest:guest@127.0.0.1:" + OwnAMQPPort + "/",
+		APIURL:  "http://127.0.0.1:" + OwnAPIPort,
+	}.Resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := &OwnNode{Resolved: r, root: root}
+	unlock, err := lockFile(filepath.Join(state, "own-node.lock"), ownWait)
+	if err != nil {
+		t.Fatalf("own node: %v", err)
+	}
+	t.Cleanup(unlock)
+	if !n.Answers() {
+		n.Start(t)
+	}
+	// A run interrupted with an alarm raised (a timeout skips t.Cleanup)
+	// leaves it raised: lower it first.
+	if alarm, err := n.MemoryAlarm(); err != nil {
+		t.Fatalf("own node: %v", err)
+	} else if alarm {
+		n.Ctl(t, "set_vm_memory_high_watermark", OwnWatermark)
+	}
+	return n
+}
+
+func stateDir() string {
+	if s := os.Getenv("LADDER_STATE_DIR"); s != "" {
+		return s
+	}
+	return "/var/tmp/ladder"
+}
+
+// repoRoot is the directory of go.mod, above the test's package.
+func repoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "scripts", "rabbitmq.sh")); err == nil {
+			return dir, nil
+		}
+		up := filepath.Dir(dir)
+		if up == dir {
+			return "", errors.New("scripts/rabbitmq.sh not found above the test's directory")
+		}
+		dir = up
+	}
+}
+
+// Answers says whether the node's AMQP port and management API accept
+// connections.
+func (n *OwnNode) Answers() bool {
+	return probe("127.0.0.1:"+OwnAMQPPort) == nil && probe("127.0.0.1:"+OwnAPIPort) == nil
+}
+
+// script runs scripts/rabbitmq.sh with args for the own node, bounded.
+func (n *OwnNode) script(args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), ownWait)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(n.root, "scripts", "rabbitmq.sh"), args...)
+	cmd.Env = append(os.Environ(), "LADDER_RABBITMQ_WAIT=90")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	return strings.TrimSpace(out.String()), err
+}
+
+// Start starts the node and waits until its AMQP port and management API
+// answer.
+func (n *OwnNode) Start(t testing.TB) {
+	t.Helper()
+	start := time.Now()
+	if out, err := n.script("up", "--version", "4.3", "--own"); err != nil {
+		t.Fatalf("rabbitmq.sh up --version 4.3 --own: %v\n%s", err, out)
+	}
+	t.Logf("own node up in %s", time.Since(start).Round(100*time.Millisecond))
+}
+
+// Stop stops the node and waits until its AMQP port is closed.
+func (n *OwnNode) Stop(t testing.TB) {
+	t.Helper()
+	start := time.Now()
+	if out, err := n.script("down", "--version", "4.3", "--own"); err != nil {
+		t.Fatalf("rabbitmq.sh down --version 4.3 --own: %v\n%s", err, out)
+	}
+	if n.Answers() {
+		t.Fatalf("the own node still answers on %s after rabbitmq.sh down", OwnAMQPPort)
+	}
+	t.Logf("own node down in %s", time.Since(start).Round(100*time.Millisecond))
+}
+
+// Ctl runs rabbitmqctl against the node (rabbitmq.sh ctl --own).
+func (n *OwnNode) Ctl(t testing.TB, args ...string) string {
+	t.Helper()
+	out, err := n.script(append([]string{"ctl", "--version", "4.3", "--own", "--"}, args...)...)
+	if err != nil {
+		t.Fatalf("rabbitmqctl %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return out
+}
+
+// MemoryAlarm says whether the node's memory alarm is raised, as its
+// management API reports it.
+func (n *OwnNode) MemoryAlarm() (bool, error) {
+	req, err := http.NewRequest(http.MethodGet, n.Resolved.APIURL.String()+"/api/nodes?columns=name,mem_alarm", nil)
+	if err != nil {
+		return false, err
+	}
+	req.SetBasicAuth(n.Resolved.APIUser, n.Resolved.APIPassword)
+	c := http.Client{Timeout: 30 * time.Second}
+	resp, err := c.Do(req)
+	if err != nil {
+		return false, err
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
+	if resp.StatusCode != http.StatusOK {
+		return false, fmt.Errorf("GET /api/nodes: %s", resp.Status)
+	}
+	var nodes []struct {
+		MemAlarm bool `json:"mem_alarm"`
+	}
+	if err := json.Unmarshal(body, &nodes); err != nil || len(nodes) != 1 {
+		return false, fmt.Errorf("GET /api/nodes: %q: %v", body, err)
+	}
+	return nodes[0].MemAlarm, nil
+}
+
+// MemoryAlarmNow asks the node itself (rabbitmqctl) whether its memory
+// alarm is raised: the management API's answer lags by its stats interval.
+func (n *OwnNode) MemoryAlarmNow(t testing.TB) bool {
+	t.Helper()
+	return strings.Contains(n.Ctl(t, "eval", "rabbit_alarm:get_alarms()."), "resource_limit,memory")
+}
+
+// WaitFor polls cond every 250 ms until it holds or d passed; it reports
+// whether it held.
+func WaitFor(d time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	return true
+}
