@@ -210,7 +210,7 @@ func sweep(r *broker.Resolved, prefix string) error {
 		}
 	}
 	if n > 0 {
-		fmt.Fprintf(os.Stderr, "benchfix: swept %d vhosts, shovels, queues and exchanges\n", n)
+		fmt.Fprintf(os.Stderr, "benchfix: swept %d objects (vhosts, shovels, queues, exchanges)\n", n)
 	}
 	return errors.Join(errs...)
 }
