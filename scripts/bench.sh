@@ -203,7 +203,9 @@ be idle: others' traffic shows in every figure, most in the broker CPU rows):
 - **TUI refresh**: the TUI on that vhost with `--refresh 2s`, left on its home screen, vs
   `curl GET /api/queues/{vhost}` every 2 s, each for 60 s, measured by the broker's CPU
   time over the window (`utime + stime` of its `beam.smp` from `/proc/PID/stat`); the same
-  window with no client is shown as the idle cost, which both sides include.
+  window with no client is shown as the idle cost, which both sides include. First the
+  broker is left to settle (up to 2 min, until it uses under a tenth of a core over 5 s;
+  `refresh-settled` in the log says whether it did).
 EOF
   echo
 } >"$md"
@@ -287,6 +289,15 @@ for v in $versions; do
 
   if [ "$quick" != 1 ]; then
     echo "== RabbitMQ $ver: ${window} s of refreshes every ${refresh} s (idle, TUI, GET /api/queues), broker CPU" >&2
+    # Let the broker settle first (a deleted queue's messages, the stats of
+    # new queues): up to 2 min, until it uses under a tenth of a core over 5 s.
+    settled=no
+    for _ in $(seq 24); do
+      t0=$(ticks "$beam")
+      sleep 5
+      if [ $(($(ticks "$beam") - t0)) -lt $((hz / 2)) ]; then settled=yes; break; fi
+    done
+    echo "proc refresh-settled $settled" | tee -a "$log" >&2
     t0=$(ticks "$beam")
     sleep "$window"
     echo "proc refresh-idle $(($(ticks "$beam") - t0)) ticks" | tee -a "$log" >&2
