@@ -22,7 +22,8 @@
 # messages, the 60 s refresh) run once per version whatever it says.
 # BENCH_QUICK=1 skips the heavy rows (a quick check of the script);
 # BENCH_WINDOW (seconds, default 60) is the refresh rows' window.
-# Everything it creates is deleted when it ends, even on failure or Ctrl+C.
+# Everything it creates is deleted when it ends, even on failure or Ctrl+C
+# (then with what killed Go benchmarks left: ladder-test.Benchmark… names).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 count=${BENCHCOUNT:-3}
@@ -44,9 +45,14 @@ cleanup() {
   set +e
   for s in "${tmuxes[@]}"; do tmux kill-session -t "$s" 2>/dev/null; done
   if [ -x "$work/benchfix" ]; then
+    # After a failure or Ctrl+C also what a killed Go benchmark left (its
+    # t.Cleanup did not run); not after a finished run: others' benchmarks
+    # running on the same broker use the same names.
+    local what=()
+    [ "$rc" = 0 ] || what=(-benchmarks)
     for v in $versions; do
       read -r amqp api < <(ports "$v")
-      LADDER_TEST_AMQP_URL="amqp://guest:guest@127.0.0.1:$amqp/" LADDER_TEST_API_URL="http://127.0.0.1:$api" "$work/benchfix" sweep "$prefix"
+      LADDER_TEST_AMQP_URL="amqp://guest:guest@127.0.0.1:$amqp/" LADDER_TEST_API_URL="http://127.0.0.1:$api" "$work/benchfix" sweep "${what[@]}" "$prefix"
     done
   fi
   rm -rf "$work"

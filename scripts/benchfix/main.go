@@ -4,8 +4,11 @@
 //	benchfix ladders VHOST N        a new vhost holding N ladders (5 queues each: main, three TTL tiers, DLQ; with their bindings)
 //	benchfix queue VHOST QUEUE N    a new vhost holding QUEUE with N persistent 1 KiB messages (ids peek-00000…)
 //	benchfix ready VHOST QUEUE N    wait (up to a minute) until QUEUE's exact ready count (a passive declare) is N
-//	benchfix sweep PREFIX           delete the vhosts named PREFIX…, and what interrupted Go benchmarks left in /:
-//	                                queues and exchanges named ladder-test.Benchmark…, shovels named bench-shovel-…
+//	benchfix sweep [-benchmarks] PREFIX
+//	                                delete the vhosts named PREFIX…; with -benchmarks also what interrupted Go
+//	                                benchmarks left: vhosts, and in / queues and exchanges, named ladder-test.Benchmark…,
+//	                                shovels named bench-shovel-… (only after a failed run: others' running benchmarks
+//	                                use the same names)
 //
 // It reads the broker from LADDER_TEST_AMQP_URL and LADDER_TEST_API_URL, like the tests.
 package main
@@ -41,7 +44,7 @@ func main() {
 }
 
 func run(args []string) error {
-	usage := errors.New("usage: benchfix ladders VHOST N | queue VHOST QUEUE N | ready VHOST QUEUE N | sweep PREFIX")
+	usage := errors.New("usage: benchfix ladders VHOST N | queue VHOST QUEUE N | ready VHOST QUEUE N | sweep [-benchmarks] PREFIX")
 	if len(args) == 0 {
 		return usage
 	}
@@ -69,7 +72,9 @@ func run(args []string) error {
 		}
 		return ready(r, args[1], args[2], n)
 	case args[0] == "sweep" && len(args) == 2 && args[1] != "":
-		return sweep(r, args[1])
+		return sweep(r, args[1], false)
+	case args[0] == "sweep" && len(args) == 3 && args[1] == "-benchmarks" && args[2] != "":
+		return sweep(r, args[2], true)
 	}
 	return usage
 }
@@ -168,7 +173,7 @@ func ready(r *broker.Resolved, vhost, q string, n int) error {
 	}
 }
 
-func sweep(r *broker.Resolved, prefix string) error {
+func sweep(r *broker.Resolved, prefix string, benchmarks bool) error {
 	var errs []error
 	del := func(path string) {
 		if err := brokertest.API(r, http.MethodDelete, path, nil); err != nil && !strings.Contains(err.Error(), "404") {
@@ -181,10 +186,16 @@ func sweep(r *broker.Resolved, prefix string) error {
 	}
 	n := 0
 	for _, v := range vhosts {
-		if strings.HasPrefix(v.Name, prefix) || strings.HasPrefix(v.Name, benchPrefix) {
+		if strings.HasPrefix(v.Name, prefix) || benchmarks && strings.HasPrefix(v.Name, benchPrefix) {
 			del("vhosts/" + url.PathEscape(v.Name))
 			n++
 		}
+	}
+	if !benchmarks {
+		if n > 0 {
+			fmt.Fprintf(os.Stderr, "benchfix: swept %d vhosts\n", n)
+		}
+		return errors.Join(errs...)
 	}
 	var shovels []struct{ Name string }
 	if err := get(r, "parameters/shovel/%2F", &shovels); err != nil && !strings.Contains(err.Error(), "404") {
