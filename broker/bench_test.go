@@ -20,58 +20,85 @@ import (
 
 // benchMessages is the move benchmarks' batch: persistent 1 KiB messages,
 // the size the facts file's shovel figure (~3,100 msg/s) was measured with.
-const benchMessages = 20000
+// The 100k benchmarks move five times as many (bench.sh runs them once).
+const (
+	benchMessages     = 20000
+	benchMessages100k = 100000
+)
 
-func benchFill(f *fixture, q string) {
+func benchFill(f *fixture, q string, n int) {
 	body := []byte(strings.Repeat("x", 1024))
 	const batch = 2000
-	for i := 0; i < benchMessages; i += batch {
+	for i := 0; i < n; i += batch {
 		msgs := make([]amqp.Publishing, 0, batch)
-		for j := i; j < i+batch; j++ {
+		for j := i; j < min(n, i+batch); j++ {
 			msgs = append(msgs, amqp.Publishing{MessageId: fmt.Sprint(j), DeliveryMode: amqp.Persistent, Body: body})
 		}
 		f.publish("", q, msgs...)
 	}
 }
 
+// benchDone checks, by exact depth (a passive declare), that the move of n
+// messages is complete: all in dst, none left in src.
+func benchDone(b *testing.B, f *fixture, src, dst string, n int) {
+	b.Helper()
+	if s, d := f.depth(src), f.depth(dst); s != 0 || d != n {
+		b.Fatalf("after the move: %d left in %s, %d in %s (want 0 and %d)", s, src, d, dst, n)
+	}
+}
+
 // BenchmarkMove20k moves 20,000 persistent 1 KiB messages between two
 // queues with ladder's pipelined, confirmed move. Compare msg/s with
 // BenchmarkShovel20k, run in the same invocation on the same broker.
-func BenchmarkMove20k(b *testing.B) {
+func BenchmarkMove20k(b *testing.B) { benchMove(b, benchMessages) }
+
+// BenchmarkMove100k is BenchmarkMove20k with 100,000 messages.
+func BenchmarkMove100k(b *testing.B) { benchMove(b, benchMessages100k) }
+
+func benchMove(b *testing.B, n int) {
 	f := newFixture(b)
 	l := f.live(false)
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		src, dst := f.queue(fmt.Sprintf("src%d", i), nil), f.queue(fmt.Sprintf("dst%d", i), nil)
-		benchFill(f, src)
+		benchFill(f, src, n)
 		b.StartTimer()
 		start := time.Now()
 		rep, err := l.Move(context.Background(), broker.MoveRequest{From: src, To: broker.Target{Kind: broker.TargetQueue, Name: dst}}, nil)
-		if err != nil || rep.Moved != benchMessages {
+		if err != nil || rep.Moved != n {
 			b.Fatalf("%+v %v", rep, err)
 		}
-		b.ReportMetric(float64(benchMessages)/time.Since(start).Seconds(), "msg/s")
+		b.ReportMetric(float64(n)/time.Since(start).Seconds(), "msg/s")
+		b.StopTimer()
+		benchDone(b, f, src, dst, n)
 	}
 }
 
 // BenchmarkShovel20k moves the same messages with a dynamic shovel
 // (src-delete-after queue-length, ack-mode on-confirm): what the management
-// UI's "Move messages" does.
-func BenchmarkShovel20k(b *testing.B) {
+// UI's "Move messages" does. Done when the target's exact depth is all.
+func BenchmarkShovel20k(b *testing.B) { benchShovel(b, benchMessages) }
+
+// BenchmarkShovel100k is BenchmarkShovel20k with 100,000 messages.
+func BenchmarkShovel100k(b *testing.B) { benchShovel(b, benchMessages100k) }
+
+func benchShovel(b *testing.B, n int) {
 	f := newFixture(b)
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		src, dst := f.queue(fmt.Sprintf("src%d", i), nil), f.queue(fmt.Sprintf("dst%d", i), nil)
-		benchFill(f, src)
+		benchFill(f, src, n)
 		name := "bench-shovel-" + src
+		b.Cleanup(func() { deleteShovel(f, name) })
 		b.StartTimer()
 		start := time.Now()
 		shovel(b, f, name, src, dst)
-		for f.depth(dst) < benchMessages {
+		for f.depth(dst) < n {
 			time.Sleep(5 * time.Millisecond)
 		}
-		b.ReportMetric(float64(benchMessages)/time.Since(start).Seconds(), "msg/s")
+		b.ReportMetric(float64(n)/time.Since(start).Seconds(), "msg/s")
 		b.StopTimer()
+		benchDone(b, f, src, dst, n)
 		deleteShovel(f, name)
 	}
 }
@@ -79,22 +106,28 @@ func BenchmarkShovel20k(b *testing.B) {
 // BenchmarkOneByOne20k moves the same messages the way a hand-written
 // script does: get one, publish it (mandatory) and wait for its confirm,
 // then ack it.
-func BenchmarkOneByOne20k(b *testing.B) {
+func BenchmarkOneByOne20k(b *testing.B) { benchOneByOne(b, benchMessages) }
+
+// BenchmarkOneByOne100k is BenchmarkOneByOne20k with 100,000 messages
+// (about a minute at 1,500 msg/s).
+func BenchmarkOneByOne100k(b *testing.B) { benchOneByOne(b, benchMessages100k) }
+
+func benchOneByOne(b *testing.B, n int) {
 	f := newFixture(b)
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		src, dst := f.queue(fmt.Sprintf("src%d", i), nil), f.queue(fmt.Sprintf("dst%d", i), nil)
-		benchFill(f, src)
+		benchFill(f, src, n)
 		ch := f.channel()
 		if err := ch.Confirm(false); err != nil {
 			b.Fatal(err)
 		}
 		b.StartTimer()
 		start := time.Now()
-		for n := 0; n < benchMessages; n++ {
+		for k := 0; k < n; k++ {
 			d, ok, err := ch.Get(src, false)
 			if err != nil || !ok {
-				b.Fatalf("get %d: %v %v", n, ok, err)
+				b.Fatalf("get %d: %v %v", k, ok, err)
 			}
 			dc, err := ch.PublishWithDeferredConfirmWithContext(context.Background(), "", dst, true, false, amqp.Publishing{
 				MessageId: d.MessageId, Headers: d.Headers, DeliveryMode: d.DeliveryMode, Body: d.Body})
@@ -102,15 +135,16 @@ func BenchmarkOneByOne20k(b *testing.B) {
 				b.Fatal(err)
 			}
 			if ok, err := dc.WaitContext(context.Background()); !ok || err != nil {
-				b.Fatalf("confirm %d: %v %v", n, ok, err)
+				b.Fatalf("confirm %d: %v %v", k, ok, err)
 			}
 			if err := d.Ack(false); err != nil {
 				b.Fatal(err)
 			}
 		}
-		b.ReportMetric(float64(benchMessages)/time.Since(start).Seconds(), "msg/s")
+		b.ReportMetric(float64(n)/time.Since(start).Seconds(), "msg/s")
 		b.StopTimer()
 		ch.Close()
+		benchDone(b, f, src, dst, n)
 	}
 }
 
@@ -160,26 +194,8 @@ func BenchmarkSnapshot2000(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for i := 0; i < 400; i++ {
-		p := fmt.Sprintf("svc%03d", i)
-		must := func(err error) {
-			if err != nil {
-				b.Fatal(err)
-			}
-		}
-		must(ch.ExchangeDeclare(p+".topic", "topic", false, true, false, false, nil))
-		must(ch.ExchangeDeclare(p+".retry", "direct", false, true, false, false, nil))
-		_, err := ch.QueueDeclare(p+".process", false, false, false, false, amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": p + ".dlq"})
-		must(err)
-		_, err = ch.QueueDeclare(p+".dlq", false, false, false, false, nil)
-		must(err)
-		must(ch.QueueBind(p+".process", p+".#", p+".topic", false, nil))
-		for _, ttl := range []int32{5000, 30000, 300000} {
-			name := fmt.Sprintf("%s.wait.%d", p, ttl)
-			_, err = ch.QueueDeclare(name, false, false, false, false, amqp.Table{"x-message-ttl": ttl, "x-dead-letter-exchange": p + ".topic"})
-			must(err)
-			must(ch.QueueBind(name, name, p+".retry", false, nil))
-		}
+	if err := brokertest.DeclareLadders(ch, 400); err != nil {
+		b.Fatal(err)
 	}
 	l, err := broker.NewLive(&r, "bench")
 	if err != nil {
@@ -236,5 +252,152 @@ func BenchmarkManagementGet1000(b *testing.B) {
 		if err := apiDo(f, http.MethodPost, "queues/%2F/"+url.PathEscape(q)+"/get", body); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// The origin redrive: a DLQ whose 20,000 messages were dead-lettered from
+// 10 main queues (2,000 each, published through a topic exchange and
+// rejected, so each carries x-death), sent back where each came from.
+const (
+	redriveMains   = 10
+	redrivePerMain = 2000
+)
+
+// redriveFixture declares the mains and the DLQ, fills the DLQ by really
+// dead-lettering, and returns the DLQ and the mains in order.
+func redriveFixture(b *testing.B, f *fixture, i int) (string, []string) {
+	b.Helper()
+	ex := f.exchange(fmt.Sprintf("events%d", i), "topic", nil)
+	dlq := f.queue(fmt.Sprintf("dlq%d", i), nil)
+	mains := make([]string, redriveMains)
+	for k := range mains {
+		svc := fmt.Sprintf("svc%02d", k)
+		mains[k] = f.queue(fmt.Sprintf("%s%d.work", svc, i), amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": dlq})
+		f.bind(mains[k], svc+".#", ex)
+		if err := brokertest.PublishConfirmed(context.Background(), f.ch, ex, svc+".created", brokertest.BenchMessages(redrivePerMain, svc)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	// Reject every message (requeue=false): the broker dead-letters it to
+	// the DLQ with an x-death entry naming its main queue, the exchange
+	// and the routing key it was published with.
+	ch := f.channel()
+	defer ch.Close()
+	if err := ch.Qos(1000, 0, false); err != nil {
+		b.Fatal(err)
+	}
+	for k, q := range mains {
+		tag := fmt.Sprintf("bench-reject-%d", k)
+		ds, err := ch.Consume(q, tag, false, false, false, false, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for n := 1; n <= redrivePerMain; n++ {
+			d := <-ds
+			if n%500 == 0 {
+				if err := d.Nack(true, false); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		if err := ch.Cancel(tag, false); err != nil {
+			b.Fatal(err)
+		}
+	}
+	total := redriveMains * redrivePerMain
+	deadline := time.Now().Add(time.Minute)
+	for f.depth(dlq) != total {
+		if time.Now().After(deadline) {
+			b.Fatalf("%s: %d dead-lettered messages, want %d", dlq, f.depth(dlq), total)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return dlq, mains
+}
+
+// redriveDone checks by exact depth that every main got its own 2,000
+// back and the DLQ is empty.
+func redriveDone(b *testing.B, f *fixture, dlq string, mains []string) {
+	b.Helper()
+	if d := f.depth(dlq); d != 0 {
+		b.Errorf("%d messages left in %s", d, dlq)
+	}
+	for _, q := range mains {
+		if d := f.depth(q); d != redrivePerMain {
+			b.Errorf("%s: %d messages back, want %d", q, d, redrivePerMain)
+		}
+	}
+	if b.Failed() {
+		b.FailNow()
+	}
+}
+
+// BenchmarkRedriveOrigin20k sends the DLQ's 20,000 messages back to their
+// origins with ladder's move --to origin.
+func BenchmarkRedriveOrigin20k(b *testing.B) {
+	f := newFixture(b)
+	l := f.live(false)
+	total := redriveMains * redrivePerMain
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		dlq, mains := redriveFixture(b, f, i)
+		b.StartTimer()
+		start := time.Now()
+		rep, err := l.Move(context.Background(), broker.MoveRequest{From: dlq, To: broker.Target{Kind: broker.TargetOrigin}}, nil)
+		if err != nil || rep.Moved != total {
+			b.Fatalf("%+v %v", rep, err)
+		}
+		b.ReportMetric(float64(total)/time.Since(start).Seconds(), "msg/s")
+		b.StopTimer()
+		redriveDone(b, f, dlq, mains)
+	}
+}
+
+// BenchmarkRedriveOneByOne20k does the same as a hand-written script does:
+// get one, read the queue it died in from its x-death, publish it there
+// (default exchange, mandatory), wait for the confirm, ack.
+func BenchmarkRedriveOneByOne20k(b *testing.B) {
+	f := newFixture(b)
+	total := redriveMains * redrivePerMain
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		dlq, mains := redriveFixture(b, f, i)
+		ch := f.channel()
+		if err := ch.Confirm(false); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		start := time.Now()
+		for n := 0; n < total; n++ {
+			d, ok, err := ch.Get(dlq, false)
+			if err != nil || !ok {
+				b.Fatalf("get %d: %v %v", n, ok, err)
+			}
+			deaths, _ := d.Headers["x-death"].([]any)
+			var origin string
+			if len(deaths) > 0 {
+				if t, ok := deaths[0].(amqp.Table); ok {
+					origin, _ = t["queue"].(string)
+				}
+			}
+			if origin == "" {
+				b.Fatalf("message %d has no x-death queue: %v", n, d.Headers)
+			}
+			dc, err := ch.PublishWithDeferredConfirmWithContext(context.Background(), "", origin, true, false, amqp.Publishing{
+				MessageId: d.MessageId, Headers: d.Headers, DeliveryMode: d.DeliveryMode, Body: d.Body})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if ok, err := dc.WaitContext(context.Background()); !ok || err != nil {
+				b.Fatalf("confirm %d: %v %v", n, ok, err)
+			}
+			if err := d.Ack(false); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(total)/time.Since(start).Seconds(), "msg/s")
+		b.StopTimer()
+		ch.Close()
+		redriveDone(b, f, dlq, mains)
 	}
 }

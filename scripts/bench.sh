@@ -1,20 +1,65 @@
 #!/usr/bin/env bash
 # bench.sh — ladder's benchmarks in one run, against the broker's own tools,
 # on RabbitMQ 3.10 and 4.3 (BENCH_VERSIONS), written to BENCH.md:
-#   - move of 20,000 persistent 1 KiB messages: ladder vs a dynamic shovel
-#     (what the management UI's "Move messages" creates) vs a one-at-a-time
-#     get → publish → confirm → ack script, interleaved on the same broker;
-#   - peek of 1,000 messages vs the management API's "Get messages";
-#   - a 2,000-queue snapshot;
+#   - move of 20,000 and 100,000 persistent 1 KiB messages: ladder vs a
+#     dynamic shovel (what the management UI's "Move messages" creates) vs a
+#     one-at-a-time get → publish → confirm → ack script, on the same broker;
+#   - redrive to origin: a DLQ of 20,000 messages dead-lettered from 10 main
+#     queues, sent back to each one's origin: ladder vs a one-at-a-time script
+#     reading x-death;
+#   - peek of 1,000 messages (in process) and of 10,000 (the ladder binary:
+#     time and peak RSS) vs the management API's "Get messages" (curl);
+#     the TUI browsing 10,000 messages in tmux (peak RSS);
+#   - a 2,000-queue snapshot in process; `ladder topology` of those 2,000
+#     queues as a process vs curl GET /api/queues/{vhost}; the TUI refreshing
+#     every 2 s for 60 s vs curl polling GET /api/queues/{vhost} as often,
+#     by the broker's CPU time;
 #   - the Go benchmarks of the engine and the UI's frames (once).
-# Needs the brokers (make bench starts them). BENCHCOUNT sets repetitions.
+# Needs the brokers (make bench starts them), curl, jq, tmux and GNU time
+# (each installed with apt-get when missing and run as root; without GNU
+# time the peak RSS of `ladder peek` is polled from /proc).
+# BENCHCOUNT (default 3) repeats the light rows; the heavy ones (100,000
+# messages, the 60 s refresh) run once per version whatever it says.
+# BENCH_QUICK=1 skips the heavy rows (a quick check of the script);
+# BENCH_WINDOW (seconds, default 60) is the refresh rows' window.
+# Everything it creates is deleted when it ends, even on failure or Ctrl+C
+# (then with what killed Go benchmarks left: ladder-test.Benchmark… names).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 count=${BENCHCOUNT:-3}
 versions=${BENCH_VERSIONS:-"3.10 4.3"}
+# Written in $work, put in place at the end: a failed run leaves it as it was.
 out=${BENCH_OUT:-BENCH.md}
+quick=${BENCH_QUICK:-0}
+# The refresh rows: the TUI's --refresh, and how long each side is measured.
+refresh=2
+window=${BENCH_WINDOW:-60}
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+md="$work/BENCH.md"
+# Every vhost this run creates starts with this; the sweep deletes them.
+prefix="ladder-bench.$$."
+tmuxes=()
+
+cleanup() {
+  local rc=$?
+  set +e
+  for s in "${tmuxes[@]}"; do tmux kill-session -t "$s" 2>/dev/null; done
+  if [ -x "$work/benchfix" ]; then
+    # After a failure or Ctrl+C also what a killed Go benchmark left (its
+    # t.Cleanup did not run); not after a finished run: others' benchmarks
+    # running on the same broker use the same names.
+    local what=()
+    [ "$rc" = 0 ] || what=(-benchmarks)
+    for v in $versions; do
+      read -r amqp api < <(ports "$v")
+      LADDER_TEST_AMQP_URL="amqp://guest:guest@127.0.0.1:$amqp/" LADDER_TEST_API_URL="http://127.0.0.1:$api" "$work/benchfix" sweep "${what[@]}" "$prefix"
+    done
+  fi
+  rm -rf "$work"
+  exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
 
 ports() {
   case "$1" in
@@ -24,55 +69,321 @@ ports() {
   esac
 }
 
+# need CMD PACKAGE: install PACKAGE with apt-get when CMD is missing.
+need() {
+  command -v "$1" >/dev/null 2>&1 && return 0
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "== installing $2" >&2
+    apt-get install -y "$2" >/dev/null 2>&1 || { apt-get update >/dev/null 2>&1 && apt-get install -y "$2" >/dev/null 2>&1; } || true
+  fi
+  command -v "$1" >/dev/null 2>&1
+}
+need curl curl || { echo "bench.sh: curl is needed" >&2; exit 1; }
+need jq jq || { echo "bench.sh: jq is needed" >&2; exit 1; }
+need tmux tmux || { echo "bench.sh: tmux is needed (the TUI rows)" >&2; exit 1; }
+gnutime=/usr/bin/time
+[ -x "$gnutime" ] || need /usr/bin/time time || gnutime=
+
+CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o "$work/ladder" .
+go build -o "$work/benchfix" ./scripts/benchfix
+
 # metric FILE BENCH UNIT: the values of one metric, space-separated.
 metric() { awk -v b="^$2-[0-9]+$" -v u="$3" '$1 ~ b { for (i = 2; i < NF; i++) if ($(i+1) == u) printf "%s ", $i }' "$1"; }
+# proc FILE NAME K: the K-th value of the process rows named NAME
+# ("proc NAME VALUE UNIT [VALUE UNIT…]").
+proc() { awk -v n="$2" -v k="$3" '$1 == "proc" && $2 == n { printf "%s ", $(2 * k + 1) }' "$1"; }
 # median of the numbers given
-median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ a[NR] = $1 } END { if (NR == 0) print "-"; else if (NR % 2) print a[(NR+1)/2]; else print (a[NR/2] + a[NR/2+1]) / 2 }'; }
+median() { tr ' ' '\n' | { grep -v '^$' || true; } | sort -g | awk '{ a[NR] = $1 } END { if (NR == 0) print "-"; else if (NR % 2) print a[(NR+1)/2]; else print (a[NR/2] + a[NR/2+1]) / 2 }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-" || b == "-" || b == 0) print "-"; else printf "%.2f×", a / b }'; }
+ms() { awk -v n="$1" 'BEGIN { if (n == "-") print "-"; else printf "%.1f ms", n / 1e6 }'; }
+mib() { awk -v n="$1" 'BEGIN { if (n == "-") print "-"; else printf "%.1f MiB", n / 1024 }'; }
+# better RATIO UP DOWN: a peer ÷ ladder ratio in words: "2.31× faster" at
+# 2.31, "2.04× slower" at 0.49.
+better() { awk -v r="${1%×}" -v u="$2" -v d="$3" 'BEGIN { if (r == "-") print "-"; else if (r + 0 >= 1) printf "%.2f× %s", r, u; else if (r + 0 > 0) printf "%.2f× %s", 1 / r, d; else print "-" }'; }
+# atleast RATIO MIN: met or missed (RATIO like 2.31×).
+atleast() { awk -v r="${1%×}" -v m="$2" 'BEGIN { if (r == "-") print "-"; else if (r + 0 >= m) print "met"; else print "**missed**" }'; }
+atmost() { awk -v r="$1" -v m="$2" 'BEGIN { if (r == "-") print "-"; else if (r + 0 <= m) print "met"; else print "**missed**" }'; }
+now() { date +%s%N; }
+
+# timed LOG NAME CMD…: run CMD (stdout to /dev/null), log its wall time in
+# ns and its peak RSS in KiB as "proc NAME NS ns KIB KiB".
+timed() {
+  local log=$1 name=$2 start end rss=-
+  shift 2
+  start=$(now)
+  if [ -n "$gnutime" ]; then
+    "$gnutime" -f %M -o "$work/rss" "$@" >/dev/null
+    rss=$(tail -1 "$work/rss")
+  else
+    # No GNU time: poll VmHWM while it runs (may miss the last growth).
+    "$@" >/dev/null &
+    local p=$! h
+    while kill -0 "$p" 2>/dev/null; do
+      h=$(awk '/^VmHWM/ { print $2 }' "/proc/$p/status" 2>/dev/null || true)
+      [ -z "$h" ] || rss=$h
+      sleep 0.02
+    done
+    wait "$p"
+  fi
+  end=$(now)
+  echo "proc $name $((end - start)) ns $rss KiB" | tee -a "$log" >&2
+}
+
+# curled LOG NAME CURL-ARGS…: one curl, logged as "proc NAME NS ns BYTES B".
+curled() {
+  local log=$1 name=$2 start end size
+  shift 2
+  start=$(now)
+  size=$(curl -fsS -o /dev/null -w '%{size_download}' -u guest:guest "$@")
+  end=$(now)
+  echo "proc $name $((end - start)) ns $size B" | tee -a "$log" >&2
+}
+
+# screen SESSION TEXT [SECONDS]: wait until the tmux pane shows TEXT.
+screen() {
+  local deadline=$((SECONDS + ${3:-30}))
+  until tmux capture-pane -p -t "$1" 2>/dev/null | grep -qF -- "$2"; do
+    if [ $SECONDS -ge $deadline ]; then
+      echo "bench.sh: the TUI never showed \"$2\":" >&2
+      tmux capture-pane -p -t "$1" >&2 || true
+      return 1
+    fi
+    sleep 0.1
+  done
+}
+
+# tui SESSION VHOST ARGS…: the ladder binary's TUI in a detached 80×24
+# tmux pane (exec'd: the pane's pid is ladder's, printed). Add SESSION to
+# tmuxes first: this runs in a subshell.
+tui() {
+  local s=$1 vh=$2
+  shift 2
+  TERM=xterm-256color tmux new-session -d -s "$s" -x 80 -y 24 \
+    "exec env NO_COLOR=1 $work/ladder --amqp-url $LADDER_TEST_AMQP_URL --api-url $LADDER_TEST_API_URL --vhost $vh --read-only $*"
+  tmux display -p -t "$s" '#{pane_pid}'
+}
+
+# beam CPU time in clock ticks (utime + stime) of the broker at API port $1.
+beampid() { ss -ltnpH "sport = :$1" | sed -n 's/.*pid=\([0-9]*\).*/\1/p' | head -1; }
+ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+hz=$(getconf CLK_TCK)
 
 {
   echo "# ladder benchmarks"
   echo
   echo "- date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
   echo "- machine: $(nproc) cores, $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null || echo '?'), $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo 2>/dev/null)"
-  echo "- command: BENCHCOUNT=$count scripts/bench.sh (make bench); medians of $count runs"
+  if [ "$quick" = 1 ]; then
+    echo "- command: BENCHCOUNT=$count BENCH_QUICK=1 scripts/bench.sh: medians of $count runs; the heavy rows skipped"
+  else
+    echo "- command: BENCHCOUNT=$count scripts/bench.sh (make bench); medians of $count runs, rows marked (1 run) once per version"
+  fi
   echo "- commit: $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
   echo
-} >"$out"
+  cat <<'EOF'
+How each row is taken (all on the same broker, one after another, which should otherwise
+be idle: others' traffic shows in every figure, most in the broker CPU rows):
+
+- **move**: persistent 1 KiB messages from one classic queue to another; ladder's move (in
+  process, `broker.Live.Move`: pipelined confirms, mandatory publishes) vs a dynamic shovel
+  (`src-delete-after: queue-length`, `ack-mode: on-confirm`, done when the target's exact
+  depth — a passive declare — is all of them) vs a script that gets one message, publishes
+  it (mandatory), waits for its confirm and acks it. Each ends checking both depths exactly.
+  At 100,000 each runs once per version; the one-at-a-time side moves all 100,000 (about a
+  minute), not a sample.
+- **redrive to origin**: 10 main queues, each bound to a topic exchange and dead-lettering to
+  one DLQ; 2,000 messages published to each through the exchange and rejected, so the DLQ
+  holds 20,000 with `x-death`. ladder's `move --to origin` (in process) vs a script that gets
+  one, reads the queue of its `x-death` entry, publishes it there (default exchange,
+  mandatory), waits for the confirm, acks. Checked after: each main holds exactly its 2,000.
+- **peek 10,000**: the ladder binary, `ladder peek Q -n 10000 -o json >/dev/null`, wall time
+  and peak RSS (GNU time's maximum resident set) vs `curl` POSTing the management API's
+  `/api/queues/{vhost}/Q/get` (count 10,000, `ack_requeue_true`), wall time and the size of
+  its response (the broker's memory for it is not comparable).
+- **TUI browse 10,000**: the binary in an 80×24 tmux pane (`--peek-limit 10000`), the queue
+  opened (the pane shows `peeked 10000 of …`), `G` to the last row (`peek-09999` shown),
+  `enter` on it (the inspector) and back; then VmHWM of the ladder process.
+- **topology**: a vhost of 400 ladders (2,000 queues, their bindings); the binary's
+  `ladder topology -o json >/dev/null` (a whole run: connect, read, discover, findings,
+  print) vs `curl GET /api/queues/{vhost}`, wall time.
+- **TUI refresh**: the TUI on that vhost with `--refresh 2s`, left on its home screen, vs
+  `curl GET /api/queues/{vhost}` every 2 s, each for 60 s, measured by the broker's CPU
+  time over the window (`utime + stime` of its `beam.smp` from `/proc/PID/stat`); the same
+  window with no client is shown as the idle cost, which both sides include. First the
+  broker is left to settle (up to 2 min, until it uses under a tenth of a core over 5 s;
+  `refresh-settled` in the log says whether it did).
+EOF
+  echo
+} >"$md"
 
 for v in $versions; do
   read -r amqp api < <(ports "$v")
   export LADDER_TEST_AMQP_URL="amqp://guest:guest@127.0.0.1:$amqp/" LADDER_TEST_API_URL="http://127.0.0.1:$api"
   ver=$(curl -fsS -u guest:guest "$LADDER_TEST_API_URL/api/overview" | sed -n 's/.*"rabbitmq_version":"\([^"]*\)".*/\1/p')
+  beam=$(beampid "$api")
+  [ -n "$beam" ] && [ -r "/proc/$beam/stat" ] || { echo "bench.sh: no beam.smp listening on port $api" >&2; exit 1; }
   log="$work/broker-$v.txt"
-  echo "== RabbitMQ $ver: move (ladder, shovel, one at a time), peek, snapshot" >&2
+  : >"$log"
+  vbench="$work/ladder --amqp-url $LADDER_TEST_AMQP_URL --api-url $LADDER_TEST_API_URL"
+
+  echo "== RabbitMQ $ver: move 20,000 (ladder, shovel, one at a time)" >&2
   for _ in $(seq "$count"); do
-    go test -run '^$' -bench 'Move20k|Shovel20k|OneByOne20k' -benchtime 1x -count 1 ./broker/ | grep -E '^Benchmark' | tee -a "$log" >&2
+    go test -run '^$' -bench '^Benchmark(Move20k|Shovel20k|OneByOne20k)$' -benchtime 1x -count 1 ./broker/ | grep -E '^Benchmark' | tee -a "$log" >&2
   done
-  go test -run '^$' -bench 'Peek1000|ManagementGet1000' -benchtime 5x -count "$count" ./broker/ | grep -E '^Benchmark' | tee -a "$log" >&2
-  go test -run '^$' -bench 'Snapshot2000' -benchtime 5x -count 1 ./broker/ | grep -E '^Benchmark' | tee -a "$log" >&2
+  if [ "$quick" != 1 ]; then
+    echo "== RabbitMQ $ver: move 100,000 (ladder, shovel, one at a time), once" >&2
+    go test -run '^$' -bench '^Benchmark(Move100k|Shovel100k|OneByOne100k)$' -benchtime 1x -count 1 -timeout 30m ./broker/ | grep -E '^Benchmark' | tee -a "$log" >&2
+  fi
+  echo "== RabbitMQ $ver: redrive 20,000 to their origins (ladder, one at a time)" >&2
+  for _ in $(seq "$count"); do
+    go test -run '^$' -bench '^Benchmark(RedriveOrigin20k|RedriveOneByOne20k)$' -benchtime 1x -count 1 -timeout 20m ./broker/ | grep -E '^Benchmark' | tee -a "$log" >&2
+  done
+  echo "== RabbitMQ $ver: peek 1,000, snapshot" >&2
+  go test -run '^$' -bench '^Benchmark(Peek1000|ManagementGet1000)$' -benchtime 5x -count "$count" ./broker/ | grep -E '^Benchmark' | tee -a "$log" >&2
+  go test -run '^$' -bench '^BenchmarkSnapshot2000$' -benchtime 5x -count 1 ./broker/ | grep -E '^Benchmark' | tee -a "$log" >&2
+
+  echo "== RabbitMQ $ver: peek 10,000 (ladder binary, management get), TUI browse" >&2
+  pv="${prefix}peek"
+  "$work/benchfix" queue "$pv" peek 10000
+  getbody='{"count":10000,"ackmode":"ack_requeue_true","encoding":"auto"}'
+  geturl="$LADDER_TEST_API_URL/api/queues/$(jq -rn --arg v "$pv" '$v|@uri')/peek/get"
+  # A first run of each, checked, not counted.
+  n=$($vbench --vhost "$pv" peek peek -n 10000 -o json | jq '.messages | length')
+  [ "$n" = 10000 ] || { echo "bench.sh: ladder peek saw $n messages, want 10000" >&2; exit 1; }
+  "$work/benchfix" ready "$pv" peek 10000
+  n=$(curl -fsS -u guest:guest -H 'content-type: application/json' -d "$getbody" "$geturl" | jq length)
+  [ "$n" = 10000 ] || { echo "bench.sh: management get returned $n messages, want 10000" >&2; exit 1; }
+  # Each side starts on the whole queue: what a peek or a get took comes
+  # back a moment after it answered.
+  for _ in $(seq "$count"); do
+    "$work/benchfix" ready "$pv" peek 10000
+    timed "$log" peek10k-ladder $vbench --vhost "$pv" peek peek -n 10000 -o json
+    "$work/benchfix" ready "$pv" peek 10000
+    curled "$log" peek10k-get -H 'content-type: application/json' -d "$getbody" "$geturl"
+  done
+  "$work/benchfix" ready "$pv" peek 10000
+  s="ladder-bench-$$-browse"
+  tmuxes+=("$s")
+  pid=$(tui "$s" "$pv" --peek-limit 10000)
+  screen "$s" "OTHER QUEUES (1)"
+  tmux send-keys -t "$s" Enter
+  screen "$s" "peeked 10000 of" 60
+  tmux send-keys -t "$s" G
+  screen "$s" "peek-09999"
+  tmux send-keys -t "$s" Enter
+  screen "$s" "message #9999"
+  tmux send-keys -t "$s" Escape
+  screen "$s" "10000/10000"
+  echo "proc tui-browse10k $(awk '/^VmHWM/ { print $2 }' "/proc/$pid/status") KiB" | tee -a "$log" >&2
+  tmux send-keys -t "$s" q
+  sleep 1
+  tmux kill-session -t "$s" 2>/dev/null || true
+  "$work/benchfix" sweep "$pv"
+
+  echo "== RabbitMQ $ver: topology of 2,000 queues (ladder binary, GET /api/queues)" >&2
+  sv="${prefix}snapshot"
+  "$work/benchfix" ladders "$sv" 400
+  qurl="$LADDER_TEST_API_URL/api/queues/$(jq -rn --arg v "$sv" '$v|@uri')"
+  n=$($vbench --vhost "$sv" topology -o json | jq '.ladders | length')
+  [ "$n" = 400 ] || { echo "bench.sh: ladder topology found $n ladders, want 400" >&2; exit 1; }
+  n=$(curl -fsS -u guest:guest "$qurl" | jq length)
+  [ "$n" = 2000 ] || { echo "bench.sh: GET /api/queues listed $n queues, want 2000" >&2; exit 1; }
+  for _ in $(seq "$count"); do
+    timed "$log" topology2000-ladder $vbench --vhost "$sv" topology -o json
+    curled "$log" queues2000-get "$qurl"
+  done
+
+  if [ "$quick" != 1 ]; then
+    echo "== RabbitMQ $ver: ${window} s of refreshes every ${refresh} s (idle, TUI, GET /api/queues), broker CPU" >&2
+    # Let the broker settle first (a deleted queue's messages, the stats of
+    # new queues): up to 2 min, until it uses under a tenth of a core over 5 s.
+    settled=no
+    for _ in $(seq 24); do
+      t0=$(ticks "$beam")
+      sleep 5
+      if [ $(($(ticks "$beam") - t0)) -lt $((hz / 2)) ]; then settled=yes; break; fi
+    done
+    echo "proc refresh-settled $settled" | tee -a "$log" >&2
+    t0=$(ticks "$beam")
+    sleep "$window"
+    echo "proc refresh-idle $(($(ticks "$beam") - t0)) ticks" | tee -a "$log" >&2
+    s="ladder-bench-$$-refresh"
+    tmuxes+=("$s")
+    tui "$s" "$sv" --refresh "${refresh}s" >/dev/null
+    screen "$s" "400 ladders · 2000 queues"
+    t0=$(ticks "$beam")
+    sleep "$window"
+    echo "proc refresh-tui $(($(ticks "$beam") - t0)) ticks" | tee -a "$log" >&2
+    tmux send-keys -t "$s" q
+    sleep 1
+    tmux kill-session -t "$s" 2>/dev/null || true
+    t0=$(ticks "$beam")
+    start=$(now)
+    # As the TUI does: the next request ${refresh} s after each answer.
+    end=$((start + window * 1000000000)) reqs=0
+    while [ "$(now)" -lt "$end" ]; do
+      curl -fsS -o /dev/null -u guest:guest "$qurl"
+      reqs=$((reqs + 1))
+      sleep "$(awk -v e="$end" -v n="$(now)" -v r="$refresh" 'BEGIN { x = (e - n) / 1e9; print (x < 0 ? 0 : x < r ? x : r) }')"
+    done
+    echo "proc refresh-get $(($(ticks "$beam") - t0)) ticks $reqs requests" | tee -a "$log" >&2
+  fi
+  "$work/benchfix" sweep "$sv"
+
   mv=$(metric "$log" BenchmarkMove20k msg/s | median)
   sh=$(metric "$log" BenchmarkShovel20k msg/s | median)
   one=$(metric "$log" BenchmarkOneByOne20k msg/s | median)
+  mv100=$(metric "$log" BenchmarkMove100k msg/s | median)
+  sh100=$(metric "$log" BenchmarkShovel100k msg/s | median)
+  one100=$(metric "$log" BenchmarkOneByOne100k msg/s | median)
+  rd=$(metric "$log" BenchmarkRedriveOrigin20k msg/s | median)
+  rd1=$(metric "$log" BenchmarkRedriveOneByOne20k msg/s | median)
   pk=$(metric "$log" BenchmarkPeek1000 ns/op | median)
   get=$(metric "$log" BenchmarkManagementGet1000 ns/op | median)
   snap=$(metric "$log" BenchmarkSnapshot2000 ns/op | median)
-  ms() { awk -v n="$1" 'BEGIN { if (n == "-") print "-"; else printf "%.1f ms", n / 1e6 }'; }
+  pk10=$(proc "$log" peek10k-ladder 1 | median)
+  pk10rss=$(proc "$log" peek10k-ladder 2 | median)
+  get10=$(proc "$log" peek10k-get 1 | median)
+  get10size=$(proc "$log" peek10k-get 2 | median)
+  browse=$(proc "$log" tui-browse10k 1 | median)
+  topo=$(proc "$log" topology2000-ladder 1 | median)
+  topoget=$(proc "$log" queues2000-get 1 | median)
+  topogetsize=$(proc "$log" queues2000-get 2 | median)
+  idle=$(proc "$log" refresh-idle 1 | median)
+  rtui=$(proc "$log" refresh-tui 1 | median)
+  rget=$(proc "$log" refresh-get 1 | median)
+  secs() { awk -v t="$1" -v hz="$hz" 'BEGIN { if (t == "-") print "-"; else printf "%.2f s", t / hz }'; }
+  pk10r=$(ratio "$get10" "$pk10")
+  topor=$(ratio "$topoget" "$topo")
+  refr=$(ratio "$rget" "$rtui")
+  net=$(awk -v a="$rget" -v b="$rtui" -v i="$idle" 'BEGIN { if (a == "-" || b == "-" || i == "-" || a - i <= 0 || b - i <= 0) print "-"; else printf "%.2f×", (a - i) / (b - i) }')
+  heavy() { if [ "$quick" = 1 ]; then echo "| $1 | skipped (BENCH_QUICK=1) | | | | |"; else echo "$2"; fi; }
   {
     echo "## RabbitMQ $ver"
     echo
-    echo "| what | ladder | peer | ladder ÷ peer |"
-    echo "|---|---|---|---|"
-    echo "| move 20,000 × 1 KiB persistent | $mv msg/s | shovel $sh msg/s | $(ratio "$mv" "$sh") |"
-    echo "| move 20,000 × 1 KiB persistent | $mv msg/s | one at a time $one msg/s | $(ratio "$mv" "$one") |"
-    echo "| peek 1,000 × 1 KiB | $(ms "$pk") | management get $(ms "$get") | $(ratio "$get" "$pk") faster |"
-    echo "| snapshot of 2,000 queues (+ discovery, findings) | $(ms "$snap") | | |"
+    echo "| what | ladder | peer | ladder vs peer | target | |"
+    echo "|---|---|---|---|---|---|"
+    echo "| move 20,000 × 1 KiB persistent | $mv msg/s | shovel $sh msg/s | $(better "$(ratio "$mv" "$sh")" faster slower) | | |"
+    echo "| move 20,000 × 1 KiB persistent | $mv msg/s | one at a time $one msg/s | $(better "$(ratio "$mv" "$one")" faster slower) | | |"
+    heavy "move 100,000 × 1 KiB persistent" "| move 100,000 × 1 KiB persistent (1 run) | $mv100 msg/s | shovel $sh100 msg/s | $(better "$(ratio "$mv100" "$sh100")" faster slower) | | |"
+    heavy "move 100,000 × 1 KiB persistent" "| move 100,000 × 1 KiB persistent (1 run) | $mv100 msg/s | one at a time, all 100,000: $one100 msg/s | $(better "$(ratio "$mv100" "$one100")" faster slower) | | |"
+    echo "| redrive 20,000 dead-lettered from 10 mains to their origins | $rd msg/s | one at a time by x-death $rd1 msg/s | $(better "$(ratio "$rd" "$rd1")" faster slower) | | |"
+    echo "| peek 1,000 × 1 KiB (in process) | $(ms "$pk") | management get $(ms "$get") | $(better "$(ratio "$get" "$pk")" faster slower) | | |"
+    echo "| peek 10,000 × 1 KiB (\`ladder peek\` process) | $(ms "$pk10"), peak RSS $(mib "$pk10rss") | management get (curl) $(ms "$get10"), $(mib "$(awk -v b="$get10size" 'BEGIN { print (b == "-") ? "-" : b / 1024 }')") response | $(better "$pk10r" faster slower) | ≥ 3× faster | $(atleast "$pk10r" 3) |"
+    echo "| TUI: browse 10,000 × 1 KiB (open, last row, a message) | peak RSS $(mib "$browse") | | | ≤ 100 MiB | $(atmost "$(awk -v k="$browse" 'BEGIN { print (k == "-") ? "-" : k / 1024 }')" 100) |"
+    echo "| snapshot of 2,000 queues (+ discovery, findings; in process) | $(ms "$snap") | | | | |"
+    echo "| topology of 2,000 queues with bindings (\`ladder topology\` process) | $(ms "$topo") | GET /api/queues (curl) $(ms "$topoget"), $(mib "$(awk -v b="$topogetsize" 'BEGIN { print (b == "-") ? "-" : b / 1024 }')") | $(better "$topor" faster slower) | ≥ 2× faster | $(atleast "$topor" 2) |"
+    heavy "TUI refresh every ${refresh} s for ${window} s: broker CPU" "| TUI refresh every ${refresh} s for ${window} s: broker CPU (1 run) | $(secs "$rtui") | GET /api/queues every ${refresh} s: $(secs "$rget") | $(better "$refr" cheaper costlier) | ≥ 3× cheaper | $(atleast "$refr" 3) |"
     echo
+    if [ "$quick" != 1 ]; then
+      echo "The broker's CPU over the same ${window} s with no client: $(secs "$idle"); net of it the TUI costs $(secs "$(awk -v a="$rtui" -v i="$idle" 'BEGIN { print a - i }')") and the polling $(secs "$(awk -v a="$rget" -v i="$idle" 'BEGIN { print a - i }')") ($(nb=$(better "$net" cheaper costlier); if [ "$nb" = - ]; then echo "no ratio: the idle window cost as much as a side, others were busy on the broker"; else echo "$nb"; fi))."
+      echo
+    fi
     echo '```'
     cat "$log"
     echo '```'
     echo
-  } >>"$out"
+  } >>"$md"
 done
 
 echo "== Go benchmarks: engine and UI frames" >&2
@@ -88,5 +399,6 @@ go test -run '^$' -bench . -benchmem -count "$count" ./retry/ ./ui/... | grep -E
     echo "| $name | $(metric "$work/go.txt" "Benchmark$name" ns/op | median) | $target |"
   done
   echo
-} >>"$out"
+} >>"$md"
+cp "$md" "$out"
 echo "bench.sh: wrote $out" >&2

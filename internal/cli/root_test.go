@@ -60,6 +60,13 @@ func TestBadOutputIsUsageError(t *testing.T) {
 	}
 }
 
+func TestBadPeekLimitIsUsageError(t *testing.T) {
+	code, _, errOut := runLadder(t, "demo", "--peek-limit", "0")
+	if code != exitUsage || !strings.Contains(errOut, "--peek-limit 0") {
+		t.Fatalf("exit %d, %q", code, errOut)
+	}
+}
+
 // freePort returns a local port nothing listens on.
 func freePort(t *testing.T) string {
 	t.Helper()

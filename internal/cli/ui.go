@@ -13,13 +13,15 @@ import (
 
 // uiFlags are the terminal UI's own flags (the root command and demo).
 type uiFlags struct {
-	refresh time.Duration
-	logFile string
+	refresh   time.Duration
+	logFile   string
+	peekLimit int
 }
 
 func (u *uiFlags) register(cmd *cobra.Command) {
 	cmd.Flags().DurationVar(&u.refresh, "refresh", 2*time.Second, "how often the UI refreshes depths and rates")
 	cmd.Flags().StringVar(&u.logFile, "log-file", "", "write debug logs to this file (never to the screen; also LADDER_DEBUG=1)")
+	cmd.Flags().IntVar(&u.peekLimit, "peek-limit", 1000, "messages the queue browser peeks when it opens a queue")
 }
 
 // runUI starts the terminal UI on a client: the same code for the live
@@ -28,12 +30,15 @@ func (a *app) runUI(cmd *cobra.Command, c broker.Client, open func(string) (brok
 	if u.refresh < 200*time.Millisecond {
 		return usageErr("--refresh %v: want 200ms or more", u.refresh)
 	}
+	if u.peekLimit < 1 {
+		return usageErr("--peek-limit %d: want 1 or more", u.peekLimit)
+	}
 	if !isTerminal(a.stdin) || !isTerminal(a.stdout) {
 		return usageErr("the terminal UI needs a terminal; for scripts use ladder topology / peek / move with -o json")
 	}
 	return ui.Run(cmd.Context(), ui.Options{
 		Client: c, Open: open, ReadOnly: a.cfg.ReadOnly, NoColor: a.noColor,
-		Refresh: u.refresh, LogFile: u.logFile, Title: title, Policy: policy,
+		Refresh: u.refresh, LogFile: u.logFile, Title: title, Policy: policy, PeekLimit: u.peekLimit,
 	})
 }
 
