@@ -69,11 +69,21 @@ func (l *Live) WithVhost(vhost string) (*Live, error) {
 // Snapshot implements Client: one management read of the vhost, adapted,
 // with ladders discovered and findings computed by the retry engine.
 func (l *Live) Snapshot(ctx context.Context) (*Snapshot, error) {
-	version, err := l.mgmt.BrokerVersion(ctx)
-	if err != nil {
-		return nil, err
-	}
+	// The version (cached after the first) and the vhost at once.
+	var (
+		version string
+		verr    error
+		done    = make(chan struct{})
+	)
+	go func() {
+		defer close(done)
+		version, verr = l.mgmt.BrokerVersion(ctx)
+	}()
 	v, err := l.mgmt.Vhost(ctx, l.r.Vhost)
+	<-done
+	if verr != nil {
+		return nil, verr
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -47,8 +47,9 @@ type Management struct {
 	prevAt  time.Time
 	version string
 	// noStats: the broker's management stats are off (overview's
-	// disable_stats), so rates and consumers come from Prometheus.
-	noStats bool
+	// disable_stats), so rates and consumers come from Prometheus;
+	// statsKnown: noStats was found out (see statsOff).
+	noStats, statsKnown bool
 
 	// Bindings change rarely and cost the broker most after queues: they
 	// are re-read when older than topologyTTL or when a queue or exchange
@@ -84,6 +85,9 @@ func NewManagement(r *Resolved) (*Management, error) {
 func (m *Management) Close() { m.tr.CloseIdleConnections() }
 
 // BrokerVersion returns the broker's version (cached after the first call).
+// It asks the overview with disable_stats=true: the full overview sums the
+// stats of every queue of every vhost (hundreds of ms on a busy broker),
+// this one only reports the node. Whether stats are off is statsOff's.
 func (m *Management) BrokerVersion(ctx context.Context) (string, error) {
 	m.mu.Lock()
 	v := m.version
@@ -93,15 +97,57 @@ func (m *Management) BrokerVersion(ctx context.Context) (string, error) {
 	}
 	var ov struct {
 		RabbitMQVersion string `json:"rabbitmq_version"`
-		DisableStats    bool   `json:"disable_stats"`
 	}
-	if err := m.getJSON(ctx, "overview", "overview", nil, &ov); err != nil {
+	q := url.Values{"disable_stats": {"true"}, "columns": {"rabbitmq_version"}}
+	if err := m.getJSON(ctx, "overview", "overview", q, &ov); err != nil {
 		return "", err
 	}
 	m.mu.Lock()
-	m.version, m.noStats = ov.RabbitMQVersion, ov.DisableStats
+	if m.version == "" {
+		m.version = ov.RabbitMQVersion
+	}
 	m.mu.Unlock()
 	return ov.RabbitMQVersion, nil
+}
+
+// statsOff tells whether the broker's management stats are off (the
+// overview's disable_stats), so rates and consumers must come from
+// Prometheus. A queue row with consumers proves them on without a request;
+// only when none has them (stats off, or queues too new for their first
+// stats) is the full overview asked, once per process.
+func (m *Management) statsOff(ctx context.Context, queues []apiQueue) (bool, error) {
+	m.mu.Lock()
+	known, off := m.statsKnown, m.noStats
+	m.mu.Unlock()
+	if known {
+		return off, nil
+	}
+	for _, q := range queues {
+		if q.Consumers != nil {
+			m.mu.Lock()
+			m.statsKnown, m.noStats = true, false
+			m.mu.Unlock()
+			return false, nil
+		}
+	}
+	if len(queues) == 0 {
+		return false, nil // nothing to read stats of: ask when there is
+	}
+	var ov struct {
+		RabbitMQVersion string `json:"rabbitmq_version"`
+		DisableStats    bool   `json:"disable_stats"`
+	}
+	q := url.Values{"columns": {"rabbitmq_version,disable_stats"}}
+	if err := m.getJSON(ctx, "overview", "overview", q, &ov); err != nil {
+		return false, err
+	}
+	m.mu.Lock()
+	m.statsKnown, m.noStats = true, ov.DisableStats
+	if m.version == "" {
+		m.version = ov.RabbitMQVersion
+	}
+	m.mu.Unlock()
+	return ov.DisableStats, nil
 }
 
 // apiQueue is the subset of a queue row ladder asks for with columns=…,
@@ -174,24 +220,43 @@ func (m *Management) getJSON(ctx context.Context, what, path string, q url.Value
 	return nil
 }
 
-// listQueues pages through the vhost's queues with only ladder's columns.
+// listQueues reads the vhost's queues with only ladder's columns, in one
+// request: each page of a paged listing makes the broker list and sort the
+// whole vhost again (four pages of 500 cost it more than one listing of
+// 2,000, forty of 20,000 far more), and one big answer is fine here.
 func (m *Management) listQueues(ctx context.Context, vhost string) ([]apiQueue, error) {
 	var all []apiQueue
-	for page := 1; ; page++ {
-		q := url.Values{
-			"page":      {strconv.Itoa(page)},
-			"page_size": {strconv.Itoa(queuePageSize)},
-			"columns":   {queueColumns},
-		}
-		var p apiQueuePage
-		if err := m.getJSON(ctx, "list queues in vhost "+vhost, "queues/"+url.PathEscape(vhost), q, &p); err != nil {
-			return nil, m.vhostMissing(ctx, vhost, err)
-		}
-		all = append(all, p.Items...)
-		if page >= p.PageCount {
-			return all, nil
-		}
+	q := url.Values{"columns": {queueColumns}}
+	if err := m.getJSON(ctx, "list queues in vhost "+vhost, "queues/"+url.PathEscape(vhost), q, &all); err != nil {
+		return nil, err
 	}
+	return all, nil
+}
+
+// listExchanges reads the vhost's exchanges with only ladder's columns.
+func (m *Management) listExchanges(ctx context.Context, vhost string) ([]apiExchange, error) {
+	var all []apiExchange
+	q := url.Values{"columns": {"name,type,arguments,messages_delayed"}}
+	if err := m.getJSON(ctx, "list exchanges in vhost "+vhost, "exchanges/"+url.PathEscape(vhost), q, &all); err != nil {
+		return nil, err
+	}
+	return all, nil
+}
+
+// listBindings reads the vhost's bindings.
+func (m *Management) listBindings(vhost string) ([]retry.Binding, error) {
+	list, err := m.rh.ListBindingsIn(vhost)
+	if err != nil {
+		return nil, m.r.APIError("list bindings in vhost "+vhost, err)
+	}
+	out := make([]retry.Binding, 0, len(list))
+	for _, b := range list {
+		out = append(out, retry.Binding{
+			Source: b.Source, Destination: b.Destination, DestinationType: b.DestinationType,
+			RoutingKey: b.RoutingKey, Arguments: b.Arguments,
+		})
+	}
+	return out, nil
 }
 
 // Vhost reads queues, exchanges and bindings of a vhost and adapts them to
@@ -208,21 +273,48 @@ func (m *Management) VhostFresh(ctx context.Context, vhost string) (retry.Vhost,
 }
 
 func (m *Management) read(ctx context.Context, vhost string, fresh, track bool) (retry.Vhost, error) {
-	queues, err := m.listQueues(ctx, vhost)
+	// Queues, exchanges and (when the cache cannot serve them) bindings are
+	// independent requests: made at once, the wall time is the longest's.
+	m.mu.Lock()
+	readBindings := fresh || time.Since(m.bindingsAt) >= topologyTTL
+	m.mu.Unlock()
+	var (
+		wg               sync.WaitGroup
+		queues           []apiQueue
+		exchanges        []apiExchange
+		bindings         []retry.Binding
+		qErr, eErr, bErr error
+	)
+	wg.Add(2)
+	go func() { defer wg.Done(); queues, qErr = m.listQueues(ctx, vhost) }()
+	go func() { defer wg.Done(); exchanges, eErr = m.listExchanges(ctx, vhost) }()
+	if readBindings {
+		wg.Add(1)
+		go func() { defer wg.Done(); bindings, bErr = m.listBindings(vhost) }()
+	}
+	wg.Wait()
+	now := time.Now()
+	// The first failure in the order they were once made in, told apart
+	// from a missing vhost once.
+	for _, err := range []error{qErr, eErr, bErr} {
+		if err != nil {
+			return retry.Vhost{}, m.vhostMissing(ctx, vhost, err)
+		}
+	}
+	v := retry.Vhost{Name: vhost}
+	var err error
+	if v.Bindings, err = m.cachedBindings(ctx, vhost, queues, exchanges, bindings, readBindings, now); err != nil {
+		return retry.Vhost{}, err
+	}
+	off, err := m.statsOff(ctx, queues)
 	if err != nil {
 		return retry.Vhost{}, err
 	}
-	now := time.Now()
-	var exchanges []apiExchange
-	eq := url.Values{"columns": {"name,type,arguments,messages_delayed"}}
-	if err := m.getJSON(ctx, "list exchanges in vhost "+vhost, "exchanges/"+url.PathEscape(vhost), eq, &exchanges); err != nil {
-		return retry.Vhost{}, m.vhostMissing(ctx, vhost, err)
+	var prom map[string]*promQueue
+	var promErr error
+	if off && len(queues) > 0 {
+		prom, promErr = m.prometheusQueues(ctx, vhost)
 	}
-	v := retry.Vhost{Name: vhost}
-	if v.Bindings, err = m.cachedBindings(ctx, vhost, queues, exchanges, fresh, now); err != nil {
-		return retry.Vhost{}, err
-	}
-	prom, promErr := m.statsFromPrometheus(ctx, vhost, queues)
 	switch {
 	case prom != nil:
 		v.RatesFrom = retry.RatesFromPrometheus
@@ -267,9 +359,10 @@ func (m *Management) read(ctx context.Context, vhost string, fresh, track bool) 
 	return v, nil
 }
 
-// cachedBindings returns the vhost's bindings, from the cache while it is
+// cachedBindings returns the vhost's bindings: read (just read alongside
+// queues and exchanges, when read is true), or from the cache while it is
 // young and the set of queue and exchange names is unchanged.
-func (m *Management) cachedBindings(ctx context.Context, vhost string, queues []apiQueue, exchanges []apiExchange, fresh bool, now time.Time) ([]retry.Binding, error) {
+func (m *Management) cachedBindings(ctx context.Context, vhost string, queues []apiQueue, exchanges []apiExchange, list []retry.Binding, read bool, now time.Time) ([]retry.Binding, error) {
 	h := fnv.New64a()
 	h.Write([]byte(vhost))
 	for _, q := range queues {
@@ -281,28 +374,23 @@ func (m *Management) cachedBindings(ctx context.Context, vhost string, queues []
 		h.Write([]byte(e.Name))
 	}
 	key := strconv.FormatUint(h.Sum64(), 16)
-	m.mu.Lock()
-	if !fresh && m.bindingsOf == key && now.Sub(m.bindingsAt) < topologyTTL {
-		b := m.bindings
+	if !read {
+		m.mu.Lock()
+		if m.bindingsOf == key && now.Sub(m.bindingsAt) < topologyTTL {
+			b := m.bindings
+			m.mu.Unlock()
+			return b, nil
+		}
 		m.mu.Unlock()
-		return b, nil
-	}
-	m.mu.Unlock()
-	list, err := m.rh.ListBindingsIn(vhost)
-	if err != nil {
-		return nil, m.vhostMissing(ctx, vhost, m.r.APIError("list bindings in vhost "+vhost, err))
-	}
-	out := make([]retry.Binding, 0, len(list))
-	for _, b := range list {
-		out = append(out, retry.Binding{
-			Source: b.Source, Destination: b.Destination, DestinationType: b.DestinationType,
-			RoutingKey: b.RoutingKey, Arguments: b.Arguments,
-		})
+		var err error
+		if list, err = m.listBindings(vhost); err != nil {
+			return nil, m.vhostMissing(ctx, vhost, err)
+		}
 	}
 	m.mu.Lock()
-	m.bindings, m.bindingsAt, m.bindingsOf = out, now, key
+	m.bindings, m.bindingsAt, m.bindingsOf = list, now, key
 	m.mu.Unlock()
-	return out, nil
+	return list, nil
 }
 
 func adaptQueue(aq apiQueue) (retry.Queue, queueCounters) {
@@ -329,22 +417,6 @@ func adaptQueue(aq apiQueue) (retry.Queue, queueCounters) {
 		c = queueCounters{publish: s.Publish, deliver: s.DeliverGet, ack: s.Ack, redeliver: s.Redeliver, messages: aq.Messages, hasStats: true}
 	}
 	return q, c
-}
-
-// statsFromPrometheus reads the vhost's queues from Prometheus when the
-// management API has no stats for them (overview's disable_stats). nil, nil means the
-// management API's own stats serve.
-func (m *Management) statsFromPrometheus(ctx context.Context, vhost string, queues []apiQueue) (map[string]*promQueue, error) {
-	// A stats-enabled broker also leaves consumers out of a queue whose
-	// first stats are not in yet: only the overview's disable_stats
-	// means they will not come.
-	m.mu.Lock()
-	need := m.noStats
-	m.mu.Unlock()
-	if !need || len(queues) == 0 {
-		return nil, nil
-	}
-	return m.prometheusQueues(ctx, vhost)
 }
 
 // withPrometheus fills what the management API left out: depths when it
@@ -435,9 +507,13 @@ func (m *Management) Queue(ctx context.Context, vhost, name string) (retry.Queue
 		return retry.Queue{}, err
 	}
 	out, _ := adaptQueue(aq)
-	m.mu.Lock()
-	out.ConsumersUnknown = aq.Consumers == nil && m.noStats
-	m.mu.Unlock()
+	if aq.Consumers == nil {
+		off, err := m.statsOff(ctx, []apiQueue{aq})
+		if err != nil {
+			return retry.Queue{}, err
+		}
+		out.ConsumersUnknown = off
+	}
 	return out, nil
 }
 
