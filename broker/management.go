@@ -57,6 +57,17 @@ type Management struct {
 	bindings   []retry.Binding
 	bindingsAt time.Time
 	bindingsOf string // vhost + names the cache was read for
+
+	// Steady refresh (refresh.go): between full reads a poll reads only
+	// Prometheus and lays its depths, consumers and counters over last.
+	last *fullRead
+	// prevProm: the previous poll's counters came from Prometheus (rates
+	// are then Prometheus deltas on full reads too); promDownUntil: the
+	// endpoint failed, full reads only until then; cluster: the
+	// management API's cluster_name, which Prometheus must also report.
+	prevProm      bool
+	promDownUntil time.Time
+	cluster       string
 }
 
 // topologyTTL bounds how stale cached bindings may be.
@@ -66,6 +77,7 @@ type queueCounters struct {
 	publish, deliver, ack, redeliver, messages int64
 	hasStats                                   bool
 	outEstimated                               bool // deliver = publish − growth
+	fromProm                                   bool // Prometheus' counters, not the API's
 }
 
 // NewManagement builds a management API reader for r.
@@ -97,14 +109,18 @@ func (m *Management) BrokerVersion(ctx context.Context) (string, error) {
 	}
 	var ov struct {
 		RabbitMQVersion string `json:"rabbitmq_version"`
+		ClusterName     string `json:"cluster_name"`
 	}
-	q := url.Values{"disable_stats": {"true"}, "columns": {"rabbitmq_version"}}
+	q := url.Values{"disable_stats": {"true"}, "columns": {"rabbitmq_version,cluster_name"}}
 	if err := m.getJSON(ctx, "overview", "overview", q, &ov); err != nil {
 		return "", err
 	}
 	m.mu.Lock()
 	if m.version == "" {
 		m.version = ov.RabbitMQVersion
+	}
+	if m.cluster == "" {
+		m.cluster = ov.ClusterName
 	}
 	m.mu.Unlock()
 	return ov.RabbitMQVersion, nil
@@ -263,6 +279,9 @@ func (m *Management) listBindings(vhost string) ([]retry.Binding, error) {
 // the retry engine's description. Each call is a poll for client-side
 // rates; bindings may come from a cache (see topologyTTL).
 func (m *Management) Vhost(ctx context.Context, vhost string) (retry.Vhost, error) {
+	if v, ok, err := m.steady(ctx, vhost); ok || err != nil {
+		return v, err
+	}
 	return m.read(ctx, vhost, false, true)
 }
 
@@ -277,14 +296,23 @@ func (m *Management) read(ctx context.Context, vhost string, fresh, track bool) 
 	// independent requests: made at once, the wall time is the longest's.
 	m.mu.Lock()
 	readBindings := fresh || time.Since(m.bindingsAt) >= topologyTTL
+	// After the first poll, a polled full read also reads Prometheus, so
+	// rates stay Prometheus deltas across it (see refresh.go).
+	promAlong := track && m.promUsable(time.Now())
 	m.mu.Unlock()
 	var (
 		wg               sync.WaitGroup
 		queues           []apiQueue
 		exchanges        []apiExchange
 		bindings         []retry.Binding
+		along            map[string]*promQueue
 		qErr, eErr, bErr error
+		alongErr         error
 	)
+	if promAlong {
+		wg.Add(1)
+		go func() { defer wg.Done(); along, alongErr = m.steadyProm(ctx, vhost) }()
+	}
 	wg.Add(2)
 	go func() { defer wg.Done(); queues, qErr = m.listQueues(ctx, vhost) }()
 	go func() { defer wg.Done(); exchanges, eErr = m.listExchanges(ctx, vhost) }()
@@ -312,11 +340,21 @@ func (m *Management) read(ctx context.Context, vhost string, fresh, track bool) 
 	}
 	var prom map[string]*promQueue
 	var promErr error
-	if off && len(queues) > 0 {
+	if promAlong {
+		if alongErr != nil || (len(along) == 0 && len(queues) > 0) {
+			m.promFailed(now)
+		} else {
+			prom = along
+		}
+	}
+	if off && len(queues) > 0 && prom == nil {
 		prom, promErr = m.prometheusQueues(ctx, vhost)
 	}
+	m.mu.Lock()
+	promRates := prom != nil && (off || m.prevProm)
+	m.mu.Unlock()
 	switch {
-	case prom != nil:
+	case promRates:
 		v.RatesFrom = retry.RatesFromPrometheus
 	case promErr != nil:
 		v.RatesFrom = retry.RatesUnavailable
@@ -330,14 +368,20 @@ func (m *Management) read(ctx context.Context, vhost string, fresh, track bool) 
 	next := make(map[string]queueCounters, len(queues))
 	for _, aq := range queues {
 		q, c := adaptQueue(aq)
-		if prom != nil {
-			q, c = withPrometheus(q, c, prom[aq.Name])
-		} else if promErr != nil && aq.Consumers == nil {
+		switch p := prom[aq.Name]; {
+		case prom != nil && off:
+			q, c = withPrometheus(q, c, p)
+		case p != nil:
+			// Stats on: depths and consumers stay the API's, the counters
+			// are Prometheus', as on the steady refreshes around this read.
+			_, c = withPrometheus(q, c, p)
+			c.messages = q.Messages
+		case promErr != nil && aq.Consumers == nil:
 			q.ConsumersUnknown = true
 		}
 		if track {
 			p, seen := prev[aq.Name] // a new queue has no history yet
-			q.Rates = rates(aq, c, p, seen, now.Sub(prevAt))
+			q.Rates = rates(serverRates(aq, c, p, seen), c, p, seen, now.Sub(prevAt))
 			next[aq.Name] = c
 		} else {
 			q.Rates = rates(aq, c, queueCounters{}, false, 0)
@@ -345,17 +389,13 @@ func (m *Management) read(ctx context.Context, vhost string, fresh, track bool) 
 		v.Queues = append(v.Queues, q)
 	}
 	if track {
-		m.prev, m.prevAt = next, now
+		m.prev, m.prevAt, m.prevProm = next, now, prom != nil
 	}
+	m.last = &fullRead{vhost: vhost, at: now, queues: queues, exchanges: exchanges, bindings: v.Bindings}
 	m.mu.Unlock()
 
-	for _, e := range exchanges {
-		x := retry.Exchange{Name: e.Name, Type: e.Type, Arguments: e.Arguments, MessagesDelayed: -1}
-		if e.MessagesDelayed != nil {
-			x.MessagesDelayed = *e.MessagesDelayed
-		}
-		v.Exchanges = append(v.Exchanges, x)
-	}
+	v.Exchanges = adaptExchanges(exchanges)
+	v.FullReadAt = now
 	return v, nil
 }
 
@@ -438,7 +478,7 @@ func withPrometheus(q retry.Queue, c queueCounters, p *promQueue) (retry.Queue, 
 		q.ConsumersUnknown = true
 	}
 	c = queueCounters{publish: p.published, deliver: p.delivered, ack: p.acked, redeliver: p.redeliv,
-		messages: q.Messages, hasStats: true, outEstimated: !p.hasDelivery}
+		messages: q.Messages, hasStats: true, outEstimated: !p.hasDelivery, fromProm: true}
 	return q, c
 }
 
@@ -467,7 +507,7 @@ func rates(aq apiQueue, cur, prev queueCounters, havePrev bool, dt time.Duration
 	secs := dt.Seconds()
 	r.Net = float64(cur.messages-prev.messages) / secs
 	r.NetKnown = true
-	if !r.Known && cur.hasStats && prev.hasStats {
+	if !r.Known && cur.hasStats && prev.hasStats && cur.fromProm == prev.fromProm {
 		r.Known = true
 		r.Publish = perSec(cur.publish-prev.publish, secs)
 		r.Deliver = perSec(cur.deliver-prev.deliver, secs)

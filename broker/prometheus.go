@@ -122,11 +122,23 @@ func parsePromLabels(s string) (map[string]string, int, bool) {
 
 // readPromQueues folds the samples of one vhost into per-queue values.
 func readPromQueues(r io.Reader, vhost string) (map[string]*promQueue, error) {
+	out, _, err := readPromScrape(r, vhost)
+	return out, err
+}
+
+// readPromScrape is readPromQueues that also returns the cluster name of
+// rabbitmq_identity_info ("" when absent).
+func readPromScrape(r io.Reader, vhost string) (map[string]*promQueue, string, error) {
 	out := map[string]*promQueue{}
+	var cluster string
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 1024*1024)
 	for sc.Scan() {
 		s, ok := parsePromLine(sc.Text())
+		if ok && s.name == "rabbitmq_identity_info" {
+			cluster = s.labels["rabbitmq_cluster"]
+			continue
+		}
 		if !ok || !strings.HasPrefix(s.name, "rabbitmq_detailed_queue_") {
 			continue
 		}
@@ -163,22 +175,29 @@ func readPromQueues(r io.Reader, vhost string) (map[string]*promQueue, error) {
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	return out, nil
+	return out, cluster, nil
 }
 
 // prometheusQueues reads one vhost's queues from the Prometheus endpoint.
 func (m *Management) prometheusQueues(ctx context.Context, vhost string) (map[string]*promQueue, error) {
+	out, _, err := m.prometheusScrape(ctx, vhost)
+	return out, err
+}
+
+// prometheusScrape is prometheusQueues that also returns the cluster name
+// the endpoint reports.
+func (m *Management) prometheusScrape(ctx context.Context, vhost string) (map[string]*promQueue, string, error) {
 	pu := m.r.PrometheusURL
 	if pu == nil {
-		return nil, fmt.Errorf("no Prometheus URL")
+		return nil, "", fmt.Errorf("no Prometheus URL")
 	}
 	q := url.Values{"vhost": {vhost}, "family": promFamilies}
 	u := strings.TrimSuffix(pu.String(), "/") + "/metrics/detailed?" + q.Encode()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
-		return nil, fmt.Errorf("prometheus %s: %w", m.r.RedactedPrometheus(), err)
+		return nil, "", fmt.Errorf("prometheus %s: %w", m.r.RedactedPrometheus(), err)
 	}
 	if m.r.PrometheusUser != "" {
 		req.SetBasicAuth(m.r.PrometheusUser, m.r.PrometheusPassword)
@@ -186,21 +205,21 @@ func (m *Management) prometheusQueues(ctx context.Context, vhost string) (map[st
 	resp, err := m.http.Do(req)
 	if err != nil {
 		if cause, ok := m.r.tlsCause(err); ok {
-			return nil, connErr(ErrTLS, err, "TLS to Prometheus at %s failed: %s", m.r.PrometheusURL.Host, cause)
+			return nil, "", connErr(ErrTLS, err, "TLS to Prometheus at %s failed: %s", m.r.PrometheusURL.Host, cause)
 		}
 		var ue *url.Error
 		if errors.As(err, &ue) {
 			err = ue.Err // its text repeats the URL with the query
 		}
-		return nil, fmt.Errorf("prometheus %s: %w", m.r.RedactedPrometheus(), err)
+		return nil, "", fmt.Errorf("prometheus %s: %w", m.r.RedactedPrometheus(), err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("prometheus %s: %s", m.r.RedactedPrometheus(), resp.Status)
+		return nil, "", fmt.Errorf("prometheus %s: %s", m.r.RedactedPrometheus(), resp.Status)
 	}
-	out, err := readPromQueues(io.LimitReader(resp.Body, 256<<20), vhost)
+	out, cluster, err := readPromScrape(io.LimitReader(resp.Body, 256<<20), vhost)
 	if err != nil {
-		return nil, fmt.Errorf("prometheus %s: %w", m.r.RedactedPrometheus(), err)
+		return nil, "", fmt.Errorf("prometheus %s: %w", m.r.RedactedPrometheus(), err)
 	}
-	return out, nil
+	return out, cluster, nil
 }

@@ -13,6 +13,13 @@ type Vhost struct {
 	// there are none when RatesFrom is RatesUnavailable.
 	RatesFrom string
 	RatesNote string
+	// FullReadAt is when queues' arguments, policies, types, head-message
+	// timestamps and dead-letter counts, exchanges (messages_delayed
+	// included) and bindings were last read from the management API. A
+	// steady refresh between full reads takes depths, consumers and rate
+	// counters from Prometheus and keeps the rest from that read, so it
+	// can be older than the depths (at most the refresh's TTL, 30 s).
+	FullReadAt time.Time
 }
 
 // Sources of rates.

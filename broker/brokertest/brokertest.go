@@ -26,6 +26,9 @@ const (
 	EnvRequire = "LADDER_REQUIRE_BROKER"
 	EnvAMQPURL = "LADDER_TEST_AMQP_URL"
 	EnvAPIURL  = "LADDER_TEST_API_URL"
+	// EnvPromURL is the test broker's Prometheus ("" derives it: the API
+	// host on 15692, which is 3.10's; the 4.3 node's is on 15693).
+	EnvPromURL = "LADDER_TEST_PROMETHEUS_URL"
 	// A 4.3 broker with management stats off (rabbitmq.sh up --version
 	// 4.3 --no-stats), for rates from Prometheus.
 	EnvNoStatsAMQPURL = "LADDER_TEST_NOSTATS_AMQP_URL"
@@ -36,8 +39,9 @@ const (
 // Config returns the test broker's configuration.
 func Config() broker.Config {
 	return broker.Config{
-		AMQPURL: envOr(EnvAMQPURL, "amqp://guest:guest@127.0.0.1:5672/"),
-		APIURL:  envOr(EnvAPIURL, "http://127.0.0.1:15672"),
+		AMQPURL:       envOr(EnvAMQPURL, "amqp://guest:guest@127.0.0.1:5672/"),
+		APIURL:        envOr(EnvAPIURL, "http://127.0.0.1:15672"),
+		PrometheusURL: os.Getenv(EnvPromURL),
 	}
 }
 
