@@ -45,7 +45,15 @@ var errPromCluster = errors.New("prometheus reports another cluster")
 
 // promUsable tells whether a poll may read Prometheus now: after the first
 // poll, unless the endpoint failed within topologyTTL. m.mu is held.
+//
+// Not on 3.x with stats on: its Prometheus has no delivery counters
+// (queue_delivery_metrics is 4.0+), so a steady refresh would trade the
+// management API's ack and redeliver rates — what a redelivery storm is
+// seen by — for estimates. Without stats there are none to lose.
 func (m *Management) promUsable(now time.Time) bool {
+	if !m.noStats && !retry.VersionAtLeast(m.version, 4, 0) {
+		return false
+	}
 	return !m.prevAt.IsZero() && m.r.PrometheusURL != nil && !now.Before(m.promDownUntil)
 }
 
@@ -85,6 +93,14 @@ func (m *Management) steadyProm(ctx context.Context, vhost string) (map[string]*
 // steady is Vhost's refresh between full reads; ok is false when a full
 // read must be made instead.
 func (m *Management) steady(ctx context.Context, vhost string) (retry.Vhost, bool, error) {
+	m.mu.Lock()
+	needVersion := m.last != nil && m.version == ""
+	m.mu.Unlock()
+	if needVersion { // promUsable needs it (cached after the first ask)
+		if _, err := m.BrokerVersion(ctx); err != nil {
+			return retry.Vhost{}, false, nil
+		}
+	}
 	now := time.Now()
 	m.mu.Lock()
 	last := m.last

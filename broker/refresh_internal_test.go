@@ -19,6 +19,7 @@ type fakeBroker struct {
 	queues   []string
 	tick     int64
 	promDown bool
+	version  string // "" is 4.3.6
 	hits     map[string]int
 }
 
@@ -41,7 +42,11 @@ func (f *fakeBroker) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.hits["bindings"]++
 		fmt.Fprint(w, `[]`)
 	case p == "/api/overview":
-		fmt.Fprint(w, `{"rabbitmq_version":"4.3.6","cluster_name":"c1","disable_stats":false}`)
+		v := f.version
+		if v == "" {
+			v = "4.3.6"
+		}
+		fmt.Fprintf(w, `{"rabbitmq_version":%q,"cluster_name":"c1","disable_stats":false}`, v)
 	case p == "/metrics/detailed":
 		f.hits["metrics"]++
 		if f.promDown {
@@ -206,5 +211,23 @@ func TestSteadyRatesContinuousAcrossFullRead(t *testing.T) {
 	want := "management management prometheus prometheus prometheus prometheus prometheus"
 	if got := strings.Join(froms, " "); got != want {
 		t.Fatalf("rates from %s\nwant %s", got, want)
+	}
+}
+
+// On 3.x with stats on, Prometheus has no delivery counters: every poll
+// stays a full read, so ack and redeliver rates stay the server's.
+func TestSteadyRefreshNotOn3xWithStats(t *testing.T) {
+	f, m := newFake(t)
+	f.set(func() { f.version = "3.10.8" })
+	ctx := context.Background()
+	for i := range 3 {
+		f.set(func() { f.tick = int64(i) })
+		v, err := m.Vhost(ctx, "v")
+		if err != nil || v.RatesFrom != "management" {
+			t.Fatalf("poll %d: %v, rates from %q", i, err, v.RatesFrom)
+		}
+		if h := f.take(); h["queues"] != 1 || h["metrics"] != 0 {
+			t.Fatalf("poll %d on 3.10: %v, want a full read and no /metrics", i, h)
+		}
 	}
 }

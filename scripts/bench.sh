@@ -51,7 +51,7 @@ cleanup() {
     local what=()
     [ "$rc" = 0 ] || what=(-benchmarks)
     for v in $versions; do
-      read -r amqp api < <(ports "$v")
+      read -r amqp api _ < <(ports "$v")
       LADDER_TEST_AMQP_URL="amqp://guest:guest@127.0.0.1:$amqp/" LADDER_TEST_API_URL="http://127.0.0.1:$api" "$work/benchfix" sweep "${what[@]}" "$prefix"
     done
   fi
@@ -63,9 +63,9 @@ trap 'exit 130' INT TERM
 
 ports() {
   case "$1" in
-    3.10) echo 5672 15672 ;;
-    4.3) echo 5673 15673 ;;
-    4.0) echo 5674 15674 ;;
+    3.10) echo 5672 15672 15692 ;;
+    4.3) echo 5673 15673 15693 ;;
+    4.0) echo 5674 15674 15694 ;;
   esac
 }
 
@@ -159,7 +159,7 @@ tui() {
   local s=$1 vh=$2
   shift 2
   TERM=xterm-256color tmux new-session -d -s "$s" -x 80 -y 24 \
-    "exec env NO_COLOR=1 $work/ladder --amqp-url $LADDER_TEST_AMQP_URL --api-url $LADDER_TEST_API_URL --vhost $vh --read-only $*"
+    "exec env NO_COLOR=1 $work/ladder --amqp-url $LADDER_TEST_AMQP_URL --api-url $LADDER_TEST_API_URL --prometheus-url $LADDER_TEST_PROMETHEUS_URL --vhost $vh --read-only $*"
   tmux display -p -t "$s" '#{pane_pid}'
 }
 
@@ -217,14 +217,14 @@ EOF
 } >"$md"
 
 for v in $versions; do
-  read -r amqp api < <(ports "$v")
-  export LADDER_TEST_AMQP_URL="amqp://guest:guest@127.0.0.1:$amqp/" LADDER_TEST_API_URL="http://127.0.0.1:$api"
+  read -r amqp api prom < <(ports "$v")
+  export LADDER_TEST_AMQP_URL="amqp://guest:guest@127.0.0.1:$amqp/" LADDER_TEST_API_URL="http://127.0.0.1:$api" LADDER_TEST_PROMETHEUS_URL="http://127.0.0.1:$prom"
   ver=$(curl -fsS -u guest:guest "$LADDER_TEST_API_URL/api/overview" | sed -n 's/.*"rabbitmq_version":"\([^"]*\)".*/\1/p')
   beam=$(beampid "$api")
   [ -n "$beam" ] && [ -r "/proc/$beam/stat" ] || { echo "bench.sh: no beam.smp listening on port $api" >&2; exit 1; }
   log="$work/broker-$v.txt"
   : >"$log"
-  vbench="$work/ladder --amqp-url $LADDER_TEST_AMQP_URL --api-url $LADDER_TEST_API_URL"
+  vbench="$work/ladder --amqp-url $LADDER_TEST_AMQP_URL --api-url $LADDER_TEST_API_URL --prometheus-url $LADDER_TEST_PROMETHEUS_URL"
 
   echo "== RabbitMQ $ver: move 20,000 (ladder, shovel, one at a time)" >&2
   for _ in $(seq "$count"); do

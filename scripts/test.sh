@@ -29,9 +29,9 @@ bs() { "$work/brokerstate" "$@"; }
 
 ports() {
   case "$1" in
-    3.10) echo 5672 15672 ;;
-    4.3) echo 5673 15673 ;;
-    4.0) echo 5674 15674 ;;
+    3.10) echo 5672 15672 15692 ;;
+    4.3) echo 5673 15673 15693 ;;
+    4.0) echo 5674 15674 15694 ;;
   esac
 }
 
@@ -43,8 +43,8 @@ rc=0
 first=1
 for v in $VERSIONS; do
   scripts/rabbitmq.sh up --version "$v"
-  read -r amqp api < <(ports "$v")
-  export LADDER_TEST_AMQP_URL="amqp://guest:guest@127.0.0.1:$amqp/" LADDER_TEST_API_URL="http://127.0.0.1:$api"
+  read -r amqp api prom < <(ports "$v")
+  export LADDER_TEST_AMQP_URL="amqp://guest:guest@127.0.0.1:$amqp/" LADDER_TEST_API_URL="http://127.0.0.1:$api" LADDER_TEST_PROMETHEUS_URL="http://127.0.0.1:$prom"
   pkgs=$LIVE_PKGS
   noise=0
   tls=0

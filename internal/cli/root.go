@@ -82,7 +82,7 @@ variable (shown in brackets); flags win over the environment.`,
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.cfg.AMQPURL, "amqp-url", broker.DefaultAMQPURL, "AMQP URL of the broker (amqp:// or amqps://)")
 	pf.StringVar(&a.cfg.APIURL, "api-url", "", "management API URL (default http://<amqp host>:15672, https://…:15671 for amqps; credentials from the AMQP URL)")
-	pf.StringVar(&a.cfg.PrometheusURL, "prometheus-url", "", "Prometheus endpoint, read for rates only when the broker's management stats are off (default http://<api host>:15692)")
+	pf.StringVar(&a.cfg.PrometheusURL, "prometheus-url", "", "Prometheus endpoint (rabbitmq_prometheus): rates when management stats are off, and the TUI's steady refresh on 4.x (default http://<api host>:15692)")
 	pf.StringVar(&a.cfg.Vhost, "vhost", "", "virtual host (default: the AMQP URL's vhost, else /)")
 	pf.StringVarP(&a.output, "output", "o", "table", "output format: table|json")
 	pf.BoolVar(&a.cfg.ReadOnly, "read-only", false, "refuse every action that changes the broker")
