@@ -39,10 +39,36 @@ func benchFill(f *fixture, q string, n int) {
 
 // cpuMeter reports the CPU time a move costs per message: the broker's
 // (the beam process LADDER_BENCH_BROKER_PID names, from /proc/PID/stat)
-// and this process's. Without the variable only this process's.
+// and this process's; and what the rest of the machine spent meanwhile
+// (others-µs/msg, from /proc/stat: a run others disturbed shows there).
+// Without the variable only this process's.
 type cpuMeter struct {
-	broker, self time.Duration
-	brokerOK     bool
+	broker, self, machine time.Duration
+	brokerOK, machineOK   bool
+}
+
+// machineBusy is the CPU time all cores spent busy since boot.
+func machineBusy() (time.Duration, bool) {
+	stat, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, false
+	}
+	line, _, _ := strings.Cut(string(stat), "\n")
+	f := strings.Fields(line) // cpu user nice system idle iowait irq softirq steal …
+	if len(f) < 9 || f[0] != "cpu" {
+		return 0, false
+	}
+	var busy int64
+	for i, v := range f[1:9] {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return 0, false
+		}
+		if i != 3 && i != 4 { // not idle, iowait
+			busy += n
+		}
+	}
+	return time.Duration(busy) * 10 * time.Millisecond, true
 }
 
 func readCPU() (m cpuMeter) {
@@ -50,6 +76,7 @@ func readCPU() (m cpuMeter) {
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
 		m.self = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 	}
+	m.machine, m.machineOK = machineBusy()
 	pid := os.Getenv("LADDER_BENCH_BROKER_PID")
 	if pid == "" {
 		return m
@@ -77,6 +104,10 @@ func (m cpuMeter) report(b *testing.B, n int) {
 	b.ReportMetric(float64((now.self-m.self).Microseconds())/float64(n), "self-µs/msg")
 	if m.brokerOK && now.brokerOK {
 		b.ReportMetric(float64((now.broker-m.broker).Microseconds())/float64(n), "broker-µs/msg")
+		if m.machineOK && now.machineOK {
+			others := (now.machine - m.machine) - (now.broker - m.broker) - (now.self - m.self)
+			b.ReportMetric(float64(max(0, others).Microseconds())/float64(n), "others-µs/msg")
+		}
 	}
 }
 
