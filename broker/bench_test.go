@@ -8,7 +8,10 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -47,6 +50,80 @@ func benchDone(b *testing.B, f *fixture, src, dst string, n int) {
 	}
 }
 
+// cpuMeter reports the CPU time a move costs per message: the broker's
+// (the beam process LADDER_BENCH_BROKER_PID names, from /proc/PID/stat)
+// and this process's; and what the rest of the machine spent meanwhile
+// (others-µs/msg, from /proc/stat: a run others disturbed shows there).
+// Without the variable only this process's.
+type cpuMeter struct {
+	broker, self, machine time.Duration
+	brokerOK, machineOK   bool
+}
+
+// machineBusy is the CPU time all cores spent busy since boot.
+func machineBusy() (time.Duration, bool) {
+	stat, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, false
+	}
+	line, _, _ := strings.Cut(string(stat), "\n")
+	f := strings.Fields(line) // cpu user nice system idle iowait irq softirq steal …
+	if len(f) < 9 || f[0] != "cpu" {
+		return 0, false
+	}
+	var busy int64
+	for i, v := range f[1:9] {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return 0, false
+		}
+		if i != 3 && i != 4 { // not idle, iowait
+			busy += n
+		}
+	}
+	return time.Duration(busy) * 10 * time.Millisecond, true
+}
+
+func readCPU() (m cpuMeter) {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
+		m.self = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	m.machine, m.machineOK = machineBusy()
+	pid := os.Getenv("LADDER_BENCH_BROKER_PID")
+	if pid == "" {
+		return m
+	}
+	stat, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil {
+		return m
+	}
+	// Fields after the command's closing parenthesis: utime and stime are
+	// the 14th and 15th of the line, in clock ticks (USER_HZ, 100 on Linux).
+	rest := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+	if len(rest) < 13 {
+		return m
+	}
+	ut, err1 := strconv.ParseInt(rest[11], 10, 64)
+	st, err2 := strconv.ParseInt(rest[12], 10, 64)
+	if err1 == nil && err2 == nil {
+		m.broker, m.brokerOK = time.Duration(ut+st)*10*time.Millisecond, true
+	}
+	return m
+}
+
+func (m cpuMeter) report(b *testing.B, n int) {
+	now := readCPU()
+	b.ReportMetric(float64((now.self-m.self).Microseconds())/float64(n), "self-µs/msg")
+	if m.brokerOK && now.brokerOK {
+		b.ReportMetric(float64((now.broker-m.broker).Microseconds())/float64(n), "broker-µs/msg")
+		if m.machineOK && now.machineOK {
+			others := (now.machine - m.machine) - (now.broker - m.broker) - (now.self - m.self)
+			b.ReportMetric(float64(max(0, others).Microseconds())/float64(n), "others-µs/msg")
+		}
+	}
+}
+
 // BenchmarkMove20k moves 20,000 persistent 1 KiB messages between two
 // queues with ladder's pipelined, confirmed move. Compare msg/s with
 // BenchmarkShovel20k, run in the same invocation on the same broker.
@@ -63,12 +140,14 @@ func benchMove(b *testing.B, n int) {
 		src, dst := f.queue(fmt.Sprintf("src%d", i), nil), f.queue(fmt.Sprintf("dst%d", i), nil)
 		benchFill(f, src, n)
 		b.StartTimer()
+		cpu := readCPU()
 		start := time.Now()
 		rep, err := l.Move(context.Background(), broker.MoveRequest{From: src, To: broker.Target{Kind: broker.TargetQueue, Name: dst}}, nil)
 		if err != nil || rep.Moved != n {
 			b.Fatalf("%+v %v", rep, err)
 		}
 		b.ReportMetric(float64(n)/time.Since(start).Seconds(), "msg/s")
+		cpu.report(b, n)
 		b.StopTimer()
 		benchDone(b, f, src, dst, n)
 	}
@@ -91,12 +170,14 @@ func benchShovel(b *testing.B, n int) {
 		name := "bench-shovel-" + src
 		b.Cleanup(func() { deleteShovel(f, name) })
 		b.StartTimer()
+		cpu := readCPU()
 		start := time.Now()
 		shovel(b, f, name, src, dst)
 		for f.depth(dst) < n {
 			time.Sleep(5 * time.Millisecond)
 		}
 		b.ReportMetric(float64(n)/time.Since(start).Seconds(), "msg/s")
+		cpu.report(b, n)
 		b.StopTimer()
 		benchDone(b, f, src, dst, n)
 		deleteShovel(f, name)

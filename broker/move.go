@@ -237,6 +237,11 @@ func (m *mover) plan(msg retry.MoveMessage, dry bool) PlannedMove {
 		m.rep.Unmatched++
 		return r
 	}
+	if !r.Moves() && r.BodyDigest == "" {
+		// A live move leaves the digest out until needed (take); Body is
+		// the whole body there. A dry run's messages carry theirs.
+		r.BodyDigest = retry.BodyDigest(msg.Body)
+	}
 	m.rep.Note(r.Note)
 	if !r.Moves() {
 		m.rep.Skipped++
@@ -574,8 +579,15 @@ func (p *pipeline) take(ctx context.Context, d *amqp.Delivery) error {
 		return m.checkDeliveryLimit(d)
 	}
 	p.taken++
-	r := m.plan(retry.MoveMessage{Position: pos, MessageID: d.MessageId, BodyDigest: retry.BodyDigest(d.Body), Exchange: d.Exchange, RoutingKey: d.RoutingKey,
-		Headers: fromTable(d.Headers), Expiration: d.Expiration, Body: d.Body, Timestamp: d.Timestamp}, false)
+	msg := retry.MoveMessage{Position: pos, MessageID: d.MessageId, Exchange: d.Exchange, RoutingKey: d.RoutingKey,
+		Headers: fromTable(d.Headers), Expiration: d.Expiration, Body: d.Body, Timestamp: d.Timestamp}
+	// The body's SHA-256 is worked out where it is read: by a plan that
+	// depends on it, to name a moved message without an id (MovedIDs), or
+	// in the plan of one left in the source (plan, unplan).
+	if d.MessageId == "" || m.planner.ReadsDigest() {
+		msg.BodyDigest = retry.BodyDigest(d.Body)
+	}
+	r := m.plan(msg, false)
 	if r.Unmatched {
 		p.hold(d.DeliveryTag)
 		return m.checkDeliveryLimit(d)
@@ -589,6 +601,9 @@ func (p *pipeline) take(ctx context.Context, d *amqp.Delivery) error {
 	pub := m.publishing(d, pos, r)
 	if r.Via == retry.ViaDelayQueue {
 		if err := m.ensureWaitQueue(r.Queue, r.WaitQueueArgs); err != nil {
+			if r.BodyDigest == "" {
+				r.BodyDigest = retry.BodyDigest(d.Body)
+			}
 			m.unplan(r, err.Error())
 			p.hold(d.DeliveryTag)
 			m.report()

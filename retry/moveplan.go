@@ -219,10 +219,16 @@ type MovePlanner struct {
 	// routedBy are the header names some headers binding looks at: a cached
 	// route is kept with their values and used only for equal ones.
 	routedBy   []string
-	cache      map[string][]cachedRoute
+	cache      map[routeKey][]cachedRoute
 	ids        map[int]string
 	expect     map[int]MoveRoute
 	expectPick map[string]MoveRoute
+}
+
+// routeKey is what a cached route is planned from besides the headers.
+type routeKey struct {
+	exchange, key string
+	delay         time.Duration
 }
 
 type cachedRoute struct {
@@ -278,7 +284,7 @@ func NewMovePlanner(v *Vhost, ladders []Ladder, spec MoveSpec) (*MovePlanner, er
 	r.noDelayedExchange = spec.NoDelayedExchange
 	p := &MovePlanner{
 		spec: spec, router: r, ladders: ladders, mains: MainQueues(ladders),
-		cache: map[string][]cachedRoute{}, ids: map[int]string{}, expect: map[int]MoveRoute{}, expectPick: map[string]MoveRoute{},
+		cache: map[routeKey][]cachedRoute{}, ids: map[int]string{}, expect: map[int]MoveRoute{}, expectPick: map[string]MoveRoute{},
 	}
 	p.deaths = DeathQueuesOf(ladders, spec.From)
 	for i, pos := range spec.Positions {
@@ -331,6 +337,13 @@ func headerNamesRoutedBy(v *Vhost) []string {
 	return out
 }
 
+// ReadsDigest says whether plans depend on MoveMessage.BodyDigest (a pick
+// by identity, or a preview's plan to hold to). Otherwise it is only
+// carried into the route.
+func (p *MovePlanner) ReadsDigest() bool {
+	return p.spec.Pick != nil || len(p.spec.Expect) > 0
+}
+
 // Plan decides one message's route. It never fails: a message that cannot
 // be moved gets a route with Skip saying why.
 func (p *MovePlanner) Plan(m MoveMessage) MoveRoute {
@@ -341,12 +354,14 @@ func (p *MovePlanner) Plan(m MoveMessage) MoveRoute {
 	if !r.Moves() {
 		return r.Skipped(r.Skip)
 	}
-	if e, ok := p.expectPick[PickKey(m.MessageID, m.BodyDigest)]; ok && p.spec.Pick != nil {
-		e.Position = r.Position // positions shift as due messages leave
-		if !sameRoute(e, r) {
-			return r.Skipped("the plan changed since the preview (" + routeText(e) + ", now " + routeText(r) + "): left in " + p.left())
+	if p.spec.Pick != nil { // (no key built per message otherwise)
+		if e, ok := p.expectPick[PickKey(m.MessageID, m.BodyDigest)]; ok {
+			e.Position = r.Position // positions shift as due messages leave
+			if !sameRoute(e, r) {
+				return r.Skipped("the plan changed since the preview (" + routeText(e) + ", now " + routeText(r) + "): left in " + p.left())
+			}
+			return r
 		}
-		return r
 	}
 	if e, ok := p.expect[m.Position]; ok && !sameRoute(e, r) {
 		if e.MessageID != r.MessageID || e.BodyDigest != r.BodyDigest {
@@ -420,14 +435,13 @@ func (p *MovePlanner) plan(m MoveMessage) MoveRoute {
 		}
 	}
 	r.SetHeaders, r.DropHeaders = set, drop
-	final := r.Apply(m.Headers)
 	ex, key, err := p.destination(m)
 	if err != nil {
 		r.Skip = err.Error()
 		return r
 	}
 	r.TargetExchange, r.TargetRoutingKey = ex, key
-	c := p.route(ex, key, final, delay)
+	c := p.route(ex, key, func() Headers { return r.Apply(m.Headers) }, delay)
 	if c.err != nil {
 		r.Skip = c.err.Error() + ": left in " + p.left()
 		return r
@@ -483,21 +497,30 @@ func (p *MovePlanner) destination(m MoveMessage) (exchange, key string, err erro
 // route plans exchange/key after the spec's delay, cached under everything
 // it depends on: exchange, key and the headers some binding matches on
 // (kept and compared in full, so no two values can share a route).
-func (p *MovePlanner) route(exchange, key string, h Headers, delay time.Duration) cachedRoute {
-	k := strconv.Itoa(len(exchange)) + ":" + exchange + key + "\x00" + strconv.FormatInt(int64(delay), 10)
+// headers are the message's as published, worked out only when a binding
+// matches on headers or the route is not cached yet.
+func (p *MovePlanner) route(exchange, key string, headers func() Headers, delay time.Duration) cachedRoute {
+	k := routeKey{exchange: exchange, key: key, delay: delay}
+	var h Headers
 	var routing map[string]any
-	for _, n := range p.routedBy {
-		if v, ok := h[n]; ok {
-			if routing == nil {
-				routing = map[string]any{}
+	if len(p.routedBy) > 0 {
+		h = headers()
+		for _, n := range p.routedBy {
+			if v, ok := h[n]; ok {
+				if routing == nil {
+					routing = map[string]any{}
+				}
+				routing[n] = v
 			}
-			routing[n] = v
 		}
 	}
 	for _, c := range p.cache[k] {
-		if reflect.DeepEqual(c.routing, routing) {
+		if len(c.routing) == 0 && len(routing) == 0 || reflect.DeepEqual(c.routing, routing) {
 			return c
 		}
+	}
+	if h == nil {
+		h = headers()
 	}
 	c := p.routeFresh(exchange, key, h, delay)
 	c.routing = routing

@@ -36,6 +36,9 @@ refresh=2
 window=${BENCH_WINDOW:-60}
 work=$(mktemp -d)
 md="$work/BENCH.md"
+# The hand-written analysis at the end of BENCH.md is kept.
+notes="$work/notes.md"
+if [ -f "$out" ]; then sed -n '/^## Where the time goes in a move/,$p' "$out" >"$notes"; else : >"$notes"; fi
 # Every vhost this run creates starts with this; the sweep deletes them.
 prefix="ladder-bench.$$."
 tmuxes=()
@@ -222,6 +225,8 @@ for v in $versions; do
   ver=$(curl -fsS -u guest:guest "$LADDER_TEST_API_URL/api/overview" | sed -n 's/.*"rabbitmq_version":"\([^"]*\)".*/\1/p')
   beam=$(beampid "$api")
   [ -n "$beam" ] && [ -r "/proc/$beam/stat" ] || { echo "bench.sh: no beam.smp listening on port $api" >&2; exit 1; }
+  # The move benchmarks read the broker's CPU per moved message from it.
+  export LADDER_BENCH_BROKER_PID=$beam
   log="$work/broker-$v.txt"
   : >"$log"
   vbench="$work/ladder --amqp-url $LADDER_TEST_AMQP_URL --api-url $LADDER_TEST_API_URL --prometheus-url $LADDER_TEST_PROMETHEUS_URL"
@@ -336,6 +341,12 @@ for v in $versions; do
   mv100=$(metric "$log" BenchmarkMove100k msg/s | median)
   sh100=$(metric "$log" BenchmarkShovel100k msg/s | median)
   one100=$(metric "$log" BenchmarkOneByOne100k msg/s | median)
+  # cpu BENCH: "broker + client µs" per moved message (medians); the
+  # client of a shovel is the benchmark polling the target's depth.
+  cpu() {
+    awk -v b="$(metric "$log" "$1" broker-µs/msg | median)" -v c="$(metric "$log" "$1" self-µs/msg | median)" \
+      'BEGIN { if (b == "-" || c == "-") print "-"; else printf "%.0f + %.0f µs", b, c }'
+  }
   rd=$(metric "$log" BenchmarkRedriveOrigin20k msg/s | median)
   rd1=$(metric "$log" BenchmarkRedriveOneByOne20k msg/s | median)
   pk=$(metric "$log" BenchmarkPeek1000 ns/op | median)
@@ -365,6 +376,7 @@ for v in $versions; do
     echo "|---|---|---|---|---|---|"
     echo "| move 20,000 × 1 KiB persistent | $mv msg/s | shovel $sh msg/s | $(better "$(ratio "$mv" "$sh")" faster slower) | | |"
     echo "| move 20,000 × 1 KiB persistent | $mv msg/s | one at a time $one msg/s | $(better "$(ratio "$mv" "$one")" faster slower) | | |"
+    echo "| CPU per message moved (20,000): broker + client | $(cpu BenchmarkMove20k) | shovel $(cpu BenchmarkShovel20k) | | | |"
     heavy "move 100,000 × 1 KiB persistent" "| move 100,000 × 1 KiB persistent (1 run) | $mv100 msg/s | shovel $sh100 msg/s | $(better "$(ratio "$mv100" "$sh100")" faster slower) | | |"
     heavy "move 100,000 × 1 KiB persistent" "| move 100,000 × 1 KiB persistent (1 run) | $mv100 msg/s | one at a time, all 100,000: $one100 msg/s | $(better "$(ratio "$mv100" "$one100")" faster slower) | | |"
     echo "| redrive 20,000 dead-lettered from 10 mains to their origins | $rd msg/s | one at a time by x-death $rd1 msg/s | $(better "$(ratio "$rd" "$rd1")" faster slower) | | |"
@@ -400,5 +412,6 @@ go test -run '^$' -bench . -benchmem -count "$count" ./retry/ ./ui/... | grep -E
   done
   echo
 } >>"$md"
+cat "$notes" >>"$md"
 cp "$md" "$out"
 echo "bench.sh: wrote $out" >&2
