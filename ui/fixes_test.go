@@ -529,3 +529,27 @@ func TestBrowserTitleSaysSnapshotTime(t *testing.T) {
 	h.key("esc")
 	h.mustContain("● live")
 }
+
+// At 80 columns a long vhost name is what the title cuts: rates, read-only
+// and the connection are never the part cut off.
+func TestTitleCutsTheVhostNotItsFlags(t *testing.T) {
+	fc := newFake()
+	fc.vhost = "ladder-test.TestSomethingWithAVeryLongName-1764604800123"
+	fc.snap.Topology.RatesFrom = retry.RatesFromPrometheus
+	h := newHarness(t, fc, Options{ReadOnly: true}, 80, 24).start()
+	title := strings.Split(h.plain(), "\n")[0]
+	for _, want := range []string{"vhost ladder-t", "4.1.0", "rates: prometheus", "read-only", "● live"} {
+		if !strings.Contains(title, want) {
+			t.Errorf("title %q lacks %q", title, want)
+		}
+	}
+	if termtext.Width(title) > 80 || strings.Contains(title, fc.vhost) {
+		t.Errorf("title %q: want the vhost cut to fit 80 columns", title)
+	}
+	// With room, nothing is cut.
+	h.send(tea.WindowSizeMsg{Width: 160, Height: 48})
+	title = strings.Split(h.plain(), "\n")[0]
+	if !strings.Contains(title, "vhost "+fc.vhost+" · RabbitMQ 4.1.0 · rates: prometheus · read-only") {
+		t.Errorf("title at 160: %q", title)
+	}
+}

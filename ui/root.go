@@ -521,32 +521,10 @@ func (m *Model) shortHelp(bs []key.Binding) string {
 
 // titleBar is "ladder · demo · vhost / · RabbitMQ 3.13" and, on the right,
 // the connection: live, connecting, or reconnecting with its countdown.
+// When it does not fit, the vhost name is cut first and "RabbitMQ" goes, so
+// what the title says about rates and read-only is never the part cut off.
 func (m *Model) titleBar() string {
 	st := m.c.styles
-	left := st.Title.Render("ladder")
-	plain := "ladder"
-	add := func(s string) {
-		left += st.Muted.Render(" · ") + s
-		plain += " · " + s
-	}
-	if m.title != "" {
-		add(termtext.Sanitize(m.title))
-	}
-	add("vhost " + termtext.Sanitize(m.c.client.Vhost()))
-	if m.home.snap != nil && m.home.snap.BrokerVersion != "" {
-		add("RabbitMQ " + termtext.Sanitize(m.home.snap.BrokerVersion))
-	}
-	if s := m.home.snap; s != nil {
-		switch s.Topology.RatesFrom {
-		case retry.RatesFromPrometheus:
-			add("rates: prometheus")
-		case retry.RatesUnavailable:
-			add("no rates")
-		}
-	}
-	if m.c.readOnly {
-		add("read-only")
-	}
 	cs := &m.c.conn
 	var right string
 	switch {
@@ -561,7 +539,56 @@ func (m *Model) titleBar() string {
 		right = st.Live.Render("● live") + st.Muted.Render(" "+present.Clock(cs.lastOK))
 	}
 	rw := termtext.Width(right)
-	if termtext.Width(plain)+1+rw > m.w {
+
+	vhost := termtext.Sanitize(m.c.client.Vhost())
+	version := ""
+	if m.home.snap != nil && m.home.snap.BrokerVersion != "" {
+		version = termtext.Sanitize(m.home.snap.BrokerVersion)
+	}
+	var tail []string
+	if s := m.home.snap; s != nil {
+		switch s.Topology.RatesFrom {
+		case retry.RatesFromPrometheus:
+			tail = append(tail, "rates: prometheus")
+		case retry.RatesUnavailable:
+			tail = append(tail, "no rates")
+		}
+	}
+	if m.c.readOnly {
+		tail = append(tail, "read-only")
+	}
+	parts := func(vhost, version string) []string {
+		p := []string{}
+		if m.title != "" {
+			p = append(p, termtext.Sanitize(m.title))
+		}
+		p = append(p, "vhost "+vhost)
+		if version != "" {
+			p = append(p, version)
+		}
+		return append(p, tail...)
+	}
+	width := func(p []string) int { return termtext.Width("ladder · " + strings.Join(p, " · ")) }
+	room := m.w - rw - 1
+	ver := version
+	if ver != "" {
+		ver = "RabbitMQ " + ver
+	}
+	p := parts(vhost, ver)
+	if over := width(p) - room; over > 0 && version != "" {
+		ver = version // the number alone says it
+		p = parts(vhost, ver)
+	}
+	if over := width(p) - room; over > 0 {
+		// A vhost name keeps at least a few cells: enough to tell it apart.
+		keep := max(termtext.Width(vhost)-over, min(termtext.Width(vhost), 6))
+		p = parts(termtext.Truncate(vhost, keep), ver)
+	}
+	left := st.Title.Render("ladder")
+	for _, s := range p {
+		left += st.Muted.Render(" · ") + s
+	}
+	if width(p)+1+rw > m.w {
 		left = truncateStyled(left, max(0, m.w-rw-1))
 	}
 	gap := max(1, m.w-termtext.Width(left)-rw)
