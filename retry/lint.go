@@ -34,9 +34,10 @@ func Lint(v *Vhost, target string) ([]Finding, error) {
 	add := func(f Finding) { out = append(out, f) }
 	for i := range v.Queues {
 		q := &v.Queues[i]
-		if val, ok := setting(q, "x-queue-mode", "queue-mode"); ok && minor >= 3 {
-			add(Finding{Code: CodeQueueMode, Severity: SeverityError, Queue: q.Name,
-				Message: fmt.Sprintf("queue mode %v: 4.3 refuses x-queue-mode of any value (lazy mode has not applied since 3.12); remove the argument or policy key", val)})
+		if val, ok := setting(q, "x-queue-mode", "queue-mode"); ok {
+			// Measured: 4.0.5 and 4.3.6 accept x-queue-mode and ignore it.
+			add(Finding{Code: CodeQueueMode, Severity: SeverityWarning, Queue: q.Name,
+				Message: fmt.Sprintf("queue mode %v: lazy mode has not applied since 3.12 and 4.x ignores x-queue-mode; remove the argument or policy key before a release refuses it", val)})
 		}
 		if val, ok := setting(q, "x-queue-version", "queue-version"); ok && minor >= 3 {
 			if n, _, err := intValue(val); err == nil && n == 1 {
@@ -54,9 +55,11 @@ func Lint(v *Vhost, target string) ([]Finding, error) {
 					Message: "quorum queue without a dead-letter exchange: from 4.0 a message redelivered 20 times (the default delivery limit) is dropped silently; set a dead-letter target or x-delivery-limit"})
 			}
 		}
-		if q.Transient && minor >= 3 {
+		if q.Transient {
+			// Deprecated in 4.0; 4.0.5 and 4.3.6 still permit it by default
+			// (GET /api/deprecated-features), an operator may deny it.
 			add(Finding{Code: CodeTransientQueue, Severity: SeverityWarning, Queue: q.Name,
-				Message: "transient, non-exclusive queue: 4.3 denies declaring these by default (the transient_nonexcl_queues deprecated feature); declare it durable or exclusive"})
+				Message: "transient, non-exclusive queue: deprecated since 4.0 (the transient_nonexcl_queues feature); permitted by default on 4.0 and 4.3 but refused where it is denied; declare it durable or exclusive"})
 		}
 	}
 	for _, f := range republishedTiers(v) {

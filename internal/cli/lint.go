@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -23,12 +22,13 @@ func newLintCmd(a *app) *cobra.Command {
 		Use:   "lint [--for 4.3]",
 		Short: "Say what will break in the vhost on upgrading RabbitMQ",
 		Long: `Read the vhost's queues and exchanges and say, one finding a line, what breaks or
-changes on an upgrade to RabbitMQ --for (4.0 or 4.3): lazy queue mode and classic
-queue version 1 (refused on 4.3), delayed-message exchanges (the plugin is gone in
-4.3), quorum queues without a dead-letter target (from 4.0 a message redelivered
-20 times is dropped silently), transient non-exclusive queues (denied by default on
-4.3), classic mirroring policies (removed in 4.0). Exit 0 when nothing is found or
-only warnings, 1 when it finds errors. Reads only.`,
+changes on an upgrade to RabbitMQ --for (4.0 or 4.3): classic queue version 1
+(refused on 4.3), delayed-message exchanges (the plugin is gone in 4.3), classic
+mirroring policies (removed in 4.0), quorum queues without a dead-letter target
+(from 4.0 a message redelivered 20 times is dropped silently), lazy queue mode
+(ignored), transient non-exclusive queues (deprecated), and retries counted from
+an x-death the consumer publishes itself (4.x ignores it). Exit 0 when nothing is
+found or only warnings, 1 when it finds errors. Reads only.`,
 		Example: "  ladder lint --for 4.3\n  ladder lint --for 4.0 -o json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -59,7 +59,8 @@ only warnings, 1 when it finds errors. Reads only.`,
 			}
 			for _, f := range fs {
 				if f.Severity == retry.SeverityError {
-					return fmt.Errorf("lint: %d finding(s) break on RabbitMQ %s", countSeverity(fs, retry.SeverityError), target)
+					n := countSeverity(fs, retry.SeverityError)
+					return fmt.Errorf("lint: %s on RabbitMQ %s", retry.Plural(n, "thing breaks", "things break"), target)
 				}
 			}
 			return nil
@@ -82,14 +83,7 @@ func countSeverity(fs []retry.Finding, s retry.Severity) int {
 
 // renderLint is one finding a line, as topology prints them.
 func renderLint(r lintReport) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "vhost %s · RabbitMQ %s → %s: %d finding(s)\n", clean(r.Vhost), clean(r.BrokerVersion), clean(r.For), len(r.Findings))
-	for _, f := range r.Findings {
-		what := f.Queue
-		if what == "" {
-			what = "exchange " + f.Exchange
-		}
-		fmt.Fprintf(&b, "%-7s %-24s %s: %s\n", f.Severity, f.Code, clean(what), clean(f.Message))
-	}
-	return b.String()
+	n := len(r.Findings)
+	head := fmt.Sprintf("vhost %s · RabbitMQ %s → %s: %s\n", clean(r.Vhost), clean(r.BrokerVersion), clean(r.For), retry.Plural(n, "finding", "findings"))
+	return head + findingsTable(r.Findings)
 }

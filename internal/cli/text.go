@@ -71,17 +71,22 @@ func renderTopology(r broker.TopologyReport) string {
 	}
 	if len(r.Findings) > 0 {
 		b.WriteString("\nFINDINGS\n")
-		frows := [][]string{}
-		for _, f := range r.Findings {
-			about := f.Queue
-			if about == "" && f.Exchange != "" {
-				about = "exchange " + f.Exchange
-			}
-			frows = append(frows, []string{string(f.Severity), f.Code, clean(about), clean(f.Message)})
-		}
-		b.WriteString(table(frows))
+		b.WriteString(findingsTable(r.Findings))
 	}
 	return b.String()
+}
+
+// findingsTable is one finding a line: severity, code, what, message.
+func findingsTable(fs []retry.Finding) string {
+	rows := make([][]string, 0, len(fs))
+	for _, f := range fs {
+		about := f.Queue
+		if about == "" && f.Exchange != "" {
+			about = "exchange " + f.Exchange
+		}
+		rows = append(rows, []string{string(f.Severity), f.Code, clean(about), clean(f.Message)})
+	}
+	return table(rows)
 }
 
 // renderPeek draws a peek: side effects first, then one row per message.
