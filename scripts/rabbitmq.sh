@@ -128,9 +128,11 @@ apt_install() {
   need_root "installing $*"
   command -v apt-get >/dev/null 2>&1 || die "$* missing and this is not a Debian-like system (no apt-get)"
   export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq >/dev/null || die "apt-get update failed"
+  # Bounded: a mirror that stops answering must not hang make test.
+  timeout "${APT_TIMEOUT:-600}" apt-get update -qq >/dev/null || die "apt-get update failed or took over ${APT_TIMEOUT:-600} s"
   # policy-rc.d may forbid starting services during install; we start them ourselves.
-  apt-get install -y -qq --no-install-recommends "$@" >/dev/null || die "apt-get install $* failed"
+  timeout "${APT_TIMEOUT:-600}" apt-get install -y -qq --no-install-recommends "$@" >/dev/null ||
+    die "apt-get install $* failed or took over ${APT_TIMEOUT:-600} s"
 }
 
 # node_run runs a command as the broker of $VERSION sees it.
@@ -179,6 +181,12 @@ wait_for() {
 }
 
 up_system() {
+  local pkg
+  pkg=$(dpkg-query -W -f='${Version}' rabbitmq-server 2>/dev/null || true)
+  case "$pkg" in
+    "" | 3.10.*) ;;
+    *) say "warning: the system's rabbitmq-server is $pkg, not 3.10: the 3.10 round runs on what is installed" ;;
+  esac
   if port_open "$AMQP_PORT" && [ "$(id -u)" != 0 ]; then
     # Not root: rabbitmq-plugins cannot run; a broker whose API answers will do.
     api_ok || die "RabbitMQ answers on $AMQP_PORT but its management API does not, and enabling plugins needs root"
@@ -212,8 +220,8 @@ bootstrap() {
   rm -rf "$tmp"
   mkdir -p "$(dirname "$ROOT")"
   say "bootstrapping Debian $SUITE with rabbitmq-server into $ROOT (once: about 30 s and 400 MB)"
-  debootstrap --variant=minbase --include=rabbitmq-server "$SUITE" "$tmp" >"$STATE_DIR/debootstrap-$VERSION.log" 2>&1 ||
-    die "debootstrap $SUITE failed (see $STATE_DIR/debootstrap-$VERSION.log)"
+  timeout "${BOOTSTRAP_TIMEOUT:-900}" debootstrap --variant=minbase --include=rabbitmq-server "$SUITE" "$tmp" >"$STATE_DIR/debootstrap-$VERSION.log" 2>&1 ||
+    die "debootstrap $SUITE failed or took over ${BOOTSTRAP_TIMEOUT:-900} s (see $STATE_DIR/debootstrap-$VERSION.log)"
   rm -rf "$ROOT"
   mv "$tmp" "$ROOT"
 }
