@@ -44,7 +44,8 @@ type homeRow struct {
 	q      *retry.Queue // nil when the snapshot lacks the queue
 	owned  bool         // one of ladder's own wait queues (a delayed move's)
 	finds  []retry.Finding
-	dim    bool // a ladder's member the filter does not match: context only
+	dim    bool   // a ladder's member the filter does not match: context only
+	detail string // rowRetry: the policy, drawn across the figures' columns
 }
 
 // selectable: the cursor lands only on queues, and with a filter only on
@@ -127,7 +128,7 @@ func buildHomeRows(s *broker.Snapshot, filter string) []homeRow {
 			rows = append(rows, homeRow{kind: rowDelayed, name: d.Name, ladder: li, held: d.MessagesDelayed})
 		}
 		if d := l.DelayedRetry; d != nil {
-			rows = append(rows, homeRow{kind: rowRetry, name: "delayed retry: " + present.DelayedRetry(d), ladder: li, held: -1})
+			rows = append(rows, homeRow{kind: rowRetry, name: "delayed retry", detail: present.DelayedRetry(d), ladder: li, held: -1})
 		}
 		if l.DLQ != "" {
 			rows = append(rows, homeRow{kind: rowDLQ, name: l.DLQ, ladder: li, q: queues[l.DLQ], finds: finds[l.DLQ]})
@@ -275,6 +276,15 @@ func renderHomeRow(r *homeRow, rs rowStats, c homeCols, st *style.Styles, select
 	}
 	badges := renderBadges(r.finds, c.badges, c.longBadges, st)
 	cells := table.Cells(c.columns(), name, role, ready, unack, cons, in, out, spark, drain, badges.text)
+	if r.kind == rowRetry {
+		// The policy is all this row says, and the name column cut it at 80
+		// columns: it takes the figures' columns, which it has none of (the
+		// emptied cells keep their gaps, so the width is unchanged).
+		cells[2] = termtext.Fit(termtext.Sanitize(r.detail), c.ready+c.unack+c.cons+c.in+c.out+c.spark+c.drain)
+		for i := 3; i <= homeColSpark+1; i++ {
+			cells[i] = ""
+		}
+	}
 	switch {
 	case stale:
 		return st.Stale.Render(marker + table.Join(cells))

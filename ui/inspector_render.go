@@ -348,8 +348,14 @@ func amqpTypeName(kind string) string {
 	return kind
 }
 
+// carriedMark flags, in the first column, a death ladder carried in
+// x-ladder-deaths across a move or replay (4.x restarts x-death on a
+// re-published message). A glyph explained once below the table: a word
+// per line would not fit 80 columns.
+const carriedMark = "*"
+
 // renderDeaths is the x-death timeline, most recent first as the broker
-// keeps it.
+// keeps it, then the deaths ladder carried.
 func renderDeaths(ds []retry.Death, width int, st *style.Styles) []string {
 	if len(ds) == 0 {
 		return []string{st.Muted.Render("  (never dead-lettered)")}
@@ -357,7 +363,12 @@ func renderDeaths(ds []retry.Death, width int, st *style.Styles) []string {
 	qw := min(max(14, width/4), 40)
 	lines := []string{st.Header.Render(termtext.Truncate("  "+termtext.Fit("QUEUE", qw)+" "+termtext.Fit("REASON", 14)+" "+
 		termtext.FitRight("COUNT", 5)+"  "+termtext.Fit("FIRST DEATH", 20)+" ORIG EXP", width))}
+	carried := false
 	for _, d := range ds {
+		lead := "  "
+		if d.Carried {
+			lead, carried = carriedMark+" ", true
+		}
 		reason := string(d.Reason)
 		if d.Reason == retry.ReasonOther && d.RawReason != "" {
 			reason = termtext.Sanitize(d.RawReason)
@@ -370,7 +381,7 @@ func renderDeaths(ds []retry.Death, width int, st *style.Styles) []string {
 		if d.HasOriginalExpiration {
 			exp = retry.FormatDelay(d.OriginalExpiration)
 		}
-		line := "  " + termtext.Fit(termtext.Sanitize(d.Queue), qw) + " " + termtext.Fit(reason, 14) + " " +
+		line := lead + termtext.Fit(termtext.Sanitize(d.Queue), qw) + " " + termtext.Fit(reason, 14) + " " +
 			termtext.FitRight(strconv.FormatInt(d.Count, 10), 5) + "  " + termtext.Fit(t, 20) + " " + exp
 		lines = append(lines, termtext.Truncate(line, width))
 		if width >= 100 {
@@ -380,6 +391,9 @@ func renderDeaths(ds []retry.Death, width int, st *style.Styles) []string {
 			}
 			lines = append(lines, st.Muted.Render(termtext.Truncate("    via exchange "+exName(d.Exchange)+", keys "+strings.Join(keys, ", "), width)))
 		}
+	}
+	if carried {
+		lines = append(lines, st.Muted.Render(termtext.Truncate(carriedMark+" carried by ladder across a move or replay (in x-ladder-deaths)", width)))
 	}
 	return lines
 }
