@@ -3,6 +3,8 @@ package retry
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -237,33 +239,80 @@ func HoLFindings(queue string, marks []HoLMark) []Finding {
 // HoLEvidence is what a wait queue relying on per-message expiration shows
 // over a watched window, without a peek.
 type HoLEvidence struct {
-	// Window is how long the queue was watched; Left how many messages
-	// left it in that time (inflow less growth), Arrived how many came.
+	// Window is how long the queue was seen letting nothing out: its depth
+	// never fell and grew by what arrived (Arrived) less at most
+	// HoLQuietSlack of estimate noise (Left).
 	Window        time.Duration
 	Left, Arrived float64
 	Waiting       int64
 	// HeadAge is how long ago the head message was published (its
 	// timestamp); 0 when the broker does not say.
 	HeadAge time.Duration
+	// Stuck: the queue's messages never expire (a stuck finding: dead-
+	// lettering stripped their expiration and it has no TTL). Nothing
+	// leaves it either, but not because of a long head: no hol-blocked.
+	Stuck bool
 }
 
 // HoLBlockedAfter is how long a wait queue must be seen taking messages in
 // and letting none out before it counts as blocked.
 const HoLBlockedAfter = 2 * time.Minute
 
+// HoLBlockedWatch is the shorter watch that suffices when the head's own
+// timestamp says it has waited HoLBlockedAfter already: a minute of
+// arrivals and no outflow confirms the old head is what holds them.
+const HoLBlockedWatch = time.Minute
+
+// HoLQuietSlack is how many messages may seem to have left a queue over a
+// window in which arrived came in (arrivals estimated from smoothed publish
+// rates, depths and counters moving in steps of the stats interval) before
+// the window counts as having outflow: two, a fifth of the arrivals and
+// ten seconds' worth at the window's mean rate. A queue whose messages do
+// leave loses nearly all of what arrives, far above it.
+func HoLQuietSlack(arrived float64, window time.Duration) float64 {
+	slack := 2 + arrived/5
+	if s := window.Seconds(); s > 0 {
+		slack += arrived / s * 10
+	}
+	return slack
+}
+
 // HoLBlockedFinding reports a wait queue (one relying on per-message
 // expiration) that holds messages, keeps receiving them and let none leave
-// for HoLBlockedAfter or longer: its head is not due, and everything behind
-// it waits for it.
+// for HoLBlockedAfter (HoLBlockedWatch when its head was published at least
+// HoLBlockedAfter ago): its head is not due, and everything behind it waits
+// for it.
 func HoLBlockedFinding(queue string, ev HoLEvidence) (Finding, bool) {
-	if ev.Waiting <= 0 || ev.Window < HoLBlockedAfter || ev.Left >= 0.5 || ev.Arrived < 1 {
+	need := HoLBlockedAfter
+	if ev.HeadAge >= HoLBlockedAfter {
+		need = HoLBlockedWatch
+	}
+	if ev.Stuck || ev.Waiting <= 0 || ev.Window < need || ev.Arrived < 1 || ev.Left > HoLQuietSlack(ev.Arrived, ev.Window) {
 		return Finding{}, false
 	}
 	msg := ""
 	if ev.HeadAge > 0 {
-		msg = "head published " + fndDuration(ev.HeadAge) + " ago, "
+		msg = "head published " + fndDuration(ev.HeadAge.Truncate(time.Second)) + " ago, "
 	}
-	msg += fmt.Sprintf("nothing left for %s while %.0f arrived, %d waiting: the head's long expiration holds back every shorter one behind it (head-of-line blocking; u in the queue unblocks)",
-		fndDuration(ev.Window), ev.Arrived, ev.Waiting)
+	msg += fmt.Sprintf("nothing left for %s, %s waiting: a long expiration at the head holds back the rest (u in the queue unblocks)",
+		fndDuration(ev.Window.Truncate(time.Second)), fndCount(ev.Waiting))
 	return Finding{Code: CodeHoLBlocked, Severity: SeverityError, Queue: queue, Message: msg}, true
+}
+
+// fndCount writes a count with thousands separators: 2,310.
+func fndCount(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	if neg {
+		b.WriteByte('-')
+	}
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
 }

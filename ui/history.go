@@ -3,6 +3,8 @@ package ui
 import (
 	"strings"
 	"time"
+
+	"github.com/ladder-tui/ladder/retry"
 )
 
 // historyLen is how many snapshots of depth each queue keeps: six minutes at
@@ -121,9 +123,18 @@ func (h *history) netRateOver(queue string) (float64, bool) {
 	return 0, false
 }
 
-// quiet walks back from the newest sample while (almost) nothing left the
-// queue: it returns how long that was, how many left in it and how many
-// arrived. Without a publish rate, arrivals are the growth alone.
+// quiet walks back from the newest sample while nothing left the queue and
+// returns how long that was, how many seem to have left in it (estimate
+// noise, at most retry.HoLQuietSlack) and how many arrived.
+//
+// Poll-to-poll figures cannot tell: management rates are smoothed and
+// depths and counters move in steps of the stats interval, so a poll often
+// shows a publish rate and no growth yet, which reads as outflow that never
+// happened. The evidence here is cumulative instead: a wait queue's depth
+// falls whenever a message leaves it (nothing else takes from it), so the
+// window ends at the newest fall, and over the window the depth must have
+// grown by what arrived (the publish rate summed over the polls, or the
+// growth alone without rates) less the slack.
 func (h *history) quiet(queue string) (window time.Duration, left, arrived float64) {
 	r := h.q[queue]
 	if r == nil || r.n < 2 {
@@ -131,23 +142,27 @@ func (h *history) quiet(queue string) (window time.Duration, left, arrived float
 	}
 	s := r.last(r.n, nil)
 	newest := s[len(s)-1]
+	in := 0.0
 	for i := len(s) - 1; i > 0; i-- {
-		dt := s[i].at.Sub(s[i-1].at).Seconds()
+		if s[i].depth < s[i-1].depth {
+			break
+		}
+		dt := s[i].at.Sub(s[i-1].at)
 		if dt <= 0 {
 			continue
 		}
-		growth := float64(s[i].depth - s[i-1].depth)
-		in := max(0, growth)
 		if s[i].inOK {
-			in = max(in, s[i].in*dt)
+			in += s[i].in * dt.Seconds()
+		} else {
+			in += float64(s[i].depth - s[i-1].depth)
 		}
-		out := max(0, in-growth)
-		if left+out >= 0.5 {
+		w := newest.at.Sub(s[i-1].at)
+		growth := float64(newest.depth - s[i-1].depth)
+		a := max(in, growth)
+		if a-growth > retry.HoLQuietSlack(a, w) {
 			break
 		}
-		left += out
-		arrived += in
-		window = newest.at.Sub(s[i-1].at)
+		window, left, arrived = w, a-growth, a
 	}
 	return window, left, arrived
 }

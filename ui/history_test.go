@@ -1,9 +1,13 @@
 package ui
 
 import (
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/broker/sim"
 	"github.com/ladder-tui/ladder/internal/present"
 	"github.com/ladder-tui/ladder/retry"
 )
@@ -34,28 +38,195 @@ func TestNetRateOverAWindow(t *testing.T) {
 	}
 }
 
-// quiet measures how long nothing left a queue: arrivals from the publish
-// rate (or growth), leaving = arrivals less growth.
-func TestHistoryQuietWindow(t *testing.T) {
-	h := newHistory()
+// statsView is what a 2 s poll of the management API sees of a queue the
+// broker's stats describe every 5 s: the depth and a publish rate averaged
+// over the last 10 s, both as of the newest 5 s stats emission.
+func statsView(t0 time.Time, poll time.Duration, arrivedBy, leftBy func(time.Duration) int64) (time.Time, int64, float64) {
+	stats := poll.Truncate(5 * time.Second)
+	depth := 61 + arrivedBy(stats) - leftBy(stats)
+	rate := 0.0
+	if stats >= 10*time.Second {
+		rate = float64(arrivedBy(stats)-arrivedBy(stats-10*time.Second)) / 10
+	}
+	return t0.Add(poll), depth, rate
+}
+
+// Repro B of the audit: a 15-minute head, a 3 s message every 3.5 s, seen
+// through smoothed 5 s stats. Poll to poll a rate shows with no growth yet,
+// which the old per-poll sum took for outflow (the window never passed
+// 12 s); over the window the depth grew by all that arrived.
+func TestHistoryQuietThroughSmoothedStats(t *testing.T) {
 	t0 := time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)
-	depth := int64(100)
-	// 5 minutes of 1 msg/s arriving and the depth growing by as much.
+	every := 3500 * time.Millisecond
+	arrivedBy := func(d time.Duration) int64 { return int64(d / every) }
+	none := func(time.Duration) int64 { return 0 }
+	h := newHistory()
+	var depth int64
+	for p := time.Duration(0); p <= 4*time.Minute; p += 2 * time.Second {
+		at, d, rate := statsView(t0, p, arrivedBy, none)
+		h.recordRates(at, map[string]int64{"jobs.delay": d}, map[string]float64{"jobs.delay": rate})
+		depth = d
+	}
+	w, left, arrived := h.quiet("jobs.delay")
+	if w < 3*time.Minute+50*time.Second || arrived < 60 || left > retry.HoLQuietSlack(arrived, w) {
+		t.Fatalf("blocked queue: window %v left %.1f arrived %.1f, want nearly 4m of quiet", w, left, arrived)
+	}
+	if _, ok := retry.HoLBlockedFinding("jobs.delay", retry.HoLEvidence{Window: w, Left: left, Arrived: arrived, Waiting: depth}); !ok {
+		t.Fatal("no hol-blocked for a queue nothing left in 4 minutes")
+	}
+
+	// The same arrivals into a healthy queue (each leaves 30 s later): its
+	// depth holds steady and never quite falls between some polls, but it
+	// does not grow by what arrives.
+	healthy := newHistory()
+	leftBy := func(d time.Duration) int64 { return max(0, arrivedBy(d-30*time.Second)) }
+	for p := time.Duration(0); p <= 4*time.Minute; p += 2 * time.Second {
+		at, d, rate := statsView(t0, p, arrivedBy, leftBy)
+		healthy.recordRates(at, map[string]int64{"w": d}, map[string]float64{"w": rate})
+	}
+	if w, left, arrived := healthy.quiet("w"); w >= retry.HoLBlockedWatch {
+		t.Errorf("healthy queue: quiet for %v (left %.1f of %.1f)", w, left, arrived)
+	}
+}
+
+// A queue that loses messages while as many arrive never falls at stats
+// granularity yet is not quiet; a fall ends the window; without rates the
+// growth alone counts as arrivals.
+func TestHistoryQuietWindow(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)
+	steady := newHistory()
 	for i := 0; i <= 150; i++ {
-		h.recordRates(t0.Add(time.Duration(i)*2*time.Second), map[string]int64{"w": depth}, map[string]float64{"w": 1})
-		depth += 2
+		steady.recordRates(t0.Add(time.Duration(i)*2*time.Second), map[string]int64{"w": 40}, map[string]float64{"w": 5})
+	}
+	if w, _, _ := steady.quiet("w"); w >= 30*time.Second {
+		t.Errorf("steady depth at 5 msg/s: quiet for %v", w)
+	}
+
+	h := newHistory()
+	depth := int64(100)
+	for i := 0; i <= 150; i++ {
+		if i == 60 {
+			depth -= 3 // three leave: nothing before this counts
+		}
+		h.record(t0.Add(time.Duration(i)*2*time.Second), map[string]int64{"w": depth})
+		if i%3 == 0 {
+			depth++
+		}
 	}
 	w, left, arrived := h.quiet("w")
-	if w != 5*time.Minute || left != 0 || arrived != 300 {
-		t.Fatalf("window %v left %v arrived %v", w, left, arrived)
+	if w != 180*time.Second || left != 0 || arrived != 30 {
+		t.Fatalf("window %v left %v arrived %v, want 3m since the fall, 30 arrived", w, left, arrived)
 	}
-	f, ok := retry.HoLBlockedFinding("w", retry.HoLEvidence{Window: w, Left: left, Arrived: arrived, Waiting: depth - 2})
-	if !ok || f.Code != retry.CodeHoLBlocked {
-		t.Fatalf("%+v", f)
+}
+
+// The home screen turns the history into hol-blocked findings: over polls
+// in which jobs.delay (per-message expiration, an old head) takes messages
+// and lets none out, BLOCK appears with the evidence; invoices.retry,
+// growing the same way but stuck (its messages never expire), never gets
+// one.
+func TestHomeAddsHoLBlockedFromPolls(t *testing.T) {
+	t0 := fixedNow
+	snapAt := func(i int) *broker.Snapshot {
+		at := t0.Add(time.Duration(i) * 2 * time.Second)
+		delay := queue("jobs.delay", 61+int64(i/2), 0, 0, 0.29, 0)
+		delay.HeadMessageTimestamp = t0.Add(-3 * time.Minute)
+		stuck := queue("invoices.retry", 80+int64(i/2), 0, 0, 0.29, 0)
+		stuck.HeadMessageTimestamp = t0.Add(-time.Hour)
+		return &broker.Snapshot{
+			Vhost: "/", BrokerVersion: "4.1.0", TakenAt: at,
+			Topology: retry.Vhost{Name: "/", Queues: []retry.Queue{
+				queue("jobs", 0, 0, 1, 1, 1), delay, queue("invoices", 0, 0, 1, 1, 1), stuck,
+			}},
+			Ladders: []retry.Ladder{
+				{Main: "jobs", WaitQueues: []string{"jobs.delay"}},
+				{Main: "invoices", WaitQueues: []string{"invoices.retry"}},
+			},
+			Findings: []retry.Finding{{Code: retry.CodeStuck, Severity: retry.SeverityError, Queue: "invoices.retry",
+				Message: `80 messages here never return to "invoices": this queue is fed by dead-lettering, which strips per-message expiration, and has no TTL and no consumers`}},
+		}
 	}
-	// Then one message leaves (the depth grows by one less than arrived).
-	h.recordRates(t0.Add(302*time.Second), map[string]int64{"w": depth - 1}, map[string]float64{"w": 1})
-	if w, _, _ := h.quiet("w"); w != 0 {
-		t.Errorf("after a message left the window is %v, want 0", w)
+	fc := newFake()
+	fc.snap = snapAt(0)
+	h := newHarness(t, fc, Options{}, 160, 48).start()
+	blocked := func() []retry.Finding {
+		var out []retry.Finding
+		for _, f := range h.m.home.snap.Findings {
+			if f.Code == retry.CodeHoLBlocked {
+				out = append(out, f)
+			}
+		}
+		return out
 	}
+	for i := 1; i <= 20; i++ { // 40 s: not yet a minute
+		fc.mu.Lock()
+		fc.snap = snapAt(i)
+		fc.mu.Unlock()
+		h.send(pollMsg{gen: h.m.gen})
+	}
+	if fs := blocked(); len(fs) > 0 {
+		t.Fatalf("hol-blocked after 40 s of watching: %+v", fs)
+	}
+	h.mustNotContain("hol-blocked")
+	for i := 21; i <= 40; i++ { // 80 s in all
+		fc.mu.Lock()
+		fc.snap = snapAt(i)
+		fc.mu.Unlock()
+		h.send(pollMsg{gen: h.m.gen})
+	}
+	fs := blocked()
+	if len(fs) != 1 || fs[0].Queue != "jobs.delay" {
+		t.Fatalf("hol-blocked findings %+v, want one on jobs.delay (none on the stuck invoices.retry)", fs)
+	}
+	if want := "head published 4m20s ago, nothing left for 1m20s, 81 waiting"; !strings.HasPrefix(fs[0].Message, want) {
+		t.Errorf("message %q, want it to start %q", fs[0].Message, want)
+	}
+	h.key("down") // jobs.delay: the detail pane has the evidence
+	h.mustContain("✖hol-blocked", "head published 4m20s ago, nothing left for 1m20s, 81 waiting")
+	for _, line := range strings.Split(h.plain(), "\n") {
+		if strings.Contains(line, "invoices.retry") && strings.Contains(line, "hol-blocked") {
+			t.Errorf("the stuck queue's row: %q", line)
+		}
+	}
+}
+
+// The demo as `ladder demo` starts it (ten minutes of warm-up, default
+// seed, real-time speed): within its first minute and a half of polls
+// payments.wait shows hol-blocked with the evidence, and the stuck
+// invoices.retry does not.
+func TestDemoShowsHoLBlockedWithinTwoMinutes(t *testing.T) {
+	var mu sync.Mutex
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	s := sim.New(sim.Options{Now: clock, WarmUp: 10 * time.Minute})
+	t.Cleanup(func() { s.Close() })
+	h := newHarnessOn(t, s, Options{Title: "demo"}, 80, 24).start()
+	find := func(queue string) (retry.Finding, bool) {
+		for _, f := range h.m.home.snap.Findings {
+			if f.Code == retry.CodeHoLBlocked && f.Queue == queue {
+				return f, true
+			}
+		}
+		return retry.Finding{}, false
+	}
+	var at time.Duration
+	for at = 0; at <= 90*time.Second; at += 2 * time.Second {
+		if _, ok := find(sim.PaymentsWait); ok {
+			break
+		}
+		mu.Lock()
+		now = now.Add(2 * time.Second)
+		mu.Unlock()
+		h.send(pollMsg{gen: h.m.gen})
+	}
+	f, ok := find(sim.PaymentsWait)
+	if !ok {
+		t.Fatalf("no hol-blocked on %s after %v of polls", sim.PaymentsWait, at)
+	}
+	if !strings.HasPrefix(f.Message, "head published 5m") || !strings.Contains(f.Message, "nothing left for 1m") {
+		t.Errorf("after %v: %q", at, f.Message)
+	}
+	if f, ok := find(sim.InvoicesRetry); ok {
+		t.Errorf("the stuck %s: %+v", sim.InvoicesRetry, f)
+	}
+	h.mustContain("BLOCK")
 }

@@ -90,8 +90,9 @@ func (m *homeModel) setSnapshot(s *broker.Snapshot) {
 
 // withHoLEvidence adds hol-blocked findings from the history: a wait
 // queue relying on per-message expiration that keeps receiving messages
-// and has let none out for a while (retry.HoLBlockedFinding). The snapshot
-// itself is left as the broker gave it.
+// and has let none out for a while (retry.HoLBlockedFinding), unless it is
+// stuck (its messages never expire: that finding says so already). The
+// snapshot itself is left as the broker gave it.
 func (m *homeModel) withHoLEvidence(s *broker.Snapshot, at time.Time) *broker.Snapshot {
 	var found []retry.Finding
 	for _, l := range s.Ladders {
@@ -100,7 +101,7 @@ func (m *homeModel) withHoLEvidence(s *broker.Snapshot, at time.Time) *broker.Sn
 			if !ok {
 				continue
 			}
-			ev := retry.HoLEvidence{Waiting: q.Messages}
+			ev := retry.HoLEvidence{Waiting: q.Messages, Stuck: hasFinding(s.Findings, retry.CodeStuck, w)}
 			ev.Window, ev.Left, ev.Arrived = m.hist.quiet(w)
 			if !q.HeadMessageTimestamp.IsZero() && at.After(q.HeadMessageTimestamp) {
 				ev.HeadAge = at.Sub(q.HeadMessageTimestamp)
@@ -117,6 +118,10 @@ func (m *homeModel) withHoLEvidence(s *broker.Snapshot, at time.Time) *broker.Sn
 	out.Findings = append(slices.Clone(s.Findings), found...)
 	retry.SortFindings(out.Findings)
 	return &out
+}
+
+func hasFinding(fs []retry.Finding, code, queue string) bool {
+	return slices.ContainsFunc(fs, func(f retry.Finding) bool { return f.Code == code && f.Queue == queue })
 }
 
 // rebuild lays out the rows again, keeping the cursor on the same queue.

@@ -87,6 +87,9 @@ type Sim struct {
 	moves     uint64 // moves run, for x-ladder-move-id
 	nextTick  time.Time
 	stats     Stats
+	// nextLongRetry is when the payment provider next answers with a long
+	// retry-after (paymentsLongDelay), the demo's head-of-line block.
+	nextLongRetry time.Time
 }
 
 var _ broker.Client = (*Sim)(nil)
@@ -111,6 +114,7 @@ func New(opt Options) *Sim {
 		rng:      rand.New(rand.NewPCG(uint64(opt.Seed), 0x1add3e)),
 	}
 	s.nextTick = s.now.Truncate(time.Second).Add(time.Second)
+	s.nextLongRetry = s.now.Add(paymentsLongFirst)
 	s.declareDemo()
 	if !opt.Quiet {
 		s.startWorkload()

@@ -37,6 +37,19 @@ var GoSeedPolicy = retry.Policy{Backoff: retry.BackoffExponential, Base: 5 * tim
 // with; mixing them in one TTL-less wait queue is what blocks.
 var paymentDelays = []time.Duration{2 * time.Second, 10 * time.Second, 45 * time.Second, 2 * time.Minute}
 
+// Every paymentsLongEvery (the first paymentsLongFirst into the simulation)
+// the provider answers one failure with a long retry-after: once it reaches
+// the head of payments.wait it holds back every shorter one behind it for
+// most of paymentsLongDelay. The first one is timed so that `ladder demo`
+// (10 minutes of warm-up) opens on a queue already blocked for two minutes
+// that stays blocked for a quarter of an hour: the hol-blocked finding and
+// the unblock action have something to show at once.
+const (
+	paymentsLongFirst = 6 * time.Minute
+	paymentsLongEvery = 30 * time.Minute
+	paymentsLongDelay = 20 * time.Minute
+)
+
 var orderErrors = []string{
 	"external payment gateway timeout (503)",
 	"inventory service unavailable",
@@ -196,6 +209,10 @@ func (s *Sim) handlePayment(m *message) outcome {
 		return reject
 	}
 	d := paymentDelays[s.rng.IntN(len(paymentDelays))]
+	if !s.now.Before(s.nextLongRetry) {
+		d = paymentsLongDelay
+		s.nextLongRetry = s.nextLongRetry.Add(paymentsLongEvery)
+	}
 	h := retry.SetCount(m.headers, st, st.Count+1)
 	h["x-last-error"] = fmt.Sprintf("card issuer busy: retry after %s", retry.FormatDelay(d))
 	p := s.republishProps(m)

@@ -138,3 +138,43 @@ func TestInvoicesRetryIsStuck(t *testing.T) {
 		t.Errorf("HoL = %+v, want never due (stuck)", m.HoL)
 	}
 }
+
+// The demo (ten minutes of warm-up) opens on payments.wait blocked: a
+// 20-minute retry-after at its head, published minutes ago, and for the
+// next minutes messages arrive and none leave; it expires in the end.
+func TestPaymentsWaitOpensHoLBlocked(t *testing.T) {
+	s := busy(t, Options{Seed: 0})
+	s.Advance(10 * time.Minute)
+	head := peek(t, s, PaymentsWait)
+	if len(head) == 0 || head[0].Properties.Expiration != "1200000" {
+		t.Fatalf("head of %s: %+v, want the 20m retry-after", PaymentsWait, head)
+	}
+	q := func() retry.Queue {
+		snap, err := s.Snapshot(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		q, _ := snap.Topology.Queue(PaymentsWait)
+		return q
+	}
+	first := q()
+	if age := s.Now().Sub(first.HeadMessageTimestamp); age < 3*time.Minute {
+		t.Errorf("head published %v ago, want minutes (head-age evidence)", age)
+	}
+	prev := first.Messages
+	for range 12 * 60 / 5 { // the next 12 minutes, every 5 s
+		s.Advance(5 * time.Second)
+		d := q().Messages
+		if d < prev {
+			t.Fatalf("%s fell %d → %d at %v: something left a blocked queue", PaymentsWait, prev, d, s.Now())
+		}
+		prev = d
+	}
+	if prev < first.Messages+50 {
+		t.Errorf("depth %d → %d over 12 minutes: too few arrived behind the head", first.Messages, prev)
+	}
+	s.Advance(10 * time.Minute)
+	if d := q().Messages; d >= prev {
+		t.Errorf("depth %d → %d: the long head never expired", prev, d)
+	}
+}
