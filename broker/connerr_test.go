@@ -18,6 +18,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	rabbithole "github.com/michaelklishin/rabbit-hole/v2"
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -197,4 +198,37 @@ func writeCA(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// A long host name is shown once and the line stays within 200
+// characters with "ladder: " (it was 217 to 238 for a 77-character host:
+// "at H:15672: no such host H").
+func TestErrorLineBoundedAndHostOnce(t *testing.T) {
+	host := strings.Repeat("h", 69) + ".invalid" // 77 characters
+	r := testResolved(t, "amqp://guest:s3cret-pw@"+host+":5672/", "")
+	dnsErr := func() error {
+		return &url.Error{Op: "Get", URL: "http://" + host + ":15672/api/overview?columns=rabbitmq_version",
+			Err: &net.OpError{Op: "dial", Net: "tcp", Err: &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}}}
+	}
+	for what, err := range map[string]error{
+		"api":  r.APIError("overview", dnsErr()),
+		"amqp": r.amqpDialError(dnsErr()),
+	} {
+		got := err.Error()
+		if n := strings.Count(got, host); n != 1 {
+			t.Errorf("%s: the host %d times: %q", what, n, got)
+		}
+		if !strings.Contains(got, host+":") || !strings.HasSuffix(got, ": no such host") {
+			t.Errorf("%s: %q", what, got)
+		}
+		if n := utf8.RuneCountInString("ladder: " + got); n > 200 {
+			t.Errorf("%s: %d characters: %q", what, n, got)
+		}
+	}
+	// A broker's reason, however long, is cut on a rune boundary.
+	long := r.amqpDialError(&amqp.Error{Code: amqp.ConnectionForced, Reason: strings.Repeat("é", 300), Server: true}).Error()
+	if n := utf8.RuneCountInString(long); n != maxErrLine || !utf8.ValidString(long) || !strings.HasSuffix(long, "é…") ||
+		!strings.HasPrefix(long, "RabbitMQ at "+host+":5672 closed the connection: ") {
+		t.Errorf("%d runes: %q", n, long)
+	}
 }

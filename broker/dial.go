@@ -67,8 +67,22 @@ func (e *ConnError) Unwrap() []error {
 	return out
 }
 
+// maxErrLine bounds a connection error's text, so that "ladder: " and it
+// stay within 200 characters on the terminal whatever a host or a broker's
+// reason is.
+const maxErrLine = 190
+
 func connErr(kind, cause error, format string, a ...any) *ConnError {
-	return &ConnError{Msg: fmt.Sprintf(format, a...), Kind: kind, Err: cause}
+	return &ConnError{Msg: bound(fmt.Sprintf(format, a...), maxErrLine), Kind: kind, Err: cause}
+}
+
+// bound cuts s to n runes (the last one "…"); the messages name the
+// host:port before any cause, so the cut falls in the cause.
+func bound(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
 }
 
 // Describe is the line to show for err. A connection failure is shown as
@@ -153,14 +167,20 @@ func clip(s string, n int) string {
 }
 
 // netCause is the network-level cause of err ("connection refused", "no
-// such host", "timed out"), without the URL Go puts around it.
-func netCause(err error) (string, bool) {
+// such host", "timed out"), without the URL Go puts around it. host is
+// the name the message already shows: a DNS failure for it is not told
+// twice ("at H:5672: no such host H").
+func netCause(err error, host string) (string, bool) {
 	var de *net.DNSError
 	if errors.As(err, &de) {
-		if de.IsNotFound {
-			return "no such host " + de.Name, true
+		name := ""
+		if de.Name != host {
+			name = " " + de.Name // a proxy's, say
 		}
-		return "cannot resolve " + de.Name + ": " + de.Err, true
+		if de.IsNotFound {
+			return "no such host" + name, true
+		}
+		return "cannot resolve" + name + ": " + de.Err, true
 	}
 	var ue *url.Error
 	if errors.As(err, &ue) && ue.Timeout() {
@@ -263,7 +283,7 @@ func (r *Resolved) amqpDialError(err error) error {
 	if cause, ok := r.tlsCause(err); ok {
 		return connErr(ErrTLS, err, "TLS to RabbitMQ at %s failed: %s", addr, cause)
 	}
-	if cause, ok := netCause(err); ok {
+	if cause, ok := netCause(err, r.AMQP.Hostname()); ok {
 		return connErr(ErrUnreachable, err, "cannot reach RabbitMQ at %s (port %s): %s", r.RedactedAMQP(), r.Port(), cause)
 	}
 	return fmt.Errorf("connect to RabbitMQ at %s: %w", addr, err)
@@ -371,7 +391,7 @@ func (r *Resolved) APIError(what string, err error) error {
 	if cause, ok := r.tlsCause(err); ok {
 		return connErr(ErrTLS, err, "TLS to the management API at %s failed: %s", host, cause)
 	}
-	if cause, ok := netCause(err); ok {
+	if cause, ok := netCause(err, r.APIURL.Hostname()); ok {
 		return connErr(ErrUnreachable, err, "cannot reach the management API at %s: %s", host, cause)
 	}
 	var ue *url.Error

@@ -171,3 +171,17 @@ func TestMissingQueueIsNotAMissingVhost(t *testing.T) {
 		t.Errorf("%q, want %q", got, want)
 	}
 }
+
+// A 77-character host is named once and the line fits in 200 characters
+// (it was 217 to 238: "at H:15672: no such host H").
+func TestLongHostOneShortLine(t *testing.T) {
+	host := strings.Repeat("h", 69) + ".invalid"
+	t.Setenv("LADDER_AMQP_URL", "amqp://guest:guest@"+host+":5672/")
+	t.Setenv("LADDER_API_URL", "")
+	for _, args := range [][]string{{"ping"}, {"topology"}} {
+		got := oneLine(t, "", args...)
+		if strings.Count(got, host) != 1 || !strings.HasSuffix(got, "no such host") {
+			t.Errorf("%v: %q", args, got)
+		}
+	}
+}
