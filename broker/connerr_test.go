@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -10,8 +11,11 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"io"
 	"math/big"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -230,5 +234,96 @@ func TestErrorLineBoundedAndHostOnce(t *testing.T) {
 	if n := utf8.RuneCountInString(long); n != maxErrLine || !utf8.ValidString(long) || !strings.HasSuffix(long, "é…") ||
 		!strings.HasPrefix(long, "RabbitMQ at "+host+":5672 closed the connection: ") {
 		t.Errorf("%d runes: %q", n, long)
+	}
+}
+
+// webServer serves body with status for every path but those in api
+// (path → JSON answered 200 or, with a leading "404 ", 404).
+func webServer(t *testing.T, status int, body string, api map[string]string) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if js, ok := api[req.URL.Path]; ok {
+			w.Header().Set("Content-Type", "application/json")
+			if rest, nf := strings.CutPrefix(js, "404 "); nf {
+				w.WriteHeader(http.StatusNotFound)
+				js = rest
+			}
+			_, _ = io.WriteString(w, js)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html")
+		w.WriteHeader(status)
+		_, _ = io.WriteString(w, body)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+const htmlNotFound = "<!DOCTYPE HTML>\n<html><head><title>Error response</title></head><body><h1>404 Not Found</h1></body></html>\n"
+
+const apiNotFound = `404 {"error":"Object Not Found","reason":"Not Found"}`
+
+func testManagement(t *testing.T, apiURL string) *Management {
+	t.Helper()
+	m, err := NewManagement(testResolved(t, "amqp://guest:guest@127.0.0.1:5672/", apiURL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(m.Close)
+	return m
+}
+
+// A 404 from a web server that is not the management API (python -m
+// http.server, a path prefix missing from --api-url) is not "vhost / not
+// found", and its HTML page is never the reason.
+func TestNotFoundFromAnotherWebServer(t *testing.T) {
+	ctx := context.Background()
+	srv := webServer(t, http.StatusNotFound, htmlNotFound, nil)
+	m := testManagement(t, srv.URL)
+	want := srv.URL + " is not a RabbitMQ management API (GET /api/overview: 404 Not Found)"
+	_, qerr := m.Queue(ctx, "/", "q")
+	_, verr := m.Vhost(ctx, "/")
+	_, oerr := m.BrokerVersion(ctx)
+	for what, err := range map[string]error{"queue": qerr, "vhost": verr, "overview": oerr} {
+		if err == nil || Describe(err) != want {
+			t.Errorf("%s: %q, want %q", what, Describe(err), want)
+		}
+		if errors.Is(err, ErrVhostNotFound) || errors.Is(err, ErrNotFound) || !errors.Is(err, ErrNotAMQP) {
+			t.Errorf("%s: classified as %v", what, err)
+		}
+	}
+
+	// Behind a path prefix: the API answers under /rabbit only.
+	prefixed := webServer(t, http.StatusNotFound, htmlNotFound, map[string]string{
+		"/rabbit/api/overview":        `{"rabbitmq_version":"3.10.8"}`,
+		"/rabbit/api/vhosts/nosuch":   apiNotFound,
+		"/rabbit/api/queues/nosuch/q": apiNotFound,
+	})
+	if _, err := testManagement(t, prefixed.URL).Queue(ctx, "/", "q"); Describe(err) != prefixed.URL+" is not a RabbitMQ management API (GET /api/overview: 404 Not Found)" {
+		t.Errorf("prefix left out: %q", Describe(err))
+	}
+	if _, err := testManagement(t, prefixed.URL+"/rabbit").Queue(ctx, "nosuch", "q"); Describe(err) != "vhost nosuch not found" || !errors.Is(err, ErrVhostNotFound) {
+		t.Errorf("prefix given: %q", Describe(err))
+	}
+
+	// The overview answers but the vhost's 404 is a proxy's page: the
+	// management API did not say the vhost is missing.
+	proxy := webServer(t, http.StatusNotFound, htmlNotFound, map[string]string{"/api/overview": `{"rabbitmq_version":"3.10.8"}`})
+	if _, err := testManagement(t, proxy.URL).Queue(ctx, "/", "q"); errors.Is(err, ErrVhostNotFound) {
+		t.Errorf("a proxy's 404 said the vhost is missing: %q", Describe(err))
+	}
+
+	// Another status with an HTML page: the status, not the page.
+	broken := webServer(t, http.StatusBadGateway, htmlNotFound, nil)
+	_, err := testManagement(t, broken.URL).BrokerVersion(ctx)
+	if got := Describe(err); strings.Contains(got, "<") || !strings.Contains(got, "502 Bad Gateway") {
+		t.Errorf("502: %q", got)
+	}
+
+	// A 200 that is not JSON.
+	page := webServer(t, http.StatusOK, "<html>hello</html>", nil)
+	_, err = testManagement(t, page.URL).BrokerVersion(ctx)
+	if got, want := Describe(err), page.URL+" is not a RabbitMQ management API (GET /api/overview: the answer is not JSON)"; got != want {
+		t.Errorf("200 HTML: %q, want %q", got, want)
 	}
 }

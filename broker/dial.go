@@ -406,8 +406,11 @@ func (r *Resolved) APIError(what string, err error) error {
 func apiReason(he rabbithole.ErrorResponse) string {
 	why := strings.TrimSpace(he.Reason)
 	var body struct{ Error, Reason string }
-	if strings.HasPrefix(why, "{") && json.Unmarshal([]byte(why), &body) == nil {
+	switch {
+	case strings.HasPrefix(why, "{") && json.Unmarshal([]byte(why), &body) == nil:
 		why = body.Reason
+	case strings.HasPrefix(why, "<"):
+		why = "" // a web server's HTML page, not the API's reason
 	}
 	if why == "" || strings.EqualFold(why, http.StatusText(he.StatusCode)) {
 		return ""

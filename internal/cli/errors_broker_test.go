@@ -3,8 +3,12 @@ package cli
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -182,6 +186,27 @@ func TestLongHostOneShortLine(t *testing.T) {
 		got := oneLine(t, "", args...)
 		if strings.Count(got, host) != 1 || !strings.HasSuffix(got, "no such host") {
 			t.Errorf("%v: %q", args, got)
+		}
+	}
+}
+
+// A web server that is not the management API (here one that answers
+// every path with an HTML 404, as python -m http.server does) is said to
+// be that, not "vhost / not found", and its page is never printed.
+func TestNotAManagementAPI(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = io.WriteString(w, "<!DOCTYPE HTML>\n<html><head><title>Error response</title></head><body>404</body></html>\n")
+	}))
+	defer srv.Close()
+	t.Setenv("LADDER_AMQP_URL", "amqp://guest:guest@127.0.0.1:5672/")
+	t.Setenv("LADDER_API_URL", srv.URL)
+	want := srv.URL + " is not a RabbitMQ management API (GET /api/overview: 404 Not Found)"
+	out := filepath.Join(t.TempDir(), "q.jsonl")
+	for _, args := range [][]string{{"peek", "q"}, {"lint"}, {"topology"}, {"dump", "q", "--out", out}} {
+		if got := oneLine(t, "", args...); got != want {
+			t.Errorf("%v: %q, want %q", args, got, want)
 		}
 	}
 }
