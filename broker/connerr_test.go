@@ -327,3 +327,41 @@ func TestNotFoundFromAnotherWebServer(t *testing.T) {
 		t.Errorf("200 HTML: %q, want %q", got, want)
 	}
 }
+
+// An AMQP URL at an HTTP server gets the management-port hint whatever
+// the port (4.3's management may listen on 15673, say); a peer that is
+// not HTTP does not.
+func TestAMQPAtHTTPServerSaysManagementPort(t *testing.T) {
+	srv := httptest.NewUnstartedServer(http.NotFoundHandler())
+	// As Cowboy does, give up on a request line that never comes.
+	srv.Config.ReadTimeout = 300 * time.Millisecond
+	srv.Start()
+	defer srv.Close()
+	addr := srv.Listener.Addr().String()
+	r := testResolved(t, "amqp://guest:guest@"+addr+"/", "")
+	_, err := r.DialAMQP(context.Background(), "test")
+	if got, want := Describe(err), addr+" does not speak AMQP (is it the management port?)"; got != want || !errors.Is(err, ErrNotAMQP) {
+		t.Errorf("%q, want %q", got, want)
+	}
+
+	// Something that closes at once and answers nothing is no HTTP server.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	mute := l.Addr().String()
+	_, err = testResolved(t, "amqp://guest:guest@"+mute+"/", "").DialAMQP(context.Background(), "test")
+	if got, want := Describe(err), mute+" does not speak AMQP"; got != want {
+		t.Errorf("%q, want %q", got, want)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -303,7 +304,7 @@ func (r *Resolved) amqpRefusal(ae *amqp.Error, err error, addr string) error {
 		return connErr(ErrNoAccess, err, "user %s has no access to vhost %s at %s", r.amqpUser(), r.Vhost, addr)
 	case !ae.Server && (ae.Code == amqp.FrameError || ae.Code == amqp.SyntaxError):
 		// Whatever answered closed or garbled the AMQP handshake.
-		if strings.Contains(reason, "timeout") {
+		if strings.Contains(reason, "timeout") && !speaksHTTP(addr) {
 			return connErr(ErrNotAMQP, err, "%s does not speak AMQP (no handshake within %s)", addr, dialTimeout)
 		}
 		return connErr(ErrNotAMQP, err, "%s does not speak AMQP%s", addr, r.portHint())
@@ -314,16 +315,43 @@ func (r *Resolved) amqpRefusal(ae *amqp.Error, err error, addr string) error {
 	return connErr(nil, err, "connect to RabbitMQ at %s: %s", addr, reason)
 }
 
-// portHint guesses why an AMQP URL's port did not speak AMQP.
+// portHint guesses why an AMQP URL's port did not speak AMQP: an HTTP
+// server there (asked, whatever its port: 4.3's management listens on
+// 15673 in some setups) or a port number known as the management API's.
 func (r *Resolved) portHint() string {
 	p := r.Port()
 	switch {
-	case p == apiPort(r.APIURL) || p == defaultAPIPort || p == defaultAPITLS || p == "80" || p == "443":
+	case r.AMQP.Scheme == "amqp" && speaksHTTP(net.JoinHostPort(r.AMQP.Hostname(), p)),
+		p == apiPort(r.APIURL) || p == defaultAPIPort || p == defaultAPITLS || p == "80" || p == "443":
 		return " (is it the management port?)"
 	case p == "5671" && r.AMQP.Scheme == "amqp":
 		return " (is it the TLS port? use amqps://)"
 	}
 	return ""
+}
+
+// httpProbeTimeout bounds speaksHTTP: it runs only after a failed dial.
+const httpProbeTimeout = 2 * time.Second
+
+// speaksHTTP tells whether an HTTP server answers at addr. An HTTP server
+// sent the AMQP protocol header does not answer it (Cowboy waits for a
+// request line, then closes the socket), so it is asked a request of its
+// own on a new connection.
+func speaksHTTP(addr string) bool {
+	conn, err := net.DialTimeout("tcp", addr, httpProbeTimeout)
+	if err != nil {
+		return false
+	}
+	defer conn.Close()
+	if err := conn.SetDeadline(time.Now().Add(httpProbeTimeout)); err != nil {
+		return false
+	}
+	if _, err := fmt.Fprintf(conn, "HEAD / HTTP/1.0\r\nHost: %s\r\n\r\n", addr); err != nil {
+		return false
+	}
+	var head [5]byte
+	_, err = io.ReadFull(conn, head[:])
+	return err == nil && string(head[:]) == "HTTP/"
 }
 
 // vhostNotFound is the one wording of a missing vhost, AMQP and API alike.

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
@@ -132,17 +133,6 @@ func TestManagementAPINotAnswering(t *testing.T) {
 	_ = r
 }
 
-func TestAMQPURLAtManagementPort(t *testing.T) {
-	r := brokerEnv(t)
-	u := *r.AMQP
-	u.Host = r.APIURL.Host
-	t.Setenv("LADDER_AMQP_URL", u.String())
-	got := oneLine(t, "", "ping")
-	if want := r.APIURL.Host + " does not speak AMQP (is it the management port?)"; got != want {
-		t.Errorf("%q, want %q", got, want)
-	}
-}
-
 func TestAPIURLAtAMQPPort(t *testing.T) {
 	r := brokerEnv(t)
 	amqpAt := net.JoinHostPort(r.AMQP.Hostname(), r.Port())
@@ -207,6 +197,27 @@ func TestNotAManagementAPI(t *testing.T) {
 	for _, args := range [][]string{{"peek", "q"}, {"lint"}, {"topology"}, {"dump", "q", "--out", out}} {
 		if got := oneLine(t, "", args...); got != want {
 			t.Errorf("%v: %q, want %q", args, got, want)
+		}
+	}
+}
+
+// An AMQP URL at a management port gets the hint on 15672 and on 15673
+// (4.3's here) alike: ladder asks whether HTTP answers there.
+func TestAMQPURLAtEitherManagementPort(t *testing.T) {
+	r := brokerEnv(t)
+	for _, port := range []string{"15672", "15673"} {
+		addr := net.JoinHostPort(r.AMQP.Hostname(), port)
+		if c, err := net.DialTimeout("tcp", addr, time.Second); err != nil {
+			t.Logf("nothing listens at %s: %v", addr, err)
+			continue
+		} else {
+			c.Close()
+		}
+		u := *r.AMQP
+		u.Host = addr
+		t.Setenv("LADDER_AMQP_URL", u.String())
+		if got, want := oneLine(t, "", "ping"), addr+" does not speak AMQP (is it the management port?)"; got != want {
+			t.Errorf("%q, want %q", got, want)
 		}
 	}
 }
