@@ -365,3 +365,44 @@ func TestAMQPAtHTTPServerSaysManagementPort(t *testing.T) {
 		t.Errorf("%q, want %q", got, want)
 	}
 }
+
+// Prometheus failures are worded as the API's: host:port and the cause,
+// not Go's "Get \"…?vhost=…\": dial tcp …: connect: connection refused".
+func TestPrometheusErrorsClassified(t *testing.T) {
+	ctx := context.Background()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := l.Addr().String()
+	l.Close()
+	down, err := NewManagement(mustResolve(t, Config{AMQPURL: "amqp://guest:guest@127.0.0.1:5672/", PrometheusURL: "http://prom:hunter2-pw@" + closed}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer down.Close()
+	_, err = down.prometheusQueues(ctx, "/")
+	if got, want := Describe(err), "prometheus at "+closed+" unreachable: connection refused (--prometheus-url)"; got != want {
+		t.Errorf("refused: %q, want %q", got, want)
+	}
+
+	srv := webServer(t, http.StatusServiceUnavailable, htmlNotFound, nil)
+	up, err := NewManagement(mustResolve(t, Config{AMQPURL: "amqp://guest:guest@127.0.0.1:5672/", PrometheusURL: srv.URL}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer up.Close()
+	_, err = up.prometheusQueues(ctx, "/")
+	if got, want := Describe(err), "prometheus at "+srv.Listener.Addr().String()+" answered 503 Service Unavailable (--prometheus-url)"; got != want {
+		t.Errorf("503: %q, want %q", got, want)
+	}
+}
+
+func mustResolve(t *testing.T, c Config) *Resolved {
+	t.Helper()
+	r, err := c.Resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
