@@ -204,39 +204,6 @@ func writeCA(t *testing.T) string {
 	return path
 }
 
-// A long host name is shown once and the line stays within 200
-// characters with "ladder: " (it was 217 to 238 for a 77-character host:
-// "at H:15672: no such host H").
-func TestErrorLineBoundedAndHostOnce(t *testing.T) {
-	host := strings.Repeat("h", 69) + ".invalid" // 77 characters
-	r := testResolved(t, "amqp://guest:s3cret-pw@"+host+":5672/", "")
-	dnsErr := func() error {
-		return &url.Error{Op: "Get", URL: "http://" + host + ":15672/api/overview?columns=rabbitmq_version",
-			Err: &net.OpError{Op: "dial", Net: "tcp", Err: &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}}}
-	}
-	for what, err := range map[string]error{
-		"api":  r.APIError("overview", dnsErr()),
-		"amqp": r.amqpDialError(dnsErr()),
-	} {
-		got := err.Error()
-		if n := strings.Count(got, host); n != 1 {
-			t.Errorf("%s: the host %d times: %q", what, n, got)
-		}
-		if !strings.Contains(got, host+":") || !strings.HasSuffix(got, ": no such host") {
-			t.Errorf("%s: %q", what, got)
-		}
-		if n := utf8.RuneCountInString("ladder: " + got); n > 200 {
-			t.Errorf("%s: %d characters: %q", what, n, got)
-		}
-	}
-	// A broker's reason, however long, is cut on a rune boundary.
-	long := r.amqpDialError(&amqp.Error{Code: amqp.ConnectionForced, Reason: strings.Repeat("é", 300), Server: true}).Error()
-	if n := utf8.RuneCountInString(long); n != maxErrLine || !utf8.ValidString(long) || !strings.HasSuffix(long, "é…") ||
-		!strings.HasPrefix(long, "RabbitMQ at "+host+":5672 closed the connection: ") {
-		t.Errorf("%d runes: %q", n, long)
-	}
-}
-
 // webServer serves body with status for every path but those in api
 // (path → JSON answered 200 or, with a leading "404 ", 404).
 func webServer(t *testing.T, status int, body string, api map[string]string) *httptest.Server {
@@ -328,41 +295,36 @@ func TestNotFoundFromAnotherWebServer(t *testing.T) {
 	}
 }
 
-// An AMQP URL at an HTTP server gets the management-port hint whatever
-// the port (4.3's management may listen on 15673, say); a peer that is
-// not HTTP does not.
-func TestAMQPAtHTTPServerSaysManagementPort(t *testing.T) {
-	srv := httptest.NewUnstartedServer(http.NotFoundHandler())
-	// As Cowboy does, give up on a request line that never comes.
-	srv.Config.ReadTimeout = 300 * time.Millisecond
-	srv.Start()
-	defer srv.Close()
-	addr := srv.Listener.Addr().String()
-	r := testResolved(t, "amqp://guest:guest@"+addr+"/", "")
-	_, err := r.DialAMQP(context.Background(), "test")
-	if got, want := Describe(err), addr+" does not speak AMQP (is it the management port?)"; got != want || !errors.Is(err, ErrNotAMQP) {
-		t.Errorf("%q, want %q", got, want)
+// A long host name is shown once and the line stays within 200
+// characters with "ladder: " (it was 217 to 238 for a 77-character host:
+// "at H:15672: no such host H").
+func TestErrorLineBoundedAndHostOnce(t *testing.T) {
+	host := strings.Repeat("h", 69) + ".invalid" // 77 characters
+	r := testResolved(t, "amqp://guest:s3cret-pw@"+host+":5672/", "")
+	dnsErr := func() error {
+		return &url.Error{Op: "Get", URL: "http://" + host + ":15672/api/overview?columns=rabbitmq_version",
+			Err: &net.OpError{Op: "dial", Net: "tcp", Err: &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}}}
 	}
-
-	// Something that closes at once and answers nothing is no HTTP server.
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
+	for what, err := range map[string]error{
+		"api":  r.APIError("overview", dnsErr()),
+		"amqp": r.amqpDialError(dnsErr()),
+	} {
+		got := err.Error()
+		if n := strings.Count(got, host); n != 1 {
+			t.Errorf("%s: the host %d times: %q", what, n, got)
 		}
-	}()
-	mute := l.Addr().String()
-	_, err = testResolved(t, "amqp://guest:guest@"+mute+"/", "").DialAMQP(context.Background(), "test")
-	if got, want := Describe(err), mute+" does not speak AMQP"; got != want {
-		t.Errorf("%q, want %q", got, want)
+		if !strings.Contains(got, host+":") || !strings.HasSuffix(got, ": no such host") {
+			t.Errorf("%s: %q", what, got)
+		}
+		if n := utf8.RuneCountInString("ladder: " + got); n > 200 {
+			t.Errorf("%s: %d characters: %q", what, n, got)
+		}
+	}
+	// A broker's reason, however long, is cut on a rune boundary.
+	long := r.amqpDialError(&amqp.Error{Code: amqp.ConnectionForced, Reason: strings.Repeat("é", 300), Server: true}).Error()
+	if n := utf8.RuneCountInString(long); n != maxErrLine || !utf8.ValidString(long) || !strings.HasSuffix(long, "é…") ||
+		!strings.HasPrefix(long, "RabbitMQ at "+host+":5672 closed the connection: ") {
+		t.Errorf("%d runes: %q", n, long)
 	}
 }
 
@@ -405,4 +367,73 @@ func mustResolve(t *testing.T, c Config) *Resolved {
 		t.Fatal(err)
 	}
 	return r
+}
+
+// An AMQP URL at an HTTP server gets the management-port hint whatever
+// the port (4.3's management may listen on 15673, say); a peer that is
+// not HTTP does not.
+func TestAMQPAtHTTPServerSaysManagementPort(t *testing.T) {
+	srv := httptest.NewUnstartedServer(http.NotFoundHandler())
+	// As Cowboy does, give up on a request line that never comes.
+	srv.Config.ReadTimeout = 300 * time.Millisecond
+	srv.Start()
+	defer srv.Close()
+	addr := srv.Listener.Addr().String()
+	r := testResolved(t, "amqp://guest:guest@"+addr+"/", "")
+	_, err := r.DialAMQP(context.Background(), "test")
+	if got, want := Describe(err), addr+" does not speak AMQP (is it the management port?)"; got != want || !errors.Is(err, ErrNotAMQP) {
+		t.Errorf("%q, want %q", got, want)
+	}
+
+	// Something that closes at once and answers nothing is no HTTP server.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	mute := l.Addr().String()
+	_, err = testResolved(t, "amqp://guest:guest@"+mute+"/", "").DialAMQP(context.Background(), "test")
+	if got, want := Describe(err), mute+" does not speak AMQP"; got != want {
+		t.Errorf("%q, want %q", got, want)
+	}
+}
+
+// Every URL is redacted the one way, user kept: amqp://bob:xxxxx@, and so
+// http://bob:xxxxx@ for the API and Prometheus (they dropped the user).
+func TestRedactionSameForEveryURL(t *testing.T) {
+	r := mustResolve(t, Config{
+		AMQPURL:       "amqp://bob:hunter2-a@rabbit:5672/prod",
+		APIURL:        "http://ann:hunter2-b@rabbit:15672",
+		PrometheusURL: "https://cat:hunter2-c@rabbit:15691",
+	})
+	for got, want := range map[string]string{
+		r.RedactedAMQP():       "amqp://bob:xxxxx@rabbit:5672/prod",
+		r.RedactedAPI():        "http://ann:xxxxx@rabbit:15672",
+		r.RedactedPrometheus(): "https://cat:xxxxx@rabbit:15691",
+	} {
+		if got != want {
+			t.Errorf("%q, want %q", got, want)
+		}
+		if got != RedactURL(strings.ReplaceAll(want, "xxxxx", "pw")) {
+			t.Errorf("%q differs from RedactURL's", got)
+		}
+	}
+	// No user given: none shown (the API's comes from the AMQP URL).
+	plain := mustResolve(t, Config{AMQPURL: "amqp://bob:hunter2-a@rabbit:5672/"})
+	if plain.RedactedAPI() != "http://rabbit:15672" || plain.RedactedPrometheus() != "http://rabbit:15692" {
+		t.Errorf("%q %q", plain.RedactedAPI(), plain.RedactedPrometheus())
+	}
+	// A user without a password is shown as given.
+	if got := mustResolve(t, Config{APIURL: "http://ann@rabbit:15672"}).RedactedAPI(); got != "http://ann@rabbit:15672" {
+		t.Errorf("%q", got)
+	}
 }

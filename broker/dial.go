@@ -398,7 +398,8 @@ func (r *Resolved) APIError(what string, err error) error {
 	case errors.As(err, &he) && he.StatusCode == http.StatusUnauthorized,
 		// rabbit-hole words its 401 as a plain error.
 		strings.Contains(err.Error(), "API responded with a 401"):
-		return connErr(ErrLoginRefused, err, "login refused for user %s at %s", r.APIUser, r.RedactedAPI())
+		// The user is named once: the URL without its user:xxxxx@.
+		return connErr(ErrLoginRefused, err, "login refused for user %s at %s", r.APIUser, r.APIURL)
 	case errors.As(err, &he):
 		// The status and the broker's reason, not rabbit-hole's JSON dump.
 		return fmt.Errorf("%s: management API at %s: %w", what, r.RedactedAPI(),
