@@ -166,20 +166,6 @@ func TestMissingQueueIsNotAMissingVhost(t *testing.T) {
 	}
 }
 
-// A 77-character host is named once and the line fits in 200 characters
-// (it was 217 to 238: "at H:15672: no such host H").
-func TestLongHostOneShortLine(t *testing.T) {
-	host := strings.Repeat("h", 69) + ".invalid"
-	t.Setenv("LADDER_AMQP_URL", "amqp://guest:guest@"+host+":5672/")
-	t.Setenv("LADDER_API_URL", "")
-	for _, args := range [][]string{{"ping"}, {"topology"}} {
-		got := oneLine(t, "", args...)
-		if strings.Count(got, host) != 1 || !strings.HasSuffix(got, "no such host") {
-			t.Errorf("%v: %q", args, got)
-		}
-	}
-}
-
 // A web server that is not the management API (here one that answers
 // every path with an HTML 404, as python -m http.server does) is said to
 // be that, not "vhost / not found", and its page is never printed.
@@ -197,6 +183,20 @@ func TestNotAManagementAPI(t *testing.T) {
 	for _, args := range [][]string{{"peek", "q"}, {"lint"}, {"topology"}, {"dump", "q", "--out", out}} {
 		if got := oneLine(t, "", args...); got != want {
 			t.Errorf("%v: %q, want %q", args, got, want)
+		}
+	}
+}
+
+// A 77-character host is named once and the line fits in 200 characters
+// (it was 217 to 238: "at H:15672: no such host H").
+func TestLongHostOneShortLine(t *testing.T) {
+	host := strings.Repeat("h", 69) + ".invalid"
+	t.Setenv("LADDER_AMQP_URL", "amqp://guest:guest@"+host+":5672/")
+	t.Setenv("LADDER_API_URL", "")
+	for _, args := range [][]string{{"ping"}, {"topology"}} {
+		got := oneLine(t, "", args...)
+		if strings.Count(got, host) != 1 || !strings.HasSuffix(got, "no such host") {
+			t.Errorf("%v: %q", args, got)
 		}
 	}
 }
@@ -219,5 +219,30 @@ func TestAMQPURLAtEitherManagementPort(t *testing.T) {
 		if got, want := oneLine(t, "", "ping"), addr+" does not speak AMQP (is it the management port?)"; got != want {
 			t.Errorf("%q, want %q", got, want)
 		}
+	}
+}
+
+// demo --real: a queue of the ladder that exists with other arguments is
+// one line saying what to do, not amqp091's "Exception (406) Reason:
+// \"PRECONDITION_FAILED…\"", and nothing reaches stdout.
+func TestRealDemoQueueWithOtherArguments(t *testing.T) {
+	r := vhostEnv(t)
+	if err := brokertest.API(r, http.MethodPut, "queues/"+url.PathEscape(r.Vhost)+"/"+broker.DemoMain, []byte(`{"durable":true}`)); err != nil {
+		t.Fatal(err)
+	}
+	got := oneLine(t, "", "demo", "--real", "--duration", "10s")
+	if want := "queue orders.process already exists with other arguments (x-dead-letter-exchange orders.dlx); delete it or use another vhost"; got != want {
+		t.Errorf("%q, want %q", got, want)
+	}
+}
+
+// demo --real that cannot connect: the one error line, no banner on
+// stderr and no "published 0 · …" on stdout.
+func TestRealDemoUnreachableOneLine(t *testing.T) {
+	port := freePort(t)
+	t.Setenv("LADDER_AMQP_URL", "amqp://guest:guest@127.0.0.1:"+port+"/")
+	got := oneLine(t, "", "demo", "--real", "--duration", "5s")
+	if want := "cannot reach RabbitMQ at amqp://guest:xxxxx@127.0.0.1:" + port + "/ (port " + port + "): connection refused"; got != want {
+		t.Errorf("%q, want %q", got, want)
 	}
 }
