@@ -47,6 +47,8 @@ type Resolved struct {
 	Vhost              string
 	TLS                *tls.Config // nil unless a TLS URL or CA file asks for it
 	ReadOnly           bool
+	// apiUserGiven, promUserGiven: the URL held a user, shown redacted.
+	apiUserGiven, promUserGiven bool
 }
 
 // Resolve applies defaults (API URL from the AMQP host, credentials from the
@@ -73,6 +75,7 @@ func (c Config) Resolve() (*Resolved, error) {
 		return nil, err
 	}
 	r.APIURL = api
+	r.apiUserGiven = user != ""
 	if user != "" {
 		r.APIUser, r.APIPassword = user, pass
 	} else {
@@ -84,6 +87,7 @@ func (c Config) Resolve() (*Resolved, error) {
 	}
 	prom.RawQuery = ""
 	r.PrometheusURL, r.PrometheusUser, r.PrometheusPassword = prom, user, pass
+	r.promUserGiven = user != ""
 
 	switch {
 	case c.Vhost != "":
@@ -180,11 +184,20 @@ func (r *Resolved) RedactedPrometheus() string {
 	if r.PrometheusURL == nil {
 		return ""
 	}
-	return r.PrometheusURL.String()
+	if !r.promUserGiven {
+		return r.PrometheusURL.String()
+	}
+	return redactedURL(r.PrometheusURL, r.PrometheusUser, r.PrometheusPassword != "")
 }
 
-// RedactedAPI is the management API URL safe to print (it never holds credentials).
-func (r *Resolved) RedactedAPI() string { return r.APIURL.String() }
+// RedactedAPI is the management API URL safe to print: a user given in
+// --api-url is shown as user:xxxxx@, the way RedactURL shows AMQP URLs.
+func (r *Resolved) RedactedAPI() string {
+	if !r.apiUserGiven {
+		return r.APIURL.String()
+	}
+	return redactedURL(r.APIURL, r.APIUser, r.APIPassword != "")
+}
 
 func (r *Resolved) amqpUser() string {
 	u, _ := amqpCredentials(r.AMQP)

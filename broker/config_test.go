@@ -48,7 +48,7 @@ func TestResolveAPIURLCredentialsWin(t *testing.T) {
 	if r.APIUser != "admin" || r.APIPassword != "secret" {
 		t.Errorf("credentials %q/%q", r.APIUser, r.APIPassword)
 	}
-	if strings.Contains(r.APIURL.String(), "secret") || r.RedactedAPI() != "https://mgmt:443" {
+	if strings.Contains(r.APIURL.String(), "secret") || r.RedactedAPI() != "https://admin:xxxxx@mgmt:443" {
 		t.Errorf("api url keeps credentials: %s", r.APIURL)
 	}
 	if r.TLS == nil {
@@ -148,7 +148,7 @@ func TestResolvePrometheusURL(t *testing.T) {
 		t.Fatalf("default from https API: %q %v", r.RedactedPrometheus(), err)
 	}
 	r, err = Config{APIURL: "http://h:15673", PrometheusURL: "http://scrape:s3cret@h:15693/?x=1"}.Resolve()
-	if err != nil || r.RedactedPrometheus() != "http://h:15693" || r.PrometheusUser != "scrape" || r.PrometheusPassword != "s3cret" {
+	if err != nil || r.RedactedPrometheus() != "http://scrape:xxxxx@h:15693" || r.PrometheusUser != "scrape" || r.PrometheusPassword != "s3cret" {
 		t.Fatalf("given: %q %q %v", r.RedactedPrometheus(), r.PrometheusUser, err)
 	}
 	if _, err := (Config{PrometheusURL: "ftp://h:1"}).Resolve(); err == nil || !strings.Contains(err.Error(), "--prometheus-url") {

@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -10,14 +11,18 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"io"
 	"math/big"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	rabbithole "github.com/michaelklishin/rabbit-hole/v2"
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -197,4 +202,238 @@ func writeCA(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// webServer serves body with status for every path but those in api
+// (path → JSON answered 200 or, with a leading "404 ", 404).
+func webServer(t *testing.T, status int, body string, api map[string]string) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if js, ok := api[req.URL.Path]; ok {
+			w.Header().Set("Content-Type", "application/json")
+			if rest, nf := strings.CutPrefix(js, "404 "); nf {
+				w.WriteHeader(http.StatusNotFound)
+				js = rest
+			}
+			_, _ = io.WriteString(w, js)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html")
+		w.WriteHeader(status)
+		_, _ = io.WriteString(w, body)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+const htmlNotFound = "<!DOCTYPE HTML>\n<html><head><title>Error response</title></head><body><h1>404 Not Found</h1></body></html>\n"
+
+const apiNotFound = `404 {"error":"Object Not Found","reason":"Not Found"}`
+
+func testManagement(t *testing.T, apiURL string) *Management {
+	t.Helper()
+	m, err := NewManagement(testResolved(t, "amqp://guest:guest@127.0.0.1:5672/", apiURL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(m.Close)
+	return m
+}
+
+// A 404 from a web server that is not the management API (python -m
+// http.server, a path prefix missing from --api-url) is not "vhost / not
+// found", and its HTML page is never the reason.
+func TestNotFoundFromAnotherWebServer(t *testing.T) {
+	ctx := context.Background()
+	srv := webServer(t, http.StatusNotFound, htmlNotFound, nil)
+	m := testManagement(t, srv.URL)
+	want := srv.URL + " is not a RabbitMQ management API (GET /api/overview: 404 Not Found)"
+	_, qerr := m.Queue(ctx, "/", "q")
+	_, verr := m.Vhost(ctx, "/")
+	_, oerr := m.BrokerVersion(ctx)
+	for what, err := range map[string]error{"queue": qerr, "vhost": verr, "overview": oerr} {
+		if err == nil || Describe(err) != want {
+			t.Errorf("%s: %q, want %q", what, Describe(err), want)
+		}
+		if errors.Is(err, ErrVhostNotFound) || errors.Is(err, ErrNotFound) || !errors.Is(err, ErrNotAMQP) {
+			t.Errorf("%s: classified as %v", what, err)
+		}
+	}
+
+	// Behind a path prefix: the API answers under /rabbit only.
+	prefixed := webServer(t, http.StatusNotFound, htmlNotFound, map[string]string{
+		"/rabbit/api/overview":        `{"rabbitmq_version":"3.10.8"}`,
+		"/rabbit/api/vhosts/nosuch":   apiNotFound,
+		"/rabbit/api/queues/nosuch/q": apiNotFound,
+	})
+	if _, err := testManagement(t, prefixed.URL).Queue(ctx, "/", "q"); Describe(err) != prefixed.URL+" is not a RabbitMQ management API (GET /api/overview: 404 Not Found)" {
+		t.Errorf("prefix left out: %q", Describe(err))
+	}
+	if _, err := testManagement(t, prefixed.URL+"/rabbit").Queue(ctx, "nosuch", "q"); Describe(err) != "vhost nosuch not found" || !errors.Is(err, ErrVhostNotFound) {
+		t.Errorf("prefix given: %q", Describe(err))
+	}
+
+	// The overview answers but the vhost's 404 is a proxy's page: the
+	// management API did not say the vhost is missing.
+	proxy := webServer(t, http.StatusNotFound, htmlNotFound, map[string]string{"/api/overview": `{"rabbitmq_version":"3.10.8"}`})
+	if _, err := testManagement(t, proxy.URL).Queue(ctx, "/", "q"); errors.Is(err, ErrVhostNotFound) {
+		t.Errorf("a proxy's 404 said the vhost is missing: %q", Describe(err))
+	}
+
+	// Another status with an HTML page: the status, not the page.
+	broken := webServer(t, http.StatusBadGateway, htmlNotFound, nil)
+	_, err := testManagement(t, broken.URL).BrokerVersion(ctx)
+	if got := Describe(err); strings.Contains(got, "<") || !strings.Contains(got, "502 Bad Gateway") {
+		t.Errorf("502: %q", got)
+	}
+
+	// A 200 that is not JSON.
+	page := webServer(t, http.StatusOK, "<html>hello</html>", nil)
+	_, err = testManagement(t, page.URL).BrokerVersion(ctx)
+	if got, want := Describe(err), page.URL+" is not a RabbitMQ management API (GET /api/overview: the answer is not JSON)"; got != want {
+		t.Errorf("200 HTML: %q, want %q", got, want)
+	}
+}
+
+// A long host name is shown once and the line stays within 200
+// characters with "ladder: " (it was 217 to 238 for a 77-character host:
+// "at H:15672: no such host H").
+func TestErrorLineBoundedAndHostOnce(t *testing.T) {
+	host := strings.Repeat("h", 69) + ".invalid" // 77 characters
+	r := testResolved(t, "amqp://guest:s3cret-pw@"+host+":5672/", "")
+	dnsErr := func() error {
+		return &url.Error{Op: "Get", URL: "http://" + host + ":15672/api/overview?columns=rabbitmq_version",
+			Err: &net.OpError{Op: "dial", Net: "tcp", Err: &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}}}
+	}
+	for what, err := range map[string]error{
+		"api":  r.APIError("overview", dnsErr()),
+		"amqp": r.amqpDialError(dnsErr()),
+	} {
+		got := err.Error()
+		if n := strings.Count(got, host); n != 1 {
+			t.Errorf("%s: the host %d times: %q", what, n, got)
+		}
+		if !strings.Contains(got, host+":") || !strings.HasSuffix(got, ": no such host") {
+			t.Errorf("%s: %q", what, got)
+		}
+		if n := utf8.RuneCountInString("ladder: " + got); n > 200 {
+			t.Errorf("%s: %d characters: %q", what, n, got)
+		}
+	}
+	// A broker's reason, however long, is cut on a rune boundary.
+	long := r.amqpDialError(&amqp.Error{Code: amqp.ConnectionForced, Reason: strings.Repeat("é", 300), Server: true}).Error()
+	if n := utf8.RuneCountInString(long); n != maxErrLine || !utf8.ValidString(long) || !strings.HasSuffix(long, "é…") ||
+		!strings.HasPrefix(long, "RabbitMQ at "+host+":5672 closed the connection: ") {
+		t.Errorf("%d runes: %q", n, long)
+	}
+}
+
+// Prometheus failures are worded as the API's: host:port and the cause,
+// not Go's "Get \"…?vhost=…\": dial tcp …: connect: connection refused".
+func TestPrometheusErrorsClassified(t *testing.T) {
+	ctx := context.Background()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := l.Addr().String()
+	l.Close()
+	down, err := NewManagement(mustResolve(t, Config{AMQPURL: "amqp://guest:guest@127.0.0.1:5672/", PrometheusURL: "http://prom:hunter2-pw@" + closed}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer down.Close()
+	_, err = down.prometheusQueues(ctx, "/")
+	if got, want := Describe(err), "prometheus at "+closed+" unreachable: connection refused (--prometheus-url)"; got != want {
+		t.Errorf("refused: %q, want %q", got, want)
+	}
+
+	srv := webServer(t, http.StatusServiceUnavailable, htmlNotFound, nil)
+	up, err := NewManagement(mustResolve(t, Config{AMQPURL: "amqp://guest:guest@127.0.0.1:5672/", PrometheusURL: srv.URL}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer up.Close()
+	_, err = up.prometheusQueues(ctx, "/")
+	if got, want := Describe(err), "prometheus at "+srv.Listener.Addr().String()+" answered 503 Service Unavailable (--prometheus-url)"; got != want {
+		t.Errorf("503: %q, want %q", got, want)
+	}
+}
+
+func mustResolve(t *testing.T, c Config) *Resolved {
+	t.Helper()
+	r, err := c.Resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// An AMQP URL at an HTTP server gets the management-port hint whatever
+// the port (4.3's management may listen on 15673, say); a peer that is
+// not HTTP does not.
+func TestAMQPAtHTTPServerSaysManagementPort(t *testing.T) {
+	srv := httptest.NewUnstartedServer(http.NotFoundHandler())
+	// As Cowboy does, give up on a request line that never comes.
+	srv.Config.ReadTimeout = 300 * time.Millisecond
+	srv.Start()
+	defer srv.Close()
+	addr := srv.Listener.Addr().String()
+	r := testResolved(t, "amqp://guest:guest@"+addr+"/", "")
+	_, err := r.DialAMQP(context.Background(), "test")
+	if got, want := Describe(err), addr+" does not speak AMQP (is it the management port?)"; got != want || !errors.Is(err, ErrNotAMQP) {
+		t.Errorf("%q, want %q", got, want)
+	}
+
+	// Something that closes at once and answers nothing is no HTTP server.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	mute := l.Addr().String()
+	_, err = testResolved(t, "amqp://guest:guest@"+mute+"/", "").DialAMQP(context.Background(), "test")
+	if got, want := Describe(err), mute+" does not speak AMQP"; got != want {
+		t.Errorf("%q, want %q", got, want)
+	}
+}
+
+// Every URL is redacted the one way, user kept: amqp://bob:xxxxx@, and so
+// http://bob:xxxxx@ for the API and Prometheus (they dropped the user).
+func TestRedactionSameForEveryURL(t *testing.T) {
+	r := mustResolve(t, Config{
+		AMQPURL:       "amqp://bob:hunter2-a@rabbit:5672/prod",
+		APIURL:        "http://ann:hunter2-b@rabbit:15672",
+		PrometheusURL: "https://cat:hunter2-c@rabbit:15691",
+	})
+	for got, want := range map[string]string{
+		r.RedactedAMQP():       "amqp://bob:xxxxx@rabbit:5672/prod",
+		r.RedactedAPI():        "http://ann:xxxxx@rabbit:15672",
+		r.RedactedPrometheus(): "https://cat:xxxxx@rabbit:15691",
+	} {
+		if got != want {
+			t.Errorf("%q, want %q", got, want)
+		}
+		if got != RedactURL(strings.ReplaceAll(want, "xxxxx", "pw")) {
+			t.Errorf("%q differs from RedactURL's", got)
+		}
+	}
+	// No user given: none shown (the API's comes from the AMQP URL).
+	plain := mustResolve(t, Config{AMQPURL: "amqp://bob:hunter2-a@rabbit:5672/"})
+	if plain.RedactedAPI() != "http://rabbit:15672" || plain.RedactedPrometheus() != "http://rabbit:15692" {
+		t.Errorf("%q %q", plain.RedactedAPI(), plain.RedactedPrometheus())
+	}
+	// A user without a password is shown as given.
+	if got := mustResolve(t, Config{APIURL: "http://ann@rabbit:15672"}).RedactedAPI(); got != "http://ann@rabbit:15672" {
+		t.Errorf("%q", got)
+	}
 }

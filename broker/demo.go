@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -46,6 +48,9 @@ type DemoOptions struct {
 	FailShare   float64 // share of deliveries that fail and retry (default 0.3)
 	PoisonShare float64 // share rejected for good at once (default 0.05)
 	MaxAttempts int     // retries before parking in the DLQ (default 3)
+	// Ready, when set, is called once the ladder is declared and traffic
+	// starts: a banner printed before would stand beside a failed dial.
+	Ready func()
 }
 
 // DemoStats count what the demo did.
@@ -108,7 +113,13 @@ func DeclareGoSeed(conn *amqp.Connection, prefix string) error {
 	}
 	for _, q := range queues {
 		if _, err := ch.QueueDeclare(q.name, true, false, false, false, q.args); err != nil {
-			return fmt.Errorf("declare queue %s (it may exist with other arguments): %w", q.name, err)
+			var ae *amqp.Error
+			if errors.As(err, &ae) && ae.Code == amqp.PreconditionFailed {
+				// One line that says what to do, not amqp091's
+				// "Exception (406) Reason: \"PRECONDITION_FAILED - …\"".
+				return &redactedError{err: err, msg: fmt.Sprintf("queue %s already exists with other arguments (%s); delete it or use another vhost", q.name, demoArgs(q.args))}
+			}
+			return fmt.Errorf("declare queue %s: %w", q.name, err)
 		}
 	}
 	binds := []struct {
@@ -127,6 +138,24 @@ func DeclareGoSeed(conn *amqp.Connection, prefix string) error {
 		}
 	}
 	return nil
+}
+
+// demoArgs is what the demo declares a queue with: "x-dead-letter-exchange
+// orders.dlx, x-message-ttl 5000".
+func demoArgs(args amqp.Table) string {
+	if len(args) == 0 {
+		return "the demo declares it without arguments"
+	}
+	keys := make([]string, 0, len(args))
+	for k := range args {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %v", k, args[k])
+	}
+	return strings.Join(parts, ", ")
 }
 
 // RunGoSeedDemo declares the Go seed's ladder and runs a producer and a
@@ -168,6 +197,9 @@ func RunGoSeedDemo(ctx context.Context, r *Resolved, o DemoOptions, report func(
 	ladder, ok := LadderOf(snap.Ladders, n.main)
 	if !ok {
 		return DemoStats{}, fmt.Errorf("demo: discovery does not see %s as a ladder", n.main)
+	}
+	if o.Ready != nil {
+		o.Ready()
 	}
 	var wg sync.WaitGroup
 	errs := make(chan error, 2)

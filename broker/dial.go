@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -67,8 +68,22 @@ func (e *ConnError) Unwrap() []error {
 	return out
 }
 
+// maxErrLine bounds a connection error's text, so that "ladder: " and it
+// stay within 200 characters on the terminal whatever a host or a broker's
+// reason is.
+const maxErrLine = 190
+
 func connErr(kind, cause error, format string, a ...any) *ConnError {
-	return &ConnError{Msg: fmt.Sprintf(format, a...), Kind: kind, Err: cause}
+	return &ConnError{Msg: bound(fmt.Sprintf(format, a...), maxErrLine), Kind: kind, Err: cause}
+}
+
+// bound cuts s to n runes (the last one "…"); the messages name the
+// host:port before any cause, so the cut falls in the cause.
+func bound(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
 }
 
 // Describe is the line to show for err. A connection failure is shown as
@@ -153,14 +168,20 @@ func clip(s string, n int) string {
 }
 
 // netCause is the network-level cause of err ("connection refused", "no
-// such host", "timed out"), without the URL Go puts around it.
-func netCause(err error) (string, bool) {
+// such host", "timed out"), without the URL Go puts around it. host is
+// the name the message already shows: a DNS failure for it is not told
+// twice ("at H:5672: no such host H").
+func netCause(err error, host string) (string, bool) {
 	var de *net.DNSError
 	if errors.As(err, &de) {
-		if de.IsNotFound {
-			return "no such host " + de.Name, true
+		name := ""
+		if de.Name != host {
+			name = " " + de.Name // a proxy's, say
 		}
-		return "cannot resolve " + de.Name + ": " + de.Err, true
+		if de.IsNotFound {
+			return "no such host" + name, true
+		}
+		return "cannot resolve" + name + ": " + de.Err, true
 	}
 	var ue *url.Error
 	if errors.As(err, &ue) && ue.Timeout() {
@@ -263,7 +284,7 @@ func (r *Resolved) amqpDialError(err error) error {
 	if cause, ok := r.tlsCause(err); ok {
 		return connErr(ErrTLS, err, "TLS to RabbitMQ at %s failed: %s", addr, cause)
 	}
-	if cause, ok := netCause(err); ok {
+	if cause, ok := netCause(err, r.AMQP.Hostname()); ok {
 		return connErr(ErrUnreachable, err, "cannot reach RabbitMQ at %s (port %s): %s", r.RedactedAMQP(), r.Port(), cause)
 	}
 	return fmt.Errorf("connect to RabbitMQ at %s: %w", addr, err)
@@ -283,7 +304,7 @@ func (r *Resolved) amqpRefusal(ae *amqp.Error, err error, addr string) error {
 		return connErr(ErrNoAccess, err, "user %s has no access to vhost %s at %s", r.amqpUser(), r.Vhost, addr)
 	case !ae.Server && (ae.Code == amqp.FrameError || ae.Code == amqp.SyntaxError):
 		// Whatever answered closed or garbled the AMQP handshake.
-		if strings.Contains(reason, "timeout") {
+		if strings.Contains(reason, "timeout") && !speaksHTTP(addr) {
 			return connErr(ErrNotAMQP, err, "%s does not speak AMQP (no handshake within %s)", addr, dialTimeout)
 		}
 		return connErr(ErrNotAMQP, err, "%s does not speak AMQP%s", addr, r.portHint())
@@ -294,16 +315,43 @@ func (r *Resolved) amqpRefusal(ae *amqp.Error, err error, addr string) error {
 	return connErr(nil, err, "connect to RabbitMQ at %s: %s", addr, reason)
 }
 
-// portHint guesses why an AMQP URL's port did not speak AMQP.
+// portHint guesses why an AMQP URL's port did not speak AMQP: an HTTP
+// server there (asked, whatever its port: 4.3's management listens on
+// 15673 in some setups) or a port number known as the management API's.
 func (r *Resolved) portHint() string {
 	p := r.Port()
 	switch {
-	case p == apiPort(r.APIURL) || p == defaultAPIPort || p == defaultAPITLS || p == "80" || p == "443":
+	case r.AMQP.Scheme == "amqp" && speaksHTTP(net.JoinHostPort(r.AMQP.Hostname(), p)),
+		p == apiPort(r.APIURL) || p == defaultAPIPort || p == defaultAPITLS || p == "80" || p == "443":
 		return " (is it the management port?)"
 	case p == "5671" && r.AMQP.Scheme == "amqp":
 		return " (is it the TLS port? use amqps://)"
 	}
 	return ""
+}
+
+// httpProbeTimeout bounds speaksHTTP: it runs only after a failed dial.
+const httpProbeTimeout = 2 * time.Second
+
+// speaksHTTP tells whether an HTTP server answers at addr. An HTTP server
+// sent the AMQP protocol header does not answer it (Cowboy waits for a
+// request line, then closes the socket), so it is asked a request of its
+// own on a new connection.
+func speaksHTTP(addr string) bool {
+	conn, err := net.DialTimeout("tcp", addr, httpProbeTimeout)
+	if err != nil {
+		return false
+	}
+	defer conn.Close()
+	if err := conn.SetDeadline(time.Now().Add(httpProbeTimeout)); err != nil {
+		return false
+	}
+	if _, err := fmt.Fprintf(conn, "HEAD / HTTP/1.0\r\nHost: %s\r\n\r\n", addr); err != nil {
+		return false
+	}
+	var head [5]byte
+	_, err = io.ReadFull(conn, head[:])
+	return err == nil && string(head[:]) == "HTTP/"
 }
 
 // vhostNotFound is the one wording of a missing vhost, AMQP and API alike.
@@ -350,7 +398,8 @@ func (r *Resolved) APIError(what string, err error) error {
 	case errors.As(err, &he) && he.StatusCode == http.StatusUnauthorized,
 		// rabbit-hole words its 401 as a plain error.
 		strings.Contains(err.Error(), "API responded with a 401"):
-		return connErr(ErrLoginRefused, err, "login refused for user %s at %s", r.APIUser, r.RedactedAPI())
+		// The user is named once: the URL without its user:xxxxx@.
+		return connErr(ErrLoginRefused, err, "login refused for user %s at %s", r.APIUser, r.APIURL)
 	case errors.As(err, &he):
 		// The status and the broker's reason, not rabbit-hole's JSON dump.
 		return fmt.Errorf("%s: management API at %s: %w", what, r.RedactedAPI(),
@@ -371,7 +420,7 @@ func (r *Resolved) APIError(what string, err error) error {
 	if cause, ok := r.tlsCause(err); ok {
 		return connErr(ErrTLS, err, "TLS to the management API at %s failed: %s", host, cause)
 	}
-	if cause, ok := netCause(err); ok {
+	if cause, ok := netCause(err, r.APIURL.Hostname()); ok {
 		return connErr(ErrUnreachable, err, "cannot reach the management API at %s: %s", host, cause)
 	}
 	var ue *url.Error
@@ -386,8 +435,11 @@ func (r *Resolved) APIError(what string, err error) error {
 func apiReason(he rabbithole.ErrorResponse) string {
 	why := strings.TrimSpace(he.Reason)
 	var body struct{ Error, Reason string }
-	if strings.HasPrefix(why, "{") && json.Unmarshal([]byte(why), &body) == nil {
+	switch {
+	case strings.HasPrefix(why, "{") && json.Unmarshal([]byte(why), &body) == nil:
 		why = body.Reason
+	case strings.HasPrefix(why, "<"):
+		why = "" // a web server's HTML page, not the API's reason
 	}
 	if why == "" || strings.EqualFold(why, http.StatusText(he.StatusCode)) {
 		return ""

@@ -228,12 +228,27 @@ func (m *Management) getJSON(ctx context.Context, what, path string, q url.Value
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		return m.r.APIError(what, rabbithole.ErrorResponse{StatusCode: resp.StatusCode, Message: http.StatusText(resp.StatusCode), Reason: strings.TrimSpace(string(body))})
+		he := rabbithole.ErrorResponse{StatusCode: resp.StatusCode, Message: http.StatusText(resp.StatusCode), Reason: strings.TrimSpace(string(body))}
+		if path == "overview" && resp.StatusCode == http.StatusNotFound {
+			// Every management API has /api/overview.
+			return m.r.notManagement(he, fmt.Sprintf("%d %s", he.StatusCode, he.Message))
+		}
+		return m.r.APIError(what, he)
 	}
 	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		if path == "overview" {
+			return m.r.notManagement(err, "the answer is not JSON")
+		}
 		return fmt.Errorf("%s: decode %s: %w", what, m.r.RedactedAPI(), err)
 	}
 	return nil
+}
+
+// notManagement is the error for an API URL whose server is not a
+// RabbitMQ management API (another web server, or a path prefix missing
+// from --api-url): why is what GET /api/overview got.
+func (r *Resolved) notManagement(cause error, why string) error {
+	return connErr(ErrNotAMQP, cause, "%s is not a RabbitMQ management API (GET /api/overview: %s)", r.RedactedAPI(), why)
 }
 
 // listQueues reads the vhost's queues with only ladder's columns, in one
@@ -538,8 +553,9 @@ func (m *Management) Queue(ctx context.Context, vhost, name string) (retry.Queue
 	q := url.Values{"columns": {queueColumns}}
 	err := m.getJSON(ctx, fmt.Sprintf("queue %q in vhost %s", name, vhost), "queues/"+url.PathEscape(vhost)+"/"+url.PathEscape(name), q, &aq)
 	if err != nil {
-		if err := m.vhostMissing(ctx, vhost, err); errors.Is(err, ErrVhostNotFound) {
-			return retry.Queue{}, err
+		var ce *ConnError
+		if verr := m.vhostMissing(ctx, vhost, err); errors.As(verr, &ce) {
+			return retry.Queue{}, verr // the vhost is missing, or no management API answered
 		}
 		if isNotFound(err) {
 			return retry.Queue{}, fmt.Errorf("queue %q in vhost %s: %w", name, vhost, ErrNotFound)
@@ -565,7 +581,11 @@ func isNotFound(err error) bool {
 
 // vhostMissing tells a missing vhost from a missing queue or exchange: the
 // API answers 404 for both. A 404 from a vhost's path becomes "vhost X not
-// found" when the vhost itself is not there; anything else is err.
+// found" only when the management API says so: GET /api/vhosts/X is a 404
+// with its JSON error body, and /api/overview answers. Any web server
+// answers 404 too (a path prefix missing from --api-url, another
+// service): that is told as not being a management API. Anything else is
+// err.
 func (m *Management) vhostMissing(ctx context.Context, vhost string, err error) error {
 	if !isNotFound(err) {
 		return err
@@ -577,9 +597,28 @@ func (m *Management) vhostMissing(ctx context.Context, vhost string, err error) 
 	if !isNotFound(verr) {
 		return err
 	}
+	if _, oerr := m.BrokerVersion(ctx); oerr != nil {
+		return oerr
+	}
+	if !isAPINotFound(verr) {
+		return err
+	}
 	r := *m.r
 	r.Vhost = vhost
 	return r.vhostNotFound(err)
+}
+
+// isAPINotFound is true for a 404 in the management API's own words, a
+// JSON body {"error":"Object Not Found",…}, not a web server's page.
+func isAPINotFound(err error) bool {
+	var he rabbithole.ErrorResponse
+	if !errors.As(err, &he) || he.StatusCode != http.StatusNotFound {
+		return false
+	}
+	var body struct {
+		Error string `json:"error"`
+	}
+	return json.Unmarshal([]byte(he.Reason), &body) == nil && body.Error != ""
 }
 
 // Vhosts lists the virtual hosts visible to the user.

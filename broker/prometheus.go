@@ -204,22 +204,38 @@ func (m *Management) prometheusScrape(ctx context.Context, vhost string) (map[st
 	}
 	resp, err := m.http.Do(req)
 	if err != nil {
-		if cause, ok := m.r.tlsCause(err); ok {
-			return nil, "", connErr(ErrTLS, err, "TLS to Prometheus at %s failed: %s", m.r.PrometheusURL.Host, cause)
-		}
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err // its text repeats the URL with the query
-		}
-		return nil, "", fmt.Errorf("prometheus %s: %w", m.r.RedactedPrometheus(), err)
+		return nil, "", m.r.prometheusError(err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return nil, "", fmt.Errorf("prometheus %s: %s", m.r.RedactedPrometheus(), resp.Status)
+		return nil, "", connErr(nil, nil, "prometheus at %s answered %d %s (--prometheus-url)", pu.Host, resp.StatusCode, http.StatusText(resp.StatusCode))
 	}
 	out, cluster, err := readPromScrape(io.LimitReader(resp.Body, 256<<20), vhost)
 	if err != nil {
 		return nil, "", fmt.Errorf("prometheus %s: %w", m.r.RedactedPrometheus(), err)
 	}
 	return out, cluster, nil
+}
+
+// prometheusError words a failed scrape the way APIError words the
+// management API's: the host:port and the cause, never Go's "Get
+// \"…/metrics/detailed?vhost=…&family=…\": dial tcp …" text.
+func (r *Resolved) prometheusError(err error) error {
+	err = r.redact(err)
+	host := r.PrometheusURL.Host
+	if cause, ok := r.tlsCause(err); ok {
+		return connErr(ErrTLS, err, "TLS to Prometheus at %s failed: %s", host, cause)
+	}
+	if strings.Contains(err.Error(), "malformed HTTP response") {
+		return connErr(nil, err, "prometheus at %s does not speak HTTP (--prometheus-url)", host)
+	}
+	if cause, ok := netCause(err, r.PrometheusURL.Hostname()); ok {
+		return connErr(nil, err, "prometheus at %s unreachable: %s (--prometheus-url)", host, cause)
+	}
+	cause := err
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		cause = r.redact(ue.Err) // its text repeats the URL with the query
+	}
+	return connErr(nil, err, "prometheus at %s: %s (--prometheus-url)", host, cause)
 }

@@ -14,12 +14,27 @@ func RedactURL(raw string) string {
 	u, err := url.Parse(raw)
 	if err == nil && u.Scheme != "" {
 		if _, has := u.User.Password(); has {
-			u.User = url.UserPassword(u.User.Username(), redacted)
-			return u.String()
+			return redactedURL(u, u.User.Username(), true)
 		}
 		return raw
 	}
 	return RedactText(raw)
+}
+
+// redactedURL is the one way a URL is shown: u with user (when given) and
+// "xxxxx" for a password it had, "amqp://guest:xxxxx@h/", for AMQP, API
+// and Prometheus URLs alike.
+func redactedURL(u *url.URL, user string, hasPassword bool) string {
+	out := *u
+	switch {
+	case hasPassword:
+		out.User = url.UserPassword(user, redacted)
+	case user != "":
+		out.User = url.User(user)
+	default:
+		out.User = nil
+	}
+	return out.String()
 }
 
 // userinfo matches scheme://user:password@ in free text.

@@ -68,24 +68,30 @@ func (a *app) runRealDemo(cmd *cobra.Command, d time.Duration) error {
 		ctx, cancel = context.WithTimeout(ctx, d)
 		defer cancel()
 	}
-	fmt.Fprintf(a.stderr, "demo: Go seed ladder on %s vhost %s; Ctrl+C stops\n", r.RedactedAMQP(), r.Vhost)
 	var progress func(broker.DemoStats)
+	shown := false
 	if isTerminal(a.stderr) {
 		progress = func(s broker.DemoStats) {
+			shown = true
 			fmt.Fprintf(a.stderr, "\rpublished %d · processed %d · retried %d · parked %d ", s.Published, s.Processed, s.Retried, s.Parked)
 		}
 	}
-	st, err := broker.RunGoSeedDemo(ctx, r, broker.DemoOptions{}, progress)
-	if progress != nil {
-		fmt.Fprintln(a.stderr)
+	// The banner once the ladder is declared: a failed dial or declare is
+	// then the one line on stderr.
+	ready := func() {
+		fmt.Fprintf(a.stderr, "demo: Go seed ladder on %s vhost %s; Ctrl+C stops\n", r.RedactedAMQP(), r.Vhost)
 	}
-	if !a.json() {
-		fmt.Fprintf(a.stdout, "published %d · processed %d · retried %d · parked %d\n", st.Published, st.Processed, st.Retried, st.Parked)
+	st, err := broker.RunGoSeedDemo(ctx, r, broker.DemoOptions{Ready: ready}, progress)
+	if shown {
+		fmt.Fprintln(a.stderr) // end the progress line
+	}
+	if err != nil {
+		// Nothing on stdout for a failed run, table or JSON.
+		return err
 	}
 	if a.json() {
-		if jerr := writeJSON(a.stdout, st); jerr != nil {
-			return jerr
-		}
+		return writeJSON(a.stdout, st)
 	}
-	return err
+	fmt.Fprintf(a.stdout, "published %d · processed %d · retried %d · parked %d\n", st.Published, st.Processed, st.Retried, st.Parked)
+	return nil
 }

@@ -3,10 +3,15 @@ package cli
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
@@ -128,17 +133,6 @@ func TestManagementAPINotAnswering(t *testing.T) {
 	_ = r
 }
 
-func TestAMQPURLAtManagementPort(t *testing.T) {
-	r := brokerEnv(t)
-	u := *r.AMQP
-	u.Host = r.APIURL.Host
-	t.Setenv("LADDER_AMQP_URL", u.String())
-	got := oneLine(t, "", "ping")
-	if want := r.APIURL.Host + " does not speak AMQP (is it the management port?)"; got != want {
-		t.Errorf("%q, want %q", got, want)
-	}
-}
-
 func TestAPIURLAtAMQPPort(t *testing.T) {
 	r := brokerEnv(t)
 	amqpAt := net.JoinHostPort(r.AMQP.Hostname(), r.Port())
@@ -168,6 +162,87 @@ func TestMissingQueueIsNotAMissingVhost(t *testing.T) {
 	q := brokertest.Name(t, "nosuchqueue")
 	got := oneLine(t, "", "peek", q)
 	if want := `peek: queue "` + q + `" in vhost /: not found`; got != want {
+		t.Errorf("%q, want %q", got, want)
+	}
+}
+
+// A web server that is not the management API (here one that answers
+// every path with an HTML 404, as python -m http.server does) is said to
+// be that, not "vhost / not found", and its page is never printed.
+func TestNotAManagementAPI(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = io.WriteString(w, "<!DOCTYPE HTML>\n<html><head><title>Error response</title></head><body>404</body></html>\n")
+	}))
+	defer srv.Close()
+	t.Setenv("LADDER_AMQP_URL", "amqp://guest:guest@127.0.0.1:5672/")
+	t.Setenv("LADDER_API_URL", srv.URL)
+	want := srv.URL + " is not a RabbitMQ management API (GET /api/overview: 404 Not Found)"
+	out := filepath.Join(t.TempDir(), "q.jsonl")
+	for _, args := range [][]string{{"peek", "q"}, {"lint"}, {"topology"}, {"dump", "q", "--out", out}} {
+		if got := oneLine(t, "", args...); got != want {
+			t.Errorf("%v: %q, want %q", args, got, want)
+		}
+	}
+}
+
+// A 77-character host is named once and the line fits in 200 characters
+// (it was 217 to 238: "at H:15672: no such host H").
+func TestLongHostOneShortLine(t *testing.T) {
+	host := strings.Repeat("h", 69) + ".invalid"
+	t.Setenv("LADDER_AMQP_URL", "amqp://guest:guest@"+host+":5672/")
+	t.Setenv("LADDER_API_URL", "")
+	for _, args := range [][]string{{"ping"}, {"topology"}} {
+		got := oneLine(t, "", args...)
+		if strings.Count(got, host) != 1 || !strings.HasSuffix(got, "no such host") {
+			t.Errorf("%v: %q", args, got)
+		}
+	}
+}
+
+// An AMQP URL at a management port gets the hint on 15672 and on 15673
+// (4.3's here) alike: ladder asks whether HTTP answers there.
+func TestAMQPURLAtEitherManagementPort(t *testing.T) {
+	r := brokerEnv(t)
+	for _, port := range []string{"15672", "15673"} {
+		addr := net.JoinHostPort(r.AMQP.Hostname(), port)
+		if c, err := net.DialTimeout("tcp", addr, time.Second); err != nil {
+			t.Logf("nothing listens at %s: %v", addr, err)
+			continue
+		} else {
+			c.Close()
+		}
+		u := *r.AMQP
+		u.Host = addr
+		t.Setenv("LADDER_AMQP_URL", u.String())
+		if got, want := oneLine(t, "", "ping"), addr+" does not speak AMQP (is it the management port?)"; got != want {
+			t.Errorf("%q, want %q", got, want)
+		}
+	}
+}
+
+// demo --real: a queue of the ladder that exists with other arguments is
+// one line saying what to do, not amqp091's "Exception (406) Reason:
+// \"PRECONDITION_FAILED…\"", and nothing reaches stdout.
+func TestRealDemoQueueWithOtherArguments(t *testing.T) {
+	r := vhostEnv(t)
+	if err := brokertest.API(r, http.MethodPut, "queues/"+url.PathEscape(r.Vhost)+"/"+broker.DemoMain, []byte(`{"durable":true}`)); err != nil {
+		t.Fatal(err)
+	}
+	got := oneLine(t, "", "demo", "--real", "--duration", "10s")
+	if want := "queue orders.process already exists with other arguments (x-dead-letter-exchange orders.dlx); delete it or use another vhost"; got != want {
+		t.Errorf("%q, want %q", got, want)
+	}
+}
+
+// demo --real that cannot connect: the one error line, no banner on
+// stderr and no "published 0 · …" on stdout.
+func TestRealDemoUnreachableOneLine(t *testing.T) {
+	port := freePort(t)
+	t.Setenv("LADDER_AMQP_URL", "amqp://guest:guest@127.0.0.1:"+port+"/")
+	got := oneLine(t, "", "demo", "--real", "--duration", "5s")
+	if want := "cannot reach RabbitMQ at amqp://guest:xxxxx@127.0.0.1:" + port + "/ (port " + port + "): connection refused"; got != want {
 		t.Errorf("%q, want %q", got, want)
 	}
 }
