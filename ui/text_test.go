@@ -1,0 +1,59 @@
+package ui
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/ladder-tui/ladder/internal/termtext"
+)
+
+// joined is the frame's text with its line breaks taken out, so a phrase
+// wrapped across lines is found whole.
+func joined(out string) string {
+	var b strings.Builder
+	for _, l := range strings.Split(out, "\n") {
+		b.WriteString(strings.TrimSpace(l) + " ")
+	}
+	return strings.Join(strings.Fields(b.String()), " ")
+}
+
+// A long status message wraps onto the rows above the footer instead of
+// losing its end (the cause) at 80 columns; the frame stays 24 lines.
+func TestStatusWrapsAt80(t *testing.T) {
+	h := newHarness(t, newFake(), Options{}, 80, 24).start()
+	msg := "unblock orders.dlq: it has no dead-letter exchange, so its messages expire into nothing: there is nowhere to send them after their delay"
+	h.send(statusMsg{text: msg, err: true})
+	out := h.plain()
+	lines := strings.Split(out, "\n")
+	if len(lines) != 24 {
+		t.Fatalf("%d lines", len(lines))
+	}
+	for _, l := range lines {
+		if termtext.Width(l) > 80 {
+			t.Fatalf("line wider than 80: %q", l)
+		}
+	}
+	if !strings.Contains(joined(out), msg) {
+		t.Fatalf("status cut:\n%s", out)
+	}
+	// The footer is still the last line, the title the first.
+	if !strings.Contains(lines[23], "quit") || !strings.HasPrefix(lines[0], "ladder") {
+		t.Fatalf("chrome moved:\n%s", out)
+	}
+	// A key acknowledges it: the body gets its rows back.
+	h.key("down")
+	if strings.Contains(h.plain(), "nowhere to send") {
+		t.Fatal("status not cleared")
+	}
+}
+
+// A refused connection keeps its cause visible at 80 columns.
+func TestUnreachableCauseVisibleAt80(t *testing.T) {
+	h := newHarness(t, newFake(), Options{}, 80, 24).start()
+	err := errors.New(`Get "http://127.0.0.1:15999/api/overview": dial tcp 127.0.0.1:15999: connect: connection refused`)
+	h.send(snapshotMsg{gen: h.m.gen, err: err})
+	if !strings.Contains(joined(h.plain()), "connect: connection refused") {
+		t.Fatalf("cause cut:\n%s", h.plain())
+	}
+}
