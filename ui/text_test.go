@@ -57,3 +57,18 @@ func TestUnreachableCauseVisibleAt80(t *testing.T) {
 		t.Fatalf("cause cut:\n%s", h.plain())
 	}
 }
+
+// The dump and where prompts show their hints whole at 80 columns.
+func TestPromptHintsWrapAt80(t *testing.T) {
+	for _, tc := range []struct{ key, want string }{
+		{"d", "an existing file is refused"},
+		{"w", "error~RE header:N=V body~RE age>1h retries>=3"},
+	} {
+		h := newHarness(t, newFake(), Options{}, 80, 24).start()
+		h.send(openQueueMsg{queue: "orders.dlq"})
+		h.key(tc.key)
+		if out := h.plain(); !strings.Contains(joined(out), tc.want) {
+			t.Errorf("%s: hint cut:\n%s", tc.key, out)
+		}
+	}
+}
