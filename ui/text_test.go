@@ -4,8 +4,13 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/internal/termtext"
+	"github.com/ladder-tui/ladder/retry"
 )
 
 // joined is the frame's text with its line breaks taken out, so a phrase
@@ -71,4 +76,40 @@ func TestPromptHintsWrapAt80(t *testing.T) {
 			t.Errorf("%s: hint cut:\n%s", tc.key, out)
 		}
 	}
+}
+
+// The move dialog at 80 columns wraps what it used to cut: the paused
+// line, and dry-run rows whose end names the tier and the note.
+func TestMoveDialogWrapsAt80(t *testing.T) {
+	st := newStylesForTest()
+	const w = 76
+	req := broker.MoveRequest{From: "orders.dlq", To: broker.Target{Kind: broker.TargetOrigin}, Delay: 5 * time.Second}
+	check := func(what string, lines []string, wants ...string) {
+		t.Helper()
+		for _, l := range lines {
+			if termtext.Width(ansi.Strip(l)) > w {
+				t.Errorf("%s: line wider than %d: %q", what, w, ansi.Strip(l))
+			}
+		}
+		out := joined(ansi.Strip(strings.Join(lines, "\n")))
+		for _, want := range wants {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s lacks %q:\n%s", what, want, strings.Join(lines, "\n"))
+			}
+		}
+	}
+	check("progress", renderMoveProgress("orders.dlq", req, broker.MoveProgress{Total: 10, Done: 2}, "", false, true, w, st, nil),
+		"in-flight confirms still settle)")
+	rep := &broker.MoveReport{Requested: 3, Planned: []broker.PlannedMove{
+		{Position: 0, MessageID: "msg-0000", Exchange: "orders-x", RoutingKey: "orders.created", Via: retry.ViaTier, Queue: "orders.retry.5s",
+			Note: "held at position 0, behind nothing: due now"},
+		{Position: 1, MessageID: "msg-0001", Exchange: "orders-x", RoutingKey: "orders.created", Via: retry.ViaTier, Queue: "orders.retry.5s"},
+		{Position: 2, MessageID: "msg-0002", Skip: "no x-death origin: it was never dead-lettered"},
+	}}
+	check("preview", renderMovePreview("orders.dlq", req, rep, nil, w, 20, st, nil),
+		"via tier orders.retry.5s (held at position 0, behind nothing: due now)",
+		"#1 msg-0001 → exchange orders-x key \"orders.created\" · via tier orders.retry.5s",
+		"1 message will be skipped; it stays in orders.dlq")
+	// With too little room, the rows that do not fit are counted.
+	check("short preview", renderMovePreview("orders.dlq", req, rep, nil, w, 13, st, nil), "held at position 0, behind nothing: due now", "… 2 more")
 }
