@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/internal/present"
 	"github.com/ladder-tui/ladder/internal/termtext"
 	"github.com/ladder-tui/ladder/retry"
 )
@@ -112,4 +113,33 @@ func TestMoveDialogWrapsAt80(t *testing.T) {
 		"1 message will be skipped; it stays in orders.dlq")
 	// With too little room, the rows that do not fit are counted.
 	check("short preview", renderMovePreview("orders.dlq", req, rep, nil, w, 13, st, nil), "held at position 0, behind nothing: due now", "… 2 more")
+}
+
+// Due times are the peek's and do not count down: the browser and the
+// inspector say when they were true, the instant the title names.
+func TestDueTimesSayAsOf(t *testing.T) {
+	fc := newFake()
+	at := fixedNow.Add(-7 * time.Second)
+	fc.peeks["orders.dlq"].PeekedAt = at
+	h := newHarness(t, fc, Options{}, 80, 24).start()
+	h.send(openQueueMsg{queue: "orders.dlq"})
+	clock := present.Clock(at)
+	h.mustContain("snapshot "+clock, "due times as of the peek at "+clock+", from publish timestamps", "peeked 3 of 8 (3 ready) at "+clock)
+	h.key("down", "enter")
+	if out := joined(h.plain()); !strings.Contains(out, "due as of "+clock+", in ") {
+		t.Fatalf("inspector due:\n%s", h.plain())
+	}
+}
+
+// x-ladder-moves in words: "once", "3 times", never "time(s)".
+func TestMovedTimesWording(t *testing.T) {
+	st := newStylesForTest()
+	for v, want := range map[any]string{int64(1): "once by ladder", int32(3): "3 times by ladder"} {
+		m := fixtureMessage(0)
+		m.Headers[retry.HeaderMoves] = v
+		out := joined(ansi.Strip(strings.Join(renderRetrySummary(&m, fixedNow, 120, st), "\n")))
+		if !strings.Contains(out, want) || strings.Contains(out, "(s)") {
+			t.Errorf("%v: %s", v, out)
+		}
+	}
 }
