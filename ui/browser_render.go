@@ -185,7 +185,7 @@ func renderPeekBanner(res *broker.PeekResult, at time.Time, width int, st *style
 	// that browsed nothing and released nothing changed nothing, whatever a
 	// client reports.
 	for _, s := range peekSideEffects(res) {
-		lines = append(lines, wrapStyled(st.Banner, "⚠ "+termtext.Sanitize(s), width)...)
+		lines = append(lines, wrapStyled(st.Banner, present.GlyphWarning+" "+termtext.Sanitize(s), width)...)
 	}
 	// Due times are the peek's, not the clock's: they do not count down,
 	// so they say when they were true.

@@ -283,11 +283,11 @@ func TestEmptyPeekHidesSideEffects(t *testing.T) {
 	h := newHarness(t, fc, Options{}, 80, 24).start()
 	h.key("down", "down", "down", "enter")
 	h.mustContain("no messages ready")
-	h.mustNotContain("⚠", "redelivered flag")
+	h.mustNotContain(present.GlyphWarning, "redelivered flag")
 	// Released messages did leave the queue: that is shown.
 	fc.peeks["orders.dlq"].Released = 2
 	h.key("r")
-	h.mustContain("⚠ every browsed message was requeued")
+	h.mustContain("▲ every browsed message was requeued")
 }
 
 // 5. At 80 columns ages and due times fit their columns whole.

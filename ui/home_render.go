@@ -380,15 +380,7 @@ func severityStyle(s retry.Severity, st *style.Styles) lipgloss.Style {
 	return st.Info
 }
 
-func severityGlyph(s retry.Severity) string {
-	switch s {
-	case retry.SeverityError:
-		return "✖"
-	case retry.SeverityWarning:
-		return "▲"
-	}
-	return "ℹ"
-}
+func severityGlyph(s retry.Severity) string { return present.SeverityGlyph(s) }
 
 // renderRowDetails explains the selected row in at most height lines of
 // width cells: what the queue is, then each finding's one line, wrapped at

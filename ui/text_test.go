@@ -143,3 +143,13 @@ func TestMovedTimesWording(t *testing.T) {
 		}
 	}
 }
+
+// One warning glyph everywhere: the browser's side-effect banner uses the
+// glyph home's warning findings do.
+func TestOneWarningGlyph(t *testing.T) {
+	h := newHarness(t, newFake(), Options{}, 80, 24).start()
+	h.mustContain(severityGlyph(retry.SeverityWarning) + "HOL")
+	h.send(openQueueMsg{queue: "orders.dlq"})
+	h.mustContain(severityGlyph(retry.SeverityWarning) + " every browsed message was requeued")
+	h.mustNotContain("⚠")
+}
