@@ -234,6 +234,9 @@ func (m *homeModel) View() string {
 	switch {
 	case m.snap == nil && !m.c.conn.down:
 		lines = append(lines, st.Muted.Render("connecting…"))
+	case m.snap == nil && m.c.conn.waiting:
+		// It answered, with a refusal: say what the title says.
+		lines = append(lines, st.Down.Render(termtext.Truncate("no data: "+m.c.conn.downText(m.c.now()), m.w)))
 	case m.snap == nil:
 		lines = append(lines, st.Down.Render(termtext.Truncate("no data: the broker has not answered yet", m.w)))
 	}

@@ -153,3 +153,13 @@ func TestOneWarningGlyph(t *testing.T) {
 	h.mustContain(severityGlyph(retry.SeverityWarning) + " every browsed message was requeued")
 	h.mustNotContain("⚠")
 }
+
+// A login refused from the start: the home screen says what the title
+// says, not that the broker has not answered.
+func TestRefusedLoginHomeSaysSo(t *testing.T) {
+	fc := newFake()
+	fc.snapErr = &broker.ConnError{Msg: "login refused for user guest at 127.0.0.1:5672", Kind: broker.ErrLoginRefused}
+	h := newHarness(t, fc, Options{}, 80, 24).start()
+	h.mustContain("○ login refused · r retries", "no data: login refused · r retries")
+	h.mustNotContain("has not answered")
+}
