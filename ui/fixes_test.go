@@ -374,7 +374,7 @@ func TestHomeDetailsWrap(t *testing.T) {
 			break
 		}
 	}
-	lines := renderRowDetails(tier, s, 80, 6, newStylesForTest())
+	lines := renderRowDetails(tier, s, 80, 6, newStylesForTest(), "more")
 	text := ansi.Strip(strings.Join(lines, "\n"))
 	if !strings.Contains(strings.ReplaceAll(text, "\n", " "), "returns to payments.process.settlements") || strings.Contains(text, "…") {
 		t.Fatalf("details cut a name:\n%s", text)

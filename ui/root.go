@@ -49,6 +49,7 @@ type Model struct {
 	inspector *inspectorModel
 	move      *moveModel
 	helpView  *helpModel
+	findings  *findingsModel
 	vhosts    *vhostModel
 	prompt    *promptModel
 	picker    *pickerModel
@@ -79,6 +80,7 @@ func newModel(opts Options, c *common) *Model {
 	m.inspector = newInspector(c)
 	m.move = newMove(c)
 	m.helpView = newHelp(c)
+	m.findings = newFindings(c, m.home)
 	m.vhosts = newVhosts(c)
 	m.prompt = newPrompt(c)
 	m.picker = newPicker(c)
@@ -89,7 +91,7 @@ func newModel(opts Options, c *common) *Model {
 }
 
 func (m *Model) screens() []screen {
-	return []screen{m.home, m.browser, m.inspector, m.move, m.helpView, m.vhosts, m.prompt, m.picker}
+	return []screen{m.home, m.browser, m.inspector, m.move, m.helpView, m.vhosts, m.prompt, m.picker, m.findings}
 }
 
 func (m *Model) top() screen { return m.stack[len(m.stack)-1] }
@@ -165,6 +167,10 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 	case openPromptMsg:
 		m.prompt.open(msg)
 		m.push(m.prompt)
+		return nil
+	case openFindingsMsg:
+		m.findings.open(msg)
+		m.push(m.findings)
 		return nil
 	case openPickerMsg:
 		m.picker.open(msg)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/ladder-tui/ladder/broker"
@@ -162,4 +163,63 @@ func TestRefusedLoginHomeSaysSo(t *testing.T) {
 	h := newHarness(t, fc, Options{}, 80, 24).start()
 	h.mustContain("○ login refused · r retries", "no data: login refused · r retries")
 	h.mustNotContain("has not answered")
+}
+
+// Five long findings on one queue do not fit the details pane at 80×24:
+// the pane says how to read the rest, and f opens every finding in full,
+// wrapped, scrolled with the arrows; esc goes back to the ladders.
+func TestManyFindingsReachableAt80x24(t *testing.T) {
+	fc := newFake()
+	long := "messages wait here for a very long time because the head of the queue holds a delay far longer than every message behind it, and nothing expires until it does"
+	codes := []string{retry.CodeHoLBlocked, retry.CodeHoLRisk, retry.CodeRequeueStorm, retry.CodeNoConsumers, retry.CodeWaitQueueConsumers}
+	for i, c := range codes {
+		fc.snap.Findings = append(fc.snap.Findings, retry.Finding{Code: c, Severity: retry.SeverityWarning, Queue: "orders.retry.1m",
+			Message: "finding " + string(rune('A'+i)) + ": " + long + " (end " + string(rune('A'+i)) + ")"})
+	}
+	h := newHarness(t, fc, Options{}, 80, 24).start()
+	h.key("down", "down")
+	h.mustContain("▸ ├─orders.retry.1m", "more: f shows every finding in full")
+	// The footer lists it where it fits.
+	h.send(tea.WindowSizeMsg{Width: 160, Height: 48})
+	if foot := strings.Split(h.plain(), "\n")[47]; !strings.Contains(foot, "f findings in full") {
+		t.Errorf("footer at 160 lacks the findings key: %q", foot)
+	}
+	h.send(tea.WindowSizeMsg{Width: 80, Height: 24})
+	h.key("f")
+	if h.m.top() != h.m.findings {
+		t.Fatalf("f did not open the findings:\n%s", h.plain())
+	}
+	// Scroll through: every finding's whole text is seen on some page.
+	seen := ""
+	for range 40 {
+		out := h.plain()
+		for _, l := range strings.Split(out, "\n") {
+			if termtext.Width(l) > 80 {
+				t.Fatalf("line wider than 80: %q", l)
+			}
+		}
+		lines := strings.Split(out, "\n")
+		seen += "\n" + strings.Join(lines[3:len(lines)-2], "\n") // the body, past the title
+		h.key("down")
+	}
+	all := joined(seen)
+	for i := range codes {
+		e := string(rune('A' + i))
+		if !strings.Contains(all, "finding "+e+": "+long+" (end "+e+")") {
+			t.Errorf("finding %s not shown in full:\n%s", e, seen)
+		}
+	}
+	// The selected queue's first: the first finding listed is one of its.
+	h.key("home")
+	if body := strings.Split(h.plain(), "\n")[3]; !strings.Contains(body, "orders.retry.1m") {
+		t.Errorf("first finding %q", body)
+	}
+	h.key("?")
+	h.mustContain("Keys: findings", "page down")
+	h.key("esc", "esc")
+	if h.m.top() != h.m.home {
+		t.Fatal("esc did not go back to the ladders")
+	}
+	h.key("?")
+	h.mustContain("findings in full")
 }
