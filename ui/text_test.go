@@ -2,6 +2,7 @@ package ui
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -222,4 +223,22 @@ func TestManyFindingsReachableAt80x24(t *testing.T) {
 	}
 	h.key("?")
 	h.mustContain("findings in full")
+}
+
+// "reading the queue…" and "dumping…" are shown before the work starts,
+// in sequence: batched, a quick error could arrive first and be
+// overwritten by them (the demo's u on orders.dlq showed "reading the
+// queue…" for good). tea.Sequence's message type is the guarantee.
+func TestProgressStatusBeforeTheWork(t *testing.T) {
+	h := newHarness(t, newFake(), Options{}, 80, 24).start()
+	h.send(openQueueMsg{queue: "orders.dlq"})
+	b := h.m.browser
+	for what, cmd := range map[string]tea.Cmd{
+		"unblock": b.prepareUnblock(),
+		"dump":    b.Update(dumpAskMsg{queue: "orders.dlq", file: t.TempDir() + "/d.jsonl"}),
+	} {
+		if got := fmt.Sprintf("%T", cmd()); got != "tea.sequenceMsg" {
+			t.Errorf("%s: status and work run as %s, want in sequence", what, got)
+		}
+	}
 }
