@@ -637,9 +637,17 @@ func (m *Model) titleBar() string {
 }
 
 // snapshotAt is when the messages on screen were read: the browser's (or
-// the inspector's, which shows one of them) peek; nil on other screens.
+// the inspector's, which shows one of them) peek, under any dialog or
+// prompt opened over them; nil on other screens.
 func (m *Model) snapshotAt() *time.Time {
-	switch m.top() {
+	var under screen = m.home
+	for i := len(m.stack) - 1; i >= 0; i-- {
+		if m.isScreen(m.stack[i]) {
+			under = m.stack[i]
+			break
+		}
+	}
+	switch under {
 	case screen(m.browser), screen(m.inspector):
 		if r := m.browser.res; r != nil && !r.PeekedAt.IsZero() {
 			return &r.PeekedAt

@@ -242,3 +242,19 @@ func TestProgressStatusBeforeTheWork(t *testing.T) {
 		}
 	}
 }
+
+// A prompt or dialog over the browser leaves the title saying snapshot:
+// the messages under it are the peek's, not live.
+func TestSnapshotTitleUnderAPrompt(t *testing.T) {
+	h := newHarness(t, newFake(), Options{}, 80, 24).start()
+	h.send(openQueueMsg{queue: "orders.dlq"})
+	for _, k := range []string{"w", "d", "m"} {
+		h.key(k)
+		if title := strings.Split(h.plain(), "\n")[0]; !strings.Contains(title, "snapshot 12:00:00") || strings.Contains(title, "live") {
+			t.Errorf("%s: title %q", k, title)
+		}
+		h.key("esc")
+	}
+	h.key("esc")
+	h.mustContain("● live")
+}
