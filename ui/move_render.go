@@ -3,6 +3,7 @@ package ui
 import (
 	"context"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -172,18 +173,26 @@ func renderMovePreview(queue string, req broker.MoveRequest, rep *broker.MoveRep
 	lines = append(lines, "")
 	if len(rep.Planned) > 0 {
 		lines = append(lines, st.Section.Render("Dry run"))
-		room := max(1, height-len(lines)-len(rep.Notes)-3)
+		notes := 0
+		for _, n := range rep.Notes {
+			notes += len(termtext.Wrap(termtext.Sanitize(n), width))
+		}
+		room := max(2, height-len(lines)-notes-2)
 		rows := make([][]string, len(rep.Planned))
 		total := 0
 		for i, p := range rep.Planned {
+			if slices.Contains(rep.Notes, p.Note) {
+				p.Note = "" // said once below, as the CLI does
+			}
 			// A row is wrapped, not cut: its end says the way and the note.
 			rows[i] = wrapIndented(renderPlanned(p), width, 4)
 			total += len(rows[i])
 		}
 		used := 0
 		for i, row := range rows {
-			// Rows that do not fit are counted, on the one line kept for it.
-			if total > room && used+len(row) > room-1 {
+			// Rows that do not fit are counted, on the one line kept for
+			// it; the first is always shown, whole.
+			if i > 0 && total > room && used+len(row) > room-1 {
 				lines = append(lines, st.Muted.Render("  … "+strconv.Itoa(len(rows)-i)+" more"))
 				break
 			}

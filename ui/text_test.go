@@ -258,3 +258,22 @@ func TestSnapshotTitleUnderAPrompt(t *testing.T) {
 	h.key("esc")
 	h.mustContain("● live")
 }
+
+// A note every planned row shares is said once, below the rows, not on
+// each (which left room for one row at 80×24).
+func TestMovePreviewSaysASharedNoteOnce(t *testing.T) {
+	note := "enters tier orders.wait.5s through headers exchange orders.retry with retry-tier=orders.wait.5s"
+	rep := &broker.MoveReport{Requested: 3, Notes: []string{note}}
+	for i := range 3 {
+		rep.Planned = append(rep.Planned, broker.PlannedMove{Position: i, MessageID: "m" + string(rune('0'+i)), Exchange: "orders.retry",
+			RoutingKey: "orders.created", Via: retry.ViaTier, Queue: "orders.wait.5s", Note: note})
+	}
+	req := broker.MoveRequest{From: "orders.dlq", To: broker.Target{Kind: broker.TargetOrigin}, Delay: 5 * time.Second}
+	out := joined(ansi.Strip(strings.Join(renderMovePreview("orders.dlq", req, rep, nil, 76, 17, newStylesForTest(), nil), "\n")))
+	if n := strings.Count(out, "through headers exchange"); n != 1 {
+		t.Errorf("note said %d times:\n%s", n, out)
+	}
+	if !strings.Contains(out, "#2 m2") {
+		t.Errorf("rows cut:\n%s", out)
+	}
+}
