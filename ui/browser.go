@@ -141,7 +141,8 @@ func (m *browserModel) Update(msg tea.Msg) tea.Cmd {
 		}
 	case dumpAskMsg:
 		if msg.queue == m.queue && msg.file != "" {
-			return tea.Batch(statusCmd("dumping "+termtext.Sanitize(m.queue)+" to "+termtext.Sanitize(msg.file)+"…", false), m.dump(msg.file))
+			// In sequence, so a quick failure is not overwritten by "dumping…".
+			return tea.Sequence(statusCmd("dumping "+termtext.Sanitize(m.queue)+" to "+termtext.Sanitize(msg.file)+"…", false), m.dump(msg.file))
 		}
 	case unblockReadyMsg:
 		return m.unblockReady(msg)

@@ -36,7 +36,9 @@ type unblockReadyMsg struct {
 // peek: the browser already paid for one to show the queue).
 func (m *browserModel) prepareUnblock() tea.Cmd {
 	c, queue := m.c.client, m.queue
-	return tea.Batch(statusCmd("unblock "+termtext.Sanitize(queue)+": reading the queue…", false), func() tea.Msg {
+	// In sequence: batched, a quick answer (an error) could arrive first
+	// and be overwritten by "reading the queue…".
+	return tea.Sequence(statusCmd("unblock "+termtext.Sanitize(queue)+": reading the queue…", false), func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), peekTimeout)
 		defer cancel()
 		req, plan, _, err := broker.PrepareUnblock(ctx, c, queue, broker.DefaultUnblockLook)

@@ -185,12 +185,28 @@ func renderPeekBanner(res *broker.PeekResult, at time.Time, width int, st *style
 	// that browsed nothing and released nothing changed nothing, whatever a
 	// client reports.
 	for _, s := range peekSideEffects(res) {
-		lines = append(lines, wrapStyled(st.Banner, "⚠ "+termtext.Sanitize(s), width)...)
+		lines = append(lines, wrapStyled(st.Banner, present.GlyphWarning+" "+termtext.Sanitize(s), width)...)
 	}
-	if res.HoLBasis != "" {
-		lines = append(lines, st.Muted.Render(termtext.Truncate("due times from "+termtext.Sanitize(res.HoLBasis), width)))
+	// Due times are the peek's, not the clock's: they do not count down,
+	// so they say when they were true.
+	if hasDue(res) {
+		due := "due times as of the peek at " + present.Clock(at)
+		if res.HoLBasis != "" {
+			due += ", from " + termtext.Sanitize(res.HoLBasis)
+		}
+		lines = append(lines, wrapStyled(st.Muted, due, width)...)
 	}
 	return lines
+}
+
+// hasDue says whether any message of the peek has a due time.
+func hasDue(res *broker.PeekResult) bool {
+	for i := range res.Messages {
+		if res.Messages[i].HoL != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // peekSideEffects are the side effects worth showing: none when the peek

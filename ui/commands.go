@@ -35,7 +35,11 @@ func peekCmd(c broker.Client, id int, queue string, opt broker.PeekOptions, now 
 		ctx, cancel := context.WithTimeout(context.Background(), peekTimeout)
 		defer cancel()
 		res, err := c.Peek(ctx, queue, opt)
-		return peekMsg{id: id, queue: queue, res: res, err: err, at: now()}
+		at := now()
+		if res != nil && !res.PeekedAt.IsZero() {
+			at = res.PeekedAt // the instant the title names: ages and due times agree with it
+		}
+		return peekMsg{id: id, queue: queue, res: res, err: err, at: at}
 	}
 }
 

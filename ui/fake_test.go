@@ -264,6 +264,7 @@ func fixturePeek(n int) *broker.PeekResult {
 		Queue: "orders.dlq", Type: "classic", Total: int64(n) + 5, Ready: int64(n),
 		SideEffects: []string{"every browsed message was requeued: its redelivered flag is now set"},
 		HoLBasis:    "publish timestamps",
+		PeekedAt:    fixedNow,
 	}
 	for i := range n {
 		m := fixtureMessage(i)

@@ -283,11 +283,11 @@ func TestEmptyPeekHidesSideEffects(t *testing.T) {
 	h := newHarness(t, fc, Options{}, 80, 24).start()
 	h.key("down", "down", "down", "enter")
 	h.mustContain("no messages ready")
-	h.mustNotContain("⚠", "redelivered flag")
+	h.mustNotContain(present.GlyphWarning, "redelivered flag")
 	// Released messages did leave the queue: that is shown.
 	fc.peeks["orders.dlq"].Released = 2
 	h.key("r")
-	h.mustContain("⚠ every browsed message was requeued")
+	h.mustContain("▲ every browsed message was requeued")
 }
 
 // 5. At 80 columns ages and due times fit their columns whole.
@@ -374,7 +374,7 @@ func TestHomeDetailsWrap(t *testing.T) {
 			break
 		}
 	}
-	lines := renderRowDetails(tier, s, 80, 6, newStylesForTest())
+	lines := renderRowDetails(tier, s, 80, 6, newStylesForTest(), "more")
 	text := ansi.Strip(strings.Join(lines, "\n"))
 	if !strings.Contains(strings.ReplaceAll(text, "\n", " "), "returns to payments.process.settlements") || strings.Contains(text, "…") {
 		t.Fatalf("details cut a name:\n%s", text)
@@ -458,11 +458,17 @@ func TestSkippedMoveWording(t *testing.T) {
 	if !strings.Contains(out, "Moved 2 of 3; 1 stays in orders.dlq") || strings.Contains(out, "move stopped") {
 		t.Errorf("partial summary:\n%s", out)
 	}
-	// Stopped early (cancelled): an error still.
+	// Stopped on purpose: what moved and what stays, not "context canceled".
 	rep3 := &broker.MoveReport{Requested: 10, Moved: 4}
-	out = ansi.Strip(strings.Join(renderMoveSummary("orders.dlq", req, rep3, context.Canceled, 76, st, nil), "\n"))
-	if !strings.Contains(out, "move stopped: context canceled") {
+	stopped := fmt.Errorf("move from orders.dlq: %w: %w", context.Canceled, broker.ErrPartial)
+	out = ansi.Strip(strings.Join(renderMoveSummary("orders.dlq", req, rep3, stopped, 76, st, nil), "\n"))
+	if !strings.Contains(out, "move stopped by you: 4 moved, 6 stay in orders.dlq") || strings.Contains(out, "context canceled") {
 		t.Errorf("cancelled summary:\n%s", out)
+	}
+	// Stopped by anything else: an error, with its cause.
+	out = ansi.Strip(strings.Join(renderMoveSummary("orders.dlq", req, rep3, fmt.Errorf("move from orders.dlq: channel closed: %w", broker.ErrPartial), 76, st, nil), "\n"))
+	if !strings.Contains(out, "move stopped: move from orders.dlq: channel closed") {
+		t.Errorf("failed summary:\n%s", out)
 	}
 
 	dry := &broker.MoveReport{Requested: 2, Planned: []broker.PlannedMove{
@@ -471,7 +477,7 @@ func TestSkippedMoveWording(t *testing.T) {
 	}}
 	out = ansi.Strip(strings.Join(renderMovePreview("orders.dlq", req, dry, nil, 76, 20, st, nil), "\n"))
 	if !strings.Contains(out, "#0 a: skipped: no x-death origin") || strings.Contains(out, `default exchange key ""`) ||
-		!strings.Contains(out, "1 message will be skipped") || !strings.Contains(out, `#1 b → exchange orders-x key "orders.created"`) {
+		!strings.Contains(out, "1 message will be skipped; it stays in orders.dlq") || !strings.Contains(out, `#1 b → exchange orders-x key "orders.created"`) {
 		t.Errorf("preview:\n%s", out)
 	}
 }

@@ -194,12 +194,24 @@ func (m *homeModel) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		}
 	case key.Matches(msg, k.Refresh):
 		return navCmd(refreshMsg{})
+	case key.Matches(msg, k.Findings):
+		q := ""
+		if r := m.selected(); r != nil {
+			q = r.name
+		}
+		return navCmd(openFindingsMsg{queue: q})
 	case key.Matches(msg, k.Move):
 		if r := m.selected(); r != nil && r.q != nil {
 			return navCmd(openMoveMsg{spec: m.moveSpec(r)})
 		}
 	}
 	return nil
+}
+
+// moreFindings ends a details pane too short for its findings.
+func (m *homeModel) moreFindings() string {
+	f := m.c.keys.Findings.Help()
+	return "more: " + f.Key + " shows every finding in full"
 }
 
 // moveSpec offers moving the first N or all of the selected queue.
@@ -221,7 +233,7 @@ func (m *homeModel) detailsHeight() int {
 	if r == nil || m.snap == nil {
 		return base
 	}
-	need := len(renderRowDetails(r, m.snap, m.w, m.h, m.c.styles))
+	need := len(renderRowDetails(r, m.snap, m.w, m.h, m.c.styles, ""))
 	keep := min(len(m.rows), max(5, m.h/3))
 	return max(base, min(need, m.h-3-keep))
 }
@@ -239,6 +251,9 @@ func (m *homeModel) View() string {
 	switch {
 	case m.snap == nil && !m.c.conn.down:
 		lines = append(lines, st.Muted.Render("connecting…"))
+	case m.snap == nil && m.c.conn.waiting:
+		// It answered, with a refusal: say what the title says.
+		lines = append(lines, st.Down.Render(termtext.Truncate("no data: "+m.c.conn.downText(m.c.now()), m.w)))
 	case m.snap == nil:
 		lines = append(lines, st.Down.Render(termtext.Truncate("no data: the broker has not answered yet", m.w)))
 	}
@@ -258,7 +273,7 @@ func (m *homeModel) View() string {
 	}
 	lines = append(lines, st.Muted.Render(strings.Repeat("─", m.w)))
 	if r := m.selected(); r != nil {
-		lines = append(lines, renderRowDetails(r, m.snap, m.w, m.detailsHeight(), st)...)
+		lines = append(lines, renderRowDetails(r, m.snap, m.w, m.detailsHeight(), st, m.moreFindings())...)
 	}
 	return strings.Join(lines, "\n")
 }
@@ -356,7 +371,9 @@ func (m *homeModel) ShortHelp() []key.Binding {
 	if kept {
 		out = append(out, list.MatchKeys(k)...)
 	}
-	return append(out, k.Refresh, k.Vhost, k.Help, k.Quit)
+	// f after r: at 80 columns it is the one dropped, and the details
+	// pane names it when it has more than it shows.
+	return append(out, k.Refresh, k.Findings, k.Vhost, k.Help, k.Quit)
 }
 
 // FullHelp is every key that acts on the ladders screen. esc only clears a
@@ -371,6 +388,6 @@ func (m *homeModel) FullHelp() [][]key.Binding {
 	if m.filter.Text() != "" {
 		act = append(append(act, k.ClearFilter), list.MatchKeys(k)...)
 	}
-	act = append(act, k.Move, k.Refresh)
+	act = append(act, k.Move, k.Findings, k.Refresh)
 	return [][]key.Binding{list.NavKeys(m.c.keys), act, appKeys(m.c, true)}
 }

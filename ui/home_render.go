@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"charm.land/lipgloss/v2"
-	"github.com/charmbracelet/x/ansi"
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/internal/present"
@@ -390,20 +389,13 @@ func severityStyle(s retry.Severity, st *style.Styles) lipgloss.Style {
 	return st.Info
 }
 
-func severityGlyph(s retry.Severity) string {
-	switch s {
-	case retry.SeverityError:
-		return "✖"
-	case retry.SeverityWarning:
-		return "▲"
-	}
-	return "ℹ"
-}
+func severityGlyph(s retry.Severity) string { return present.SeverityGlyph(s) }
 
 // renderRowDetails explains the selected row in at most height lines of
 // width cells: what the queue is, then each finding's one line, wrapped at
-// word boundaries.
-func renderRowDetails(r *homeRow, s *broker.Snapshot, width, height int, st *style.Styles) []string {
+// word boundaries. When that does not fit, the last line is more: how to
+// read the rest (the findings view).
+func renderRowDetails(r *homeRow, s *broker.Snapshot, width, height int, st *style.Styles, more string) []string {
 	if r == nil || height <= 0 {
 		return nil
 	}
@@ -465,8 +457,7 @@ func renderRowDetails(r *homeRow, s *broker.Snapshot, width, height int, st *sty
 	}
 	if len(lines) > height {
 		lines = lines[:height]
-		last := termtext.Truncate(ansi.Strip(lines[height-1]), width-2) + " …"
-		lines[height-1] = termtext.Truncate(last, width)
+		lines[height-1] = st.Muted.Render(termtext.Truncate("… "+more, width))
 	}
 	return lines
 }

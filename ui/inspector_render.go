@@ -285,7 +285,7 @@ func renderRetrySummary(m *broker.Message, at time.Time, width int, st *style.St
 	}
 	lines = kv(lines, "retries", count, width, st)
 	if v, ok := m.Headers[retry.HeaderMoves]; ok {
-		moved := termtext.Sanitize(scalarText(v)) + " time(s) by ladder (" + retry.HeaderMoves + "; --max-moves stops a loop)"
+		moved := movedTimes(scalarText(v)) + " by ladder (" + retry.HeaderMoves + "; --max-moves stops a loop)"
 		lines = kv(lines, "moved", moved, width, st)
 	}
 	if r.LastError != "" {
@@ -310,12 +310,27 @@ func renderRetrySummary(m *broker.Message, at time.Time, width int, st *style.St
 		lines = kv(lines, "failed in", termtext.Sanitize(r.FailedQueue), width, st)
 	}
 	if h := m.HoL; h != nil {
-		lines = kv(lines, "due", present.Due(h, at, present.DueSentence), width, st)
+		// As of the peek: the time does not count down on screen.
+		lines = kv(lines, "due", "as of "+present.Clock(at)+", "+present.Due(h, at, present.DueSentence), width, st)
 	}
 	for _, e := range append(slices.Clone(r.Invalid), m.DeathErrors...) {
 		lines = append(lines, wrapStyled(st.Warning, "  unreadable "+termtext.Sanitize(e.Error()), width)...)
 	}
 	return lines
+}
+
+// movedTimes is the x-ladder-moves count in words: "once", "3 times"; a
+// value that is not a count is shown as it is.
+func movedTimes(v string) string {
+	v = termtext.Sanitize(v)
+	switch n, err := strconv.ParseInt(v, 10, 64); {
+	case err != nil:
+		return v + " times"
+	case n == 1:
+		return "once"
+	default:
+		return v + " times"
+	}
 }
 
 func exName(s string) string {

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"regexp"
@@ -471,8 +472,9 @@ func TestMoveProgressThenCancel(t *testing.T) {
 		t.Fatal("stopping a move did not cancel it (or closed the dialog before it stopped)")
 	}
 	h.mustContain("cancelling")
-	h.send(moveDoneMsg{id: mv.id, report: &broker.MoveReport{Requested: 10, Moved: 5, Target: "queue orders"}, err: errors.New("context canceled")})
-	h.mustContain("moved 5", "move stopped: context canceled")
+	h.send(moveDoneMsg{id: mv.id, report: &broker.MoveReport{Requested: 10, Moved: 5, Target: "queue orders"}, err: fmt.Errorf("move from orders.dlq: %w: %w", context.Canceled, broker.ErrPartial)})
+	h.mustContain("moved 5", "move stopped by you: 5 moved, 5 stay in orders.dlq")
+	h.mustNotContain("context canceled")
 }
 
 // ctrl+c during a move stops it and quits only once it has stopped (q

@@ -603,7 +603,7 @@ func (m *moveModel) View() string {
 		if m.spec.unblockPlan != nil {
 			lines = append(lines, wrapStyled(st.Muted, termtext.Sanitize(present.Unblock(*m.spec.unblockPlan)), iw)...)
 		}
-		lines = append(lines, renderMovePreview(m.source(), m.req, m.preview, m.err, iw, max(3, m.h-8-len(lines)), st, m.hints())...)
+		lines = append(lines, renderMovePreview(m.source(), m.req, m.preview, m.err, iw, max(3, m.h-4-len(lines)), st, m.hints())...)
 	case stepRunning, stepSummary:
 		var bar string
 		total := m.progress.Total

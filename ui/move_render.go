@@ -1,7 +1,9 @@
 package ui
 
 import (
+	"context"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -162,7 +164,7 @@ func renderMovePreview(queue string, req broker.MoveRequest, rep *broker.MoveRep
 		}
 	}
 	if skipped > 0 {
-		text := present.Plural(skipped, "message", "messages") + " will be skipped and " + stays(skipped) + " in " + termtext.Sanitize(queue) + " (reasons below)"
+		text := present.Plural(skipped, "message", "messages") + " will be skipped; " + itStays(skipped) + " in " + termtext.Sanitize(queue) + " (reasons below)"
 		if skipped == rep.Requested {
 			text = "Nothing would move: " + text
 		}
@@ -171,13 +173,31 @@ func renderMovePreview(queue string, req broker.MoveRequest, rep *broker.MoveRep
 	lines = append(lines, "")
 	if len(rep.Planned) > 0 {
 		lines = append(lines, st.Section.Render("Dry run"))
-		room := max(1, height-len(lines)-len(rep.Notes)-3)
+		notes := 0
+		for _, n := range rep.Notes {
+			notes += len(termtext.Wrap(termtext.Sanitize(n), width))
+		}
+		room := max(2, height-len(lines)-notes-2)
+		rows := make([][]string, len(rep.Planned))
+		total := 0
 		for i, p := range rep.Planned {
-			if i == room && len(rep.Planned) > room+1 {
-				lines = append(lines, st.Muted.Render("  … "+strconv.Itoa(len(rep.Planned)-i)+" more"))
+			if slices.Contains(rep.Notes, p.Note) {
+				p.Note = "" // said once below, as the CLI does
+			}
+			// A row is wrapped, not cut: its end says the way and the note.
+			rows[i] = wrapIndented(renderPlanned(p), width, 4)
+			total += len(rows[i])
+		}
+		used := 0
+		for i, row := range rows {
+			// Rows that do not fit are counted, on the one line kept for
+			// it; the first is always shown, whole.
+			if i > 0 && total > room && used+len(row) > room-1 {
+				lines = append(lines, st.Muted.Render("  … "+strconv.Itoa(len(rows)-i)+" more"))
 				break
 			}
-			lines = append(lines, termtext.Truncate(renderPlanned(p), width))
+			lines = append(lines, row...)
+			used += len(row)
 		}
 	}
 	for _, n := range rep.Notes {
@@ -231,10 +251,10 @@ func renderMoveProgress(queue string, req broker.MoveRequest, p broker.MoveProgr
 		lines = append(lines, st.Warning.Render(termtext.Truncate(present.PublishBlocked(termtext.Sanitize(p.Blocked)), width)))
 	}
 	if paused {
-		lines = append(lines, st.Warning.Render(termtext.Truncate("paused: nothing more is taken until p resumes (in-flight confirms still settle)", width)))
+		lines = append(lines, wrapStyled(st.Warning, "paused: nothing more is taken until p resumes (in-flight confirms still settle)", width)...)
 	}
 	if cancelling {
-		lines = append(lines, st.Warning.Render(termtext.Truncate("cancelling: stopping after the batch in flight is settled…", width)))
+		lines = append(lines, wrapStyled(st.Warning, "cancelling: stopping after the batch in flight is settled…", width)...)
 	} else if len(hints) > 0 {
 		lines = append(lines, keyHints(width, st, hints...))
 	}
@@ -257,7 +277,12 @@ func renderMoveSummary(queue string, req broker.MoveRequest, rep *broker.MoveRep
 	var lines []string
 	finished := rep != nil && rep.Moved+rep.Failed+rep.Returned+rep.Skipped >= rep.Requested &&
 		(err == nil || errors.Is(err, broker.ErrPartial))
-	if err != nil && !finished {
+	switch {
+	case err != nil && !finished && errors.Is(err, context.Canceled) && rep != nil:
+		// Stopped on purpose (esc, or q): a result, not a failure, and
+		// "context canceled" is no news to the one who pressed the key.
+		lines = append(lines, wrapStyled(st.Warning, stoppedByYou(rep, termtext.Sanitize(queue)), width)...)
+	case err != nil && !finished:
 		lines = append(lines, wrapStyled(st.Error, "move stopped: "+termtext.Sanitize(err.Error()), width)...)
 	}
 	if rep != nil {
@@ -305,7 +330,14 @@ func renderMoveSummary(queue string, req broker.MoveRequest, rep *broker.MoveRep
 	return lines
 }
 
-// allOf is "the message" or "all 3 messages".
+// stoppedByYou is the summary's first line after a deliberate stop: what
+// moved and what stays.
+func stoppedByYou(rep *broker.MoveReport, src string) string {
+	left := max(0, rep.Requested-rep.Moved)
+	return "move stopped by you: " + strconv.Itoa(rep.Moved) + " moved, " + strconv.Itoa(left) + " " + stays(left) + " in " + src
+}
+
+// stays agrees with a count: "1 stays", "3 stay".
 func stays(n int) string {
 	if n == 1 {
 		return "stays"
@@ -313,6 +345,15 @@ func stays(n int) string {
 	return "stay"
 }
 
+// itStays is "it stays" or "they stay", after a count already said.
+func itStays(n int) string {
+	if n == 1 {
+		return "it stays"
+	}
+	return "they stay"
+}
+
+// allOf is "the message" or "all 3 messages".
 func allOf(n int) string {
 	if n == 1 {
 		return "the message"
@@ -351,6 +392,21 @@ func renderSkipReasons(planned []broker.PlannedMove, width int, st *style.Styles
 		lines = append(lines, st.Muted.Render("  … "+strconv.Itoa(n-maxSkipReasons)+" more"))
 	}
 	return lines
+}
+
+// wrapIndented wraps text at words, continuation lines indented by indent
+// cells (a list's rows stay apart).
+func wrapIndented(text string, width, indent int) []string {
+	ws := termtext.Wrap(text, width)
+	if len(ws) <= 1 || width <= indent+10 {
+		return ws
+	}
+	rest := termtext.Wrap(strings.Join(ws[1:], " "), width-indent)
+	out := []string{ws[0]}
+	for _, r := range rest {
+		out = append(out, strings.Repeat(" ", indent)+r)
+	}
+	return out
 }
 
 // wrapStyled wraps text at words and styles each line.

@@ -92,10 +92,13 @@ func (m *promptModel) View() string {
 		return m.confirmView()
 	}
 	w := max(20, min(m.w, 100)-4)
-	lines := []string{st.Title.Render(termtext.Truncate(termtext.Sanitize(m.ask.title), w)), ""}
-	lines = append(lines, "> "+m.text.View(w-2, true, st))
+	// The title and hint are wrapped, never cut: the hint's end is often
+	// what matters (an existing file is refused, the last expression kind).
+	lines := wrapStyled(st.Title, termtext.Sanitize(m.ask.title), w)
+	lines = append(lines, "", "> "+m.text.View(w-2, true, st))
 	if m.ask.hint != "" {
-		lines = append(lines, "", st.Muted.Render(termtext.Truncate(m.ask.hint, w)))
+		lines = append(lines, "")
+		lines = append(lines, wrapStyled(st.Muted, termtext.Sanitize(m.ask.hint), w)...)
 	}
 	return strings.Join(lines, "\n")
 }

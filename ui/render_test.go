@@ -294,7 +294,7 @@ func TestInspectorShowsLadderMoves(t *testing.T) {
 	m := fixtureMessage(0)
 	m.Headers = retry.Headers{retry.HeaderMoves: int32(4)}
 	text := ansi.Strip(strings.Join(renderRetrySummary(&m, fixedNow, 80, newStylesForTest()), "\n"))
-	if !strings.Contains(text, "4 time(s) by ladder") {
+	if !strings.Contains(text, "4 times by ladder") {
 		t.Errorf("%s", text)
 	}
 }

@@ -23,6 +23,9 @@ const (
 	minHeight = 24
 	// chrome is the title bar, the status line and the help line.
 	chrome = 3
+	// maxStatusLines bounds a wrapped status message: its whole text stays
+	// visible (a cut cause loses the point), taking rows from the body.
+	maxStatusLines = 3
 )
 
 // reconnectPolicy is how long the UI waits between failed snapshots: the
@@ -46,6 +49,7 @@ type Model struct {
 	inspector *inspectorModel
 	move      *moveModel
 	helpView  *helpModel
+	findings  *findingsModel
 	vhosts    *vhostModel
 	prompt    *promptModel
 	picker    *pickerModel
@@ -76,6 +80,7 @@ func newModel(opts Options, c *common) *Model {
 	m.inspector = newInspector(c)
 	m.move = newMove(c)
 	m.helpView = newHelp(c)
+	m.findings = newFindings(c, m.home)
 	m.vhosts = newVhosts(c)
 	m.prompt = newPrompt(c)
 	m.picker = newPicker(c)
@@ -86,7 +91,7 @@ func newModel(opts Options, c *common) *Model {
 }
 
 func (m *Model) screens() []screen {
-	return []screen{m.home, m.browser, m.inspector, m.move, m.helpView, m.vhosts, m.prompt, m.picker}
+	return []screen{m.home, m.browser, m.inspector, m.move, m.helpView, m.vhosts, m.prompt, m.picker, m.findings}
 }
 
 func (m *Model) top() screen { return m.stack[len(m.stack)-1] }
@@ -117,10 +122,7 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 	case tea.WindowSizeMsg:
 		m.w, m.h = msg.Width, msg.Height
 		m.helpBar.SetWidth(m.w)
-		// Every screen, hidden ones too, so going back shows the right size.
-		for _, s := range m.screens() {
-			s.SetSize(m.w, max(0, m.h-chrome))
-		}
+		m.layout()
 		return nil
 	case tea.KeyPressMsg:
 		return m.handleKey(msg)
@@ -166,6 +168,10 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		m.prompt.open(msg)
 		m.push(m.prompt)
 		return nil
+	case openFindingsMsg:
+		m.findings.open(msg)
+		m.push(m.findings)
+		return nil
 	case openPickerMsg:
 		m.picker.open(msg)
 		m.push(m.picker)
@@ -209,8 +215,40 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 }
 
 func (m *Model) setStatus(text string, isErr bool) tea.Cmd {
+	wasLines := len(m.statusLines())
 	m.status, m.statusErr = text, isErr
+	if len(m.statusLines()) != wasLines {
+		m.layout()
+	}
 	return nil
+}
+
+// statusLines is the status message wrapped to the width, at most
+// maxStatusLines (the last one cut only past that); one empty line when
+// there is none.
+func (m *Model) statusLines() []string {
+	if m.status == "" || m.w <= 0 {
+		return []string{""}
+	}
+	lines := termtext.Wrap(m.status, m.w)
+	if len(lines) > maxStatusLines {
+		rest := strings.Join(lines[maxStatusLines-1:], " ")
+		lines = append(lines[:maxStatusLines-1], termtext.Truncate(rest, m.w))
+	}
+	return lines
+}
+
+// bodyHeight is what the chrome leaves, a wrapped status taking its rows.
+func (m *Model) bodyHeight() int {
+	return max(0, m.h-chrome-(len(m.statusLines())-1))
+}
+
+// layout gives every screen, hidden ones too (so going back shows the
+// right size), the body's size.
+func (m *Model) layout() {
+	for _, s := range m.screens() {
+		s.SetSize(m.w, m.bodyHeight())
+	}
 }
 
 func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
@@ -273,7 +311,7 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.push(m.vhosts)
 		return m.vhosts.open()
 	}
-	m.status = "" // a key press acknowledges the last message
+	m.setStatus("", false) // a key press acknowledges the last message
 	return top.Update(msg)
 }
 
@@ -468,15 +506,18 @@ func (m *Model) render() string {
 		return tooSmall(m.w, m.h)
 	}
 	st := m.c.styles
-	body := fitLines(m.top().View(), m.w, m.h-chrome)
-	status := ""
-	if m.status != "" {
-		s := st.Muted
-		if m.statusErr {
-			s = st.Error
-		}
-		status = s.Render(termtext.Truncate(m.status, m.w))
+	body := fitLines(m.top().View(), m.w, m.bodyHeight())
+	sty := st.Muted
+	if m.statusErr {
+		sty = st.Error
 	}
+	lines := m.statusLines()
+	for i, l := range lines {
+		if l != "" {
+			lines[i] = sty.Render(l)
+		}
+	}
+	status := strings.Join(lines, "\n")
 	helpLine := m.shortHelp(m.top().ShortHelp())
 	return m.titleBar() + "\n" + body + "\n" + status + "\n" + helpLine
 }
@@ -596,9 +637,17 @@ func (m *Model) titleBar() string {
 }
 
 // snapshotAt is when the messages on screen were read: the browser's (or
-// the inspector's, which shows one of them) peek; nil on other screens.
+// the inspector's, which shows one of them) peek, under any dialog or
+// prompt opened over them; nil on other screens.
 func (m *Model) snapshotAt() *time.Time {
-	switch m.top() {
+	var under screen = m.home
+	for i := len(m.stack) - 1; i >= 0; i-- {
+		if m.isScreen(m.stack[i]) {
+			under = m.stack[i]
+			break
+		}
+	}
+	switch under {
 	case screen(m.browser), screen(m.inspector):
 		if r := m.browser.res; r != nil && !r.PeekedAt.IsZero() {
 			return &r.PeekedAt

@@ -102,16 +102,27 @@ func Via(v retry.Via) string {
 	return strings.ReplaceAll(string(v), "_", " ")
 }
 
-// Way is a plan's via with what it passes: "tier orders.wait.5s",
-// "delayed_exchange orders.delayed", "direct".
+// Way is a plan's via in words with what it passes (a table's VIA column):
+// "tier orders.wait.5s", "delayed exchange orders.delayed", "ladder delay
+// queue ladder.delay.5s", "direct". The raw value is JSON's, not a reader's.
 func Way(r retry.MoveRoute) string {
-	switch {
-	case r.Queue != "":
-		return string(r.Via) + " " + r.Queue
-	case r.Via == retry.ViaDelayedExchange:
-		return string(r.Via) + " " + r.Exchange
+	var way, through string
+	switch r.Via {
+	case retry.ViaDirect:
+		way = "direct"
+	case retry.ViaTier:
+		way, through = "tier", r.Queue
+	case retry.ViaDelayedExchange:
+		way, through = "delayed exchange", r.Exchange
+	case retry.ViaDelayQueue:
+		way, through = "ladder delay queue", r.Queue
+	default:
+		way, through = strings.ReplaceAll(string(r.Via), "_", " "), r.Queue
 	}
-	return string(r.Via)
+	if through == "" {
+		return way
+	}
+	return way + " " + through
 }
 
 // Routes says how many messages take which way: "3 via tier pay.wait.3s,

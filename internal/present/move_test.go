@@ -50,8 +50,20 @@ func TestRoutesAndWays(t *testing.T) {
 	if got := Routes(counts); got != "2 via tier w.3s, 1 via a ladder delay queue" {
 		t.Errorf("%q", got)
 	}
-	if got := Way(retry.MoveRoute{Via: retry.ViaDelayedExchange, Exchange: "dx"}); got != "delayed_exchange dx" {
-		t.Errorf("%q", got)
+	// The VIA column in words, never the raw JSON value.
+	for _, c := range []struct {
+		r    retry.MoveRoute
+		want string
+	}{
+		{retry.MoveRoute{Via: retry.ViaDelayedExchange, Exchange: "dx"}, "delayed exchange dx"},
+		{retry.MoveRoute{Via: retry.ViaDelayQueue, Queue: "ladder.delay.3000.x"}, "ladder delay queue ladder.delay.3000.x"},
+		{retry.MoveRoute{Via: retry.ViaTier, Queue: "w.3s"}, "tier w.3s"},
+		{retry.MoveRoute{Via: retry.ViaDirect}, "direct"},
+	} {
+		if r, want := c.r, c.want; Way(r) != want {
+			got := Way(r)
+			t.Errorf("Way(%+v) = %q, want %q", r, got, want)
+		}
 	}
 	if Publish("", "q") != "queue q" || Publish("x", "k") != "x → k" || Publish("", "") != NoValue {
 		t.Error("Publish")
