@@ -75,7 +75,7 @@ func Findings(v *Vhost, ladders []Ladder) []Finding {
 
 	// Ladder membership by queue index.
 	mainOf := make([]bool, len(v.Queues))
-	tierOf := make([]bool, len(v.Queues))
+	tierOf := make([]bool, len(v.Queues)) // tiers and wait queues: both should only wait
 	inLadder := make([]bool, len(v.Queues))
 	for _, l := range ladders {
 		if m := t.r.queueIndex(l.Main); m >= 0 {
@@ -83,6 +83,11 @@ func Findings(v *Vhost, ladders []Ladder) []Finding {
 		}
 		for _, tr := range l.Tiers {
 			if w := t.r.queueIndex(tr.Queue); w >= 0 {
+				tierOf[w], inLadder[w] = true, true
+			}
+		}
+		for _, wq := range l.WaitQueues {
+			if w := t.r.queueIndex(wq); w >= 0 {
 				tierOf[w], inLadder[w] = true, true
 			}
 		}

@@ -205,11 +205,12 @@ func TestFindingsStuckAndHoLRisk(t *testing.T) {
 			}
 		})
 	}
-	// A wait queue with a consumer is not waiting on expiration: no hol-risk.
+	// A consumer on the wait queue does not make it a work queue (the
+	// graph says it waits): the risk stays, and the consumer is reported.
 	v := base(5, false)
 	seedQueue(v, "w.wait").Consumers = 1
-	if got := findingsOf(v); len(got) != 0 {
-		t.Errorf("consumed queue: %q", codes(got))
+	if got, want := codes(findingsOf(v)), []string{"warning hol-risk w.wait", "warning wait-queue-consumers w.wait"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("consumed wait queue: %q, want %q", got, want)
 	}
 }
 
