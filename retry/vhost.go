@@ -66,41 +66,6 @@ type Queue struct {
 	Seen Seen
 }
 
-// Seen is evidence from messages about a queue's role.
-type Seen struct {
-	// Expiration: messages waited here for their expiration: one sitting
-	// here carries a per-message expiration (only publishers set one:
-	// dead-lettering strips it), or x-death says messages expired here.
-	Expiration bool
-	// Rejected: x-death says messages were rejected here, or hit a
-	// delivery limit: a consumer works this queue.
-	Rejected bool
-}
-
-// Observe folds one message read from queue (a peek) into the queues'
-// Seen: whether it carries a per-message expiration, and where its x-death
-// entries say it died and why. Queues not in v are ignored.
-func (v *Vhost) Observe(queue string, expiration bool, deaths []Death) {
-	mark := func(name string, f func(*Seen)) {
-		for i := range v.Queues {
-			if v.Queues[i].Name == name {
-				f(&v.Queues[i].Seen)
-			}
-		}
-	}
-	if expiration {
-		mark(queue, func(s *Seen) { s.Expiration = true })
-	}
-	for _, d := range deaths {
-		switch d.Reason {
-		case ReasonExpired:
-			mark(d.Queue, func(s *Seen) { s.Expiration = true })
-		case ReasonRejected, ReasonDeliveryLimit:
-			mark(d.Queue, func(s *Seen) { s.Rejected = true })
-		}
-	}
-}
-
 // Rates are messages per second; Known is false when neither the server nor
 // client-side deltas produced a figure.
 type Rates struct {
