@@ -119,9 +119,15 @@ func Findings(v *Vhost, ladders []Ladder) []Finding {
 				if q.Messages > 0 {
 					sev, lead = SeverityError, fmt.Sprintf("%d %s here never %s", q.Messages, fndPlural(q.Messages, "message", "messages"), fndPlural(q.Messages, "returns", "return"))
 				}
+				// A consumer here takes the messages (wait-queue-consumers
+				// says so); they still never expire.
+				none := " and no consumers"
+				if q.Consumers > 0 {
+					none = ""
+				}
 				f.add(Finding{Code: CodeStuck, Severity: sev, Queue: q.Name, Message: fmt.Sprintf(
-					"%s to %q: this queue is fed by dead-lettering, which strips per-message expiration, and has no TTL and no consumers",
-					lead, backTo)})
+					"%s to %q: this queue is fed by dead-lettering, which strips per-message expiration, and has no TTL%s",
+					lead, backTo, none)})
 			} else {
 				f.add(Finding{Code: CodeHoLRisk, Severity: SeverityWarning, Queue: q.Name, Message: fmt.Sprintf(
 					"wait queue for %q has no queue TTL, so it relies on per-message expiration: a long delay at the head holds back every shorter one behind it",
