@@ -190,6 +190,11 @@ func (t *discTopo) tiers(m int) []int {
 		if t.v.Queues[w].Consumers > 0 && t.terminalLike(m) {
 			continue
 		}
+		// A TTL queue expiring into a queue named as a DLQ that goes
+		// nowhere is a work queue shedding stale messages, workers or not.
+		if !t.set[m].HasDeadLetterExchange && nameSays(t.v.Queues[m].Name, dlqWords) {
+			continue
+		}
 		if len(t.dlFrom[w]) > 0 && !slices.Contains(t.dlFrom[w], m) {
 			continue
 		}

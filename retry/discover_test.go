@@ -660,6 +660,20 @@ func TestDiscoverWaitSideFromEvidenceNotConsumers(t *testing.T) {
 	}
 }
 
+// A work queue with a TTL expiring stale messages into its DLQ is no
+// ladder, with its workers running or down.
+func TestDiscoverTTLQueueIntoADLQIsNoTierWithWorkersDown(t *testing.T) {
+	for _, workers := range []int{3, 0} {
+		v := &Vhost{Queues: []Queue{
+			{Name: "fresh", Consumers: workers, Arguments: map[string]any{"x-message-ttl": int32(3600000), "x-dead-letter-exchange": "", "x-dead-letter-routing-key": "fresh.dlq"}},
+			{Name: "fresh.dlq"},
+		}}
+		if ls := Discover(v); len(ls) != 0 {
+			t.Errorf("workers %d: ladders %+v, want none", workers, ls)
+		}
+	}
+}
+
 func TestVhostObserve(t *testing.T) {
 	v := &Vhost{Queues: []Queue{{Name: "a"}, {Name: "b"}, {Name: "c"}, {Name: "d"}}}
 	v.Observe("a", true, nil)
