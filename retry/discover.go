@@ -16,8 +16,9 @@ import (
 //  1. a queue W with a TTL dead-letters into M: W is a tier. Not when W is
 //     itself fed by a TTL queue or a delayed exchange (then W is a main
 //     whose own TTL expires stale messages), nor when W has consumers and M
-//     has neither consumers nor a dead-letter exchange (a consumed queue
-//     expiring stale messages into its DLQ), nor when W is fed by
+//     has neither consumers nor a dead-letter exchange, or M is named as a
+//     DLQ and has no dead-letter exchange (a queue expiring stale messages
+//     into its DLQ), nor when W is fed by
 //     dead-lettering and M is not one of the queues feeding it (W is then a
 //     parking stage on someone's dead-letter route: a tier returns what it
 //     was given).
