@@ -318,7 +318,11 @@ func (t *discTopo) waitsFor(w, m int) (ok bool, why []string) {
 			return false, nil
 		}
 		if loopWorkFirst(qm.Name, qw.Name) {
-			return says("a guess: nothing in the loop tells " + qm.Name + " and " + qw.Name + " apart; " + qm.Name + ", the shorter name, is taken as the work queue")
+			by := "the shorter name"
+			if len(qm.Name) == len(qw.Name) {
+				by = "the first by name"
+			}
+			return says("a guess: nothing in the loop tells " + qm.Name + " and " + qw.Name + " apart; " + qm.Name + ", " + by + ", is taken as the work queue")
 		}
 		return false, nil
 	}

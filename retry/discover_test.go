@@ -490,6 +490,13 @@ func TestDiscoverWaitSideFromEvidenceNotConsumers(t *testing.T) {
 			findings: []string{"error stuck billing.second", "warning no-dlq billing"},
 		},
 		{
+			name: "loop nothing tells apart, names as long: the first by name",
+			v:    func() *Vhost { return loop("q2", "q1") },
+			main: "q1", wait: "q2",
+			inferred: []string{base("q2"), "a guess: nothing in the loop tells q1 and q2 apart; q1, the first by name, is taken as the work queue"},
+			findings: []string{"error stuck q2", "warning no-dlq q1"},
+		},
+		{
 			name: "loop: x-death says where messages were rejected, over the name guess",
 			v:    func() *Vhost { return seen(loop("billing", "billing.second"), "billing.second", Seen{Rejected: true}) },
 			main: "billing.second", wait: "billing",
