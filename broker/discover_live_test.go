@@ -28,6 +28,10 @@ func TestDiscoveryOnRealShapesWithAndWithoutAConsumer(t *testing.T) {
 		dlq        string
 		waitMsgs   int64    // messages (ready and unacked) in the wait queue
 		findings   []string // topology findings: no-consumers and wait-queue-consumers left out
+		// consumersConfirm: only consumers tell the sides apart, so a
+		// consumer on the wait side makes it a work queue and its target
+		// its DLQ (no ladder).
+		consumersConfirm bool
 	}
 	sorted := func(codes ...string) []string { slices.Sort(codes); return codes }
 	delayShape := func(name, main, wait string) shape {
@@ -80,7 +84,11 @@ func TestDiscoveryOnRealShapesWithAndWithoutAConsumer(t *testing.T) {
 	}
 	shapes := []shape{
 		delayShape("standalone delay queue", "jobs", "jobs.delay"),
-		delayShape("standalone delay queue, neutral names", "orders.process", "orders.incoming"),
+		func() shape {
+			sh := delayShape("standalone delay queue, neutral names", "orders.process", "orders.incoming")
+			sh.consumersConfirm = true
+			return sh
+		}(),
 		cycleShape("cycle with a TTL-less retry queue", "billing", "billing.retry", 0),
 		cycleShape("cycle with a TTL-less queue, neutral names, rejected messages in it", "billing", "billing.second", 2),
 	}
@@ -168,6 +176,20 @@ func TestDiscoveryOnRealShapesWithAndWithoutAConsumer(t *testing.T) {
 			check(1, 0, snap.Ladders, snap.Findings)
 			onWait := consume(sh.wait)
 			defer onWait.Close()
+			if sh.consumersConfirm {
+				snap = look(1, 1)
+				for _, l := range snap.Ladders {
+					if slices.Contains(l.WaitQueues, sh.wait) {
+						t.Errorf("consumed %s with nothing else to tell is still a wait queue: %+v", sh.wait, l)
+					}
+				}
+				for _, fd := range snap.Findings {
+					if fd.Code == retry.CodeHoLRisk {
+						t.Errorf("hol-risk on a worked queue: %+v", fd)
+					}
+				}
+				return
+			}
 			snap = look(1, 1)
 			check(1, 1, snap.Ladders, snap.Findings)
 			onMain.Close()

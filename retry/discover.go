@@ -276,13 +276,15 @@ func (t *discTopo) waitLike(qi int) bool {
 //     publishers feed while w they do not, is not a DLQ;
 //   - names: w reads as a wait queue (delay, wait, retry…), m as a DLQ
 //     (dlq, dead, error…);
-//   - nothing told them apart: out of a loop w is taken to wait for m (no
-//     TTL, so its messages leave by per-message expiration); in a loop the
+//   - nothing told them apart: out of a loop, a w with consumers is a work
+//     queue (m its DLQ), else w is taken to wait for m (no TTL and no
+//     consumer, so its messages leave by per-message expiration); in a loop the
 //     queue whose name is the shorter (a prefix of the other's, say) is the
 //     work queue, then the smaller name.
 //
-// Consumer counts never decide: a worker down or a consumer attached to a
-// wait queue changes nothing here (Findings reports the latter).
+// Consumer counts decide nothing a rule above decided: a worker down or a
+// consumer attached to a wait queue changes none of those (Findings reports
+// the latter); they only confirm a guess out of a loop.
 func (t *discTopo) waitsFor(w, m int) (ok bool, why []string) {
 	if t.hasTTL(w) || w == m || t.fedByTTLOrDelay(w) {
 		return false, nil
@@ -342,7 +344,14 @@ func (t *discTopo) waitsFor(w, m int) (ok bool, why []string) {
 	case nameSays(qw.Name, waitWords):
 		return says("names: " + qw.Name + " reads as a wait queue")
 	}
-	return says("a guess: nothing tells " + qw.Name + " and " + qm.Name + " apart; " + qw.Name + " dead-letters into " + qm.Name + ", which does not send back, so it is taken as its wait queue")
+	if !qw.ConsumersUnknown && qw.Consumers > 0 {
+		// Nothing else tells: a consumed queue's messages do not wait for
+		// expiration, so it is a work queue and m its DLQ (a plain
+		// main → DLQ with a neutral DLQ name, its worker up). Only here do
+		// consumers count, and only to confirm.
+		return false, nil
+	}
+	return says("a guess: nothing tells " + qw.Name + " and " + qm.Name + " apart and nothing consumes " + qw.Name + "; it dead-letters into " + qm.Name + ", which does not send back, so it is taken as its wait queue")
 }
 
 // nameWaits: the name reads as a waiting place (a wait queue, or a DLQ a
@@ -362,7 +371,7 @@ func loopWorkFirst(a, b string) bool {
 var (
 	waitWords = []string{"delay", "delayed", "wait", "waiting", "retry", "retries", "later", "backoff", "defer", "deferred", "hold", "scheduled", "ttl"}
 	dlqWords  = []string{"dlq", "dlx", "dead", "deadletter", "dl", "error", "errors", "failed", "failure", "failures", "parking", "parked", "poison", "graveyard", "undeliverable", "fatal",
-		"rejected", "quarantine", "discarded", "invalid", "unprocessable"}
+		"rejected", "quarantine", "discarded", "invalid", "unprocessable", "bounced", "unroutable", "trash"}
 )
 
 // nameSays reports whether one of the name's words (split at . _ - : /) is

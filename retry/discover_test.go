@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -472,6 +473,9 @@ func TestDiscoverWaitSideFromEvidenceNotConsumers(t *testing.T) {
 		main, wait string
 		inferred   []string
 		findings   []string // topology findings, runtime ones left out
+		// consumersConfirm: nothing but consumers tells the sides apart, so
+		// a consumer on the wait side makes it a work queue (no ladder).
+		consumersConfirm bool
 	}
 	loop := func(a, b string) *Vhost {
 		return &Vhost{Queues: []Queue{
@@ -560,8 +564,9 @@ func TestDiscoverWaitSideFromEvidenceNotConsumers(t *testing.T) {
 				}}
 			},
 			main: "orders.process", wait: "orders.incoming",
-			inferred: []string{base("orders.incoming"), "a guess: nothing tells orders.incoming and orders.process apart; orders.incoming dead-letters into orders.process, which does not send back, so it is taken as its wait queue"},
-			findings: []string{"warning hol-risk orders.incoming", "warning no-dlq orders.process"},
+			inferred:         []string{base("orders.incoming"), "a guess: nothing tells orders.incoming and orders.process apart and nothing consumes orders.incoming; it dead-letters into orders.process, which does not send back, so it is taken as its wait queue"},
+			findings:         []string{"warning hol-risk orders.incoming", "warning no-dlq orders.process"},
+			consumersConfirm: true,
 		},
 		{
 			name: "x-death says messages are rejected in it: a work queue and its DLQ",
@@ -629,6 +634,12 @@ func TestDiscoverWaitSideFromEvidenceNotConsumers(t *testing.T) {
 				seedQueue(v, onMain).Consumers = c[0]
 				seedQueue(v, onWait).Consumers = c[1]
 				ls := Discover(v)
+				if tt.consumersConfirm && c[1] > 0 {
+					if len(ls) != 0 {
+						t.Errorf("consumers %v: a consumed %s with nothing else to tell is a work queue; ladders %+v", c, onWait, ls)
+					}
+					continue
+				}
 				if first == nil {
 					first = ls
 					switch {
@@ -664,6 +675,29 @@ func TestDiscoverWaitSideFromEvidenceNotConsumers(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The commonest topology, a worked queue dead-lettering into a DLQ whose
+// name says nothing: while its worker runs it is no wait queue (no hol-risk
+// on a healthy main); with nothing consuming, the guess says so.
+func TestDiscoverConsumedQueueIntoANeutralQueueIsNoLadder(t *testing.T) {
+	v := &Vhost{Queues: []Queue{
+		{Name: "emails", Consumers: 2, Arguments: map[string]any{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "emails.archive"}},
+		{Name: "emails.archive"},
+	}}
+	if ls := Discover(v); len(ls) != 0 {
+		t.Fatalf("ladders %+v, want none", ls)
+	}
+	for _, f := range Findings(v, nil) {
+		if f.Code == CodeHoLRisk {
+			t.Errorf("finding %+v on a worked queue", f)
+		}
+	}
+	v.Queues[0].Consumers = 0
+	ls := Discover(v)
+	if len(ls) != 1 || !strings.Contains(strings.Join(ls[0].InferredFrom, " "), "nothing consumes emails") {
+		t.Errorf("worker down: ladders %+v, want the guess, saying so", ls)
 	}
 }
 
