@@ -16,8 +16,9 @@ import (
 //  1. a queue W with a TTL dead-letters into M: W is a tier. Not when W is
 //     itself fed by a TTL queue or a delayed exchange (then W is a main
 //     whose own TTL expires stale messages), nor when W has consumers and M
-//     has neither consumers nor a dead-letter exchange (a consumed queue
-//     expiring stale messages into its DLQ), nor when W is fed by
+//     has neither consumers nor a dead-letter exchange, or M is named as a
+//     DLQ and has no dead-letter exchange (a queue expiring stale messages
+//     into its DLQ), nor when W is fed by
 //     dead-lettering and M is not one of the queues feeding it (W is then a
 //     parking stage on someone's dead-letter route: a tier returns what it
 //     was given).
@@ -30,11 +31,11 @@ import (
 //     M and waits for it (waitsFor): its messages can only leave by
 //     per-message expiration, or never. W is not a tier (a Tier has a queue
 //     TTL) but makes M a ladder, so Findings can report it against M. Which
-//     side waits is read from the graph, not from who happens to be
-//     consuming: the side publishers' exchanges feed is the work queue; on
-//     a tie names decide (delay, wait, retry… against dlq, dead, error…),
-//     then consumers; the ladder's InferredFrom says what decided. (In a
-//     loop where nothing tells the sides apart, both are mains.)
+//     side waits is read from evidence, never from who happens to be
+//     consuming: what messages showed (Queue.Seen), then the graph (the
+//     side publishers' exchanges feed is the work queue), then names, then
+//     a deterministic guess; the ladder's InferredFrom says what decided.
+//     A loop of two TTL-less queues is one ladder.
 //  5. M is a quorum queue with built-in delayed retry (RabbitMQ 4.3): it
 //     holds its own returned messages back (Ladder.DelayedRetry).
 //
@@ -190,6 +191,11 @@ func (t *discTopo) tiers(m int) []int {
 		if t.v.Queues[w].Consumers > 0 && t.terminalLike(m) {
 			continue
 		}
+		// A TTL queue expiring into a queue named as a DLQ that goes
+		// nowhere is a work queue shedding stale messages, workers or not.
+		if !t.set[m].HasDeadLetterExchange && nameSays(t.v.Queues[m].Name, dlqWords) {
+			continue
+		}
 		if len(t.dlFrom[w]) > 0 && !slices.Contains(t.dlFrom[w], m) {
 			continue
 		}
@@ -226,8 +232,6 @@ func (t *discTopo) mains() []bool {
 			}
 		}
 	}
-	// A loop whose sides both wait for each other: nothing told them apart,
-	// both stay mains (and neither is the other's wait queue).
 	return out
 }
 
@@ -260,62 +264,114 @@ func (t *discTopo) waitLike(qi int) bool {
 // waitsFor decides rule 4 for w dead-lettering into m: whether w is a wait
 // queue of m (its messages wait there for their expiration, then go to m)
 // rather than m being w's dead-letter queue. why says what decided, for
-// Ladder.InferredFrom. In order:
+// Ladder.InferredFrom. Evidence comes in this order, the first that tells
+// the sides apart decides:
 //
-//   - a queue somebody consumes from is not waiting;
-//   - in a loop, the side publishers' exchanges feed is the work queue;
-//   - out of a loop, a queue that dead-letters onward (and has no TTL of
-//     its own) is not a DLQ: w waits for it;
-//   - names: w reads as a wait queue (delay, wait, retry…), or m as a DLQ
-//     (dlq, dead, error…) or as a wait queue;
-//   - consumers: m has them and w has none.
+//   - queue TTLs (a TTL side is a tier or a main, never a wait queue);
+//   - what messages showed (Queue.Seen): a queue where messages expired, or
+//     holding one with a per-message expiration, waits; one where they were
+//     rejected is worked by a consumer;
+//   - the graph: in a loop, the side publishers' exchanges feed is the work
+//     queue; out of one, a queue that dead-letters onward, or that
+//     publishers feed while w they do not, is not a DLQ;
+//   - names: w reads as a wait queue (delay, wait, retry…), m as a DLQ
+//     (dlq, dead, error…);
+//   - nothing told them apart: out of a loop, a w with consumers is a work
+//     queue (m its DLQ), else w is taken to wait for m (no TTL and no
+//     consumer, so its messages leave by per-message expiration); in a loop the
+//     queue whose name is the shorter (a prefix of the other's, say) is the
+//     work queue, then the smaller name.
 //
-// So a crashed worker does not change the picture unless nothing else
-// tells the sides apart.
+// Consumer counts decide nothing a rule above decided: a worker down or a
+// consumer attached to a wait queue changes none of those (Findings reports
+// the latter); they only confirm a guess out of a loop.
 func (t *discTopo) waitsFor(w, m int) (ok bool, why []string) {
 	if t.hasTTL(w) || w == m || t.fedByTTLOrDelay(w) {
 		return false, nil
 	}
 	qw, qm := &t.v.Queues[w], &t.v.Queues[m]
-	if qw.Consumers > 0 {
-		return false, nil
-	}
 	base := qw.Name + ": no queue TTL: messages leave it only by per-message expiration"
-	loop := t.reaches(m, w)
-	switch {
-	case loop && t.pubFed[m] && !t.pubFed[w]:
-		return true, []string{base, "a loop: publishers' exchanges feed " + qm.Name + ", not " + qw.Name}
-	case loop && t.pubFed[w] && !t.pubFed[m]:
+	says := func(s string) (bool, []string) { return true, []string{base, s} }
+	if t.reaches(m, w) {
+		// A loop: exactly one side waits, so each test compares both.
+		sw, sm := qw.Seen, qm.Seen
+		switch {
+		case sw.Rejected != sm.Rejected:
+			if sm.Rejected {
+				return says("x-death: messages were rejected in " + qm.Name + ", not in " + qw.Name)
+			}
+			return false, nil
+		case sw.Expiration != sm.Expiration:
+			if sw.Expiration {
+				return says("messages seen: per-message expiration in " + qw.Name + ", not in " + qm.Name)
+			}
+			return false, nil
+		case t.pubFed[m] != t.pubFed[w]:
+			if t.pubFed[m] {
+				return says("a loop: publishers' exchanges feed " + qm.Name + ", not " + qw.Name)
+			}
+			return false, nil
+		}
+		nw, nm := nameWaits(qw.Name), nameWaits(qm.Name)
+		if nw != nm {
+			if nw {
+				return says("names: " + qw.Name + " reads as a wait queue")
+			}
+			return false, nil
+		}
+		if loopWorkFirst(qm.Name, qw.Name) {
+			by := "the shorter name"
+			if len(qm.Name) == len(qw.Name) {
+				by = "the first by name"
+			}
+			return says("a guess: nothing in the loop tells " + qm.Name + " and " + qw.Name + " apart; " + qm.Name + ", " + by + ", is taken as the work queue")
+		}
 		return false, nil
-	case !loop && !t.hasTTL(m) && t.set[m].HasDeadLetterExchange && len(t.dl[m]) > 0:
-		return true, []string{base, qm.Name + " dead-letters onward, so it is not " + qw.Name + "'s DLQ"}
 	}
-	score := 0
-	if nameSays(qw.Name, waitWords) {
-		score++
-	}
-	if nameSays(qw.Name, dlqWords) {
-		score--
-	}
-	if nameSays(qm.Name, dlqWords) || nameSays(qm.Name, waitWords) {
-		score--
+	switch sw := qw.Seen; {
+	case sw.Expiration && !sw.Rejected:
+		return says("messages seen: per-message expiration in " + qw.Name)
+	case sw.Rejected && !sw.Expiration:
+		return false, nil // a consumer rejects there: m is its DLQ
 	}
 	switch {
-	case score > 0:
-		return true, []string{base, "names: " + qw.Name + " reads as a wait queue"}
-	case score < 0:
+	case !t.hasTTL(m) && t.set[m].HasDeadLetterExchange && len(t.dl[m]) > 0:
+		return says(qm.Name + " dead-letters onward, so it is not " + qw.Name + "'s DLQ")
+	case t.pubFed[m] && !t.pubFed[w]:
+		return says("publishers' exchanges feed " + qm.Name + ", not " + qw.Name + ": it is a work queue, not " + qw.Name + "'s DLQ")
+	case nameSays(qw.Name, dlqWords) || nameSays(qm.Name, dlqWords) || nameSays(qm.Name, waitWords):
 		return false, nil
-	case qm.Consumers > 0:
-		return true, []string{base, "consumers: " + qm.Name + " has some, " + qw.Name + " none"}
-	case loop:
-		return true, []string{base, "a loop nothing tells apart"}
+	case nameSays(qw.Name, waitWords):
+		return says("names: " + qw.Name + " reads as a wait queue")
 	}
-	return false, nil
+	if !qw.ConsumersUnknown && qw.Consumers > 0 {
+		// Nothing else tells: a consumed queue's messages do not wait for
+		// expiration, so it is a work queue and m its DLQ (a plain
+		// main → DLQ with a neutral DLQ name, its worker up). Only here do
+		// consumers count, and only to confirm.
+		return false, nil
+	}
+	return says("a guess: nothing tells " + qw.Name + " and " + qm.Name + " apart and nothing consumes " + qw.Name + "; it dead-letters into " + qm.Name + ", which does not send back, so it is taken as its wait queue")
+}
+
+// nameWaits: the name reads as a waiting place (a wait queue, or a DLQ a
+// loop sends back from) rather than a work queue.
+func nameWaits(name string) bool { return nameSays(name, waitWords) || nameSays(name, dlqWords) }
+
+// loopWorkFirst decides a loop nothing else tells apart, the same way from
+// either side: a is the work queue when its name is the shorter, then the
+// smaller.
+func loopWorkFirst(a, b string) bool {
+	if len(a) != len(b) {
+		return len(a) < len(b)
+	}
+	return a < b
 }
 
 var (
 	waitWords = []string{"delay", "delayed", "wait", "waiting", "retry", "retries", "later", "backoff", "defer", "deferred", "hold", "scheduled", "ttl"}
-	dlqWords  = []string{"dlq", "dlx", "dead", "deadletter", "dl", "error", "errors", "failed", "failure", "failures", "parking", "parked", "poison", "graveyard", "undeliverable", "fatal"}
+	dlqWords  = []string{"dlq", "dlx", "dead", "deadletter", "dl", "error", "errors", "failed", "failure", "failures", "parking", "parked", "poison", "graveyard", "undeliverable", "fatal",
+		"rejected", "quarantine", "discarded", "invalid", "unprocessable", "bounced", "unroutable", "trash"}
 )
 
 // nameSays reports whether one of the name's words (split at . _ - : /) is
@@ -402,4 +458,39 @@ func dlqBetter(t *discTopo, a, b int) bool {
 		return !t.hasTTL(a)
 	}
 	return t.v.Queues[a].Name < t.v.Queues[b].Name
+}
+
+// Seen is evidence from messages about a queue's role.
+type Seen struct {
+	// Expiration: messages waited here for their expiration: one sitting
+	// here carries a per-message expiration (only publishers set one:
+	// dead-lettering strips it), or x-death says messages expired here.
+	Expiration bool
+	// Rejected: x-death says messages were rejected here, or hit a
+	// delivery limit: a consumer works this queue.
+	Rejected bool
+}
+
+// Observe folds one message read from queue (a peek) into the queues'
+// Seen: whether it carries a per-message expiration, and where its x-death
+// entries say it died and why. Queues not in v are ignored.
+func (v *Vhost) Observe(queue string, expiration bool, deaths []Death) {
+	mark := func(name string, f func(*Seen)) {
+		for i := range v.Queues {
+			if v.Queues[i].Name == name {
+				f(&v.Queues[i].Seen)
+			}
+		}
+	}
+	if expiration {
+		mark(queue, func(s *Seen) { s.Expiration = true })
+	}
+	for _, d := range deaths {
+		switch d.Reason {
+		case ReasonExpired:
+			mark(d.Queue, func(s *Seen) { s.Expiration = true })
+		case ReasonRejected, ReasonDeliveryLimit:
+			mark(d.Queue, func(s *Seen) { s.Rejected = true })
+		}
+	}
 }

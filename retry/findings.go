@@ -75,7 +75,7 @@ func Findings(v *Vhost, ladders []Ladder) []Finding {
 
 	// Ladder membership by queue index.
 	mainOf := make([]bool, len(v.Queues))
-	tierOf := make([]bool, len(v.Queues))
+	tierOf := make([]bool, len(v.Queues)) // tiers and wait queues: both should only wait
 	inLadder := make([]bool, len(v.Queues))
 	for _, l := range ladders {
 		if m := t.r.queueIndex(l.Main); m >= 0 {
@@ -83,6 +83,11 @@ func Findings(v *Vhost, ladders []Ladder) []Finding {
 		}
 		for _, tr := range l.Tiers {
 			if w := t.r.queueIndex(tr.Queue); w >= 0 {
+				tierOf[w], inLadder[w] = true, true
+			}
+		}
+		for _, wq := range l.WaitQueues {
+			if w := t.r.queueIndex(wq); w >= 0 {
 				tierOf[w], inLadder[w] = true, true
 			}
 		}
@@ -114,9 +119,15 @@ func Findings(v *Vhost, ladders []Ladder) []Finding {
 				if q.Messages > 0 {
 					sev, lead = SeverityError, fmt.Sprintf("%d %s here never %s", q.Messages, fndPlural(q.Messages, "message", "messages"), fndPlural(q.Messages, "returns", "return"))
 				}
+				// A consumer here takes the messages (wait-queue-consumers
+				// says so); they still never expire.
+				none := " and no consumers"
+				if q.Consumers > 0 {
+					none = ""
+				}
 				f.add(Finding{Code: CodeStuck, Severity: sev, Queue: q.Name, Message: fmt.Sprintf(
-					"%s to %q: this queue is fed by dead-lettering, which strips per-message expiration, and has no TTL and no consumers",
-					lead, backTo)})
+					"%s to %q: this queue is fed by dead-lettering, which strips per-message expiration, and has no TTL%s",
+					lead, backTo, none)})
 			} else {
 				f.add(Finding{Code: CodeHoLRisk, Severity: SeverityWarning, Queue: q.Name, Message: fmt.Sprintf(
 					"wait queue for %q has no queue TTL, so it relies on per-message expiration: a long delay at the head holds back every shorter one behind it",

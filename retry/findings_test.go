@@ -205,11 +205,18 @@ func TestFindingsStuckAndHoLRisk(t *testing.T) {
 			}
 		})
 	}
-	// A wait queue with a consumer is not waiting on expiration: no hol-risk.
-	v := base(5, false)
+	// A consumed stuck queue is still stuck, but not "with no consumers".
+	v := base(37, true)
 	seedQueue(v, "w.wait").Consumers = 1
-	if got := findingsOf(v); len(got) != 0 {
-		t.Errorf("consumed queue: %q", codes(got))
+	if got := findingsOf(v); len(got) < 1 || got[0].Code != CodeStuck || strings.Contains(got[0].Message, "consumers") {
+		t.Errorf("consumed stuck queue: %+v", got)
+	}
+	// A consumer on the wait queue does not make it a work queue (the
+	// graph says it waits): the risk stays, and the consumer is reported.
+	v = base(5, false)
+	seedQueue(v, "w.wait").Consumers = 1
+	if got, want := codes(findingsOf(v)), []string{"warning hol-risk w.wait", "warning wait-queue-consumers w.wait"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("consumed wait queue: %q, want %q", got, want)
 	}
 }
 

@@ -60,6 +60,10 @@ type Queue struct {
 	MessagesDLX int64
 	// Transient: neither durable nor exclusive (4.3 denies such queues).
 	Transient bool
+	// Seen is what messages read so far showed about this queue (see
+	// Vhost.Observe); zero when nobody looked. Discovery weighs it above
+	// the graph's guesses.
+	Seen Seen
 }
 
 // Rates are messages per second; Known is false when neither the server nor

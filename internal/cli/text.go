@@ -69,6 +69,18 @@ func renderTopology(r broker.TopologyReport) string {
 	} else {
 		b.WriteString("no retry ladders found\n")
 	}
+	// How discovery guessed, per ladder, as JSON's inferred_from: after the
+	// table so the long reasons do not widen its columns.
+	var inferred [][]string
+	for _, l := range r.Ladders {
+		if len(l.InferredFrom) > 0 {
+			inferred = append(inferred, []string{clean(l.Main.Name), clean(strings.Join(l.InferredFrom, "; "))})
+		}
+	}
+	if len(inferred) > 0 {
+		b.WriteString("\nINFERRED FROM\n")
+		b.WriteString(table(inferred))
+	}
 	if len(r.Findings) > 0 {
 		b.WriteString("\nFINDINGS\n")
 		b.WriteString(findingsTable(r.Findings))

@@ -34,6 +34,26 @@ func TestRenderTopologySanitisesAndShowsTheLadder(t *testing.T) {
 	}
 }
 
+func TestRenderTopologySaysWhatAGuessedLadderRestedOn(t *testing.T) {
+	rep := broker.TopologyReport{Vhost: "/", BrokerVersion: "4.3.6", Ladders: []broker.LadderReport{
+		{Main: broker.QueueReport{Name: "plain"}},
+		{Main: broker.QueueReport{Name: "billing"}, WaitQueues: []broker.QueueReport{{Name: "billing.second"}},
+			InferredFrom: []string{"billing.second: no queue TTL", "a guess: \x1b[2Jshorter name"}},
+	}}
+	out := renderTopology(rep)
+	if strings.ContainsAny(out, "\x1b") {
+		t.Fatalf("control characters reached the output: %q", out)
+	}
+	want := "INFERRED FROM\nbilling  billing.second: no queue TTL; a guess: \\x1b[2Jshorter name\n"
+	if i := strings.Index(out, want); i < 0 || !strings.HasSuffix(out, want) {
+		t.Errorf("output lacks %q (last, with nothing for plain):\n%s", want, out)
+	}
+	rep.Ladders = rep.Ladders[:1]
+	if out := renderTopology(rep); strings.Contains(out, "INFERRED") {
+		t.Errorf("a plain topology shows an inferred section:\n%s", out)
+	}
+}
+
 func TestRenderPeekShowsSideEffectsAndBlocking(t *testing.T) {
 	res := &broker.PeekResult{Queue: "w", Type: "classic", Total: 2, Ready: 2, SideEffects: []string{"redelivered flag set"},
 		Messages: []broker.Message{
