@@ -52,9 +52,10 @@ func scenarios() []scenario {
 		{name: "exchange with key after 5s", req: broker.MoveRequest{To: broker.Target{Kind: broker.TargetExchange, Name: OrdersExchange, RoutingKey: "orders.created", HasKey: true}, Delay: 5 * time.Second}, want: []retry.Via{t, t, t, t}},
 		{name: "exchange with a key that routes nowhere", req: broker.MoveRequest{To: broker.Target{Kind: broker.TargetExchange, Name: OrdersExchange, RoutingKey: "nothing.here", HasKey: true}}, want: []retry.Via{skip, skip, skip, skip}},
 		{name: "reset retries", req: broker.MoveRequest{To: main, ResetRetries: true}, want: []retry.Via{d, d, d, d}},
-		{name: "picked by identity, each with its own delay (unblock)", req: broker.MoveRequest{To: origin, Pick: map[string]time.Duration{
-			retry.PickKey("m1", retry.BodyDigest([]byte(`{"id":"m1"}`))): 5 * time.Second,
-			retry.PickKey("m2", retry.BodyDigest([]byte(`{"id":"m2"}`))): 7 * time.Second,
+		{name: "picked by identity, each with its own delay (unblock)", req: broker.MoveRequest{To: origin, Pick: []retry.Pick{
+			// Due far ahead: each waits its whole delay, on both sides.
+			{Position: 1, MessageID: "m1", BodyDigest: retry.BodyDigest([]byte(`{"id":"m1"}`)), Timestamp: t0, Delay: 5 * time.Second, DueAt: time.Now().Add(time.Hour)},
+			{Position: 2, MessageID: "m2", BodyDigest: retry.BodyDigest([]byte(`{"id":"m2"}`)), Timestamp: t0, Delay: 7 * time.Second, DueAt: time.Now().Add(time.Hour)},
 		}}, want: []retry.Via{t, q}},
 		{name: "positions with the ids shown", req: broker.MoveRequest{To: main, Positions: []int{1, 2}, PositionIDs: []string{"m1", "not-m2"}}, want: []retry.Via{d, skip}},
 	}
@@ -291,7 +292,9 @@ func equivLive(t *testing.T, delayed bool) (*broker.Live, *broker.Resolved) {
 		}
 	}
 	for i, m := range equivMessages() {
-		p := amqp.Publishing{MessageId: m.id, ContentType: "application/json", Body: []byte(`{"id":"` + m.id + `"}`), Headers: amqp.Table(m.headers)}
+		// The simulation's timestamp (its clock, t0): an unblock pick
+		// knows a message by it.
+		p := amqp.Publishing{MessageId: m.id, ContentType: "application/json", Body: []byte(`{"id":"` + m.id + `"}`), Headers: amqp.Table(m.headers), Timestamp: t0}
 		switch {
 		case m.viaTier:
 			p.Expiration = "1"

@@ -14,8 +14,10 @@ import (
 
 // unblockResult is `ladder unblock -o json`.
 type unblockResult struct {
-	Unblock retry.UnblockPlan  `json:"unblock"`
-	Move    *broker.MoveReport `json:"move"`
+	Unblock retry.UnblockPlan `json:"unblock"`
+	// SideEffects are the peek's (it reads the queue as ladder peek does).
+	SideEffects []string           `json:"side_effects"`
+	Move        *broker.MoveReport `json:"move"`
 }
 
 func newUnblockCmd(a *app) *cobra.Command {
@@ -57,15 +59,19 @@ stays, with a note. Exit 3 when some picked messages stayed.`,
 				return err
 			}
 			defer closeClient()
-			req, plan, _, err := broker.PrepareUnblock(cmd.Context(), c, queue, look)
+			req, plan, peeked, err := broker.PrepareUnblock(cmd.Context(), c, queue, look)
 			if err != nil {
 				return err
 			}
+			effects := []string{}
+			if peeked != nil && peeked.SideEffects != nil {
+				effects = peeked.SideEffects
+			}
 			if len(plan.Picks) == 0 {
 				if a.json() {
-					return writeJSON(a.stdout, unblockResult{Unblock: plan})
+					return writeJSON(a.stdout, unblockResult{Unblock: plan, SideEffects: effects})
 				}
-				fmt.Fprint(a.stdout, renderUnblock(plan))
+				fmt.Fprint(a.stdout, renderUnblock(plan, effects))
 				return nil
 			}
 			var rep *broker.MoveReport
@@ -73,7 +79,7 @@ stays, with a note. Exit 3 when some picked messages stayed.`,
 			case dryRun:
 				req.DryRun = true
 			case !yes:
-				fmt.Fprint(a.stderr, renderUnblock(plan))
+				fmt.Fprint(a.stderr, renderUnblock(plan, effects))
 				if req, err = confirm(cmd.Context(), a, c, req); err != nil {
 					return err
 				}
@@ -83,12 +89,12 @@ stays, with a note. Exit 3 when some picked messages stayed.`,
 				return err
 			}
 			if a.json() {
-				if jerr := writeJSON(a.stdout, unblockResult{Unblock: plan, Move: rep}); jerr != nil {
+				if jerr := writeJSON(a.stdout, unblockResult{Unblock: plan, SideEffects: effects, Move: rep}); jerr != nil {
 					return jerr
 				}
 			} else {
 				if dryRun || yes {
-					fmt.Fprint(a.stdout, renderUnblock(plan))
+					fmt.Fprint(a.stdout, renderUnblock(plan, effects))
 				}
 				fmt.Fprint(a.stdout, renderMove(rep, queue))
 			}
@@ -106,10 +112,14 @@ stays, with a note. Exit 3 when some picked messages stayed.`,
 }
 
 // renderUnblock says which messages hold others back and the delay each
-// keeps.
-func renderUnblock(u retry.UnblockPlan) string {
+// keeps, after what reading the queue did (the peek's side effects, as
+// ladder peek shows them).
+func renderUnblock(u retry.UnblockPlan, effects []string) string {
 	var b strings.Builder
 	b.WriteString(clean(present.Unblock(u)) + "\n")
+	for _, e := range effects {
+		b.WriteString("! " + clean(e) + "\n")
+	}
 	if len(u.Picks) > 0 {
 		rows := [][]string{{"POS", "MESSAGE ID", "DUE", "REMAINING"}}
 		for _, p := range u.Picks {
