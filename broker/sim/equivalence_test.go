@@ -57,6 +57,11 @@ func scenarios() []scenario {
 			{Position: 1, MessageID: "m1", BodyDigest: retry.BodyDigest([]byte(`{"id":"m1"}`)), Timestamp: t0, Delay: 5 * time.Second, DueAt: time.Now().Add(time.Hour)},
 			{Position: 2, MessageID: "m2", BodyDigest: retry.BodyDigest([]byte(`{"id":"m2"}`)), Timestamp: t0, Delay: 7 * time.Second, DueAt: time.Now().Add(time.Hour)},
 		}}, want: []retry.Via{t, q}},
+		// A pick carries its exact remaining delay as its expiration, which
+		// a delayed exchange would carry on into the target: a wait queue.
+		{name: "picked, with a delayed exchange there (unblock)", req: broker.MoveRequest{To: origin, Pick: []retry.Pick{
+			{Position: 2, MessageID: "m2", BodyDigest: retry.BodyDigest([]byte(`{"id":"m2"}`)), Timestamp: t0, Delay: 7 * time.Second, DueAt: time.Now().Add(time.Hour)},
+		}}, delayed: true, want: []retry.Via{q}},
 		{name: "positions with the ids shown", req: broker.MoveRequest{To: main, Positions: []int{1, 2}, PositionIDs: []string{"m1", "not-m2"}}, want: []retry.Via{d, skip}},
 	}
 }
