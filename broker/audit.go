@@ -25,9 +25,9 @@ type AuditEvent struct {
 	From    string    `json:"from"`
 	Target  string    `json:"target"`
 	DelayMS int64     `json:"delay_ms"`
-	// DelaysMS (unblock): the delay of each picked message, in queue order:
-	// the wait queue it takes, its remaining delay as of the peek rounded
-	// up to the second (published with what remains of it then).
+	// DelaysMS (unblock): each picked message's remaining delay as the
+	// preview showed it (rounded up to the second), in queue order; each
+	// is published with what remains of it then (the report's routes).
 	DelaysMS []int64  `json:"delays_ms,omitempty"`
 	Limit    int      `json:"limit,omitempty"`
 	Reset    bool     `json:"reset_retries,omitempty"`

@@ -136,8 +136,9 @@ type Pick struct {
 	BodyDigest string
 	Expiration string
 	Timestamp  time.Time
-	// DueAt is when its delay runs out; Delay the wait queue it takes (its
-	// remaining delay as of the peek, rounded up to the second).
+	// DueAt is when its delay runs out. Delay is what remained of it at the
+	// peek, rounded up to the second (what the preview shows): the wait
+	// queue is chosen again from DueAt as the message is published.
 	DueAt time.Time
 	Delay time.Duration
 }
@@ -313,10 +314,7 @@ func NewMovePlanner(v *Vhost, ladders []Ladder, spec MoveSpec) (*MovePlanner, er
 	default:
 		return nil, fmt.Errorf("move: unknown target %q (want queue:NAME, exchange:NAME[:KEY] or origin)", t.Kind)
 	}
-	// A pick waits out its exact remaining delay as its own expiration (see
-	// plan) in a wait queue or tier; the delayed-message exchange would
-	// carry that expiration on into the target.
-	r.noDelayedExchange = spec.NoDelayedExchange || spec.Pick != nil
+	r.noDelayedExchange = spec.NoDelayedExchange
 	p := &MovePlanner{
 		spec: spec, router: r, ladders: ladders, mains: MainQueues(ladders),
 		cache: map[routeKey][]cachedRoute{}, ids: map[int]string{}, expect: map[int]MoveRoute{}, expectPick: map[int]MoveRoute{},
@@ -394,9 +392,13 @@ func (p *MovePlanner) Plan(m MoveMessage) MoveRoute {
 	}
 	if p.spec.Pick != nil {
 		if e, ok := p.expectPick[r.Pick-1]; ok {
-			// Positions shift as due messages leave, and the exact
-			// remaining delay shrinks while the user confirms.
+			// Positions shift as due messages leave, and the remaining
+			// delay (its expiration and wait queue) shrinks while the user
+			// confirms: the same way to the same target is the plan.
 			e.Position, e.Expiration = r.Position, r.Expiration
+			if e.Via == ViaDelayQueue && r.Via == ViaDelayQueue {
+				e.Queue, e.RoutingKey = r.Queue, r.RoutingKey
+			}
 			if !sameRoute(e, r) {
 				return r.Skipped("the plan changed since the preview (" + routeText(e) + ", now " + routeText(r) + "): left in " + p.left())
 			}
@@ -423,14 +425,15 @@ func (p *MovePlanner) plan(m MoveMessage) MoveRoute {
 		return r
 	}
 	delay := p.spec.Delay
-	pick := -1
+	pick, left := -1, time.Duration(0)
 	if p.spec.Pick != nil {
 		if pick = p.takePick(m); pick < 0 {
 			r.Unmatched, r.Skip = true, "not holding others back"
 			return r
 		}
 		r.Pick = pick + 1
-		delay = p.spec.Pick[pick].Delay
+		left = p.spec.Pick[pick].DueAt.Sub(p.now())
+		delay = pickQueueDelay(left)
 	}
 	if want, ok := p.ids[m.Position]; ok && want != m.MessageID {
 		r.Skip = fmt.Sprintf("expected message %q at position %d, found %q: the queue changed since it was browsed", want, m.Position, m.MessageID)
@@ -506,19 +509,29 @@ func (p *MovePlanner) plan(m MoveMessage) MoveRoute {
 		set[HeaderOriginalExpiration] = m.Expiration
 		r.Expiration = ""
 	}
-	if pick >= 0 && rt.Via != ViaDirect {
-		// The wait queue's TTL is the remaining delay as of the peek,
-		// rounded up to the second (one queue per second of delay, as the
-		// preview shows it); the message's own expiration is what remains
-		// of it now, as it is published, so the time spent confirming adds
-		// no lateness. A queue expires a message at the smaller of the two,
-		// and the message is still dead-lettered (loss-free) when it is
-		// already due ("0": at once).
-		left := p.spec.Pick[pick].DueAt.Sub(p.now())
+	if pick >= 0 && rt.Via == ViaDelayQueue {
+		// Exact and loss-free: the message's own expiration is what
+		// remains of its delay as it is published (the time spent
+		// confirming adds no lateness), in the wait queue of that delay
+		// rounded up to the second (pickQueueDelay). A queue expires a
+		// message at the smaller of the two TTLs, and dead-letters it even
+		// when it is already due ("0": at once).
 		ms := max(0, int64((left+time.Millisecond-1)/time.Millisecond))
 		r.Expiration = strconv.FormatInt(min(ms, delay.Milliseconds()), 10)
 	}
 	return r
+}
+
+// pickQueueDelay is the wait queue of a pick with left to wait: one queue
+// per second of delay. Only a queue's head expires, but all it holds was
+// published with a TTL within its last second (a plain delayed move's with
+// the whole of it), so no message waits behind another for as much as a
+// second more. An overdue pick takes the 1 s queue, expiring at once.
+func pickQueueDelay(left time.Duration) time.Duration {
+	if r := left % time.Second; r > 0 {
+		left += time.Second - r
+	}
+	return max(time.Second, left)
 }
 
 // now is the time a message is planned at.
@@ -651,7 +664,15 @@ func (p *MovePlanner) routeFresh(exchange, key string, h Headers, delay time.Dur
 		return cachedRoute{err: fmt.Errorf("exchange %q does not exist", exchange)}
 	}
 	if delay > 0 {
-		rt, err := PlanReplay(p.router, p.ladders, exchange, key, h, delay)
+		ladders := p.ladders
+		if p.spec.Pick != nil {
+			// A pick waits in a ladder wait queue of its own delay: a tier
+			// is shared with messages of its whole TTL, and a delayed
+			// exchange would carry the pick's exact expiration on into the
+			// target. (PlanReplay tries both only for known ladders.)
+			ladders = nil
+		}
+		rt, err := PlanReplay(p.router, ladders, exchange, key, h, delay)
 		if err == nil && len(rt.SetHeaders) > 0 {
 			// Where it lands with the headers it will carry.
 			h = h.Clone()

@@ -185,9 +185,11 @@ func TestMovePlannerTellsSameBodiesApart(t *testing.T) {
 	}
 }
 
-// The wait queue is the delay as of the peek; the message's own
-// expiration is what remains of it when it is published, so the time
-// spent confirming adds no lateness.
+// A pick is published with what remains of its delay then, not at the
+// peek: its own expiration to the millisecond, in the wait queue of that
+// delay rounded up to the second, so the time spent confirming adds no
+// lateness. The plan confirmed at the peek still holds (the same way to
+// the same target), and an overdue pick still dead-letters, at once.
 func TestMovePlannerPublishesThePickWithWhatRemains(t *testing.T) {
 	v := &Vhost{Queues: []Queue{
 		{Name: "work", Type: QueueClassic},
@@ -199,13 +201,17 @@ func TestMovePlannerPublishesThePickWithWhatRemains(t *testing.T) {
 	spec := MoveSpec{From: "delay", To: Target{Kind: TargetQueue, Name: "work"}, Now: peek, Pick: []Pick{pick},
 		Clock: func() time.Time { return clock }}
 	m := MoveMessage{MessageID: "head", Expiration: "600000"}
+	preview := mustPlanner(t, v, spec).Plan(m)
+	confirmed := spec
+	confirmed.Expect = []MoveRoute{preview}
 	for _, c := range []struct {
 		after time.Duration
+		ttl   int64
 		want  string
-	}{{0, "599500"}, {30 * time.Second, "569500"}, {10 * time.Minute, "0"}} {
+	}{{0, 600000, "599500"}, {30 * time.Second, 570000, "569500"}, {30*time.Second + 600*time.Millisecond, 569000, "568900"}, {10 * time.Minute, 1000, "0"}} {
 		clock = peek.Add(c.after)
-		r := mustPlanner(t, v, spec).Plan(m)
-		if r.Queue != ReplayQueueName("", "work", 600000) || r.WaitQueueArgs["x-message-ttl"] != int64(600000) || r.Expiration != c.want || r.SetHeaders[HeaderOriginalExpiration] != "600000" {
+		r := mustPlanner(t, v, confirmed).Plan(m)
+		if !r.Moves() || r.Queue != ReplayQueueName("", "work", c.ttl) || r.WaitQueueArgs["x-message-ttl"] != c.ttl || r.Expiration != c.want || r.SetHeaders[HeaderOriginalExpiration] != "600000" {
 			t.Errorf("published %v after the peek: %+v", c.after, r)
 		}
 	}

@@ -34,14 +34,18 @@ head: a long delay there holds back every shorter one behind it. unblock reads
 the queue's first messages (a peek, with a peek's side effects), picks those
 whose remaining delay is longer than that of a message behind them, and moves
 each into a per-delay wait queue (ladder.delay.<ms>…) with its REMAINING delay,
-dead-lettering to where the queue itself dead-letters. The picked messages
-still leave when they were due; everything left behind is then in due order
-and leaves on time.
+dead-lettering to where the queue itself dead-letters. The remaining delay is
+worked out as each message is published (the time spent confirming adds no
+lateness). The picked messages still leave when they were due; everything left
+behind is then in due order and leaves on time.
 
 The move is loss-free (confirmed before acked) and goes through the same
 planner as ladder move: a dry run first, then a confirmation on a terminal
-(--yes skips it). A message with no timestamp, or one that never expires,
-stays, with a note. Exit 3 when some picked messages stayed.`,
+(--yes skips it). A picked message is the one the peek saw (id, body,
+expiration, timestamp, and no further back in the queue); one no longer there
+is not moved, and not replaced by a look-alike. A message with no timestamp,
+or one that never expires, stays, with a note. Exit 3 when some picked
+messages stayed.`,
 		Args: exactlyOne("QUEUE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			queue := args[0]

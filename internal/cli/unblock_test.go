@@ -157,7 +157,9 @@ func TestUnblockCountsAPickThatLeft(t *testing.T) {
 }
 
 // The time spent confirming adds no lateness: the head is published with
-// what remains of its delay then, not with what remained at the peek.
+// what remains of its delay then, not with what remained at the peek, and
+// in the wait queue of that delay, not behind a message a plain delayed
+// move put, meanwhile, into the wait queue of the delay the preview showed.
 func TestUnblockKeepsTheDueTimeWhileConfirming(t *testing.T) {
 	s := quietSim(t)
 	start := s.Now()
@@ -172,7 +174,16 @@ func TestUnblockKeepsTheDueTimeWhileConfirming(t *testing.T) {
 	if err != nil || len(preview.Planned) != 1 || preview.Planned[0].Expiration != "600000" {
 		t.Fatalf("preview %+v %v", preview, err)
 	}
-	s.Advance(30 * time.Second) // the user reads the dialog
+	s.Advance(20 * time.Second) // the user reads the dialog
+	out, err := s.Publish(t.Context(), []broker.Outgoing{{RoutingKey: sim.PaymentsDLQ, Mandatory: true, Body: []byte("other")}})
+	if err != nil || !out[0].Confirmed {
+		t.Fatalf("publish: %+v %v", out, err)
+	}
+	other := broker.MoveRequest{From: sim.PaymentsDLQ, To: req.To, Delay: 10 * time.Minute}
+	if rep, err := s.Move(t.Context(), other, nil); err != nil || rep.Moved != 1 || rep.Routes[0].Through != preview.Routes[0].Through {
+		t.Fatalf("a plain move into %s: %+v %v", preview.Routes[0].Through, rep, err)
+	}
+	s.Advance(10 * time.Second)
 	req.Expect = preview.Planned
 	if rep, err := s.Move(t.Context(), req, nil); err != nil || rep.Moved != 1 {
 		t.Fatalf("move %+v %v", rep, err)
@@ -180,7 +191,7 @@ func TestUnblockKeepsTheDueTimeWhileConfirming(t *testing.T) {
 	for _, c := range []struct {
 		at   time.Duration
 		want int
-	}{{599 * time.Second, 1}, {600*time.Second + time.Millisecond, 2}} {
+	}{{599 * time.Second, 1}, {600*time.Second + time.Millisecond, 2}, {620*time.Second + time.Millisecond, 3}} {
 		s.Advance(start.Add(c.at).Sub(s.Now()))
 		if got := arrived(t, s); len(got) != c.want {
 			t.Errorf("%v after publishing: payments.process has %q", c.at, got)
