@@ -15,21 +15,25 @@ import (
 // AuditEvent is one line of the audit trail: every mutation, as asked and
 // as done. Field names are a contract (JSON lines).
 type AuditEvent struct {
-	Time     time.Time `json:"time"`
-	Phase    string    `json:"phase"` // "start" or "done"
-	User     string    `json:"user"`
-	Host     string    `json:"host"`
-	Broker   string    `json:"broker"` // redacted
-	Vhost    string    `json:"vhost"`
-	Action   string    `json:"action"`
-	From     string    `json:"from"`
-	Target   string    `json:"target"`
-	DelayMS  int64     `json:"delay_ms"`
-	Limit    int       `json:"limit,omitempty"`
-	Reset    bool      `json:"reset_retries,omitempty"`
-	Selected int       `json:"selected,omitempty"`
-	Rate     float64   `json:"rate,omitempty"`
-	Where    []string  `json:"where,omitempty"`
+	Time    time.Time `json:"time"`
+	Phase   string    `json:"phase"` // "start" or "done"
+	User    string    `json:"user"`
+	Host    string    `json:"host"`
+	Broker  string    `json:"broker"` // redacted
+	Vhost   string    `json:"vhost"`
+	Action  string    `json:"action"`
+	From    string    `json:"from"`
+	Target  string    `json:"target"`
+	DelayMS int64     `json:"delay_ms"`
+	// DelaysMS (unblock): each picked message's remaining delay as the
+	// preview showed it (rounded up to the second), in queue order; each
+	// is published with what remains of it then (the report's routes).
+	DelaysMS []int64  `json:"delays_ms,omitempty"`
+	Limit    int      `json:"limit,omitempty"`
+	Reset    bool     `json:"reset_retries,omitempty"`
+	Selected int      `json:"selected,omitempty"`
+	Rate     float64  `json:"rate,omitempty"`
+	Where    []string `json:"where,omitempty"`
 	// File and Lines: a replay's dump file and the lines it published; a
 	// consuming dump's file.
 	File  string `json:"file,omitempty"`
@@ -78,6 +82,13 @@ func (a *audited) Move(ctx context.Context, req MoveRequest, progress func(MoveP
 		From: req.From, Target: req.To.String(), DelayMS: req.Delay.Milliseconds(), Limit: req.Limit,
 		Reset: req.ResetRetries, Selected: len(req.Positions), ConfirmedRoutes: retry.CountRoutes(req.Expect),
 		Rate: req.Rate, Where: req.Where.Exprs(),
+	}
+	if req.Pick != nil {
+		ev.Action = "unblock"
+		ev.DelaysMS = make([]int64, len(req.Pick))
+		for i, p := range req.Pick {
+			ev.DelaysMS[i] = p.Delay.Milliseconds()
+		}
 	}
 	if err := a.write(ev); err != nil {
 		// No trail, no mutation.

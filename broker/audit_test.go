@@ -5,8 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/ladder-tui/ladder/retry"
 )
 
 type fakeMover struct {
@@ -57,5 +61,24 @@ func TestAuditedRefusesWithoutATrail(t *testing.T) {
 	// Dry runs change nothing and are not audited.
 	if _, err := Audited(fm, failWriter{}, "").Move(context.Background(), MoveRequest{From: "q", DryRun: true}, nil); err != nil || fm.calls != 1 {
 		t.Fatalf("dry run: %v", err)
+	}
+}
+
+// An unblock is audited as one, with the delay of each picked message.
+func TestAuditedNamesAnUnblockAndItsDelays(t *testing.T) {
+	var buf bytes.Buffer
+	req := MoveRequest{From: "work.delay", To: Target{Kind: TargetQueue, Name: "work"}, Pick: []retry.Pick{
+		{Position: 0, Delay: 55 * time.Second}, {Position: 1, Delay: 595 * time.Second}}}
+	if _, err := Audited(&fakeMover{}, &buf, "").Move(context.Background(), req, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+		var ev AuditEvent
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatal(err)
+		}
+		if ev.Action != "unblock" || !slices.Equal(ev.DelaysMS, []int64{55000, 595000}) {
+			t.Errorf("%s", line)
+		}
 	}
 }

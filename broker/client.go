@@ -184,7 +184,7 @@ type MoveRequest struct {
 	Gate *Gate
 	// Pick chooses messages by identity, each with its own delay (ladder
 	// unblock, see PrepareUnblock); the others stay, as with Where.
-	Pick map[string]time.Duration
+	Pick []retry.Pick
 }
 
 // chooses reports whether the move looks at every message and takes only

@@ -112,6 +112,7 @@ func (l *Live) Move(ctx context.Context, req MoveRequest, progress func(MoveProg
 		return rep, fmt.Errorf("move from %s: %w", req.From, verr)
 	}
 	spec := req.Spec(time.Now())
+	spec.Clock = time.Now // a pick's remaining delay, as it is published
 	spec.ForBroker(version)
 	planner, err := retry.NewMovePlanner(&v, retry.Discover(&v), spec)
 	if err != nil {
@@ -224,8 +225,20 @@ func (m *mover) dryRun(ctx context.Context) error {
 		}
 	}
 	m.rep.Requested = n
+	if m.req.Pick != nil {
+		m.rep.Requested = len(m.req.Pick)
+		m.notePicksGone()
+	}
 	m.rep.Notes = append(m.rep.Notes, "dry run: nothing was published or acknowledged; browsing set the redelivered flag")
 	return nil
+}
+
+// notePicksGone says how many picked messages (ladder unblock) no message
+// of the queue was found to be: they stay unmoved, counted as requested.
+func (m *mover) notePicksGone() {
+	if n := m.planner.PicksMissed(); n > 0 {
+		m.rep.Notes = append(m.rep.Notes, retry.PicksGoneNote(n))
+	}
 }
 
 // plan routes one message and books it in the report: every plan in a dry
@@ -496,6 +509,14 @@ func (m *mover) move(ctx context.Context) (err error) {
 	m.renewWaitQueues()
 	if m.lookAt > 0 {
 		m.rep.Requested = max(m.rep.Moved+m.rep.Failed+m.rep.Returned+m.rep.Skipped, len(m.req.Expect))
+	}
+	if m.req.Pick != nil {
+		// Every planned message counts, found or not: none is taken for
+		// another (see retry.Pick).
+		m.rep.Requested = len(m.req.Pick)
+		if p.failure == nil {
+			m.notePicksGone()
+		}
 	}
 	m.report()
 	failure := p.failure

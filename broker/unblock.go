@@ -37,7 +37,11 @@ func PrepareUnblock(ctx context.Context, c Client, queue string, look int) (Move
 		if m.HoL == nil {
 			continue // nothing in this queue expires: nothing holds anything back
 		}
-		in = append(in, retry.UnblockInput{MessageID: m.Properties.MessageID, BodyDigest: m.BodyDigest, Mark: *m.HoL})
+		u := retry.UnblockInput{MessageID: m.Properties.MessageID, BodyDigest: m.BodyDigest, Expiration: m.Properties.Expiration, Mark: *m.HoL}
+		if m.Properties.Timestamp != nil {
+			u.Timestamp = *m.Properties.Timestamp
+		}
+		in = append(in, u)
 	}
 	plan, err := retry.PlanUnblock(queue, retry.EffectiveSettings(&q), in, res.Released, res.PeekedAt)
 	if err != nil {

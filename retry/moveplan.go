@@ -113,16 +113,41 @@ type MoveSpec struct {
 	// NoDelayedExchange: the broker has no delayed-message exchange (4.3),
 	// so a delay waits in a tier or a per-delay queue.
 	NoDelayedExchange bool
-	// Pick, when set, chooses the messages by identity (PickKey) with a
-	// delay each (ladder unblock: the remaining delay of a message holding
-	// others back); others are left alone, as --where leaves them. Expect
-	// is then matched by identity, not position: once a holder leaves, the
+	// Pick, when set, chooses the messages one by one (ladder unblock: the
+	// messages holding others back, in queue order), each with its own
+	// delay; others are left alone, as --where leaves them. Expect is then
+	// matched pick by pick, not by position: once a holder leaves, the
 	// broker expires what was due behind it and positions shift.
-	Pick map[string]time.Duration
+	Pick []Pick
+	// Clock, when set, is the time a message is planned at as it is
+	// published (a pick's exact remaining delay); Now otherwise.
+	Clock func() time.Time
 }
 
-// PickKey identifies a message for MoveSpec.Pick: its id and body digest.
-func PickKey(messageID, bodyDigest string) string { return messageID + "\x00" + bodyDigest }
+// Pick is one message a move takes by identity, as a peek saw it. Ids and
+// bodies need not be unique (many publishers set no id), so a message is
+// the pick only if every property that makes its due time matches and it
+// is no further back in the queue than the peek saw it: messages leave a
+// queue at its head only, so a message can move forward, never back.
+type Pick struct {
+	// Position is where the peek saw it.
+	Position   int
+	MessageID  string
+	BodyDigest string
+	Expiration string
+	Timestamp  time.Time
+	// DueAt is when its delay runs out. Delay is what remained of it at the
+	// peek, rounded up to the second (what the preview shows): the wait
+	// queue is chosen again from DueAt as the message is published.
+	DueAt time.Time
+	Delay time.Duration
+}
+
+// Is says whether m is this pick.
+func (k Pick) Is(m MoveMessage) bool {
+	return m.Position <= k.Position && m.MessageID == k.MessageID && m.BodyDigest == k.BodyDigest &&
+		m.Expiration == k.Expiration && m.Timestamp.Unix() == k.Timestamp.Unix()
+}
 
 // MoveMessage is what the planner needs of one message: all of it that the
 // route can depend on.
@@ -176,6 +201,9 @@ type MoveRoute struct {
 	// Unmatched: --where did not choose the message; it is left alone and
 	// is not part of the move.
 	Unmatched bool `json:"unmatched,omitempty"`
+	// Pick is 1 + the index of the MoveSpec.Pick the message was taken
+	// as (0: none): a confirmed plan is held to pick by pick.
+	Pick int `json:"-"`
 }
 
 // Moves reports whether the plan moves the message.
@@ -185,7 +213,7 @@ func (r MoveRoute) Moves() bool { return r.Skip == "" }
 // nothing is published, so it carries no way and no edits.
 func (r MoveRoute) Skipped(why string) MoveRoute {
 	return MoveRoute{Position: r.Position, MessageID: r.MessageID, BodyDigest: r.BodyDigest,
-		TargetExchange: r.TargetExchange, TargetRoutingKey: r.TargetRoutingKey, Skip: why}
+		TargetExchange: r.TargetExchange, TargetRoutingKey: r.TargetRoutingKey, Skip: why, Pick: r.Pick}
 }
 
 // BodyDigest identifies a body: the first 8 bytes of its SHA-256, in hex.
@@ -218,11 +246,16 @@ type MovePlanner struct {
 	deaths  map[string]bool
 	// routedBy are the header names some headers binding looks at: a cached
 	// route is kept with their values and used only for equal ones.
-	routedBy   []string
-	cache      map[routeKey][]cachedRoute
-	ids        map[int]string
-	expect     map[int]MoveRoute
-	expectPick map[string]MoveRoute
+	routedBy []string
+	cache    map[routeKey][]cachedRoute
+	ids      map[int]string
+	expect   map[int]MoveRoute
+	// expectPick[i] is the confirmed route of spec.Pick[i]; picked[i] says
+	// a message was taken as pick i, nextPick is the first pick not yet
+	// taken (picks are met in queue order).
+	expectPick map[int]MoveRoute
+	picked     []bool
+	nextPick   int
 }
 
 // routeKey is what a cached route is planned from besides the headers.
@@ -284,7 +317,8 @@ func NewMovePlanner(v *Vhost, ladders []Ladder, spec MoveSpec) (*MovePlanner, er
 	r.noDelayedExchange = spec.NoDelayedExchange
 	p := &MovePlanner{
 		spec: spec, router: r, ladders: ladders, mains: MainQueues(ladders),
-		cache: map[routeKey][]cachedRoute{}, ids: map[int]string{}, expect: map[int]MoveRoute{}, expectPick: map[string]MoveRoute{},
+		cache: map[routeKey][]cachedRoute{}, ids: map[int]string{}, expect: map[int]MoveRoute{}, expectPick: map[int]MoveRoute{},
+		picked: make([]bool, len(spec.Pick)),
 	}
 	p.deaths = DeathQueuesOf(ladders, spec.From)
 	for i, pos := range spec.Positions {
@@ -294,7 +328,9 @@ func NewMovePlanner(v *Vhost, ladders []Ladder, spec MoveSpec) (*MovePlanner, er
 	}
 	for _, e := range spec.Expect {
 		if spec.Pick != nil {
-			p.expectPick[PickKey(e.MessageID, e.BodyDigest)] = e
+			if e.Pick > 0 {
+				p.expectPick[e.Pick-1] = e
+			}
 		} else {
 			p.expect[e.Position] = e
 		}
@@ -354,13 +390,22 @@ func (p *MovePlanner) Plan(m MoveMessage) MoveRoute {
 	if !r.Moves() {
 		return r.Skipped(r.Skip)
 	}
-	if p.spec.Pick != nil { // (no key built per message otherwise)
-		if e, ok := p.expectPick[PickKey(m.MessageID, m.BodyDigest)]; ok {
-			e.Position = r.Position // positions shift as due messages leave
+	if p.spec.Pick != nil {
+		if e, ok := p.expectPick[r.Pick-1]; ok {
+			// Positions shift as due messages leave, and the remaining
+			// delay (its expiration and wait queue) shrinks while the user
+			// confirms: the same way to the same target is the plan.
+			e.Position, e.Expiration = r.Position, r.Expiration
+			if e.Via == ViaDelayQueue && r.Via == ViaDelayQueue {
+				e.Queue, e.RoutingKey = r.Queue, r.RoutingKey
+			}
 			if !sameRoute(e, r) {
 				return r.Skipped("the plan changed since the preview (" + routeText(e) + ", now " + routeText(r) + "): left in " + p.left())
 			}
 			return r
+		}
+		if len(p.spec.Expect) > 0 {
+			return r.Skipped("it was not part of the confirmed plan: left in " + p.left())
 		}
 	}
 	if e, ok := p.expect[m.Position]; ok && !sameRoute(e, r) {
@@ -380,13 +425,15 @@ func (p *MovePlanner) plan(m MoveMessage) MoveRoute {
 		return r
 	}
 	delay := p.spec.Delay
+	pick, left := -1, time.Duration(0)
 	if p.spec.Pick != nil {
-		d, ok := p.spec.Pick[PickKey(m.MessageID, m.BodyDigest)]
-		if !ok {
+		if pick = p.takePick(m); pick < 0 {
 			r.Unmatched, r.Skip = true, "not holding others back"
 			return r
 		}
-		delay = d
+		r.Pick = pick + 1
+		left = p.spec.Pick[pick].DueAt.Sub(p.now())
+		delay = pickQueueDelay(left)
 	}
 	if want, ok := p.ids[m.Position]; ok && want != m.MessageID {
 		r.Skip = fmt.Sprintf("expected message %q at position %d, found %q: the queue changed since it was browsed", want, m.Position, m.MessageID)
@@ -462,7 +509,67 @@ func (p *MovePlanner) plan(m MoveMessage) MoveRoute {
 		set[HeaderOriginalExpiration] = m.Expiration
 		r.Expiration = ""
 	}
+	if pick >= 0 && rt.Via == ViaDelayQueue {
+		// Exact and loss-free: the message's own expiration is what
+		// remains of its delay as it is published (the time spent
+		// confirming adds no lateness), in the wait queue of that delay
+		// rounded up to the second (pickQueueDelay). A queue expires a
+		// message at the smaller of the two TTLs, and dead-letters it even
+		// when it is already due ("0": at once).
+		ms := max(0, int64((left+time.Millisecond-1)/time.Millisecond))
+		r.Expiration = strconv.FormatInt(min(ms, delay.Milliseconds()), 10)
+	}
 	return r
+}
+
+// pickQueueDelay is the wait queue of a pick with left to wait: one queue
+// per second of delay. Only a queue's head expires, but all it holds was
+// published with a TTL within its last second (a plain delayed move's with
+// the whole of it), so no message waits behind another for as much as a
+// second more. An overdue pick takes the 1 s queue, expiring at once.
+func pickQueueDelay(left time.Duration) time.Duration {
+	if r := left % time.Second; r > 0 {
+		left += time.Second - r
+	}
+	return max(time.Second, left)
+}
+
+// now is the time a message is planned at.
+func (p *MovePlanner) now() time.Time {
+	if p.spec.Clock != nil {
+		return p.spec.Clock()
+	}
+	return p.spec.Now
+}
+
+// takePick finds the pick m is, takes it and returns its index, or -1.
+// Picks are met in queue order; one passed by (it left the queue, or was
+// changed) is not looked for again.
+func (p *MovePlanner) takePick(m MoveMessage) int {
+	for i := p.nextPick; i < len(p.spec.Pick); i++ {
+		if !p.picked[i] && p.spec.Pick[i].Is(m) {
+			p.picked[i], p.nextPick = true, i+1
+			return i
+		}
+	}
+	return -1
+}
+
+// PicksGoneNote says that n picks were not found.
+func PicksGoneNote(n int) string {
+	return fmt.Sprintf("%s of the plan not found as the peek saw %s (gone from the queue, or changed): not moved",
+		Plural(n, "message", "messages"), fndPlural(int64(n), "it", "them"))
+}
+
+// PicksMissed counts the picks no message was taken as (so far).
+func (p *MovePlanner) PicksMissed() int {
+	n := 0
+	for _, ok := range p.picked {
+		if !ok {
+			n++
+		}
+	}
+	return n
 }
 
 // left is where a message the plan does not move stays.
@@ -557,7 +664,15 @@ func (p *MovePlanner) routeFresh(exchange, key string, h Headers, delay time.Dur
 		return cachedRoute{err: fmt.Errorf("exchange %q does not exist", exchange)}
 	}
 	if delay > 0 {
-		rt, err := PlanReplay(p.router, p.ladders, exchange, key, h, delay)
+		ladders := p.ladders
+		if p.spec.Pick != nil {
+			// A pick waits in a ladder wait queue of its own delay: a tier
+			// is shared with messages of its whole TTL, and a delayed
+			// exchange would carry the pick's exact expiration on into the
+			// target. (PlanReplay tries both only for known ladders.)
+			ladders = nil
+		}
+		rt, err := PlanReplay(p.router, ladders, exchange, key, h, delay)
 		if err == nil && len(rt.SetHeaders) > 0 {
 			// Where it lands with the headers it will carry.
 			h = h.Clone()

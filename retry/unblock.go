@@ -5,9 +5,12 @@ import (
 	"time"
 )
 
-// UnblockInput is one peeked message of a wait queue, in queue order.
+// UnblockInput is one peeked message of a wait queue, in queue order:
+// what identifies it (see Pick) and its HoL mark.
 type UnblockInput struct {
 	MessageID, BodyDigest string
+	Expiration            string
+	Timestamp             time.Time
 	Mark                  HoLMark
 }
 
@@ -21,6 +24,10 @@ type UnblockPick struct {
 	Remaining  time.Duration `json:"-"`
 	// RemainingMS is Remaining in JSON.
 	RemainingMS int64 `json:"remaining_ms"`
+	// Expiration and Timestamp tell it from a message with the same id and
+	// body (see Pick).
+	Expiration string    `json:"-"`
+	Timestamp  time.Time `json:"-"`
 }
 
 // UnblockPlan is what ladder unblock moves and why.
@@ -36,11 +43,13 @@ type UnblockPlan struct {
 	At     time.Time `json:"at"`
 }
 
-// Pick is the plan as a MoveSpec.Pick.
-func (u UnblockPlan) Pick() map[string]time.Duration {
-	out := make(map[string]time.Duration, len(u.Picks))
-	for _, p := range u.Picks {
-		out[PickKey(p.MessageID, p.BodyDigest)] = p.Remaining
+// Pick is the plan as a MoveSpec.Pick: each message by identity and
+// position, its wait queue that of its remaining delay as of the peek.
+func (u UnblockPlan) Pick() []Pick {
+	out := make([]Pick, len(u.Picks))
+	for i, p := range u.Picks {
+		out[i] = Pick{Position: p.Position, MessageID: p.MessageID, BodyDigest: p.BodyDigest,
+			Expiration: p.Expiration, Timestamp: p.Timestamp, DueAt: p.DueAt, Delay: p.Remaining}
 	}
 	return out
 }
@@ -135,7 +144,8 @@ func PlanUnblock(queue string, set QueueSettings, msgs []UnblockInput, released 
 		if r := d % time.Second; r != 0 {
 			d += time.Second - r
 		}
-		u.Picks = append(u.Picks, UnblockPick{Position: i, MessageID: m.MessageID, BodyDigest: m.BodyDigest, DueAt: m.Mark.DueAt, Remaining: d, RemainingMS: d.Milliseconds()})
+		u.Picks = append(u.Picks, UnblockPick{Position: i, MessageID: m.MessageID, BodyDigest: m.BodyDigest, DueAt: m.Mark.DueAt, Remaining: d, RemainingMS: d.Milliseconds(),
+			Expiration: m.Expiration, Timestamp: m.Timestamp})
 	}
 	for i := range msgs {
 		if !holds[i] && first >= 0 && i > first {

@@ -2,6 +2,7 @@ package retry
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -91,30 +92,127 @@ func TestMovePlannerPicksWithTheirOwnDelays(t *testing.T) {
 		{Name: "work", Type: QueueClassic},
 		{Name: "delay", Type: QueueClassic, Arguments: map[string]any{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "work"}},
 	}}
-	spec := MoveSpec{From: "delay", To: Target{Kind: TargetQueue, Name: "work"},
-		Pick: map[string]time.Duration{PickKey("head", "d0"): 599 * time.Second, PickKey("mid", "d2"): 42 * time.Second}}
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	spec := MoveSpec{From: "delay", To: Target{Kind: TargetQueue, Name: "work"}, Now: now, Pick: []Pick{
+		{Position: 0, MessageID: "head", BodyDigest: "d0", Expiration: "600000", Delay: 599 * time.Second, DueAt: now.Add(598500 * time.Millisecond)},
+		{Position: 2, MessageID: "mid", BodyDigest: "d2", Expiration: "60000", Delay: 42 * time.Second, DueAt: now.Add(42 * time.Second)}}}
 	p := mustPlanner(t, v, spec)
 	msgs := []MoveMessage{{Position: 0, MessageID: "head", BodyDigest: "d0", Expiration: "600000"}, {Position: 1, MessageID: "short", BodyDigest: "d1", Expiration: "5000"},
 		{Position: 2, MessageID: "mid", BodyDigest: "d2", Expiration: "60000"}}
-	want := map[string]int64{"head": 599000, "mid": 42000}
+	want := map[string][2]any{"head": {int64(599000), "598500"}, "mid": {int64(42000), "42000"}}
 	for _, m := range msgs {
 		r := p.Plan(m)
-		ms, picked := want[m.MessageID]
+		w, picked := want[m.MessageID]
 		switch {
 		case !picked && !r.Unmatched:
 			t.Errorf("%s moves: %+v", m.MessageID, r)
-		case picked && (r.Via != ViaDelayQueue || r.WaitQueueArgs["x-message-ttl"] != ms || r.Expiration != "" || r.WaitQueueArgs["x-dead-letter-routing-key"] != "work"):
+		case picked && (r.Via != ViaDelayQueue || r.WaitQueueArgs["x-message-ttl"] != w[0] || r.Expiration != w[1] || r.WaitQueueArgs["x-dead-letter-routing-key"] != "work"):
 			t.Errorf("%s: %+v", m.MessageID, r)
 		}
 	}
-	// The confirmed plan is matched by identity: positions shift once the
-	// head leaves and the broker expires what was due behind it.
-	head := p.Plan(msgs[0])
-	spec.Expect = []MoveRoute{head}
+	// The confirmed plan is held to pick by pick: positions shift forward
+	// once the head leaves and the broker expires what was due behind it.
 	p = mustPlanner(t, v, spec)
-	moved := msgs[0]
-	moved.Position = 7
-	if r := p.Plan(moved); !r.Moves() {
-		t.Errorf("the head at another position: %+v", r)
+	head, mid := p.Plan(msgs[0]), p.Plan(msgs[2])
+	spec.Expect = []MoveRoute{head, mid}
+	p = mustPlanner(t, v, spec)
+	shifted := msgs[2]
+	shifted.Position = 0
+	if r := p.Plan(shifted); !r.Moves() || r.Pick != 2 {
+		t.Errorf("mid, moved up to the head: %+v", r)
+	}
+	// A pick not in the confirmed plan stays.
+	spec.Expect = []MoveRoute{mid}
+	p = mustPlanner(t, v, spec)
+	if r := p.Plan(msgs[0]); r.Moves() || r.Unmatched || !strings.Contains(r.Skip, "not part of the confirmed plan") {
+		t.Errorf("head, not confirmed: %+v", r)
+	}
+}
+
+// Repro D of issue 12: messages with no id and the same body are told
+// apart by their expiration (and position): each moves with its own delay,
+// and a message is never taken for one the peek saw ahead of it.
+func TestMovePlannerTellsSameBodiesApart(t *testing.T) {
+	v := &Vhost{Queues: []Queue{
+		{Name: "work3", Type: QueueClassic},
+		{Name: "work3.delay", Type: QueueClassic, Arguments: map[string]any{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "work3"}},
+	}}
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	ts := now.Add(-5 * time.Second)
+	x, z := BodyDigest([]byte("x")), BodyDigest([]byte("z"))
+	var in []UnblockInput
+	msgs := []MoveMessage{
+		{Position: 0, BodyDigest: x, Expiration: "60000", Timestamp: ts},
+		{Position: 1, BodyDigest: x, Expiration: "600000", Timestamp: ts},
+		{Position: 2, BodyDigest: z, Expiration: "20000", Timestamp: ts},
+	}
+	for i, m := range msgs {
+		ttl, _ := time.ParseDuration(m.Expiration + "ms")
+		in = append(in, UnblockInput{BodyDigest: m.BodyDigest, Expiration: m.Expiration, Timestamp: ts,
+			Mark: HoLMark{Position: i, DueAt: ts.Add(ttl), TTL: ttl, BlockedBy: -1}})
+	}
+	u, err := PlanUnblock("work3.delay", QueueSettings{HasDeadLetterExchange: true, HasDeadLetterRoutingKey: true, DeadLetterRoutingKey: "work3"}, in, 0, now)
+	if err != nil || len(u.Picks) != 2 {
+		t.Fatalf("plan: %+v %v", u, err)
+	}
+	spec := MoveSpec{From: "work3.delay", To: u.Target, Now: now, Pick: u.Pick()}
+	p := mustPlanner(t, v, spec)
+	got := []string{}
+	for _, m := range msgs {
+		r := p.Plan(m)
+		got = append(got, fmt.Sprintf("%v %s %s", r.Moves(), r.Queue, r.Expiration))
+	}
+	want := []string{"true " + ReplayQueueName("", "work3", 55000) + " 55000", "true " + ReplayQueueName("", "work3", 595000) + " 595000", "false  "}
+	if !slices.Equal(got, want) {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+	// The 10-minute one seen first (the 60 s one left) is not the 60 s
+	// pick; one further back than the peek saw it is no pick at all.
+	p = mustPlanner(t, v, spec)
+	ten := msgs[1]
+	ten.Position = 0
+	if r := p.Plan(ten); !r.Moves() || r.Pick != 2 || r.Expiration != "595000" {
+		t.Errorf("the 10-minute one at the head: %+v", r)
+	}
+	p = mustPlanner(t, v, spec)
+	back := msgs[0]
+	back.Position = 1
+	if r := p.Plan(back); !r.Unmatched {
+		t.Errorf("further back than the peek saw it: %+v", r)
+	}
+	if p.PicksMissed() != 2 {
+		t.Errorf("missed %d", p.PicksMissed())
+	}
+}
+
+// A pick is published with what remains of its delay then, not at the
+// peek: its own expiration to the millisecond, in the wait queue of that
+// delay rounded up to the second, so the time spent confirming adds no
+// lateness. The plan confirmed at the peek still holds (the same way to
+// the same target), and an overdue pick still dead-letters, at once.
+func TestMovePlannerPublishesThePickWithWhatRemains(t *testing.T) {
+	v := &Vhost{Queues: []Queue{
+		{Name: "work", Type: QueueClassic},
+		{Name: "delay", Type: QueueClassic, Arguments: map[string]any{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "work"}},
+	}}
+	peek := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	clock := peek
+	pick := Pick{Position: 0, MessageID: "head", Expiration: "600000", Delay: 600 * time.Second, DueAt: peek.Add(599500 * time.Millisecond)}
+	spec := MoveSpec{From: "delay", To: Target{Kind: TargetQueue, Name: "work"}, Now: peek, Pick: []Pick{pick},
+		Clock: func() time.Time { return clock }}
+	m := MoveMessage{MessageID: "head", Expiration: "600000"}
+	preview := mustPlanner(t, v, spec).Plan(m)
+	confirmed := spec
+	confirmed.Expect = []MoveRoute{preview}
+	for _, c := range []struct {
+		after time.Duration
+		ttl   int64
+		want  string
+	}{{0, 600000, "599500"}, {30 * time.Second, 570000, "569500"}, {30*time.Second + 600*time.Millisecond, 569000, "568900"}, {10 * time.Minute, 1000, "0"}} {
+		clock = peek.Add(c.after)
+		r := mustPlanner(t, v, confirmed).Plan(m)
+		if !r.Moves() || r.Queue != ReplayQueueName("", "work", c.ttl) || r.WaitQueueArgs["x-message-ttl"] != c.ttl || r.Expiration != c.want || r.SetHeaders[HeaderOriginalExpiration] != "600000" {
+			t.Errorf("published %v after the peek: %+v", c.after, r)
+		}
 	}
 }

@@ -531,26 +531,39 @@ func (m *browserModel) ShortHelp() []key.Binding {
 		if m.filter.Text() != "" {
 			out = append(out, k.ClearFilter)
 		}
-		out = append(out, k.Mark)
 	}
-	if m.res != nil {
-		out = append(out, k.Move)
+	// On a head-of-line-blocked queue unblock is the action that matters:
+	// it comes right after the filter's keys, and move before marking, so
+	// 80 columns still show it.
+	hol := m.holBlocked()
+	if hol {
+		if len(m.rows) > 0 && m.filter.Text() != "" {
+			out = append(out, list.MatchKeys(k)...)
+		}
+		out = append(out, k.Unblock, k.Move)
+		if len(m.rows) > 0 {
+			out = append(out, k.Mark)
+		}
+	} else {
+		if len(m.rows) > 0 {
+			out = append(out, k.Mark)
+		}
+		if m.res != nil {
+			out = append(out, k.Move)
+		}
 	}
 	if m.filter.Text() == "" || len(m.rows) == 0 {
 		out = append(out, m.backKey())
 	}
 	if len(m.rows) > 0 {
 		out = append(out, k.Sort)
-		if m.filter.Text() != "" {
+		if m.filter.Text() != "" && !hol {
 			out = append(out, list.MatchKeys(k)...)
 		}
 	}
 	out = append(out, k.Refresh, k.Help, k.Quit)
 	// Then the rarer actions, first to go when the footer is short; the
 	// arrows are left to the ? screen.
-	if m.holBlocked() {
-		out = append(out, k.Unblock)
-	}
 	if len(m.rows) > 0 {
 		out = append(out, k.Group)
 	}

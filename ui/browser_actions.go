@@ -24,33 +24,48 @@ import (
 // dump (R), choose by --where expressions (w), group by what broke (g).
 // Each is the CLI's, through the same broker functions.
 
-// unblockReadyMsg is ladder unblock's plan for the browser's queue.
+// unblockReadyMsg is ladder unblock's plan for a queue, asked from the
+// browser or (home) from a HoL finding on the ladders screen: data
+// messages reach every screen, and only the one that asked opens it.
 type unblockReadyMsg struct {
 	queue string
+	home  bool
 	req   broker.MoveRequest
 	plan  retry.UnblockPlan
 	err   error
 }
 
-// prepareUnblock plans ladder unblock for the queue, as the CLI does (a
-// peek: the browser already paid for one to show the queue).
-func (m *browserModel) prepareUnblock() tea.Cmd {
-	c, queue := m.c.client, m.queue
+// prepareUnblockCmd plans ladder unblock for queue, as the CLI does (a
+// peek, with a peek's side effects).
+func prepareUnblockCmd(c broker.Client, queue string, home bool) tea.Cmd {
 	// In sequence: batched, a quick answer (an error) could arrive first
 	// and be overwritten by "reading the queue…".
 	return tea.Sequence(statusCmd("unblock "+termtext.Sanitize(queue)+": reading the queue…", false), func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), peekTimeout)
 		defer cancel()
 		req, plan, _, err := broker.PrepareUnblock(ctx, c, queue, broker.DefaultUnblockLook)
-		return unblockReadyMsg{queue: queue, req: req, plan: plan, err: err}
+		return unblockReadyMsg{queue: queue, home: home, req: req, plan: plan, err: err}
 	})
+}
+
+// prepareUnblock plans ladder unblock for the browser's queue (the browser
+// already paid for one peek to show it).
+func (m *browserModel) prepareUnblock() tea.Cmd {
+	return prepareUnblockCmd(m.c.client, m.queue, false)
 }
 
 // unblockReady opens the move dialog on the plan, straight at its dry run.
 func (m *browserModel) unblockReady(msg unblockReadyMsg) tea.Cmd {
-	switch {
-	case msg.queue != m.queue:
+	if msg.home || msg.queue != m.queue {
 		return nil
+	}
+	return openUnblock(msg, m.moveSpec(nil))
+}
+
+// openUnblock opens the move dialog of spec on an unblock's plan, or says
+// why there is nothing to move.
+func openUnblock(msg unblockReadyMsg, spec moveSpec) tea.Cmd {
+	switch {
 	case msg.err != nil:
 		return statusCmd(termtext.Sanitize(msg.err.Error()), true)
 	case len(msg.plan.Picks) == 0:
@@ -60,9 +75,46 @@ func (m *browserModel) unblockReady(msg unblockReadyMsg) tea.Cmd {
 		}
 		return statusCmd(termtext.Sanitize(text), false)
 	}
-	spec := m.moveSpec(nil)
 	spec.unblock, spec.unblockPlan = &msg.req, &msg.plan
 	return tea.Batch(statusCmd("", false), navCmd(openMoveMsg{spec: spec}))
+}
+
+// unblockRow is the selected row when u acts on it: a queue with a
+// head-of-line finding (hol-risk, hol-blocked), else nil.
+func (m *homeModel) unblockRow() *homeRow {
+	r := m.selected()
+	if r == nil || r.q == nil || !m.c.keys.Unblock.Enabled() {
+		return nil
+	}
+	for _, f := range r.finds {
+		if f.Code == retry.CodeHoLRisk || f.Code == retry.CodeHoLBlocked {
+			return r
+		}
+	}
+	return nil
+}
+
+// homeUnblockReady opens the move dialog on an unblock asked from the
+// ladders screen, as the browser's u does.
+func (m *homeModel) homeUnblockReady(msg unblockReadyMsg) tea.Cmd {
+	if !msg.home {
+		return nil
+	}
+	spec := moveSpec{queue: msg.queue}
+	if r := m.rowOf(msg.queue); r != nil && r.q != nil {
+		spec = m.moveSpec(r)
+	}
+	return openUnblock(msg, spec)
+}
+
+// rowOf is the selectable row of queue, or nil.
+func (m *homeModel) rowOf(queue string) *homeRow {
+	for i := range m.rows {
+		if m.rows[i].selectable() && m.rows[i].name == queue {
+			return &m.rows[i]
+		}
+	}
+	return nil
 }
 
 // groupOrder is what g cycles through ("" is the plain list).

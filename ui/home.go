@@ -63,6 +63,8 @@ func (m *homeModel) Update(msg tea.Msg) tea.Cmd {
 		return m.handleKey(msg)
 	case tea.PasteMsg:
 		m.filter.Paste(msg, m.c.keys)
+	case unblockReadyMsg:
+		return m.homeUnblockReady(msg)
 	}
 	return nil
 }
@@ -203,6 +205,10 @@ func (m *homeModel) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Move):
 		if r := m.selected(); r != nil && r.q != nil {
 			return navCmd(openMoveMsg{spec: m.moveSpec(r)})
+		}
+	case key.Matches(msg, k.Unblock):
+		if r := m.unblockRow(); r != nil {
+			return prepareUnblockCmd(m.c.client, r.name, true)
 		}
 	}
 	return nil
@@ -368,6 +374,9 @@ func (m *homeModel) ShortHelp() []key.Binding {
 		out = append(out, k.ClearFilter)
 	}
 	out = append(out, k.Move)
+	if m.unblockRow() != nil {
+		out = append(out, k.Unblock)
+	}
 	if kept {
 		out = append(out, list.MatchKeys(k)...)
 	}
@@ -388,6 +397,10 @@ func (m *homeModel) FullHelp() [][]key.Binding {
 	if m.filter.Text() != "" {
 		act = append(append(act, k.ClearFilter), list.MatchKeys(k)...)
 	}
-	act = append(act, k.Move, k.Findings, k.Refresh)
+	act = append(act, k.Move)
+	if m.unblockRow() != nil {
+		act = append(act, k.Unblock)
+	}
+	act = append(act, k.Findings, k.Refresh)
 	return [][]key.Binding{list.NavKeys(m.c.keys), act, appKeys(m.c, true)}
 }

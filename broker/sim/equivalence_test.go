@@ -52,10 +52,17 @@ func scenarios() []scenario {
 		{name: "exchange with key after 5s", req: broker.MoveRequest{To: broker.Target{Kind: broker.TargetExchange, Name: OrdersExchange, RoutingKey: "orders.created", HasKey: true}, Delay: 5 * time.Second}, want: []retry.Via{t, t, t, t}},
 		{name: "exchange with a key that routes nowhere", req: broker.MoveRequest{To: broker.Target{Kind: broker.TargetExchange, Name: OrdersExchange, RoutingKey: "nothing.here", HasKey: true}}, want: []retry.Via{skip, skip, skip, skip}},
 		{name: "reset retries", req: broker.MoveRequest{To: main, ResetRetries: true}, want: []retry.Via{d, d, d, d}},
-		{name: "picked by identity, each with its own delay (unblock)", req: broker.MoveRequest{To: origin, Pick: map[string]time.Duration{
-			retry.PickKey("m1", retry.BodyDigest([]byte(`{"id":"m1"}`))): 5 * time.Second,
-			retry.PickKey("m2", retry.BodyDigest([]byte(`{"id":"m2"}`))): 7 * time.Second,
-		}}, want: []retry.Via{t, q}},
+		{name: "picked by identity, each with its own delay (unblock)", req: broker.MoveRequest{To: origin, Pick: []retry.Pick{
+			// Due on the simulation's clock (onLiveClock moves it to the
+			// broker's); a pick waits in a ladder delay queue, never a tier.
+			{Position: 1, MessageID: "m1", BodyDigest: retry.BodyDigest([]byte(`{"id":"m1"}`)), Timestamp: t0, Delay: 5 * time.Second, DueAt: t0.Add(5 * time.Second)},
+			{Position: 2, MessageID: "m2", BodyDigest: retry.BodyDigest([]byte(`{"id":"m2"}`)), Timestamp: t0, Delay: 7 * time.Second, DueAt: t0.Add(7 * time.Second)},
+		}}, want: []retry.Via{q, q}},
+		// A pick carries its exact remaining delay as its expiration, which
+		// a delayed exchange would carry on into the target: a wait queue.
+		{name: "picked, with a delayed exchange there (unblock)", req: broker.MoveRequest{To: origin, Pick: []retry.Pick{
+			{Position: 2, MessageID: "m2", BodyDigest: retry.BodyDigest([]byte(`{"id":"m2"}`)), Timestamp: t0, Delay: 7 * time.Second, DueAt: t0.Add(7 * time.Second)},
+		}}, delayed: true, want: []retry.Via{q}},
 		{name: "positions with the ids shown", req: broker.MoveRequest{To: main, Positions: []int{1, 2}, PositionIDs: []string{"m1", "not-m2"}}, want: []retry.Via{d, skip}},
 	}
 }
@@ -85,7 +92,7 @@ func TestOnePlannerSimulationAndLiveBrokerAgree(t *testing.T) {
 			if err != nil {
 				t.Fatalf("sim dry run: %v", err)
 			}
-			livePlan, err := l.Move(context.Background(), dry, nil)
+			livePlan, err := l.Move(context.Background(), onLiveClock(dry), nil)
 			if err != nil {
 				t.Fatalf("live dry run: %v", err)
 			}
@@ -110,7 +117,7 @@ func TestOnePlannerSimulationAndLiveBrokerAgree(t *testing.T) {
 			run.Expect = simPlan.Planned
 			simRep, simErr := s.Move(context.Background(), run, nil)
 			run.Expect = livePlan.Planned
-			liveRep, liveErr := l.Move(context.Background(), run, nil)
+			liveRep, liveErr := l.Move(context.Background(), onLiveClock(run), nil)
 			// Both say the same when messages stayed: a partial move.
 			if (simErr != nil) != (liveErr != nil) || (simErr != nil && (!errors.Is(simErr, broker.ErrPartial) || !errors.Is(liveErr, broker.ErrPartial))) {
 				t.Fatalf("move: sim %v, live %v", simErr, liveErr)
@@ -159,9 +166,26 @@ func comparePlans(t *testing.T, sim, live []broker.PlannedMove) {
 	}
 }
 
+// onLiveClock is req with its picks due as long after the broker's now as
+// they are after the simulation's (t0).
+func onLiveClock(req broker.MoveRequest) broker.MoveRequest {
+	if req.Pick == nil {
+		return req
+	}
+	req.Pick = slices.Clone(req.Pick)
+	for i := range req.Pick {
+		req.Pick[i].DueAt = time.Now().Add(req.Pick[i].DueAt.Sub(t0))
+	}
+	return req
+}
+
 // untimed is a plan with the death times of the history it carries taken
-// out: the simulation's clock is not the broker's.
+// out, and a pick's expiration (what remains of its delay, to the
+// millisecond): the simulation's clock is not the broker's.
 func untimed(p broker.PlannedMove) broker.PlannedMove {
+	if p.Pick > 0 {
+		p.Expiration = ""
+	}
 	carried, ok := p.SetHeaders[retry.HeaderCarriedDeaths].([]any)
 	if !ok {
 		return p
@@ -291,7 +315,9 @@ func equivLive(t *testing.T, delayed bool) (*broker.Live, *broker.Resolved) {
 		}
 	}
 	for i, m := range equivMessages() {
-		p := amqp.Publishing{MessageId: m.id, ContentType: "application/json", Body: []byte(`{"id":"` + m.id + `"}`), Headers: amqp.Table(m.headers)}
+		// The simulation's timestamp (its clock, t0): an unblock pick
+		// knows a message by it.
+		p := amqp.Publishing{MessageId: m.id, ContentType: "application/json", Body: []byte(`{"id":"` + m.id + `"}`), Headers: amqp.Table(m.headers), Timestamp: t0}
 		switch {
 		case m.viaTier:
 			p.Expiration = "1"

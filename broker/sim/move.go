@@ -144,6 +144,13 @@ func (s *Sim) planMove(req broker.MoveRequest) (*broker.MoveReport, []hop, error
 		hops = append(hops, hop{m: m, route: r})
 	}
 	rep.Requested = len(hops)
+	if req.Pick != nil {
+		// Every planned message counts, found or not (see retry.Pick).
+		rep.Requested = len(req.Pick)
+		if n := planner.PicksMissed(); n > 0 {
+			rep.Note(retry.PicksGoneNote(n))
+		}
+	}
 	return rep, hops, nil
 }
 

@@ -14,8 +14,10 @@ import (
 
 // unblockResult is `ladder unblock -o json`.
 type unblockResult struct {
-	Unblock retry.UnblockPlan  `json:"unblock"`
-	Move    *broker.MoveReport `json:"move"`
+	Unblock retry.UnblockPlan `json:"unblock"`
+	// SideEffects are the peek's (it reads the queue as ladder peek does).
+	SideEffects []string           `json:"side_effects"`
+	Move        *broker.MoveReport `json:"move"`
 }
 
 func newUnblockCmd(a *app) *cobra.Command {
@@ -32,14 +34,18 @@ head: a long delay there holds back every shorter one behind it. unblock reads
 the queue's first messages (a peek, with a peek's side effects), picks those
 whose remaining delay is longer than that of a message behind them, and moves
 each into a per-delay wait queue (ladder.delay.<ms>…) with its REMAINING delay,
-dead-lettering to where the queue itself dead-letters. The picked messages
-still leave when they were due; everything left behind is then in due order
-and leaves on time.
+dead-lettering to where the queue itself dead-letters. The remaining delay is
+worked out as each message is published (the time spent confirming adds no
+lateness). The picked messages still leave when they were due; everything left
+behind is then in due order and leaves on time.
 
 The move is loss-free (confirmed before acked) and goes through the same
 planner as ladder move: a dry run first, then a confirmation on a terminal
-(--yes skips it). A message with no timestamp, or one that never expires,
-stays, with a note. Exit 3 when some picked messages stayed.`,
+(--yes skips it). A picked message is the one the peek saw (id, body,
+expiration, timestamp, and no further back in the queue); one no longer there
+is not moved, and not replaced by a look-alike. A message with no timestamp,
+or one that never expires, stays, with a note. Exit 3 when some picked
+messages stayed.`,
 		Args: exactlyOne("QUEUE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			queue := args[0]
@@ -57,15 +63,19 @@ stays, with a note. Exit 3 when some picked messages stayed.`,
 				return err
 			}
 			defer closeClient()
-			req, plan, _, err := broker.PrepareUnblock(cmd.Context(), c, queue, look)
+			req, plan, peeked, err := broker.PrepareUnblock(cmd.Context(), c, queue, look)
 			if err != nil {
 				return err
 			}
+			effects := []string{}
+			if peeked != nil && peeked.SideEffects != nil {
+				effects = peeked.SideEffects
+			}
 			if len(plan.Picks) == 0 {
 				if a.json() {
-					return writeJSON(a.stdout, unblockResult{Unblock: plan})
+					return writeJSON(a.stdout, unblockResult{Unblock: plan, SideEffects: effects})
 				}
-				fmt.Fprint(a.stdout, renderUnblock(plan))
+				fmt.Fprint(a.stdout, renderUnblock(plan, effects))
 				return nil
 			}
 			var rep *broker.MoveReport
@@ -73,7 +83,7 @@ stays, with a note. Exit 3 when some picked messages stayed.`,
 			case dryRun:
 				req.DryRun = true
 			case !yes:
-				fmt.Fprint(a.stderr, renderUnblock(plan))
+				fmt.Fprint(a.stderr, renderUnblock(plan, effects))
 				if req, err = confirm(cmd.Context(), a, c, req); err != nil {
 					return err
 				}
@@ -83,12 +93,12 @@ stays, with a note. Exit 3 when some picked messages stayed.`,
 				return err
 			}
 			if a.json() {
-				if jerr := writeJSON(a.stdout, unblockResult{Unblock: plan, Move: rep}); jerr != nil {
+				if jerr := writeJSON(a.stdout, unblockResult{Unblock: plan, SideEffects: effects, Move: rep}); jerr != nil {
 					return jerr
 				}
 			} else {
 				if dryRun || yes {
-					fmt.Fprint(a.stdout, renderUnblock(plan))
+					fmt.Fprint(a.stdout, renderUnblock(plan, effects))
 				}
 				fmt.Fprint(a.stdout, renderMove(rep, queue))
 			}
@@ -106,10 +116,14 @@ stays, with a note. Exit 3 when some picked messages stayed.`,
 }
 
 // renderUnblock says which messages hold others back and the delay each
-// keeps.
-func renderUnblock(u retry.UnblockPlan) string {
+// keeps, after what reading the queue did (the peek's side effects, as
+// ladder peek shows them).
+func renderUnblock(u retry.UnblockPlan, effects []string) string {
 	var b strings.Builder
 	b.WriteString(clean(present.Unblock(u)) + "\n")
+	for _, e := range effects {
+		b.WriteString("! " + clean(e) + "\n")
+	}
 	if len(u.Picks) > 0 {
 		rows := [][]string{{"POS", "MESSAGE ID", "DUE", "REMAINING"}}
 		for _, p := range u.Picks {

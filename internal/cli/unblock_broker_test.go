@@ -9,6 +9,8 @@ import (
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/ladder-tui/ladder/broker"
 )
 
 // A delay queue written to straight, with a 10-minute message at its head
@@ -114,5 +116,178 @@ func drainIDs(t *testing.T, ch *amqp.Channel, q string, seen map[string]int) {
 			return
 		}
 		seen[d.MessageId]++
+	}
+}
+
+// Repro D of issue 12 on a broker, and look-alikes: messages with no id
+// and the same body are told apart. In work3.delay a 6 s and a 10-minute
+// "x" both hold a 2 s "z" back: each moves with its own remaining delay,
+// and the 6 s one arrives in work3 when due, not 10 minutes late. In
+// work4.delay five identical 3 s messages wait behind a 10-minute one with
+// the same body: only the head moves (the dry run says 1 too).
+func TestUnblockTellsLookAlikesApartOnTheBroker(t *testing.T) {
+	r := vhostEnv(t)
+	ctx := context.Background()
+	conn, err := r.DialAMQP(ctx, "test unblock look-alikes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ch, err := conn.Channel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"work3", "work4"} {
+		if _, err := ch.QueueDeclare(q, true, false, false, false, nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ch.QueueDeclare(q+".delay", true, false, false, false, amqp.Table{
+			"x-dead-letter-exchange": "", "x-dead-letter-routing-key": q}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := ch.Confirm(false); err != nil {
+		t.Fatal(err)
+	}
+	pub := func(q, body, exp string) {
+		dc, err := ch.PublishWithDeferredConfirmWithContext(ctx, "", q, false, false, amqp.Publishing{
+			Expiration: exp, Timestamp: time.Now(), DeliveryMode: amqp.Persistent, Body: []byte(body)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok, err := dc.WaitContext(ctx); !ok || err != nil {
+			t.Fatalf("publish %s: %v", body, err)
+		}
+	}
+	start := time.Now()
+	pub("work3.delay", "x", "6000")
+	pub("work3.delay", "x", "600000")
+	pub("work3.delay", "z", "2000")
+	pub("work4.delay", "same", "600000")
+	for range 5 {
+		pub("work4.delay", "same", "3000")
+	}
+
+	code, out, errOut := runLadder(t, "unblock", "work3.delay", "--yes", "-o", "json")
+	var res unblockResult
+	if err := json.Unmarshal([]byte(out), &res); err != nil || code != 0 {
+		t.Fatalf("work3: exit %d %v\n%s\n%s", code, err, out, errOut)
+	}
+	if len(res.Unblock.Picks) != 2 || res.Move.Requested != 2 || res.Move.Moved != 2 || len(res.Move.Routes) != 2 {
+		t.Fatalf("work3: want 2 picked and moved, each its own way: %s", out)
+	}
+	code, out, errOut = runLadder(t, "unblock", "work4.delay", "--dry-run", "-o", "json")
+	if err := json.Unmarshal([]byte(out), &res); err != nil || code != 0 || res.Move.Requested != 1 || res.Move.Via["delay_queue"] != 1 {
+		t.Fatalf("work4 dry run: exit %d %v\n%s\n%s", code, err, out, errOut)
+	}
+	code, out, errOut = runLadder(t, "unblock", "work4.delay", "--yes", "-o", "json")
+	if err := json.Unmarshal([]byte(out), &res); err != nil || code != 0 || res.Move.Requested != 1 || res.Move.Moved != 1 {
+		t.Fatalf("work4: exit %d %v\n%s\n%s", code, err, out, errOut)
+	}
+
+	// z (2 s) and the 6 s x reach work3 by 6 s and slack; all five 3 s
+	// look-alikes reach work4.
+	deadline := start.Add(6*time.Second + 10*time.Second)
+	for depthOf(t, r, "work3") < 2 || depthOf(t, r, "work4") < 5 {
+		if time.Now().After(deadline) {
+			t.Fatalf("after %v work3 has %d of 2, work4 %d of 5", time.Since(start), depthOf(t, r, "work3"), depthOf(t, r, "work4"))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	took := time.Since(start)
+	got := map[string]int{}
+	for _, q := range []string{"work3", "work4"} {
+		for {
+			d, ok, err := ch.Get(q, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !ok {
+				break
+			}
+			exp, _ := d.Headers["x-ladder-original-expiration"].(string)
+			got[q+":"+string(d.Body)+"/"+exp]++
+		}
+	}
+	want := map[string]int{"work3:z/": 1, "work3:x/6000": 1, "work4:same/": 5}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("arrived %v, want %v (in %v)", got, want, took)
+	}
+	if d := depthOf(t, r, "work3.delay") + depthOf(t, r, "work4.delay"); d != 0 {
+		t.Errorf("the delay queues still hold %d", d)
+	}
+}
+
+// The time spent confirming adds no lateness on a broker: planned at the
+// peek, moved 4 s later, an 8 s message still reaches work when it was due
+// (not 4 s late), through a wait queue of its remaining delay as of the
+// peek.
+func TestUnblockKeepsTheDueTimeOnTheBroker(t *testing.T) {
+	r := vhostEnv(t)
+	ctx := context.Background()
+	conn, err := r.DialAMQP(ctx, "test unblock lateness")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ch, err := conn.Channel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ch.QueueDeclare("work", true, false, false, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ch.QueueDeclare("work.delay", true, false, false, false, amqp.Table{
+		"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "work"}); err != nil {
+		t.Fatal(err)
+	}
+	// A whole second, as AMQP timestamps are: the due time is exact.
+	stamp := time.Now().Truncate(time.Second).Add(time.Second)
+	time.Sleep(time.Until(stamp))
+	for _, m := range []struct{ id, exp string }{{"long", "8000"}, {"short", "1000"}} {
+		if err := ch.PublishWithContext(ctx, "", "work.delay", false, false, amqp.Publishing{
+			MessageId: m.id, Expiration: m.exp, Timestamp: stamp, Body: []byte(m.id)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	live, err := broker.NewLive(r, "test unblock lateness")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer live.Close()
+	req, plan, _, err := broker.PrepareUnblock(ctx, live, "work.delay", 0)
+	if err != nil || len(plan.Picks) != 1 || plan.Picks[0].MessageID != "long" {
+		t.Fatalf("%+v %v", plan, err)
+	}
+	dry := req
+	dry.DryRun = true
+	preview, err := live.Move(ctx, dry, nil)
+	if err != nil || len(preview.Planned) != 1 {
+		t.Fatalf("%+v %v", preview, err)
+	}
+	time.Sleep(4 * time.Second) // confirming
+	req.Expect = preview.Planned
+	if rep, err := live.Move(ctx, req, nil); err != nil || rep.Moved != 1 {
+		t.Fatalf("%+v %v", rep, err)
+	}
+	due := stamp.Add(8 * time.Second)
+	for {
+		d, ok, err := ch.Get("work", true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok && d.MessageId == "long" {
+			break
+		}
+		if time.Now().After(due.Add(3 * time.Second)) {
+			t.Fatalf("long not in work %v after it was due", time.Since(due))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// Generous: the broker checks expiry promptly, but the box is busy.
+	if late := time.Since(due); late > 1500*time.Millisecond || late < -500*time.Millisecond {
+		t.Errorf("long arrived %v after it was due", late)
+	} else {
+		t.Logf("long arrived %v after it was due", late)
 	}
 }
