@@ -20,15 +20,7 @@ import (
 func TestSteadyRefreshDepthsMatchManagement(t *testing.T) {
 	r := brokertest.OwnVhost(t)
 	ctx := context.Background()
-	conn, err := r.DialAMQP(ctx, "test steady refresh")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	ch, err := conn.Channel()
-	if err != nil {
-		t.Fatal(err)
-	}
+	ch := brokertest.Channel(t, r, "test steady refresh")
 	if err := ch.Confirm(false); err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/ladder-tui/ladder/broker/brokertest"
 	"github.com/ladder-tui/ladder/retry"
 )
 
@@ -21,15 +22,7 @@ func TestDeathsAddUpAcrossADumpAndReplay(t *testing.T) {
 	r := brokerEnv(t)
 	dlq := testQueue(t, r, "dlq", 0, nil)
 	main := testQueue(t, r, "main", 0, amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": dlq})
-	conn, err := r.DialAMQP(context.Background(), "test carry")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	ch, err := conn.Channel()
-	if err != nil {
-		t.Fatal(err)
-	}
+	ch := brokertest.Channel(t, r, "test carry")
 	reject := func() {
 		t.Helper()
 		deadline := time.Now().Add(10 * time.Second)

@@ -11,6 +11,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/broker/brokertest"
 )
 
 // A delay queue written to straight, with a 10-minute message at its head
@@ -19,15 +20,7 @@ import (
 func TestUnblockFreesTheShortMessagesOnTheBroker(t *testing.T) {
 	r := vhostEnv(t)
 	ctx := context.Background()
-	conn, err := r.DialAMQP(ctx, "test unblock")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	ch, err := conn.Channel()
-	if err != nil {
-		t.Fatal(err)
-	}
+	ch := brokertest.Channel(t, r, "test unblock")
 	if _, err := ch.QueueDeclare("work", true, false, false, false, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -128,15 +121,7 @@ func drainIDs(t *testing.T, ch *amqp.Channel, q string, seen map[string]int) {
 func TestUnblockTellsLookAlikesApartOnTheBroker(t *testing.T) {
 	r := vhostEnv(t)
 	ctx := context.Background()
-	conn, err := r.DialAMQP(ctx, "test unblock look-alikes")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	ch, err := conn.Channel()
-	if err != nil {
-		t.Fatal(err)
-	}
+	ch := brokertest.Channel(t, r, "test unblock look-alikes")
 	for _, q := range []string{"work3", "work4"} {
 		if _, err := ch.QueueDeclare(q, true, false, false, false, nil); err != nil {
 			t.Fatal(err)
@@ -225,15 +210,7 @@ func TestUnblockTellsLookAlikesApartOnTheBroker(t *testing.T) {
 func TestUnblockKeepsTheDueTimeOnTheBroker(t *testing.T) {
 	r := vhostEnv(t)
 	ctx := context.Background()
-	conn, err := r.DialAMQP(ctx, "test unblock lateness")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	ch, err := conn.Channel()
-	if err != nil {
-		t.Fatal(err)
-	}
+	ch := brokertest.Channel(t, r, "test unblock lateness")
 	if _, err := ch.QueueDeclare("work", true, false, false, false, nil); err != nil {
 		t.Fatal(err)
 	}
