@@ -138,8 +138,14 @@ func check(api *rabbithole.Client, file string) error {
 	return fmt.Errorf("the test run changed the broker: %d left behind, %d gone", len(added), len(gone))
 }
 
+// ours: a queue or exchange the suite declares (its tests', or its noise in /).
+func ours(vhost, name string) bool {
+	return strings.HasPrefix(name, testPrefix) || vhost == "/" && strings.HasPrefix(name, noisePrefix)
+}
+
 // sweep deletes what an interrupted test run left: its vhosts, and its
-// queues and exchanges in every other vhost.
+// queues and exchanges in every other vhost, and its noise (left in place,
+// the next run would record it as the broker's own and then find it gone).
 func sweep(api *rabbithole.Client) error {
 	vhosts, err := api.ListVhosts()
 	if err != nil {
@@ -147,7 +153,7 @@ func sweep(api *rabbithole.Client) error {
 	}
 	n := 0
 	for _, v := range vhosts {
-		if strings.HasPrefix(v.Name, testPrefix) {
+		if strings.HasPrefix(v.Name, testPrefix) || v.Name == noiseVhost {
 			if _, err := api.DeleteVhost(v.Name); err != nil {
 				return fmt.Errorf("delete vhost %s: %w", v.Name, err)
 			}
@@ -159,7 +165,7 @@ func sweep(api *rabbithole.Client) error {
 			return fmt.Errorf("list queues in %s: %w", v.Name, err)
 		}
 		for _, q := range qs {
-			if strings.HasPrefix(q.Name, testPrefix) {
+			if ours(v.Name, q.Name) {
 				if _, err := api.DeleteQueue(v.Name, q.Name); err != nil && !notFound(err) {
 					return fmt.Errorf("delete queue %s: %w", q.Name, err)
 				}
@@ -171,7 +177,7 @@ func sweep(api *rabbithole.Client) error {
 			return fmt.Errorf("list exchanges in %s: %w", v.Name, err)
 		}
 		for _, x := range xs {
-			if strings.HasPrefix(x.Name, testPrefix) {
+			if ours(v.Name, x.Name) {
 				if _, err := api.DeleteExchange(v.Name, x.Name); err != nil && !notFound(err) {
 					return fmt.Errorf("delete exchange %s: %w", x.Name, err)
 				}
