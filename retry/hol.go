@@ -294,7 +294,7 @@ func HoLBlockedFinding(queue string, ev HoLEvidence) (Finding, bool) {
 	if ev.HeadAge > 0 {
 		msg = "head published " + fndDuration(ev.HeadAge.Truncate(time.Second)) + " ago, "
 	}
-	msg += fmt.Sprintf("nothing left for %s, %s waiting: a long expiration at the head holds back the rest (u in the queue unblocks)",
+	msg += fmt.Sprintf("nothing left for %s, %s waiting: a long expiration at the head holds back the rest (ladder unblock, or u, frees them)",
 		fndDuration(ev.Window.Truncate(time.Second)), fndCount(ev.Waiting))
 	return Finding{Code: CodeHoLBlocked, Severity: SeverityError, Queue: queue, Message: msg}, true
 }

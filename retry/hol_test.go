@@ -192,7 +192,7 @@ func TestHoLMarkJSON(t *testing.T) {
 func TestHoLBlockedFinding(t *testing.T) {
 	ok := HoLEvidence{Window: 14 * time.Minute, Left: 0, Arrived: 2310, Waiting: 2310, HeadAge: 14*time.Minute + 400*time.Millisecond}
 	f, found := HoLBlockedFinding("jobs.delay", ok)
-	want := "head published 14m ago, nothing left for 14m, 2,310 waiting: a long expiration at the head holds back the rest (u in the queue unblocks)"
+	want := "head published 14m ago, nothing left for 14m, 2,310 waiting: a long expiration at the head holds back the rest (ladder unblock, or u, frees them)"
 	if !found || f.Code != CodeHoLBlocked || f.Severity != SeverityError || f.Queue != "jobs.delay" || f.Message != want {
 		t.Fatalf("%+v %v\nwant %q", f, found, want)
 	}
