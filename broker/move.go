@@ -80,7 +80,9 @@ type mover struct {
 	blocked string
 	// lookAt is how many messages a --where move looks at (0 without one).
 	lookAt int
-	pace   Pacer
+	// lastPick is the furthest position a pick was peeked at (unblock).
+	lastPick int
+	pace     Pacer
 }
 
 // pending is a publish awaiting its confirm.
@@ -123,6 +125,9 @@ func (l *Live) Move(ctx context.Context, req MoveRequest, progress func(MoveProg
 		waitDeclared: map[string]time.Time{}, waitArgs: map[string]retry.Headers{},
 		progress: progress, start: time.Now(), run: runID(), pace: NewPacer(req.Rate),
 	}
+	for _, k := range req.Pick {
+		m.lastPick = max(m.lastPick, k.Position)
+	}
 	q, _ := v.Queue(req.From)
 	if limit, ok := deliveryLimit(q, version); ok {
 		m.deliveryLimit = limit
@@ -143,6 +148,16 @@ func (l *Live) Move(ctx context.Context, req MoveRequest, progress func(MoveProg
 		all.Limit = 0
 		rep.Requested = requested(all, ready)
 		m.lookAt = rep.Requested
+	}
+	if req.Pick != nil && ready == 0 {
+		// Every planned message has left the queue: say so, as the
+		// simulation does, not "nothing to move".
+		rep.Requested = len(req.Pick)
+		rep.Notes = append(rep.Notes, retry.PicksGoneNote(len(req.Pick)))
+		if req.DryRun {
+			return rep, nil
+		}
+		return rep, fmt.Errorf("move from %s: moved 0 of %d (0 returned, 0 failed, 0 skipped): %w", req.From, len(req.Pick), ErrPartial)
 	}
 	if req.DryRun {
 		return rep, m.dryRun(ctx)
@@ -197,6 +212,9 @@ func (m *mover) dryRun(ctx context.Context) error {
 	limit := m.rep.Requested
 	if last := m.lastPosition(); last >= 0 {
 		limit = last + 1
+	}
+	if m.req.Pick != nil {
+		limit = min(limit, m.lastPick+1) // no pick lies further back
 	}
 	if m.lookAt > 0 && limit > heldBudget {
 		// A move looks no further than it can hold: nor does its preview.
@@ -304,6 +322,9 @@ func (m *mover) move(ctx context.Context) (err error) {
 	look := min(m.rep.Requested, heldBudget)
 	if last := m.lastPosition(); last >= 0 {
 		look = last + 1
+	}
+	if m.req.Pick != nil {
+		look = min(look, m.lastPick+1)
 	}
 	m.prefetch = min(maxPrefetch, max(2*moveWindow, look+moveWindow))
 	if err := m.src.Qos(m.prefetch, 0, false); err != nil {
@@ -580,8 +601,12 @@ func (p *pipeline) done() bool {
 	if last := m.lastPosition(); last >= 0 {
 		return p.pos > last
 	}
-	if m.req.Pick != nil && p.matched >= len(m.req.Pick) {
-		return true // every picked message was seen
+	if m.req.Pick != nil && (p.matched >= len(m.req.Pick) || p.pos > m.lastPick) {
+		// Every picked message was seen, or the move is past where the peek
+		// saw the last one: messages only leave from the head, so none
+		// behind it can be a pick (and holding the rest would stop them
+		// expiring).
+		return true
 	}
 	if m.lookAt > 0 {
 		return p.taken >= m.lookAt || (m.req.Limit > 0 && p.matched >= m.req.Limit)

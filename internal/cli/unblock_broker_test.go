@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -266,5 +267,108 @@ func TestUnblockKeepsTheDueTimeOnTheBroker(t *testing.T) {
 		t.Errorf("long arrived %v after it was due", late)
 	} else {
 		t.Logf("long arrived %v after it was due", late)
+	}
+}
+
+// A pick that leaves between the preview and the move (it expired, or a
+// consumer took it) is said to be gone, the move exits partial and nothing
+// behind it is lost. With the queue empty by then, the live broker says
+// what the simulation says (it said "nothing to move", exit 0).
+func TestUnblockWhenThePickHasLeft(t *testing.T) {
+	r := vhostEnv(t)
+	ctx := context.Background()
+	ch := brokertest.Channel(t, r, "test unblock pick left")
+	if _, err := ch.QueueDeclare("work", true, false, false, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ch.QueueDeclare("work.delay", true, false, false, false, amqp.Table{
+		"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "work"}); err != nil {
+		t.Fatal(err)
+	}
+	publish := func(id, exp string) {
+		t.Helper()
+		if err := ch.PublishWithContext(ctx, "", "work.delay", false, false, amqp.Publishing{
+			MessageId: id, Expiration: exp, Timestamp: time.Now(), Body: []byte(id)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const behind = 20
+	publish("head", "600000")
+	msgs := make([]amqp.Publishing, behind)
+	for i := range msgs {
+		msgs[i] = amqp.Publishing{MessageId: fmt.Sprintf("short-%d", i), Expiration: "300000", Timestamp: time.Now(), Body: []byte("s")}
+	}
+	if err := ch.Confirm(false); err != nil {
+		t.Fatal(err)
+	}
+	if err := brokertest.PublishConfirmed(ctx, ch, "", "work.delay", msgs); err != nil {
+		t.Fatal(err)
+	}
+	live, err := broker.NewLive(r, "test unblock pick left")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer live.Close()
+	prepare := func() broker.MoveRequest {
+		t.Helper()
+		req, plan, _, err := broker.PrepareUnblock(ctx, live, "work.delay", 0)
+		if err != nil || len(plan.Picks) != 1 || plan.Picks[0].MessageID != "head" {
+			t.Fatalf("%+v %v", plan, err)
+		}
+		dry := req
+		dry.DryRun = true
+		preview, err := live.Move(ctx, dry, nil)
+		if err != nil || len(preview.Planned) != 1 {
+			t.Fatalf("%+v %v", preview, err)
+		}
+		req.Expect = preview.Planned
+		return req
+	}
+	take := func() *amqp.Delivery {
+		t.Helper()
+		for range 100 {
+			d, ok, err := ch.Get("work.delay", false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ok {
+				return &d
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		t.Fatal("work.delay is empty")
+		return nil
+	}
+	req := prepare()
+	if d := take(); d.MessageId != "head" { // the pick leaves
+		t.Fatalf("took %q", d.MessageId)
+	} else if err := d.Ack(false); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := live.Move(ctx, req, nil)
+	notes := strings.Join(rep.Notes, "\n")
+	if !errors.Is(err, broker.ErrPartial) || rep.Moved != 0 || rep.Requested != 1 || !strings.Contains(notes, "not found") {
+		t.Fatalf("%+v %v", rep, err)
+	}
+	// Nothing lost: every message behind the pick is still there.
+	if q, err := ch.QueueDeclarePassive("work.delay", true, false, false, false, nil); err != nil || q.Messages != behind {
+		t.Fatalf("work.delay holds %d, want %d (%v)", q.Messages, behind, err)
+	}
+	if _, err := ch.QueuePurge("work.delay", false); err != nil {
+		t.Fatal(err)
+	}
+
+	// The queue empty by the time of the move: as in the simulation.
+	publish("head", "600000")
+	publish("short", "300000")
+	req = prepare()
+	for range 2 {
+		if err := take().Ack(false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep, err = live.Move(ctx, req, nil)
+	if !errors.Is(err, broker.ErrPartial) || rep.Requested != 1 || !strings.Contains(strings.Join(rep.Notes, "\n"), "not found") {
+		t.Fatalf("empty queue: %+v %v", rep, err)
 	}
 }
