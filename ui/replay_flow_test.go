@@ -151,7 +151,7 @@ func TestBrowserUnblocksAHoLBlockedQueue(t *testing.T) {
 	h.send(openQueueMsg{queue: sim.PaymentsWait})
 	h.mustContain("u unblock (HoL)")
 	h.key("u")
-	h.mustContain("Confirm move", "those holding others back", "remaining delay", "in a queue of its own")
+	h.mustContain("Confirm move", "those holding others back", "remaining delay", "in a wait queue chosen as it is published")
 	if got := h.m.move.preview.Requested; got != len(plan.Picks) {
 		t.Fatalf("dry run plans %d, the unblock picks %d", got, len(plan.Picks))
 	}

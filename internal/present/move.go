@@ -82,7 +82,7 @@ func Unblock(u retry.UnblockPlan) string {
 		longest = max(longest, p.Remaining)
 	}
 	return u.Queue + ": " + Plural(len(u.Picks), "message", "messages") + " " + verb + " back " + Plural(u.Behind, "message", "messages") +
-		" (as of " + Clock(u.At) + "); each waits out its remaining delay (up to " + retry.FormatDelay(longest) + ") in a queue of its own, then goes to " + u.To
+		" (as of " + Clock(u.At) + "); each waits out its remaining delay (up to " + retry.FormatDelay(longest) + ") in a wait queue chosen as it is published (the dry run shows it as of then), then goes to " + u.To
 }
 
 // Via says in words how one message travels.
