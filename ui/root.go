@@ -196,6 +196,12 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		return openCmd(m.open, msg.vhost)
 	case clientOpenedMsg:
 		return m.switchClient(msg)
+	case unblockReadyMsg:
+		// Asked from home, it opens a dialog only if home is still in
+		// front (the user may have opened a queue meanwhile).
+		if msg.home && m.top() != screen(m.home) {
+			return nil
+		}
 	}
 	// Data messages go to every screen; each keeps what concerns it.
 	var cmds []tea.Cmd

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/sim"
+	"github.com/ladder-tui/ladder/retry"
 )
 
 // selectHome puts the ladders screen's cursor on queue.
@@ -106,5 +107,23 @@ func TestHomeUnblocksAHoLFinding(t *testing.T) {
 	}
 	if strings.Contains(h.plain(), "not found") {
 		t.Errorf("a planned message was not found:\n%s", h.plain())
+	}
+}
+
+// An unblock plan asked from home that arrives after the user opened a
+// queue does not pull the move dialog over the browser.
+func TestHomeUnblockPlanArrivingLateOpensNothing(t *testing.T) {
+	h := newHarness(t, newFake(), Options{}, 160, 40).start()
+	h.send(openQueueMsg{queue: "orders.dlq"})
+	browser := h.m.top()
+	plan := retry.UnblockPlan{Queue: "orders.retry.1m", Picks: []retry.UnblockPick{{Position: 0, Remaining: time.Minute}}}
+	h.send(unblockReadyMsg{queue: "orders.retry.1m", home: true, plan: plan})
+	if h.m.top() != browser {
+		t.Fatalf("top %T, want the browser still", h.m.top())
+	}
+	h.key("esc")
+	h.send(unblockReadyMsg{queue: "orders.retry.1m", home: true, plan: plan})
+	if h.m.top() != screen(h.m.move) {
+		t.Fatalf("from home: top %T, want the move dialog", h.m.top())
 	}
 }
