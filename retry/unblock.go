@@ -157,12 +157,13 @@ func PlanUnblock(queue string, set QueueSettings, msgs []UnblockInput, released 
 	}
 	u.To = u.Target.String()
 	if nNever > 0 {
-		u.Notes = append(u.Notes, fmt.Sprintf("%d never-due %s hold others back and stay: with no TTL there is no delay to keep (move them with ladder move)",
-			nNever, fndPlural(int64(nNever), "message", "messages")))
+		u.Notes = append(u.Notes, fmt.Sprintf("%d never-due %s others back and %s: with no TTL there is no delay to keep (move %s with ladder move)",
+			nNever, fndPlural(int64(nNever), "message holds", "messages hold"), fndPlural(int64(nNever), "stays", "stay"), fndPlural(int64(nNever), "it", "them")))
 	}
 	if estimated > 0 {
-		u.Notes = append(u.Notes, fmt.Sprintf("%d %s holding others back have no timestamp, so their remaining delay is not known: they stay",
-			estimated, fndPlural(int64(estimated), "message", "messages")))
+		u.Notes = append(u.Notes, fmt.Sprintf("%d %s holding others back %s no timestamp, so %s remaining delay is not known: %s",
+			estimated, fndPlural(int64(estimated), "message", "messages"), fndPlural(int64(estimated), "has", "have"),
+			fndPlural(int64(estimated), "its", "their"), fndPlural(int64(estimated), "it stays", "they stay")))
 	}
 	return u, nil
 }

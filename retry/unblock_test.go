@@ -77,6 +77,15 @@ func TestPlanUnblockLeavesWhatItCannotTime(t *testing.T) {
 		!strings.Contains(u.Notes[0], "never-due") || !strings.Contains(u.Notes[1], "no timestamp") {
 		t.Fatalf("%+v %v", u, err)
 	}
+	// One of each reads in the singular.
+	for i, want := range []string{
+		"1 never-due message holds others back and stays: with no TTL there is no delay to keep (move it with ladder move)",
+		"1 message holding others back has no timestamp, so its remaining delay is not known: it stays",
+	} {
+		if u.Notes[i] != want {
+			t.Errorf("note %q, want %q", u.Notes[i], want)
+		}
+	}
 	if _, err := PlanUnblock("delay", QueueSettings{}, in, 0, now); err == nil || !strings.Contains(err.Error(), "no dead-letter exchange") {
 		t.Errorf("no DLX: %v", err)
 	}
