@@ -22,13 +22,7 @@ func TestUnblockFreesTheShortMessagesOnTheBroker(t *testing.T) {
 	r := vhostEnv(t)
 	ctx := context.Background()
 	ch := brokertest.Channel(t, r, "test unblock")
-	if _, err := ch.QueueDeclare("work", true, false, false, false, nil); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ch.QueueDeclare("work.delay", true, false, false, false, amqp.Table{
-		"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "work"}); err != nil {
-		t.Fatal(err)
-	}
+	declareDelayQueue(t, ch, "work")
 	if err := ch.Confirm(false); err != nil {
 		t.Fatal(err)
 	}
@@ -123,15 +117,8 @@ func TestUnblockTellsLookAlikesApartOnTheBroker(t *testing.T) {
 	r := vhostEnv(t)
 	ctx := context.Background()
 	ch := brokertest.Channel(t, r, "test unblock look-alikes")
-	for _, q := range []string{"work3", "work4"} {
-		if _, err := ch.QueueDeclare(q, true, false, false, false, nil); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := ch.QueueDeclare(q+".delay", true, false, false, false, amqp.Table{
-			"x-dead-letter-exchange": "", "x-dead-letter-routing-key": q}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	declareDelayQueue(t, ch, "work3")
+	declareDelayQueue(t, ch, "work4")
 	if err := ch.Confirm(false); err != nil {
 		t.Fatal(err)
 	}
@@ -212,13 +199,7 @@ func TestUnblockKeepsTheDueTimeOnTheBroker(t *testing.T) {
 	r := vhostEnv(t)
 	ctx := context.Background()
 	ch := brokertest.Channel(t, r, "test unblock lateness")
-	if _, err := ch.QueueDeclare("work", true, false, false, false, nil); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ch.QueueDeclare("work.delay", true, false, false, false, amqp.Table{
-		"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "work"}); err != nil {
-		t.Fatal(err)
-	}
+	declareDelayQueue(t, ch, "work")
 	// A whole second, as AMQP timestamps are: the due time is exact.
 	stamp := time.Now().Truncate(time.Second).Add(time.Second)
 	time.Sleep(time.Until(stamp))
@@ -278,13 +259,7 @@ func TestUnblockWhenThePickHasLeft(t *testing.T) {
 	r := vhostEnv(t)
 	ctx := context.Background()
 	ch := brokertest.Channel(t, r, "test unblock pick left")
-	if _, err := ch.QueueDeclare("work", true, false, false, false, nil); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ch.QueueDeclare("work.delay", true, false, false, false, amqp.Table{
-		"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "work"}); err != nil {
-		t.Fatal(err)
-	}
+	declareDelayQueue(t, ch, "work")
 	publish := func(id, exp string) {
 		t.Helper()
 		if err := ch.PublishWithContext(ctx, "", "work.delay", false, false, amqp.Publishing{
@@ -370,5 +345,18 @@ func TestUnblockWhenThePickHasLeft(t *testing.T) {
 	rep, err = live.Move(ctx, req, nil)
 	if !errors.Is(err, broker.ErrPartial) || rep.Requested != 1 || !strings.Contains(strings.Join(rep.Notes, "\n"), "not found") {
 		t.Fatalf("empty queue: %+v %v", rep, err)
+	}
+}
+
+// declareDelayQueue declares work and work.delay, a queue without a TTL
+// that dead-letters into it: the shape unblock acts on.
+func declareDelayQueue(t *testing.T, ch *amqp.Channel, work string) {
+	t.Helper()
+	if _, err := ch.QueueDeclare(work, true, false, false, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ch.QueueDeclare(work+".delay", true, false, false, false, amqp.Table{
+		"x-dead-letter-exchange": "", "x-dead-letter-routing-key": work}); err != nil {
+		t.Fatal(err)
 	}
 }
