@@ -20,6 +20,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -67,6 +69,10 @@ func TestDialErrorsClassified(t *testing.T) {
 		{&amqp.Error{Code: amqp.NotAllowed, Reason: "NOT_ALLOWED - access to vhost 'prod' refused for user 'guest'", Server: true}, ErrNoAccess,
 			"user guest has no access to vhost prod at rabbit:5672"},
 		{&amqp.Error{Code: amqp.FrameError, Reason: "EOF"}, ErrNotAMQP, "rabbit:5672 does not speak AMQP"},
+		// The same peer closing, when amqp091's reader saw it before the
+		// protocol header went out: ErrClosed, or the write's own error.
+		{fmt.Errorf("%w: %w", errPeerClosed, amqp.ErrClosed), ErrNotAMQP, "rabbit:5672 does not speak AMQP"},
+		{fmt.Errorf("%w: %w", errPeerClosed, &net.OpError{Op: "write", Net: "tcp", Err: syscall.EPIPE}), ErrNotAMQP, "rabbit:5672 does not speak AMQP"},
 		{&amqp.Error{Code: amqp.ConnectionForced, Reason: "CONNECTION_FORCED - shutdown", Server: true}, nil,
 			"RabbitMQ at rabbit:5672 closed the connection: CONNECTION_FORCED - shutdown"},
 	} {
@@ -405,6 +411,65 @@ func TestAMQPAtHTTPServerSaysManagementPort(t *testing.T) {
 	if got, want := Describe(err), mute+" does not speak AMQP"; got != want {
 		t.Errorf("%q, want %q", got, want)
 	}
+}
+
+// A peer that accepts and closes at once gets one answer whichever of
+// amqp091's reader and its protocol header wins the race (CI saw
+// "channel/connection is not open" when the reader won).
+func TestPeerClosingDuringHandshakeOneAnswer(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	addr := l.Addr().String()
+	orders := map[string]func(net.Conn) net.Conn{
+		"as it comes": nil,
+		// The header waits until the reader has met the close.
+		"reader first": func(c net.Conn) net.Conn { return &readFirstConn{Conn: c, read: make(chan struct{})} },
+	}
+	prev := testWrapConn
+	defer func() { testWrapConn = prev }()
+	for name, wrap := range orders {
+		testWrapConn = wrap
+		for range 20 {
+			_, err := testResolved(t, "amqp://guest:guest@"+addr+"/", "").DialAMQP(context.Background(), "test")
+			if got, want := Describe(err), addr+" does not speak AMQP"; got != want || !errors.Is(err, ErrNotAMQP) {
+				t.Fatalf("%s: %q, want %q", name, got, want)
+			}
+		}
+	}
+}
+
+// readFirstConn holds every write until a read has failed, and then until
+// amqp091 has had time to shut the connection down.
+type readFirstConn struct {
+	net.Conn
+	once sync.Once
+	read chan struct{}
+}
+
+func (c *readFirstConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	if err != nil {
+		c.once.Do(func() { close(c.read) })
+	}
+	return n, err
+}
+
+func (c *readFirstConn) Write(b []byte) (int, error) {
+	<-c.read
+	time.Sleep(20 * time.Millisecond)
+	return c.Conn.Write(b)
 }
 
 // Every URL is redacted the one way, user kept: amqp://bob:xxxxx@, and so

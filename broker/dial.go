@@ -207,6 +207,7 @@ func (r *Resolved) DialAMQP(ctx context.Context, purpose string) (*amqp.Connecti
 	props := amqp.NewConnectionProperties()
 	props.SetClientConnectionName("ladder " + purpose)
 	read := new(atomic.Int64)
+	var tcpUp atomic.Bool
 	cfg := amqp.Config{
 		Properties: props,
 		Vhost:      r.Vhost,
@@ -220,16 +221,23 @@ func (r *Resolved) DialAMQP(ctx context.Context, purpose string) (*amqp.Connecti
 			if err != nil {
 				return nil, err
 			}
+			tcpUp.Store(true)
 			// The deadline covers the handshake; amqp091 clears it afterwards.
 			if err := conn.SetDeadline(time.Now().Add(dialTimeout)); err != nil {
 				conn.Close()
 				return nil, err
+			}
+			if testWrapConn != nil {
+				conn = testWrapConn(conn)
 			}
 			return &countingConn{Conn: conn, n: read}, nil
 		},
 	}
 	conn, err := amqp.DialConfig(r.AMQPURL, cfg)
 	if err != nil {
+		if tcpUp.Load() && closedByPeer(err) {
+			err = fmt.Errorf("%w: %w", errPeerClosed, err)
+		}
 		return nil, r.amqpDialError(err)
 	}
 	received.Store(conn, read)
@@ -238,6 +246,26 @@ func (r *Resolved) DialAMQP(ctx context.Context, purpose string) (*amqp.Connecti
 		received.Delete(conn)
 	}()
 	return conn, nil
+}
+
+// testWrapConn, when a test sets it, wraps each dialled socket (to order
+// the handshake's reads and writes).
+var testWrapConn func(net.Conn) net.Conn
+
+// errPeerClosed marks a dial whose TCP connection was accepted, then
+// closed or reset before the AMQP handshake finished. amqp091 reports that
+// several ways, by a race between its reader and the protocol header it
+// sends: a FrameError (the header went first), ErrClosed (the reader saw
+// the close first), the socket's write error, or net.ErrClosed (the reader
+// shut the socket between the header's check and its write). All are one
+// fact.
+var errPeerClosed = errors.New("closed during the AMQP handshake")
+
+// closedByPeer tells whether a failed handshake ended by the peer closing
+// or resetting the connection.
+func closedByPeer(err error) bool {
+	return errors.Is(err, amqp.ErrClosed) || errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
 // received maps every connection DialAMQP opened to the count of bytes
@@ -278,11 +306,15 @@ func (r *Resolved) amqpDialError(err error) error {
 		return connErr(ErrNoAccess, err, "user %s has no access to vhost %s at %s (or it does not exist)", r.amqpUser(), r.Vhost, addr)
 	case errors.Is(err, amqp.ErrSASL):
 		return connErr(ErrLoginRefused, err, "login refused for user %s at %s: no login mechanism in common (ladder offers PLAIN)", r.amqpUser(), addr)
-	case errors.As(err, &ae):
-		return r.amqpRefusal(ae, err, addr)
 	}
 	if cause, ok := r.tlsCause(err); ok {
 		return connErr(ErrTLS, err, "TLS to RabbitMQ at %s failed: %s", addr, cause)
+	}
+	if errors.Is(err, errPeerClosed) {
+		return connErr(ErrNotAMQP, err, "%s does not speak AMQP%s", addr, r.portHint())
+	}
+	if errors.As(err, &ae) {
+		return r.amqpRefusal(ae, err, addr)
 	}
 	if cause, ok := netCause(err, r.AMQP.Hostname()); ok {
 		return connErr(ErrUnreachable, err, "cannot reach RabbitMQ at %s (port %s): %s", r.RedactedAMQP(), r.Port(), cause)
