@@ -290,13 +290,20 @@ func newFake() *fakeClient {
 // --- driving a model without a program ---
 
 // harness runs a Model synchronously: it applies messages and executes the
-// commands they return, feeding results back, except commands that block
-// (ticks, waits), which are abandoned after a short time.
+// commands they return, feeding results back. A command that has not
+// answered after a short time (a wait, or work slowed by a busy machine)
+// stays pending: its message is applied as soon as it comes, before the
+// next key, and mustContain waits for pending work before it gives up, so
+// no step depends on how fast the machine is.
 type harness struct {
 	t         *testing.T
 	m         *Model
 	clipboard []string
+	pending   []chan tea.Msg
 }
+
+// settleBound is how long mustContain waits for pending commands.
+const settleBound = 20 * time.Second
 
 func newHarness(t *testing.T, fc *fakeClient, opts Options, w, h int) *harness {
 	t.Helper()
@@ -326,6 +333,11 @@ func (h *harness) start() *harness {
 
 func (h *harness) send(msg tea.Msg) {
 	h.t.Helper()
+	h.deliver()
+	h.apply(msg)
+}
+
+func (h *harness) apply(msg tea.Msg) {
 	_, cmd := h.m.Update(msg)
 	h.run(cmd)
 }
@@ -336,12 +348,52 @@ func (h *harness) run(cmd tea.Cmd) {
 	}
 	done := make(chan tea.Msg, 1)
 	go func() { done <- cmd() }()
-	var msg tea.Msg
 	select {
-	case msg = <-done:
+	case msg := <-done:
+		h.handle(msg)
 	case <-time.After(100 * time.Millisecond):
-		return // a tick or a wait: not part of this step
+		h.pending = append(h.pending, done) // a wait, or slow: applied when it comes
 	}
+}
+
+// deliver applies the messages of pending commands that have answered.
+func (h *harness) deliver() {
+	for {
+		progressed := false
+		for i, ch := range h.pending {
+			select {
+			case msg := <-ch:
+				h.pending = append(h.pending[:i:i], h.pending[i+1:]...)
+				h.handle(msg)
+				progressed = true
+			default:
+				continue
+			}
+			break
+		}
+		if !progressed {
+			return
+		}
+	}
+}
+
+// await waits until a pending command answers (false: none did in time).
+func (h *harness) await(deadline time.Time) bool {
+	for time.Now().Before(deadline) {
+		for _, ch := range h.pending {
+			if len(ch) > 0 {
+				return true
+			}
+		}
+		if len(h.pending) == 0 {
+			return false
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return false
+}
+
+func (h *harness) handle(msg tea.Msg) {
 	switch msg := msg.(type) {
 	case nil:
 		return
@@ -362,7 +414,7 @@ func (h *harness) run(cmd tea.Cmd) {
 		h.clipboard = append(h.clipboard, fmt.Sprint(msg))
 		return
 	}
-	h.send(msg)
+	h.apply(msg)
 }
 
 func (h *harness) key(keys ...string) {
@@ -423,14 +475,25 @@ func keyMsg(k string) tea.KeyPressMsg {
 
 // raw is the frame as the terminal would get it; plain strips the styling.
 func (h *harness) raw() string   { return h.m.View().Content }
-func (h *harness) plain() string { return ansi.Strip(h.raw()) }
+func (h *harness) plain() string { h.deliver(); return ansi.Strip(h.raw()) }
 
 func (h *harness) mustContain(subs ...string) {
 	h.t.Helper()
-	out := h.plain()
-	for _, s := range subs {
-		if !strings.Contains(out, s) {
-			h.t.Fatalf("frame lacks %q:\n%s", s, out)
+	deadline := time.Now().Add(settleBound)
+	for {
+		out := h.plain()
+		missing := ""
+		for _, s := range subs {
+			if !strings.Contains(out, s) {
+				missing = s
+				break
+			}
+		}
+		if missing == "" {
+			return
+		}
+		if !h.await(deadline) {
+			h.t.Fatalf("frame lacks %q:\n%s", missing, out)
 		}
 	}
 }
