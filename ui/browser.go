@@ -13,7 +13,6 @@ import (
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/internal/present"
 	"github.com/ladder-tui/ladder/internal/termtext"
-	"github.com/ladder-tui/ladder/keymap"
 	"github.com/ladder-tui/ladder/retry"
 	"github.com/ladder-tui/ladder/ui/component/list"
 )
@@ -350,31 +349,6 @@ func (m *browserModel) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	return nil
 }
 
-// groupKey handles keys in the grouped view: up and down over groups,
-// enter marks one's messages, g groups by the next field, m moves a group.
-func (m *browserModel) groupKey(msg tea.KeyPressMsg) tea.Cmd {
-	k := m.c.keys
-	switch {
-	case key.Matches(msg, k.Up):
-		m.groupAt = max(0, m.groupAt-1)
-	case key.Matches(msg, k.Down):
-		m.groupAt = min(max(0, len(m.groups)-1), m.groupAt+1)
-	case key.Matches(msg, k.Group):
-		m.cycleGroup()
-	case key.Matches(msg, k.Open):
-		return m.markGroup()
-	case key.Matches(msg, k.Move):
-		if len(m.groups) == 0 {
-			return nil
-		}
-		cmd := m.markGroup()
-		return tea.Batch(cmd, navCmd(openMoveMsg{spec: m.moveSpec(nil)}))
-	case key.Matches(msg, k.Refresh):
-		return m.reload()
-	}
-	return nil
-}
-
 // moveSpec is what the move dialog is opened on, from here or from the
 // inspector of cursor: the queue's ladder and ready depth, the marks and the
 // ids the peek saw at their positions.
@@ -597,13 +571,6 @@ func (m *browserModel) FullHelp() [][]key.Binding {
 	}
 	act = append(act, k.Replay, k.Refresh, m.backKey())
 	return append(groups, act, appKeys(m.c, true))
-}
-
-// groupHelp is the grouped view's keys.
-func (m *browserModel) groupHelp() []key.Binding {
-	k := m.c.keys
-	return []key.Binding{k.Up, k.Down, keymap.As(k.Open, "mark group"), keymap.As(k.Move, "move group"),
-		keymap.As(k.Group, "next grouping"), keymap.As(k.Back, "messages"), k.Refresh}
 }
 
 // backKey is what esc does: clear a kept filter, else go back.
