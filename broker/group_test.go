@@ -11,7 +11,7 @@ import (
 
 // causeMessages decodes brokertest's dead letters as a peek would.
 func causeMessages(n int) ([]broker.Message, []brokertest.CauseMessage) {
-	src := brokertest.CauseMessages(n, 1)
+	src := brokertest.CauseMessages(n, 1, time.Date(2025, 3, 14, 3, 0, 0, 0, time.UTC))
 	ms := make([]broker.Message, n)
 	for i, c := range src {
 		at := c.At

@@ -233,6 +233,10 @@ func (s *GroupScan) PeekResult() *PeekResult {
 	if len(s.Unreadable) > 0 && res.Incomplete == "" {
 		res.Incomplete = s.Unreadable[0]
 	}
-	AnnotateHoL(res, retry.EffectiveSettings(&s.Queue), s.ScannedAt)
+	at := s.ScannedAt
+	if s.browse != nil && !s.browse.PeekedAt.IsZero() {
+		at = s.browse.PeekedAt // the browse's clock (the simulation's own)
+	}
+	AnnotateHoL(res, retry.EffectiveSettings(&s.Queue), at)
 	return res
 }

@@ -2,7 +2,6 @@ package broker_test
 
 import (
 	"context"
-	"fmt"
 	"testing"
 	"time"
 
@@ -18,17 +17,8 @@ func simWithCauses(t *testing.T, n int) *sim.Sim {
 	t.Helper()
 	s := sim.New(sim.Options{Quiet: true})
 	t.Cleanup(func() { s.Close() })
-	var batch []broker.Outgoing
-	for i, c := range brokertest.CauseMessages(n, 2) {
-		h := retry.Headers(c.Headers).Clone()
-		h[broker.HeaderMoveID] = fmt.Sprint("fill/", i)
-		at := c.At
-		batch = append(batch, broker.Outgoing{RoutingKey: sim.OrdersDLQ, Headers: h, Body: c.Body,
-			Properties: broker.Properties{MessageID: c.ID, Timestamp: &at, ContentType: "application/json"}})
-	}
-	out, err := s.Publish(context.Background(), batch)
-	if err != nil || len(out) != n || !out[n-1].Confirmed {
-		t.Fatalf("fill: %v", err)
+	if err := brokertest.PublishCauses(context.Background(), s, sim.OrdersDLQ, brokertest.CauseMessages(n, 2, s.Now())); err != nil {
+		t.Fatal(err)
 	}
 	return s
 }

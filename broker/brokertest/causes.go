@@ -1,11 +1,15 @@
 package brokertest
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/retry"
 )
 
 // CauseMessage is a dead letter as Spring AMQP's RepublishMessageRecoverer
@@ -32,15 +36,15 @@ var CauseTypes = [CauseKinds]string{
 }
 
 // CauseMessages is n dead letters of CauseKinds causes (roughly 5:3:2),
-// the same for the same seed.
-func CauseMessages(n int, seed uint64) []CauseMessage {
+// the same for the same seed, timestamped over the hour before end.
+func CauseMessages(n int, seed uint64, end time.Time) []CauseMessage {
 	r := rand.New(rand.NewPCG(seed, 7))
-	base := time.Date(2025, 3, 14, 2, 0, 0, 0, time.UTC)
+	base := end.Add(-time.Hour).Truncate(time.Second)
 	out := make([]CauseMessage, n)
 	for i := range out {
 		order := fmt.Sprintf("ORD-2025-%06d", r.IntN(1_000_000))
 		req := uuid(r)
-		at := base.Add(time.Duration(i) * 731 * time.Millisecond)
+		at := base.Add(time.Duration(i) * time.Hour / time.Duration(n)).Truncate(time.Second)
 		cause := 0
 		switch x := r.IntN(10); {
 		case x >= 8:
@@ -99,4 +103,29 @@ func Publishings(ms []CauseMessage) []amqp.Publishing {
 			Headers: amqp.Table(m.Headers), Body: m.Body}
 	}
 	return out
+}
+
+// PublishCauses publishes ms to queue through c's loss-free Publish (the
+// simulation or a live client), in batches, each confirmed.
+func PublishCauses(ctx context.Context, c broker.Client, queue string, ms []CauseMessage) error {
+	for start := 0; start < len(ms); start += 500 {
+		var batch []broker.Outgoing
+		for i, m := range ms[start:min(start+500, len(ms))] {
+			h := retry.Headers(m.Headers).Clone()
+			h[broker.HeaderMoveID] = fmt.Sprint("causes/", start+i)
+			at := m.At
+			batch = append(batch, broker.Outgoing{RoutingKey: queue, Mandatory: true, Headers: h, Body: m.Body,
+				Properties: broker.Properties{MessageID: m.ID, Timestamp: &at, ContentType: "application/json", DeliveryMode: 2}})
+		}
+		out, err := c.Publish(ctx, batch)
+		if err != nil {
+			return err
+		}
+		for i, o := range out {
+			if !o.Confirmed {
+				return fmt.Errorf("message %d to %s not confirmed: %v", start+i, queue, o.Err)
+			}
+		}
+	}
+	return nil
 }
