@@ -55,6 +55,10 @@ type browserModel struct {
 	groupBy string
 	groups  []broker.Group
 	groupAt int
+	gscan   groupScan // S: the whole queue grouped (groups.go)
+	// markedIDs are the ids a group's marks expect at their positions
+	// (those of a scan go past the peeked rows).
+	markedIDs map[int]string
 }
 
 func newBrowser(c *common) *browserModel {
@@ -67,7 +71,8 @@ func newBrowser(c *common) *browserModel {
 func (m *browserModel) open(queue string) tea.Cmd {
 	m.queue, m.res, m.err, m.rows, m.order, m.view, m.banner = queue, nil, nil, nil, nil, nil, nil
 	m.nav, m.marks, m.sortBy = list.Nav{}, map[int]bool{}, sortPosition
-	m.where, m.groupBy, m.groups = retry.Where{}, "", nil
+	m.where, m.markedIDs = retry.Where{}, nil
+	m.leaveGroups()
 	m.filter.Reset() // no refilter: there are no rows yet
 	m.ladder = ladderOf(m.snap, queue)
 	return m.peek()
@@ -111,13 +116,16 @@ func (m *browserModel) Capturing() bool { return m.filter.Capturing() }
 
 func (m *browserModel) Back() (bool, tea.Cmd) {
 	if m.groupBy != "" {
-		m.groupBy, m.groups = "", nil // esc leaves the grouped view first
+		m.leaveGroups() // esc leaves the grouped view first
 		return true, nil
 	}
 	return m.filter.Back(), nil
 }
 
 func (m *browserModel) Update(msg tea.Msg) tea.Cmd {
+	if cmd, ok := m.updateGroups(msg); ok {
+		return cmd
+	}
 	switch msg := msg.(type) {
 	case snapshotMsg:
 		m.snap = msg.snap
@@ -354,6 +362,11 @@ func (m *browserModel) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 // ids the peek saw at their positions.
 func (m *browserModel) moveSpec(cursor *broker.Message) moveSpec {
 	spec := moveSpec{queue: m.queue, ladder: m.ladder, cursor: cursor, marked: m.markedPositions(), ids: map[int]string{}}
+	for p, id := range m.markedIDs {
+		if m.marks[p] {
+			spec.ids[p] = id
+		}
+	}
 	if m.res != nil {
 		spec.depth = m.res.Ready
 		for _, message := range m.res.Messages {
@@ -404,7 +417,7 @@ func (m *browserModel) View() string {
 	}
 	lines = append(lines, m.banner...)
 	if m.groupBy != "" {
-		lines = append(lines, renderGroups(m.groups, m.groupBy, m.groupAt, m.w, m.h-len(lines)-1, m.at, st)...)
+		lines = append(lines, m.groupLines(m.h-len(lines)-1)...)
 		for len(lines) < m.h-1 {
 			lines = append(lines, "")
 		}
