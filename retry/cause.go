@@ -1,7 +1,6 @@
 package retry
 
 import (
-	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -211,23 +210,6 @@ const (
 	quoteBody  = "…"
 )
 
-// The masking stages that need a pattern, in order. None matches a mask,
-// and every one needs what no mask has (digits, "@", "0x"), so masking the
-// output again changes nothing.
-var (
-	reEmail = regexp.MustCompile(`[A-Za-z0-9_.+-]+@[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)+`)
-	reUUID  = regexp.MustCompile(`\b[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}\b`)
-	// ISO 8601 dates and date-times; a time of day alone.
-	reStamp = regexp.MustCompile(`\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2}\b)?)?`)
-	reClock = regexp.MustCompile(`\b\d{1,2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?\b`)
-	reIPv4  = regexp.MustCompile(`\b\d{1,3}(?:\.\d{1,3}){3}\b`)
-	reIPv6  = regexp.MustCompile(`\b(?:[0-9A-Fa-f]{1,4}:){2,7}[0-9A-Fa-f]{1,4}\b`)
-	// A dotted host name with a port (db-7.internal:5432): the port is
-	// masked as a number later.
-	reHostPort = regexp.MustCompile(`\b[A-Za-z][A-Za-z0-9-]*(?:\.[A-Za-z0-9-]+)+:\d{1,5}\b`)
-	reHex0x    = regexp.MustCompile(`\b0[xX][0-9A-Fa-f]+\b`)
-)
-
 // NormaliseError masks what differs between messages of one cause: UUIDs,
 // e-mail addresses, dates and times, IP addresses, dotted hosts with a port,
 // hex, numbers (with a sign, decimals, units), ids (A-1, ORD-2024-0001,
@@ -241,25 +223,18 @@ func NormaliseError(s string) string {
 	if s == "" {
 		return ""
 	}
-	s = reEmail.ReplaceAllLiteralString(s, maskEmail)
-	s = reUUID.ReplaceAllLiteralString(s, maskUUID)
-	s = reStamp.ReplaceAllStringFunc(s, func(m string) string {
-		if len(m) == len("2006-01-02") {
-			return maskDate
-		}
-		return maskTime
-	})
-	s = reIPv4.ReplaceAllLiteralString(s, maskIP)
-	s = reClock.ReplaceAllLiteralString(s, maskTime)
-	s = reIPv6.ReplaceAllLiteralString(s, maskIP)
-	s = reHostPort.ReplaceAllStringFunc(s, func(m string) string {
-		colon := strings.LastIndexByte(m, ':')
-		if sourceFile(m[:colon]) {
-			return m // a stack frame's file:line, not a host
-		}
-		return maskHost + m[colon:]
-	})
-	s = reHex0x.ReplaceAllLiteralString(s, maskHex)
+	// In order; each stage is what the regular expression beside its
+	// scanner (cause_scan.go) matches. None matches a mask, and all but the
+	// e-mail need a digit, which no mask has: masking the output again
+	// changes nothing.
+	s = maskEmails(s)
+	s = replaceWords(s, matchUUID, maskUUID)
+	s = replaceWords(s, matchStamp, "")
+	s = replaceWords(s, matchIPv4, maskIP)
+	s = replaceWords(s, matchClock, maskTime)
+	s = replaceWords(s, matchIPv6, maskIP)
+	s = replaceWords(s, matchHostPort, "")
+	s = replaceWords(s, matchHex0x, maskHex)
 	s = maskWords(s)
 	s = maskQuotes(s)
 	return cutKey(s)

@@ -1,6 +1,7 @@
 package retry
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -175,8 +176,68 @@ func TestNormaliseErrorBoundsLongTexts(t *testing.T) {
 	}
 }
 
+// The masking stages as regular expressions: each scanner must replace
+// exactly what its expression matches.
+var stageSpecs = []struct {
+	name string
+	re   *regexp.Regexp
+	scan func(string) string
+	mask func(string) string
+}{
+	{"email", regexp.MustCompile(`[A-Za-z0-9_.+-]+@[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)+`), maskEmails, func(string) string { return maskEmail }},
+	{"uuid", regexp.MustCompile(`\b[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}\b`),
+		func(s string) string { return replaceWords(s, matchUUID, maskUUID) }, func(string) string { return maskUUID }},
+	{"stamp", regexp.MustCompile(`\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2}\b)?)?`),
+		func(s string) string { return replaceWords(s, matchStamp, "") },
+		func(m string) string {
+			if len(m) == len("2006-01-02") {
+				return maskDate
+			}
+			return maskTime
+		}},
+	{"ipv4", regexp.MustCompile(`\b\d{1,3}(?:\.\d{1,3}){3}\b`), func(s string) string { return replaceWords(s, matchIPv4, maskIP) }, func(string) string { return maskIP }},
+	{"clock", regexp.MustCompile(`\b\d{1,2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?\b`), func(s string) string { return replaceWords(s, matchClock, maskTime) }, func(string) string { return maskTime }},
+	{"ipv6", regexp.MustCompile(`\b(?:[0-9A-Fa-f]{1,4}:){2,7}[0-9A-Fa-f]{1,4}\b`), func(s string) string { return replaceWords(s, matchIPv6, maskIP) }, func(string) string { return maskIP }},
+	{"hostport", regexp.MustCompile(`\b[A-Za-z][A-Za-z0-9-]*(?:\.[A-Za-z0-9-]+)+:\d{1,5}\b`), func(s string) string { return replaceWords(s, matchHostPort, "") },
+		func(m string) string {
+			colon := strings.LastIndexByte(m, ':')
+			if sourceFile(m[:colon]) {
+				return m
+			}
+			return maskHost + m[colon:]
+		}},
+	{"hex", regexp.MustCompile(`\b0[xX][0-9A-Fa-f]+\b`), func(s string) string { return replaceWords(s, matchHex0x, maskHex) }, func(string) string { return maskHex }},
+}
+
+// checkStages compares every scanner with its expression on s.
+func checkStages(t *testing.T, s string) {
+	t.Helper()
+	for _, st := range stageSpecs {
+		if got, want := st.scan(s), st.re.ReplaceAllStringFunc(s, st.mask); got != want {
+			t.Fatalf("%s on %q: scanner %q, expression %q", st.name, s, got, want)
+		}
+	}
+}
+
+func TestScannersMatchTheirExpressions(t *testing.T) {
+	for _, s := range []string{
+		"a 550e8400-e29b-41d4-a716-446655440000 b", "550e8400-e29b-41d4-a716-4466554400001", "x550e8400-e29b-41d4-a716-446655440000",
+		"2024-03-01", "2024-03-01T10:15", "2024-03-01T10:15:30.123Z", "2024-03-01 10:15:30+02:00", "2024-03-01T10:15:30+0200x",
+		"2024-03-01T10:15:30+02:00x", "2024-03-015", "12024-03-01", "2024-03-01T1:15",
+		"10.0.0.1", "10.0.0.1:80", "1.2.3.4.5", "1234.1.1.1", "1.1.1.1234", "10.0.0.1x",
+		"10:15", "10:15:30", "10:15:30.5", "10:15:30x", "10:15:30.5x", "100:15", "1:155", "9:05,",
+		"fe80:0:0:0:202:b3ff:fe1e:8329", "a:b:c", "a:b:", "a:b:c:d:e:f:1:2:3", "abcde:1:2", "1:2:3x", "1:2:3:abcde",
+		"db-7.internal:5432", "a.b:123456", "OrderService.java:42", "x-db.internal:80", "9-db.x:1", "a.b.:80", "a..b:80",
+		"0x1F", "0x", "0xg", "0x1Fg", "a0x1",
+		"jane.doe+x@example.co.uk", "a@b", "a@b@c.d", "x@y a@b.c", "@a.b", "a@.b", "a@b.", "a@b.c@d.e", "..@a.b",
+	} {
+		checkStages(t, s)
+	}
+}
+
 // FuzzNormaliseError: never panics, always valid UTF-8, bounded, and
-// idempotent: a key normalised again (alone or as an error text) is itself.
+// idempotent: a key normalised again (alone or as an error text) is itself;
+// every scanner replaces what its expression matches.
 func FuzzNormaliseError(f *testing.F) {
 	for _, s := range []string{
 		"Order A-1 rejected", "rejected value: -27.87", "line: 1, column: 178", "'a' 'b'", "can't 'x'",
@@ -187,6 +248,7 @@ func FuzzNormaliseError(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
+		checkStages(t, s)
 		n := NormaliseError(s)
 		if !utf8.ValidString(n) {
 			t.Fatalf("NormaliseError(%q) = %q: not UTF-8", s, n)
