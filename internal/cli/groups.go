@@ -53,8 +53,10 @@ func renderGroups(b *strings.Builder, r *broker.PeekResult, width int) {
 		b.WriteString(strings.Repeat(" ", countW-len(count)) + count + "  " + termtext.Fit(present.Age(g.FirstSeen, r.PeekedAt), seenW) + "  " +
 			termtext.Fit(present.Age(g.LastSeen, r.PeekedAt), lastW) + "  " + fit(clean(g.Key), width-lead) + "\n")
 		if g.Sample != "" && g.Sample != g.Key {
+			// One message's error as it is; its id too where there is
+			// room (a narrow column keeps the text).
 			eg := "e.g. "
-			if len(g.SampleIDs) > 0 {
+			if len(g.SampleIDs) > 0 && (width <= 0 || width >= 120) {
 				eg += clean(g.SampleIDs[0]) + ": "
 			}
 			eg += clean(g.Sample)

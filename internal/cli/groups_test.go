@@ -90,7 +90,7 @@ func TestRenderGroupsAt80Columns(t *testing.T) {
 	if len(rows) != 2 || rows[0][20:] == rows[1][20:] || !strings.Contains(out, "grouped 5000 of 5000 ready messages by error\n") {
 		t.Fatalf("rows %q in:\n%s", rows, out)
 	}
-	if strings.Contains(out, "\x1b") || !strings.Contains(out, "e.g. msg-2: I/O error") {
+	if strings.Contains(out, "\x1b") || !strings.Contains(out, `e.g. I/O error on POST request fo…n refused\x1b[2J`) || !strings.Contains(renderPeek(res, 0), "e.g. msg-2: I/O error") {
 		t.Fatalf("samples:\n%s", out)
 	}
 	// Piped (no width), keys and samples are whole.
