@@ -1,6 +1,7 @@
 package termtext
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -110,5 +111,19 @@ func TestEscapeJSON(t *testing.T) {
 	plainJSON := []byte(`{"a":"日本 🐇"}`)
 	if out := EscapeJSON(plainJSON); &out[0] != &plainJSON[0] {
 		t.Fatal("safe JSON was copied")
+	}
+}
+
+// Escaped JSON reads back as the same text, runes past U+FFFF included.
+func TestEscapeJSONRoundTrips(t *testing.T) {
+	in := "pay\u00adments \U000E0041 \U000E0100 \ufeff \u202e 🐇"
+	b, _ := json.Marshal(in)
+	esc := EscapeJSON(b)
+	var back string
+	if err := json.Unmarshal(esc, &back); err != nil || back != in {
+		t.Fatalf("%s read back as %q (%v)", esc, back, err)
+	}
+	if strings.ContainsRune(string(esc), 0xad) || strings.ContainsRune(string(esc), 0xE0041) {
+		t.Fatalf("kept a rune that draws nothing: %s", esc)
 	}
 }
