@@ -290,7 +290,7 @@ func renderGroups(gs []broker.Group, by string, cursor, width, height int, at ti
 	}
 	for i := start; i < start+shown && i < len(gs); i++ {
 		g := gs[i]
-		key := present.FitCause(termtext.Sanitize(g.Key), cols[1].Width)
+		key := present.FitGroupKey(termtext.Sanitize(g.Key), by, cols[1].Width)
 		line := "  " + table.Join(table.Cells(cols, strconv.Itoa(g.Count), key, present.Age(g.FirstSeen, at), present.Age(g.LastSeen, at)))
 		if i == cursor {
 			line = st.Selected.Render("▸" + line[1:])

@@ -41,11 +41,15 @@ func renderGroups(b *strings.Builder, r *broker.PeekResult, width int) {
 	}
 	const seenW, lastW = len("FIRST SEEN"), len("LAST SEEN")
 	lead := countW + 2 + seenW + 2 + lastW + 2
+	by := broker.GroupError
+	if r.Grouping != nil {
+		by = r.Grouping.By
+	}
 	fit := func(s string, w int) string {
 		if width <= 0 {
 			return s
 		}
-		return present.FitCause(s, max(w, 10))
+		return present.FitGroupKey(s, by, max(w, 10))
 	}
 	b.WriteString(strings.Repeat(" ", countW-len("COUNT")) + "COUNT  FIRST SEEN  LAST SEEN  KEY\n")
 	for _, g := range r.Groups {

@@ -110,3 +110,13 @@ func Grouped(c broker.GroupCoverage) string {
 	}
 	return s
 }
+
+// FitGroupKey fits a group's key: an error's (by error or error-text) as
+// FitCause does, a queue name, reason or origin by its middle (a type's
+// initials would make another name of it).
+func FitGroupKey(key, by string, w int) string {
+	if by == broker.GroupError || by == broker.GroupErrorText {
+		return FitCause(key, w)
+	}
+	return Middle(key, max(w, 0))
+}

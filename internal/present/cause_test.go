@@ -62,3 +62,13 @@ func TestShortType(t *testing.T) {
 		}
 	}
 }
+
+// A queue name is no type: cut in the middle, never to initials.
+func TestFitGroupKey(t *testing.T) {
+	if got := FitGroupKey("Billing.Payments.DeadLetters", "queue", 20); got != "Billing.Payme…etters" {
+		t.Errorf("queue key: %q", got)
+	}
+	if got := FitGroupKey("org.acme.BillingException: card declined for order <id> at the gateway", "error", 40); got != "o.a.BillingException: card decline…teway" {
+		t.Errorf("error key: %q", got)
+	}
+}
