@@ -97,8 +97,10 @@ type PeekResult struct {
 	// Incomplete, when set, says why the peek stopped before its limit: a
 	// message the AMQP client could not read (it is also a side effect).
 	Incomplete string `json:"incomplete,omitempty"`
-	// Groups, with --group-by, sort the messages by what broke them.
-	Groups []Group `json:"groups,omitempty"`
+	// Groups, with --group-by, sort the messages by what broke them;
+	// Grouping says how much of the queue they cover.
+	Groups   []Group        `json:"groups,omitempty"`
+	Grouping *GroupCoverage `json:"grouping,omitempty"`
 }
 
 // Message is one peeked message, decoded by the retry engine.

@@ -23,15 +23,18 @@ type KeyMap struct {
 	Sort      key.Binding
 	Move      key.Binding
 	Group     key.Binding // group the browser's messages by what broke them
-	Where     key.Binding // choose messages by --where expressions
-	Dump      key.Binding // save the queue's messages to a file
-	Replay    key.Binding // publish a dump file's messages again
-	Unblock   key.Binding // move the messages holding a wait queue back
-	Findings  key.Binding // every finding in full (ladders)
-	Refresh   key.Binding
-	Copy      key.Binding
-	Vhost     key.Binding
-	Help      key.Binding
+	// GroupAll groups the whole queue (a browse up to the dump bound), not
+	// only the peeked messages (the grouped view).
+	GroupAll key.Binding
+	Where    key.Binding // choose messages by --where expressions
+	Dump     key.Binding // save the queue's messages to a file
+	Replay   key.Binding // publish a dump file's messages again
+	Unblock  key.Binding // move the messages holding a wait queue back
+	Findings key.Binding // every finding in full (ladders)
+	Refresh  key.Binding
+	Copy     key.Binding
+	Vhost    key.Binding
+	Help     key.Binding
 	// TypingHelp opens help from a typed field too, where ? is a letter.
 	TypingHelp key.Binding
 	Quit       key.Binding
@@ -87,6 +90,7 @@ func Default() KeyMap {
 		Sort:       key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "sort")),
 		Move:       key.NewBinding(key.WithKeys("m"), key.WithHelp("m", "move/re-publish")),
 		Group:      key.NewBinding(key.WithKeys("g"), key.WithHelp("g", "group")),
+		GroupAll:   key.NewBinding(key.WithKeys("S"), key.WithHelp("S", "group the whole queue")),
 		Where:      key.NewBinding(key.WithKeys("w"), key.WithHelp("w", "where")),
 		Dump:       key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "dump")),
 		Replay:     key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "replay file")),
@@ -147,7 +151,7 @@ func (k KeyMap) ShortHelp() []key.Binding {
 func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
-		{k.Open, k.Back, k.Filter, k.NextMatch, k.PrevMatch, k.Where, k.Group, k.Sort, k.Mark, k.MarkAll},
+		{k.Open, k.Back, k.Filter, k.NextMatch, k.PrevMatch, k.Where, k.Group, k.GroupAll, k.Sort, k.Mark, k.MarkAll},
 		{k.Move, k.Unblock, k.Dump, k.Replay, k.Findings, k.Refresh, k.Copy, k.Vhost, k.Help, k.TypingHelp, k.Quit, k.ForceQuit},
 		{k.Next, k.Prev, k.Toggle, k.Untoggle, k.Confirm, k.Cancel, k.Close, k.Pause},
 		{k.KeepFilter, k.ClearFilter},

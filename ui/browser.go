@@ -13,7 +13,6 @@ import (
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/internal/present"
 	"github.com/ladder-tui/ladder/internal/termtext"
-	"github.com/ladder-tui/ladder/keymap"
 	"github.com/ladder-tui/ladder/retry"
 	"github.com/ladder-tui/ladder/ui/component/list"
 )
@@ -56,6 +55,10 @@ type browserModel struct {
 	groupBy string
 	groups  []broker.Group
 	groupAt int
+	gscan   groupScan // S: the whole queue grouped (groups.go)
+	// markedIDs are the ids a group's marks expect at their positions
+	// (those of a scan go past the peeked rows).
+	markedIDs map[int]string
 }
 
 func newBrowser(c *common) *browserModel {
@@ -68,7 +71,8 @@ func newBrowser(c *common) *browserModel {
 func (m *browserModel) open(queue string) tea.Cmd {
 	m.queue, m.res, m.err, m.rows, m.order, m.view, m.banner = queue, nil, nil, nil, nil, nil, nil
 	m.nav, m.marks, m.sortBy = list.Nav{}, map[int]bool{}, sortPosition
-	m.where, m.groupBy, m.groups = retry.Where{}, "", nil
+	m.where, m.markedIDs = retry.Where{}, nil
+	m.leaveGroups()
 	m.filter.Reset() // no refilter: there are no rows yet
 	m.ladder = ladderOf(m.snap, queue)
 	return m.peek()
@@ -112,13 +116,16 @@ func (m *browserModel) Capturing() bool { return m.filter.Capturing() }
 
 func (m *browserModel) Back() (bool, tea.Cmd) {
 	if m.groupBy != "" {
-		m.groupBy, m.groups = "", nil // esc leaves the grouped view first
+		m.leaveGroups() // esc leaves the grouped view first
 		return true, nil
 	}
 	return m.filter.Back(), nil
 }
 
 func (m *browserModel) Update(msg tea.Msg) tea.Cmd {
+	if cmd, ok := m.updateGroups(msg); ok {
+		return cmd
+	}
 	switch msg := msg.(type) {
 	case snapshotMsg:
 		m.snap = msg.snap
@@ -350,36 +357,16 @@ func (m *browserModel) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	return nil
 }
 
-// groupKey handles keys in the grouped view: up and down over groups,
-// enter marks one's messages, g groups by the next field, m moves a group.
-func (m *browserModel) groupKey(msg tea.KeyPressMsg) tea.Cmd {
-	k := m.c.keys
-	switch {
-	case key.Matches(msg, k.Up):
-		m.groupAt = max(0, m.groupAt-1)
-	case key.Matches(msg, k.Down):
-		m.groupAt = min(max(0, len(m.groups)-1), m.groupAt+1)
-	case key.Matches(msg, k.Group):
-		m.cycleGroup()
-	case key.Matches(msg, k.Open):
-		return m.markGroup()
-	case key.Matches(msg, k.Move):
-		if len(m.groups) == 0 {
-			return nil
-		}
-		cmd := m.markGroup()
-		return tea.Batch(cmd, navCmd(openMoveMsg{spec: m.moveSpec(nil)}))
-	case key.Matches(msg, k.Refresh):
-		return m.reload()
-	}
-	return nil
-}
-
 // moveSpec is what the move dialog is opened on, from here or from the
 // inspector of cursor: the queue's ladder and ready depth, the marks and the
 // ids the peek saw at their positions.
 func (m *browserModel) moveSpec(cursor *broker.Message) moveSpec {
 	spec := moveSpec{queue: m.queue, ladder: m.ladder, cursor: cursor, marked: m.markedPositions(), ids: map[int]string{}}
+	for p, id := range m.markedIDs {
+		if m.marks[p] {
+			spec.ids[p] = id
+		}
+	}
 	if m.res != nil {
 		spec.depth = m.res.Ready
 		for _, message := range m.res.Messages {
@@ -430,7 +417,7 @@ func (m *browserModel) View() string {
 	}
 	lines = append(lines, m.banner...)
 	if m.groupBy != "" {
-		lines = append(lines, renderGroups(m.groups, m.groupBy, m.groupAt, m.w, m.h-len(lines)-1, m.at, st)...)
+		lines = append(lines, m.groupLines(m.h-len(lines)-1)...)
 		for len(lines) < m.h-1 {
 			lines = append(lines, "")
 		}
@@ -597,13 +584,6 @@ func (m *browserModel) FullHelp() [][]key.Binding {
 	}
 	act = append(act, k.Replay, k.Refresh, m.backKey())
 	return append(groups, act, appKeys(m.c, true))
-}
-
-// groupHelp is the grouped view's keys.
-func (m *browserModel) groupHelp() []key.Binding {
-	k := m.c.keys
-	return []key.Binding{k.Up, k.Down, keymap.As(k.Open, "mark group"), keymap.As(k.Move, "move group"),
-		keymap.As(k.Group, "next grouping"), keymap.As(k.Back, "messages"), k.Refresh}
 }
 
 // backKey is what esc does: clear a kept filter, else go back.

@@ -153,9 +153,20 @@ func headerCols(h retry.Headers, width int) (name, typ int) {
 // maxHeaderDepth is how deep nested header tables and arrays are shown.
 const maxHeaderDepth = 6
 
+// headerValueLines is how many lines a header value gets in the document;
+// the rest is one enter away (renderHeaderValue).
+const headerValueLines = 3
+
 // renderHeaders lists every header, sorted by name, nested tables and
-// arrays indented below their parent, each with its AMQP type.
+// arrays indented below their parent, each with its AMQP type; a value
+// longer than headerValueLines lines is cut.
 func renderHeaders(h retry.Headers, width int, st *style.Styles) []string {
+	return renderHeaderTable(h, width, headerValueLines, st)
+}
+
+// renderHeaderTable is renderHeaders with at most maxLines lines a value
+// (0: every line).
+func renderHeaderTable(h retry.Headers, width, maxLines int, st *style.Styles) []string {
 	if len(h) == 0 {
 		return []string{st.Muted.Render("  (no headers)")}
 	}
@@ -179,8 +190,8 @@ func renderHeaders(h retry.Headers, width int, st *style.Styles) []string {
 		prefix := "  " + nameCell + " " + st.Muted.Render(termtext.Fit(amqpType(v), tw)) + " "
 		vw := max(8, width-2-nw-1-tw-1)
 		wrapped := termtext.Wrap(val, vw)
-		if len(wrapped) > 3 {
-			wrapped = append(wrapped[:2], termtext.Truncate(wrapped[2], vw-1)+termtext.Ellipsis)
+		if maxLines > 0 && len(wrapped) > maxLines {
+			wrapped = append(wrapped[:maxLines-1], termtext.Truncate(wrapped[maxLines-1], vw-1)+termtext.Ellipsis)
 		}
 		for i, w := range wrapped {
 			if i == 0 {
@@ -369,8 +380,16 @@ func amqpTypeName(kind string) string {
 // per line would not fit 80 columns.
 const carriedMark = "*"
 
-// renderDeaths is the x-death timeline, most recent first as the broker
-// keeps it, then the deaths ladder carried.
+// deathsTitle is the timeline's section title. The order is the broker's:
+// a repeated {queue, reason} moves to the front (3.x) and 4.x sorts by each
+// entry's last death, so the first row is where the message died last; the
+// ladder's carried history follows, older still (see TestXDeathIsLatestDeathFirst).
+const deathsTitle = "x-death timeline (latest death first)"
+
+// renderDeaths is the x-death timeline, latest death first as the broker
+// keeps it, then the deaths ladder carried. An entry's time is its first
+// death (x-death keeps no later one), so a repeated entry can show an
+// older time than the one below it: a note says so.
 func renderDeaths(ds []retry.Death, width int, st *style.Styles) []string {
 	if len(ds) == 0 {
 		return []string{st.Muted.Render("  (never dead-lettered)")}
@@ -410,7 +429,22 @@ func renderDeaths(ds []retry.Death, width int, st *style.Styles) []string {
 	if carried {
 		lines = append(lines, st.Muted.Render(termtext.Truncate(carriedMark+" carried by ladder across a move or replay (in x-ladder-deaths)", width)))
 	}
+	if repeated(ds) {
+		for _, l := range termtext.Wrap("FIRST DEATH is each queue and reason's first (x-death keeps no later time)", max(8, width-2)) {
+			lines = append(lines, st.Muted.Render("  "+l))
+		}
+	}
 	return lines
+}
+
+// repeated: some entry counts more than one death (its time is the first).
+func repeated(ds []retry.Death) bool {
+	for _, d := range ds {
+		if d.Count > 1 {
+			return true
+		}
+	}
+	return false
 }
 
 // bodyKind is how a body is shown.
@@ -537,16 +571,59 @@ func renderInspector(m *broker.Message, at time.Time, width int, st *style.Style
 	lines = append(lines, renderProperties(m, at, width, st)...)
 	section("Retry")
 	lines = append(lines, renderRetrySummary(m, at, width, st)...)
-	section("x-death timeline (most recent first)")
+	section(deathsTitle)
 	lines = append(lines, renderDeaths(m.Deaths, width, st)...)
-	section("Headers (" + strconv.Itoa(len(m.Headers)) + ")")
+	title := "Headers (" + strconv.Itoa(len(m.Headers)) + ")"
+	if len(m.Headers) > 0 {
+		title += " · enter shows one in full"
+	}
+	section(title)
 	lines = append(lines, renderHeaders(m.Headers, width, st)...)
 	body := messageBody(m)
 	bl, kind := renderBody(body, m.Properties.ContentType, width)
-	title := "Body · " + kind.String() + " · " + present.Bytes(m.BodySize)
+	title = "Body · " + kind.String() + " · " + present.Bytes(m.BodySize)
 	if m.BodyTruncated || len(body) < m.BodySize {
 		title += " · showing the first " + present.Bytes(len(body))
 	}
 	section(title)
 	return append(lines, bl...)
+}
+
+// renderHeaderValue is the value of header name in full, for the
+// inspector's header view: text with its own line breaks (a stack trace
+// reads as one), wrapped; binary as a hex dump; a table or an array as the
+// header table shows it, uncut.
+func renderHeaderValue(name string, v any, width int, st *style.Styles) []string {
+	switch x := v.(type) {
+	case string:
+		return wrapText(x, width)
+	case []byte:
+		if utf8.Valid(x) {
+			return wrapText(string(x), width)
+		}
+		return hexDump(x, width)
+	}
+	_, isTbl := asTable(v)
+	_, isArr := asArray(v)
+	if isTbl || isArr {
+		return renderHeaderTable(retry.Headers{name: v}, width, 0, st)
+	}
+	return wrapText(scalarText(v), width)
+}
+
+// wrapText is untrusted text over lines: its line breaks kept, tabs
+// expanded, everything else made visible, each line wrapped to width.
+func wrapText(s string, width int) []string {
+	if s == "" {
+		return []string{"(empty)"}
+	}
+	var lines []string
+	for _, l := range strings.Split(strings.TrimRight(termtext.SanitizeMultiline(s, 4), "\n"), "\n") {
+		if termtext.Width(l) <= width {
+			lines = append(lines, l)
+			continue
+		}
+		lines = append(lines, termtext.Wrap(l, width)...)
+	}
+	return lines
 }

@@ -101,20 +101,20 @@ func findingsTable(fs []retry.Finding) string {
 	return table(rows)
 }
 
-// renderPeek draws a peek: side effects first, then one row per message.
-func renderPeek(r *broker.PeekResult) string {
+// renderPeek draws a peek: side effects first, then one row per message,
+// or the groups (at most width cells wide; 0: no limit).
+func renderPeek(r *broker.PeekResult, width int) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s (%s): %d ready of %d, showing %d\n", clean(r.Queue), r.Type, r.Ready, r.Total, len(r.Messages))
+	if r.Grouping != nil {
+		fmt.Fprintf(&b, "%s (%s): %d ready of %d\n", clean(r.Queue), r.Type, r.Ready, r.Total)
+	} else {
+		fmt.Fprintf(&b, "%s (%s): %d ready of %d, showing %d\n", clean(r.Queue), r.Type, r.Ready, r.Total, len(r.Messages))
+	}
 	for _, s := range r.SideEffects {
 		fmt.Fprintf(&b, "! %s\n", clean(s))
 	}
-	if len(r.Groups) > 0 {
-		b.WriteString("\n")
-		rows := [][]string{{"COUNT", "KEY", "FIRST SEEN", "LAST SEEN", "SAMPLE IDS"}}
-		for _, g := range r.Groups {
-			rows = append(rows, []string{strconv.Itoa(g.Count), clean(g.Key), present.Age(g.FirstSeen, r.PeekedAt), present.Age(g.LastSeen, r.PeekedAt), clean(strings.Join(g.SampleIDs, " "))})
-		}
-		b.WriteString(table(rows))
+	if r.Grouping != nil || len(r.Groups) > 0 {
+		renderGroups(&b, r, width)
 		return b.String()
 	}
 	if len(r.Messages) == 0 {

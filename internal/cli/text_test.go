@@ -61,7 +61,7 @@ func TestRenderPeekShowsSideEffectsAndBlocking(t *testing.T) {
 			{Position: 1, Properties: broker.Properties{MessageID: "b"}, HoL: &retry.HoLMark{Blocked: true, BlockedBy: 0, Overdue: 3 * time.Second},
 				Deaths: []retry.Death{{Queue: "orders.wait.5s", Reason: retry.ReasonExpired}}},
 		}}
-	out := renderPeek(res)
+	out := renderPeek(res, 0)
 	for _, want := range []string{"! redelivered flag set", "2 (x-retry-count)", "overdue 3s HoL←#0", "expired@orders.wait.5s"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)

@@ -8,6 +8,7 @@ package termtext
 import (
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -107,9 +108,14 @@ func writeRune(b *strings.Builder, raw string, r rune, size int) {
 			writeHexByte(b, byte(r))
 		}
 	case unsafeRune(r):
-		b.WriteString(`\u`)
+		// As Go quotes it: \u and 4 hex digits, \U and 8 past U+FFFF.
+		esc, n := `\u`, 4
+		if r > 0xffff {
+			esc, n = `\U`, 8
+		}
+		b.WriteString(esc)
 		s := strconv.FormatInt(int64(r), 16)
-		for range 4 - len(s) {
+		for range n - len(s) {
 			b.WriteByte('0')
 		}
 		b.WriteString(s)
@@ -127,7 +133,12 @@ func writeHexByte(b *strings.Builder, c byte) {
 // unsafeRune reports runes that are valid UTF-8 yet act on the terminal or
 // on how text reads: C1 controls (a terminal may take U+009B as CSI), the
 // bidirectional overrides and isolates (text that reads differently from
-// what it is), line and paragraph separators, and the BOM.
+// what it is), line and paragraph separators, and the BOM; and the runes
+// that draw nothing, whose width terminals disagree on (and with Width):
+// format characters such as the soft hyphen U+00AD, the zero-width space,
+// joiners and word joiner (U+200B–U+200D, U+2060), variation selectors,
+// the combining grapheme joiner and the Hangul fillers. Written out, a name
+// holding one takes the cells Width counts and shows what it holds.
 func unsafeRune(r rune) bool {
 	switch {
 	case r >= 0x80 && r <= 0x9f:
@@ -137,6 +148,12 @@ func unsafeRune(r rune) bool {
 	case r == 0x200e || r == 0x200f || r == 0x061c:
 		return true
 	case r == 0x2028 || r == 0x2029 || r == 0xfeff:
+		return true
+	case r < 0xad:
+		return false
+	case unicode.Is(unicode.Cf, r), unicode.Is(unicode.Variation_Selector, r):
+		return true
+	case r == 0x034f, r == 0x115f, r == 0x1160, r == 0x3164, r == 0xffa0:
 		return true
 	}
 	return false

@@ -1,6 +1,7 @@
 package termtext
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -16,12 +17,36 @@ func TestSanitize(t *testing.T) {
 		{"bad\xffutf8\xc3", `bad\xffutf8\xc3`},
 		{"日本語 ✓ 🐇", "日本語 ✓ 🐇"},
 		{"", ""},
+		// Runes that draw nothing, whose width terminals disagree on.
+		{"pay\u00adments", `pay\u00adments`},
+		{"a\u200bb\u200cc\u200dd\u2060e\ufeff", `a\u200bb\u200cc\u200dd\u2060e\ufeff`},
+		{"ok\ufe0f \u034f \u3164", `ok\ufe0f \u034f \u3164`},
+		{"tag\U000E0041 vs\U000E0100", `tag\U000e0041 vs\U000e0100`},
+		{"café ñ \u0301", "café ñ \u0301"}, // combining marks draw on what precedes
 	} {
 		if got := Sanitize(tc.in); got != tc.want {
 			t.Errorf("Sanitize(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 		if got := Sanitize(tc.in); strings.ContainsAny(got, "\x1b\x07\r\n\t\x7f") {
 			t.Errorf("Sanitize(%q) kept a control byte: %q", tc.in, got)
+		}
+	}
+}
+
+// Sanitised text takes the cells Width says: every rune left is one a
+// terminal draws, so a name cannot shift the columns after it.
+func TestSanitizedWidthIsWhatIsDrawn(t *testing.T) {
+	for _, name := range []string{"pay\u00adments.dlq", "a\u200b\u200b\u200bb", "\ufeffq", "x\ufe0fy", "emoji\u200djoin", "tag\U000E0041"} {
+		s := Sanitize(name)
+		visible := 0
+		for _, r := range s {
+			if r < 0x20 || unsafeRune(r) {
+				t.Fatalf("Sanitize(%q) kept %U", name, r)
+			}
+			visible++
+		}
+		if Width(s) != visible {
+			t.Errorf("Sanitize(%q) = %q: %d cells, %d runes drawn", name, s, Width(s), visible)
 		}
 	}
 }
@@ -86,5 +111,19 @@ func TestEscapeJSON(t *testing.T) {
 	plainJSON := []byte(`{"a":"日本 🐇"}`)
 	if out := EscapeJSON(plainJSON); &out[0] != &plainJSON[0] {
 		t.Fatal("safe JSON was copied")
+	}
+}
+
+// Escaped JSON reads back as the same text, runes past U+FFFF included.
+func TestEscapeJSONRoundTrips(t *testing.T) {
+	in := "pay\u00adments \U000E0041 \U000E0100 \ufeff \u202e 🐇"
+	b, _ := json.Marshal(in)
+	esc := EscapeJSON(b)
+	var back string
+	if err := json.Unmarshal(esc, &back); err != nil || back != in {
+		t.Fatalf("%s read back as %q (%v)", esc, back, err)
+	}
+	if strings.ContainsRune(string(esc), 0xad) || strings.ContainsRune(string(esc), 0xE0041) {
+		t.Fatalf("kept a rune that draws nothing: %s", esc)
 	}
 }

@@ -1,0 +1,242 @@
+package broker
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/ladder-tui/ladder/retry"
+)
+
+// Grouping the whole queue: the browse a dump does (Dump), with a writer
+// that groups each message as it comes and keeps only the groups, so a
+// queue of 100,000 messages costs a few counters per group, not the
+// messages.
+
+// GroupScanOptions say what a scan groups.
+type GroupScanOptions struct {
+	Queue string
+	By    string // a GroupBy value
+	Where retry.Where
+	// Limit bounds the messages grouped (0: all, up to the dump bound,
+	// DefaultDumpLimit); with Where it counts chosen ones, as dump -n does.
+	Limit int
+	Force bool // browse a quorum queue near its delivery limit
+	// Keep is how many of the first messages are also kept whole (peek -n
+	// with --group-by shows them), with bodies up to BodyPreview bytes.
+	Keep        int
+	BodyPreview int
+	// Progress, when set, is called from the scanning goroutine with the
+	// count of messages grouped so far.
+	Progress func(grouped int)
+}
+
+// GroupCoverage is how much of the queue the groups cover. JSON field
+// names are a contract.
+type GroupCoverage struct {
+	By string `json:"by"`
+	// Grouped messages are in the groups; LookedAt were read (grouped,
+	// not chosen by --where, or not readable: Unreadable).
+	Grouped    int `json:"grouped"`
+	LookedAt   int `json:"looked_at"`
+	Unreadable int `json:"unreadable,omitempty"`
+	// Of is how many messages were ready when the scan began (at least
+	// LookedAt); Bound the most a scan looks at.
+	Of    int64 `json:"of"`
+	Bound int   `json:"bound"`
+	// Capped: the scan stopped at Bound, or before the end of the queue,
+	// with messages it did not look at.
+	Capped bool `json:"capped"`
+}
+
+// Covers reports whether the groups cover every ready message.
+func (c GroupCoverage) Covers() bool { return !c.Capped && int64(c.LookedAt) >= c.Of }
+
+// GroupScan is a grouped queue.
+type GroupScan struct {
+	Groups   []Group       `json:"groups"`
+	Coverage GroupCoverage `json:"coverage"`
+	// Messages are the first Keep messages, decoded as a peek decodes them.
+	Messages    []Message   `json:"-"`
+	Queue       retry.Queue `json:"-"`
+	SideEffects []string    `json:"side_effects"`
+	Released    int64       `json:"released"`
+	// Unreadable says, one note each, which messages could not be grouped
+	// (a name that is not UTF-8: the dump format cannot carry it).
+	Unreadable []string  `json:"unreadable,omitempty"`
+	ScannedAt  time.Time `json:"scanned_at"`
+	// browse is what the browse itself reported (no messages), when seen.
+	browse *PeekResult
+}
+
+// ScanGroups groups a queue's messages, up to the dump bound: a browse, with
+// a peek's side effects (reported). The result is partial, with an
+// ErrPartial error, when some messages could not be read; what was read is
+// grouped.
+func ScanGroups(ctx context.Context, c Client, o GroupScanOptions) (*GroupScan, error) {
+	v, err := c.Topology(ctx)
+	if err != nil {
+		return nil, err
+	}
+	q, ok := v.Queue(o.Queue)
+	if !ok {
+		return nil, fmt.Errorf("group %s: queue %q does not exist in vhost %s", o.Queue, o.Queue, c.Vhost())
+	}
+	bound := DefaultDumpLimit
+	if o.Limit > 0 && o.Limit < bound && o.Where.Empty() {
+		bound = o.Limit
+	}
+	ladders := retry.Discover(&v)
+	w := &groupWriter{
+		g: NewGrouper(o.By), keep: o.Keep, preview: o.BodyPreview, progress: o.Progress,
+		deaths: retry.DeathQueuesOf(ladders, o.Queue), mains: retry.MainQueues(ladders),
+	}
+	if w.preview <= 0 {
+		w.preview = DefaultBodyPreview
+	}
+	scan := &GroupScan{Queue: q, ScannedAt: time.Now()}
+	// Dump's Limit counts chosen messages under a --where (it then looks
+	// as far as its bound); without one, what it looks at.
+	limit := max(0, o.Limit)
+	spy := &peekSpy{Client: c, queue: o.Queue}
+	rep, derr := Dump(ctx, spy, DumpOptions{Queue: o.Queue, Limit: min(limit, bound), Where: o.Where, Force: o.Force}, w)
+	if rep == nil {
+		rep = &DumpReport{}
+	}
+	if w.err != nil {
+		return nil, w.err
+	}
+	if derr != nil && !errors.Is(derr, ErrPartial) {
+		return nil, derr
+	}
+	scan.Groups, scan.Messages = w.g.Groups(), w.kept
+	scan.SideEffects, scan.Released, scan.Unreadable = rep.SideEffects, rep.Released, rep.Skipped
+	if scan.SideEffects == nil {
+		scan.SideEffects = []string{}
+	}
+	looked := rep.Written + rep.Unmatched + len(rep.Skipped)
+	ready := q.Ready // the management API's, seconds old
+	if spy.res != nil {
+		ready = spy.res.Ready // the browse's own count, exact as it began
+		scan.Queue.Ready, scan.Queue.Messages = spy.res.Ready, spy.res.Total
+		scan.browse = spy.res
+	}
+	cov := GroupCoverage{By: o.By, Grouped: w.g.Len(), LookedAt: looked, Unreadable: len(rep.Skipped), Of: max(ready, int64(looked)), Bound: bound}
+	cov.Capped = int64(looked) < cov.Of
+	scan.Coverage = cov
+	return scan, derr
+}
+
+// peekSpy is c, noting the result of the browse a dump makes of queue: its
+// ready count is exact where the management API's is seconds old.
+type peekSpy struct {
+	Client
+	queue string
+	res   *PeekResult
+}
+
+func (p *peekSpy) Peek(ctx context.Context, queue string, opt PeekOptions) (*PeekResult, error) {
+	res, err := p.Client.Peek(ctx, queue, opt)
+	if err == nil && queue == p.queue && p.res == nil {
+		cp := *res
+		cp.Messages = nil // the dump has them; the spy keeps what the browse said
+		p.res = &cp
+	}
+	return res, err
+}
+
+// groupWriter is a DumpWriter that groups the records instead of keeping
+// them. Records are whole lines, however the writes split them.
+type groupWriter struct {
+	g        *Grouper
+	buf      []byte
+	head     bool // the dump's first line (its header) was seen
+	line     int
+	keep     int
+	kept     []Message
+	preview  int
+	deaths   map[string]bool
+	mains    map[string]bool
+	progress func(int)
+	err      error
+}
+
+func (w *groupWriter) Write(p []byte) (int, error) {
+	if w.err != nil {
+		return 0, w.err
+	}
+	w.buf = append(w.buf, p...)
+	start := 0
+	for {
+		i := bytes.IndexByte(w.buf[start:], '\n')
+		if i < 0 {
+			break
+		}
+		w.record(w.buf[start : start+i])
+		start += i + 1
+		if w.err != nil {
+			return 0, w.err
+		}
+	}
+	w.buf = append(w.buf[:0], w.buf[start:]...)
+	return len(p), nil
+}
+
+func (w *groupWriter) Sync() error { return w.err }
+
+// record groups one line of the dump.
+func (w *groupWriter) record(line []byte) {
+	w.line++
+	if !w.head {
+		w.head = true // the header: vhost, queue, version
+		return
+	}
+	if len(line) == 0 {
+		return
+	}
+	rec, err := UnmarshalRecord(line)
+	if err != nil {
+		w.err = fmt.Errorf("group: message %d: %w", w.line-1, err)
+		return
+	}
+	m := Message{Position: rec.Position, Exchange: rec.Exchange, RoutingKey: rec.RoutingKey, Redelivered: rec.Redelivered,
+		Properties: rec.MessageProperties(), Headers: rec.Headers}
+	preview := 0 // grouping reads headers only
+	if len(w.kept) < w.keep {
+		preview = w.preview
+	}
+	DecodeMessage(&m, rec.Body, preview, w.deaths, w.mains)
+	w.g.Add(&m)
+	if len(w.kept) < w.keep {
+		w.kept = append(w.kept, m)
+	}
+	if w.progress != nil {
+		w.progress(w.g.Len())
+	}
+}
+
+// PeekResult is the scan as peek --group-by reports it: the queue, what the
+// browse cost, the first messages, the groups and their coverage.
+func (s *GroupScan) PeekResult() *PeekResult {
+	res := &PeekResult{Queue: s.Queue.Name, Type: s.Queue.Type, Total: s.Queue.Messages, Ready: s.Queue.Ready,
+		SideEffects: s.SideEffects, Released: s.Released, Messages: s.Messages, Groups: s.Groups}
+	if res.Messages == nil {
+		res.Messages = []Message{}
+	}
+	cov := s.Coverage
+	res.Grouping = &cov
+	if b := s.browse; b != nil {
+		res.ReleasedTo, res.ReleasedAt, res.Incomplete = b.ReleasedTo, b.ReleasedAt, b.Incomplete
+	}
+	if len(s.Unreadable) > 0 && res.Incomplete == "" {
+		res.Incomplete = s.Unreadable[0]
+	}
+	at := s.ScannedAt
+	if s.browse != nil && !s.browse.PeekedAt.IsZero() {
+		at = s.browse.PeekedAt // the browse's clock (the simulation's own)
+	}
+	AnnotateHoL(res, retry.EffectiveSettings(&s.Queue), at)
+	return res
+}

@@ -1,0 +1,366 @@
+package ui
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/internal/present"
+	"github.com/ladder-tui/ladder/internal/termtext"
+	"github.com/ladder-tui/ladder/keymap"
+	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/ui/component/table"
+	"github.com/ladder-tui/ladder/ui/style"
+)
+
+// The queue browser's grouped view (g): messages grouped by what broke
+// them. g groups the peeked messages at once and says how many of the
+// queue's that is; when the peek did not cover the queue, S groups the whole
+// queue (ladder peek --group-by's scan: a browse up to the dump bound, in the
+// background, with its progress; esc stops it).
+
+// groupOrder is what g cycles through ("" is the plain list).
+var groupOrder = append([]string{""}, broker.GroupBys...)
+
+// groupScan is a scan of the whole queue for the grouped view.
+type groupScan struct {
+	id      int // scans started; an older one's answers are dropped
+	by      string
+	peek    int // the peek it was started over (m.id): a new peek drops it
+	where   string
+	running bool
+	done    int
+	cancel  context.CancelFunc
+	ch      chan int
+	result  *broker.GroupScan
+}
+
+// groupScanProgressMsg and groupScanDoneMsg report a scan (id: groupScan.id).
+type groupScanProgressMsg struct {
+	queue   string
+	id, n   int
+	updates <-chan int
+}
+
+type groupScanDoneMsg struct {
+	queue string
+	id    int
+	scan  *broker.GroupScan
+	err   error
+}
+
+// groupScanAskMsg: the user agreed to the scan's cost.
+type groupScanAskMsg struct{ queue, by string }
+
+// cycleGroup moves to the next grouping (g).
+func (m *browserModel) cycleGroup() {
+	i := slices.Index(groupOrder, m.groupBy)
+	m.groupBy = groupOrder[(i+1)%len(groupOrder)]
+	m.groupAt = 0
+	m.regroup()
+}
+
+// scanned is the finished scan that groups the view now: of this grouping,
+// this --where, over the current peek.
+func (m *browserModel) scanned() *broker.GroupScan {
+	s := &m.gscan
+	if s.result == nil || s.by != m.groupBy || s.peek != m.id || s.where != strings.Join(m.where.Exprs(), " ") {
+		return nil
+	}
+	return s.result
+}
+
+// regroup groups the shown messages (after a peek or a filter), or shows
+// the whole queue's groups when a scan of this grouping has them.
+func (m *browserModel) regroup() {
+	if m.groupBy == "" {
+		m.groups = nil
+		return
+	}
+	if s := m.scanned(); s != nil {
+		m.groups = s.Groups
+	} else {
+		shown := make([]broker.Message, 0, len(m.view))
+		for _, i := range m.view {
+			shown = append(shown, *m.rows[i].message)
+		}
+		m.groups = broker.GroupMessages(shown, m.groupBy)
+	}
+	m.groupAt = min(m.groupAt, max(0, len(m.groups)-1))
+}
+
+// leaveGroups shows the messages again, stopping a scan under way.
+func (m *browserModel) leaveGroups() {
+	m.stopScan()
+	m.groupBy, m.groups = "", nil
+}
+
+// stopScan cancels a running scan (its answer will be dropped).
+func (m *browserModel) stopScan() {
+	if m.gscan.running {
+		m.gscan.cancel()
+		m.gscan.running = false
+		m.gscan.id++
+	}
+}
+
+// partial reports whether the peek left ready messages out.
+func (m *browserModel) partial() bool {
+	return m.res != nil && int64(len(m.res.Messages)) < m.res.Ready
+}
+
+// askScan asks before a scan whose browse others feel (consumers lose
+// sight of the messages meanwhile, a quorum delivery limit counts it), as
+// opening the queue did; otherwise it starts it.
+func (m *browserModel) askScan() tea.Cmd {
+	if m.gscan.running || m.scanned() != nil {
+		return nil
+	}
+	queue, by := m.queue, m.groupBy
+	if m.snap != nil {
+		if i := slices.IndexFunc(m.snap.Topology.Queues, func(q retry.Queue) bool { return q.Name == queue }); i >= 0 {
+			q := m.snap.Topology.Queues[i]
+			if cost := broker.PeekCostOf(q, m.snap.BrokerVersion); cost.Felt() {
+				name := termtext.Truncate(termtext.Sanitize(queue), max(16, m.w/3))
+				return navCmd(openPromptMsg{
+					title:   "Group every ready message of " + name + " by " + by + " (up to " + strconv.Itoa(broker.DefaultDumpLimit) + ")? A browse: " + present.PeekCost(cost),
+					confirm: true, yes: "group",
+					done: func(string) tea.Msg { return groupScanAskMsg{queue: queue, by: by} },
+				})
+			}
+		}
+	}
+	return m.startScan()
+}
+
+// startScan groups the whole queue in the background: ladder peek
+// --group-by's scan (broker.ScanGroups), progress through a channel.
+func (m *browserModel) startScan() tea.Cmd {
+	m.stopScan()
+	s := &m.gscan
+	s.id++
+	ctx, cancel := context.WithTimeout(context.Background(), moveTimeout)
+	ch := make(chan int, 1)
+	*s = groupScan{id: s.id, by: m.groupBy, peek: m.id, where: strings.Join(m.where.Exprs(), " "), running: true, cancel: cancel, ch: ch}
+	c, queue, id, opts := m.c.client, m.queue, s.id, broker.GroupScanOptions{Queue: m.queue, By: m.groupBy, Where: m.where}
+	opts.Progress = func(n int) {
+		// The latest count only: a screen that has not read the last one
+		// gets this one instead.
+		select {
+		case <-ch:
+		default:
+		}
+		ch <- n
+	}
+	run := func() tea.Msg {
+		defer cancel()
+		scan, err := broker.ScanGroups(ctx, c, opts)
+		close(ch)
+		return groupScanDoneMsg{queue: queue, id: id, scan: scan, err: err}
+	}
+	return tea.Batch(run, waitScan(queue, id, ch), statusCmd("", false))
+}
+
+// waitScan reads the next progress report of a scan.
+func waitScan(queue string, id int, ch <-chan int) tea.Cmd {
+	return func() tea.Msg {
+		n, ok := <-ch
+		if !ok {
+			return nil
+		}
+		return groupScanProgressMsg{queue: queue, id: id, n: n, updates: ch}
+	}
+}
+
+// updateGroups takes the grouped view's messages; ok is false for others.
+func (m *browserModel) updateGroups(msg tea.Msg) (tea.Cmd, bool) {
+	switch msg := msg.(type) {
+	case groupScanAskMsg:
+		if msg.queue == m.queue && msg.by == m.groupBy {
+			return m.startScan(), true
+		}
+		return nil, true
+	case groupScanProgressMsg:
+		if msg.queue != m.queue || msg.id != m.gscan.id || !m.gscan.running {
+			return nil, true
+		}
+		m.gscan.done = msg.n
+		return waitScan(msg.queue, msg.id, msg.updates), true
+	case groupScanDoneMsg:
+		if msg.queue != m.queue || msg.id != m.gscan.id {
+			return nil, true
+		}
+		m.gscan.running = false
+		if msg.scan == nil {
+			return statusCmd("group "+termtext.Sanitize(m.queue)+": "+termtext.Sanitize(broker.Describe(msg.err)), true), true
+		}
+		m.gscan.result = msg.scan
+		m.groupAt = 0
+		m.regroup()
+		text := present.Grouped(msg.scan.Coverage)
+		if len(msg.scan.SideEffects) > 0 {
+			text += " · " + strings.Join(msg.scan.SideEffects, "; ")
+		}
+		if msg.err != nil {
+			return statusCmd(termtext.Sanitize(text+" · "+broker.Describe(msg.err)), true), true
+		}
+		return statusCmd(termtext.Sanitize(text), false), true
+	}
+	return nil, false
+}
+
+// markGroup marks exactly the messages of the group under the cursor and
+// shows the list again: m then moves them, checking each position still
+// holds the message grouped there (a scan's positions go past the peek).
+func (m *browserModel) markGroup() tea.Cmd {
+	if m.groupAt >= len(m.groups) {
+		return nil
+	}
+	g := m.groups[m.groupAt]
+	m.marks, m.markedIDs = map[int]bool{}, map[int]string{}
+	for i, p := range g.Positions {
+		m.marks[p] = true
+		if i < len(g.IDs) {
+			m.markedIDs[p] = g.IDs[i]
+		}
+	}
+	m.leaveGroups()
+	return statusCmd(present.Plural(g.Count, "message", "messages")+" of "+termtext.Sanitize(g.Key)+" marked: m moves them", false)
+}
+
+// groupCoverage says how many of the queue's messages the groups hold.
+func (m *browserModel) groupCoverage() string {
+	if s := m.scanned(); s != nil {
+		return present.Grouped(s.Coverage) + " · the whole queue, scanned " + present.Clock(s.ScannedAt)
+	}
+	if m.gscan.running && m.gscan.by == m.groupBy {
+		of := ""
+		if m.res != nil {
+			of = " of " + strconv.FormatInt(m.res.Ready, 10)
+		}
+		return "grouping the whole queue… " + strconv.Itoa(m.gscan.done) + of + " read · esc stops"
+	}
+	if m.res == nil {
+		return ""
+	}
+	shown := strconv.Itoa(len(m.view))
+	if len(m.view) != len(m.rows) {
+		shown += " shown of " + strconv.Itoa(len(m.rows)) + " peeked"
+	}
+	s := "grouped " + shown + " of " + present.Plural(int(max(m.res.Ready, int64(len(m.rows)))), "ready message", "ready messages") + " by " + m.groupBy
+	if m.partial() {
+		s += " · " + m.c.keys.GroupAll.Help().Key + " groups the whole queue"
+	}
+	return s
+}
+
+// groupLines is the grouped view: coverage, the groups, and the selected
+// group's sample error in full (wrapped) under them.
+func (m *browserModel) groupLines(height int) []string {
+	st := m.c.styles
+	lines := []string{st.Muted.Render(termtext.Truncate(termtext.Sanitize(m.groupCoverage()), m.w))}
+	var sample []string
+	if m.groupAt < len(m.groups) {
+		sample = renderGroupSample(m.groups[m.groupAt], m.w, 3, st)
+	}
+	lines = append(lines, renderGroups(m.groups, m.groupBy, m.groupAt, m.w, height-1-len(sample), m.at, st)...)
+	return append(lines, sample...)
+}
+
+// renderGroups draws the groups table: count, key, first and last seen.
+// Keys keep both ends at any width (present.FitCause).
+func renderGroups(gs []broker.Group, by string, cursor, width, height int, at time.Time, st *style.Styles) []string {
+	cols := []table.Column{{Title: "COUNT", Width: 6, Right: true}, {Title: strings.ToUpper(by), Width: 0}, {Title: "FIRST", Width: 6, Right: true}, {Title: "LAST", Width: 6, Right: true}}
+	cols[1].Width = table.Remaining(width, 2, 10, cols[0].Width, cols[2].Width, cols[3].Width)
+	lines := []string{st.Header.Render("  " + table.Header(cols))}
+	rows := max(1, height-1) // under the header
+	shown := len(gs)
+	if shown > rows {
+		shown = max(1, rows-1) // and a line says how many more
+	}
+	start := 0
+	if cursor >= shown {
+		start = cursor - shown + 1 // the cursor's group stays on screen
+	}
+	for i := start; i < start+shown && i < len(gs); i++ {
+		g := gs[i]
+		key := present.FitGroupKey(termtext.Sanitize(g.Key), by, cols[1].Width)
+		line := "  " + table.Join(table.Cells(cols, strconv.Itoa(g.Count), key, present.Age(g.FirstSeen, at), present.Age(g.LastSeen, at)))
+		if i == cursor {
+			line = st.Selected.Render("▸" + line[1:])
+		}
+		lines = append(lines, line)
+	}
+	if more := len(gs) - shown; more > 0 {
+		lines = append(lines, st.Muted.Render("  … "+strconv.Itoa(more)+" more"))
+	}
+	return lines
+}
+
+// renderGroupSample is one message of the group as it is: its id and full
+// error text, wrapped to at most maxLines lines (the last cut). Nothing
+// when the key already says it all.
+func renderGroupSample(g broker.Group, width, maxLines int, st *style.Styles) []string {
+	if g.Sample == "" || g.Sample == g.Key || width < 10 {
+		return nil
+	}
+	text := "e.g. "
+	if len(g.SampleIDs) > 0 {
+		text += termtext.Sanitize(g.SampleIDs[0]) + ": "
+	}
+	text += termtext.Sanitize(g.Sample)
+	lines := termtext.Wrap(text, width-2)
+	if len(lines) > maxLines {
+		lines = append(lines[:maxLines-1], termtext.Truncate(lines[maxLines-1], width-3)+termtext.Ellipsis)
+	}
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[i] = st.Muted.Render("  " + l)
+	}
+	return out
+}
+
+// groupKey handles keys in the grouped view: up and down over groups,
+// enter marks one's messages, g groups by the next field, S the whole
+// queue, m moves a group.
+func (m *browserModel) groupKey(msg tea.KeyPressMsg) tea.Cmd {
+	k := m.c.keys
+	switch {
+	case key.Matches(msg, k.Up):
+		m.groupAt = max(0, m.groupAt-1)
+	case key.Matches(msg, k.Down):
+		m.groupAt = min(max(0, len(m.groups)-1), m.groupAt+1)
+	case key.Matches(msg, k.Group):
+		m.cycleGroup()
+	case key.Matches(msg, k.GroupAll) && m.partial():
+		return m.askScan()
+	case key.Matches(msg, k.Open):
+		return m.markGroup()
+	case key.Matches(msg, k.Move):
+		if len(m.groups) == 0 {
+			return nil
+		}
+		cmd := m.markGroup()
+		return tea.Batch(cmd, navCmd(openMoveMsg{spec: m.moveSpec(nil)}))
+	case key.Matches(msg, k.Refresh):
+		return m.reload()
+	}
+	return nil
+}
+
+// groupHelp is the grouped view's keys.
+func (m *browserModel) groupHelp() []key.Binding {
+	k := m.c.keys
+	out := []key.Binding{k.Up, k.Down, keymap.As(k.Open, "mark group"), keymap.As(k.Move, "move group"),
+		keymap.As(k.Group, "next grouping")}
+	if m.partial() && !m.gscan.running && m.scanned() == nil {
+		out = append(out, k.GroupAll)
+	}
+	return append(out, keymap.As(k.Back, "messages"), k.Refresh)
+}

@@ -1,0 +1,220 @@
+package ui
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/exp/golden"
+
+	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/broker/brokertest"
+	"github.com/ladder-tui/ladder/broker/sim"
+	"github.com/ladder-tui/ladder/internal/termtext"
+)
+
+// causesHarness is the UI on a quiet simulation whose DLQ holds n dead
+// letters of 3 causes (Spring-like, each with its own ids and values),
+// open in the browser at w×h.
+func causesHarness(t *testing.T, n, w, h int) (*harness, *sim.Sim) {
+	t.Helper()
+	s := sim.New(sim.Options{Quiet: true})
+	t.Cleanup(func() { s.Close() })
+	if err := brokertest.PublishCauses(context.Background(), s, sim.OrdersDLQ, brokertest.CauseMessages(n, 9, s.Now())); err != nil {
+		t.Fatal(err)
+	}
+	hs := newHarnessOn(t, s, Options{}, w, h).start()
+	hs.send(openQueueMsg{queue: sim.OrdersDLQ, confirmed: true})
+	hs.mustContain("orders.dlq")
+	return hs, s
+}
+
+// runSlow runs cmd as the program would, waiting up to d for each command
+// (a scan takes longer than the harness's step).
+func (h *harness) runSlow(cmd tea.Cmd, d time.Duration) {
+	h.t.Helper()
+	if cmd == nil {
+		return
+	}
+	done := make(chan tea.Msg, 1)
+	go func() { done <- cmd() }()
+	var msg tea.Msg
+	select {
+	case msg = <-done:
+	case <-time.After(d):
+		h.t.Fatalf("a command took longer than %s", d)
+	}
+	switch msg := msg.(type) {
+	case nil:
+		return
+	case tea.BatchMsg:
+		for _, c := range msg {
+			h.runSlow(c, d)
+		}
+		return
+	}
+	if v := reflect.ValueOf(msg); v.Kind() == reflect.Slice && v.Type().Elem() == reflect.TypeFor[tea.Cmd]() {
+		for i := range v.Len() {
+			h.runSlow(v.Index(i).Interface().(tea.Cmd), d)
+		}
+		return
+	}
+	_, next := h.m.Update(msg)
+	h.runSlow(next, d)
+}
+
+// The done-when of the grouping work, in the UI: 5,000 messages of 3 causes
+// with ids and values in their texts. g groups the 1,000 peeked into 3
+// groups and says it is 1,000 of 5,000; S groups all 5,000 into the same 3;
+// enter marks a whole group (past the peek too) with the ids to check, m
+// moves exactly those.
+func TestGroupsCoverTheWholeQueue(t *testing.T) {
+	h, _ := causesHarness(t, 5000, 80, 24)
+	h.key("g")
+	h.mustContain("grouped 1000 of 5000 ready messages by error · S groups the whole queue", "3 groups by error")
+	if len(h.m.browser.groups) != 3 {
+		t.Fatalf("%d groups of the peeked messages", len(h.m.browser.groups))
+	}
+	_, cmd := h.m.Update(keyMsg("S"))
+	h.runSlow(cmd, 2*time.Minute)
+	h.mustContain("grouped 5000 of 5000 ready messages by error · the whole queue", "3 groups by error")
+	total := 0
+	for _, g := range h.m.browser.groups {
+		total += g.Count
+		if len(g.IDs) != g.Count || g.Type == "" {
+			t.Errorf("group %q: %d ids of %d, type %q", g.Key, len(g.IDs), g.Count, g.Type)
+		}
+	}
+	if len(h.m.browser.groups) != 3 || total != 5000 {
+		t.Fatalf("%d groups of %d messages", len(h.m.browser.groups), total)
+	}
+	// Every line fits 80 columns; the keys keep the exception's name.
+	for _, l := range strings.Split(h.plain(), "\n") {
+		if termtext.Width(l) > 80 {
+			t.Errorf("line of %d cells: %q", termtext.Width(l), l)
+		}
+	}
+	h.mustContain("ResourceAccessException:", "e.g. msg-")
+	t.Logf("the grouped view at 80×24:\n%s", h.plain())
+	g := h.m.browser.groups[0]
+	h.key("enter")
+	if len(h.m.browser.marks) != g.Count {
+		t.Fatalf("%d marked, the group has %d", len(h.m.browser.marks), g.Count)
+	}
+	spec := h.m.browser.moveSpec(nil)
+	last := g.Positions[len(g.Positions)-1]
+	if last < 1000 || spec.ids[last] != g.IDs[len(g.IDs)-1] || len(spec.marked) != g.Count {
+		t.Fatalf("marked up to #%d, id there %q (want %q), %d marked", last, spec.ids[last], g.IDs[len(g.IDs)-1], len(spec.marked))
+	}
+	h.key("m")
+	h.mustContain(fmt.Sprintf("marked messages (%d)", g.Count))
+}
+
+// A queue the peek covered needs no scan: no S, and the groups say so.
+func TestGroupsOfAWholePeek(t *testing.T) {
+	h, _ := causesHarness(t, 300, 80, 24)
+	h.key("g")
+	h.mustContain("grouped 300 of 300 ready messages by error")
+	h.mustNotContain("S groups the whole queue")
+	h.key("S") // nothing to scan
+	if h.m.browser.gscan.running {
+		t.Fatal("a scan of a queue the peek covered")
+	}
+	// esc leaves the grouped view; g cycles through error-text too.
+	h.key("g")
+	h.mustContain("by error-text")
+	h.key("esc")
+	if h.m.browser.groupBy != "" {
+		t.Fatal("esc stayed in the grouped view")
+	}
+}
+
+// esc stops a scan under way: its answer is dropped.
+func TestGroupScanStopsOnEsc(t *testing.T) {
+	h, _ := causesHarness(t, 3000, 80, 24)
+	h.key("g")
+	_, cmd := h.m.Update(keyMsg("S"))
+	if !h.m.browser.gscan.running {
+		t.Fatal("S did not start a scan")
+	}
+	h.mustContain("grouping the whole queue…")
+	h.key("esc")
+	if h.m.browser.gscan.running || h.m.browser.groupBy != "" {
+		t.Fatal("esc left the scan running")
+	}
+	h.runSlow(cmd, 2*time.Minute) // its answer (cancelled) arrives, and is dropped
+	h.mustNotContain("canceled")
+	if h.m.browser.gscan.result != nil {
+		t.Fatal("a stopped scan's groups were kept")
+	}
+}
+
+// The groups table at 80 columns, pure: two causes of one exception type
+// read differently, the cursor's group stays on screen, more are counted.
+func TestRenderGroupsKeepsBothEnds(t *testing.T) {
+	const typ = "org.springframework.web.client.ResourceAccessException"
+	var gs []broker.Group
+	for i, tail := range []string{"Connect timed out; nested exception is java.net.SocketTimeoutException: Connect timed out",
+		"Connection refused; nested exception is java.net.ConnectException: Connection refused"} {
+		gs = append(gs, broker.Group{Key: typ + `: I/O error on POST request for "…": ` + tail, Count: 10 - i})
+	}
+	for i := range 20 {
+		gs = append(gs, broker.Group{Key: fmt.Sprintf("other cause %d", i), Count: 1})
+	}
+	h := newHarness(t, newFake(), Options{NoColor: true}, 80, 24)
+	lines := renderGroups(gs, "error", 15, 80, 8, fixedNow, h.m.c.styles)
+	if len(lines) != 8 {
+		t.Fatalf("%d lines for 8", len(lines))
+	}
+	plain := make([]string, len(lines))
+	for i, l := range lines {
+		plain[i] = termtext.Sanitize(strings.TrimRight(ansi.Strip(l), " "))
+		if termtext.Width(ansi.Strip(l)) > 80 {
+			t.Errorf("line %d is %d cells", i, termtext.Width(ansi.Strip(l)))
+		}
+	}
+	joined := strings.Join(plain, "\n")
+	if !strings.Contains(joined, "▸") || !strings.Contains(joined, "other cause 13") || !strings.Contains(joined, "… 16 more") {
+		t.Fatalf("cursor not shown or more not counted:\n%s", joined)
+	}
+	top := renderGroups(gs, "error", 0, 80, 8, fixedNow, h.m.c.styles)
+	a, b := ansi.Strip(top[1]), ansi.Strip(top[2])
+	if a[10:] == b[10:] || !strings.Contains(a, "ResourceAccessException: I/O error") || !strings.Contains(a, "med out") || !strings.Contains(b, "refused") {
+		t.Fatalf("the two causes of one type:\n%s\n%s", a, b)
+	}
+}
+
+// causesPeek is a peek of n of brokertest's dead letters out of ready, as
+// the fake returns it.
+func causesPeek(n int, ready int64) *broker.PeekResult {
+	r := &broker.PeekResult{Queue: "orders.dlq", Type: "classic", Total: ready, Ready: ready, PeekedAt: fixedNow,
+		SideEffects: []string{"every browsed message was requeued: its redelivered flag is now set"}}
+	for i, c := range brokertest.CauseMessages(n, 4, fixedNow) {
+		at := c.At
+		m := broker.Message{Position: i, Headers: c.Headers, Properties: broker.Properties{MessageID: c.ID, Timestamp: &at}}
+		broker.DecodeMessage(&m, c.Body, 256, nil, nil)
+		r.Messages = append(r.Messages, m)
+	}
+	return r
+}
+
+// Golden frames of the grouped view (ANSI stripped) at 80×24 and 160×48:
+// 1,000 peeked of 5,000, grouped by error. Regenerate with
+// go test ./ui -run TestGoldenGroups -update
+func TestGoldenGroups(t *testing.T) {
+	for _, sz := range [][2]int{{80, 24}, {160, 48}} {
+		t.Run(fmt.Sprintf("grouped_%dx%d", sz[0], sz[1]), func(t *testing.T) {
+			fc := newFake()
+			fc.peeks["orders.dlq"] = causesPeek(1000, 5000)
+			h := newHarness(t, fc, Options{}, sz[0], sz[1]).start()
+			h.send(openQueueMsg{queue: "orders.dlq", confirmed: true})
+			h.key("g", "down")
+			golden.RequireEqual(t, h.plain())
+		})
+	}
+}
