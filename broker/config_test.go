@@ -101,10 +101,15 @@ func TestRedactURL(t *testing.T) {
 		"amqps://u:p%40ss@h/vh":               "amqps://u:xxxxx@h/vh",
 		"amqp://localhost/":                   "amqp://localhost/",
 		"amqp://onlyuser@h/":                  "amqp://onlyuser@h/",
-		"amqp://u:pa ss@h:bad/ junk":          "amqp://u:xxxxx@h:bad/ junk",
+		"amqp://u:pa ss@h:bad/ junk":          "xxxxx@h:bad/ junk",
 		"http://admin:s3cr3t@mgmt:15672/api/": "http://admin:xxxxx@mgmt:15672/api/",
-		"amqp://u:pa/ss@h:bad/":               "amqp://u:xxxxx@h:bad/",
-		"amqp://u:p@ss@h:bad/":                "amqp://u:xxxxx@h:bad/",
+		"amqp://u:pa/ss@h:bad/":               "xxxxx@h:bad/",
+		"amqp://u:p@ss@h:bad/":                "xxxxx@h:bad/",
+		"u:hunter2@host:5677":                 "xxxxx@host:5677",
+		"amqps:u:hunter2@h":                   "xxxxx@h",
+		"amqp:/u:hunter2@h":                   "xxxxx@h",
+		"amqp://u:hunter2":                    "(not a valid URL)",
+		"amqp://u:12/hunter2@h/":              "xxxxx@h/",
 	}
 	for in, want := range cases {
 		if got := RedactURL(in); got != want {

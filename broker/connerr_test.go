@@ -498,7 +498,7 @@ func TestRedactionSameForEveryURL(t *testing.T) {
 		t.Errorf("%q %q", plain.RedactedAPI(), plain.RedactedPrometheus())
 	}
 	// A user without a password is shown as given.
-	if got := mustResolve(t, Config{APIURL: "http://ann@rabbit:15672"}).RedactedAPI(); got != "http://ann@rabbit:15672" {
+	if got := mustResolve(t, Config{APIURL: "http://ann@rabbit:15672", Password: "pw-from-a-prompt"}).RedactedAPI(); got != "http://ann@rabbit:15672" {
 		t.Errorf("%q", got)
 	}
 }

@@ -54,6 +54,9 @@ type ConnError struct {
 	Msg  string
 	Kind error // one of the Err… above, or nil
 	Err  error // the cause, passwords redacted
+	// whole is Msg before it was bounded, so redaction sees every
+	// password whole (a cut one no longer matches).
+	whole string
 }
 
 func (e *ConnError) Error() string { return e.Msg }
@@ -74,7 +77,8 @@ func (e *ConnError) Unwrap() []error {
 const maxErrLine = 190
 
 func connErr(kind, cause error, format string, a ...any) *ConnError {
-	return &ConnError{Msg: bound(fmt.Sprintf(format, a...), maxErrLine), Kind: kind, Err: cause}
+	whole := fmt.Sprintf(format, a...)
+	return &ConnError{Msg: bound(whole, maxErrLine), Kind: kind, Err: cause, whole: whole}
 }
 
 // bound cuts s to n runes (the last one "…"); the messages name the
@@ -211,6 +215,9 @@ func (r *Resolved) DialAMQP(ctx context.Context, purpose string) (*amqp.Connecti
 	cfg := amqp.Config{
 		Properties: props,
 		Vhost:      r.Vhost,
+		// The user and password resolved (a password from a file or a
+		// prompt is not in the URL), never the URL's alone.
+		SASL: []amqp.Authentication{&amqp.PlainAuth{Username: r.AMQPUser, Password: r.AMQPPassword}},
 		// amqp091 writes ServerName into the config: give it its own copy.
 		TLSClientConfig: r.tlsConfig(),
 		Heartbeat:       10 * time.Second,
@@ -294,6 +301,10 @@ func bytesReceived(conn *amqp.Connection) int64 {
 }
 
 func (r *Resolved) amqpDialError(err error) error {
+	return r.redactResult(r.classifyDial(err))
+}
+
+func (r *Resolved) classifyDial(err error) error {
 	err = r.redact(err)
 	addr := net.JoinHostPort(r.AMQP.Hostname(), r.Port())
 	var ae *amqp.Error
@@ -422,6 +433,10 @@ func (r *Resolved) transport() *http.Transport {
 // API address; what is the request ("overview", "list queues in vhost /").
 // Request URLs, with their ?columns=… queries, never appear.
 func (r *Resolved) APIError(what string, err error) error {
+	return r.redactResult(r.classifyAPI(what, err))
+}
+
+func (r *Resolved) classifyAPI(what string, err error) error {
 	err = r.redact(err)
 	host := r.APIURL.Host
 	var he rabbithole.ErrorResponse
@@ -482,12 +497,30 @@ func apiReason(he rabbithole.ErrorResponse) string {
 	return ": " + why
 }
 
+// redactResult is a classified error with every password r knows of
+// hidden once more: a classifier may quote a cause's inner text (a
+// *url.Error's Err) that the redaction of the whole did not reach.
+func (r *Resolved) redactResult(err error) error {
+	var ce *ConnError
+	if errors.As(err, &ce) && ce.whole != "" {
+		ce.whole = RedactText(ce.whole, r.secrets()...)
+		ce.Msg = bound(ce.whole, maxErrLine)
+	}
+	return r.redact(err)
+}
+
 // redact hides every password r knows of in err's text.
 func (r *Resolved) redact(err error) error {
+	return redactSecrets(err, r.secrets()...)
+}
+
+// secrets are r's passwords in the forms they may appear in text.
+func (r *Resolved) secrets() []string {
 	s := secretsOf(r.AMQPURL)
+	s = append(s, r.typed...)
+	s = append(s, secretForms(r.AMQPUser, r.AMQPPassword)...)
 	s = append(s, secretForms(r.APIUser, r.APIPassword)...)
-	s = append(s, secretForms(r.PrometheusUser, r.PrometheusPassword)...)
-	return redactSecrets(err, s...)
+	return append(s, secretForms(r.PrometheusUser, r.PrometheusPassword)...)
 }
 
 func apiPort(u *url.URL) string {
