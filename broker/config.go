@@ -121,7 +121,7 @@ func (c Config) Resolve() (*Resolved, error) {
 					return "", fmt.Errorf("--password-file: %w", err)
 				}
 			default:
-				return "", fmt.Errorf("%s names user %s and no password: give it with --password-file FILE ($LADDER_PASSWORD_FILE), or run ladder on a terminal to be asked: %w", flag, user, ErrPasswordNeeded)
+				return "", &redactedError{msg: fmt.Sprintf("%s names user %s and no password: give it with --password-file FILE ($LADDER_PASSWORD_FILE), or run ladder on a terminal to be asked", flag, user), err: ErrPasswordNeeded}
 			}
 			pwRead = true
 		}
@@ -176,11 +176,11 @@ func (c Config) Resolve() (*Resolved, error) {
 		// thinks it is used.
 		switch {
 		case !given:
-			return nil, fmt.Errorf("--password-file: no URL names a user to use it for (--amqp-url amqp://USER@host/): %w", errPasswordUnused)
+			return nil, fmt.Errorf("--password-file: no URL names a user to use it for (--amqp-url amqp://USER@host/)")
 		case au.User == nil:
-			return nil, fmt.Errorf("--password-file: --amqp-url names no user to use it for (amqp://USER@host/): %w", errPasswordUnused)
+			return nil, fmt.Errorf("--password-file: --amqp-url names no user to use it for (amqp://USER@host/)")
 		}
-		return nil, fmt.Errorf("--password-file: --amqp-url has a password of its own: keep one (amqp://%s@host/ takes the file's): %w", au.User.Username(), errPasswordUnused)
+		return nil, fmt.Errorf("--password-file: --amqp-url has a password of its own: keep one (amqp://%s@host/ takes the file's)", au.User.Username())
 	}
 
 	switch {
@@ -208,13 +208,12 @@ func (c Config) Resolve() (*Resolved, error) {
 	return r, nil
 }
 
-// errPasswordUnused: --password-file was given where no URL can take it.
-var errPasswordUnused = errors.New("password not used")
-
-// The shapes parseURL's errors show, never the URL given.
+// The shapes parseURL's errors show, never the URL given. No
+// scheme://user:password@ in them: redaction would show that as
+// user:xxxxx@, as if ladder hid something.
 const (
-	amqpURLShape = "amqp://user:pass@host:port/vhost"
-	httpURLShape = "http://user:pass@host:port"
+	amqpURLShape = `"amqp://host:port/vhost"`
+	httpURLShape = `"http://host:port"`
 )
 
 // parseURL reads a URL given to flag and checks its scheme. Its errors
@@ -224,7 +223,7 @@ const (
 // shape expected.
 func parseURL(flag, raw, shape string, schemes ...string) (*url.URL, error) {
 	invalid := func(why string) error {
-		return fmt.Errorf("%s is not a valid URL%s (%s expected; special characters in the password must be percent-encoded)", flag, why, shape)
+		return fmt.Errorf("%s is not a valid URL%s (%s, user:password@ before the host, special characters in the password percent-encoded)", flag, why, shape)
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -238,7 +237,7 @@ func parseURL(flag, raw, shape string, schemes ...string) (*url.URL, error) {
 		}
 		// An "@" after the host part: a password holding "/", "?" or "#"
 		// ended the host part early.
-		return nil, invalid(": an '@' follows the host (in a vhost it is %40)")
+		return nil, fmt.Errorf("%s is not a valid URL: an '@' follows the host part (in a password, / ? # are written %%2F %%3F %%23; in a vhost, @ is %%40)", flag)
 	}
 	if strings.ContainsAny(raw, " \t\r\n") {
 		return nil, invalid(": it holds a space or a line break")

@@ -141,7 +141,8 @@ func secretsOf(raw string) []string {
 }
 
 // typedPassword is the password of raw as it is written in it (before
-// percent-decoding), "" when its authority holds none.
+// percent-decoding), "" when its authority holds none or it is the user
+// name (shown anyway: hiding it would print "xxxxx:xxxxx@").
 func typedPassword(raw string) string {
 	_, rest, ok := strings.Cut(raw, "://")
 	if !ok {
@@ -154,7 +155,10 @@ func typedPassword(raw string) string {
 	if at < 0 {
 		return ""
 	}
-	_, pw, _ := strings.Cut(rest[:at], ":")
+	user, pw, _ := strings.Cut(rest[:at], ":")
+	if pw == user {
+		return ""
+	}
 	return pw
 }
 

@@ -39,7 +39,7 @@ func ReadSecretFile(path string) (string, error) {
 		return "", fmt.Errorf("%s is a directory", path)
 	}
 	if mode := fi.Mode().Perm(); mode&0o077 != 0 && runtime.GOOS != "windows" {
-		return "", fmt.Errorf("permissions %04o for '%s' are too open: others may read it (chmod 600 %s): %w", mode, path, path, ErrSecretFileOpen)
+		return "", &redactedError{msg: fmt.Sprintf("permissions %04o for '%s' are too open: others may read it (chmod 600 %s)", mode, path, path), err: ErrSecretFileOpen}
 	}
 	b, err := io.ReadAll(io.LimitReader(f, maxSecretFile+1))
 	if err != nil {

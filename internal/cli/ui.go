@@ -14,13 +14,11 @@ import (
 // uiFlags are the terminal UI's own flags (the root command and demo).
 type uiFlags struct {
 	refresh   time.Duration
-	logFile   string
 	peekLimit int
 }
 
 func (u *uiFlags) register(cmd *cobra.Command) {
 	cmd.Flags().DurationVar(&u.refresh, "refresh", 2*time.Second, "how often the UI refreshes depths and rates")
-	cmd.Flags().StringVar(&u.logFile, "log-file", "", "write debug logs to this file (never to the screen; also LADDER_DEBUG=1)")
 	cmd.Flags().IntVar(&u.peekLimit, "peek-limit", 1000, "messages the queue browser peeks when it opens a queue")
 }
 
@@ -38,7 +36,7 @@ func (a *app) runUI(cmd *cobra.Command, c broker.Client, open func(string) (brok
 	}
 	return ui.Run(cmd.Context(), ui.Options{
 		Client: c, Open: open, ReadOnly: a.cfg.ReadOnly, NoColor: a.noColor,
-		Refresh: u.refresh, LogFile: u.logFile, Title: title, Policy: policy, PeekLimit: u.peekLimit,
+		Refresh: u.refresh, LogFile: a.logFile, Title: title, Policy: policy, PeekLimit: u.peekLimit,
 	})
 }
 
