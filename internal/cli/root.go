@@ -26,12 +26,12 @@ type app struct {
 	logFile string
 	// stoppedBy is the signal that stopped the run ("ctrl+c"), "" if none.
 	stoppedBy atomic.Value
-	output   string
-	noColor  bool
-	build    Build
-	stdin    io.Reader
-	stdout   io.Writer
-	stderr   io.Writer
+	output    string
+	noColor   bool
+	build     Build
+	stdin     io.Reader
+	stdout    io.Writer
+	stderr    io.Writer
 	// connect builds the broker client for a command (see client.go);
 	// tests put the simulation here.
 	connect connector
