@@ -65,7 +65,7 @@ func TestDialErrorsClassified(t *testing.T) {
 			"login refused for user guest at rabbit:5672"},
 		{amqp.ErrCredentials, ErrLoginRefused, "login refused for user guest at rabbit:5672"},
 		{&amqp.Error{Code: amqp.NotAllowed, Reason: "NOT_ALLOWED - vhost prod not found", Server: true}, ErrVhostNotFound,
-			"vhost prod not found"},
+			"vhost prod not found at rabbit:5672"},
 		{&amqp.Error{Code: amqp.NotAllowed, Reason: "NOT_ALLOWED - access to vhost 'prod' refused for user 'guest'", Server: true}, ErrNoAccess,
 			"user guest has no access to vhost prod at rabbit:5672"},
 		{&amqp.Error{Code: amqp.FrameError, Reason: "EOF"}, ErrNotAMQP, "rabbit:5672 does not speak AMQP"},
@@ -275,7 +275,7 @@ func TestNotFoundFromAnotherWebServer(t *testing.T) {
 	if _, err := testManagement(t, prefixed.URL).Queue(ctx, "/", "q"); Describe(err) != prefixed.URL+" is not a RabbitMQ management API (GET /api/overview: 404 Not Found)" {
 		t.Errorf("prefix left out: %q", Describe(err))
 	}
-	if _, err := testManagement(t, prefixed.URL+"/rabbit").Queue(ctx, "nosuch", "q"); Describe(err) != "vhost nosuch not found" || !errors.Is(err, ErrVhostNotFound) {
+	if _, err := testManagement(t, prefixed.URL+"/rabbit").Queue(ctx, "nosuch", "q"); Describe(err) != "vhost nosuch not found at "+prefixed.Listener.Addr().String()+" (management API, RabbitMQ 3.10.8)" || !errors.Is(err, ErrVhostNotFound) {
 		t.Errorf("prefix given: %q", Describe(err))
 	}
 

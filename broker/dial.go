@@ -110,7 +110,8 @@ func Describe(err error) string {
 // stop polling and let the user retry.
 func WaitsForUser(err error) bool {
 	return errors.Is(err, ErrLoginRefused) || errors.Is(err, ErrVhostNotFound) ||
-		errors.Is(err, ErrNoAccess) || errors.Is(err, ErrNotAMQP) || errors.Is(err, ErrTLS)
+		errors.Is(err, ErrNoAccess) || errors.Is(err, ErrNotAMQP) || errors.Is(err, ErrTLS) ||
+		errors.Is(err, ErrTwoBrokers)
 }
 
 // tlsCause words a failed TLS handshake: "its certificate is signed by
@@ -220,7 +221,7 @@ func (r *Resolved) DialAMQP(ctx context.Context, purpose string) (*amqp.Connecti
 		SASL: []amqp.Authentication{&amqp.PlainAuth{Username: r.AMQPUser, Password: r.AMQPPassword}},
 		// amqp091 writes ServerName into the config: give it its own copy.
 		TLSClientConfig: r.tlsConfig(),
-		Heartbeat:       10 * time.Second,
+		Heartbeat:       heartbeat,
 		Locale:          "en_US",
 		Dial: func(network, addr string) (net.Conn, error) {
 			d := net.Dialer{Timeout: dialTimeout}
@@ -242,12 +243,18 @@ func (r *Resolved) DialAMQP(ctx context.Context, purpose string) (*amqp.Connecti
 	}
 	conn, err := amqp.DialConfig(r.AMQPURL, cfg)
 	if err != nil {
-		if tcpUp.Load() && closedByPeer(err) {
+		switch {
+		case tcpUp.Load() && read.Load() == 0 && timedOut(err):
+			// Accepted, then silence: a stalled node or path, or a port
+			// that waits for the client to speak first.
+			err = fmt.Errorf("%w: %w", errHandshakeSilent, err)
+		case tcpUp.Load() && closedByPeer(err):
 			err = fmt.Errorf("%w: %w", errPeerClosed, err)
 		}
 		return nil, r.amqpDialError(err)
 	}
 	received.Store(conn, read)
+	watchConn(conn)
 	go func() {
 		<-conn.NotifyClose(make(chan *amqp.Error, 1))
 		received.Delete(conn)
@@ -267,6 +274,20 @@ var testWrapConn func(net.Conn) net.Conn
 // shut the socket between the header's check and its write). All are one
 // fact.
 var errPeerClosed = errors.New("closed during the AMQP handshake")
+
+// errHandshakeSilent marks a dial whose TCP connection was accepted and
+// then sent nothing before the handshake's deadline.
+var errHandshakeSilent = errors.New("no answer to the AMQP handshake")
+
+// timedOut tells whether a failed handshake ended at its deadline.
+func timedOut(err error) bool {
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return true
+	}
+	var ae *amqp.Error
+	return errors.As(err, &ae) && !ae.Server && strings.Contains(ae.Reason, "i/o timeout")
+}
 
 // closedByPeer tells whether a failed handshake ended by the peer closing
 // or resetting the connection.
@@ -321,6 +342,12 @@ func (r *Resolved) classifyDial(err error) error {
 	if cause, ok := r.tlsCause(err); ok {
 		return connErr(ErrTLS, err, "TLS to RabbitMQ at %s failed: %s", addr, cause)
 	}
+	if errors.Is(err, errHandshakeSilent) {
+		if r.portHint() != "" {
+			return connErr(ErrNotAMQP, err, "%s does not speak AMQP%s", addr, r.portHint())
+		}
+		return connErr(ErrStalled, err, "RabbitMQ at %s accepted the connection but sent nothing in %s (stalled, or not an AMQP port?)", addr, dialTimeout)
+	}
 	if errors.Is(err, errPeerClosed) {
 		return connErr(ErrNotAMQP, err, "%s does not speak AMQP%s", addr, r.portHint())
 	}
@@ -342,7 +369,7 @@ func (r *Resolved) amqpRefusal(ae *amqp.Error, err error, addr string) error {
 	case ae.Code == amqp.AccessRefused:
 		return connErr(ErrLoginRefused, err, "login refused for user %s at %s", r.amqpUser(), addr)
 	case ae.Code == amqp.NotAllowed && strings.Contains(reason, "not found"):
-		return r.vhostNotFound(err)
+		return r.vhostNotFound(err, addr)
 	case ae.Code == amqp.NotAllowed && strings.Contains(reason, "refused for user"):
 		return connErr(ErrNoAccess, err, "user %s has no access to vhost %s at %s", r.amqpUser(), r.Vhost, addr)
 	case !ae.Server && (ae.Code == amqp.FrameError || ae.Code == amqp.SyntaxError):
@@ -397,9 +424,11 @@ func speaksHTTP(addr string) bool {
 	return err == nil && string(head[:]) == "HTTP/"
 }
 
-// vhostNotFound is the one wording of a missing vhost, AMQP and API alike.
-func (r *Resolved) vhostNotFound(err error) error {
-	return connErr(ErrVhostNotFound, err, "vhost %s not found", r.Vhost)
+// vhostNotFound is the one wording of a missing vhost, AMQP and API alike,
+// naming the server asked (with AMQP and the API on two brokers, the vhost
+// may well exist on the other).
+func (r *Resolved) vhostNotFound(err error, at string) error {
+	return connErr(ErrVhostNotFound, err, "vhost %s not found at %s", r.Vhost, at)
 }
 
 // API returns a management API client. Credentials travel in a header, never
@@ -415,7 +444,7 @@ func (r *Resolved) API() (*rabbithole.Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--api-url %s: %w", r.RedactedAPI(), err)
 	}
-	c.SetTimeout(30 * time.Second)
+	c.SetTimeout(r.APITimeout)
 	return c, nil
 }
 
@@ -445,7 +474,17 @@ func (r *Resolved) classifyAPI(what string, err error) error {
 	case errors.As(err, &he) && he.StatusCode == http.StatusUnauthorized,
 		// rabbit-hole words its 401 as a plain error.
 		strings.Contains(err.Error(), "API responded with a 401"):
-		// The user is named once: the URL without its user:xxxxx@.
+		// The API answers 401 for a wrong password and for a user it
+		// knows but will not serve: its reason tells them apart. The user
+		// is named once: the URL without its user:xxxxx@.
+		switch why := strings.ToLower(apiReason(he)); {
+		case strings.Contains(why, "not management user"):
+			return connErr(ErrNoAccess, err, "user %s may not use the management API at %s (it needs the management or monitoring tag)", r.APIUser, r.APIURL)
+		case strings.Contains(why, "virtual host"):
+			return connErr(ErrNoAccess, err, "user %s has no access to vhost %s (management API at %s)", r.APIUser, r.Vhost, r.APIURL)
+		case strings.Contains(why, "not administrator"):
+			return connErr(ErrNoAccess, err, "%s: user %s may not do that through the management API at %s (it needs the administrator tag)", what, r.APIUser, r.APIURL)
+		}
 		return connErr(ErrLoginRefused, err, "login refused for user %s at %s", r.APIUser, r.APIURL)
 	case errors.As(err, &he):
 		// The status and the broker's reason, not rabbit-hole's JSON dump.
@@ -467,6 +506,9 @@ func (r *Resolved) classifyAPI(what string, err error) error {
 	if cause, ok := r.tlsCause(err); ok {
 		return connErr(ErrTLS, err, "TLS to the management API at %s failed: %s", host, cause)
 	}
+	if slow := r.apiSlow(err); slow != "" {
+		return connErr(ErrStalled, err, "management API at %s slow: %s", host, slow)
+	}
 	if cause, ok := netCause(err, r.APIURL.Hostname()); ok {
 		return connErr(ErrUnreachable, err, "cannot reach the management API at %s: %s", host, cause)
 	}
@@ -475,6 +517,24 @@ func (r *Resolved) classifyAPI(what string, err error) error {
 		return connErr(nil, err, "%s: management API at %s: %s", what, r.RedactedAPI(), ue.Err)
 	}
 	return fmt.Errorf("%s: management API at %s: %w", what, r.RedactedAPI(), err)
+}
+
+// apiSlow words a request that connected but got no answer in time: the
+// management API is slow (a busy node listing thousands of queues), not
+// down. "" for anything else, a connect that timed out among them.
+func (r *Resolved) apiSlow(err error) string {
+	var ne net.Error
+	if !errors.As(err, &ne) || !ne.Timeout() {
+		return ""
+	}
+	var oe *net.OpError
+	if errors.As(err, &oe) && oe.Op == "dial" {
+		return "" // nothing accepted the connection: unreachable
+	}
+	if strings.Contains(err.Error(), "Client.Timeout") {
+		return fmt.Sprintf("no answer in %s (--api-timeout)", r.APITimeout)
+	}
+	return "no answer in time"
 }
 
 // apiReason is ": why" from a management API error body, when it says more

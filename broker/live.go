@@ -24,6 +24,8 @@ type Live struct {
 
 	mu   sync.Mutex
 	conn *amqp.Connection
+	// checked: AMQP and the management API were found to name one cluster.
+	checked bool
 	// block follows conn's resource-alarm state (connection.blocked).
 	block *blockState
 
@@ -44,7 +46,22 @@ func NewLive(r *Resolved, purpose string) (*Live, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Live{r: r, mgmt: m, purpose: purpose}, nil
+	l := &Live{r: r, mgmt: m, purpose: purpose}
+	m.otherBroker = l.otherBroker
+	return l, nil
+}
+
+// otherBroker is verifySameBroker bounded by identityWait: a missing
+// vhost's error waits no longer for AMQP to say where it is.
+func (l *Live) otherBroker(ctx context.Context) error {
+	done := make(chan error, 1)
+	go func() { done <- l.verifySameBroker(ctx) }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(identityWait):
+		return nil
+	}
 }
 
 // Resolved returns the configuration the client was built from.
@@ -79,12 +96,26 @@ func (l *Live) Snapshot(ctx context.Context) (*Snapshot, error) {
 		defer close(done)
 		version, verr = l.mgmt.BrokerVersion(ctx)
 	}()
+	same := make(chan error, 1)
+	go func() { same <- l.verifySameBroker(ctx) }()
 	v, err := l.mgmt.Vhost(ctx, l.r.Vhost)
 	<-done
-	if verr != nil {
-		return nil, verr
+	if err == nil {
+		err = verr
 	}
 	if err != nil {
+		// Two brokers explain a vhost the API does not know: said first,
+		// when AMQP answers soon.
+		select {
+		case serr := <-same:
+			if serr != nil {
+				return nil, serr
+			}
+		case <-time.After(identityWait):
+		}
+		return nil, err
+	}
+	if err := <-same; err != nil {
 		return nil, err
 	}
 	ladders := retry.Discover(&v)
@@ -95,7 +126,9 @@ func (l *Live) Snapshot(ctx context.Context) (*Snapshot, error) {
 }
 
 // connection returns the shared AMQP connection, dialling again when the
-// broker closed the previous one.
+// broker closed the previous one. A new connection must reach the cluster
+// the management API reports (see SameBroker); when the API does not say
+// within identityWait, the check waits for the next snapshot.
 func (l *Live) connection(ctx context.Context) (*amqp.Connection, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -106,8 +139,42 @@ func (l *Live) connection(ctx context.Context) (*amqp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
+	if !l.checked {
+		ictx, cancel := context.WithTimeout(ctx, identityWait)
+		err := l.mgmt.SameBroker(ictx, c)
+		cancel()
+		switch {
+		case errors.Is(err, ErrTwoBrokers):
+			c.Close()
+			return nil, err
+		case err == nil:
+			l.checked = true
+		}
+	}
 	l.conn, l.block = c, watchBlocked(c)
 	return c, nil
+}
+
+// identityWait bounds the management API's overview when a connection is
+// checked against it: AMQP work does not wait on a slow API.
+const identityWait = 3 * time.Second
+
+// verifySameBroker is Snapshot's check that AMQP reaches the cluster the
+// management API reads, once per client. AMQP that cannot be reached is
+// not the snapshot's failure (the API's data stands on its own; a peek or
+// move will say): only two brokers are.
+func (l *Live) verifySameBroker(ctx context.Context) error {
+	l.mu.Lock()
+	checked := l.checked
+	l.mu.Unlock()
+	if checked {
+		return nil
+	}
+	_, err := l.connection(ctx)
+	if errors.Is(err, ErrTwoBrokers) {
+		return err
+	}
+	return nil
 }
 
 // blockOf is the resource-alarm state of conn, the shared connection (nil

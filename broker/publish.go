@@ -195,9 +195,18 @@ func declareQueueOn(conn *amqp.Connection, name string, args retry.Headers) erro
 	}
 	defer ch.Close()
 	if _, err := ch.QueueDeclare(name, true, false, false, false, toTable(args)); err != nil {
-		return fmt.Errorf("declare wait queue %s (a queue of that name with other arguments exists?): %w", name, err)
+		return declareError(conn, name, err)
 	}
 	return nil
+}
+
+// drainLost marks a drain that lost its connection after taking some
+// messages as partial: those are written and acked, the rest stay queued.
+func drainLost(taken int, err error) error {
+	if taken > 0 {
+		return fmt.Errorf("%w: %w", err, ErrPartial)
+	}
+	return err
 }
 
 // Drain implements Client: consume with manual ack, ack each message only
@@ -234,6 +243,7 @@ func (l *Live) Drain(ctx context.Context, queue string, limit int, handle func(*
 		return 0, fmt.Errorf("drain %s: open channel: %w", queue, err)
 	}
 	defer ch.Close() // returns every message not acked, in order
+	watch := WatchChannel(ch)
 	held := 0
 	// Nothing is delivered that is not looked at: a consumer with a
 	// prefetch of one, replaced by a new one whenever it holds its message
@@ -271,13 +281,16 @@ func (l *Live) Drain(ctx context.Context, queue string, limit int, handle func(*
 		select {
 		case dd, ok := <-deliveries:
 			if !ok {
-				return taken, fmt.Errorf("drain %s: the broker closed the channel", queue)
+				return taken, drainLost(taken, AMQPFailure(conn, "drain "+queue, amqp.ErrClosed, watch))
 			}
 			d = dd
 		case <-time.After(moveIdle):
 			if quorum && held >= prefetch {
 				// The fixed prefetch is full of held-back messages.
 				return taken, fmt.Errorf("drain %s: stopped after holding back %s not chosen: %w", queue, retry.Plural(held, "message", "messages"), ErrPartial)
+			}
+			if err := stillAnswers(conn, "drain "+queue, queue, stallCheck); err != nil {
+				return taken, drainLost(taken, err) // not emptied: stalled
 			}
 			return taken, nil // fewer ready than counted: someone else took some
 		case <-ctx.Done():
