@@ -62,10 +62,7 @@ type mover struct {
 	conn  *amqp.Connection
 	src   *amqp.Channel
 	dst   *amqp.Channel
-	// dstWatch keeps why the broker closed dst (ACCESS_REFUSED on a
-	// publish): later publishes only say the channel is not open.
-	dstWatch *CloseWatch
-	rep      *MoveReport
+	rep   *MoveReport
 	run   string
 	start time.Time
 
@@ -86,6 +83,9 @@ type mover struct {
 	// lastPick is the furthest position a pick was peeked at (unblock).
 	lastPick int
 	pace     Pacer
+	// dstWatch keeps why the broker closed dst (ACCESS_REFUSED on a
+	// publish): later publishes only say the channel is not open.
+	dstWatch *CloseWatch
 }
 
 // pending is a publish awaiting its confirm.
