@@ -86,13 +86,15 @@ func amqpLost(addr, doing string, why *amqp.Error) error {
 // user 'u'"), with the refusal's kind.
 func amqpRefused(addr, doing string, why *amqp.Error) error {
 	reason := strings.TrimSpace(why.Reason)
+	// The reason names the broker's object, vhost and user: it comes
+	// before the address, which the line may lose to its bound.
 	switch {
 	case why.Code == amqp.AccessRefused:
-		return connErr(ErrAccessRefused, why, "%s: RabbitMQ at %s refused: %s", doing, addr, reason)
+		return connErr(ErrAccessRefused, why, "%s refused: %s (RabbitMQ at %s)", doing, reason, addr)
 	case why.Code == amqp.PreconditionFailed && strings.Contains(reason, "larger than configured max size"):
-		return connErr(ErrTooLarge, why, "%s: RabbitMQ at %s refused a message as too large: %s", doing, addr, reason)
+		return connErr(ErrTooLarge, why, "%s refused, message too large: %s (RabbitMQ at %s)", doing, reason, addr)
 	}
-	return connErr(nil, why, "%s: RabbitMQ at %s refused: %s", doing, addr, reason)
+	return connErr(nil, why, "%s refused: %s (RabbitMQ at %s)", doing, reason, addr)
 }
 
 // heartbeat is ladder's AMQP heartbeat: amqp091 gives up on a connection

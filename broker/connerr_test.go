@@ -502,3 +502,36 @@ func TestRedactionSameForEveryURL(t *testing.T) {
 		t.Errorf("%q", got)
 	}
 }
+
+// Each way an AMQP connection or channel ends mid-operation has its own
+// words and kind; only amqp091's parse failures read as an unreadable
+// message (EOF and resets reach it as the same FrameError).
+func TestAMQPLostClassified(t *testing.T) {
+	for _, c := range []struct {
+		why  *amqp.Error
+		kind error
+		want string
+	}{
+		{&amqp.Error{Code: amqp.FrameError, Reason: "EOF"}, ErrConnLost, "peek q: connection to RabbitMQ at h:5672 lost: closed by the other side (node stopped or killed?)"},
+		{&amqp.Error{Code: amqp.FrameError, Reason: "read tcp 1.2.3.4:1->5.6.7.8:5672: read: connection reset by peer"}, ErrConnLost, "peek q: connection to RabbitMQ at h:5672 lost: reset by the other side"},
+		{&amqp.Error{Code: amqp.FrameError, Reason: "read tcp 1.2.3.4:1->5.6.7.8:5672: i/o timeout"}, ErrStalled, "peek q: RabbitMQ at h:5672 stopped answering (no heartbeat): connection dropped"},
+		{&amqp.Error{Code: amqp.FrameError, Reason: amqp.ErrSyntax.Error()}, ErrUnparsable, "peek q: the AMQP client could not read a message from h:5672 (" + unparsedHint + ") and dropped the connection"},
+		{&amqp.Error{Code: amqp.ConnectionForced, Reason: "CONNECTION_FORCED - broker forced connection closure with reason 'shutdown'", Server: true}, ErrConnLost,
+			"peek q: RabbitMQ at h:5672 closed the connection: CONNECTION_FORCED - broker forced connection closure with reason 'shutdown'"},
+		{&amqp.Error{Code: amqp.AccessRefused, Reason: "ACCESS_REFUSED - write access to exchange 'x' in vhost 'v' refused for user 'u'", Server: true}, ErrAccessRefused,
+			"peek q refused: ACCESS_REFUSED - write access to exchange 'x' in vhost 'v' refused for user 'u' (RabbitMQ at h:5672)"},
+		{&amqp.Error{Code: amqp.PreconditionFailed, Reason: "PRECONDITION_FAILED - message size 20971520 is larger than configured max size 16777216", Server: true}, ErrTooLarge,
+			"peek q refused, message too large: PRECONDITION_FAILED - message size 20971520 is larger than configured max size 16777216 (RabbitMQ at h:5672)"},
+	} {
+		err := amqpLost("h:5672", "peek q", c.why)
+		if err.Error() != c.want || !errors.Is(err, c.kind) || !errors.Is(err, c.why) {
+			t.Errorf("%v:\n got %q\nwant %q (%v)", c.why, err, c.want, c.kind)
+		}
+		if parse := errors.Is(c.kind, ErrUnparsable); clientCouldNotParse(c.why) != parse {
+			t.Errorf("%v: read as unparsable %v", c.why, !parse)
+		}
+	}
+	if amqpLost("h:5672", "peek q", nil) != nil {
+		t.Error("a close ladder asked for is a loss")
+	}
+}
