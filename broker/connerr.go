@@ -20,6 +20,9 @@ var (
 	// ErrStalled: the peer stopped answering: no heartbeat (AMQP) or no
 	// answer within the deadline (the management API, --api-timeout).
 	ErrStalled = errors.New("no answer in time")
+	// ErrAPISlow is ErrStalled of the management API: slow, not down (a
+	// UI keeps what AMQP can tell meanwhile).
+	ErrAPISlow = fmt.Errorf("management API slow: %w", ErrStalled)
 	// ErrAccessRefused: the broker refused an operation (ACCESS_REFUSED:
 	// the user lacks a permission on a queue or exchange).
 	ErrAccessRefused = errors.New("access refused")

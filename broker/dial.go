@@ -507,7 +507,7 @@ func (r *Resolved) classifyAPI(what string, err error) error {
 		return connErr(ErrTLS, err, "TLS to the management API at %s failed: %s", host, cause)
 	}
 	if slow := r.apiSlow(err); slow != "" {
-		return connErr(ErrStalled, err, "management API at %s slow: %s", host, slow)
+		return connErr(ErrAPISlow, err, "management API at %s slow: %s", host, slow)
 	}
 	if cause, ok := netCause(err, r.APIURL.Hostname()); ok {
 		return connErr(ErrUnreachable, err, "cannot reach the management API at %s: %s", host, cause)

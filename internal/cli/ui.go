@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"os"
 	"sync"
 	"time"
 
@@ -34,9 +35,13 @@ func (a *app) runUI(cmd *cobra.Command, c broker.Client, open func(string) (brok
 	if !isTerminal(a.stdin) || !isTerminal(a.stdout) {
 		return usageErr("the terminal UI needs a terminal; for scripts use ladder topology / peek / move with -o json")
 	}
+	if err := ui.CheckTerminal(os.Getenv("TERM")); err != nil {
+		return usageErr("%w", err)
+	}
 	return ui.Run(cmd.Context(), ui.Options{
 		Client: c, Open: open, ReadOnly: a.cfg.ReadOnly, NoColor: a.noColor,
 		Refresh: u.refresh, LogFile: a.logFile, Title: title, Policy: policy, PeekLimit: u.peekLimit,
+		APITimeout: a.cfg.APITimeout,
 	})
 }
 
