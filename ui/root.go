@@ -69,8 +69,8 @@ type Model struct {
 // newModel builds the root model; now is the clock (tests pass a fixed one).
 func newModel(opts Options, c *common) *Model {
 	m := &Model{
-		c:       c,
-		open:    opts.Open,
+		c:         c,
+		open:      opts.Open,
 		title:     opts.Title,
 		refresh:   opts.Refresh,
 		snapBound: snapshotBound(opts.APITimeout),
