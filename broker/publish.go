@@ -200,14 +200,26 @@ func declareQueueOn(conn *amqp.Connection, name string, args retry.Headers) erro
 	return nil
 }
 
-// drainLost marks a drain that lost its connection after taking some
-// messages as partial: those are written and acked, the rest stay queued.
+// drainLost marks a drain that lost its connection (or was stopped) after
+// taking some messages as partial: those are written and acked, the rest
+// stay queued.
 func drainLost(taken int, err error) error {
 	if taken > 0 {
-		return fmt.Errorf("%w: %w", err, ErrPartial)
+		return &partialNote{err: err, note: "the rest stay queued"}
 	}
 	return err
 }
+
+// partialNote is err as a partial run (ErrPartial) in its own words:
+// ErrPartial's are a move's.
+type partialNote struct {
+	err  error
+	note string
+}
+
+func (e *partialNote) Error() string        { return e.err.Error() + ": " + e.note }
+func (e *partialNote) Unwrap() error        { return e.err }
+func (e *partialNote) Is(target error) bool { return target == ErrPartial }
 
 // Drain implements Client: consume with manual ack, ack each message only
 // once handle kept it; the rest return to the queue when the channel closes.
@@ -294,7 +306,7 @@ func (l *Live) Drain(ctx context.Context, queue string, limit int, handle func(*
 			}
 			return taken, nil // fewer ready than counted: someone else took some
 		case <-ctx.Done():
-			return taken, fmt.Errorf("drain %s: %w", queue, ctx.Err())
+			return taken, drainLost(taken, fmt.Errorf("drain %s: %w", queue, ctx.Err()))
 		}
 		if n, ok := headerInt(d.Headers["x-delivery-count"]); ok && dlimit > 0 && n >= dlimit-deliveryLimitMargin {
 			return taken, fmt.Errorf("drain %s: message %q has been delivered %d times (delivery limit %d); returning it once more may dead-letter it: stopped after %d: %w",
