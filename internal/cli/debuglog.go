@@ -31,13 +31,29 @@ func (a *app) logRun(args []string, code int, err error) {
 	defer f.Close()
 	secrets := secretsOf(a)
 	line := fmt.Sprintf("%s ladder %s: exit %d", time.Now().Format(time.RFC3339Nano), redactArgs(args, secrets), code)
-	for e := err; e != nil; e = errors.Unwrap(e) {
+	for e := err; e != nil; e = cause(e) {
 		line += "\n  " + clean(strings.ReplaceAll(broker.RedactText(e.Error(), secrets...), "\n", " "))
-		if _, ok := e.(interface{ Unwrap() []error }); ok {
-			break // a join: its text holds every branch already
-		}
 	}
 	fmt.Fprintln(f, line)
+}
+
+// cause is what err wraps: of several (a ConnError's kind and cause, a
+// partial run's error and ErrPartial), the one that says most.
+func cause(err error) error {
+	if u := errors.Unwrap(err); u != nil {
+		return u
+	}
+	multi, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		return nil
+	}
+	var best error
+	for _, e := range multi.Unwrap() {
+		if e != nil && (best == nil || len(e.Error()) > len(best.Error())) {
+			best = e
+		}
+	}
+	return best
 }
 
 // redactArgs is the command line with every URL password hidden.

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -29,5 +31,29 @@ func TestRateMustBeFinite(t *testing.T) {
 		if code != exitUsage || !strings.Contains(errOut, `--rate "`+rate+`": want a positive number of messages`) {
 			t.Errorf("%s: exit %d %q", rate, code, errOut)
 		}
+	}
+}
+
+// --log-file is taken by every command (it was refused by all but the UI):
+// a failed run appends its whole error chain there, password hidden,
+// while stderr keeps its one line.
+func TestLogFileTakesTheErrorChain(t *testing.T) {
+	port := freePort(t)
+	secret := secretWord(t)
+	log := filepath.Join(t.TempDir(), "debug.log")
+	for _, cmd := range []string{"ping", "topology"} {
+		code, _, errOut := runLadder(t, cmd, "--amqp-url", "amqp://ops:"+secret+"@127.0.0.1:"+port+"/", "--log-file", log)
+		if code != exitError || strings.Count(errOut, "\n") != 1 {
+			t.Fatalf("%s: exit %d %q", cmd, code, errOut)
+		}
+	}
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(b)
+	if strings.Count(got, ": exit 1\n") != 2 || !strings.Contains(got, "ladder ping --amqp-url amqp://ops:xxxxx@127.0.0.1:"+port+"/") ||
+		!strings.Contains(got, "dial tcp 127.0.0.1:"+port+": connect: connection refused") || strings.Contains(got, secret) {
+		t.Errorf("log:\n%s", got)
 	}
 }
