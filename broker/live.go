@@ -58,10 +58,12 @@ func (l *Live) otherBroker(ctx context.Context) error {
 	go func() { done <- l.verifySameBroker(ctx) }()
 	select {
 	case err := <-done:
-		return err
+		if errors.Is(err, ErrTwoBrokers) {
+			return err
+		}
 	case <-time.After(identityWait):
-		return nil
 	}
+	return nil
 }
 
 // Resolved returns the configuration the client was built from.
@@ -108,7 +110,7 @@ func (l *Live) Snapshot(ctx context.Context) (*Snapshot, error) {
 		// when AMQP answers soon.
 		select {
 		case serr := <-same:
-			if serr != nil {
+			if errors.Is(serr, ErrTwoBrokers) {
 				return nil, serr
 			}
 		case <-time.After(identityWait):
@@ -162,7 +164,8 @@ const identityWait = 3 * time.Second
 // verifySameBroker is Snapshot's check that AMQP reaches the cluster the
 // management API reads, once per client. AMQP that cannot be reached is
 // not the snapshot's failure (the API's data stands on its own; a peek or
-// move will say): only two brokers are.
+// move will say): two brokers are, and a vhost the AMQP broker does not
+// have while the API's does (it names the AMQP address: the other broker).
 func (l *Live) verifySameBroker(ctx context.Context) error {
 	l.mu.Lock()
 	checked := l.checked
@@ -171,7 +174,7 @@ func (l *Live) verifySameBroker(ctx context.Context) error {
 		return nil
 	}
 	_, err := l.connection(ctx)
-	if errors.Is(err, ErrTwoBrokers) {
+	if errors.Is(err, ErrTwoBrokers) || errors.Is(err, ErrVhostNotFound) {
 		return err
 	}
 	return nil

@@ -44,7 +44,7 @@ func (a *app) clientFor(cfg broker.Config, purpose string) (broker.Client, func(
 	}
 	c, closeClient, err := a.connect(cfg, purpose)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, a.envNamed(err)
 	}
 	if f != nil {
 		c = broker.Audited(c, f, cfg.AMQPURL)

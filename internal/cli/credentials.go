@@ -72,7 +72,7 @@ func (a *app) credentials(cfg broker.Config) (broker.Config, error) {
 	}
 	in, ok := a.stdin.(*os.File)
 	if !ok || !isTerminal(in) || !isTerminal(a.stderr) {
-		return cfg, usageErr("%w", err)
+		return cfg, a.envNamed(usageErr("%w", err))
 	}
 	user, where := passwordFor(cfg)
 	fmt.Fprintf(a.stderr, "Password for %s at %s: ", user, where)

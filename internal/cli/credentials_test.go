@@ -256,3 +256,19 @@ func TestPasswordPromptOnTerminal(t *testing.T) {
 		t.Errorf("the typed password shows:\n%s", scr)
 	}
 }
+
+// A bad URL from the environment names the variable it came from.
+func TestBadURLFromTheEnvironmentNamesIt(t *testing.T) {
+	secret := secretWord(t)
+	t.Setenv("LADDER_AMQP_URL", "u:"+secret+"@host:5677")
+	code, _, errOut := runLadder(t, "topology")
+	if code != exitUsage || !strings.HasPrefix(errOut, "ladder: $LADDER_AMQP_URL is not a valid URL: it must start with amqp:// or amqps://") || strings.Contains(errOut, secret) {
+		t.Errorf("exit %d %q", code, errOut)
+	}
+	t.Setenv("LADDER_AMQP_URL", "")
+	t.Setenv("LADDER_API_URL", "ftp://u:"+secret+"@h/")
+	code, _, errOut = runLadder(t, "ping")
+	if code != exitUsage || errOut != "ladder: $LADDER_API_URL ftp://u:xxxxx@h/: scheme must be http:// or https://\n" {
+		t.Errorf("exit %d %q", code, errOut)
+	}
+}

@@ -2,9 +2,11 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"sync/atomic"
 	"syscall"
 
@@ -26,6 +28,9 @@ type app struct {
 	logFile string
 	// stoppedBy is the signal that stopped the run ("ctrl+c"), "" if none.
 	stoppedBy atomic.Value
+	// fromEnv names the variable each flag set from the environment came
+	// from ("$LADDER_AMQP_URL"), for errors about its value.
+	fromEnv map[string]string
 	output    string
 	noColor   bool
 	build     Build
@@ -152,6 +157,10 @@ func (a *app) applyEnv(cmd *cobra.Command) error {
 		if err := f.Value.Set(v); err != nil {
 			return usageErr("%s: %s", from, broker.RedactText(err.Error(), v))
 		}
+		if a.fromEnv == nil {
+			a.fromEnv = map[string]string{}
+		}
+		a.fromEnv[e.flag] = from
 	}
 	if os.Getenv("NO_COLOR") != "" {
 		a.noColor = true
@@ -178,10 +187,37 @@ func (a *app) resolve() (*broker.Resolved, error) {
 	}
 	r, err := cfg.Resolve()
 	if err != nil {
-		return nil, usageErr("%w", err)
+		return nil, a.envNamed(usageErr("%w", err))
 	}
 	return r, nil
 }
+
+// envNamed names the variable a flag's bad value came from: an error
+// about "--amqp-url" set by LADDER_AMQP_URL says "$LADDER_AMQP_URL".
+func (a *app) envNamed(err error) error {
+	var ee *exitErr
+	if !errors.As(err, &ee) || ee.code != exitUsage {
+		return err
+	}
+	for flag, from := range a.fromEnv {
+		if msg, ok := strings.CutPrefix(err.Error(), "--"+flag+" "); ok {
+			return &exitErr{code: exitUsage, err: &renamed{msg: from + " " + msg, err: err}}
+		}
+		if msg, ok := strings.CutPrefix(err.Error(), "--"+flag+":"); ok {
+			return &exitErr{code: exitUsage, err: &renamed{msg: from + ":" + msg, err: err}}
+		}
+	}
+	return err
+}
+
+// renamed is err in other words, its chain kept.
+type renamed struct {
+	msg string
+	err error
+}
+
+func (e *renamed) Error() string { return e.msg }
+func (e *renamed) Unwrap() error { return e.err }
 
 // Run executes ladder with args and returns the process exit code. Errors
 // are printed once, on one line, with every URL password redacted.
