@@ -31,12 +31,12 @@ type app struct {
 	// fromEnv names the variable each flag set from the environment came
 	// from ("$LADDER_AMQP_URL"), for errors about its value.
 	fromEnv map[string]string
-	output    string
-	noColor   bool
-	build     Build
-	stdin     io.Reader
-	stdout    io.Writer
-	stderr    io.Writer
+	output  string
+	noColor bool
+	build   Build
+	stdin   io.Reader
+	stdout  io.Writer
+	stderr  io.Writer
 	// connect builds the broker client for a command (see client.go);
 	// tests put the simulation here.
 	connect connector
