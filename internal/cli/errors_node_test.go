@@ -1,9 +1,12 @@
 package cli
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
@@ -59,5 +62,43 @@ func TestMoveNodeStoppedSaysConnectionLost(t *testing.T) {
 	n.Start(t)
 	if s, d := depthOf(t, r, src), depthOf(t, r, dst); s+d < 200 {
 		t.Errorf("%d in the source and %d in the target: messages lost", s, d)
+	}
+}
+
+// A message larger than the broker's max_message_size is refused by name,
+// in the broker's words, and stays in the source. The limit is lowered on
+// the own node after the message is in (4.x keeps it in a persistent term
+// read as each message arrives) and restored when the test ends.
+func TestMoveMessageTooLargeSaysSo(t *testing.T) {
+	n, r := ownNodeEnv(t)
+	src := testQueue(t, r, "large", 0, nil)
+	dst := testQueue(t, r, "moved", 0, nil)
+	conn, err := r.DialAMQP(context.Background(), "test large")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ch, err := conn.Channel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ch.Confirm(false); err != nil {
+		t.Fatal(err)
+	}
+	dc, err := ch.PublishWithDeferredConfirmWithContext(context.Background(), "", src, false, false, amqp.Publishing{MessageId: "large-0", Body: make([]byte, 200000)})
+	if err != nil || !dc.Wait() {
+		t.Fatalf("publish: %v", err)
+	}
+	before := strings.TrimSpace(n.Ctl(t, "eval", "persistent_term:get(max_message_size)."))
+	t.Cleanup(func() { n.Ctl(t, "eval", "persistent_term:put(max_message_size, "+before+").") })
+	n.Ctl(t, "eval", "persistent_term:put(max_message_size, 100000).")
+	code, _, errOut := runLadder(t, "move", "--from", src, "--to", "queue:"+dst, "--yes")
+	t.Logf("%s", strings.TrimSpace(errOut))
+	want := "refused, message too large: PRECONDITION_FAILED - message size 200000 is larger than configured max size 100000"
+	if code != exitPartial || !strings.Contains(errOut, want) {
+		t.Errorf("exit %d, %q, want it to hold %q", code, errOut, want)
+	}
+	if d := depthOf(t, r, src); d != 1 {
+		t.Errorf("%d messages in the source, want 1", d)
 	}
 }
