@@ -101,7 +101,7 @@ func (cs *connState) dataAge(now time.Time) string {
 // countdown, or what is wrong and that r retries.
 func (cs *connState) downText(now time.Time) string {
 	if !cs.waiting && cs.apiSlow {
-		return "API slow · " + cs.reconnectText(now)
+		return "API slow · " + cs.retryText(now)
 	}
 	if !cs.waiting {
 		return cs.reconnectText(now)
@@ -124,6 +124,15 @@ func waitLabel(err error) string {
 		return "two brokers"
 	}
 	return "broker refused"
+}
+
+// retryText is reconnectText, or "asking again (8s)" while the next
+// attempt is in flight (a slow API takes up to --api-timeout to answer).
+func (cs *connState) retryText(now time.Time) string {
+	if !cs.polling.IsZero() {
+		return "asking again (" + present.Dur(now.Sub(cs.polling).Truncate(time.Second)) + ")"
+	}
+	return cs.reconnectText(now)
 }
 
 // reconnectText is "reconnecting (3) in 4s", counted down from now.

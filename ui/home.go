@@ -310,7 +310,7 @@ func (m *homeModel) summary() string {
 	cs := &m.c.conn
 	var left string
 	if cs.down {
-		left = cs.trouble() + " · " + cs.reconnectText(m.c.now())
+		left = cs.trouble() + " · " + cs.retryText(m.c.now())
 		if cs.waiting {
 			left = termtext.Sanitize(broker.Describe(cs.err)) + " · r retries"
 		}
