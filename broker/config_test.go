@@ -101,10 +101,15 @@ func TestRedactURL(t *testing.T) {
 		"amqps://u:p%40ss@h/vh":               "amqps://u:xxxxx@h/vh",
 		"amqp://localhost/":                   "amqp://localhost/",
 		"amqp://onlyuser@h/":                  "amqp://onlyuser@h/",
-		"amqp://u:pa ss@h:bad/ junk":          "amqp://u:xxxxx@h:bad/ junk",
+		"amqp://u:pa ss@h:bad/ junk":          "xxxxx@h:bad/ junk",
 		"http://admin:s3cr3t@mgmt:15672/api/": "http://admin:xxxxx@mgmt:15672/api/",
-		"amqp://u:pa/ss@h:bad/":               "amqp://u:xxxxx@h:bad/",
-		"amqp://u:p@ss@h:bad/":                "amqp://u:xxxxx@h:bad/",
+		"amqp://u:pa/ss@h:bad/":               "xxxxx@h:bad/",
+		"amqp://u:p@ss@h:bad/":                "xxxxx@h:bad/",
+		"u:hunter2@host:5677":                 "xxxxx@host:5677",
+		"amqps:u:hunter2@h":                   "xxxxx@h",
+		"amqp:/u:hunter2@h":                   "xxxxx@h",
+		"amqp://u:hunter2":                    "(not a valid URL)",
+		"amqp://u:12/hunter2@h/":              "xxxxx@h/",
 	}
 	for in, want := range cases {
 		if got := RedactURL(in); got != want {
@@ -153,5 +158,72 @@ func TestResolvePrometheusURL(t *testing.T) {
 	}
 	if _, err := (Config{PrometheusURL: "ftp://h:1"}).Resolve(); err == nil || !strings.Contains(err.Error(), "--prometheus-url") {
 		t.Errorf("bad scheme: %v", err)
+	}
+}
+
+// One password, from a file or a prompt, serves every URL naming a user
+// without one: AMQP, the API, and Prometheus only when its URL names a
+// user (it gets no credentials it did not ask for).
+func TestPasswordServesEveryURLNamingAUser(t *testing.T) {
+	r, err := Config{AMQPURL: "amqp://bob@h/", Password: "pw-one", PrometheusURL: "http://scrape@h:15692"}.Resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.AMQPUser != "bob" || r.AMQPPassword != "pw-one" || r.APIUser != "bob" || r.APIPassword != "pw-one" || r.PrometheusUser != "scrape" || r.PrometheusPassword != "pw-one" {
+		t.Errorf("%+v", r)
+	}
+	if r.RedactedAMQP() != "amqp://bob@h/" || r.RedactedAPI() != "http://h:15672" || r.RedactedPrometheus() != "http://scrape@h:15692" {
+		t.Errorf("shown as %q %q %q", r.RedactedAMQP(), r.RedactedAPI(), r.RedactedPrometheus())
+	}
+	r, err = Config{AMQPURL: "amqp://bob@h/", Password: "pw-one"}.Resolve()
+	if err != nil || r.PrometheusUser != "" || r.PrometheusPassword != "" {
+		t.Errorf("prometheus without a user got credentials: %v %+v", err, r)
+	}
+	_, err = Config{AMQPURL: "amqp://bob@h/"}.Resolve()
+	if !errors.Is(err, ErrPasswordNeeded) || strings.Contains(err.Error(), "password needed") {
+		t.Errorf("no password: %v", err)
+	}
+	for _, c := range []Config{{Password: "pw"}, {AMQPURL: "amqp://h/", Password: "pw"}, {AMQPURL: "amqp://bob:own@h/", Password: "pw"}} {
+		if _, err := c.Resolve(); err == nil || !strings.Contains(err.Error(), "--password-file") {
+			t.Errorf("%+v: a password no URL takes: %v", c, err)
+		}
+	}
+}
+
+func TestReadSecretFile(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string, mode os.FileMode) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(p, mode); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	if got, err := ReadSecretFile(write("ok", "s3cret-pw\r\n", 0o600)); err != nil || got != "s3cret-pw" {
+		t.Errorf("%q %v", got, err)
+	}
+	if got, err := ReadSecretFile(write("ro", "s3cret-pw\n", 0o400)); err != nil || got != "s3cret-pw" {
+		t.Errorf("0400: %q %v", got, err)
+	}
+	for name, c := range map[string]struct {
+		content string
+		mode    os.FileMode
+		want    string
+	}{
+		"others": {"s3cret-pw\n", 0o644, "permissions 0644 for '" + filepath.Join(dir, "others") + "' are too open"},
+		"group":  {"s3cret-pw\n", 0o640, "permissions 0640"},
+		"empty":  {"\n", 0o600, "is empty"},
+		"two":    {"s3cret-pw\nnote\n", 0o600, "more than one line"},
+	} {
+		_, err := ReadSecretFile(write(name, c.content, c.mode))
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "s3cret") {
+			t.Errorf("%s: %v, want %q", name, err, c.want)
+		}
+	}
+	if _, err := ReadSecretFile(filepath.Join(dir, "missing")); err == nil || !strings.Contains(err.Error(), "no such file") {
+		t.Errorf("missing: %v", err)
 	}
 }

@@ -65,7 +65,7 @@ func TestDialErrorsClassified(t *testing.T) {
 			"login refused for user guest at rabbit:5672"},
 		{amqp.ErrCredentials, ErrLoginRefused, "login refused for user guest at rabbit:5672"},
 		{&amqp.Error{Code: amqp.NotAllowed, Reason: "NOT_ALLOWED - vhost prod not found", Server: true}, ErrVhostNotFound,
-			"vhost prod not found"},
+			"vhost prod not found at rabbit:5672"},
 		{&amqp.Error{Code: amqp.NotAllowed, Reason: "NOT_ALLOWED - access to vhost 'prod' refused for user 'guest'", Server: true}, ErrNoAccess,
 			"user guest has no access to vhost prod at rabbit:5672"},
 		{&amqp.Error{Code: amqp.FrameError, Reason: "EOF"}, ErrNotAMQP, "rabbit:5672 does not speak AMQP"},
@@ -275,7 +275,7 @@ func TestNotFoundFromAnotherWebServer(t *testing.T) {
 	if _, err := testManagement(t, prefixed.URL).Queue(ctx, "/", "q"); Describe(err) != prefixed.URL+" is not a RabbitMQ management API (GET /api/overview: 404 Not Found)" {
 		t.Errorf("prefix left out: %q", Describe(err))
 	}
-	if _, err := testManagement(t, prefixed.URL+"/rabbit").Queue(ctx, "nosuch", "q"); Describe(err) != "vhost nosuch not found" || !errors.Is(err, ErrVhostNotFound) {
+	if _, err := testManagement(t, prefixed.URL+"/rabbit").Queue(ctx, "nosuch", "q"); Describe(err) != "vhost nosuch not found at "+prefixed.Listener.Addr().String()+" (management API, RabbitMQ 3.10.8)" || !errors.Is(err, ErrVhostNotFound) {
 		t.Errorf("prefix given: %q", Describe(err))
 	}
 
@@ -498,7 +498,40 @@ func TestRedactionSameForEveryURL(t *testing.T) {
 		t.Errorf("%q %q", plain.RedactedAPI(), plain.RedactedPrometheus())
 	}
 	// A user without a password is shown as given.
-	if got := mustResolve(t, Config{APIURL: "http://ann@rabbit:15672"}).RedactedAPI(); got != "http://ann@rabbit:15672" {
+	if got := mustResolve(t, Config{APIURL: "http://ann@rabbit:15672", Password: "pw-from-a-prompt"}).RedactedAPI(); got != "http://ann@rabbit:15672" {
 		t.Errorf("%q", got)
+	}
+}
+
+// Each way an AMQP connection or channel ends mid-operation has its own
+// words and kind; only amqp091's parse failures read as an unreadable
+// message (EOF and resets reach it as the same FrameError).
+func TestAMQPLostClassified(t *testing.T) {
+	for _, c := range []struct {
+		why  *amqp.Error
+		kind error
+		want string
+	}{
+		{&amqp.Error{Code: amqp.FrameError, Reason: "EOF"}, ErrConnLost, "peek q: connection to RabbitMQ at h:5672 lost: closed by the other side (node stopped or killed?)"},
+		{&amqp.Error{Code: amqp.FrameError, Reason: "read tcp 1.2.3.4:1->5.6.7.8:5672: read: connection reset by peer"}, ErrConnLost, "peek q: connection to RabbitMQ at h:5672 lost: reset by the other side"},
+		{&amqp.Error{Code: amqp.FrameError, Reason: "read tcp 1.2.3.4:1->5.6.7.8:5672: i/o timeout"}, ErrStalled, "peek q: RabbitMQ at h:5672 stopped answering (no heartbeat): connection dropped"},
+		{&amqp.Error{Code: amqp.FrameError, Reason: amqp.ErrSyntax.Error()}, ErrUnparsable, "peek q: the AMQP client could not read a message from h:5672 (" + unparsedHint + ") and dropped the connection"},
+		{&amqp.Error{Code: amqp.ConnectionForced, Reason: "CONNECTION_FORCED - broker forced connection closure with reason 'shutdown'", Server: true}, ErrConnLost,
+			"peek q: RabbitMQ at h:5672 closed the connection: CONNECTION_FORCED - broker forced connection closure with reason 'shutdown'"},
+		{&amqp.Error{Code: amqp.AccessRefused, Reason: "ACCESS_REFUSED - write access to exchange 'x' in vhost 'v' refused for user 'u'", Server: true}, ErrAccessRefused,
+			"peek q refused: ACCESS_REFUSED - write access to exchange 'x' in vhost 'v' refused for user 'u' (RabbitMQ at h:5672)"},
+		{&amqp.Error{Code: amqp.PreconditionFailed, Reason: "PRECONDITION_FAILED - message size 20971520 is larger than configured max size 16777216", Server: true}, ErrTooLarge,
+			"peek q refused, message too large: PRECONDITION_FAILED - message size 20971520 is larger than configured max size 16777216 (RabbitMQ at h:5672)"},
+	} {
+		err := amqpLost("h:5672", "peek q", c.why)
+		if err.Error() != c.want || !errors.Is(err, c.kind) || !errors.Is(err, c.why) {
+			t.Errorf("%v:\n got %q\nwant %q (%v)", c.why, err, c.want, c.kind)
+		}
+		if parse := errors.Is(c.kind, ErrUnparsable); clientCouldNotParse(c.why) != parse {
+			t.Errorf("%v: read as unparsable %v", c.why, !parse)
+		}
+	}
+	if amqpLost("h:5672", "peek q", nil) != nil {
+		t.Error("a close ladder asked for is a loss")
 	}
 }

@@ -54,6 +54,9 @@ type ConnError struct {
 	Msg  string
 	Kind error // one of the Err… above, or nil
 	Err  error // the cause, passwords redacted
+	// whole is Msg before it was bounded, so redaction sees every
+	// password whole (a cut one no longer matches).
+	whole string
 }
 
 func (e *ConnError) Error() string { return e.Msg }
@@ -74,7 +77,8 @@ func (e *ConnError) Unwrap() []error {
 const maxErrLine = 190
 
 func connErr(kind, cause error, format string, a ...any) *ConnError {
-	return &ConnError{Msg: bound(fmt.Sprintf(format, a...), maxErrLine), Kind: kind, Err: cause}
+	whole := fmt.Sprintf(format, a...)
+	return &ConnError{Msg: bound(whole, maxErrLine), Kind: kind, Err: cause, whole: whole}
 }
 
 // bound cuts s to n runes (the last one "…"); the messages name the
@@ -106,7 +110,8 @@ func Describe(err error) string {
 // stop polling and let the user retry.
 func WaitsForUser(err error) bool {
 	return errors.Is(err, ErrLoginRefused) || errors.Is(err, ErrVhostNotFound) ||
-		errors.Is(err, ErrNoAccess) || errors.Is(err, ErrNotAMQP) || errors.Is(err, ErrTLS)
+		errors.Is(err, ErrNoAccess) || errors.Is(err, ErrNotAMQP) || errors.Is(err, ErrTLS) ||
+		errors.Is(err, ErrTwoBrokers)
 }
 
 // tlsCause words a failed TLS handshake: "its certificate is signed by
@@ -211,9 +216,12 @@ func (r *Resolved) DialAMQP(ctx context.Context, purpose string) (*amqp.Connecti
 	cfg := amqp.Config{
 		Properties: props,
 		Vhost:      r.Vhost,
+		// The user and password resolved (a password from a file or a
+		// prompt is not in the URL), never the URL's alone.
+		SASL: []amqp.Authentication{&amqp.PlainAuth{Username: r.AMQPUser, Password: r.AMQPPassword}},
 		// amqp091 writes ServerName into the config: give it its own copy.
 		TLSClientConfig: r.tlsConfig(),
-		Heartbeat:       10 * time.Second,
+		Heartbeat:       heartbeat,
 		Locale:          "en_US",
 		Dial: func(network, addr string) (net.Conn, error) {
 			d := net.Dialer{Timeout: dialTimeout}
@@ -235,12 +243,18 @@ func (r *Resolved) DialAMQP(ctx context.Context, purpose string) (*amqp.Connecti
 	}
 	conn, err := amqp.DialConfig(r.AMQPURL, cfg)
 	if err != nil {
-		if tcpUp.Load() && closedByPeer(err) {
+		switch {
+		case tcpUp.Load() && read.Load() == 0 && timedOut(err):
+			// Accepted, then silence: a stalled node or path, or a port
+			// that waits for the client to speak first.
+			err = fmt.Errorf("%w: %w", errHandshakeSilent, err)
+		case tcpUp.Load() && closedByPeer(err):
 			err = fmt.Errorf("%w: %w", errPeerClosed, err)
 		}
 		return nil, r.amqpDialError(err)
 	}
 	received.Store(conn, read)
+	watchConn(conn)
 	go func() {
 		<-conn.NotifyClose(make(chan *amqp.Error, 1))
 		received.Delete(conn)
@@ -260,6 +274,20 @@ var testWrapConn func(net.Conn) net.Conn
 // shut the socket between the header's check and its write). All are one
 // fact.
 var errPeerClosed = errors.New("closed during the AMQP handshake")
+
+// errHandshakeSilent marks a dial whose TCP connection was accepted and
+// then sent nothing before the handshake's deadline.
+var errHandshakeSilent = errors.New("no answer to the AMQP handshake")
+
+// timedOut tells whether a failed handshake ended at its deadline.
+func timedOut(err error) bool {
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return true
+	}
+	var ae *amqp.Error
+	return errors.As(err, &ae) && !ae.Server && strings.Contains(ae.Reason, "i/o timeout")
+}
 
 // closedByPeer tells whether a failed handshake ended by the peer closing
 // or resetting the connection.
@@ -294,6 +322,10 @@ func bytesReceived(conn *amqp.Connection) int64 {
 }
 
 func (r *Resolved) amqpDialError(err error) error {
+	return r.redactResult(r.classifyDial(err))
+}
+
+func (r *Resolved) classifyDial(err error) error {
 	err = r.redact(err)
 	addr := net.JoinHostPort(r.AMQP.Hostname(), r.Port())
 	var ae *amqp.Error
@@ -309,6 +341,12 @@ func (r *Resolved) amqpDialError(err error) error {
 	}
 	if cause, ok := r.tlsCause(err); ok {
 		return connErr(ErrTLS, err, "TLS to RabbitMQ at %s failed: %s", addr, cause)
+	}
+	if errors.Is(err, errHandshakeSilent) {
+		if r.portHint() != "" {
+			return connErr(ErrNotAMQP, err, "%s does not speak AMQP%s", addr, r.portHint())
+		}
+		return connErr(ErrStalled, err, "RabbitMQ at %s accepted the connection but sent nothing in %s (stalled, or not an AMQP port?)", addr, dialTimeout)
 	}
 	if errors.Is(err, errPeerClosed) {
 		return connErr(ErrNotAMQP, err, "%s does not speak AMQP%s", addr, r.portHint())
@@ -331,7 +369,7 @@ func (r *Resolved) amqpRefusal(ae *amqp.Error, err error, addr string) error {
 	case ae.Code == amqp.AccessRefused:
 		return connErr(ErrLoginRefused, err, "login refused for user %s at %s", r.amqpUser(), addr)
 	case ae.Code == amqp.NotAllowed && strings.Contains(reason, "not found"):
-		return r.vhostNotFound(err)
+		return r.vhostNotFound(err, addr)
 	case ae.Code == amqp.NotAllowed && strings.Contains(reason, "refused for user"):
 		return connErr(ErrNoAccess, err, "user %s has no access to vhost %s at %s", r.amqpUser(), r.Vhost, addr)
 	case !ae.Server && (ae.Code == amqp.FrameError || ae.Code == amqp.SyntaxError):
@@ -386,9 +424,11 @@ func speaksHTTP(addr string) bool {
 	return err == nil && string(head[:]) == "HTTP/"
 }
 
-// vhostNotFound is the one wording of a missing vhost, AMQP and API alike.
-func (r *Resolved) vhostNotFound(err error) error {
-	return connErr(ErrVhostNotFound, err, "vhost %s not found", r.Vhost)
+// vhostNotFound is the one wording of a missing vhost, AMQP and API alike,
+// naming the server asked (with AMQP and the API on two brokers, the vhost
+// may well exist on the other).
+func (r *Resolved) vhostNotFound(err error, at string) error {
+	return connErr(ErrVhostNotFound, err, "vhost %s not found at %s", r.Vhost, at)
 }
 
 // API returns a management API client. Credentials travel in a header, never
@@ -404,7 +444,7 @@ func (r *Resolved) API() (*rabbithole.Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--api-url %s: %w", r.RedactedAPI(), err)
 	}
-	c.SetTimeout(30 * time.Second)
+	c.SetTimeout(r.APITimeout)
 	return c, nil
 }
 
@@ -422,6 +462,10 @@ func (r *Resolved) transport() *http.Transport {
 // API address; what is the request ("overview", "list queues in vhost /").
 // Request URLs, with their ?columns=… queries, never appear.
 func (r *Resolved) APIError(what string, err error) error {
+	return r.redactResult(r.classifyAPI(what, err))
+}
+
+func (r *Resolved) classifyAPI(what string, err error) error {
 	err = r.redact(err)
 	host := r.APIURL.Host
 	var he rabbithole.ErrorResponse
@@ -430,7 +474,17 @@ func (r *Resolved) APIError(what string, err error) error {
 	case errors.As(err, &he) && he.StatusCode == http.StatusUnauthorized,
 		// rabbit-hole words its 401 as a plain error.
 		strings.Contains(err.Error(), "API responded with a 401"):
-		// The user is named once: the URL without its user:xxxxx@.
+		// The API answers 401 for a wrong password and for a user it
+		// knows but will not serve: its reason tells them apart. The user
+		// is named once: the URL without its user:xxxxx@.
+		switch why := strings.ToLower(apiReason(he)); {
+		case strings.Contains(why, "not management user"):
+			return connErr(ErrNoAccess, err, "user %s may not use the management API at %s (it needs the management or monitoring tag)", r.APIUser, r.APIURL)
+		case strings.Contains(why, "virtual host"):
+			return connErr(ErrNoAccess, err, "user %s has no access to vhost %s (management API at %s)", r.APIUser, r.Vhost, r.APIURL)
+		case strings.Contains(why, "not administrator"):
+			return connErr(ErrNoAccess, err, "%s: user %s may not do that through the management API at %s (it needs the administrator tag)", what, r.APIUser, r.APIURL)
+		}
 		return connErr(ErrLoginRefused, err, "login refused for user %s at %s", r.APIUser, r.APIURL)
 	case errors.As(err, &he):
 		// The status and the broker's reason, not rabbit-hole's JSON dump.
@@ -452,6 +506,9 @@ func (r *Resolved) APIError(what string, err error) error {
 	if cause, ok := r.tlsCause(err); ok {
 		return connErr(ErrTLS, err, "TLS to the management API at %s failed: %s", host, cause)
 	}
+	if slow := r.apiSlow(err); slow != "" {
+		return connErr(ErrAPISlow, err, "management API at %s slow: %s", host, slow)
+	}
 	if cause, ok := netCause(err, r.APIURL.Hostname()); ok {
 		return connErr(ErrUnreachable, err, "cannot reach the management API at %s: %s", host, cause)
 	}
@@ -460,6 +517,24 @@ func (r *Resolved) APIError(what string, err error) error {
 		return connErr(nil, err, "%s: management API at %s: %s", what, r.RedactedAPI(), ue.Err)
 	}
 	return fmt.Errorf("%s: management API at %s: %w", what, r.RedactedAPI(), err)
+}
+
+// apiSlow words a request that connected but got no answer in time: the
+// management API is slow (a busy node listing thousands of queues), not
+// down. "" for anything else, a connect that timed out among them.
+func (r *Resolved) apiSlow(err error) string {
+	var ne net.Error
+	if !errors.As(err, &ne) || !ne.Timeout() {
+		return ""
+	}
+	var oe *net.OpError
+	if errors.As(err, &oe) && oe.Op == "dial" {
+		return "" // nothing accepted the connection: unreachable
+	}
+	if strings.Contains(err.Error(), "Client.Timeout") {
+		return fmt.Sprintf("no answer in %s (--api-timeout)", r.APITimeout)
+	}
+	return "no answer in time"
 }
 
 // apiReason is ": why" from a management API error body, when it says more
@@ -482,12 +557,30 @@ func apiReason(he rabbithole.ErrorResponse) string {
 	return ": " + why
 }
 
+// redactResult is a classified error with every password r knows of
+// hidden once more: a classifier may quote a cause's inner text (a
+// *url.Error's Err) that the redaction of the whole did not reach.
+func (r *Resolved) redactResult(err error) error {
+	var ce *ConnError
+	if errors.As(err, &ce) && ce.whole != "" {
+		ce.whole = RedactText(ce.whole, r.secrets()...)
+		ce.Msg = bound(ce.whole, maxErrLine)
+	}
+	return r.redact(err)
+}
+
 // redact hides every password r knows of in err's text.
 func (r *Resolved) redact(err error) error {
+	return redactSecrets(err, r.secrets()...)
+}
+
+// secrets are r's passwords in the forms they may appear in text.
+func (r *Resolved) secrets() []string {
 	s := secretsOf(r.AMQPURL)
+	s = append(s, r.typed...)
+	s = append(s, secretForms(r.AMQPUser, r.AMQPPassword)...)
 	s = append(s, secretForms(r.APIUser, r.APIPassword)...)
-	s = append(s, secretForms(r.PrometheusUser, r.PrometheusPassword)...)
-	return redactSecrets(err, s...)
+	return append(s, secretForms(r.PrometheusUser, r.PrometheusPassword)...)
 }
 
 func apiPort(u *url.URL) string {

@@ -24,6 +24,8 @@ type Live struct {
 
 	mu   sync.Mutex
 	conn *amqp.Connection
+	// checked: AMQP and the management API were found to name one cluster.
+	checked bool
 	// block follows conn's resource-alarm state (connection.blocked).
 	block *blockState
 
@@ -44,7 +46,24 @@ func NewLive(r *Resolved, purpose string) (*Live, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Live{r: r, mgmt: m, purpose: purpose}, nil
+	l := &Live{r: r, mgmt: m, purpose: purpose}
+	m.otherBroker = l.otherBroker
+	return l, nil
+}
+
+// otherBroker is verifySameBroker bounded by identityWait: a missing
+// vhost's error waits no longer for AMQP to say where it is.
+func (l *Live) otherBroker(ctx context.Context) error {
+	done := make(chan error, 1)
+	go func() { done <- l.verifySameBroker(ctx) }()
+	select {
+	case err := <-done:
+		if errors.Is(err, ErrTwoBrokers) {
+			return err
+		}
+	case <-time.After(identityWait):
+	}
+	return nil
 }
 
 // Resolved returns the configuration the client was built from.
@@ -79,12 +98,26 @@ func (l *Live) Snapshot(ctx context.Context) (*Snapshot, error) {
 		defer close(done)
 		version, verr = l.mgmt.BrokerVersion(ctx)
 	}()
+	same := make(chan error, 1)
+	go func() { same <- l.verifySameBroker(ctx) }()
 	v, err := l.mgmt.Vhost(ctx, l.r.Vhost)
 	<-done
-	if verr != nil {
-		return nil, verr
+	if err == nil {
+		err = verr
 	}
 	if err != nil {
+		// Two brokers explain a vhost the API does not know: said first,
+		// when AMQP answers soon.
+		select {
+		case serr := <-same:
+			if errors.Is(serr, ErrTwoBrokers) {
+				return nil, serr
+			}
+		case <-time.After(identityWait):
+		}
+		return nil, err
+	}
+	if err := <-same; err != nil {
 		return nil, err
 	}
 	ladders := retry.Discover(&v)
@@ -95,7 +128,9 @@ func (l *Live) Snapshot(ctx context.Context) (*Snapshot, error) {
 }
 
 // connection returns the shared AMQP connection, dialling again when the
-// broker closed the previous one.
+// broker closed the previous one. A new connection must reach the cluster
+// the management API reports (see SameBroker); when the API does not say
+// within identityWait, the check waits for the next snapshot.
 func (l *Live) connection(ctx context.Context) (*amqp.Connection, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -106,8 +141,43 @@ func (l *Live) connection(ctx context.Context) (*amqp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
+	if !l.checked {
+		ictx, cancel := context.WithTimeout(ctx, identityWait)
+		err := l.mgmt.SameBroker(ictx, c)
+		cancel()
+		switch {
+		case errors.Is(err, ErrTwoBrokers):
+			c.Close()
+			return nil, err
+		case err == nil:
+			l.checked = true
+		}
+	}
 	l.conn, l.block = c, watchBlocked(c)
 	return c, nil
+}
+
+// identityWait bounds the management API's overview when a connection is
+// checked against it: AMQP work does not wait on a slow API.
+const identityWait = 3 * time.Second
+
+// verifySameBroker is Snapshot's check that AMQP reaches the cluster the
+// management API reads, once per client. AMQP that cannot be reached is
+// not the snapshot's failure (the API's data stands on its own; a peek or
+// move will say): two brokers are, and a vhost the AMQP broker does not
+// have while the API's does (it names the AMQP address: the other broker).
+func (l *Live) verifySameBroker(ctx context.Context) error {
+	l.mu.Lock()
+	checked := l.checked
+	l.mu.Unlock()
+	if checked {
+		return nil
+	}
+	_, err := l.connection(ctx)
+	if errors.Is(err, ErrTwoBrokers) || errors.Is(err, ErrVhostNotFound) {
+		return err
+	}
+	return nil
 }
 
 // blockOf is the resource-alarm state of conn, the shared connection (nil
@@ -246,6 +316,46 @@ func passiveDepth(conn *amqp.Connection, queue string) (int, error) {
 		return 0, err
 	}
 	return q.Messages, nil
+}
+
+// QueueDepths asks each queue for its ready count over AMQP alone
+// (passive declares on one channel): what a UI can still show while the
+// management API is slow. A queue that no longer exists is left out (it
+// closes the channel it was asked on: the next gets a new one). It stops
+// at ctx's end with what it has.
+func (l *Live) QueueDepths(ctx context.Context, queues []string) (map[string]int64, error) {
+	conn, err := l.connection(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]int64, len(queues))
+	var ch *amqp.Channel
+	defer func() {
+		if ch != nil {
+			ch.Close()
+		}
+	}()
+	for _, q := range queues {
+		if ctx.Err() != nil {
+			return out, nil
+		}
+		if ch == nil || ch.IsClosed() {
+			if ch, err = conn.Channel(); err != nil {
+				return out, AMQPFailure(conn, "queue depths", err, nil)
+			}
+		}
+		st, err := ch.QueueDeclarePassive(q, false, false, false, false, nil)
+		var ae *amqp.Error
+		switch {
+		case err == nil:
+			out[q] = int64(st.Messages)
+		case errors.As(err, &ae) && ae.Server && (ae.Code == amqp.NotFound || ae.Code == amqp.AccessRefused || ae.Code == amqp.ResourceLocked):
+			// gone since the API last listed it, or not the user's to ask
+		default:
+			return out, AMQPFailure(conn, "queue depths", err, nil)
+		}
+	}
+	return out, nil
 }
 
 // Close implements Client.

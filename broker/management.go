@@ -68,6 +68,10 @@ type Management struct {
 	prevProm      bool
 	promDownUntil time.Time
 	cluster       string
+
+	// otherBroker, when set (a Live client sets it), says whether the
+	// AMQP URL reaches another cluster than this API (ErrTwoBrokers).
+	otherBroker func(context.Context) error
 }
 
 // topologyTTL bounds how stale cached bindings may be.
@@ -89,7 +93,7 @@ func NewManagement(r *Resolved) (*Management, error) {
 	// One pool of connections for both, closed by Close.
 	tr := r.transport()
 	rh.SetTransport(tr)
-	return &Management{r: r, rh: rh, tr: tr, http: &http.Client{Timeout: 30 * time.Second, Transport: tr}}, nil
+	return &Management{r: r, rh: rh, tr: tr, http: &http.Client{Timeout: r.APITimeout, Transport: tr}}, nil
 }
 
 // Close closes the idle connections to the management API (the broker
@@ -597,15 +601,22 @@ func (m *Management) vhostMissing(ctx context.Context, vhost string, err error) 
 	if !isNotFound(verr) {
 		return err
 	}
-	if _, oerr := m.BrokerVersion(ctx); oerr != nil {
+	version, oerr := m.BrokerVersion(ctx)
+	if oerr != nil {
 		return oerr
 	}
 	if !isAPINotFound(verr) {
 		return err
 	}
+	if m.otherBroker != nil {
+		// A vhost the API does not know may be on the AMQP URL's broker.
+		if serr := m.otherBroker(ctx); serr != nil {
+			return serr
+		}
+	}
 	r := *m.r
 	r.Vhost = vhost
-	return r.vhostNotFound(err)
+	return r.vhostNotFound(err, m.r.APIURL.Host+" (management API, RabbitMQ "+version+")")
 }
 
 // isAPINotFound is true for a 404 in the management API's own words, a

@@ -83,6 +83,9 @@ type mover struct {
 	// lastPick is the furthest position a pick was peeked at (unblock).
 	lastPick int
 	pace     Pacer
+	// dstWatch keeps why the broker closed dst (ACCESS_REFUSED on a
+	// publish): later publishes only say the channel is not open.
+	dstWatch *CloseWatch
 }
 
 // pending is a publish awaiting its confirm.
@@ -303,6 +306,7 @@ func (m *mover) move(ctx context.Context) (err error) {
 		return fmt.Errorf("move from %s: open target channel: %w", m.req.From, err)
 	}
 	defer m.dst.Close()
+	m.dstWatch = WatchChannel(m.dst)
 	if err := m.dst.Confirm(false); err != nil {
 		return fmt.Errorf("move from %s: confirm mode: %w", m.req.From, err)
 	}
@@ -658,7 +662,7 @@ func (p *pipeline) take(ctx context.Context, d *amqp.Delivery) error {
 	}
 	if err := m.dst.PublishWithContext(ctx, r.Exchange, r.RoutingKey, r.Mandatory, false, pub); err != nil {
 		p.hold(d.DeliveryTag)
-		return fmt.Errorf("move from %s: publish: %w", m.req.From, err)
+		return AMQPFailure(m.conn, "move from "+m.req.From+": publish", err, m.dstWatch)
 	}
 	m.pace.Took(time.Now())
 	p.seq++
@@ -759,7 +763,7 @@ func (m *mover) lost(e *amqp.Error, unsettled int, which string) error {
 	if e == nil {
 		return fmt.Errorf("move from %s: %s channel closed: %w", m.req.From, which, ErrPartial)
 	}
-	return fmt.Errorf("move from %s: %s channel closed: %s: %w", m.req.From, which, e.Reason, ErrPartial)
+	return fmt.Errorf("%w: %w", amqpLost(connAddr(m.conn), "move from "+m.req.From+" ("+which+")", e), ErrPartial)
 }
 
 func (m *mover) report() {
@@ -818,7 +822,7 @@ func (m *mover) declareWaitQueue(name string, args retry.Headers) error {
 	}
 	defer ch.Close()
 	if _, err := ch.QueueDeclare(name, true, false, false, false, toTable(args)); err != nil {
-		return fmt.Errorf("declare wait queue %s (a queue of that name with other arguments exists?): %w", name, err)
+		return declareError(m.conn, name, err)
 	}
 	return nil
 }

@@ -45,13 +45,20 @@ func peekQueue(ctx context.Context, conn *amqp.Connection, q retry.Queue, broker
 	}
 	ch, err := conn.Channel()
 	if err != nil {
-		return nil, fmt.Errorf("peek %s: open channel: %w", q.Name, err)
+		return nil, AMQPFailure(conn, "peek "+q.Name, err, nil)
 	}
 	res, err := collect(ctx, conn, ch, q, brokerVersion, opt, deathQueues, mains)
 	// Closing the channel is what returns the messages: always do it.
 	ch.Close()
 	if err != nil {
 		return nil, err
+	}
+	if res.Incomplete == "" {
+		// A connection that died under the peek (a stall ends so: silence,
+		// then a missed heartbeat) may have cut it short.
+		if lost := amqpLost(connAddr(conn), "peek "+q.Name, connClosed(conn)); lost != nil {
+			return nil, lost
+		}
 	}
 	if len(res.Messages) == 0 && res.Incomplete == "" {
 		res.SideEffects = []string{} // nothing was delivered, nothing changed
@@ -106,7 +113,7 @@ func collect(ctx context.Context, conn *amqp.Connection, ch *amqp.Channel, q ret
 		prefetch = 65535 // basic.qos prefetch-count is a short
 	}
 	if err := ch.Qos(prefetch, 0, false); err != nil {
-		return nil, fmt.Errorf("peek %s: qos: %w", q.Name, err)
+		return nil, AMQPFailure(conn, "peek "+q.Name, err, nil)
 	}
 	var args amqp.Table
 	if q.Type == retry.QueueStream {
@@ -128,7 +135,7 @@ func collect(ctx context.Context, conn *amqp.Connection, ch *amqp.Channel, q ret
 	closed := ch.NotifyClose(make(chan *amqp.Error, 1))
 	deliveries, err := ch.ConsumeWithContext(ctx, q.Name, tag, false, false, false, false, args)
 	if err != nil {
-		return nil, fmt.Errorf("peek %s: consume: %w", q.Name, err)
+		return nil, AMQPFailure(conn, "peek "+q.Name, err, nil)
 	}
 	limit, hasLimit := deliveryLimit(q, brokerVersion)
 	idle := time.NewTimer(2 * time.Second) // the first delivery may take a moment
@@ -154,7 +161,7 @@ func collect(ctx context.Context, conn *amqp.Connection, ch *amqp.Channel, q ret
 					return res, nil
 				}
 				if why != nil {
-					return nil, fmt.Errorf("peek %s: the channel closed: %s", q.Name, why.Reason)
+					return nil, amqpLost(connAddr(conn), "peek "+q.Name, why)
 				}
 				return nil, fmt.Errorf("peek %s: the broker closed the channel", q.Name)
 			}
@@ -205,9 +212,7 @@ func unreadable(why *amqp.Error, pos int) (string, bool) {
 
 // clientCouldNotParse says whether a channel's close reason is the AMQP
 // client's own refusal of a frame it could not parse, not the broker's.
-func clientCouldNotParse(why *amqp.Error) bool {
-	return why != nil && !why.Server && (why.Code == amqp.FrameError || why.Code == amqp.SyntaxError)
-}
+func clientCouldNotParse(why *amqp.Error) bool { return parseFailure(why) }
 
 // unparsedHint is what may make a delivery unreadable to amqp091-go.
 const unparsedHint = "headers nested more than 32 deep, or a table of more than 8192 fields?"

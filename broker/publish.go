@@ -195,10 +195,31 @@ func declareQueueOn(conn *amqp.Connection, name string, args retry.Headers) erro
 	}
 	defer ch.Close()
 	if _, err := ch.QueueDeclare(name, true, false, false, false, toTable(args)); err != nil {
-		return fmt.Errorf("declare wait queue %s (a queue of that name with other arguments exists?): %w", name, err)
+		return declareError(conn, name, err)
 	}
 	return nil
 }
+
+// drainLost marks a drain that lost its connection (or was stopped) after
+// taking some messages as partial: those are written and acked, the rest
+// stay queued.
+func drainLost(taken int, err error) error {
+	if taken > 0 {
+		return &partialNote{err: err, note: "the rest stay queued"}
+	}
+	return err
+}
+
+// partialNote is err as a partial run (ErrPartial) in its own words:
+// ErrPartial's are a move's.
+type partialNote struct {
+	err  error
+	note string
+}
+
+func (e *partialNote) Error() string        { return e.err.Error() + ": " + e.note }
+func (e *partialNote) Unwrap() error        { return e.err }
+func (e *partialNote) Is(target error) bool { return target == ErrPartial }
 
 // Drain implements Client: consume with manual ack, ack each message only
 // once handle kept it; the rest return to the queue when the channel closes.
@@ -234,6 +255,7 @@ func (l *Live) Drain(ctx context.Context, queue string, limit int, handle func(*
 		return 0, fmt.Errorf("drain %s: open channel: %w", queue, err)
 	}
 	defer ch.Close() // returns every message not acked, in order
+	watch := WatchChannel(ch)
 	held := 0
 	// Nothing is delivered that is not looked at: a consumer with a
 	// prefetch of one, replaced by a new one whenever it holds its message
@@ -271,7 +293,7 @@ func (l *Live) Drain(ctx context.Context, queue string, limit int, handle func(*
 		select {
 		case dd, ok := <-deliveries:
 			if !ok {
-				return taken, fmt.Errorf("drain %s: the broker closed the channel", queue)
+				return taken, drainLost(taken, AMQPFailure(conn, "drain "+queue, amqp.ErrClosed, watch))
 			}
 			d = dd
 		case <-time.After(moveIdle):
@@ -279,9 +301,12 @@ func (l *Live) Drain(ctx context.Context, queue string, limit int, handle func(*
 				// The fixed prefetch is full of held-back messages.
 				return taken, fmt.Errorf("drain %s: stopped after holding back %s not chosen: %w", queue, retry.Plural(held, "message", "messages"), ErrPartial)
 			}
+			if err := stillAnswers(conn, "drain "+queue, queue, stallCheck); err != nil {
+				return taken, drainLost(taken, err) // not emptied: stalled
+			}
 			return taken, nil // fewer ready than counted: someone else took some
 		case <-ctx.Done():
-			return taken, fmt.Errorf("drain %s: %w", queue, ctx.Err())
+			return taken, drainLost(taken, fmt.Errorf("drain %s: %w", queue, ctx.Err()))
 		}
 		if n, ok := headerInt(d.Headers["x-delivery-count"]); ok && dlimit > 0 && n >= dlimit-deliveryLimitMargin {
 			return taken, fmt.Errorf("drain %s: message %q has been delivered %d times (delivery limit %d); returning it once more may dead-letter it: stopped after %d: %w",

@@ -3,22 +3,50 @@ package broker
 import (
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 )
 
 const redacted = "xxxxx"
 
-// RedactURL hides the password of a URL. Unparseable input is redacted by
-// pattern, so nothing that looks like user:password@ survives.
+// RedactURL hides the password of a URL. Input that is not a plain
+// scheme://[user[:password]@]host… URL loses everything before its last
+// "@" ("xxxxx@host:5677"): whatever its shape (u:pw@h without a scheme,
+// amqp:/u:pw@h, a password with an unencoded "/"), nothing that may be a
+// password survives.
 func RedactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err == nil && u.Scheme != "" {
+	if u, ok := plainURL(raw); ok {
 		if _, has := u.User.Password(); has {
 			return redactedURL(u, u.User.Username(), true)
 		}
 		return raw
 	}
+	if at := strings.LastIndex(raw, "@"); at >= 0 {
+		return RedactText(redacted + raw[at:])
+	}
+	if _, err := url.Parse(raw); err != nil && strings.Contains(raw, "://") {
+		// scheme://u:pw with the host left out: the "port" may be the
+		// password.
+		return "(not a valid URL)"
+	}
 	return RedactText(raw)
+}
+
+// plainURL parses raw when it is scheme://[userinfo@]host… with no "@"
+// after its host part. Go's parser takes "u:pa/ss@h" as host "u:pa" and
+// path "/ss@h", "u:@#pw@h" as user "u" and fragment "pw@h", "amqps:u:pw@h"
+// as opaque and "u:pw@h" as scheme "u": none of those may be shown as
+// they are. (A vhost holding "@" is written %40.)
+func plainURL(raw string) (*url.URL, bool) {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme == "" || u.Opaque != "" || !strings.HasPrefix(raw[len(u.Scheme):], "://") {
+		return nil, false
+	}
+	rest := raw[len(u.Scheme)+3:]
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 && strings.Contains(rest[i:], "@") {
+		return nil, false
+	}
+	return u, true
 }
 
 // redactedURL is the one way a URL is shown: u with user (when given) and
@@ -49,13 +77,24 @@ var userinfo = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]*):[^"'\n]
 func RedactText(s string, secrets ...string) string {
 	var b strings.Builder
 	last := 0
+	var users []string
 	for _, m := range userinfo.FindAllStringSubmatchIndex(s, -1) {
 		b.WriteString(replaceSecrets(s[last:m[0]], secrets))
 		b.WriteString(s[m[2]:m[3]] + ":" + redacted + "@")
+		users = append(users, s[m[2]:m[3]])
 		last = m[1]
 	}
 	b.WriteString(replaceSecrets(s[last:], secrets))
-	return b.String()
+	// A secret the pieces split (a password ending in a quote ends the
+	// pattern's match early) is hidden in the whole, unless it is part of
+	// a user name kept.
+	out := b.String()
+	for _, sec := range secrets {
+		if !slices.ContainsFunc(users, func(u string) bool { return strings.Contains(u, sec) }) {
+			out = replaceSecrets(out, []string{sec})
+		}
+	}
+	return out
 }
 
 func replaceSecrets(s string, secrets []string) string {
@@ -93,7 +132,34 @@ func secretsOf(raw string) []string {
 		return nil
 	}
 	p, _ := u.User.Password()
-	return secretForms(u.User.Username(), p)
+	out := secretForms(u.User.Username(), p)
+	// As typed, escapes and all: errors quote the URL given.
+	if typed := typedPassword(raw); typed != "" && typed != p && len(out) > 0 {
+		out = append(out, typed)
+	}
+	return out
+}
+
+// typedPassword is the password of raw as it is written in it (before
+// percent-decoding), "" when its authority holds none or it is the user
+// name (shown anyway: hiding it would print "xxxxx:xxxxx@").
+func typedPassword(raw string) string {
+	_, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		return ""
+	}
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		rest = rest[:i]
+	}
+	at := strings.LastIndex(rest, "@")
+	if at < 0 {
+		return ""
+	}
+	user, pw, _ := strings.Cut(rest[:at], ":")
+	if pw == user {
+		return ""
+	}
+	return pw
 }
 
 func secretForms(user, pass string) []string {

@@ -156,7 +156,7 @@ func Dump(ctx context.Context, c Client, o DumpOptions, w DumpWriter) (*DumpRepo
 			return rep, partialError("dump %s: %s", o.Queue, res.Incomplete)
 		}
 		if len(rep.Skipped) > 0 {
-			return rep, partialError("dump %s: %d %s skipped (they stay queued), the first: %s", o.Queue, len(rep.Skipped), retry.Plural(len(rep.Skipped), "message", "messages"), rep.Skipped[0])
+			return rep, partialError("dump %s: %s skipped (they stay queued), the first: %s", o.Queue, retry.Plural(len(rep.Skipped), "message", "messages"), rep.Skipped[0])
 		}
 		return rep, nil
 	}
@@ -588,6 +588,9 @@ func Replay(ctx context.Context, c Client, req ReplayRequest, progress func(Move
 	if failure == nil && rep.Moved < rep.Requested {
 		failure = fmt.Errorf("replay %s: published %d of %d (%d returned, %d failed, %d skipped): %w",
 			req.File, rep.Moved, rep.Requested, rep.Returned, rep.Failed, rep.Skipped, ErrPartial)
+	} else if failure == nil && len(bad) > 0 && !req.DryRun {
+		// Lines not published, as the help says: exit 3, not 0.
+		failure = fmt.Errorf("replay %s: %s skipped, not published (the first: %s): %w", req.File, retry.Plural(len(bad), "malformed line", "malformed lines"), bad[0], ErrPartial)
 	} else if failure != nil && !errors.Is(failure, ErrPartial) {
 		failure = fmt.Errorf("%w: %w", failure, ErrPartial)
 	}

@@ -14,6 +14,8 @@ import (
 // the model.
 
 const (
+	// snapshotTimeout is the least a snapshot is given as a whole; each
+	// request in it is bounded by --api-timeout (see snapshotBound).
 	snapshotTimeout = 15 * time.Second
 	peekTimeout     = 60 * time.Second
 	vhostsTimeout   = 10 * time.Second
@@ -21,12 +23,53 @@ const (
 	moveTimeout = 30 * time.Minute
 )
 
-func snapshotCmd(c broker.Client, gen int, now func() time.Time) tea.Cmd {
+func snapshotCmd(c broker.Client, gen int, bound time.Duration, now func() time.Time, done chan struct{}) tea.Cmd {
 	return func() tea.Msg {
-		ctx, cancel := context.WithTimeout(context.Background(), snapshotTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), bound)
 		defer cancel()
 		s, err := c.Snapshot(ctx)
+		close(done)
 		return snapshotMsg{gen: gen, snap: s, err: err, at: now()}
+	}
+}
+
+// pendingCmd says, after d, that the snapshot of gen is still in flight;
+// nothing once done is closed (it returned). It waits on the snapshot, not
+// on a tick of its own: nothing is left scheduled after it.
+func pendingCmd(done <-chan struct{}, gen int, d time.Duration) tea.Cmd {
+	return func() tea.Msg {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-done:
+			return nil
+		case <-t.C:
+			return pendingMsg{gen: gen}
+		}
+	}
+}
+
+// snapshotBound bounds a whole snapshot: its requests are each bounded by
+// the API timeout, and up to three follow one another.
+func snapshotBound(apiTimeout time.Duration) time.Duration {
+	return max(snapshotTimeout, 3*apiTimeout+5*time.Second)
+}
+
+// depthProber is a client that can tell depths over AMQP alone
+// (broker.Live): the UI asks it while the management API is slow.
+type depthProber interface {
+	QueueDepths(ctx context.Context, queues []string) (map[string]int64, error)
+}
+
+// probeTimeout bounds asking AMQP for depths.
+const probeTimeout = 10 * time.Second
+
+func probeCmd(p depthProber, gen int, queues []string, now func() time.Time) tea.Cmd {
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
+		defer cancel()
+		d, err := p.QueueDepths(ctx, queues)
+		return probeMsg{gen: gen, depths: d, err: err, at: now()}
 	}
 }
 

@@ -49,11 +49,60 @@ type connState struct {
 	waiting bool
 	err     error
 	lastOK  time.Time // when the data shown was taken
+	gotAt   time.Time // when it arrived, by the UI's clock (its age)
+	// apiSlow: the last failure was the management API not answering in
+	// time (--api-timeout): slow, not down; AMQP may still answer.
+	apiSlow bool
+	// polling: when the snapshot in flight was asked (zero: none);
+	// probed: AMQP was asked for depths during it.
+	polling time.Time
+	probed  bool
+	// amqpAt: when AMQP last told the depths shown while the API was
+	// slow; amqpErr: why it could not.
+	amqpAt  time.Time
+	amqpErr error
+}
+
+// slowAfter is how long a snapshot may be in flight before the UI says
+// the management API is slow (and asks AMQP for depths meanwhile).
+const slowAfter = 5 * time.Second
+
+// pendingFor is how long the snapshot in flight has been waited for.
+func (cs *connState) pendingFor(now time.Time) time.Duration {
+	if cs.polling.IsZero() {
+		return 0
+	}
+	return now.Sub(cs.polling)
+}
+
+// trouble is the word for a failed refresh: the management API slow (AMQP
+// may be fine), or the broker unreachable.
+func (cs *connState) trouble() string {
+	if cs.apiSlow {
+		return "management API slow"
+	}
+	return "broker unreachable"
+}
+
+// dataAge is "data from 14:06:35, 45s old" (the age once it is a second).
+func (cs *connState) dataAge(now time.Time) string {
+	s := "data from " + present.Clock(cs.lastOK)
+	at := cs.gotAt
+	if at.IsZero() {
+		at = cs.lastOK
+	}
+	if age := now.Sub(at).Truncate(time.Second); age >= time.Second {
+		s += ", " + present.Dur(age) + " old"
+	}
+	return s
 }
 
 // downText is the title bar's word on a failed broker: the reconnect
 // countdown, or what is wrong and that r retries.
 func (cs *connState) downText(now time.Time) string {
+	if !cs.waiting && cs.apiSlow {
+		return "API slow · " + cs.retryText(now)
+	}
 	if !cs.waiting {
 		return cs.reconnectText(now)
 	}
@@ -71,8 +120,19 @@ func waitLabel(err error) string {
 		return "no access"
 	case errors.Is(err, broker.ErrNotAMQP):
 		return "wrong port"
+	case errors.Is(err, broker.ErrTwoBrokers):
+		return "two brokers"
 	}
 	return "broker refused"
+}
+
+// retryText is reconnectText, or "asking again (8s)" while the next
+// attempt is in flight (a slow API takes up to --api-timeout to answer).
+func (cs *connState) retryText(now time.Time) string {
+	if !cs.polling.IsZero() {
+		return "asking again (" + present.Dur(now.Sub(cs.polling).Truncate(time.Second)) + ")"
+	}
+	return cs.reconnectText(now)
 }
 
 // reconnectText is "reconnecting (3) in 4s", counted down from now.

@@ -260,6 +260,8 @@ func (m *homeModel) View() string {
 	case m.snap == nil && m.c.conn.waiting:
 		// It answered, with a refusal: say what the title says.
 		lines = append(lines, st.Down.Render(termtext.Truncate("no data: "+m.c.conn.downText(m.c.now()), m.w)))
+	case m.snap == nil && m.c.conn.apiSlow:
+		lines = append(lines, st.Down.Render(termtext.Truncate("no data: the management API has not answered yet", m.w)))
 	case m.snap == nil:
 		lines = append(lines, st.Down.Render(termtext.Truncate("no data: the broker has not answered yet", m.w)))
 	}
@@ -308,12 +310,18 @@ func (m *homeModel) summary() string {
 	cs := &m.c.conn
 	var left string
 	if cs.down {
-		left = "broker unreachable · " + cs.reconnectText(m.c.now())
+		left = cs.trouble() + " · " + cs.retryText(m.c.now())
 		if cs.waiting {
 			left = termtext.Sanitize(broker.Describe(cs.err)) + " · r retries"
 		}
 		if !cs.lastOK.IsZero() {
-			left += " · showing data from " + present.Clock(cs.lastOK)
+			left += " · showing " + cs.dataAge(m.c.now())
+		}
+		switch {
+		case !cs.amqpAt.IsZero() && m.snap != nil:
+			left += " · depths from AMQP at " + present.Clock(cs.amqpAt)
+		case !cs.amqpAt.IsZero():
+			left += " · AMQP answers"
 		}
 		return st.Down.Render(termtext.Truncate(left, m.w))
 	}

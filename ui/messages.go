@@ -30,6 +30,20 @@ type snapshotMsg struct {
 	at   time.Time
 }
 
+// pendingMsg ticks each second while a snapshot is in flight: the title
+// counts how long the management API has not answered, and past slowAfter
+// AMQP is asked for depths.
+type pendingMsg struct{ gen int }
+
+// probeMsg is what AMQP told while the management API was slow: the
+// depths of the queues the UI knew (or err).
+type probeMsg struct {
+	gen    int
+	depths map[string]int64
+	err    error
+	at     time.Time
+}
+
 // refreshMsg asks the root for a snapshot now (the home screen's r).
 type refreshMsg struct{}
 

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"errors"
 	"slices"
 	"strconv"
 	"strings"
@@ -40,7 +41,11 @@ type Model struct {
 	owned   []broker.Client // clients opened by the vhost switcher, closed on exit
 	title   string
 	refresh time.Duration
-	w, h    int
+	// snapBound bounds a snapshot (see snapshotBound); pollDone is closed
+	// when the snapshot in flight returns (it ends pendingCmd's wait).
+	snapBound time.Duration
+	pollDone  chan struct{}
+	w, h      int
 
 	gen int // polling generation: answers and ticks of older ones are dropped
 
@@ -64,10 +69,11 @@ type Model struct {
 // newModel builds the root model; now is the clock (tests pass a fixed one).
 func newModel(opts Options, c *common) *Model {
 	m := &Model{
-		c:       c,
-		open:    opts.Open,
-		title:   opts.Title,
-		refresh: opts.Refresh,
+		c:         c,
+		open:      opts.Open,
+		title:     opts.Title,
+		refresh:   opts.Refresh,
+		snapBound: snapshotBound(opts.APITimeout),
 	}
 	if m.refresh <= 0 {
 		m.refresh = 2 * time.Second
@@ -111,7 +117,15 @@ func (m *Model) pop() {
 // Init takes the first snapshot at once.
 func (m *Model) Init() tea.Cmd { return m.poll() }
 
-func (m *Model) poll() tea.Cmd { return snapshotCmd(m.c.client, m.gen, m.c.now) }
+// poll asks for a snapshot, and ticks each second while it is in flight
+// (see pending).
+func (m *Model) poll() tea.Cmd {
+	cs := &m.c.conn
+	cs.polling, cs.probed = m.c.now(), false
+	m.pollDone = make(chan struct{})
+	return tea.Batch(snapshotCmd(m.c.client, m.gen, m.snapBound, m.c.now, m.pollDone),
+		pendingCmd(m.pollDone, m.gen, time.Second))
+}
 
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	return m, m.update(msg)
@@ -138,6 +152,10 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		return m.poll()
 	case countdownMsg:
 		return m.countdown(msg)
+	case pendingMsg:
+		return m.pending(msg)
+	case probeMsg:
+		return m.probed(msg)
 	case snapshotMsg:
 		return m.snapshot(msg)
 	case refreshMsg:
@@ -410,10 +428,12 @@ func (m *Model) snapshot(msg snapshotMsg) tea.Cmd {
 		return nil
 	}
 	cs := &m.c.conn
+	cs.polling = time.Time{}
 	if msg.err != nil || msg.snap == nil {
 		cs.down = true
 		cs.attempt++
 		cs.err = msg.err
+		cs.apiSlow = errors.Is(msg.err, broker.ErrAPISlow)
 		if cs.waiting = broker.WaitsForUser(msg.err); cs.waiting {
 			// Polling again would only be refused again (and a refused
 			// login is logged by the broker each time): wait for r.
@@ -428,14 +448,24 @@ func (m *Model) snapshot(msg snapshotMsg) tea.Cmd {
 		if msg.err != nil {
 			text += ": " + termtext.Sanitize(broker.Describe(msg.err))
 		}
+		var probe tea.Cmd
+		if cs.apiSlow {
+			// Slow, not down: what AMQP can tell is shown meanwhile.
+			text = termtext.Sanitize(broker.Describe(msg.err)) + m.amqpNote()
+			probe = m.probe()
+		}
 		m.setStatus(text, true)
-		return m.tickCountdown(min(time.Second, delay))
+		return tea.Batch(m.tickCountdown(min(time.Second, delay)), probe)
 	}
 	if cs.down {
 		m.setStatus("reconnected", false)
+		if cs.apiSlow {
+			m.setStatus("the management API answers again", false)
+		}
 	}
 	cs.loaded, cs.down, cs.waiting, cs.attempt, cs.err = true, false, false, 0, nil
-	cs.lastOK = msg.snap.TakenAt
+	cs.apiSlow, cs.amqpAt, cs.amqpErr = false, time.Time{}, nil
+	cs.lastOK, cs.gotAt = msg.snap.TakenAt, msg.at
 	if cs.lastOK.IsZero() {
 		cs.lastOK = msg.at
 	}
@@ -446,6 +476,115 @@ func (m *Model) snapshot(msg snapshotMsg) tea.Cmd {
 	gen := m.gen
 	cmds = append(cmds, m.c.tick(m.refresh, func(time.Time) tea.Msg { return pollMsg{gen: gen} }))
 	return tea.Batch(cmds...)
+}
+
+// pending redraws the wait for a snapshot in flight each second; past
+// slowAfter it asks AMQP for depths once (the management API may be slow,
+// not the broker).
+func (m *Model) pending(msg pendingMsg) tea.Cmd {
+	cs := &m.c.conn
+	if msg.gen != m.gen || cs.polling.IsZero() {
+		return nil
+	}
+	var probe tea.Cmd
+	if !cs.probed && cs.pendingFor(m.c.now()) >= slowAfter {
+		probe = m.probe()
+	}
+	return tea.Batch(probe, pendingCmd(m.pollDone, m.gen, time.Second))
+}
+
+// maxProbe bounds the queues AMQP is asked about (one round trip each):
+// the ladders' first.
+const maxProbe = 300
+
+// probe asks AMQP for the depths of the queues the last snapshot listed,
+// when the client can (nil otherwise).
+func (m *Model) probe() tea.Cmd {
+	p, ok := m.c.client.(depthProber)
+	if !ok {
+		return nil
+	}
+	m.c.conn.probed = true
+	var names []string
+	if s := m.home.snap; s != nil {
+		seen := map[string]bool{}
+		add := func(q string) {
+			if q != "" && !seen[q] && len(names) < maxProbe {
+				seen[q] = true
+				names = append(names, q)
+			}
+		}
+		for _, l := range s.Ladders {
+			add(l.Main)
+			for _, t := range l.Tiers {
+				add(t.Queue)
+			}
+			for _, w := range l.WaitQueues {
+				add(w)
+			}
+			add(l.DLQ)
+		}
+		for _, q := range s.Topology.Queues {
+			add(q.Name)
+		}
+	}
+	return probeCmd(p, m.gen, names, m.c.now)
+}
+
+// probed applies what AMQP told while the management API was slow: the
+// depths it gave over the last snapshot's (rates unknown meanwhile), and
+// that AMQP answers.
+func (m *Model) probed(msg probeMsg) tea.Cmd {
+	cs := &m.c.conn
+	if msg.gen != m.gen {
+		return nil
+	}
+	cs.amqpErr = msg.err
+	if msg.err == nil {
+		cs.amqpAt = msg.at
+	}
+	if cs.down && cs.apiSlow && !cs.waiting {
+		m.setStatus(termtext.Sanitize(broker.Describe(cs.err))+m.amqpNote(), true)
+	}
+	if msg.err != nil || m.home.snap == nil || len(msg.depths) == 0 {
+		return nil
+	}
+	part := snapshotMsg{gen: msg.gen, snap: withDepths(m.home.snap, msg.depths, msg.at), at: msg.at}
+	var cmds []tea.Cmd
+	for _, s := range m.screens() {
+		cmds = append(cmds, s.Update(part))
+	}
+	return tea.Batch(cmds...)
+}
+
+// amqpNote says what AMQP told while the API is slow.
+func (m *Model) amqpNote() string {
+	cs := &m.c.conn
+	switch {
+	case cs.amqpErr != nil:
+		return " · AMQP: " + termtext.Sanitize(broker.Describe(cs.amqpErr))
+	case !cs.amqpAt.IsZero() && m.home.snap == nil:
+		return " · AMQP answers (" + present.Clock(cs.amqpAt) + ")"
+	case !cs.amqpAt.IsZero():
+		return " · AMQP answers: depths from " + present.Clock(cs.amqpAt)
+	}
+	return " · retrying"
+}
+
+// withDepths is s with the depths AMQP gave at at: the ready counts
+// replaced, rates unknown (the API's counters were not read).
+func withDepths(s *broker.Snapshot, depths map[string]int64, at time.Time) *broker.Snapshot {
+	c := *s
+	c.TakenAt = at
+	c.Topology.Queues = slices.Clone(s.Topology.Queues)
+	for i := range c.Topology.Queues {
+		q := &c.Topology.Queues[i]
+		if d, ok := depths[q.Name]; ok {
+			q.Ready, q.Messages = d, d+q.Unacked
+		}
+		q.Rates = retry.Rates{}
+	}
+	return &c
 }
 
 func (m *Model) tickCountdown(d time.Duration) tea.Cmd {
@@ -574,14 +713,22 @@ func (m *Model) titleBar() string {
 	st := m.c.styles
 	cs := &m.c.conn
 	var right string
-	switch {
+	now := m.c.now()
+	switch wait := cs.pendingFor(now); {
 	case cs.down:
-		right = st.Down.Render("○ " + cs.downText(m.c.now()))
+		right = st.Down.Render("○ " + cs.downText(now))
+	case !cs.loaded && wait >= slowAfter:
+		right = st.Warning.Render("○ API slow: no answer for " + present.Dur(wait.Truncate(time.Second)))
 	case !cs.loaded:
 		right = st.Muted.Render("○ connecting…")
 	case m.snapshotAt() != nil:
 		// A browsed queue is a snapshot: say when it was taken, not "live".
 		right = st.Muted.Render("snapshot " + present.Clock(*m.snapshotAt()))
+	case !cs.gotAt.IsZero() && now.Sub(cs.gotAt) > m.staleAfter() && wait >= slowAfter:
+		// Not "live" over data the API has not refreshed.
+		right = st.Warning.Render("◌ API slow " + present.Dur(wait.Truncate(time.Second)) + " · " + cs.dataAge(now))
+	case !cs.gotAt.IsZero() && now.Sub(cs.gotAt) > m.staleAfter():
+		right = st.Warning.Render("◌ " + cs.dataAge(now))
 	default:
 		right = st.Live.Render("● live") + st.Muted.Render(" "+present.Clock(cs.lastOK))
 	}
@@ -641,6 +788,10 @@ func (m *Model) titleBar() string {
 	gap := max(1, m.w-termtext.Width(left)-rw)
 	return left + strings.Repeat(" ", gap) + right
 }
+
+// staleAfter is how old the data may grow before the title stops saying
+// "live": three refreshes, and at least slowAfter.
+func (m *Model) staleAfter() time.Duration { return max(3*m.refresh, slowAfter) }
 
 // snapshotAt is when the messages on screen were read: the browser's (or
 // the inspector's, which shows one of them) peek, under any dialog or

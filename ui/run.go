@@ -42,6 +42,9 @@ type Options struct {
 	Policy *retry.Policy
 	// PeekLimit is how many messages the queue browser peeks (default 1000).
 	PeekLimit int
+	// APITimeout is the management API's per-request timeout
+	// (--api-timeout): a snapshot is given three of them.
+	APITimeout time.Duration
 	// Input and Output default to the terminal.
 	Input  io.Reader
 	Output io.Writer
@@ -51,11 +54,28 @@ type Options struct {
 // redelivers every message it looks at.
 const defaultPeekLimit = 1000
 
+// CheckTerminal refuses a terminal the UI cannot draw on: TERM=dumb (an
+// editor's shell buffer, a serial console) moves no cursor and has no
+// alternate screen, so a full-screen UI would scroll garbage. Tools that
+// need cursor addressing refuse it likewise (top, htop); the commands
+// work there.
+func CheckTerminal(term string) error {
+	if term == "dumb" {
+		return errors.New("TERM=dumb cannot show the terminal UI (it moves no cursor): use ladder topology, peek and move, or set TERM to your terminal's (xterm-256color)")
+	}
+	return nil
+}
+
 // Run shows the UI until the user quits or ctx ends. The terminal is
 // restored on return, whatever happened.
 func Run(ctx context.Context, opts Options) error {
 	if opts.Client == nil {
 		return errors.New("ui: no broker client")
+	}
+	if opts.Output == nil {
+		if err := CheckTerminal(os.Getenv("TERM")); err != nil {
+			return err
+		}
 	}
 	logger, closeLog, err := openLog(opts.LogFile)
 	if err != nil {

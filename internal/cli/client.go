@@ -39,9 +39,12 @@ func (a *app) clientFor(cfg broker.Config, purpose string) (broker.Client, func(
 	if err != nil {
 		return nil, nil, err
 	}
+	if cfg, err = a.credentials(cfg); err != nil {
+		return nil, nil, err
+	}
 	c, closeClient, err := a.connect(cfg, purpose)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, a.envNamed(err)
 	}
 	if f != nil {
 		c = broker.Audited(c, f, cfg.AMQPURL)

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -78,36 +79,56 @@ func exitCode(err error) int {
 func printError(w io.Writer, a *app, err error) {
 	// One line, and nothing in it (a queue name, a broker's reason) acts on
 	// the terminal.
-	msg := clean(strings.ReplaceAll(broker.RedactText(broker.Describe(err), secretsOf(a)...), "\n", " "))
+	msg := broker.Describe(err)
+	if by, _ := a.stoppedBy.Load().(string); by != "" && errors.Is(err, context.Canceled) {
+		// The user stopped it: say so in their words, not Go's.
+		msg = strings.ReplaceAll(msg, context.Canceled.Error(), "stopped ("+by+")")
+	}
+	msg = clean(strings.ReplaceAll(broker.RedactText(msg, secretsOf(a)...), "\n", " "))
 	fmt.Fprintf(w, "ladder: %s\n", msg)
 }
 
 // secretsOf lists passwords that must never appear in output, whatever path
-// an error took.
+// an error took: those of every URL given (well formed or not) and the one
+// read from --password-file or a prompt.
 func secretsOf(a *app) []string {
 	var out []string
+	if a.cfg.Password != "" {
+		out = append(out, a.cfg.Password)
+	}
 	for _, raw := range []string{a.cfg.AMQPURL, a.cfg.APIURL, a.cfg.PrometheusURL, os.Getenv("LADDER_AMQP_URL"), os.Getenv("LADDER_API_URL"), os.Getenv("LADDER_PROMETHEUS_URL")} {
-		if p := passwordOf(raw); p != "" {
-			out = append(out, p)
-		}
+		out = append(out, passwordsOf(raw)...)
 	}
 	return out
 }
 
-func passwordOf(raw string) string {
-	i := strings.Index(raw, "://")
-	if i < 0 {
-		return ""
-	}
-	rest := raw[i+3:]
-	at := strings.LastIndex(rest, "@")
+// passwordsOf is what may be the password in raw, whatever its shape: the
+// text after each ":" of what precedes its last "@" ("u:pw@h", "amqp:/u:pw@h",
+// "amqps:u:pw@h", "amqp://u:pa/ss@h" give "pw" and "pa/ss" among them).
+// More than the password is fine: each is hidden where it appears whole.
+func passwordsOf(raw string) []string {
+	at := strings.LastIndex(raw, "@")
 	if at < 0 {
-		return ""
+		return nil
 	}
-	if c := strings.Index(rest[:at], ":"); c >= 0 && rest[c+1:at] != rest[:c] {
-		// A password that is the user name is shown as the user anyway;
-		// hiding it would print "xxxxx:xxxxx@".
-		return rest[c+1 : at]
+	info := raw[:at]
+	if _, rest, ok := strings.Cut(info, "://"); ok {
+		info = rest
 	}
-	return ""
+	var out []string
+	for i := 0; i < len(info); i++ {
+		if info[i] != ':' {
+			continue
+		}
+		user := strings.TrimLeft(info[:i], "/")
+		if j := strings.LastIndexAny(user, ":/"); j >= 0 {
+			user = user[j+1:]
+		}
+		if p := info[i+1:]; p != "" && p != user {
+			// A password that is the user name is shown as the user
+			// anyway; hiding it would print "xxxxx:xxxxx@".
+			out = append(out, p)
+		}
+	}
+	return out
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"io"
@@ -98,7 +99,9 @@ func TestWrongPasswordSaysLoginRefused(t *testing.T) {
 func TestMissingVhostSaysNotFound(t *testing.T) {
 	r := brokerEnv(t)
 	v := brokertest.Name(t, "nosuchvhost")
-	want := "vhost " + v + " not found"
+	version := brokerVersion(t, r)
+	wantAPI := "vhost " + v + " not found at " + r.APIURL.Host + " (management API, RabbitMQ " + version + ")"
+	wantAMQP := "vhost " + v + " not found at " + net.JoinHostPort(r.AMQP.Hostname(), r.Port())
 	q := brokertest.Name(t, "q")
 	u := *r.AMQP
 	u.Path = "/" + v
@@ -108,6 +111,10 @@ func TestMissingVhostSaysNotFound(t *testing.T) {
 		t.Setenv("LADDER_AMQP_URL", env.amqpURL)
 		t.Setenv("LADDER_VHOST", env.vhost)
 		for _, args := range [][]string{{"topology"}, {"peek", q}, {"ping"}} {
+			want := wantAPI
+			if args[0] == "ping" {
+				want = wantAMQP // ping asks AMQP first
+			}
 			if got := oneLine(t, "", args...); got != want {
 				t.Errorf("%v (vhost via %+v): %q, want %q", args, env, got, want)
 			}
@@ -185,6 +192,21 @@ func TestNotAManagementAPI(t *testing.T) {
 			t.Errorf("%v: %q, want %q", args, got, want)
 		}
 	}
+}
+
+// brokerVersion is the test broker's version, as its API says.
+func brokerVersion(t *testing.T, r *broker.Resolved) string {
+	t.Helper()
+	m, err := broker.NewManagement(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	v, err := m.BrokerVersion(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }
 
 // A 77-character host is named once and the line fits in 200 characters

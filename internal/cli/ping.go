@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+
+	"github.com/ladder-tui/ladder/broker"
 )
 
 // pingResult is `ladder ping -o json`.
@@ -37,6 +39,14 @@ func newPingCmd(a *app) *cobra.Command {
 			ov, err := api.Overview()
 			if err != nil {
 				return r.APIError("overview", err)
+			}
+			m, err := broker.NewManagement(r)
+			if err != nil {
+				return err
+			}
+			defer m.Close()
+			if err := m.SameBroker(cmd.Context(), conn); err != nil {
+				return err
 			}
 			res := pingResult{
 				AMQPURL: r.RedactedAMQP(), APIURL: r.RedactedAPI(), Vhost: r.Vhost,

@@ -35,8 +35,8 @@ type readOnlyClass struct {
 }
 
 var readOnlyClasses = map[string]readOnlyClass{
-	"ladder":                       {tui: true, flags: []string{"log-file", "peek-limit", "refresh"}},
-	"ladder demo":                  {tui: true, refused: [][]string{{"demo", "--real", "--duration", "1s"}}, flags: []string{"duration", "log-file", "mutates:real", "peek-limit", "refresh", "speed"}},
+	"ladder":                       {tui: true, flags: []string{"peek-limit", "refresh"}},
+	"ladder demo":                  {tui: true, refused: [][]string{{"demo", "--real", "--duration", "1s"}}, flags: []string{"duration", "mutates:real", "peek-limit", "refresh", "speed"}},
 	"ladder completion":            {allowed: [][]string{{"completion", "--help"}}},
 	"ladder completion bash":       {allowed: [][]string{{"completion", "bash"}}, flags: []string{"no-descriptions"}},
 	"ladder completion fish":       {allowed: [][]string{{"completion", "fish"}}, flags: []string{"no-descriptions"}},

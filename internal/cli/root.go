@@ -2,9 +2,12 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"io"
 	"os"
 	"os/signal"
+	"strings"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -20,12 +23,20 @@ type Build struct{ Version, Commit, Date string }
 type app struct {
 	cfg      broker.Config
 	auditLog string
-	output   string
-	noColor  bool
-	build    Build
-	stdin    io.Reader
-	stdout   io.Writer
-	stderr   io.Writer
+	// logFile (--log-file): the TUI's debug log; a command writes its
+	// whole error chain there (the screen gets one line).
+	logFile string
+	// stoppedBy is the signal that stopped the run ("ctrl+c"), "" if none.
+	stoppedBy atomic.Value
+	// fromEnv names the variable each flag set from the environment came
+	// from ("$LADDER_AMQP_URL"), for errors about its value.
+	fromEnv map[string]string
+	output  string
+	noColor bool
+	build   Build
+	stdin   io.Reader
+	stdout  io.Writer
+	stderr  io.Writer
 	// connect builds the broker client for a command (see client.go);
 	// tests put the simulation here.
 	connect connector
@@ -46,6 +57,9 @@ var globalEnv = []envFlag{
 	{"ca-cert", "LADDER_CA_CERT"},
 	{"insecure-skip-verify", "LADDER_INSECURE_SKIP_VERIFY"},
 	{"audit-log", "LADDER_AUDIT_LOG"},
+	{"password-file", "LADDER_PASSWORD_FILE"},
+	{"api-timeout", "LADDER_API_TIMEOUT"},
+	{"log-file", "LADDER_LOG_FILE"},
 }
 
 func newRootCmd(a *app) *cobra.Command {
@@ -90,6 +104,9 @@ variable (shown in brackets); flags win over the environment.`,
 	pf.StringVar(&a.cfg.CACertFile, "ca-cert", "", "PEM file of CA certificates for amqps:// and https://")
 	pf.BoolVar(&a.cfg.InsecureSkipVerify, "insecure-skip-verify", false, "do not verify the broker's TLS certificate")
 	pf.StringVar(&a.auditLog, "audit-log", "", "append every move (asked and done) to this file as JSON lines")
+	pf.StringVar(&a.cfg.PasswordFile, "password-file", "", "read the password of a URL that names a user without one from this file (refused when others may read it)")
+	pf.DurationVar(&a.cfg.APITimeout, "api-timeout", broker.DefaultAPITimeout, "how long a management API or Prometheus request may take")
+	pf.StringVar(&a.logFile, "log-file", "", "debug log: the UI's, or a command's whole error chain (never to the screen; also LADDER_DEBUG=1)")
 	// The default holds guest's password: show it redacted like every URL.
 	pf.Lookup("amqp-url").DefValue = broker.RedactURL(broker.DefaultAMQPURL)
 	for _, e := range globalEnv {
@@ -121,18 +138,29 @@ variable (shown in brackets); flags win over the environment.`,
 	return root
 }
 
-// applyEnv fills every flag the user did not set from its environment variable.
+// applyEnv fills every flag the user did not set from its environment
+// variable, or from the file a *_FILE variable names (see fileEnv).
 func (a *app) applyEnv(cmd *cobra.Command) error {
 	flags := cmd.Flags()
 	for _, e := range globalEnv {
-		v, ok := os.LookupEnv(e.env)
 		f := flags.Lookup(e.flag)
-		if !ok || v == "" || f == nil || f.Changed {
+		if f == nil || f.Changed {
+			continue
+		}
+		v, from, err := envValue(e.env)
+		if err != nil {
+			return usageErr("%w", err)
+		}
+		if v == "" {
 			continue
 		}
 		if err := f.Value.Set(v); err != nil {
-			return usageErr("$%s: %s", e.env, broker.RedactText(err.Error()))
+			return usageErr("%s: %s", from, broker.RedactText(err.Error(), v))
 		}
+		if a.fromEnv == nil {
+			a.fromEnv = map[string]string{}
+		}
+		a.fromEnv[e.flag] = from
 	}
 	if os.Getenv("NO_COLOR") != "" {
 		a.noColor = true
@@ -142,19 +170,54 @@ func (a *app) applyEnv(cmd *cobra.Command) error {
 	default:
 		return usageErr("--output %q: want table or json", a.output)
 	}
+	if a.cfg.APITimeout <= 0 {
+		return usageErr("--api-timeout %v: want more than 0 (e.g. 30s)", a.cfg.APITimeout)
+	}
 	return nil
 }
 
 func (a *app) json() bool { return a.output == "json" }
 
-// resolve turns flags and environment into a checked broker configuration.
+// resolve turns flags and environment into a checked broker configuration
+// (asking for a password on a terminal when a URL names a user without one).
 func (a *app) resolve() (*broker.Resolved, error) {
-	r, err := a.cfg.Resolve()
+	cfg, err := a.credentials(a.cfg)
 	if err != nil {
-		return nil, usageErr("%w", err)
+		return nil, err
+	}
+	r, err := cfg.Resolve()
+	if err != nil {
+		return nil, a.envNamed(usageErr("%w", err))
 	}
 	return r, nil
 }
+
+// envNamed names the variable a flag's bad value came from: an error
+// about "--amqp-url" set by LADDER_AMQP_URL says "$LADDER_AMQP_URL".
+func (a *app) envNamed(err error) error {
+	var ee *exitErr
+	if !errors.As(err, &ee) || ee.code != exitUsage {
+		return err
+	}
+	for flag, from := range a.fromEnv {
+		if msg, ok := strings.CutPrefix(err.Error(), "--"+flag+" "); ok {
+			return &exitErr{code: exitUsage, err: &renamed{msg: from + " " + msg, err: err}}
+		}
+		if msg, ok := strings.CutPrefix(err.Error(), "--"+flag+":"); ok {
+			return &exitErr{code: exitUsage, err: &renamed{msg: from + ":" + msg, err: err}}
+		}
+	}
+	return err
+}
+
+// renamed is err in other words, its chain kept.
+type renamed struct {
+	msg string
+	err error
+}
+
+func (e *renamed) Error() string { return e.msg }
+func (e *renamed) Unwrap() error { return e.err }
 
 // Run executes ladder with args and returns the process exit code. Errors
 // are printed once, on one line, with every URL password redacted.
@@ -173,11 +236,35 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, b Build, conn
 	root.SetArgs(args)
 	// Ctrl+C or a TERM stops a move cleanly: deliveries stop, in-flight
 	// confirms settle, the report and the audit line are written.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	go func() {
+		select {
+		case s := <-sigs:
+			a.stoppedBy.Store(signalName(s))
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 	err := root.ExecuteContext(ctx)
 	if err != nil {
 		printError(stderr, a, err)
 	}
-	return exitCode(err)
+	code := exitCode(err)
+	a.logRun(args, code, err)
+	return code
+}
+
+// signalName is how a stopping signal is named to the user.
+func signalName(s os.Signal) string {
+	if s == os.Interrupt {
+		return "ctrl+c"
+	}
+	if s == syscall.SIGTERM {
+		return "SIGTERM"
+	}
+	return s.String()
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"os"
 	"sync"
 	"time"
 
@@ -14,13 +15,11 @@ import (
 // uiFlags are the terminal UI's own flags (the root command and demo).
 type uiFlags struct {
 	refresh   time.Duration
-	logFile   string
 	peekLimit int
 }
 
 func (u *uiFlags) register(cmd *cobra.Command) {
 	cmd.Flags().DurationVar(&u.refresh, "refresh", 2*time.Second, "how often the UI refreshes depths and rates")
-	cmd.Flags().StringVar(&u.logFile, "log-file", "", "write debug logs to this file (never to the screen; also LADDER_DEBUG=1)")
 	cmd.Flags().IntVar(&u.peekLimit, "peek-limit", 1000, "messages the queue browser peeks when it opens a queue")
 }
 
@@ -36,9 +35,13 @@ func (a *app) runUI(cmd *cobra.Command, c broker.Client, open func(string) (brok
 	if !isTerminal(a.stdin) || !isTerminal(a.stdout) {
 		return usageErr("the terminal UI needs a terminal; for scripts use ladder topology / peek / move with -o json")
 	}
+	if err := ui.CheckTerminal(os.Getenv("TERM")); err != nil {
+		return usageErr("%w", err)
+	}
 	return ui.Run(cmd.Context(), ui.Options{
 		Client: c, Open: open, ReadOnly: a.cfg.ReadOnly, NoColor: a.noColor,
-		Refresh: u.refresh, LogFile: u.logFile, Title: title, Policy: policy, PeekLimit: u.peekLimit,
+		Refresh: u.refresh, LogFile: a.logFile, Title: title, Policy: policy, PeekLimit: u.peekLimit,
+		APITimeout: a.cfg.APITimeout,
 	})
 }
 
