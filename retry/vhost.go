@@ -50,6 +50,9 @@ type Queue struct {
 	ConsumersUnknown bool
 	Messages         int64 // ready + unacked
 	Ready            int64
+	// ReadyBytes is the body bytes of the ready messages (what
+	// x-max-length-bytes limits); 0 when the broker did not say.
+	ReadyBytes int64
 	Unacked          int64
 	Rates            Rates
 	// HeadMessageTimestamp is the head message's timestamp when the broker
