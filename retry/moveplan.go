@@ -270,7 +270,7 @@ func (r MoveRoute) Apply(h Headers) Headers {
 // the simulation, the dry run and the UI, so the preview is the plan that
 // runs. It is not safe for concurrent use (it caches routes).
 type MovePlanner struct {
-	spec    MoveSpec
+	spec MoveSpec
 	// rooms are the length limits of the queues moves reach, with what
 	// the plan put there so far (nil: the queue has no limit).
 	rooms map[string]*room
@@ -281,7 +281,7 @@ type MovePlanner struct {
 	// stopped, once a message found a queue full, is why every later one
 	// stays: a move stops there.
 	stopped string
-	origins    map[string]originChoice
+	origins map[string]originChoice
 	router  *Router
 	ladders []Ladder
 	mains   map[string]bool

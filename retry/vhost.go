@@ -53,8 +53,8 @@ type Queue struct {
 	// ReadyBytes is the body bytes of the ready messages (what
 	// x-max-length-bytes limits); 0 when the broker did not say.
 	ReadyBytes int64
-	Unacked          int64
-	Rates            Rates
+	Unacked    int64
+	Rates      Rates
 	// HeadMessageTimestamp is the head message's timestamp when the broker
 	// reports one (classic queues, publisher-set timestamp); zero otherwise.
 	HeadMessageTimestamp time.Time
