@@ -270,18 +270,7 @@ func (r MoveRoute) Apply(h Headers) Headers {
 // the simulation, the dry run and the UI, so the preview is the plan that
 // runs. It is not safe for concurrent use (it caches routes).
 type MovePlanner struct {
-	spec MoveSpec
-	// rooms are the length limits of the queues moves reach, with what
-	// the plan put there so far (nil: the queue has no limit).
-	rooms map[string]*room
-	// reached lists the queues routes reached, in order of first use (a
-	// long move reads their limits again: ReachedQueues).
-	reached    []string
-	reachedSet map[string]bool
-	// stopped, once a message found a queue full, is why every later one
-	// stays: a move stops there.
-	stopped string
-	origins map[string]originChoice
+	spec    MoveSpec
 	router  *Router
 	ladders []Ladder
 	mains   map[string]bool
@@ -298,6 +287,18 @@ type MovePlanner struct {
 	expectPick map[int]MoveRoute
 	picked     []bool
 	nextPick   int
+	// rooms are the length limits of the queues moves reach, with what
+	// the plan put there so far (nil: the queue has no limit).
+	rooms map[string]*room
+	// reached lists the queues routes reached, in order of first use (a
+	// long move reads their limits again: ReachedQueues).
+	reached    []string
+	reachedSet map[string]bool
+	// stopped, once a message found a queue full, is why every later one
+	// stays: a move stops there.
+	stopped string
+	// origins caches --to origin's choices (see origin).
+	origins map[string]originChoice
 }
 
 // routeKey is what a cached route is planned from besides the headers.

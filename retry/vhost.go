@@ -50,11 +50,11 @@ type Queue struct {
 	ConsumersUnknown bool
 	Messages         int64 // ready + unacked
 	Ready            int64
+	Unacked          int64
+	Rates            Rates
 	// ReadyBytes is the body bytes of the ready messages (what
 	// x-max-length-bytes limits); 0 when the broker did not say.
 	ReadyBytes int64
-	Unacked    int64
-	Rates      Rates
 	// HeadMessageTimestamp is the head message's timestamp when the broker
 	// reports one (classic queues, publisher-set timestamp); zero otherwise.
 	HeadMessageTimestamp time.Time
