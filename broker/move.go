@@ -83,6 +83,8 @@ type mover struct {
 	// lastPick is the furthest position a pick was peeked at (unblock).
 	lastPick int
 	pace     Pacer
+	// rereadNext is the first of the reached queues the next reread takes.
+	rereadNext int
 }
 
 // pending is a publish awaiting its confirm.
@@ -90,6 +92,7 @@ type pending struct {
 	srcTag uint64
 	id     string
 	route  PlannedMove
+	size   int // body bytes (a reached queue's x-max-length-bytes)
 }
 
 // Move implements Client. The source message is acked only after the target
@@ -116,11 +119,21 @@ func (l *Live) Move(ctx context.Context, req MoveRequest, progress func(MoveProg
 	spec := req.Spec(time.Now())
 	spec.Clock = time.Now // a pick's remaining delay, as it is published
 	spec.ForBroker(version)
+	var m *mover
+	// A length-limited queue's ready count, exact (the management API's
+	// lags by its stats interval), when the plan first reaches it.
+	spec.Ready = func(queue string) (int64, bool) {
+		if m == nil || m.conn == nil {
+			return 0, false
+		}
+		n, err := passiveDepth(m.conn, queue)
+		return int64(n), err == nil
+	}
 	planner, err := retry.NewMovePlanner(&v, retry.Discover(&v), spec)
 	if err != nil {
 		return rep, err
 	}
-	m := &mover{
+	m = &mover{
 		l: l, req: req, rep: rep, planner: planner,
 		waitDeclared: map[string]time.Time{}, waitArgs: map[string]retry.Headers{},
 		progress: progress, start: time.Now(), run: runID(), pace: NewPacer(req.Rate),
@@ -247,6 +260,9 @@ func (m *mover) dryRun(ctx context.Context) error {
 		m.rep.Requested = len(m.req.Pick)
 		m.notePicksGone()
 	}
+	for _, note := range m.planner.RoomNotes() {
+		m.rep.Note(note)
+	}
 	m.rep.Notes = append(m.rep.Notes, "dry run: nothing was published or acknowledged; browsing set the redelivered flag")
 	return nil
 }
@@ -274,6 +290,7 @@ func (m *mover) plan(msg retry.MoveMessage, dry bool) PlannedMove {
 		r.BodyDigest = retry.BodyDigest(msg.Body)
 	}
 	m.rep.Note(r.Note)
+	m.rep.Note(r.CrashRisk)
 	if !r.Moves() {
 		m.rep.Skipped++
 	} else if dry {
@@ -341,6 +358,11 @@ func (m *mover) move(ctx context.Context) (err error) {
 	// timer on every delivery and confirm costs more than it needs to.
 	idle := time.NewTicker(moveIdle / 8)
 	defer idle.Stop()
+	// The queues the move reaches are read again as it runs: a length
+	// limit added by a policy, or a queue filled from elsewhere, stops the
+	// move before it drops anything.
+	reread := time.NewTicker(rereadEvery)
+	defer reread.Stop()
 	last := time.Now()
 	// settleBy bounds the wait for the last confirms once the move stops
 	// taking messages. A resource alarm holds confirms back for as long
@@ -468,6 +490,10 @@ func (m *mover) move(ctx context.Context) (err error) {
 				settleFrom() // paused while blocked, afresh when it clears
 			}
 			m.report()
+		case <-reread.C:
+			if p.consuming {
+				m.rereadTargets(ctx, p)
+			}
 		case <-idle.C:
 			if time.Since(last) < moveIdle || p.blocked || paceC != nil || resumed != nil {
 				continue // busy, blocked by the broker, pacing (--rate) or paused
@@ -551,6 +577,9 @@ func (m *mover) move(ctx context.Context) (err error) {
 	if m.rep.Returned > 0 {
 		m.rep.Notes = append(m.rep.Notes, fmt.Sprintf("%s returned as unroutable and %s in %s", were(m.rep.Returned, "message", "messages"), stayStays(m.rep.Returned), m.req.From))
 	}
+	for _, note := range m.planner.RoomNotes() {
+		m.rep.Note(note)
+	}
 	// Once consuming began, any failure may leave messages behind.
 	if failure != nil && !errors.Is(failure, ErrPartial) {
 		failure = fmt.Errorf("%w: %w", failure, ErrPartial)
@@ -626,7 +655,7 @@ func (p *pipeline) take(ctx context.Context, d *amqp.Delivery) error {
 	}
 	p.taken++
 	msg := retry.MoveMessage{Position: pos, MessageID: d.MessageId, Exchange: d.Exchange, RoutingKey: d.RoutingKey,
-		Headers: fromTable(d.Headers), Expiration: d.Expiration, Body: d.Body, Timestamp: d.Timestamp}
+		Headers: fromTable(d.Headers), Expiration: d.Expiration, Body: d.Body, Timestamp: d.Timestamp, BodySize: len(d.Body)}
 	// The body's SHA-256 is worked out where it is read: by a plan that
 	// depends on it, to name a moved message without an id (MovedIDs), or
 	// in the plan of one left in the source (plan, unplan).
@@ -642,6 +671,11 @@ func (p *pipeline) take(ctx context.Context, d *amqp.Delivery) error {
 	if !r.Moves() {
 		p.hold(d.DeliveryTag)
 		m.report()
+		if r.Stop {
+			// A queue it reaches is full: nothing more goes (this one and
+			// the rest stay in the source).
+			return fmt.Errorf("move from %s: stopped at message #%d: %s: %w", m.req.From, pos, r.Skip, ErrPartial)
+		}
 		return m.checkDeliveryLimit(d)
 	}
 	pub := m.publishing(d, pos, r)
@@ -662,7 +696,7 @@ func (p *pipeline) take(ctx context.Context, d *amqp.Delivery) error {
 	}
 	m.pace.Took(time.Now())
 	p.seq++
-	p.inflight[p.seq] = pending{srcTag: d.DeliveryTag, id: pub.Headers[HeaderMoveID].(string), route: r}
+	p.inflight[p.seq] = pending{srcTag: d.DeliveryTag, id: pub.Headers[HeaderMoveID].(string), route: r, size: len(d.Body)}
 	return nil
 }
 
@@ -745,6 +779,13 @@ func (p *pipeline) flushAcks() error {
 // lost accounts for a channel the broker closed mid-move: unconfirmed
 // messages are still in the source; one may have reached the target too.
 func (m *mover) lost(e *amqp.Error, unsettled int, which string) error {
+	if which == "target" && unsettled > 0 && publishRefused(e) {
+		// The broker closed the channel over a publish it refused (no
+		// permission, no such exchange, a message it will not take):
+		// that one was not published, nor anything sent after it. Only
+		// the others may have reached the target.
+		unsettled--
+	}
 	if unsettled > 0 {
 		m.rep.DuplicatesPossible = true
 		m.rep.DuplicatesAtMost += unsettled
@@ -767,8 +808,19 @@ func (m *mover) report() {
 		return
 	}
 	r := m.rep
+	total, done := r.Requested, r.Moved+r.Failed+r.Returned+r.Skipped
+	switch {
+	case m.req.Pick != nil:
+		total = len(m.req.Pick) // the plan, not the wait queue's depth
+	case len(m.req.Expect) > 0:
+		total = len(m.req.Expect) // the confirmed plan, not the source's depth
+	case m.lookAt > 0:
+		// --where without a preview: every message is looked at; those it
+		// did not choose are done too.
+		done += r.Unmatched
+	}
 	m.progress(MoveProgress{
-		Total: r.Requested, Done: r.Moved + r.Failed + r.Returned + r.Skipped,
+		Total: total, Done: done,
 		Moved: r.Moved, Failed: r.Failed, Elapsed: time.Since(m.start), Blocked: m.blocked,
 	})
 }
@@ -818,9 +870,79 @@ func (m *mover) declareWaitQueue(name string, args retry.Headers) error {
 	}
 	defer ch.Close()
 	if _, err := ch.QueueDeclare(name, true, false, false, false, toTable(args)); err != nil {
-		return fmt.Errorf("declare wait queue %s (a queue of that name with other arguments exists?): %w", name, err)
+		return waitQueueError(name, err)
 	}
 	return nil
+}
+
+// waitQueueError says why a wait queue could not be declared; only an
+// inequivalent declare means a queue of that name exists with other
+// arguments (an older ladder's classic one, say).
+func waitQueueError(name string, err error) error {
+	var ae *amqp.Error
+	if errors.As(err, &ae) && ae.Code == amqp.PreconditionFailed {
+		return fmt.Errorf("declare wait queue %s (a queue of that name with other arguments exists: it must expire or be deleted first): %w", name, err)
+	}
+	return fmt.Errorf("declare wait queue %s: %w", name, err)
+}
+
+// publishRefused says whether the broker closed a channel over a publish
+// it would not take.
+func publishRefused(e *amqp.Error) bool {
+	if e == nil {
+		return false
+	}
+	switch e.Code {
+	case amqp.AccessRefused, amqp.NotFound, amqp.PreconditionFailed:
+		return true
+	}
+	return false
+}
+
+// rereadEvery is how often a running move reads the queues it reaches
+// again (their length limits and depths); rereadMax bounds the queues read
+// per round (a move to many origins reads them in turn).
+const (
+	rereadEvery = time.Second
+	rereadMax   = 16
+)
+
+// rereadTargets reads the queues the move reached, a few each round: their
+// arguments and policy from the management API, their ready count exactly
+// over AMQP, and tells the planner, with what is in flight to each.
+func (m *mover) rereadTargets(ctx context.Context, p *pipeline) {
+	qs := m.planner.ReachedQueues()
+	if len(qs) == 0 {
+		return
+	}
+	n := min(len(qs), rereadMax)
+	pending := map[string][2]int64{}
+	for _, pd := range p.inflight {
+		for _, q := range pd.route.Reaches {
+			c := pending[q]
+			pending[q] = [2]int64{c[0] + 1, c[1] + int64(pd.size)}
+		}
+		if pd.route.Via == retry.ViaTier {
+			c := pending[pd.route.Queue]
+			pending[pd.route.Queue] = [2]int64{c[0] + 1, c[1] + int64(pd.size)}
+		}
+	}
+	for i := 0; i < n; i++ {
+		name := qs[(m.rereadNext+i)%len(qs)]
+		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		q, err := m.l.mgmt.Queue(rctx, m.l.r.Vhost, name)
+		cancel()
+		if err != nil {
+			continue // read again next round
+		}
+		ready, err := passiveDepth(m.conn, name)
+		if err != nil {
+			continue
+		}
+		c := pending[name]
+		m.planner.Reread(q, int64(ready), c[0], c[1])
+	}
+	m.rereadNext = (m.rereadNext + n) % len(qs)
 }
 
 // checkDeliveryLimit stops a move on a quorum queue before the messages it
@@ -866,7 +988,7 @@ func (m *mover) publishing(d *amqp.Delivery, pos int, r PlannedMove) amqp.Publis
 // moveMessage is what the planner reads of a peeked message.
 func moveMessage(m *Message) retry.MoveMessage {
 	out := retry.MoveMessage{Position: m.Position, MessageID: m.Properties.MessageID, BodyDigest: m.BodyDigest, Exchange: m.Exchange,
-		RoutingKey: m.RoutingKey, Headers: m.Headers, Expiration: m.Properties.Expiration, Body: m.Body}
+		RoutingKey: m.RoutingKey, Headers: m.Headers, Expiration: m.Properties.Expiration, Body: m.Body, BodySize: m.BodySize}
 	if m.Properties.Timestamp != nil {
 		out.Timestamp = *m.Properties.Timestamp
 	}

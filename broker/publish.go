@@ -195,7 +195,7 @@ func declareQueueOn(conn *amqp.Connection, name string, args retry.Headers) erro
 	}
 	defer ch.Close()
 	if _, err := ch.QueueDeclare(name, true, false, false, false, toTable(args)); err != nil {
-		return fmt.Errorf("declare wait queue %s (a queue of that name with other arguments exists?): %w", name, err)
+		return waitQueueError(name, err)
 	}
 	return nil
 }
