@@ -161,6 +161,7 @@ func (s *Sim) planMove(req broker.MoveRequest) (rep *broker.MoveReport, hops []h
 			continue
 		}
 		rep.Note(r.Note)
+		rep.Note(r.CrashRisk)
 		if !r.Moves() {
 			rep.Skipped++
 		} else if req.DryRun {

@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -62,7 +63,8 @@ func parseRate(s string) (float64, error) {
 		}
 	}
 	n, err := strconv.ParseFloat(num, 64)
-	if err != nil || n <= 0 {
+	if err != nil || n <= 0 || math.IsNaN(n) || math.IsInf(n, 0) {
+		// NaN and Inf parse, and would read as "no limit".
 		return 0, fmt.Errorf("--rate %q: want a positive number of messages, e.g. 50/s", s)
 	}
 	return n / per.Seconds(), nil
