@@ -155,7 +155,7 @@ func renderMovePreview(queue string, req broker.MoveRequest, rep *broker.MoveRep
 	}
 	if v := present.Reaches(rep.Planned); v != "" {
 		// Every queue a route reaches, as the CLI's question says it.
-		what += ", " + termtext.Sanitize(v)
+		what += ", reaching " + termtext.Sanitize(v)
 	}
 	if req.ResetRetries {
 		what += ", retry count reset to 0"

@@ -177,7 +177,7 @@ func renderMove(r *broker.MoveReport, from string) string {
 		}
 		b.WriteString(table(rows))
 		if v := present.Reaches(r.Planned); v != "" {
-			fmt.Fprintf(&b, "%s\n", clean(strings.ToUpper(v[:1])+v[1:]))
+			fmt.Fprintf(&b, "queues reached: %s\n", clean(v))
 		}
 	} else {
 		fmt.Fprintf(&b, "moved %d of %d from %s to %s", r.Moved, r.Requested, clean(from), clean(r.Target))
@@ -216,7 +216,7 @@ func moveQuestion(req broker.MoveRequest, dry *broker.MoveReport, previewCap int
 		fmt.Fprintf(&b, ", %s", clean(v))
 	}
 	if v := present.Reaches(dry.Planned); v != "" {
-		fmt.Fprintf(&b, ", %s", clean(v))
+		fmt.Fprintf(&b, ", reaching %s", clean(v))
 	}
 	if req.ResetRetries {
 		b.WriteString(", retry counts reset to 0")

@@ -134,7 +134,7 @@ func TestDryRunNamesEveryQueueReached(t *testing.T) {
 		{Position: 0, MessageID: "a", TargetRoutingKey: "orders.audit", RoutingKey: "orders.audit", Via: retry.ViaDirect, Reaches: []string{"orders.audit"}},
 		{Position: 1, MessageID: "b", TargetExchange: "orders", TargetRoutingKey: "k", Exchange: "orders", RoutingKey: "k", Via: retry.ViaDirect, Reaches: []string{"orders.audit", "orders.billing"}},
 	}}, "orders.audit.dlq")
-	for _, want := range []string{"REACHES", "orders.audit, orders.billing", "Reaching 1 → orders.audit, 1 → orders.audit + orders.billing"} {
+	for _, want := range []string{"REACHES", "orders.audit, orders.billing", "queues reached: 1 → orders.audit, 1 → orders.audit + orders.billing"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("dry run lacks %q:\n%s", want, out)
 		}

@@ -65,10 +65,10 @@ func Target(t retry.Target, n int, planned []retry.MoveRoute) string {
 // before "… N more".
 const maxReachGroups = 4
 
-// Reaches names every queue the moving messages of a plan reach: "reaching
-// orders.audit", "reaching orders.audit + orders.billing" when they share
-// the queues, else per set with its count: "reaching 2 → orders.audit,
-// 1 → orders.audit + orders.billing". "" when nothing moves.
+// Reaches names every queue the moving messages of a plan reach:
+// "orders.audit", "orders.audit + orders.billing" when they share the
+// queues, else per set with its count: "2 → orders.audit, 1 → orders.audit
+// + orders.billing". "" when nothing moves.
 func Reaches(planned []retry.MoveRoute) string {
 	var order []string
 	count := map[string]int{}
@@ -89,7 +89,7 @@ func Reaches(planned []retry.MoveRoute) string {
 	case 0:
 		return ""
 	case 1:
-		return "reaching " + order[0]
+		return order[0]
 	}
 	parts := make([]string, 0, maxReachGroups+1)
 	for i, k := range order {
@@ -99,7 +99,7 @@ func Reaches(planned []retry.MoveRoute) string {
 		}
 		parts = append(parts, strconv.Itoa(count[k])+" → "+k)
 	}
-	return "reaching " + strings.Join(parts, ", ")
+	return strings.Join(parts, ", ")
 }
 
 // CrashRisk counts the moving messages a broker crash during their wait

@@ -107,9 +107,9 @@ func TestReachesNamesEveryQueue(t *testing.T) {
 		want    string
 	}{
 		{nil, ""},
-		{[]retry.MoveRoute{a, a, {Skip: "x"}}, "reaching orders.audit"},
-		{[]retry.MoveRoute{ab}, "reaching orders.audit + orders.billing"},
-		{[]retry.MoveRoute{a, ab, a}, "reaching 2 → orders.audit, 1 → orders.audit + orders.billing"},
+		{[]retry.MoveRoute{a, a, {Skip: "x"}}, "orders.audit"},
+		{[]retry.MoveRoute{ab}, "orders.audit + orders.billing"},
+		{[]retry.MoveRoute{a, ab, a}, "2 → orders.audit, 1 → orders.audit + orders.billing"},
 	} {
 		if got := Reaches(c.planned); got != c.want {
 			t.Errorf("%q, want %q", got, c.want)
