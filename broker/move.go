@@ -85,6 +85,21 @@ type mover struct {
 	pace     Pacer
 	// rereadNext is the first of the reached queues the next reread takes.
 	rereadNext int
+	// policies and opPolicies are the vhost's, as last listed
+	// (havePolicies: the listing answered).
+	policies, opPolicies []retry.PolicyDef
+	havePolicies         bool
+}
+
+// readPolicies lists the vhost's policies again; a failed listing keeps
+// the last one (or the vhost read's effective policies).
+func (m *mover) readPolicies(ctx context.Context) {
+	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	user, op, err := m.l.mgmt.Policies(rctx, m.l.r.Vhost)
+	if err == nil {
+		m.policies, m.opPolicies, m.havePolicies = user, op, true
+	}
 }
 
 // pending is a publish awaiting its confirm.
@@ -92,7 +107,6 @@ type pending struct {
 	srcTag uint64
 	id     string
 	route  PlannedMove
-	size   int // body bytes (a reached queue's x-max-length-bytes)
 }
 
 // Move implements Client. The source message is acked only after the target
@@ -129,6 +143,14 @@ func (l *Live) Move(ctx context.Context, req MoveRequest, progress func(MoveProg
 		n, err := passiveDepth(m.conn, queue)
 		return int64(n), err == nil
 	}
+	// The policies as listed now: a queue's effective policy in the vhost
+	// read lags a new one by seconds.
+	spec.Policy = func(queue, typ string) (map[string]any, bool) {
+		if m == nil || !m.havePolicies {
+			return nil, false
+		}
+		return retry.EffectivePolicy(queue, typ, m.policies, m.opPolicies)
+	}
 	planner, err := retry.NewMovePlanner(&v, retry.Discover(&v), spec)
 	if err != nil {
 		return rep, err
@@ -141,6 +163,7 @@ func (l *Live) Move(ctx context.Context, req MoveRequest, progress func(MoveProg
 	for _, k := range req.Pick {
 		m.lastPick = max(m.lastPick, k.Position)
 	}
+	m.readPolicies(ctx)
 	q, _ := v.Queue(req.From)
 	if limit, ok := deliveryLimit(q, version); ok {
 		m.deliveryLimit = limit
@@ -696,7 +719,7 @@ func (p *pipeline) take(ctx context.Context, d *amqp.Delivery) error {
 	}
 	m.pace.Took(time.Now())
 	p.seq++
-	p.inflight[p.seq] = pending{srcTag: d.DeliveryTag, id: pub.Headers[HeaderMoveID].(string), route: r, size: len(d.Body)}
+	p.inflight[p.seq] = pending{srcTag: d.DeliveryTag, id: pub.Headers[HeaderMoveID].(string), route: r}
 	return nil
 }
 
@@ -916,31 +939,23 @@ func (m *mover) rereadTargets(ctx context.Context, p *pipeline) {
 		return
 	}
 	n := min(len(qs), rereadMax)
-	pending := map[string][2]int64{}
+	pending := map[string]int64{}
 	for _, pd := range p.inflight {
 		for _, q := range pd.route.Reaches {
-			c := pending[q]
-			pending[q] = [2]int64{c[0] + 1, c[1] + int64(pd.size)}
+			pending[q]++
 		}
 		if pd.route.Via == retry.ViaTier {
-			c := pending[pd.route.Queue]
-			pending[pd.route.Queue] = [2]int64{c[0] + 1, c[1] + int64(pd.size)}
+			pending[pd.route.Queue]++
 		}
 	}
+	m.readPolicies(ctx)
 	for i := 0; i < n; i++ {
 		name := qs[(m.rereadNext+i)%len(qs)]
-		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		q, err := m.l.mgmt.Queue(rctx, m.l.r.Vhost, name)
-		cancel()
+		ready, err := passiveDepth(m.conn, name)
 		if err != nil {
 			continue // read again next round
 		}
-		ready, err := passiveDepth(m.conn, name)
-		if err != nil {
-			continue
-		}
-		c := pending[name]
-		m.planner.Reread(q, int64(ready), c[0], c[1])
+		m.planner.Reread(name, int64(ready), pending[name])
 	}
 	m.rereadNext = (m.rereadNext + n) % len(qs)
 }

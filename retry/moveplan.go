@@ -141,6 +141,10 @@ type MoveSpec struct {
 	// limit of a queue the move reaches is first checked (the vhost's
 	// counts may lag); the vhost's Ready otherwise. ok false: not known.
 	Ready func(queue string) (n int64, ok bool)
+	// Policy, when set, is the policy definition that applies to a queue
+	// of that type now (EffectivePolicy of the policies as listed); ok
+	// false keeps the vhost's. Only length limits are read from it.
+	Policy func(queue, typ string) (def map[string]any, ok bool)
 }
 
 // Pick is one message a move takes by identity, as a peek saw it. Ids and
@@ -299,6 +303,8 @@ type MovePlanner struct {
 	stopped string
 	// origins caches --to origin's choices (see origin).
 	origins map[string]originChoice
+	// sentBytes are the body bytes planned into each reached queue.
+	sentBytes map[string]int64
 }
 
 // routeKey is what a cached route is planned from besides the headers.
@@ -364,7 +370,7 @@ func NewMovePlanner(v *Vhost, ladders []Ladder, spec MoveSpec) (*MovePlanner, er
 		spec: spec, router: r, ladders: ladders, mains: MainQueues(ladders),
 		cache: map[routeKey][]cachedRoute{}, ids: map[int]string{}, expect: map[int]MoveRoute{}, expectPick: map[int]MoveRoute{},
 		picked: make([]bool, len(spec.Pick)),
-		rooms:  map[string]*room{}, reachedSet: map[string]bool{}, origins: map[string]originChoice{},
+		rooms:  map[string]*room{}, reachedSet: map[string]bool{}, origins: map[string]originChoice{}, sentBytes: map[string]int64{},
 	}
 	p.deaths = DeathQueuesOf(ladders, spec.From)
 	for i, pos := range spec.Positions {

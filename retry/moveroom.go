@@ -62,6 +62,11 @@ func (p *MovePlanner) roomOf(queue string) *room {
 		return nil
 	}
 	q := p.router.v.Queues[qi]
+	if p.spec.Policy != nil {
+		if def, ok := p.spec.Policy(queue, q.Type); ok {
+			q.Policy = def
+		}
+	}
 	rm := newRoom(&q)
 	if rm != nil && p.spec.Ready != nil {
 		if n, ok := p.spec.Ready(queue); ok {
@@ -154,6 +159,7 @@ func otherQueues(qs []string, not string) string {
 // book counts a moving route's message in the queues it reaches.
 func (p *MovePlanner) book(r *MoveRoute, size int64) {
 	for _, q := range checked(r) {
+		p.sentBytes[q] += size
 		rm := p.roomOf(q)
 		if rm == nil {
 			continue
@@ -183,21 +189,39 @@ func (p *MovePlanner) reach(queue string) {
 // first use: a long move reads their limits and depths again (Reread).
 func (p *MovePlanner) ReachedQueues() []string { return p.reached }
 
-// Reread takes queue's settings and exact ready count (and bytes) as read
-// now, with pending messages (of pendingBytes) published to it and not yet
-// confirmed, which the count may not hold yet: a policy that set a limit
-// since, or a queue that filled, is then seen before the next message goes.
-func (p *MovePlanner) Reread(q Queue, ready, pending, pendingBytes int64) {
-	old := p.rooms[q.Name]
+// Reread reads queue's length limits again (its policy through
+// MoveSpec.Policy: a policy may have set one since) with its exact ready
+// count as read now, and pending messages published to it and not yet
+// confirmed, which that count may not hold yet. Bytes are not counted
+// again (the broker's figure lags): what the plan put there is added to
+// what was there at the start. A limit that appeared, or a queue that
+// filled from elsewhere, is then seen before the next message goes.
+func (p *MovePlanner) Reread(queue string, ready, pending int64) {
+	qi := p.router.queueIndex(queue)
+	if qi < 0 {
+		return
+	}
+	q := p.router.v.Queues[qi]
+	if p.spec.Policy != nil {
+		if def, ok := p.spec.Policy(queue, q.Type); ok {
+			q.Policy = def
+		}
+	}
+	old := p.rooms[queue]
+	startBytes := q.ReadyBytes
+	if old != nil {
+		startBytes = old.bytes
+	}
 	q.Ready = ready
 	rm := newRoom(&q)
 	if rm != nil {
-		rm.planned, rm.plannedBytes = pending, pendingBytes
+		rm.planned = pending
+		rm.bytes, rm.plannedBytes = startBytes, p.sentBytes[queue]
 		if old != nil {
 			rm.fit, rm.over, rm.forced, rm.found = old.fit, old.over, old.forced, old.found
 		}
 	}
-	p.rooms[q.Name] = rm
+	p.rooms[queue] = rm
 }
 
 // RoomNotes say, per length-limited queue the plan found full, what the

@@ -94,18 +94,45 @@ func TestPlanRejectPublishTargetIsNotedNotStopped(t *testing.T) {
 // queue filling from elsewhere) stops it before it drops anything.
 func TestRereadSeesAPolicyAddedMidMove(t *testing.T) {
 	v := limited(nil, nil, 0)
-	p := mustPlanner(t, v, toOrders(false))
+	policy := map[string]any{}
+	spec := toOrders(false)
+	spec.Policy = func(q, typ string) (map[string]any, bool) { return policy, q == "orders" && typ == QueueClassic }
+	p := mustPlanner(t, v, spec)
 	if moved, _, _ := planN(p, 50, 1); moved != 50 {
 		t.Fatal("no limit yet, yet not moved")
 	}
 	if got := p.ReachedQueues(); len(got) != 1 || got[0] != "orders" {
 		t.Fatalf("reached %v", got)
 	}
-	q := v.Queues[1]
-	q.Policy = map[string]any{"max-length": 60}
-	p.Reread(q, 45, 5, 5) // 45 ready now, 5 more in flight
+	policy["max-length"] = 60
+	p.Reread("orders", 45, 5) // 45 ready now, 5 more in flight
 	moved, stopped, _ := planN(p, 20, 1)
 	if moved != 10 || stopped != 10 {
 		t.Errorf("after the policy: moved %d stopped %d, want 10 and 10", moved, stopped)
+	}
+}
+
+// The policy that applies is worked out as the broker does: pattern and
+// apply-to, the highest priority, operator limits merged in (the smaller).
+func TestEffectivePolicy(t *testing.T) {
+	user := []PolicyDef{
+		{Name: "low", Pattern: "^orders", ApplyTo: "queues", Priority: 0, Definition: map[string]any{"max-length": float64(500), "message-ttl": float64(1)}},
+		{Name: "high", Pattern: "^orders\\.", ApplyTo: "all", Priority: 5, Definition: map[string]any{"max-length": float64(300)}},
+		{Name: "exchanges", Pattern: ".*", ApplyTo: "exchanges", Priority: 9, Definition: map[string]any{"alternate-exchange": "x"}},
+		{Name: "qq", Pattern: ".*", ApplyTo: "quorum_queues", Priority: 8, Definition: map[string]any{"max-length": float64(7)}},
+	}
+	op := []PolicyDef{{Name: "cap", Pattern: ".*", ApplyTo: "queues", Definition: map[string]any{"max-length": float64(200), "max-length-bytes": float64(9)}}}
+	def, ok := EffectivePolicy("orders.audit", QueueClassic, user, op)
+	if !ok || def["max-length"] != float64(200) || def["max-length-bytes"] != float64(9) || def["message-ttl"] != nil {
+		t.Errorf("classic: %v %v", def, ok)
+	}
+	if def, _ := EffectivePolicy("orders.audit", QueueQuorum, user, nil); def["max-length"] != float64(7) {
+		t.Errorf("quorum: %v", def)
+	}
+	if def, _ := EffectivePolicy("payments", QueueClassic, user, nil); len(def) != 0 {
+		t.Errorf("no match: %v", def)
+	}
+	if _, ok := EffectivePolicy("q", QueueClassic, []PolicyDef{{Pattern: "(?<=a)b"}}, nil); ok {
+		t.Error("a pattern Go cannot read must not be taken as matching nothing")
 	}
 }
