@@ -117,6 +117,12 @@ func routeMisses(res RouteResult, o Origin, failed string) string {
 	return fmt.Sprintf("it failed in %s, and %s now routes to %s instead", failed, x, strings.Join(others, ", "))
 }
 
+// AtLeastOnceNote is what a move through ladder's quorum wait queues says
+// of a broker crash during the wait: the queue keeps each message until
+// the target confirmed it, so a crash loses none, and the ones in flight
+// then are delivered again.
+const AtLeastOnceNote = "a broker crash during the wait loses nothing (ladder's wait queues are quorum queues that dead-letter at least once) but may deliver a message twice: x-ladder-move-id tells the copies apart"
+
 // crashRisk says why a broker crash while a message waits on rt's way can
 // lose it ("" when it cannot): only a quorum queue that dead-letters at
 // least once keeps a message until its target has it.
