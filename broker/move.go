@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"regexp"
 	"slices"
 	"strconv"
 	"time"
@@ -551,7 +552,7 @@ func (m *mover) move(ctx context.Context) (err error) {
 			if err := p.flushAcks(); err != nil {
 				p.fail(err)
 			}
-			p.fail(m.lost(e, len(p.inflight), "target"))
+			p.fail(m.lost(e, len(p.inflight)-notPublished(e, p.inflight), "target"))
 			p.inflight = map[uint64]pending{}
 			p.consuming = false
 		case e, ok := <-srcClosed:
@@ -802,13 +803,6 @@ func (p *pipeline) flushAcks() error {
 // lost accounts for a channel the broker closed mid-move: unconfirmed
 // messages are still in the source; one may have reached the target too.
 func (m *mover) lost(e *amqp.Error, unsettled int, which string) error {
-	if which == "target" && unsettled > 0 && publishRefused(e) {
-		// The broker closed the channel over a publish it refused (no
-		// permission, no such exchange, a message it will not take):
-		// that one was not published, nor anything sent after it. Only
-		// the others may have reached the target.
-		unsettled--
-	}
 	if unsettled > 0 {
 		m.rep.DuplicatesPossible = true
 		m.rep.DuplicatesAtMost += unsettled
@@ -819,7 +813,11 @@ func (m *mover) lost(e *amqp.Error, unsettled int, which string) error {
 			m.req.From, e.Reason, unparsedHint, isAre(unsettled, "unsettled message", "unsettled messages"), m.req.From, m.req.From))
 		return fmt.Errorf("move from %s: stopped at a message the AMQP client could not read (%s): %w", m.req.From, unparsedHint, ErrPartial)
 	}
-	m.rep.Notes = append(m.rep.Notes, fmt.Sprintf("the broker closed the %s channel: %s still in %s and may also have reached the target", which, isAre(unsettled, "unsettled message", "unsettled messages"), m.req.From))
+	if unsettled > 0 {
+		m.rep.Notes = append(m.rep.Notes, fmt.Sprintf("the broker closed the %s channel: %s still in %s and may also have reached the target", which, isAre(unsettled, "unsettled message", "unsettled messages"), m.req.From))
+	} else {
+		m.rep.Notes = append(m.rep.Notes, fmt.Sprintf("the broker closed the %s channel: what was in flight was not published and is still in %s", which, m.req.From))
+	}
 	if e == nil {
 		return fmt.Errorf("move from %s: %s channel closed: %w", m.req.From, which, ErrPartial)
 	}
@@ -909,18 +907,52 @@ func waitQueueError(name string, err error) error {
 	return fmt.Errorf("declare wait queue %s: %w", name, err)
 }
 
-// publishRefused says whether the broker closed a channel over a publish
-// it would not take.
-func publishRefused(e *amqp.Error) bool {
-	if e == nil {
-		return false
+// notPublished counts the unconfirmed publishes the broker cannot have
+// taken when it closed the channel over e, a publish it refused (no
+// permission, no such exchange, a message it will not take): it handles a
+// channel's publishes in order and discards what follows the refused one.
+// When the reason names the exchange, the refused one is the first
+// in-flight publish to it; otherwise only that one is known not to be
+// published. The rest may have reached the target.
+func notPublished(e *amqp.Error, inflight map[uint64]pending) int {
+	if e == nil || len(inflight) == 0 {
+		return 0
 	}
 	switch e.Code {
 	case amqp.AccessRefused, amqp.NotFound, amqp.PreconditionFailed:
-		return true
+	default:
+		return 0
 	}
-	return false
+	m := refusedExchange.FindStringSubmatch(e.Reason)
+	if m == nil {
+		return 1
+	}
+	x := m[1]
+	if x == "amq.default" {
+		x = ""
+	}
+	first := uint64(math.MaxUint64)
+	for seq, pd := range inflight {
+		if pd.route.Exchange == x && seq < first {
+			first = seq
+		}
+	}
+	if first == math.MaxUint64 {
+		return 1
+	}
+	n := 0
+	for seq := range inflight {
+		if seq >= first {
+			n++
+		}
+	}
+	return n
 }
+
+// refusedExchange finds the exchange a channel error names
+// ("write access to exchange 'amq.default' in vhost …", "no exchange 'x' in
+// vhost …").
+var refusedExchange = regexp.MustCompile(`exchange '((?:[^']|'')*)' in vhost`)
 
 // rereadEvery is how often a running move reads the queues it reaches
 // again (their length limits and depths); rereadMax bounds the queues read
