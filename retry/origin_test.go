@@ -221,3 +221,36 @@ func TestDelayedOriginWaitsForThatQueueOnly(t *testing.T) {
 		t.Errorf("tier plan %+v", r)
 	}
 }
+
+// A rascal-style delay loop: the worker forwards a failed message to the
+// delay exchange with its own routing key and CC "delay.1m" (the CC routes
+// it into the delay queue, the key brings it back), the delay queue
+// dead-letters through "retry" with both keys, and after the last attempt
+// the work queue rejects it into dead_letters (a dead-letter routing key of
+// its own; 4.x keeps the CC header). Origin is the work queue, by the
+// retry exchange and the message's own key, CC and all.
+func TestOriginThroughARascalDelayLoop(t *testing.T) {
+	v := &Vhost{Name: "/", Exchanges: []Exchange{
+		{Name: "service", Type: ExchangeDirect}, {Name: "delay", Type: ExchangeDirect}, {Name: "retry", Type: ExchangeDirect}, {Name: "dead_letters", Type: ExchangeDirect},
+	}, Queues: []Queue{
+		{Name: "work", Arguments: map[string]any{"x-dead-letter-exchange": "dead_letters", "x-dead-letter-routing-key": "work.dead_letter"}},
+		{Name: "delay:1m", Arguments: map[string]any{"x-message-ttl": int64(60000), "x-dead-letter-exchange": "retry"}},
+		{Name: "dead_letters"},
+	}, Bindings: []Binding{
+		{Source: "service", Destination: "work", DestinationType: "queue", RoutingKey: "foo"},
+		{Source: "delay", Destination: "delay:1m", DestinationType: "queue", RoutingKey: "delay.1m"},
+		{Source: "retry", Destination: "work", DestinationType: "queue", RoutingKey: "foo"},
+		{Source: "dead_letters", Destination: "dead_letters", DestinationType: "queue", RoutingKey: "work.dead_letter"},
+	}}
+	h := Headers{"CC": []any{"delay.1m"}, "x-death": []any{
+		map[string]any{"count": int64(3), "reason": "rejected", "queue": "work", "exchange": "retry", "routing-keys": []any{"foo", "delay.1m"}},
+		map[string]any{"count": int64(3), "reason": "expired", "queue": "delay:1m", "exchange": "delay", "routing-keys": []any{"foo", "delay.1m"}},
+	}}
+	for _, delay := range []time.Duration{0, 5 * time.Second} {
+		p := mustPlanner(t, v, MoveSpec{From: "dead_letters", To: Target{Kind: TargetOrigin}, Delay: delay, QuorumDelayQueues: true})
+		r := p.Plan(MoveMessage{MessageID: "m", Headers: h})
+		if !r.Moves() || r.TargetExchange != "retry" || r.TargetRoutingKey != "foo" || !slices.Equal(r.Reaches, []string{"work"}) {
+			t.Errorf("delay %v: plan %+v", delay, r)
+		}
+	}
+}

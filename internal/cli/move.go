@@ -192,9 +192,13 @@ func progressPrinter(a *app) func(broker.MoveProgress) {
 		}
 	}
 	var last time.Time
+	ended := false // the last line was written, with its newline
 	return func(p broker.MoveProgress) {
 		changed := p.Blocked != blocked
 		blocked = p.Blocked
+		if ended && !changed {
+			return
+		}
 		if !changed && time.Since(last) < 100*time.Millisecond && p.Done < p.Total {
 			return
 		}
@@ -207,6 +211,7 @@ func progressPrinter(a *app) func(broker.MoveProgress) {
 		fmt.Fprintf(a.stderr, "\r%s\x1b[K", line)
 		if p.Done >= p.Total {
 			fmt.Fprintln(a.stderr)
+			ended = true
 		}
 	}
 }
