@@ -34,11 +34,10 @@ func (p *MovePlanner) origin(m MoveMessage, r *MoveRoute) (exchange, key string,
 	if p.router.queueIndex(f.Queue) < 0 {
 		return "", "", fmt.Errorf("it failed in queue %q, which does not exist: left in %s", f.Queue, p.left())
 	}
-	h := r.Apply(m.Headers)
 	ck := ""
 	if len(p.routedBy) == 0 {
 		// Routes depend on the routes tried and the CC keys only.
-		cc, _ := PublishKeys(h)
+		cc, _ := PublishKeys(routingHeaders(m.Headers, r.DropHeaders))
 		var b strings.Builder
 		b.WriteString(f.Queue)
 		for _, o := range f.Routes {
@@ -49,7 +48,7 @@ func (p *MovePlanner) origin(m MoveMessage, r *MoveRoute) (exchange, key string,
 	}
 	c, cached := p.origins[ck]
 	if !cached || ck == "" {
-		c = p.chooseOrigin(f, h)
+		c = p.chooseOrigin(f, r.Apply(m.Headers))
 		if ck != "" && len(p.origins) < maxOriginChoices {
 			p.origins[ck] = c
 		}
@@ -151,6 +150,22 @@ func (p *MovePlanner) crashRisk(rt ReplayRoute) string {
 
 func atLeastOnceArgs(a Headers) bool {
 	return a["x-queue-type"] == QueueQuorum && a["x-dead-letter-strategy"] == DeadLetterAtLeastOnce
+}
+
+// routingHeaders are the CC and BCC headers of h that a publish keeps
+// (those not in drop), the only ones PublishKeys reads: no copy of the
+// whole table per message.
+func routingHeaders(h Headers, drop []string) Headers {
+	var out Headers
+	for _, n := range []string{HeaderCC, HeaderBCC} {
+		if v, ok := h[n]; ok && !slices.Contains(drop, n) {
+			if out == nil {
+				out = Headers{}
+			}
+			out[n] = v
+		}
+	}
+	return out
 }
 
 // addDrop adds a header to drop, once, keeping the list sorted.

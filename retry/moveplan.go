@@ -577,7 +577,7 @@ func (p *MovePlanner) plan(m MoveMessage) MoveRoute {
 		}
 	}
 	r.SetHeaders, r.DropHeaders = set, drop
-	if _, err := PublishKeys(r.Apply(m.Headers)); err != nil {
+	if _, err := PublishKeys(routingHeaders(m.Headers, drop)); err != nil {
 		r.Skip = err.Error() + ": left in " + p.left()
 		return r
 	}

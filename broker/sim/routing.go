@@ -1,10 +1,8 @@
 package sim
 
 import (
-	"fmt"
 	"reflect"
 	"slices"
-	"strings"
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/retry"
@@ -147,9 +145,8 @@ func (s *Sim) publish(exchange, key string, props broker.Properties, h retry.Hea
 // reject-publish or reject-publish-dlx): the broker nacks it.
 type errRefused []string
 
-func (e errRefused) Error() string {
-	return fmt.Sprintf("sim: the broker nacked it (queue %s is full: x-overflow reject-publish)", strings.Join(e, ", "))
-}
+// Error is what the live client says of a nack.
+func (e errRefused) Error() string { return "the broker nacked it" }
 
 // deliverTo enqueues a copy of m in each named queue, as the broker does
 // with length limits: a full reject-publish queue refuses it (a
