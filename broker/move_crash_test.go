@@ -2,6 +2,9 @@ package broker_test
 
 import (
 	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -102,5 +105,49 @@ func TestDelayedMoveLosesNothingWhenTheBrokerIsKilledDuringTheWait(t *testing.T)
 		len(got), n, missing, dups, rep.DuplicatesPossible, rep.DuplicatesAtMost)
 	if missing > 0 {
 		t.Errorf("%d of %d lost", missing, n)
+	}
+}
+
+// ladder's wait queue dead-letters at least once on 3.10 and 4.x: when its
+// target is gone by the time the delay runs out, it keeps the messages
+// (messages_dlx) rather than drop them, and delivers them once a queue
+// takes them again (the broker retries within minutes: not waited for
+// here). A classic wait queue would have dropped them.
+func TestLadderWaitQueueKeepsDeadLettersItCannotDeliver(t *testing.T) {
+	f := newVhostFixture(t)
+	src := f.queue("src", nil)
+	dst := brokertest.Name(t, "dst")
+	f.declareQueue(dst, nil)
+	const n = 5
+	f.publishN(src, n, "k")
+	l := f.live(false)
+	delay := 2 * time.Second
+	rep, err := l.Move(context.Background(), broker.MoveRequest{From: src, To: broker.Target{Kind: broker.TargetQueue, Name: dst}, Delay: delay}, nil)
+	if err != nil || rep.Moved != n || len(rep.Routes) != 1 || rep.Routes[0].Via != retry.ViaDelayQueue {
+		t.Fatalf("move %+v %v", rep, err)
+	}
+	wait := rep.Routes[0].Through
+	f.deleteQueue(dst) // the target is gone when the delay runs out
+	var held int
+	ok := brokertest.WaitFor(60*time.Second, func() bool {
+		var q struct {
+			Type        string `json:"type"`
+			MessagesDLX int    `json:"messages_dlx"`
+		}
+		req, _ := http.NewRequest(http.MethodGet, f.r.APIURL.String()+"/api/queues/"+url.PathEscape(f.r.Vhost)+"/"+url.PathEscape(wait), nil)
+		req.SetBasicAuth(f.r.APIUser, f.r.APIPassword)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		if json.NewDecoder(resp.Body).Decode(&q) != nil || q.Type != "quorum" {
+			return false
+		}
+		held = q.MessagesDLX
+		return held == n
+	})
+	if !ok {
+		t.Fatalf("%s holds %d dead letters awaiting delivery, want %d", wait, held, n)
 	}
 }
