@@ -244,6 +244,9 @@ func NewMoveReport(req MoveRequest) *MoveReport {
 func (rep *MoveReport) Count(r PlannedMove) {
 	rep.Routes = retry.AddRoute(rep.Routes, r)
 	rep.Via[r.Via]++
+	if r.Via == retry.ViaDelayQueue && r.CrashRisk == "" {
+		rep.Note(retry.AtLeastOnceNote)
+	}
 	if !rep.DryRun {
 		id := r.MessageID
 		if id == "" {

@@ -258,7 +258,7 @@ const stallCheck = 5 * time.Second
 func declareError(conn *amqp.Connection, name string, err error) error {
 	var ae *amqp.Error
 	if errors.As(err, &ae) && ae.Server && ae.Code == amqp.PreconditionFailed {
-		return &redactedError{msg: fmt.Sprintf("declare wait queue %s: a queue of that name exists with other arguments (%s)", name, strings.TrimSpace(ae.Reason)), err: err}
+		return &redactedError{msg: fmt.Sprintf("declare wait queue %s: a queue of that name exists with other arguments (%s): it must expire or be deleted first", name, strings.TrimSpace(ae.Reason)), err: err}
 	}
 	return AMQPFailure(conn, "declare wait queue "+name, err, nil)
 }

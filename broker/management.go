@@ -27,7 +27,7 @@ const queuePageSize = 500
 var queueColumns = strings.Join([]string{
 	"name", "type", "arguments", "policy", "effective_policy_definition",
 	"messages", "messages_ready", "messages_unacknowledged", "consumers",
-	"head_message_timestamp", "messages_dlx", "durable", "exclusive",
+	"head_message_timestamp", "messages_dlx", "durable", "exclusive", "message_bytes_ready",
 	"message_stats.publish", "message_stats.publish_details.rate",
 	"message_stats.deliver_get", "message_stats.deliver_get_details.rate",
 	"message_stats.ack", "message_stats.ack_details.rate",
@@ -181,6 +181,7 @@ type apiQueue struct {
 	Messages                  int64          `json:"messages"`
 	MessagesReady             int64          `json:"messages_ready"`
 	MessagesUnacked           int64          `json:"messages_unacknowledged"`
+	MessageBytesReady         int64          `json:"message_bytes_ready"`
 	Consumers                 *int           `json:"consumers"` // absent when stats are off
 	HeadMessageTimestamp      *float64       `json:"head_message_timestamp"`
 	MessagesDLX               *int64         `json:"messages_dlx"`
@@ -459,7 +460,7 @@ func adaptQueue(aq apiQueue) (retry.Queue, queueCounters) {
 	}
 	q := retry.Queue{
 		Name: aq.Name, Type: typ, Arguments: aq.Arguments, Policy: aq.EffectivePolicyDefinition,
-		Messages: aq.Messages, Ready: aq.MessagesReady, Unacked: aq.MessagesUnacked,
+		Messages: aq.Messages, Ready: aq.MessagesReady, Unacked: aq.MessagesUnacked, ReadyBytes: aq.MessageBytesReady,
 	}
 	if aq.Consumers != nil {
 		q.Consumers = *aq.Consumers

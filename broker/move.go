@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"regexp"
 	"slices"
 	"strconv"
 	"time"
@@ -86,6 +87,23 @@ type mover struct {
 	// dstWatch keeps why the broker closed dst (ACCESS_REFUSED on a
 	// publish): later publishes only say the channel is not open.
 	dstWatch *CloseWatch
+	// rereadNext is the first of the reached queues the next reread takes.
+	rereadNext int
+	// policies and opPolicies are the vhost's, as last listed
+	// (havePolicies: the listing answered).
+	policies, opPolicies []retry.PolicyDef
+	havePolicies         bool
+}
+
+// readPolicies lists the vhost's policies again; a failed listing keeps
+// the last one (or the vhost read's effective policies).
+func (m *mover) readPolicies(ctx context.Context) {
+	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	user, op, err := m.l.mgmt.Policies(rctx, m.l.r.Vhost)
+	if err == nil {
+		m.policies, m.opPolicies, m.havePolicies = user, op, true
+	}
 }
 
 // pending is a publish awaiting its confirm.
@@ -119,11 +137,29 @@ func (l *Live) Move(ctx context.Context, req MoveRequest, progress func(MoveProg
 	spec := req.Spec(time.Now())
 	spec.Clock = time.Now // a pick's remaining delay, as it is published
 	spec.ForBroker(version)
+	var m *mover
+	// A length-limited queue's ready count, exact (the management API's
+	// lags by its stats interval), when the plan first reaches it.
+	spec.Ready = func(queue string) (int64, bool) {
+		if m == nil || m.conn == nil {
+			return 0, false
+		}
+		n, err := passiveDepth(m.conn, queue)
+		return int64(n), err == nil
+	}
+	// The policies as listed now: a queue's effective policy in the vhost
+	// read lags a new one by seconds.
+	spec.Policy = func(queue, typ string) (map[string]any, bool) {
+		if m == nil || !m.havePolicies {
+			return nil, false
+		}
+		return retry.EffectivePolicy(queue, typ, m.policies, m.opPolicies)
+	}
 	planner, err := retry.NewMovePlanner(&v, retry.Discover(&v), spec)
 	if err != nil {
 		return rep, err
 	}
-	m := &mover{
+	m = &mover{
 		l: l, req: req, rep: rep, planner: planner,
 		waitDeclared: map[string]time.Time{}, waitArgs: map[string]retry.Headers{},
 		progress: progress, start: time.Now(), run: runID(), pace: NewPacer(req.Rate),
@@ -131,6 +167,7 @@ func (l *Live) Move(ctx context.Context, req MoveRequest, progress func(MoveProg
 	for _, k := range req.Pick {
 		m.lastPick = max(m.lastPick, k.Position)
 	}
+	m.readPolicies(ctx)
 	q, _ := v.Queue(req.From)
 	if limit, ok := deliveryLimit(q, version); ok {
 		m.deliveryLimit = limit
@@ -250,6 +287,9 @@ func (m *mover) dryRun(ctx context.Context) error {
 		m.rep.Requested = len(m.req.Pick)
 		m.notePicksGone()
 	}
+	for _, note := range m.planner.RoomNotes() {
+		m.rep.Note(note)
+	}
 	m.rep.Notes = append(m.rep.Notes, "dry run: nothing was published or acknowledged; browsing set the redelivered flag")
 	return nil
 }
@@ -277,6 +317,7 @@ func (m *mover) plan(msg retry.MoveMessage, dry bool) PlannedMove {
 		r.BodyDigest = retry.BodyDigest(msg.Body)
 	}
 	m.rep.Note(r.Note)
+	m.rep.Note(r.CrashRisk)
 	if !r.Moves() {
 		m.rep.Skipped++
 	} else if dry {
@@ -345,6 +386,11 @@ func (m *mover) move(ctx context.Context) (err error) {
 	// timer on every delivery and confirm costs more than it needs to.
 	idle := time.NewTicker(moveIdle / 8)
 	defer idle.Stop()
+	// The queues the move reaches are read again as it runs: a length
+	// limit added by a policy, or a queue filled from elsewhere, stops the
+	// move before it drops anything.
+	reread := time.NewTicker(rereadEvery)
+	defer reread.Stop()
 	last := time.Now()
 	// settleBy bounds the wait for the last confirms once the move stops
 	// taking messages. A resource alarm holds confirms back for as long
@@ -472,6 +518,10 @@ func (m *mover) move(ctx context.Context) (err error) {
 				settleFrom() // paused while blocked, afresh when it clears
 			}
 			m.report()
+		case <-reread.C:
+			if p.consuming {
+				m.rereadTargets(ctx, p)
+			}
 		case <-idle.C:
 			if time.Since(last) < moveIdle || p.blocked || paceC != nil || resumed != nil {
 				continue // busy, blocked by the broker, pacing (--rate) or paused
@@ -506,7 +556,7 @@ func (m *mover) move(ctx context.Context) (err error) {
 			if err := p.flushAcks(); err != nil {
 				p.fail(err)
 			}
-			p.fail(m.lost(e, len(p.inflight), "target"))
+			p.fail(m.lost(e, len(p.inflight)-notPublished(e, p.inflight), "target"))
 			p.inflight = map[uint64]pending{}
 			p.consuming = false
 		case e, ok := <-srcClosed:
@@ -554,6 +604,9 @@ func (m *mover) move(ctx context.Context) (err error) {
 	}
 	if m.rep.Returned > 0 {
 		m.rep.Notes = append(m.rep.Notes, fmt.Sprintf("%s returned as unroutable and %s in %s", were(m.rep.Returned, "message", "messages"), stayStays(m.rep.Returned), m.req.From))
+	}
+	for _, note := range m.planner.RoomNotes() {
+		m.rep.Note(note)
 	}
 	// Once consuming began, any failure may leave messages behind.
 	if failure != nil && !errors.Is(failure, ErrPartial) {
@@ -630,7 +683,7 @@ func (p *pipeline) take(ctx context.Context, d *amqp.Delivery) error {
 	}
 	p.taken++
 	msg := retry.MoveMessage{Position: pos, MessageID: d.MessageId, Exchange: d.Exchange, RoutingKey: d.RoutingKey,
-		Headers: fromTable(d.Headers), Expiration: d.Expiration, Body: d.Body, Timestamp: d.Timestamp}
+		Headers: fromTable(d.Headers), Expiration: d.Expiration, Body: d.Body, Timestamp: d.Timestamp, BodySize: len(d.Body)}
 	// The body's SHA-256 is worked out where it is read: by a plan that
 	// depends on it, to name a moved message without an id (MovedIDs), or
 	// in the plan of one left in the source (plan, unplan).
@@ -646,6 +699,11 @@ func (p *pipeline) take(ctx context.Context, d *amqp.Delivery) error {
 	if !r.Moves() {
 		p.hold(d.DeliveryTag)
 		m.report()
+		if r.Stop {
+			// A queue it reaches is full: nothing more goes (this one and
+			// the rest stay in the source).
+			return fmt.Errorf("move from %s: stopped at message #%d: %s: %w", m.req.From, pos, r.Skip, ErrPartial)
+		}
 		return m.checkDeliveryLimit(d)
 	}
 	pub := m.publishing(d, pos, r)
@@ -759,7 +817,11 @@ func (m *mover) lost(e *amqp.Error, unsettled int, which string) error {
 			m.req.From, e.Reason, unparsedHint, isAre(unsettled, "unsettled message", "unsettled messages"), m.req.From, m.req.From))
 		return fmt.Errorf("move from %s: stopped at a message the AMQP client could not read (%s): %w", m.req.From, unparsedHint, ErrPartial)
 	}
-	m.rep.Notes = append(m.rep.Notes, fmt.Sprintf("the broker closed the %s channel: %s still in %s and may also have reached the target", which, isAre(unsettled, "unsettled message", "unsettled messages"), m.req.From))
+	if unsettled > 0 {
+		m.rep.Notes = append(m.rep.Notes, fmt.Sprintf("the broker closed the %s channel: %s still in %s and may also have reached the target", which, isAre(unsettled, "unsettled message", "unsettled messages"), m.req.From))
+	} else {
+		m.rep.Notes = append(m.rep.Notes, fmt.Sprintf("the broker closed the %s channel: what was in flight was not published and is still in %s", which, m.req.From))
+	}
 	if e == nil {
 		return fmt.Errorf("move from %s: %s channel closed: %w", m.req.From, which, ErrPartial)
 	}
@@ -771,8 +833,19 @@ func (m *mover) report() {
 		return
 	}
 	r := m.rep
+	total, done := r.Requested, r.Moved+r.Failed+r.Returned+r.Skipped
+	switch {
+	case m.req.Pick != nil:
+		total = len(m.req.Pick) // the plan, not the wait queue's depth
+	case len(m.req.Expect) > 0:
+		total = len(m.req.Expect) // the confirmed plan, not the source's depth
+	case m.lookAt > 0:
+		// --where without a preview: every message is looked at; those it
+		// did not choose are done too.
+		done += r.Unmatched
+	}
 	m.progress(MoveProgress{
-		Total: r.Requested, Done: r.Moved + r.Failed + r.Returned + r.Skipped,
+		Total: total, Done: done,
 		Moved: r.Moved, Failed: r.Failed, Elapsed: time.Since(m.start), Blocked: m.blocked,
 	})
 }
@@ -827,6 +900,91 @@ func (m *mover) declareWaitQueue(name string, args retry.Headers) error {
 	return nil
 }
 
+// notPublished counts the unconfirmed publishes the broker cannot have
+// taken when it closed the channel over e, a publish it refused (no
+// permission, no such exchange, a message it will not take): it handles a
+// channel's publishes in order and discards what follows the refused one.
+// When the reason names the exchange, the refused one is the first
+// in-flight publish to it; otherwise only that one is known not to be
+// published. The rest may have reached the target.
+func notPublished(e *amqp.Error, inflight map[uint64]pending) int {
+	if e == nil || len(inflight) == 0 {
+		return 0
+	}
+	switch e.Code {
+	case amqp.AccessRefused, amqp.NotFound, amqp.PreconditionFailed:
+	default:
+		return 0
+	}
+	m := refusedExchange.FindStringSubmatch(e.Reason)
+	if m == nil {
+		return 1
+	}
+	x := m[1]
+	if x == "amq.default" {
+		x = ""
+	}
+	first := uint64(math.MaxUint64)
+	for seq, pd := range inflight {
+		if pd.route.Exchange == x && seq < first {
+			first = seq
+		}
+	}
+	if first == math.MaxUint64 {
+		return 1
+	}
+	n := 0
+	for seq := range inflight {
+		if seq >= first {
+			n++
+		}
+	}
+	return n
+}
+
+// refusedExchange finds the exchange a channel error names
+// ("write access to exchange 'amq.default' in vhost …", "no exchange 'x' in
+// vhost …").
+var refusedExchange = regexp.MustCompile(`exchange '((?:[^']|'')*)' in vhost`)
+
+// rereadEvery is how often a running move reads the queues it reaches
+// again (their length limits and depths); rereadMax bounds the queues read
+// per round (a move to many origins reads them in turn).
+const (
+	rereadEvery = time.Second
+	rereadMax   = 16
+)
+
+// rereadTargets reads the queues the move reached, a few each round: their
+// arguments and policy from the management API, their ready count exactly
+// over AMQP, and tells the planner, with what is in flight to each.
+func (m *mover) rereadTargets(ctx context.Context, p *pipeline) {
+	qs := m.planner.ReachedQueues()
+	if len(qs) == 0 {
+		return
+	}
+	n := min(len(qs), rereadMax)
+	pending := map[string]int64{}
+	for _, pd := range p.inflight {
+		for _, q := range pd.route.Reaches {
+			pending[q]++
+		}
+		if pd.route.Via == retry.ViaTier {
+			pending[pd.route.Queue]++
+		}
+	}
+	m.readPolicies(ctx)
+	for i := 0; i < n; i++ {
+		name := qs[(m.rereadNext+i)%len(qs)]
+		ready, err := passiveDepth(m.conn, name)
+		if err != nil {
+			continue // read again next round
+		}
+		m.planner.Reread(name, int64(ready), pending[name])
+	}
+	m.rereadNext = (m.rereadNext + n) % len(qs)
+}
+
 // checkDeliveryLimit stops a move on a quorum queue before the messages it
 // holds back (each returned at the end counts a delivery) reach the limit.
 func (m *mover) checkDeliveryLimit(d *amqp.Delivery) error {
@@ -870,7 +1028,7 @@ func (m *mover) publishing(d *amqp.Delivery, pos int, r PlannedMove) amqp.Publis
 // moveMessage is what the planner reads of a peeked message.
 func moveMessage(m *Message) retry.MoveMessage {
 	out := retry.MoveMessage{Position: m.Position, MessageID: m.Properties.MessageID, BodyDigest: m.BodyDigest, Exchange: m.Exchange,
-		RoutingKey: m.RoutingKey, Headers: m.Headers, Expiration: m.Properties.Expiration, Body: m.Body}
+		RoutingKey: m.RoutingKey, Headers: m.Headers, Expiration: m.Properties.Expiration, Body: m.Body, BodySize: m.BodySize}
 	if m.Properties.Timestamp != nil {
 		out.Timestamp = *m.Properties.Timestamp
 	}

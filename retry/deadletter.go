@@ -31,6 +31,9 @@ type QueueSettings struct {
 	// Overflow is "drop-head" (the default, dead-letters the head),
 	// "reject-publish" or "reject-publish-dlx"; "" when not set.
 	Overflow string
+	// DeadLetterStrategy is a quorum queue's "at-most-once" (the default)
+	// or "at-least-once"; "" when not set.
+	DeadLetterStrategy string
 
 	// DeliveryLimit applies to quorum queues only: after this many
 	// returns a message is dead-lettered (or dropped).
@@ -42,6 +45,14 @@ type QueueSettings struct {
 	// delayed-retry-type/min/max); nil when off.
 	DelayedRetry *DelayedRetry
 }
+
+// Values of QueueSettings.Overflow and DeadLetterStrategy.
+const (
+	OverflowDropHead         = "drop-head"
+	OverflowRejectPublish    = "reject-publish"
+	OverflowRejectPublishDLX = "reject-publish-dlx"
+	DeadLetterAtLeastOnce    = "at-least-once"
+)
 
 // DelayedRetry holds a quorum queue's returned messages back before
 // redelivery: delay = min(Min × delivery count, Max). Type says which
@@ -93,6 +104,9 @@ func EffectiveSettings(q *Queue) QueueSettings {
 	s.MaxLength, s.HasMaxLength = dlMin(a, "x-max-length", p, "max-length")
 	s.MaxLengthBytes, s.HasMaxLengthBytes = dlMin(a, "x-max-length-bytes", p, "max-length-bytes")
 	s.Overflow, _ = dlArgWins(a, "x-overflow", p, "overflow")
+	if q.Type == QueueQuorum {
+		s.DeadLetterStrategy, _ = dlArgWins(a, "x-dead-letter-strategy", p, "dead-letter-strategy")
+	}
 	if q.Type == QueueQuorum {
 		// 4.x: a negative limit means "no limit" (DeliveryLimit -1, set).
 		if n, ok := dlMin(a, "x-delivery-limit", p, "delivery-limit"); ok && n >= 0 {

@@ -24,7 +24,18 @@ const (
 	// HeaderMoves counts how often ladder moved or replayed the message:
 	// +1 each time, in the type it has (the loop guard reads it).
 	HeaderMoves = "x-ladder-moves"
-	hdrXDelay   = "x-delay"
+	// HeaderOriginalExchange and HeaderOriginalRoutingKey keep the
+	// exchange and routing key that first brought a message to the queue
+	// it failed in, when --to origin publishes it to that queue directly
+	// (that route reaches other queues too, or none any more).
+	HeaderOriginalExchange   = "x-ladder-original-exchange"
+	HeaderOriginalRoutingKey = "x-ladder-original-routing-key"
+	// HeaderOriginalCC keeps a message's CC header when ladder takes it
+	// off: the broker routes by CC on every publish, so a delayed message
+	// (published into its wait and dead-lettered out of it) or one sent
+	// straight back to the queue it failed in would reach more queues.
+	HeaderOriginalCC = "x-ladder-original-cc"
+	hdrXDelay        = "x-delay"
 )
 
 // TargetKind is where a move sends messages.
@@ -122,6 +133,18 @@ type MoveSpec struct {
 	// Clock, when set, is the time a message is planned at as it is
 	// published (a pick's exact remaining delay); Now otherwise.
 	Clock func() time.Time
+	// QuorumDelayQueues: the broker has quorum queues that dead-letter at
+	// least once (3.10+): ladder's wait queues are such queues, so a
+	// broker crash during the wait loses nothing.
+	QuorumDelayQueues bool
+	// Ready, when set, is a queue's exact ready count, read when a length
+	// limit of a queue the move reaches is first checked (the vhost's
+	// counts may lag); the vhost's Ready otherwise. ok false: not known.
+	Ready func(queue string) (n int64, ok bool)
+	// Policy, when set, is the policy definition that applies to a queue
+	// of that type now (EffectivePolicy of the policies as listed); ok
+	// false keeps the vhost's. Only length limits are read from it.
+	Policy func(queue, typ string) (def map[string]any, ok bool)
 }
 
 // Pick is one message a move takes by identity, as a peek saw it. Ids and
@@ -164,6 +187,9 @@ type MoveMessage struct {
 	// Body and Timestamp are read by --where only.
 	Body      []byte
 	Timestamp time.Time
+	// BodySize is the body's length (a target's x-max-length-bytes counts
+	// it); 0 means len(Body).
+	BodySize int
 }
 
 // MoveRoute is one message's plan: where it ends up, what it is published
@@ -192,8 +218,13 @@ type MoveRoute struct {
 	DropHeaders []string `json:"drop_headers,omitempty"`
 	// Expiration is the expiration property to publish with.
 	Expiration string `json:"expiration,omitempty"`
-	// Reaches are the queues the message lands in at the end.
+	// Reaches are the queues the message lands in at the end (after its
+	// delay): every one, CC header and alternate exchanges included.
 	Reaches []string `json:"reaches,omitempty"`
+	// CrashRisk, when set, says why a broker crash while the message waits
+	// (in a tier, a delayed exchange, or a wait queue that dead-letters at
+	// most once) can lose it.
+	CrashRisk string `json:"crash_risk,omitempty"`
 	// Skip, when set, says why the message is not moved (it stays in the
 	// source); Note is anything else worth knowing.
 	Skip string `json:"skip,omitempty"`
@@ -204,6 +235,10 @@ type MoveRoute struct {
 	// Pick is 1 + the index of the MoveSpec.Pick the message was taken
 	// as (0: none): a confirmed plan is held to pick by pick.
 	Pick int `json:"-"`
+	// Stop: the message stays because a queue it would reach is full
+	// (Skip says which): a running move stops here, leaving it and every
+	// message after it in the source.
+	Stop bool `json:"-"`
 }
 
 // Moves reports whether the plan moves the message.
@@ -256,6 +291,20 @@ type MovePlanner struct {
 	expectPick map[int]MoveRoute
 	picked     []bool
 	nextPick   int
+	// rooms are the length limits of the queues moves reach, with what
+	// the plan put there so far (nil: the queue has no limit).
+	rooms map[string]*room
+	// reached lists the queues routes reached, in order of first use (a
+	// long move reads their limits again: ReachedQueues).
+	reached    []string
+	reachedSet map[string]bool
+	// stopped, once a message found a queue full, is why every later one
+	// stays: a move stops there.
+	stopped string
+	// origins caches --to origin's choices (see origin).
+	origins map[string]originChoice
+	// sentBytes are the body bytes planned into each reached queue.
+	sentBytes map[string]int64
 }
 
 // routeKey is what a cached route is planned from besides the headers.
@@ -267,11 +316,12 @@ type routeKey struct {
 type cachedRoute struct {
 	// routing is the message's headers among routedBy, compared in full
 	// (type and value) before the route is used again.
-	routing map[string]any
-	rt      ReplayRoute
-	reaches []string
-	note    string
-	err     error
+	routing   map[string]any
+	rt        ReplayRoute
+	reaches   []string
+	note      string
+	crashRisk string
+	err       error
 }
 
 // NewMovePlanner checks the spec against the vhost — the source exists and
@@ -315,10 +365,12 @@ func NewMovePlanner(v *Vhost, ladders []Ladder, spec MoveSpec) (*MovePlanner, er
 		return nil, fmt.Errorf("move: unknown target %q (want queue:NAME, exchange:NAME[:KEY] or origin)", t.Kind)
 	}
 	r.noDelayedExchange = spec.NoDelayedExchange
+	r.quorumDelayQueues = spec.QuorumDelayQueues
 	p := &MovePlanner{
 		spec: spec, router: r, ladders: ladders, mains: MainQueues(ladders),
 		cache: map[routeKey][]cachedRoute{}, ids: map[int]string{}, expect: map[int]MoveRoute{}, expectPick: map[int]MoveRoute{},
 		picked: make([]bool, len(spec.Pick)),
+		rooms:  map[string]*room{}, reachedSet: map[string]bool{}, origins: map[string]originChoice{}, sentBytes: map[string]int64{},
 	}
 	p.deaths = DeathQueuesOf(ladders, spec.From)
 	for i, pos := range spec.Positions {
@@ -390,6 +442,37 @@ func (p *MovePlanner) Plan(m MoveMessage) MoveRoute {
 	if !r.Moves() {
 		return r.Skipped(r.Skip)
 	}
+	size := int64(m.BodySize)
+	if size == 0 {
+		size = int64(len(m.Body))
+	}
+	if p.stopped != "" {
+		// The move stops at the first message a full queue could not
+		// take: nothing after it moves either (counted where it would go).
+		for _, q := range checked(&r) {
+			if rm := p.roomOf(q); rm != nil {
+				rm.over++
+			}
+		}
+		s := r.Skipped(p.stopped)
+		s.Stop = true
+		return s
+	}
+	if why, stop := p.overflow(&r, size); stop {
+		p.stopped = fmt.Sprintf("the move stops at message #%d (%s): left in %s", r.Position, firstClause(why), p.left())
+		s := r.Skipped(why)
+		s.Stop = true
+		return s
+	}
+	r = p.held(r)
+	if r.Moves() {
+		p.book(&r, size)
+	}
+	return r
+}
+
+// held holds r to the confirmed plan, if there is one.
+func (p *MovePlanner) held(r MoveRoute) MoveRoute {
 	if p.spec.Pick != nil {
 		if e, ok := p.expectPick[r.Pick-1]; ok {
 			// Positions shift as due messages leave, and the remaining
@@ -408,10 +491,10 @@ func (p *MovePlanner) Plan(m MoveMessage) MoveRoute {
 			return r.Skipped("it was not part of the confirmed plan: left in " + p.left())
 		}
 	}
-	if e, ok := p.expect[m.Position]; ok && !sameRoute(e, r) {
+	if e, ok := p.expect[r.Position]; ok && !sameRoute(e, r) {
 		if e.MessageID != r.MessageID || e.BodyDigest != r.BodyDigest {
 			return r.Skipped(fmt.Sprintf("the plan changed since the preview: another message is at position %d (was %s, now %s): left in %s",
-				m.Position, messageName(e), messageName(r), p.left()))
+				r.Position, messageName(e), messageName(r), p.left()))
 		}
 		return r.Skipped("the plan changed since the preview (" + routeText(e) + ", now " + routeText(r) + "): left in " + p.left())
 	}
@@ -466,6 +549,18 @@ func (p *MovePlanner) plan(m MoveMessage) MoveRoute {
 		return r
 	}
 	set[HeaderMoves] = encodeCount(kind, moves+1)
+	if delay > 0 {
+		// The broker routes by CC and BCC on every publish: into the wait
+		// and, for a tier that keeps keys, out of it again. A delayed
+		// message goes by its routing key alone.
+		if cc, ok := m.Headers[HeaderCC]; ok {
+			set[HeaderOriginalCC] = cc
+			drop = addDrop(drop, HeaderCC)
+		}
+		if _, ok := m.Headers[HeaderBCC]; ok {
+			drop = addDrop(drop, HeaderBCC)
+		}
+	}
 	switch {
 	case p.spec.ResetRetries:
 		if _, ok := m.Headers[HeaderCarriedDeaths]; ok {
@@ -482,7 +577,11 @@ func (p *MovePlanner) plan(m MoveMessage) MoveRoute {
 		}
 	}
 	r.SetHeaders, r.DropHeaders = set, drop
-	ex, key, err := p.destination(m)
+	if _, err := PublishKeys(routingHeaders(m.Headers, drop)); err != nil {
+		r.Skip = err.Error() + ": left in " + p.left()
+		return r
+	}
+	ex, key, err := p.destination(m, &r)
 	if err != nil {
 		r.Skip = err.Error()
 		return r
@@ -498,7 +597,8 @@ func (p *MovePlanner) plan(m MoveMessage) MoveRoute {
 		set[k] = v
 	}
 	r.Via, r.Exchange, r.RoutingKey, r.Mandatory, r.Queue = rt.Via, rt.Exchange, rt.RoutingKey, rt.Mandatory, rt.Queue
-	r.WaitQueueArgs, r.Reaches, r.Note = rt.QueueArgs, c.reaches, c.note
+	r.WaitQueueArgs, r.Reaches, r.CrashRisk = rt.QueueArgs, c.reaches, c.crashRisk
+	r.Note = joinNotes(r.Note, c.note)
 	if rt.Via == ViaDelayedExchange {
 		set[hdrXDelay] = rt.XDelay
 	}
@@ -580,8 +680,9 @@ func (p *MovePlanner) left() string {
 	return p.spec.From
 }
 
-// destination is where the message goes before any delay.
-func (p *MovePlanner) destination(m MoveMessage) (exchange, key string, err error) {
+// destination is where the message goes before any delay. Origin may add
+// header edits and a note to r.
+func (p *MovePlanner) destination(m MoveMessage, r *MoveRoute) (exchange, key string, err error) {
 	t := p.spec.To
 	switch t.Kind {
 	case TargetQueue:
@@ -594,11 +695,7 @@ func (p *MovePlanner) destination(m MoveMessage) (exchange, key string, err erro
 	case TargetOriginal:
 		return m.Exchange, m.RoutingKey, nil
 	}
-	o, ok := OriginIn(DecodeXDeath(m.Headers), p.mains)
-	if !ok {
-		return "", "", errors.New("no x-death origin: it was never dead-lettered (or its headers were rewritten); left in " + p.left())
-	}
-	return o.Exchange, o.RoutingKey, nil
+	return p.origin(m, r)
 }
 
 // route plans exchange/key after the spec's delay, cached under everything
@@ -681,7 +778,7 @@ func (p *MovePlanner) routeFresh(exchange, key string, h Headers, delay time.Dur
 			}
 			res = p.router.Route(exchange, key, h)
 		}
-		return cachedRoute{rt: rt, reaches: res.Queues, note: rt.Note, err: err}
+		return cachedRoute{rt: rt, reaches: res.Queues, note: rt.Note, crashRisk: p.crashRisk(rt), err: err}
 	}
 	c := cachedRoute{rt: ReplayRoute{Via: ViaDirect, Exchange: exchange, RoutingKey: key, Mandatory: true}, reaches: res.Queues}
 	switch {

@@ -114,14 +114,30 @@ func PlanReplay(r *Router, ladders []Ladder, exchange, routingKey string, header
 	name := ReplayQueueName(exchange, routingKey, ms)
 	return ReplayRoute{
 		Via: ViaDelayQueue, Exchange: "", RoutingKey: name, Mandatory: true, Queue: name, Delay: delay, Note: note,
-		QueueArgs: Headers{
-			"x-message-ttl":             ms,
-			"x-dead-letter-exchange":    exchange,
-			"x-dead-letter-routing-key": routingKey,
-			// The queue deletes itself a minute after its last message left.
-			"x-expires": ms + 60_000,
-		},
+		QueueArgs: DelayQueueArgs(exchange, routingKey, ms, r.quorumDelayQueues),
 	}, nil
+}
+
+// DelayQueueArgs declare ladder's wait queue for one delay and target: the
+// TTL, dead-lettering to the target, and x-expires, so the queue deletes
+// itself a minute after its last message left. With quorum (RabbitMQ
+// 3.10+) it is a quorum queue that dead-letters at least once (which wants
+// x-overflow reject-publish): a message leaves it only once the target
+// confirmed it, so a broker crash during the wait loses nothing. A classic
+// queue dead-letters at most once.
+func DelayQueueArgs(exchange, routingKey string, ms int64, quorum bool) Headers {
+	a := Headers{
+		"x-message-ttl":             ms,
+		"x-dead-letter-exchange":    exchange,
+		"x-dead-letter-routing-key": routingKey,
+		"x-expires":                 ms + 60_000,
+	}
+	if quorum {
+		a["x-queue-type"] = QueueQuorum
+		a["x-dead-letter-strategy"] = DeadLetterAtLeastOnce
+		a["x-overflow"] = OverflowRejectPublish
+	}
+	return a
 }
 
 // viaTier finds a tier whose TTL is delay and whose dead letters arrive

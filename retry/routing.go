@@ -2,8 +2,10 @@ package retry
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -23,9 +25,11 @@ type RouteResult struct {
 	Approximate bool
 }
 
-// Route applies RabbitMQ's routing rules to a message published to exchange
-// with routingKey and headers: default exchange by queue name; direct, fanout,
-// topic and headers bindings; exchange-to-exchange bindings (each exchange
+// Route applies RabbitMQ's routing rules to a message a client publishes to
+// exchange with routingKey and headers: the message's CC and BCC headers add
+// routing keys, as the broker's do (see PublishKeys; a malformed one is
+// ignored here, PublishKeys says why the broker refuses it); default
+// exchange by queue name; direct, fanout, topic and headers bindings; exchange-to-exchange bindings (each exchange
 // visited once, so binding cycles terminate, as in the broker); an
 // x-delayed-message exchange routes per its x-delayed-type (the delay itself
 // is not modelled); an exchange whose own bindings match nothing hands the
@@ -54,6 +58,9 @@ type Router struct {
 	// noDelayedExchange: PlanReplay never routes through a delayed-message
 	// exchange (the broker has none, 4.3).
 	noDelayedExchange bool
+	// quorumDelayQueues: PlanReplay's wait queues are quorum queues that
+	// dead-letter at least once (MoveSpec.QuorumDelayQueues).
+	quorumDelayQueues bool
 }
 
 // NewRouter indexes v for routing.
@@ -101,10 +108,60 @@ func NewRouter(v *Vhost) *Router {
 
 // Route is Route on the indexed vhost.
 func (r *Router) Route(exchange, routingKey string, headers map[string]any) RouteResult {
+	extra, _ := PublishKeys(headers)
+	return r.route(exchange, rtMsg{key: routingKey, extra: extra, headers: headers})
+}
+
+// RouteKeys routes a message with exactly these routing keys (at least
+// one), whatever its headers say of CC and BCC: what the broker does with a
+// dead letter (its dead-letter routing key, or the keys it was published
+// with, CC included). headers matter to headers exchanges only.
+func (r *Router) RouteKeys(exchange string, keys []string, headers map[string]any) RouteResult {
+	if len(keys) == 0 {
+		return RouteResult{ExchangeExists: r.exchangeExists(exchange)}
+	}
+	return r.route(exchange, rtMsg{key: keys[0], extra: keys[1:], headers: headers})
+}
+
+func (r *Router) route(exchange string, m rtMsg) RouteResult {
 	s := r.newScratch()
-	res := r.routeInto(exchange, rtMsg{key: routingKey, headers: headers}, s)
+	res := r.routeInto(exchange, m, s)
 	res.Queues = s.names(r.v)
 	return res
+}
+
+// Headers the broker reads routing keys from (rabbit_basic header_routes).
+const (
+	HeaderCC  = "CC"
+	HeaderBCC = "BCC"
+)
+
+// PublishKeys are the routing keys a message's CC and BCC headers add when
+// a client publishes it: each header, when present, must be an array (the
+// broker closes the channel otherwise: PRECONDITION_FAILED
+// unacceptable_type_in_header, returned here as err, naming the header);
+// its string elements are keys, anything else in it is ignored. The broker
+// takes BCC off the message it stores; CC stays.
+func PublishKeys(h map[string]any) (keys []string, err error) {
+	for _, name := range []string{HeaderCC, HeaderBCC} {
+		v, ok := h[name]
+		if !ok {
+			continue
+		}
+		arr, isArr := hdrArray(v)
+		if !isArr {
+			if err == nil {
+				err = fmt.Errorf("its %s header (%s) is not an array: the broker refuses to publish it", name, typeName(v))
+			}
+			continue
+		}
+		for _, e := range arr {
+			if s, ok := e.(string); ok {
+				keys = append(keys, s)
+			}
+		}
+	}
+	return keys, err
 }
 
 // queueIndex returns the index of the named queue, or -1.
@@ -125,9 +182,12 @@ func (r *Router) exchangeExists(name string) bool {
 }
 
 // rtMsg is what routing looks at. anyKey and anyHeaders mean "not known":
-// every binding that could match is taken (a "may reach" answer).
+// every binding that could match is taken (a "may reach" answer). extra are
+// more routing keys (CC, BCC, or a dead letter's other keys): a binding
+// matches when it matches any key.
 type rtMsg struct {
 	key        string
+	extra      []string
 	anyKey     bool
 	headers    map[string]any
 	anyHeaders bool
@@ -187,6 +247,11 @@ func (r *Router) routeInto(exchange string, m rtMsg, s *rtScratch) RouteResult {
 		if !m.anyKey {
 			if i := r.queueIndex(m.key); i >= 0 {
 				s.addQueue(i)
+			}
+			for _, k := range m.extra {
+				if i := r.queueIndex(k); i >= 0 {
+					s.addQueue(i)
+				}
 			}
 		}
 		return RouteResult{ExchangeExists: true}
@@ -259,11 +324,19 @@ func rtKnownKind(kind string) bool {
 func rtBindingMatches(kind string, b *Binding, m rtMsg) bool {
 	switch kind {
 	case ExchangeDirect:
-		return m.anyKey || b.RoutingKey == m.key
+		return m.anyKey || b.RoutingKey == m.key || slices.Contains(m.extra, b.RoutingKey)
 	case ExchangeFanout:
 		return true
 	case ExchangeTopic:
-		return m.anyKey || TopicMatch(b.RoutingKey, m.key)
+		if m.anyKey || TopicMatch(b.RoutingKey, m.key) {
+			return true
+		}
+		for _, k := range m.extra {
+			if TopicMatch(b.RoutingKey, k) {
+				return true
+			}
+		}
+		return false
 	case ExchangeHeaders:
 		return m.anyHeaders || HeadersMatch(b.Arguments, m.headers)
 	default:

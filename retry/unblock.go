@@ -38,9 +38,12 @@ type UnblockPlan struct {
 	To    string        `json:"to"`
 	Picks []UnblockPick `json:"picks"`
 	// Behind counts the messages the picks hold back.
-	Behind int       `json:"held_back"`
-	Notes  []string  `json:"notes"`
-	At     time.Time `json:"at"`
+	Behind int `json:"held_back"`
+	// Kept counts messages holding others back that stay (never due, or
+	// no known remaining delay): Notes say why.
+	Kept  int       `json:"kept"`
+	Notes []string  `json:"notes"`
+	At    time.Time `json:"at"`
 }
 
 // Pick is the plan as a MoveSpec.Pick: each message by identity and
@@ -156,6 +159,7 @@ func PlanUnblock(queue string, set QueueSettings, msgs []UnblockInput, released 
 		u.Behind += int(released)
 	}
 	u.To = u.Target.String()
+	u.Kept = nNever + estimated
 	if nNever > 0 {
 		u.Notes = append(u.Notes, fmt.Sprintf("%d never-due %s others back and %s: with no TTL there is no delay to keep (move %s with ladder move)",
 			nNever, fndPlural(int64(nNever), "message holds", "messages hold"), fndPlural(int64(nNever), "stays", "stay"), fndPlural(int64(nNever), "it", "them")))

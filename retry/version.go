@@ -32,8 +32,14 @@ func CarriesDeaths(brokerVersion string) bool { return VersionAtLeast(brokerVers
 // through one there, even if an exchange of that type is still listed.
 func DelayedExchangesGone(brokerVersion string) bool { return VersionAtLeast(brokerVersion, 4, 3) }
 
+// AtLeastOnceDeadLetters reports whether quorum queues of this version
+// can dead-letter at least once (x-dead-letter-strategy, 3.10 and later,
+// which also brought message TTL to quorum queues).
+func AtLeastOnceDeadLetters(brokerVersion string) bool { return VersionAtLeast(brokerVersion, 3, 10) }
+
 // ForBroker sets what the broker's version decides about a move.
 func (s *MoveSpec) ForBroker(version string) {
 	s.CarryDeaths = CarriesDeaths(version)
 	s.NoDelayedExchange = DelayedExchangesGone(version)
+	s.QuorumDelayQueues = AtLeastOnceDeadLetters(version)
 }

@@ -52,6 +52,9 @@ type Queue struct {
 	Ready            int64
 	Unacked          int64
 	Rates            Rates
+	// ReadyBytes is the body bytes of the ready messages (what
+	// x-max-length-bytes limits); 0 when the broker did not say.
+	ReadyBytes int64
 	// HeadMessageTimestamp is the head message's timestamp when the broker
 	// reports one (classic queues, publisher-set timestamp); zero otherwise.
 	HeadMessageTimestamp time.Time

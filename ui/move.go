@@ -176,7 +176,7 @@ func scopeOptions(s moveSpec) []scopeOpt {
 }
 
 func targetOptions(s moveSpec) []targetOpt {
-	out := []targetOpt{{label: "origin (where each message was first published)", target: broker.Target{Kind: broker.TargetOrigin}}}
+	out := []targetOpt{{label: "origin (the queue each message failed in)", target: broker.Target{Kind: broker.TargetOrigin}}}
 	if s.replayFile != "" {
 		out = []targetOpt{
 			{label: "original (where each message was dumped from)", target: broker.Target{Kind: broker.TargetOriginal}},

@@ -153,10 +153,17 @@ func renderMovePreview(queue string, req broker.MoveRequest, rep *broker.MoveRep
 	if v := routesText(rep); v != "" && (req.Delay > 0 || req.Pick != nil) {
 		what += ": " + v
 	}
+	if v := present.Reaches(rep.Planned); v != "" {
+		// Every queue a route reaches, as the CLI's question says it.
+		what += ", reaching " + termtext.Sanitize(v)
+	}
 	if req.ResetRetries {
 		what += ", retry count reset to 0"
 	}
 	lines = append(lines, wrapStyled(st.Strong, what+"?", width)...)
+	if v := present.CrashRisk(rep.Planned); v != "" {
+		lines = append(lines, wrapStyled(st.Warning, strings.ToUpper(v[:1])+v[1:]+" (why below)", width)...)
+	}
 	skipped := 0
 	for _, p := range rep.Planned {
 		if skippedPlan(p) {
@@ -226,6 +233,9 @@ func renderPlanned(p broker.PlannedMove) string {
 		if p.Queue != "" {
 			s += " " + termtext.Sanitize(p.Queue)
 		}
+	}
+	if len(p.Reaches) > 0 {
+		s += " · reaches " + termtext.Sanitize(strings.Join(p.Reaches, ", "))
 	}
 	if p.Note != "" {
 		s += " (" + termtext.Sanitize(p.Note) + ")"

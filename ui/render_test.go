@@ -261,7 +261,7 @@ func TestMoveOptions(t *testing.T) {
 	for _, o := range targetOptions(spec) {
 		targets = append(targets, o.label)
 	}
-	if got := strings.Join(targets, "|"); got != "origin (where each message was first published)|main queue orders|tier orders.retry.5s (5s)|tier orders.retry.1m (1m)|typed" {
+	if got := strings.Join(targets, "|"); got != "origin (the queue each message failed in)|main queue orders|tier orders.retry.5s (5s)|tier orders.retry.1m (1m)|typed" {
 		t.Fatalf("targets %q", got)
 	}
 	p := &retry.Policy{Backoff: retry.BackoffExponential, Base: 5 * time.Second, Factor: 5}

@@ -277,3 +277,26 @@ func TestMovePreviewSaysASharedNoteOnce(t *testing.T) {
 		t.Errorf("rows cut:\n%s", out)
 	}
 }
+
+// The preview names every queue each route reaches (the question and each
+// row), and says when a broker crash during the wait can lose messages.
+func TestMovePreviewNamesEveryQueueReached(t *testing.T) {
+	risk := "a broker crash while it waits in tier orders.wait.5s can lose it"
+	rep := &broker.MoveReport{Requested: 2, Notes: []string{risk}, Planned: []broker.PlannedMove{
+		{Position: 0, MessageID: "m0", Exchange: "orders", RoutingKey: "k", Via: retry.ViaTier, Queue: "orders.wait.5s", Reaches: []string{"orders.audit", "orders.billing"}, CrashRisk: risk},
+		{Position: 1, MessageID: "m1", RoutingKey: "orders.audit", Via: retry.ViaDelayQueue, Queue: "ladder.delay.5000.x", Reaches: []string{"orders.audit"}},
+	}}
+	req := broker.MoveRequest{From: "orders.dlq", To: broker.Target{Kind: broker.TargetExchange, Name: "orders"}, Delay: 5 * time.Second}
+	out := joined(ansi.Strip(strings.Join(renderMovePreview("orders.dlq", req, rep, nil, 76, 24, newStylesForTest(), nil), "\n")))
+	for _, want := range []string{
+		"reaching 1 → orders.audit + orders.billing, 1 → orders.audit?",
+		"#0 m0 → exchange orders key \"k\" · via tier orders.wait.5s · reaches orders.audit, orders.billing",
+		"#1 m1 → default exchange key \"orders.audit\" · via a ladder delay queue ladder.delay.5000.x · reaches orders.audit",
+		"A broker crash during the wait can lose 1 of them (why below)",
+		risk,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("preview lacks %q:\n%s", want, out)
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -217,4 +218,60 @@ func WaitFor(d time.Duration, cond func() bool) bool {
 		time.Sleep(250 * time.Millisecond)
 	}
 	return true
+}
+
+// ownEPMDPort is the own node's epmd port (rabbitmq.sh --own): its
+// beam.smp's command line names it, and no other node's does.
+const ownEPMDPort = "4377"
+
+// Kill kills the own node's Erlang VM with SIGKILL, as a crash would
+// (nothing flushed, no clean shutdown), and waits until its AMQP port is
+// closed. Start brings it back.
+func (n *OwnNode) Kill(t testing.TB) {
+	t.Helper()
+	pids, err := n.beamPIDs()
+	if err != nil || len(pids) == 0 {
+		t.Fatalf("own node: no beam.smp with -epmd_port %s to kill: %v", ownEPMDPort, err)
+	}
+	for _, pid := range pids {
+		if p, err := os.FindProcess(pid); err == nil {
+			if err := p.Kill(); err != nil {
+				t.Fatalf("kill -9 %d: %v", pid, err)
+			}
+		}
+	}
+	if !WaitFor(ownWait, func() bool { return probe("127.0.0.1:"+OwnAMQPPort) != nil }) {
+		t.Fatalf("the own node still answers on %s after kill -9", OwnAMQPPort)
+	}
+	t.Logf("own node killed (kill -9 of beam.smp %v)", pids)
+}
+
+// beamPIDs are the own node's beam.smp processes.
+func (n *OwnNode) beamPIDs() ([]int, error) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, err
+	}
+	var out []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmd, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		args := strings.Split(string(cmd), "\x00")
+		if len(args) == 0 || filepath.Base(args[0]) != "beam.smp" {
+			continue
+		}
+		for i := range args[:len(args)-1] {
+			if args[i] == "-epmd_port" && args[i+1] == ownEPMDPort {
+				out = append(out, pid)
+				break
+			}
+		}
+	}
+	return out, nil
 }

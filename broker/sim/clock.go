@@ -67,6 +67,7 @@ func (s *Sim) step() {
 	for _, w := range s.workers {
 		w.take(s)
 	}
+	s.retryDeadLetters()
 	s.expireQueues()
 	for !s.nextTick.After(s.now) {
 		s.sample(s.nextTick)

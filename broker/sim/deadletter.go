@@ -10,9 +10,12 @@ import (
 // reason: without a dead-letter exchange it is discarded; otherwise x-death
 // is updated, the expiration property is removed (kept in the x-death entry
 // as original-expiration), and the message is routed through the
-// dead-letter exchange with the dead-letter routing key, or its own key.
-// Queues that would make an automatic cycle (see isCycle) are left out; a
-// dead letter that reaches no queue is dropped silently.
+// dead-letter exchange with the dead-letter routing key, or its own keys
+// (CC included). Queues that would make an automatic cycle (see isCycle)
+// are left out; a dead letter that reaches no queue is dropped silently —
+// unless q is a quorum queue that dead-letters at least once: then it keeps
+// the dead letter until a queue takes it (retryDeadLetters), as the
+// broker's messages_dlx.
 func (s *Sim) deadLetter(q *queue, m *message, reason retry.Reason) {
 	if reason == retry.ReasonExpired {
 		s.stats.Expired++
@@ -23,27 +26,72 @@ func (s *Sim) deadLetter(q *queue, m *message, reason retry.Reason) {
 		return
 	}
 	h, deaths := addDeath(m, q.name, reason, s.now)
-	key := m.routingKey
-	if set.HasDeadLetterRoutingKey {
-		key = set.DeadLetterRoutingKey
-	}
+	keys := append([]string{m.routingKey}, m.cc...)
 	d := *m
-	d.exchange, d.routingKey, d.headers = set.DeadLetterExchange, key, h
+	if set.HasDeadLetterRoutingKey {
+		keys = []string{set.DeadLetterRoutingKey}
+		d.cc = nil
+		if !retry.CarriesDeaths(s.opt.BrokerVersion) {
+			// Before 4.0 the broker takes the CC header off a dead letter
+			// given a routing key of its own (4.x keeps it; either way it
+			// no longer routes by it).
+			delete(h, retry.HeaderCC)
+		}
+	}
+	d.exchange, d.routingKey, d.headers = set.DeadLetterExchange, keys[0], h
 	d.props.Expiration, d.ttl, d.hasTTL = "", 0, false
+	dl := deadLetter{msg: &d, keys: keys, rejected: reason == retry.ReasonRejected, deaths: deaths}
+	if !s.deliverDeadLetter(q, dl) && q.atLeastOnce() {
+		q.dlx = append(q.dlx, dl)
+	}
+}
+
+// deadLetter is a message on its way out of a queue by dead-lettering.
+type deadLetter struct {
+	msg      *message
+	keys     []string
+	rejected bool
+	deaths   []any
+}
+
+// deliverDeadLetter routes a dead letter of q and delivers it; it reports
+// whether some queue took it.
+func (s *Sim) deliverDeadLetter(q *queue, dl deadLetter) bool {
 	var targets []string
-	for _, name := range s.route(set.DeadLetterExchange, key, h) {
-		if reason == retry.ReasonRejected || !isCycle(name, deaths) {
+	for _, name := range s.topology().router.RouteKeys(q.set.DeadLetterExchange, dl.keys, dl.msg.headers).Queues {
+		if dl.rejected || !isCycle(name, dl.deaths) {
 			targets = append(targets, name)
 		} else {
 			s.stats.CycleDrops++
 		}
 	}
 	if len(targets) == 0 {
-		s.stats.DeadLetterDrops++
-		return
+		if !q.atLeastOnce() {
+			s.stats.DeadLetterDrops++
+		}
+		return false
+	}
+	took, _ := s.deliverTo(targets, dl.msg)
+	if len(took) == 0 {
+		return false
 	}
 	s.stats.DeadLettered++
-	s.deliverTo(targets, &d)
+	return true
+}
+
+// retryDeadLetters tries again to deliver the dead letters quorum queues
+// keep (at-least-once), oldest first.
+func (s *Sim) retryDeadLetters() {
+	for _, q := range s.queues {
+		kept := q.dlx[:0]
+		for _, dl := range q.dlx {
+			if !s.deliverDeadLetter(q, dl) {
+				kept = append(kept, dl)
+			}
+		}
+		clear(q.dlx[len(kept):])
+		q.dlx = kept
+	}
 }
 
 // addDeath returns a copy of m's headers with this death recorded: the
@@ -78,7 +126,7 @@ func addDeath(m *message, queue string, reason retry.Reason, now time.Time) (ret
 			"queue":        queue,
 			"time":         now.Truncate(time.Second), // AMQP timestamps are seconds
 			"exchange":     m.exchange,
-			"routing-keys": []any{m.routingKey},
+			"routing-keys": routingKeysOf(m),
 		}
 		if m.props.Expiration != "" {
 			e["original-expiration"] = m.props.Expiration
@@ -131,4 +179,15 @@ func countOf(v any) int64 {
 		return int64(n)
 	}
 	return 0
+}
+
+// routingKeysOf is what x-death records of the keys a message had: its
+// routing key and its CC keys.
+func routingKeysOf(m *message) []any {
+	out := make([]any, 0, 1+len(m.cc))
+	out = append(out, m.routingKey)
+	for _, k := range m.cc {
+		out = append(out, k)
+	}
+	return out
 }

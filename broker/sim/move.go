@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -41,7 +42,7 @@ func (s *Sim) Move(ctx context.Context, req broker.MoveRequest, progress func(br
 		return nil, ErrClosed
 	}
 	s.catchUp()
-	rep, hops, err := s.planMove(req)
+	rep, hops, roomNotes, err := s.planMove(req)
 	s.mu.Unlock()
 	if err != nil || req.DryRun {
 		return rep, err
@@ -83,14 +84,21 @@ func (s *Sim) Move(ctx context.Context, req broker.MoveRequest, progress func(br
 			s.mu.Unlock()
 			return rep, ErrClosed
 		}
-		gone += s.moveBatch(req.From, run, hops[:n], rep)
+		g, stopped := s.moveBatch(req.From, run, hops[:n], rep, req.Force)
+		gone += g
 		s.mu.Unlock()
 		hops = hops[n:]
 		report()
+		if stopped {
+			break
+		}
 	}
 	if gone > 0 {
 		rep.Note(fmt.Sprintf("%d %s left %s before %s could be moved (consumed or expired); counted as failed",
 			gone, plural(gone, "message", "messages"), req.From, plural(gone, "it", "they")))
+	}
+	for _, n := range roomNotes {
+		rep.Note(n)
 	}
 	if rep.Moved < rep.Requested {
 		// As the live broker says it: some messages stayed (exit 3).
@@ -101,27 +109,47 @@ func (s *Sim) Move(ctx context.Context, req broker.MoveRequest, progress func(br
 }
 
 // planMove plans every selected message. With DryRun the report holds
-// every plan; otherwise only the skipped ones. Callers hold mu.
-func (s *Sim) planMove(req broker.MoveRequest) (*broker.MoveReport, []hop, error) {
-	rep := broker.NewMoveReport(req)
+// every plan; otherwise only the skipped ones, and planning ends at a
+// message a full queue stops (the move stops there: what follows stays
+// unplanned, as on the live broker). roomNotes are the planner's notes on
+// length limits, for the end of a move. Callers hold mu.
+func (s *Sim) planMove(req broker.MoveRequest) (rep *broker.MoveReport, hops []hop, roomNotes []string, err error) {
+	rep = broker.NewMoveReport(req)
 	topo := s.topology()
 	spec := req.Spec(s.now)
 	spec.ForBroker(s.opt.BrokerVersion)
-	planner, err := retry.NewMovePlanner(&topo.vhost, topo.ladders, spec)
+	// Depths move without the topology changing: the planner reads the
+	// length-limited queues' as they are now.
+	v := topo.vhost
+	v.Queues = slices.Clone(v.Queues)
+	for i := range v.Queues {
+		if q := s.byName[v.Queues[i].Name]; q != nil {
+			v.Queues[i].Ready, v.Queues[i].ReadyBytes = int64(len(q.ready)), q.readyBytes()
+		}
+	}
+	planner, err := retry.NewMovePlanner(&v, topo.ladders, spec)
 	if err != nil {
-		return rep, nil, fmt.Errorf("sim: %w", err)
+		return rep, nil, nil, fmt.Errorf("sim: %w", err)
 	}
 	src := s.byName[req.From]
 	look := req
 	if !req.Where.Empty() || req.Pick != nil {
 		look.Limit = 0 // every message is looked at; Limit counts chosen ones
 	}
-	var hops []hop
+	selected, stopped := 0, false
 	for _, pos := range selectMessages(src, look) {
-		if req.Limit > 0 && len(hops) >= req.Limit {
+		if req.Limit > 0 && selected >= req.Limit {
 			break
 		}
 		m := src.ready[pos]
+		if stopped {
+			// The move stops before this one: it counts as requested
+			// (the live broker counted it among the ready), unplanned.
+			if req.Where.Empty() && req.Pick == nil {
+				selected++
+			}
+			continue
+		}
 		mm := retry.MoveMessage{Position: pos, MessageID: m.props.MessageID, BodyDigest: retry.BodyDigest(m.body), Exchange: m.exchange,
 			RoutingKey: m.routingKey, Headers: m.headers, Expiration: m.props.Expiration, Body: m.body}
 		if m.props.Timestamp != nil {
@@ -133,6 +161,7 @@ func (s *Sim) planMove(req broker.MoveRequest) (*broker.MoveReport, []hop, error
 			continue
 		}
 		rep.Note(r.Note)
+		rep.Note(r.CrashRisk)
 		if !r.Moves() {
 			rep.Skipped++
 		} else if req.DryRun {
@@ -142,8 +171,17 @@ func (s *Sim) planMove(req broker.MoveRequest) (*broker.MoveReport, []hop, error
 			rep.Planned = append(rep.Planned, r)
 		}
 		hops = append(hops, hop{m: m, route: r})
+		selected++
+		stopped = r.Stop && !req.DryRun
 	}
-	rep.Requested = len(hops)
+	rep.Requested = selected
+	if req.DryRun {
+		for _, n := range planner.RoomNotes() {
+			rep.Note(n)
+		}
+	} else {
+		roomNotes = planner.RoomNotes()
+	}
 	if req.Pick != nil {
 		// Every planned message counts, found or not (see retry.Pick).
 		rep.Requested = len(req.Pick)
@@ -151,7 +189,7 @@ func (s *Sim) planMove(req broker.MoveRequest) (*broker.MoveReport, []hop, error
 			rep.Note(retry.PicksGoneNote(n))
 		}
 	}
-	return rep, hops, nil
+	return rep, hops, roomNotes, nil
 }
 
 // selectMessages picks the ready messages by position (as a peek numbered
@@ -178,8 +216,12 @@ func selectMessages(src *queue, req broker.MoveRequest) []int {
 }
 
 // moveBatch publishes the batch's messages still in the source as planned
-// and removes them; it returns how many had already left. Callers hold mu.
-func (s *Sim) moveBatch(from, run string, batch []hop, rep *broker.MoveReport) (gone int) {
+// and removes them; it returns how many had already left, and whether the
+// move stops: a planned stop (a full queue), or a queue that filled since
+// the plan (a policy added, other publishers) and would drop or refuse the
+// next one — what the live broker's move sees when it reads its targets
+// again. Callers hold mu.
+func (s *Sim) moveBatch(from, run string, batch []hop, rep *broker.MoveReport, force bool) (gone int, stop bool) {
 	src := s.byName[from]
 	want := map[*message]bool{}
 	for _, h := range batch {
@@ -195,12 +237,28 @@ func (s *Sim) moveBatch(from, run string, batch []hop, rep *broker.MoveReport) (
 	}
 	for _, h := range batch {
 		r := h.route
+		if stop {
+			if present[h.m] && r.Moves() {
+				s.putBackInOrder(src, h.m)
+			}
+			continue
+		}
 		switch {
 		case !r.Moves():
+			stop = r.Stop
 			continue
 		case !present[h.m]:
 			rep.Failed++
 			gone++
+			continue
+		}
+		if why := s.fullNow(r, len(h.m.body), force, from); why != "" {
+			s.putBackInOrder(src, h.m)
+			rep.Skipped++
+			sk := r.Skipped(why)
+			sk.Stop = true
+			rep.Planned = append(rep.Planned, sk)
+			stop = true
 			continue
 		}
 		if r.Via == retry.ViaDelayQueue {
@@ -216,7 +274,12 @@ func (s *Sim) moveBatch(from, run string, batch []hop, rep *broker.MoveReport) (
 		hd := r.Apply(h.m.headers)
 		hd[broker.HeaderMoveID] = run + "/" + strconv.Itoa(r.Position)
 		qs, err := s.publish(r.Exchange, r.RoutingKey, props, hd, h.m.body)
+		var refused errRefused
 		switch {
+		case errors.As(err, &refused):
+			// basic.nack: it stays, as the live broker's move keeps it.
+			s.putBack(src, h.m)
+			rep.Failed++
 		case err != nil:
 			s.putBack(src, h.m)
 			rep.Failed++
@@ -229,7 +292,60 @@ func (s *Sim) moveBatch(from, run string, batch []hop, rep *broker.MoveReport) (
 			rep.Count(r)
 		}
 	}
-	return gone
+	return gone, stop
+}
+
+// fullNow says why r's message must not go now: a queue it reaches (or the
+// tier it waits in) is full and would drop its head or refuse it with a
+// dead-lettered copy. "" when it may go (or --force).
+func (s *Sim) fullNow(r broker.PlannedMove, size int, force bool, from string) string {
+	if force {
+		return ""
+	}
+	qs := r.Reaches
+	if r.Via == retry.ViaTier && r.Queue != "" {
+		qs = append(slices.Clone(qs), r.Queue)
+	}
+	for _, name := range qs {
+		q := s.byName[name]
+		if q == nil || q.set.Overflow == retry.OverflowRejectPublish || !q.full(size) {
+			continue
+		}
+		return fmt.Sprintf("%s is full now (at most %s): the move stopped here so as not to overflow it; left in %s (--force moves it anyway)", name, limitWords(q.set), from)
+	}
+	return ""
+}
+
+// limitWords is a queue's length limit in words.
+func limitWords(set retry.QueueSettings) string {
+	var s string
+	if set.HasMaxLength {
+		s = plural(int(set.MaxLength), "message", "messages")
+		s = strconv.FormatInt(set.MaxLength, 10) + " " + s
+	}
+	if set.HasMaxLengthBytes {
+		if s != "" {
+			s += " or "
+		}
+		s += strconv.FormatInt(set.MaxLengthBytes, 10) + " bytes"
+	}
+	return s
+}
+
+// putBackInOrder returns a message the move took out of the source but did
+// not publish: messages leave the source batch by batch, so the ones the
+// move stopped before go back in front of the rest, in their order, as
+// unacked deliveries return on the broker.
+func (s *Sim) putBackInOrder(src *queue, m *message) {
+	if src == nil {
+		return
+	}
+	n := 0
+	for n < len(src.ready) && src.ready[n].redelivered && src.ready[n].seq < m.seq {
+		n++
+	}
+	m.redelivered = true
+	src.ready = slices.Insert(src.ready, n, m)
 }
 
 // putBack returns a message whose publish failed to the head of the source,

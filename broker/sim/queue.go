@@ -12,9 +12,13 @@ import (
 // struct; headers and body are shared between copies and never modified in
 // place (every change clones the header table first).
 type message struct {
-	seq         uint64
-	exchange    string // the exchange it was last published (or dead-lettered) to
-	routingKey  string
+	seq        uint64
+	exchange   string // the exchange it was last published (or dead-lettered) to
+	routingKey string
+	// cc are the routing keys its CC header added when it was published:
+	// a dead letter without a dead-letter routing key is routed by all of
+	// them, and x-death records them (BCC keys route but are not kept).
+	cc          []string
 	props       broker.Properties
 	headers     retry.Headers
 	body        []byte
@@ -28,9 +32,16 @@ type message struct {
 // queue is a classic queue: ready messages in FIFO order plus the count of
 // messages delivered to the simulated worker and not yet settled.
 type queue struct {
-	name      string
-	args      map[string]any
-	set       retry.QueueSettings
+	name string
+	typ  string // classic or quorum (x-queue-type)
+	args map[string]any
+	// policy is the effective policy definition (tests set it, as an
+	// operator would on the broker).
+	policy map[string]any
+	set    retry.QueueSettings
+	// dlx holds a quorum queue's dead letters awaiting at-least-once
+	// delivery (no queue took them yet): the broker's messages_dlx.
+	dlx       []deadLetter
 	ready     []*message
 	unacked   int64
 	consumers int
@@ -125,16 +136,54 @@ func (q *queue) expiresAt() (time.Time, bool) {
 
 func (q *queue) info() retry.Queue {
 	out := retry.Queue{
-		Name:      q.name,
-		Type:      retry.QueueClassic,
-		Arguments: cloneTable(q.args),
-		Consumers: q.consumers,
-		Ready:     int64(len(q.ready)),
-		Unacked:   q.unacked,
+		Name:        q.name,
+		Type:        q.typ,
+		Arguments:   cloneTable(q.args),
+		Policy:      cloneTable(q.policy),
+		ReadyBytes:  q.readyBytes(),
+		MessagesDLX: int64(len(q.dlx)),
+		Consumers:   q.consumers,
+		Ready:       int64(len(q.ready)),
+		Unacked:     q.unacked,
 	}
 	out.Messages = out.Ready + out.Unacked
 	if len(q.ready) > 0 && q.ready[0].props.Timestamp != nil {
 		out.HeadMessageTimestamp = *q.ready[0].props.Timestamp
 	}
 	return out
+}
+
+// readyBytes is the body bytes of the ready messages (x-max-length-bytes).
+func (q *queue) readyBytes() int64 {
+	var n int64
+	for _, m := range q.ready {
+		n += int64(len(m.body))
+	}
+	return n
+}
+
+// settle reads the queue's effective settings from its arguments and
+// policy.
+func (q *queue) settle() {
+	q.set = retry.EffectiveSettings(&retry.Queue{Name: q.name, Type: q.typ, Arguments: q.args, Policy: q.policy})
+}
+
+// full says whether one more message of size bytes exceeds a length limit
+// (ready messages count).
+func (q *queue) full(size int) bool {
+	return (q.set.HasMaxLength && int64(len(q.ready))+1 > q.set.MaxLength) ||
+		(q.set.HasMaxLengthBytes && q.readyBytes()+int64(size) > q.set.MaxLengthBytes)
+}
+
+// over says whether the queue holds more than a length limit allows.
+func (q *queue) over() bool {
+	return (q.set.HasMaxLength && int64(len(q.ready)) > q.set.MaxLength) ||
+		(q.set.HasMaxLengthBytes && q.readyBytes() > q.set.MaxLengthBytes)
+}
+
+// atLeastOnce: a quorum queue that keeps its dead letters until a queue
+// took them (x-dead-letter-strategy at-least-once wants x-overflow
+// reject-publish; otherwise the broker falls back to at-most-once).
+func (q *queue) atLeastOnce() bool {
+	return q.typ == retry.QueueQuorum && q.set.DeadLetterStrategy == retry.DeadLetterAtLeastOnce && q.set.Overflow == retry.OverflowRejectPublish
 }

@@ -23,7 +23,7 @@ func (s *Sim) topology() *topoCache {
 	}
 	v := retry.Vhost{Name: VhostName}
 	for _, q := range s.queues {
-		v.Queues = append(v.Queues, retry.Queue{Name: q.name, Type: retry.QueueClassic, Arguments: q.args, Consumers: q.consumers})
+		v.Queues = append(v.Queues, retry.Queue{Name: q.name, Type: q.typ, Arguments: q.args, Policy: q.policy, Consumers: q.consumers})
 	}
 	v.Exchanges = slices.Clone(s.exchanges)
 	v.Bindings = slices.Clone(s.bindings)
@@ -48,9 +48,9 @@ func (s *Sim) ladderOf(queue string) *retry.Ladder {
 	return nil
 }
 
-// declareQueue declares a classic queue. Redeclaring with the same
-// arguments renews x-expires, as on the broker; other arguments are refused
-// (PRECONDITION_FAILED, inequivalent arg).
+// declareQueue declares a queue, classic unless x-queue-type says quorum.
+// Redeclaring with the same arguments renews x-expires, as on the broker;
+// other arguments are refused (PRECONDITION_FAILED, inequivalent arg).
 func (s *Sim) declareQueue(name string, args map[string]any) error {
 	if q, ok := s.byName[name]; ok {
 		if !reflect.DeepEqual(q.args, args) {
@@ -59,8 +59,12 @@ func (s *Sim) declareQueue(name string, args map[string]any) error {
 		q.lastUsed = s.now
 		return nil
 	}
-	q := &queue{name: name, args: args, lastUsed: s.now}
-	q.set = retry.EffectiveSettings(&retry.Queue{Name: name, Type: retry.QueueClassic, Arguments: args})
+	typ := retry.QueueClassic
+	if t, ok := args["x-queue-type"].(string); ok && t == retry.QueueQuorum {
+		typ = t
+	}
+	q := &queue{name: name, typ: typ, args: args, lastUsed: s.now}
+	q.settle()
 	s.queues = append(s.queues, q)
 	s.byName[name] = q
 	s.topo = nil
@@ -96,9 +100,13 @@ func (s *Sim) route(exchange, key string, h retry.Headers) []string {
 	return s.topology().router.Route(exchange, key, h).Queues
 }
 
-// publish is a client's basic.publish: route, then enqueue a copy in every
-// queue reached. It returns the queues reached; an unknown exchange or an
-// invalid expiration is an error, as the broker closes the channel for them.
+// publish is a client's basic.publish: route by the routing key and the
+// CC and BCC headers, then enqueue a copy in every queue reached (BCC taken
+// off). It returns the queues that took it; an unknown exchange, an invalid
+// expiration or a CC header that is not an array is an error, as the broker
+// closes the channel for them. A full queue that refuses it (x-overflow
+// reject-publish) makes the publish an errRefused: the publisher gets a
+// basic.nack, while the other queues keep their copy.
 func (s *Sim) publish(exchange, key string, props broker.Properties, h retry.Headers, body []byte) ([]string, error) {
 	if !s.exchangeExists(exchange) {
 		return nil, s.errorf("NOT_FOUND - no exchange %q in vhost %q", exchange, VhostName)
@@ -107,19 +115,45 @@ func (s *Sim) publish(exchange, key string, props broker.Properties, h retry.Hea
 	if err != nil {
 		return nil, err
 	}
+	extra, err := retry.PublishKeys(h)
+	if err != nil {
+		return nil, s.errorf("PRECONDITION_FAILED - invalid message: %v", err)
+	}
+	var cc []string
+	if _, ok := h[retry.HeaderCC]; ok {
+		cc, _ = retry.PublishKeys(retry.Headers{retry.HeaderCC: h[retry.HeaderCC]})
+	}
+	if _, ok := h[retry.HeaderBCC]; ok {
+		h = h.Clone()
+		delete(h, retry.HeaderBCC)
+	}
 	s.seq++
-	m := &message{seq: s.seq, exchange: exchange, routingKey: key, props: props, headers: h, body: body, ttl: ttl, hasTTL: hasTTL}
-	qs := s.route(exchange, key, h)
+	m := &message{seq: s.seq, exchange: exchange, routingKey: key, cc: cc, props: props, headers: h, body: body, ttl: ttl, hasTTL: hasTTL}
+	qs := s.topology().router.RouteKeys(exchange, append([]string{key}, extra...), h).Queues
 	s.stats.Published++
 	if len(qs) == 0 {
 		s.stats.Unroutable++
 	}
-	s.deliverTo(qs, m)
-	return qs, nil
+	took, refused := s.deliverTo(qs, m)
+	if len(refused) > 0 {
+		return took, errRefused(refused)
+	}
+	return took, nil
 }
 
-// deliverTo enqueues a copy of m in each named queue.
-func (s *Sim) deliverTo(queues []string, m *message) {
+// errRefused names the full queues that refused a publish (x-overflow
+// reject-publish or reject-publish-dlx): the broker nacks it.
+type errRefused []string
+
+// Error is what the live client says of a nack.
+func (e errRefused) Error() string { return "the broker nacked it" }
+
+// deliverTo enqueues a copy of m in each named queue, as the broker does
+// with length limits: a full reject-publish queue refuses it (a
+// reject-publish-dlx one dead-letters the refused copy), a drop-head queue
+// takes it and drops (dead-letters) its head until it fits again. It
+// returns the queues that took it and those that refused it.
+func (s *Sim) deliverTo(queues []string, m *message) (took, refused []string) {
 	for _, name := range queues {
 		q := s.byName[name]
 		if q == nil {
@@ -128,7 +162,39 @@ func (s *Sim) deliverTo(queues []string, m *message) {
 		c := *m
 		c.enqueued = s.now
 		c.redelivered = false
+		mode := q.set.Overflow
+		if (mode == retry.OverflowRejectPublish || mode == retry.OverflowRejectPublishDLX) && q.full(len(m.body)) {
+			refused = append(refused, name)
+			s.stats.Refused++
+			if mode == retry.OverflowRejectPublishDLX {
+				s.deadLetter(q, &c, retry.ReasonMaxlen)
+			}
+			continue
+		}
 		q.push(&c)
+		took = append(took, name)
+		for q.over() && len(q.ready) > 0 {
+			s.stats.MaxLenDrops++
+			s.deadLetter(q, q.pop(), retry.ReasonMaxlen)
+		}
+	}
+	return took, refused
+}
+
+// setPolicy applies a policy definition to queue (an operator's policy on
+// the broker): its limits and dead-letter settings follow, and a queue over
+// a new length limit drops its head at once, as the broker does.
+func (s *Sim) setPolicy(queue string, def map[string]any) {
+	q := s.byName[queue]
+	if q == nil {
+		return
+	}
+	q.policy = def
+	q.settle()
+	s.topo = nil
+	for q.over() && len(q.ready) > 0 && q.set.Overflow != retry.OverflowRejectPublish && q.set.Overflow != retry.OverflowRejectPublishDLX {
+		s.stats.MaxLenDrops++
+		s.deadLetter(q, q.pop(), retry.ReasonMaxlen)
 	}
 }
 

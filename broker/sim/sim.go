@@ -208,6 +208,8 @@ type Stats struct {
 	Discarded       int64 // expired or rejected with no dead-letter exchange
 	Expired         int64 // messages that expired (dead-lettered or not)
 	QueuesExpired   int64 // queues deleted by x-expires
+	MaxLenDrops     int64 // messages a full drop-head queue pushed out of its head
+	Refused         int64 // copies a full reject-publish queue refused
 }
 
 // Stats returns the counters.

@@ -33,16 +33,33 @@ TARGET is one of:
   queue:NAME                      publish to a queue (default exchange)
   exchange:NAME[:ROUTING_KEY]     publish to an exchange (each message keeps its
                                   own routing key when none is given)
-  origin                          back where each message was before it was
-                                  dead-lettered, per its x-death (where its
-                                  ladder's main queue got it); a message without
-                                  one is reported and left in place
+  origin                          back to the queue each message failed in, and
+                                  only that queue: the work queue its x-death
+                                  names (past any wait tier), or for Spring's
+                                  republished dead letters the group queue that
+                                  dead-letters into the source. Through the
+                                  recorded exchange and key when they reach that
+                                  queue alone, else straight to the queue, the
+                                  recorded route kept in the headers
+                                  x-ladder-original-exchange and
+                                  x-ladder-original-routing-key; a message
+                                  nothing tells of stays, with why
 
 --delay makes each message wait first: in a ladder tier whose TTL is exactly
 DUR and whose dead letters reach the same queues, else a delayed-message
 exchange routing to them, else a per-delay wait queue ladder declares
 (ladder.delay.<ms>.<exchange>.<key>, TTL = DUR, dead-lettering to the target,
-deleting itself a minute after it empties).
+deleting itself a minute after it empties). On RabbitMQ 3.10+ that wait queue is
+a quorum queue that dead-letters at least once: a broker crash during the wait
+loses nothing (a message may arrive twice). A tier, a delayed exchange or an
+older broker dead-letters at most once: the plan says so and asks.
+
+A move never overflows a length-limited queue it reaches (x-max-length,
+x-max-length-bytes, argument or policy, read again while it runs): it stops
+before the message that would push the oldest out of a drop-head queue (or be
+refused with a copy dead-lettered by a reject-publish-dlx one), and the rest
+stay in the source; --force moves them anyway. A reject-publish queue refuses
+what does not fit: those stay in the source.
 
 Asks for confirmation on a terminal; --yes skips it, and without a terminal
 --yes is required. Exit 3 when some messages stayed in the source.
@@ -114,6 +131,9 @@ may then be both in the target and in the source (duplicates_possible).`,
 	f.BoolVar(&req.ResetRetries, "reset-retries", false, "set each message's retry count to zero, in its own convention")
 	f.BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation")
 	ch.register(cmd)
+	if fl := f.Lookup("force"); fl != nil {
+		fl.Usage = "move messages past --max-moves, and into a full drop-head or reject-publish-dlx queue (dropping its oldest)"
+	}
 	_ = cmd.RegisterFlagCompletionFunc("to", cobra.FixedCompletions([]string{"origin", "queue:", "exchange:"}, cobra.ShellCompDirectiveNoSpace|cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
@@ -172,9 +192,13 @@ func progressPrinter(a *app) func(broker.MoveProgress) {
 		}
 	}
 	var last time.Time
+	ended := false // the last line was written, with its newline
 	return func(p broker.MoveProgress) {
 		changed := p.Blocked != blocked
 		blocked = p.Blocked
+		if ended && !changed {
+			return
+		}
 		if !changed && time.Since(last) < 100*time.Millisecond && p.Done < p.Total {
 			return
 		}
@@ -187,6 +211,7 @@ func progressPrinter(a *app) func(broker.MoveProgress) {
 		fmt.Fprintf(a.stderr, "\r%s\x1b[K", line)
 		if p.Done >= p.Total {
 			fmt.Fprintln(a.stderr)
+			ended = true
 		}
 	}
 }

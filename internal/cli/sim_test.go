@@ -219,3 +219,31 @@ func TestUsageErrorsAreTyped(t *testing.T) {
 		}
 	}
 }
+
+// A rate that is not a finite positive number is a bad flag value, not "no
+// limit" (strconv reads NaN and Inf): exit 2 naming the flag, nothing moved.
+func TestRateMustBeFinite(t *testing.T) {
+	s := newSim(t)
+	before := countReady(t, s, sim.OrdersDLQ)
+	for _, r := range []string{"NaN/s", "Inf/s", "+Inf", "+Inf/m", "-inf/m", "nan", "-1/s", "0/s"} {
+		code, _, errOut := runOnSim(t, s, "move", "--from", sim.OrdersDLQ, "--to", "queue:"+sim.OrdersMain, "--rate", r, "--yes")
+		if code != exitUsage || !strings.Contains(errOut, "--rate") || strings.Count(errOut, "\n") != 1 {
+			t.Errorf("--rate %s: exit %d %q", r, code, errOut)
+		}
+	}
+	if got := countReady(t, s, sim.OrdersDLQ); got != before {
+		t.Errorf("the DLQ went from %d to %d", before, got)
+	}
+}
+
+func countReady(t *testing.T, s *sim.Sim, q string) int64 {
+	t.Helper()
+	res, err := s.Peek(t.Context(), q, broker.PeekOptions{Limit: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Ready == 0 {
+		t.Fatalf("%s is empty: nothing to see moved", q)
+	}
+	return int64(res.Ready)
+}

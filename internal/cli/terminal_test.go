@@ -23,17 +23,6 @@ func TestDumbTerminalRefusesTheUI(t *testing.T) {
 	}
 }
 
-// --rate NaN/s and Inf/s parse as floats and read as "no limit": refused.
-func TestRateMustBeFinite(t *testing.T) {
-	s := newSim(t)
-	for _, rate := range []string{"NaN/s", "Inf/s", "+Inf/m", "-1/s", "0/s"} {
-		code, _, errOut := runOnSim(t, s, "move", "--from", "q", "--to", "queue:t", "--yes", "--rate", rate)
-		if code != exitUsage || !strings.Contains(errOut, `--rate "`+rate+`": want a positive number of messages`) {
-			t.Errorf("%s: exit %d %q", rate, code, errOut)
-		}
-	}
-}
-
 // --log-file is taken by every command (it was refused by all but the UI):
 // a failed run appends its whole error chain there, password hidden,
 // while stderr keeps its one line.

@@ -158,20 +158,27 @@ func renderMove(r *broker.MoveReport, from string) string {
 			fmt.Fprintf(&b, ": %s", clean(v))
 		}
 		b.WriteString("\n")
-		rows := [][]string{{"POS", "MESSAGE ID", "TARGET", "PUBLISHED TO", "VIA", "NOTE"}}
+		rows := [][]string{{"POS", "MESSAGE ID", "TARGET", "PUBLISHED TO", "VIA", "REACHES", "NOTE"}}
 		for _, p := range r.Planned {
 			if !p.Moves() {
-				rows = append(rows, []string{strconv.Itoa(p.Position), clean(p.MessageID), "-", "-", "skipped", clean(p.Skip)})
+				rows = append(rows, []string{strconv.Itoa(p.Position), clean(p.MessageID), "-", "-", "skipped", "-", clean(p.Skip)})
 				continue
 			}
 			note := p.Note
 			if slices.Contains(r.Notes, note) {
 				note = "" // said once below
 			}
+			reaches := strings.Join(p.Reaches, ", ")
+			if reaches == "" {
+				reaches = "?" // a route ladder cannot resolve (the note says)
+			}
 			rows = append(rows, []string{strconv.Itoa(p.Position), clean(p.MessageID), clean(present.Publish(p.TargetExchange, p.TargetRoutingKey)),
-				clean(present.Publish(p.Exchange, p.RoutingKey)), clean(present.Way(p)), clean(note)})
+				clean(present.Publish(p.Exchange, p.RoutingKey)), clean(present.Way(p)), clean(reaches), clean(note)})
 		}
 		b.WriteString(table(rows))
+		if v := present.Reaches(r.Planned); v != "" {
+			fmt.Fprintf(&b, "queues reached: %s\n", clean(v))
+		}
 	} else {
 		fmt.Fprintf(&b, "moved %d of %d from %s to %s", r.Moved, r.Requested, clean(from), clean(r.Target))
 		if r.DelayMS > 0 {
@@ -195,7 +202,9 @@ func renderMove(r *broker.MoveReport, from string) string {
 }
 
 // moveQuestion is the confirmation a move asks, from its dry run: how many
-// messages go where, through which routes, and how many stay.
+// messages go where, through which routes, every queue they reach, which
+// --where chose them and how fast they go, what a crash can cost, and how
+// many stay.
 func moveQuestion(req broker.MoveRequest, dry *broker.MoveReport, previewCap int) string {
 	moving := dry.Requested - dry.Skipped
 	var b strings.Builder
@@ -206,8 +215,20 @@ func moveQuestion(req broker.MoveRequest, dry *broker.MoveReport, previewCap int
 	if v := present.Routes(dry.Routes); v != "" && req.Delay > 0 {
 		fmt.Fprintf(&b, ", %s", clean(v))
 	}
+	if v := present.Reaches(dry.Planned); v != "" {
+		fmt.Fprintf(&b, ", reaching %s", clean(v))
+	}
 	if req.ResetRetries {
 		b.WriteString(", retry counts reset to 0")
+	}
+	if v := present.Chosen(req.Where.Exprs()); v != "" {
+		fmt.Fprintf(&b, "; %s", clean(v))
+	}
+	if v := present.Pace(req.Rate); v != "" {
+		fmt.Fprintf(&b, "; %s", v)
+	}
+	if v := present.CrashRisk(dry.Planned); v != "" {
+		fmt.Fprintf(&b, "; %s (see the note above)", v)
 	}
 	if dry.Skipped > 0 {
 		verb := "stay"

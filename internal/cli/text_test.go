@@ -84,7 +84,7 @@ func TestMoveQuestionNamesRoutesAndCounts(t *testing.T) {
 	req := broker.MoveRequest{From: "pay.dlq", To: broker.Target{Kind: broker.TargetOrigin}, Delay: 3 * time.Second}
 	dry := &broker.MoveReport{Requested: 7, Skipped: 1, DryRun: true}
 	for i := range 7 {
-		p := broker.PlannedMove{Position: i, TargetExchange: "pay.topic", TargetRoutingKey: "pay.charge", Via: retry.ViaTier, Queue: "pay.wait.3s"}
+		p := broker.PlannedMove{Position: i, TargetExchange: "pay.topic", TargetRoutingKey: "pay.charge", Via: retry.ViaTier, Queue: "pay.wait.3s", Reaches: []string{"pay.process"}}
 		if i >= 3 {
 			p.Via, p.Queue = retry.ViaDelayQueue, "ladder.delay.3000.pay.topic.pay.charge.ab12"
 		}
@@ -95,9 +95,49 @@ func TestMoveQuestionNamesRoutesAndCounts(t *testing.T) {
 	}
 	dry.Routes = retry.CountRoutes(dry.Planned)
 	got := moveQuestion(req, dry, previewCap)
-	want := "Move 6 messages from pay.dlq to their origin (pay.topic/pay.charge) after 3s, 3 via tier pay.wait.3s, 3 via a ladder delay queue (1 stays in pay.dlq: see the plan above)? [y/N] "
+	want := "Move 6 messages from pay.dlq to their origin (pay.process) after 3s, 3 via tier pay.wait.3s, 3 via a ladder delay queue, reaching pay.process (1 stays in pay.dlq: see the plan above)? [y/N] "
 	if got != want {
 		t.Errorf("got  %q\nwant %q", got, want)
+	}
+}
+
+// The confirmation repeats what chooses the messages and how fast they go,
+// names every queue each route reaches, and says what a crash during the
+// wait can cost.
+func TestMoveQuestionRepeatsWhereRateReachesAndCrashRisk(t *testing.T) {
+	w, err := retry.ParseWhere([]string{"reason=rejected", "age>1h"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := broker.MoveRequest{From: "orders.dlq", To: broker.Target{Kind: broker.TargetExchange, Name: "orders"}, Delay: 5 * time.Second, Where: w, Rate: 50}
+	dry := &broker.MoveReport{Requested: 3, DryRun: true, Planned: []broker.PlannedMove{
+		{Via: retry.ViaTier, Queue: "orders.wait.5s", Reaches: []string{"orders.audit", "orders.billing"}, CrashRisk: "tier"},
+		{Via: retry.ViaDelayQueue, Queue: "ladder.delay.5000.x", Reaches: []string{"orders.audit"}},
+		{Via: retry.ViaDelayQueue, Queue: "ladder.delay.5000.x", Reaches: []string{"orders.audit"}},
+	}}
+	got := moveQuestion(req, dry, previewCap)
+	for _, want := range []string{
+		"reaching 1 → orders.audit + orders.billing, 2 → orders.audit",
+		"; chosen by --where reason=rejected --where age>1h",
+		"; at most 50 a second",
+		"; a broker crash during the wait can lose 1 of them (see the note above)",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("%q lacks %q", got, want)
+		}
+	}
+}
+
+// The dry run names every queue each message reaches, then all of them.
+func TestDryRunNamesEveryQueueReached(t *testing.T) {
+	out := renderMove(&broker.MoveReport{DryRun: true, Target: "origin", Planned: []broker.PlannedMove{
+		{Position: 0, MessageID: "a", TargetRoutingKey: "orders.audit", RoutingKey: "orders.audit", Via: retry.ViaDirect, Reaches: []string{"orders.audit"}},
+		{Position: 1, MessageID: "b", TargetExchange: "orders", TargetRoutingKey: "k", Exchange: "orders", RoutingKey: "k", Via: retry.ViaDirect, Reaches: []string{"orders.audit", "orders.billing"}},
+	}}, "orders.audit.dlq")
+	for _, want := range []string{"REACHES", "orders.audit, orders.billing", "queues reached: 1 → orders.audit, 1 → orders.audit + orders.billing"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("dry run lacks %q:\n%s", want, out)
+		}
 	}
 }
 

@@ -226,3 +226,29 @@ func TestUnblockOutputKeepsThePeeksSideEffects(t *testing.T) {
 		}
 	}
 }
+
+// A holder ladder cannot move (no timestamp: its remaining delay is not
+// known) is still a holder: the dry run does not say nothing holds others
+// back and then note one that does.
+func TestUnblockDryRunSaysAHolderItCannotMoveIsOne(t *testing.T) {
+	s := quietSim(t)
+	out, err := s.Publish(t.Context(), []broker.Outgoing{{RoutingKey: sim.PaymentsWait, Mandatory: true,
+		Properties: broker.Properties{Expiration: "600000"}, Body: []byte("long, no timestamp")}})
+	if err != nil || !out[0].Confirmed {
+		t.Fatalf("%+v %v", out, err)
+	}
+	putWaiting(t, s, "short/1000")
+	code, stdout, errOut := runOnSim(t, s, "unblock", sim.PaymentsWait, "--dry-run")
+	if code != exitOK {
+		t.Fatalf("exit %d %s", code, errOut)
+	}
+	if strings.Contains(stdout, "no message holds others back") || !strings.Contains(stdout, "1 message holds others back but cannot be moved") ||
+		!strings.Contains(stdout, "has no timestamp") {
+		t.Errorf("%s", stdout)
+	}
+	code, stdout, _ = runOnSim(t, s, "unblock", sim.PaymentsWait, "--dry-run", "-o", "json")
+	var res unblockResult
+	if code != exitOK || json.Unmarshal([]byte(stdout), &res) != nil || res.Unblock.Kept != 1 || len(res.Unblock.Picks) != 0 {
+		t.Errorf("json: exit %d %s", code, stdout)
+	}
+}

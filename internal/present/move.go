@@ -25,7 +25,8 @@ func Publish(exchange, key string) string {
 }
 
 // Target says where a move sends n messages. For origin, planned (a dry
-// run's plan, may be nil) names the place when the messages share one.
+// run's plan, may be nil) names the queue when the messages share one: the
+// queue each failed in, which is what origin reaches.
 func Target(t retry.Target, n int, planned []retry.MoveRoute) string {
 	switch t.Kind {
 	case retry.TargetQueue:
@@ -47,7 +48,7 @@ func Target(t retry.Target, n int, planned []retry.MoveRoute) string {
 	one := ""
 	for _, p := range planned {
 		if p.Moves() {
-			one = p.TargetExchange + "/" + p.TargetRoutingKey
+			one = strings.Join(p.Reaches, " + ")
 			places[one] = true
 		}
 	}
@@ -57,7 +58,92 @@ func Target(t retry.Target, n int, planned []retry.MoveRoute) string {
 	case 1:
 		return origin + " (" + one + ")"
 	}
-	return fmt.Sprintf("their origins (%d places)", len(places))
+	return fmt.Sprintf("their origins (%d queues)", len(places))
+}
+
+// maxReachGroups is how many distinct sets of reached queues Reaches names
+// before "… N more".
+const maxReachGroups = 4
+
+// Reaches names every queue the moving messages of a plan reach:
+// "orders.audit", "orders.audit + orders.billing" when they share the
+// queues, else per set with its count: "2 → orders.audit, 1 → orders.audit
+// + orders.billing". "" when nothing moves.
+func Reaches(planned []retry.MoveRoute) string {
+	var order []string
+	count := map[string]int{}
+	for _, p := range planned {
+		if !p.Moves() {
+			continue
+		}
+		k := strings.Join(p.Reaches, " + ")
+		if k == "" {
+			continue // a route ladder cannot resolve: its note says so
+		}
+		if count[k] == 0 {
+			order = append(order, k)
+		}
+		count[k]++
+	}
+	switch len(order) {
+	case 0:
+		return ""
+	case 1:
+		return order[0]
+	}
+	parts := make([]string, 0, maxReachGroups+1)
+	for i, k := range order {
+		if i == maxReachGroups {
+			parts = append(parts, fmt.Sprintf("… %d more", len(order)-i))
+			break
+		}
+		parts = append(parts, strconv.Itoa(count[k])+" → "+k)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// CrashRisk counts the moving messages a broker crash during their wait
+// can lose: "a broker crash during the wait can lose 3 of them". "" when
+// none.
+func CrashRisk(planned []retry.MoveRoute) string {
+	n, moving := 0, 0
+	for _, p := range planned {
+		if p.Moves() {
+			moving++
+			if p.CrashRisk != "" {
+				n++
+			}
+		}
+	}
+	switch {
+	case n == 0:
+		return ""
+	case n == moving && n == 1:
+		return "a broker crash during the wait can lose it"
+	case n == moving:
+		return "a broker crash during the wait can lose them"
+	}
+	return "a broker crash during the wait can lose " + strconv.Itoa(n) + " of them"
+}
+
+// Pace is a --rate in words: "at most 50 a second", "at most 6 a minute".
+func Pace(perSecond float64) string {
+	if perSecond <= 0 {
+		return ""
+	}
+	if perSecond < 1 {
+		return "at most " + strconv.FormatFloat(perSecond*60, 'f', -1, 64) + " a minute"
+	}
+	return "at most " + strconv.FormatFloat(perSecond, 'f', -1, 64) + " a second"
+}
+
+// Chosen is a --where in words: "chosen by --where reason=rejected --where
+// age>1h". "" without one.
+func Chosen(exprs []string) string {
+	if len(exprs) == 0 {
+		return ""
+	}
+	return "chosen by --where " + strings.Join(exprs, " --where ")
 }
 
 // Delay is "no delay" or "delay 5s".
@@ -70,6 +156,15 @@ func Delay(d time.Duration) string {
 
 // Unblock is ladder unblock's plan in one line, for the CLI and the TUI.
 func Unblock(u retry.UnblockPlan) string {
+	if len(u.Picks) == 0 && u.Kept > 0 {
+		// Some do, but none can be given its remaining delay (the notes
+		// say why): nothing to move is not "nothing holds others back".
+		verb := "hold"
+		if u.Kept == 1 {
+			verb = "holds"
+		}
+		return u.Queue + ": " + Plural(u.Kept, "message", "messages") + " " + verb + " others back but cannot be moved (as of " + Clock(u.At) + "): nothing to do, see the notes"
+	}
 	if len(u.Picks) == 0 {
 		return u.Queue + ": no message holds others back (as of " + Clock(u.At) + ")"
 	}

@@ -21,8 +21,8 @@ func TestViaReadsAsWords(t *testing.T) {
 
 func TestTargetNamesWhereMessagesGo(t *testing.T) {
 	origin := retry.Target{Kind: retry.TargetOrigin}
-	one := []retry.MoveRoute{{TargetExchange: "pay.topic", TargetRoutingKey: "pay.charge", Via: retry.ViaDirect}, {Skip: "no origin"}}
-	two := append(one, retry.MoveRoute{TargetExchange: "pay.topic", TargetRoutingKey: "pay.refund", Via: retry.ViaDirect})
+	one := []retry.MoveRoute{{TargetExchange: "pay.topic", TargetRoutingKey: "pay.charge", Via: retry.ViaDirect, Reaches: []string{"pay.process"}}, {Skip: "no origin"}}
+	two := append(one, retry.MoveRoute{TargetExchange: "", TargetRoutingKey: "refund.process", Via: retry.ViaDirect, Reaches: []string{"refund.process"}})
 	for _, c := range []struct {
 		t       retry.Target
 		n       int
@@ -31,8 +31,8 @@ func TestTargetNamesWhereMessagesGo(t *testing.T) {
 	}{
 		{origin, 1, nil, "its origin"},
 		{origin, 2, nil, "their origin"},
-		{origin, 1, one, "its origin (pay.topic/pay.charge)"},
-		{origin, 2, two, "their origins (2 places)"},
+		{origin, 1, one, "its origin (pay.process)"},
+		{origin, 2, two, "their origins (2 queues)"},
 		{retry.Target{Kind: retry.TargetQueue, Name: "q"}, 3, nil, "queue q"},
 		{retry.Target{Kind: retry.TargetExchange, Name: "x"}, 3, nil, "exchange x, each with its own routing key"},
 		{retry.Target{Kind: retry.TargetExchange, Name: "x", RoutingKey: "k", HasKey: true}, 3, nil, `exchange x with key "k"`},
@@ -95,5 +95,30 @@ func TestDueReadsFromThePeekTime(t *testing.T) {
 	}
 	if Blocked(&retry.HoLMark{Blocked: true, BlockedBy: 3}, true) != "HoL←#3" || Blocked(nil, true) != "" {
 		t.Error("Blocked")
+	}
+}
+
+// Every queue a plan reaches is named, per set of queues, with counts.
+func TestReachesNamesEveryQueue(t *testing.T) {
+	a := retry.MoveRoute{Via: retry.ViaDirect, Reaches: []string{"orders.audit"}}
+	ab := retry.MoveRoute{Via: retry.ViaDirect, Reaches: []string{"orders.audit", "orders.billing"}}
+	for _, c := range []struct {
+		planned []retry.MoveRoute
+		want    string
+	}{
+		{nil, ""},
+		{[]retry.MoveRoute{a, a, {Skip: "x"}}, "orders.audit"},
+		{[]retry.MoveRoute{ab}, "orders.audit + orders.billing"},
+		{[]retry.MoveRoute{a, ab, a}, "2 → orders.audit, 1 → orders.audit + orders.billing"},
+	} {
+		if got := Reaches(c.planned); got != c.want {
+			t.Errorf("%q, want %q", got, c.want)
+		}
+	}
+	if got := CrashRisk([]retry.MoveRoute{{Via: retry.ViaTier, CrashRisk: "x"}, {Via: retry.ViaDelayQueue}}); got != "a broker crash during the wait can lose 1 of them" {
+		t.Errorf("%q", got)
+	}
+	if got := Pace(0.1); got != "at most 6 a minute" {
+		t.Errorf("%q", got)
 	}
 }
