@@ -68,6 +68,17 @@ func parseRate(s string) (float64, error) {
 	return n / per.Seconds(), nil
 }
 
+// replayQuestion is the confirmation a replay asks, from its dry run; a
+// dump of another vhost says so first.
+func replayQuestion(req broker.ReplayRequest, plan *broker.MoveReport, dumpVhost, vhost string) string {
+	mreq := broker.MoveRequest{From: req.File, To: req.To, Delay: req.Delay, ResetRetries: req.ResetRetries, Where: req.Where, Rate: req.Rate}
+	q := strings.Replace(moveQuestion(mreq, plan, 1<<30), "Move ", "Replay ", 1)
+	if dumpVhost != vhost {
+		q = fmt.Sprintf("! %s is a dump of vhost %s; this replays it into vhost %s\n", clean(req.File), clean(dumpVhost), clean(vhost)) + q
+	}
+	return q
+}
+
 func newReplayCmd(a *app) *cobra.Command {
 	var (
 		req broker.ReplayRequest
@@ -136,8 +147,11 @@ published.`,
 				if plan.Skipped > 0 || len(plan.Planned) <= 20 {
 					fmt.Fprint(a.stderr, renderMove(plan, req.File))
 				}
-				mreq := broker.MoveRequest{From: req.File, To: req.To, Delay: req.Delay, ResetRetries: req.ResetRetries}
-				if err := ask(a, strings.Replace(moveQuestion(mreq, plan, 1<<30), "Move ", "Replay ", 1)); err != nil {
+				head, err := broker.ReadDumpHeader(req.File)
+				if err != nil {
+					return err
+				}
+				if err := ask(a, replayQuestion(req, plan, head.Vhost, c.Vhost())); err != nil {
 					return err
 				}
 				req.Expect = plan.Planned // the replay runs the plan that was confirmed
