@@ -380,6 +380,7 @@ func (m *browserModel) groupKey(msg tea.KeyPressMsg) tea.Cmd {
 // ids the peek saw at their positions.
 func (m *browserModel) moveSpec(cursor *broker.Message) moveSpec {
 	spec := moveSpec{queue: m.queue, ladder: m.ladder, cursor: cursor, marked: m.markedPositions(), ids: map[int]string{}}
+	m.whereScope(&spec)
 	if m.res != nil {
 		spec.depth = m.res.Ready
 		for _, message := range m.res.Messages {
