@@ -12,13 +12,13 @@ import (
 
 func TestSplitWhereReadsQuotesAsAShellDoes(t *testing.T) {
 	for in, want := range map[string][]string{
-		`reason=expired  retries>=3`:                 {"reason=expired", "retries>=3"},
-		`error~"connection refused" queue=q`:         {"error~connection refused", "queue=q"},
-		`body~'a "b" c'`:                             {`body~a "b" c`},
-		`header:x="say \"hi\""`:                      {`header:x=say "hi"`},
-		`error~\d+ body~"x\\y"`:                      {`error~\d+`, `body~x\y`},
-		``:                                           nil,
-		`  `:                                         nil,
+		`reason=expired  retries>=3`:         {"reason=expired", "retries>=3"},
+		`error~"connection refused" queue=q`: {"error~connection refused", "queue=q"},
+		`body~'a "b" c'`:                     {`body~a "b" c`},
+		`header:x="say \"hi\""`:              {`header:x=say "hi"`},
+		`error~\d+ body~"x\\y"`:              {`error~\d+`, `body~x\y`},
+		``:                                   nil,
+		`  `:                                 nil,
 		`error~"database deadlock" header:k='v w' x`: {"error~database deadlock", "header:k=v w", "x"},
 	} {
 		got, err := splitWhere(in)
