@@ -156,7 +156,7 @@ func Dump(ctx context.Context, c Client, o DumpOptions, w DumpWriter) (*DumpRepo
 			return rep, partialError("dump %s: %s", o.Queue, res.Incomplete)
 		}
 		if len(rep.Skipped) > 0 {
-			return rep, partialError("dump %s: %d %s skipped (they stay queued), the first: %s", o.Queue, len(rep.Skipped), retry.Plural(len(rep.Skipped), "message", "messages"), rep.Skipped[0])
+			return rep, partialError("dump %s: %s skipped (they stay queued), the first: %s", o.Queue, retry.Plural(len(rep.Skipped), "message", "messages"), rep.Skipped[0])
 		}
 		return rep, nil
 	}
