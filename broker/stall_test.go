@@ -343,3 +343,66 @@ func TestReplayStalledConnectionKeepsTheDuplicateBound(t *testing.T) {
 		})
 	}
 }
+
+// dupsAmong counts the extra copies on the broker of the given ids.
+func dupsAmong(seen map[string]int, ids []string) int {
+	n := 0
+	for _, id := range ids {
+		n += max(0, seen[id]-1)
+	}
+	return n
+}
+
+// A replay stalled, resumed, stalled again in the lines the first left in
+// doubt, and resumed once more: a line published twice without an answer
+// may be on the broker three times, and the last run's bound says so. Each
+// run's bound covers the copies of the lines it published.
+func TestReplayStalledTwiceKeepsTheDuplicateBound(t *testing.T) {
+	for run, at := range []int64{300 << 10, 1100 << 10} {
+		t.Run(fmt.Sprintf("after-%dKB", at>>10), func(t *testing.T) {
+			f := newFixture(t)
+			dst := f.queue("dst", nil)
+			const n = 6000
+			prefix := fmt.Sprintf("t%d", run)
+			file := writeIDDump(t, n, prefix)
+			req := broker.ReplayRequest{File: file, To: broker.Target{Kind: broker.TargetQueue, Name: dst}}
+			var reps []*broker.MoveReport
+			for i, after := range []int64{at, 40 << 10, 0} {
+				c := broker.Client(f.live(false))
+				if after > 0 {
+					p := newStallProxy(t, brokerAddr(t, f.r))
+					p.after = after
+					l, err := broker.NewLive(throughProxy(t, f.r, p), "test-stall")
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer l.Close()
+					defer p.close()
+					c = l
+				}
+				req.Resume = i > 0
+				rep, err := broker.Replay(context.Background(), c, req, nil)
+				if after > 0 && !errors.Is(err, broker.ErrPartial) {
+					t.Fatalf("run %d through a stall: %v", i, err)
+				}
+				if after == 0 && err != nil {
+					t.Fatalf("last run: %v", err)
+				}
+				reps = append(reps, rep)
+			}
+			seen := countByID(f, n, dst)
+			lost, dups := lostAndDuplicated(seen, prefix, n)
+			if lost > 0 {
+				t.Fatalf("%d lines lost", lost)
+			}
+			for i, rep := range reps[1:] {
+				d := dupsAmong(seen, rep.MovedIDs)
+				t.Logf("run %d published %d: %d of them more than once, at most %d reported", i+2, rep.Moved, d, rep.DuplicatesAtMost)
+				if d > rep.DuplicatesAtMost {
+					t.Errorf("run %d: %d duplicates of the lines it published, it says at most %d", i+2, d, rep.DuplicatesAtMost)
+				}
+			}
+			t.Logf("%d duplicates in all", dups)
+		})
+	}
+}
