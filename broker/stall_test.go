@@ -32,6 +32,9 @@ type stallProxy struct {
 	// what it got still on their way back.
 	after int64
 	sent  int64
+	// trigger is what happens past after (stall when nil).
+	trigger func()
+	once    sync.Once
 }
 
 func newStallProxy(t *testing.T, target string) *stallProxy {
@@ -74,7 +77,32 @@ func (p *stallProxy) forwarded(n int) {
 	over := p.after > 0 && p.sent >= p.after
 	p.mu.Unlock()
 	if over {
+		p.fire()
+	}
+}
+
+// fire runs the trigger once.
+func (p *stallProxy) fire() {
+	p.once.Do(func() {
+		if p.trigger != nil {
+			p.trigger()
+			return
+		}
 		p.stall()
+	})
+}
+
+// reset ends every connection at once with a TCP reset, as a middlebox
+// that drops its state does.
+func (p *stallProxy) reset() {
+	p.ln.Close()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.conns {
+		if tc, ok := c.(*net.TCPConn); ok {
+			_ = tc.SetLinger(0)
+		}
+		c.Close()
 	}
 }
 
@@ -225,40 +253,60 @@ func (s stallPoint) String() string {
 
 var stallPoints = []stallPoint{{moved: 300}, {moved: 4000}, {bytes: 150 << 10}, {bytes: 700 << 10}, {bytes: 1400 << 10}, {bytes: 2300 << 10}}
 
-// A move whose connections stall (nothing flows, nothing closes) until
-// the heartbeats give up: nothing is lost, and every message that ends up
-// both in the target and back in the source is within the reported bound.
-// Several runs, the stall landing at a different point of each.
+// A move whose connections end badly: stalled (nothing flows, nothing
+// closes) until the heartbeats give up, reset, or stalled and then
+// cancelled (Ctrl+C). Nothing is lost, and every message that ends up both
+// in the target and back in the source is within the reported bound.
+// Several runs, the ending landing at a different point of each.
 func TestMoveStalledConnectionKeepsTheDuplicateBound(t *testing.T) {
-	for run, at := range stallPoints {
-		t.Run(at.String(), func(t *testing.T) {
+	type ending struct {
+		name string
+		at   stallPoint
+	}
+	var endings []ending
+	for _, at := range stallPoints {
+		endings = append(endings, ending{"stall", at})
+	}
+	for _, at := range []stallPoint{{bytes: 400 << 10}, {bytes: 1800 << 10}} {
+		endings = append(endings, ending{"reset", at}, ending{"cancel", at})
+	}
+	for run, e := range endings {
+		t.Run(e.name+"-"+e.at.String(), func(t *testing.T) {
 			f := newFixture(t)
 			src, dst := f.queue("src", nil), f.queue("dst", nil)
 			const n = 10000
 			prefix := fmt.Sprintf("s%d", run)
 			f.publishN(src, n, prefix)
 			p := newStallProxy(t, brokerAddr(t, f.r))
-			p.after = at.bytes
+			p.after = e.at.bytes
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			switch e.name {
+			case "reset":
+				p.trigger = p.reset
+			case "cancel":
+				p.trigger = func() { p.stall(); cancel() }
+			}
 			l, err := broker.NewLive(throughProxy(t, f.r, p), "test-stall")
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer l.Close()
-			rep, err := l.Move(context.Background(), broker.MoveRequest{From: src, To: broker.Target{Kind: broker.TargetQueue, Name: dst}},
+			rep, err := l.Move(ctx, broker.MoveRequest{From: src, To: broker.Target{Kind: broker.TargetQueue, Name: dst}},
 				func(pr broker.MoveProgress) {
-					if at.moved > 0 && pr.Moved >= at.moved {
-						p.stall()
+					if e.at.moved > 0 && pr.Moved >= e.at.moved {
+						p.fire()
 					}
 				})
 			if rep.Moved >= n {
-				t.Skipf("the move finished (%d) before the stall landed", rep.Moved)
+				t.Skipf("the move finished (%d) before the %s landed", rep.Moved, e.name)
 			}
 			if err == nil || !errors.Is(err, broker.ErrPartial) {
 				t.Fatalf("move error %v, want a partial move", err)
 			}
 			p.close() // the broker's side of the stalled sockets goes now
 			lost, dups := lostAndDuplicated(countByID(f, n, src, dst), prefix, n)
-			t.Logf("moved %d; %d duplicates, at most %d reported (possible: %v); %v", rep.Moved, dups, rep.DuplicatesAtMost, rep.DuplicatesPossible, err)
+			t.Logf("%s: moved %d; %d duplicates, at most %d reported (possible: %v); %v", e.name, rep.Moved, dups, rep.DuplicatesAtMost, rep.DuplicatesPossible, err)
 			if lost > 0 {
 				t.Fatalf("%d messages lost", lost)
 			}
@@ -316,7 +364,7 @@ func TestReplayStalledConnectionKeepsTheDuplicateBound(t *testing.T) {
 			req := broker.ReplayRequest{File: file, To: broker.Target{Kind: broker.TargetQueue, Name: dst}}
 			first, err := broker.Replay(context.Background(), l, req, func(pr broker.MoveProgress) {
 				if at.moved > 0 && pr.Moved >= at.moved {
-					p.stall()
+					p.fire()
 				}
 			})
 			if first.Moved >= n {
