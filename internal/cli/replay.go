@@ -99,11 +99,15 @@ exchange and routing key each message was dumped with.
 Progress is kept beside the file (FILE.progress). An interrupted replay (Ctrl+C,
 kill -9, a lost connection) restarted with --resume publishes each line once,
 except those in flight when it stopped, which are published again and reported
-as possible duplicates. A replayed file is refused without --resume.
+as possible duplicates. A replayed file is refused without --resume. While a
+replay runs it locks FILE.progress: a second replay of the file is refused,
+naming the first (pid, host, start).
 
-A malformed line is reported with its number and skipped; --strict refuses the
-whole file instead (nothing is published). Exit 3 when some lines were not
-published.`,
+Every line is checked before anything is published: a malformed line, or one the
+broker would refuse (a body over its maximum message size, properties and
+headers over one frame, a property over 255 bytes), is reported with its number
+and why and skipped; the others are published. --strict refuses the whole file
+instead (nothing is published). Exit 3 when some lines were not published.`,
 		Example: "  ladder replay orders.dlq.jsonl --to origin --delay 30s --rate 50/s\n  ladder replay orders.dlq.jsonl --to original --where reason=rejected --dry-run",
 		Args:    exactlyOne("FILE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
