@@ -661,13 +661,21 @@ func Replay(ctx context.Context, c Client, req ReplayRequest, progress func(Move
 		failure = err
 	}
 	if failure == nil && rep.Moved < rep.Requested {
-		failure = fmt.Errorf("replay %s: published %d of %d (%d returned, %d failed, %d skipped): %w",
-			req.File, rep.Moved, rep.Requested, rep.Returned, rep.Failed, rep.Skipped, ErrPartial)
+		failure = &replayPartial{fmt.Errorf("replay %s: published %d of %d (%d returned, %d failed, %d skipped)",
+			req.File, rep.Moved, rep.Requested, rep.Returned, rep.Failed, rep.Skipped)}
 	} else if failure != nil && !errors.Is(failure, ErrPartial) {
-		failure = fmt.Errorf("%w: %w", failure, ErrPartial)
+		failure = &replayPartial{failure}
 	}
 	return rep, failure
 }
+
+// replayPartial is a replay that left lines unpublished: ErrPartial, in a
+// replay's words.
+type replayPartial struct{ err error }
+
+func (e *replayPartial) Error() string        { return e.err.Error() + ": some lines were not published" }
+func (e *replayPartial) Unwrap() error        { return e.err }
+func (e *replayPartial) Is(target error) bool { return target == ErrPartial }
 
 // inflightLines are the lines of jobs an earlier run left in doubt.
 func inflightLines(st progressState, jobs []replayJob) map[int]bool {
