@@ -3,12 +3,14 @@ package broker
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"os/user"
 	"sync"
 	"time"
 
+	"github.com/ladder-tui/ladder/internal/termtext"
 	"github.com/ladder-tui/ladder/retry"
 )
 
@@ -123,14 +125,44 @@ func (a *audited) Audit(ev AuditEvent) error {
 	return a.write(ev)
 }
 
+// write appends ev as one whole line. Names from the broker may hold runes
+// a terminal acts on (bidi overrides, C1 controls): they are written as
+// JSON escapes, so the log can be read with cat or tail. The line is built
+// whole and written at once; a write cut short (a full disk) is taken back,
+// so the log never keeps half a line.
 func (a *audited) write(ev AuditEvent) error {
 	ev.Time = time.Now().UTC()
 	b, err := json.Marshal(ev)
 	if err != nil {
 		return err
 	}
+	line := append(termtext.EscapeJSON(b), '\n')
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	_, err = a.w.Write(append(b, '\n'))
+	f, isFile := a.w.(auditFile)
+	var size int64 = -1
+	if isFile {
+		if st, err := f.Stat(); err == nil {
+			size = st.Size()
+		}
+	}
+	n, err := a.w.Write(line)
+	if err == nil && n < len(line) {
+		err = io.ErrShortWrite
+	}
+	if err != nil {
+		err = fmt.Errorf("audit log: %w", err)
+		if n > 0 && size >= 0 {
+			if terr := f.Truncate(size); terr != nil {
+				err = fmt.Errorf("%w (and its partial line could not be taken back: %v)", err, terr)
+			}
+		}
+	}
 	return err
+}
+
+// auditFile is an audit log that can take back a partial line (*os.File).
+type auditFile interface {
+	Stat() (os.FileInfo, error)
+	Truncate(size int64) error
 }

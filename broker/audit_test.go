@@ -5,8 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -80,5 +83,72 @@ func TestAuditedNamesAnUnblockAndItsDelays(t *testing.T) {
 		if ev.Action != "unblock" || !slices.Equal(ev.DelaysMS, []int64{55000, 595000}) {
 			t.Errorf("%s", line)
 		}
+	}
+}
+
+// Queue names are untrusted: a bidi override, a C1 control (U+009B is a
+// CSI) or an escape in one reaches the audit log as a JSON escape, never
+// raw, and reads back as the same name.
+func TestAuditLogEscapesWhatATerminalWouldObey(t *testing.T) {
+	var buf bytes.Buffer
+	name := "orders\u202edlq\u009b31m\x1b[2J\u2028x\u200f"
+	c := Audited(&fakeMover{}, &buf, "")
+	if _, err := c.Move(context.Background(), MoveRequest{From: name, To: Target{Kind: TargetQueue, Name: name}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, raw := range []string{"\u202e", "\u009b", "\x1b", "\u2028", "\u200f"} {
+		if strings.Contains(buf.String(), raw) {
+			t.Errorf("%q written raw: %q", raw, buf.String())
+		}
+	}
+	var ev AuditEvent
+	if err := json.Unmarshal([]byte(strings.SplitN(buf.String(), "\n", 2)[0]), &ev); err != nil || ev.From != name {
+		t.Fatalf("read back %q, %v", ev.From, err)
+	}
+}
+
+// fullDisk writes the first room bytes to the file, then fails as a full
+// disk does.
+type fullDisk struct {
+	*os.File
+	room int
+}
+
+func (d *fullDisk) Write(b []byte) (int, error) {
+	n := min(len(b), d.room)
+	if _, err := d.File.Write(b[:n]); err != nil {
+		return 0, err
+	}
+	d.room -= n
+	if n < len(b) {
+		return n, syscall.ENOSPC
+	}
+	return n, nil
+}
+
+// A disk that fills mid-line leaves no half line: the log ends with the
+// last whole one, and the move whose start could not be written does not
+// start.
+func TestAuditLogNeverKeepsHalfALine(t *testing.T) {
+	f, err := os.OpenFile(filepath.Join(t.TempDir(), "audit.jsonl"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	disk := &fullDisk{File: f, room: 1 << 20}
+	fm := &fakeMover{}
+	c := Audited(fm, disk, "")
+	if _, err := c.Move(context.Background(), MoveRequest{From: "q", To: Target{Kind: TargetOrigin}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	whole, _ := os.ReadFile(f.Name())
+	disk.room = 40 // less than a line
+	_, err = c.Move(context.Background(), MoveRequest{From: "q", To: Target{Kind: TargetOrigin}}, nil)
+	if err == nil || !errors.Is(err, syscall.ENOSPC) || fm.calls != 1 {
+		t.Fatalf("error %v, %d moves: the second must not start", err, fm.calls)
+	}
+	after, _ := os.ReadFile(f.Name())
+	if !bytes.Equal(after, whole) || !bytes.HasSuffix(after, []byte("\n")) {
+		t.Fatalf("the log keeps a partial line:\n%s", after[len(whole):])
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -28,6 +29,9 @@ type Live struct {
 	checked bool
 	// block follows conn's resource-alarm state (connection.blocked).
 	block *blockState
+	// maxMsg is the max_message_size the broker named when it refused a
+	// message (0: not known; see PublishLimits).
+	maxMsg atomic.Int64
 
 	// adaptVhost lets tests present topology the broker cannot have here
 	// (a delayed-message exchange: the plugin is not installable).

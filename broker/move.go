@@ -581,6 +581,7 @@ func (m *mover) move(ctx context.Context) (err error) {
 	if err := p.flushAcks(); err != nil {
 		p.fail(err)
 	}
+	p.syncAcks()
 	m.renewWaitQueues()
 	if m.lookAt > 0 {
 		m.rep.Requested = max(m.rep.Moved+m.rep.Failed+m.rep.Returned+m.rep.Skipped, len(m.req.Expect))
@@ -802,6 +803,30 @@ func (p *pipeline) flushAcks() error {
 	}
 	m.report()
 	return nil
+}
+
+// syncAcks ends the move's source channel and with it the doubt about the
+// last acks: AMQP does not confirm an ack, and one written to a socket that
+// stalled (or whose connection then died) never reached the broker, which
+// returns the message to the source although it is in the target. The
+// close is a round trip after them; if it does not complete (the channel
+// or its connection is gone, a heartbeat timed out), every ack since the
+// last sync may be lost.
+func (p *pipeline) syncAcks() {
+	if p.unsynced == 0 {
+		return
+	}
+	m := p.m
+	if !m.src.IsClosed() && m.src.Close() == nil {
+		p.unsynced = 0
+		return
+	}
+	m.rep.DuplicatesPossible = true
+	m.rep.DuplicatesAtMost += p.unsynced
+	m.rep.Notes = append(m.rep.Notes, fmt.Sprintf("the broker did not confirm it processed the last %s sent to %s (the connection stalled or closed): up to %s may be back in %s as well as in the target",
+		retry.Plural(p.unsynced, "ack", "acks"), m.req.From, retry.Plural(p.unsynced, "message", "messages"), m.req.From))
+	p.fail(fmt.Errorf("move from %s: the source's last acks were not confirmed: %w", m.req.From, ErrPartial))
+	p.unsynced = 0
 }
 
 // lost accounts for a channel the broker closed mid-move: unconfirmed

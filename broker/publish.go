@@ -61,6 +61,7 @@ func (l *Live) Publish(ctx context.Context, batch []Outgoing) ([]Outcome, error)
 	}
 	confirms := ch.NotifyPublish(make(chan amqp.Confirmation, len(batch)+1))
 	returns := ch.NotifyReturn(make(chan amqp.Return, len(batch)+1))
+	closed := ch.NotifyClose(make(chan *amqp.Error, 1))
 	index := make(map[string]int, len(batch))
 	var seqs []int // publish sequence - 1 → batch index
 	for i, o := range batch {
@@ -121,6 +122,14 @@ func (l *Live) Publish(ctx context.Context, batch []Outgoing) ([]Outcome, error)
 			take(r)
 		case c, ok := <-confirms:
 			if !ok {
+				var reason *amqp.Error
+				select {
+				case reason = <-closed: // posted before the confirms close
+				default:
+				}
+				if l.refused(reason, batch, seqs, settled, out) {
+					return out, nil
+				}
 				unsettled(errors.New("publish: the broker closed the channel before every confirm arrived"))
 				return out, nil
 			}
@@ -173,6 +182,53 @@ func (l *Live) Publish(ctx context.Context, batch []Outgoing) ([]Outcome, error)
 		}
 	}
 	return out, nil
+}
+
+// errTooLarge: the broker refused a message over its maximum size.
+// errNotReached: it closed the channel at an earlier message of the batch,
+// so this one was never taken (the broker ignores what follows a
+// channel.close): nothing of it is on the broker.
+var (
+	errTooLarge   = errors.New("the broker refused it as too large")
+	errNotReached = errors.New("not published: the broker closed the channel at an earlier message of the batch")
+)
+
+// refused settles a batch whose channel the broker closed because a
+// message was over its maximum size, and remembers the maximum it named.
+// The refused message is the first of that size in publish order (an
+// earlier one of the same size would have been refused first); those
+// after it never reached the broker; those before it that were not
+// confirmed stay in doubt. False when reason is no such refusal.
+func (l *Live) refused(reason *amqp.Error, batch []Outgoing, seqs []int, settled map[int]bool, out []Outcome) bool {
+	limit := refusedSize(reason)
+	if limit <= 0 {
+		return false
+	}
+	m := sizeRefused.FindStringSubmatch(reason.Reason)
+	size, _ := strconv.Atoi(m[1])
+	at := -1
+	for k, i := range seqs {
+		if !settled[i] && len(batch[i].Body) == size {
+			at = k
+			break
+		}
+	}
+	if at < 0 {
+		return false
+	}
+	l.maxMsg.Store(limit)
+	for k, i := range seqs {
+		switch {
+		case settled[i]:
+		case k < at:
+			out[i].Err = fmt.Errorf("the broker closed the channel (%s) before it confirmed this one: it may have reached the broker", reason.Reason)
+		case k == at:
+			out[i] = Outcome{NotSent: true, Err: fmt.Errorf("%w: %s", errTooLarge, reason.Reason)}
+		default:
+			out[i] = Outcome{NotSent: true, Err: errNotReached}
+		}
+	}
+	return true
 }
 
 func publishingOf(o Outgoing) amqp.Publishing {

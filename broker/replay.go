@@ -235,12 +235,42 @@ type DumpLine struct {
 	Record DumpRecord
 }
 
+// badLine is a line of a dump that cannot be read, and why.
+type badLine struct {
+	line int
+	why  string
+}
+
 // ReadDump reads a dump file: its header and records. A malformed line is
 // reported in bad (line number and why) and left out.
 func ReadDump(r io.Reader) (DumpHeader, []DumpLine, []string, error) {
+	head, lines, bad, err := readDump(r)
+	var out []string
+	for _, b := range bad {
+		out = append(out, fmt.Sprintf("line %d: %s", b.line, b.why))
+	}
+	return head, lines, out, err
+}
+
+// ReadDumpHeader reads the first line of the dump file at path.
+func ReadDumpHeader(path string) (DumpHeader, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return DumpHeader{}, err
+	}
+	defer f.Close()
+	line, err := bufio.NewReaderSize(f, 4096).ReadSlice('\n')
+	var head DumpHeader
+	if (err != nil && !errors.Is(err, io.EOF)) || json.Unmarshal(line, &head) != nil || head.LadderDump == 0 {
+		return head, fmt.Errorf("%s: line 1: not a ladder dump", path)
+	}
+	return head, nil
+}
+
+func readDump(r io.Reader) (DumpHeader, []DumpLine, []badLine, error) {
 	var head DumpHeader
 	var lines []DumpLine
-	var bad []string
+	var bad []badLine
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 1<<30)
 	n := 0
@@ -261,7 +291,7 @@ func ReadDump(r io.Reader) (DumpHeader, []DumpLine, []string, error) {
 		}
 		rec, err := UnmarshalRecord(b)
 		if err != nil {
-			bad = append(bad, fmt.Sprintf("line %d: %v", n, err))
+			bad = append(bad, badLine{n, err.Error()})
 			continue
 		}
 		lines = append(lines, DumpLine{Line: n, Record: rec})
@@ -278,12 +308,14 @@ func ReadDump(r io.Reader) (DumpHeader, []DumpLine, []string, error) {
 // progress file: JSON lines beside the dump, {"sent":[lines]} before a batch
 // is published and {"done":[…]} / {"failed":[…]} once it is settled, each
 // synced. A line sent but neither done nor failed was in flight when the
-// replay stopped: it may have reached the broker.
+// replay stopped: it may have reached the broker. Each run first writes who
+// it is ({"lock":…}, see replaylock.go).
 type progressEntry struct {
 	// Dump names the dump the progress is of: a progress file of another
 	// dump (one written over this file's name) is refused.
 	Dump   *progressDump `json:"dump,omitempty"`
 	Run    string        `json:"run,omitempty"`
+	Lock   *lockRecord   `json:"lock,omitempty"`
 	Sent   []int         `json:"sent,omitempty"`
 	Done   []int         `json:"done,omitempty"`
 	Failed []int         `json:"failed,omitempty"`
@@ -297,149 +329,58 @@ type progressDump struct {
 // ProgressFile is where a replay of file keeps its progress.
 func ProgressFile(file string) string { return file + ".progress" }
 
-func readProgress(path string, head DumpHeader) (done, inflight map[int]bool, exists bool, err error) {
-	done, inflight = map[int]bool{}, map[int]bool{}
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return done, inflight, false, nil
-	}
-	if err != nil {
-		return nil, nil, false, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for n := 1; sc.Scan(); n++ {
-		var e progressEntry
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			// A torn last line (killed while writing): what it said is lost,
-			// and its lines count as in flight.
-			continue
-		}
-		if d := e.Dump; d != nil && (d.Queue != head.Queue || !d.DumpedAt.Equal(head.DumpedAt)) {
-			return nil, nil, true, fmt.Errorf("it is the progress of another dump (of %s at %s), not of this one (of %s at %s): remove it",
-				d.Queue, d.DumpedAt.Format(time.RFC3339), head.Queue, head.DumpedAt.Format(time.RFC3339))
-		}
-		for _, l := range e.Sent {
-			inflight[l] = true
-		}
-		for _, l := range e.Done {
-			done[l], inflight[l] = true, false
-		}
-		for _, l := range e.Failed {
-			inflight[l] = false
-		}
-	}
-	for l, v := range inflight {
-		if !v {
-			delete(inflight, l)
-		}
-	}
-	return done, inflight, true, sc.Err()
-}
-
 // replayBatch is how many messages are published before their confirms
 // are awaited and the progress file synced.
 const replayBatch = 256
 
+// replayJob is one line of a replay and its plan.
+type replayJob struct {
+	line  DumpLine
+	route PlannedMove
+}
+
 // Replay publishes a dump's messages again, each routed by the planner the
-// moves use. With Resume, lines a previous run published are skipped; lines
-// it had in flight are published again and reported as possible duplicates.
+// moves use. Every line is checked first (see checkLine): one the broker
+// would refuse is skipped with its reason, so it cannot take the valid lines
+// after it down with it. With Resume, lines a previous run published are
+// skipped; lines it had in flight are published again and reported as
+// possible duplicates. A replay locks the dump's progress file while it
+// runs: a second one at once is refused, naming the first.
 func Replay(ctx context.Context, c Client, req ReplayRequest, progress func(MoveProgress)) (*MoveReport, error) {
 	rep := &MoveReport{Target: req.To.String(), DelayMS: req.Delay.Milliseconds(), DryRun: req.DryRun, Via: map[retry.Via]int{}, Routes: []retry.RouteCount{}}
 	f, err := os.Open(req.File)
 	if err != nil {
 		return rep, fmt.Errorf("replay: %w", err)
 	}
-	head, lines, bad, err := ReadDump(f)
+	head, lines, bad, err := readDump(f)
 	f.Close()
 	if err != nil {
 		return rep, fmt.Errorf("replay %s: %w", req.File, err)
 	}
-	if len(bad) > 0 {
-		if req.Strict {
-			return rep, fmt.Errorf("replay %s: %s (--strict: nothing published)", req.File, bad[0])
-		}
-		for _, b := range bad {
-			rep.Note("skipped malformed " + b)
-		}
+	if len(bad) > 0 && req.Strict {
+		return rep, fmt.Errorf("replay %s: line %d: %s (--strict: nothing published)", req.File, bad[0].line, bad[0].why)
 	}
 	progPath := ProgressFile(req.File)
-	done, inflight, exists, err := readProgress(progPath, head)
-	if err != nil {
-		return rep, fmt.Errorf("replay: progress file %s: %w", progPath, err)
+	var prog *os.File
+	if req.DryRun {
+		err = checkUnlocked(progPath)
+	} else {
+		// Before the progress is read: two replays that both read "nothing
+		// published yet" would both publish everything.
+		prog, err = lockProgress(progPath)
 	}
-	if exists && !req.Resume && !req.DryRun {
-		return rep, fmt.Errorf("replay %s: it was replayed before (progress in %s): --resume continues it; remove the progress file to replay it all again", req.File, progPath)
-	}
-	v, err := c.Topology(ctx)
-	if err != nil {
-		return rep, err
-	}
-	version, err := c.BrokerVersion(ctx)
-	if err != nil {
-		return rep, err
-	}
-	spec := retry.MoveSpec{From: head.Queue, To: req.To, Delay: req.Delay, ResetRetries: req.ResetRetries,
-		Where: req.Where, Now: time.Now(), MaxMoves: req.MaxMoves, Force: req.Force, Replay: true, Expect: req.Expect}
-	spec.ForBroker(version)
-	planner, err := retry.NewMovePlanner(&v, retry.Discover(&v), spec)
 	if err != nil {
 		return rep, fmt.Errorf("replay %s: %w", req.File, err)
 	}
-	type job struct {
-		line  DumpLine
-		route PlannedMove
+	if prog != nil {
+		defer prog.Close() // releases the lock
 	}
-	var jobs []job
-	resumed := 0
-	for _, dl := range lines {
-		if done[dl.Line] {
-			resumed++
-			continue
-		}
-		r := dl.Record
-		m := retry.MoveMessage{Position: dl.Line, MessageID: r.Properties.MessageID, BodyDigest: retry.BodyDigest(r.Body),
-			Exchange: r.Exchange, RoutingKey: r.RoutingKey, Headers: r.Headers, Expiration: r.Properties.Expiration, Body: r.Body}
-		if r.Properties.Timestamp != nil {
-			m.Timestamp = time.Unix(*r.Properties.Timestamp, 0)
-		}
-		route := planner.Plan(m)
-		if route.Unmatched {
-			rep.Unmatched++
-			continue
-		}
-		if req.Limit > 0 && len(jobs) >= req.Limit {
-			break
-		}
-		rep.Note(route.Note)
-		if !route.Moves() {
-			rep.Skipped++
-			rep.Planned = append(rep.Planned, route)
-		} else if req.DryRun {
-			rep.Count(route)
-			rep.Planned = append(rep.Planned, route)
-		}
-		jobs = append(jobs, job{dl, route})
-	}
-	rep.Requested = len(jobs)
-	if resumed > 0 {
-		rep.Note(fmt.Sprintf("resumed: %s already published by an earlier run %s skipped", retry.Plural(resumed, "line", "lines"), wasWere(resumed)))
-	}
-	if req.DryRun {
-		rep.Note("dry run: nothing was published")
-		return rep, nil
-	}
-	prog, err := os.OpenFile(progPath, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	st, err := readProgress(progPath, head)
 	if err != nil {
-		return rep, fmt.Errorf("replay: progress file: %w", err)
+		return rep, fmt.Errorf("replay: progress file %s: %w", progPath, err)
 	}
-	defer prog.Close()
-	if st, err := prog.Stat(); err == nil && st.Size() > 0 {
-		// A run killed mid-write left a torn line: end it, so the next
-		// entry is read on its own.
-		if _, err := prog.Write([]byte("\n")); err != nil {
-			return rep, fmt.Errorf("replay: progress file %s: %w", progPath, err)
-		}
+	if st.exists && !req.Resume && !req.DryRun {
+		return rep, fmt.Errorf("replay %s: it was replayed before (progress in %s): --resume continues it; remove the progress file to replay it all again", req.File, progPath)
 	}
 	run := runID()
 	record := func(e progressEntry) error {
@@ -449,7 +390,102 @@ func Replay(ctx context.Context, c Client, req ReplayRequest, progress func(Move
 		}
 		return prog.Sync()
 	}
-	if !exists {
+	if prog != nil {
+		if fi, err := prog.Stat(); err == nil && fi.Size() > 0 {
+			// A run killed mid-write left a torn line: end it, so the next
+			// entry is read on its own.
+			if _, err := prog.Write([]byte("\n")); err != nil {
+				return rep, fmt.Errorf("replay: progress file %s: %w", progPath, err)
+			}
+		}
+		if err := record(progressEntry{Run: run, Lock: newLockRecord()}); err != nil {
+			return rep, err
+		}
+	}
+	v, err := c.Topology(ctx)
+	if err != nil {
+		return rep, err
+	}
+	version, err := c.BrokerVersion(ctx)
+	if err != nil {
+		return rep, err
+	}
+	lim, err := limitsOf(ctx, c)
+	if err != nil {
+		return rep, fmt.Errorf("replay %s: %w", req.File, err)
+	}
+	if head.Vhost != c.Vhost() {
+		rep.Note(fmt.Sprintf("the dump is of vhost %s; this replay publishes into vhost %s", head.Vhost, c.Vhost()))
+	}
+	spec := retry.MoveSpec{From: head.Queue, To: req.To, Delay: req.Delay, ResetRetries: req.ResetRetries,
+		Where: req.Where, Now: time.Now(), MaxMoves: req.MaxMoves, Force: req.Force, Replay: true, Expect: req.Expect}
+	spec.ForBroker(version)
+	planner, err := retry.NewMovePlanner(&v, retry.Discover(&v), spec)
+	if err != nil {
+		return rep, fmt.Errorf("replay %s: %w", req.File, err)
+	}
+	// A line that cannot be read or published stays in the dump, skipped
+	// with its reason, counted among those asked for (so the replay ends
+	// partial, exit 3).
+	skip := func(pm PlannedMove) {
+		rep.Skipped++
+		rep.Planned = append(rep.Planned, pm)
+	}
+	for _, b := range bad {
+		rep.Requested++
+		skip(PlannedMove{Position: b.line, Skip: "malformed line: " + b.why})
+	}
+	var jobs []replayJob
+	resumed := 0
+	for _, dl := range lines {
+		if st.done[dl.Line] {
+			resumed++
+			continue
+		}
+		r := dl.Record
+		m := retry.MoveMessage{Position: dl.Line, MessageID: r.Properties.MessageID, BodyDigest: retry.BodyDigest(r.Body),
+			Exchange: r.Exchange, RoutingKey: r.RoutingKey, Headers: r.Headers, Expiration: r.Properties.Expiration, Body: r.Body}
+		if r.Properties.Timestamp != nil {
+			m.Timestamp = time.Unix(*r.Properties.Timestamp, 0)
+		}
+		// Checked before it is planned: the planner holds a line to the
+		// confirmed plan, which skipped it for this same reason.
+		why := checkLine(&dl.Record, lim)
+		var route PlannedMove
+		if why == "" {
+			route = planner.Plan(m)
+		} else {
+			route = PlannedMove{Position: dl.Line, MessageID: r.Properties.MessageID, BodyDigest: m.BodyDigest, Skip: why}
+			route.Unmatched = !req.Where.Empty() && planner.Plan(m).Unmatched
+		}
+		if route.Unmatched {
+			rep.Unmatched++
+			continue
+		}
+		if req.Limit > 0 && len(jobs) >= req.Limit {
+			break
+		}
+		if why != "" && req.Strict {
+			return rep, fmt.Errorf("replay %s: line %d: %s (--strict: nothing published)", req.File, dl.Line, why)
+		}
+		rep.Note(route.Note)
+		if !route.Moves() {
+			skip(route)
+		} else if req.DryRun {
+			rep.Count(route)
+			rep.Planned = append(rep.Planned, route)
+		}
+		jobs = append(jobs, replayJob{dl, route})
+	}
+	rep.Requested += len(jobs)
+	if resumed > 0 {
+		rep.Note(fmt.Sprintf("resumed: %s already published by an earlier run %s skipped", retry.Plural(resumed, "line", "lines"), wasWere(resumed)))
+	}
+	if req.DryRun {
+		rep.Note("dry run: nothing was published")
+		return rep, nil
+	}
+	if !st.exists {
 		if err := record(progressEntry{Dump: &progressDump{Queue: head.Queue, DumpedAt: head.DumpedAt}}); err != nil {
 			return rep, err
 		}
@@ -487,11 +523,34 @@ func Replay(ctx context.Context, c Client, req ReplayRequest, progress func(Move
 		// worth, so confirms are awaited ten times a second at most.
 		batchSize = max(1, min(replayBatch, int(req.Rate)/10))
 	}
-	for i := 0; i < len(jobs) && failure == nil; {
-		var batch []job
-		for ; i < len(jobs) && len(batch) < batchSize; i++ {
-			if jobs[i].route.Moves() {
-				batch = append(batch, jobs[i])
+	// queue holds what is still to publish, in line order; lines of a batch
+	// the broker did not reach (it closed the channel at a refused message
+	// before them) go back to its front.
+	var queue []replayJob
+	for _, j := range jobs {
+		if j.route.Moves() {
+			queue = append(queue, j)
+		}
+	}
+	for len(queue) > 0 && failure == nil {
+		var batch []replayJob
+		for len(queue) > 0 && len(batch) < batchSize {
+			j := queue[0]
+			// A large body goes alone: a broker configured below its
+			// version's default refuses it without the lines after it.
+			if len(j.line.Record.Body) > isolateAbove && len(batch) > 0 {
+				break
+			}
+			queue = queue[1:]
+			// The limit may have been learnt from a refusal since the plan.
+			if why := checkLine(&j.line.Record, lim); why != "" {
+				rep.Skipped++
+				rep.Planned = append(rep.Planned, j.route.Skipped(why))
+				continue
+			}
+			batch = append(batch, j)
+			if len(j.line.Record.Body) > isolateAbove {
+				break
 			}
 		}
 		if len(batch) == 0 {
@@ -539,6 +598,7 @@ func Replay(ctx context.Context, c Client, req ReplayRequest, progress func(Move
 			break
 		}
 		var ok, failed []int
+		var again []replayJob
 		for k, res := range outcomes {
 			j := batch[k]
 			switch {
@@ -550,6 +610,14 @@ func Replay(ctx context.Context, c Client, req ReplayRequest, progress func(Move
 			case res.Returned:
 				failed = append(failed, j.line.Line)
 				rep.Returned++
+			case res.NotSent && errors.Is(res.Err, errNotReached):
+				// Never reached the broker: published again next batch.
+				failed = append(failed, j.line.Line)
+				again = append(again, j)
+			case res.NotSent && errors.Is(res.Err, errTooLarge):
+				failed = append(failed, j.line.Line)
+				rep.Skipped++
+				rep.Planned = append(rep.Planned, j.route.Skipped(res.Err.Error()))
 			case res.NotSent:
 				failed = append(failed, j.line.Line)
 				rep.Failed++
@@ -567,13 +635,20 @@ func Replay(ctx context.Context, c Client, req ReplayRequest, progress func(Move
 		if err := record(progressEntry{Done: ok, Failed: failed}); err != nil {
 			failure = err
 		}
+		if len(again) > 0 {
+			queue = append(again, queue...)
+			if l, err := limitsOf(ctx, c); err == nil {
+				lim = l // the refusal named the broker's limit
+			}
+		}
 		report()
 	}
-	if len(inflight) > 0 {
+	if again := sumDoubt(st, jobs); again > 0 {
 		rep.DuplicatesPossible = true
-		rep.DuplicatesAtMost += len(inflight)
+		rep.DuplicatesAtMost += again
+		n := len(inflightLines(st, jobs))
 		rep.Note(fmt.Sprintf("%s in flight when an earlier run stopped: published again, so %s be on the broker twice (%s %s)",
-			were(len(inflight), "line", "lines"), mayBe(len(inflight)), plainPlural(len(inflight), "line", "lines"), lineList(inflight)))
+			were(n, "line", "lines"), mayBe(n), plainPlural(n, "line", "lines"), lineList(inflightLines(st, jobs))))
 	}
 	if rep.Returned > 0 {
 		rep.Note(fmt.Sprintf("%s returned as unroutable: not published (still in the dump)", were(rep.Returned, "message", "messages")))
@@ -586,15 +661,41 @@ func Replay(ctx context.Context, c Client, req ReplayRequest, progress func(Move
 		failure = err
 	}
 	if failure == nil && rep.Moved < rep.Requested {
-		failure = fmt.Errorf("replay %s: published %d of %d (%d returned, %d failed, %d skipped): %w",
-			req.File, rep.Moved, rep.Requested, rep.Returned, rep.Failed, rep.Skipped, ErrPartial)
-	} else if failure == nil && len(bad) > 0 && !req.DryRun {
-		// Lines not published, as the help says: exit 3, not 0.
-		failure = fmt.Errorf("replay %s: %s skipped, not published (the first: %s): %w", req.File, retry.Plural(len(bad), "malformed line", "malformed lines"), bad[0], ErrPartial)
+		failure = &replayPartial{fmt.Errorf("replay %s: published %d of %d (%d returned, %d failed, %d skipped)",
+			req.File, rep.Moved, rep.Requested, rep.Returned, rep.Failed, rep.Skipped)}
 	} else if failure != nil && !errors.Is(failure, ErrPartial) {
-		failure = fmt.Errorf("%w: %w", failure, ErrPartial)
+		failure = &replayPartial{failure}
 	}
 	return rep, failure
+}
+
+// replayPartial is a replay that left lines unpublished: ErrPartial, in a
+// replay's words.
+type replayPartial struct{ err error }
+
+func (e *replayPartial) Error() string        { return e.err.Error() + ": some lines were not published" }
+func (e *replayPartial) Unwrap() error        { return e.err }
+func (e *replayPartial) Is(target error) bool { return target == ErrPartial }
+
+// inflightLines are the lines of jobs an earlier run left in doubt.
+func inflightLines(st progressState, jobs []replayJob) map[int]bool {
+	out := map[int]bool{}
+	for _, j := range jobs {
+		if st.doubt[j.line.Line] > 0 && j.route.Moves() {
+			out[j.line.Line] = true
+		}
+	}
+	return out
+}
+
+// sumDoubt bounds the duplicates publishing jobs again can make: each
+// unanswered publish of a line by an earlier run may have left a copy.
+func sumDoubt(st progressState, jobs []replayJob) int {
+	n := 0
+	for l := range inflightLines(st, jobs) {
+		n += st.doubt[l]
+	}
+	return n
 }
 
 func lineList(set map[int]bool) string {

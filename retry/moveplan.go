@@ -349,7 +349,9 @@ func NewMovePlanner(v *Vhost, ladders []Ladder, spec MoveSpec) (*MovePlanner, er
 		if r.queueIndex(t.Name) < 0 {
 			return nil, fmt.Errorf("move: target queue %q does not exist in vhost %s", t.Name, v.Name)
 		}
-		if t.Name == spec.From {
+		// A replay reads a file, not the queue it was dumped from:
+		// restoring that queue (after a purge) is what a dump is for.
+		if t.Name == spec.From && !spec.Replay {
 			return nil, fmt.Errorf("move: target queue %q is the source", t.Name)
 		}
 	case TargetExchange:

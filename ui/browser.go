@@ -367,6 +367,7 @@ func (m *browserModel) moveSpec(cursor *broker.Message) moveSpec {
 			spec.ids[p] = id
 		}
 	}
+	m.whereScope(&spec)
 	if m.res != nil {
 		spec.depth = m.res.Ready
 		for _, message := range m.res.Messages {

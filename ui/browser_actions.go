@@ -176,15 +176,19 @@ func (m *browserModel) pickReplay() tea.Cmd {
 // askWhere edits the --where expressions that choose the shown messages.
 func (m *browserModel) askWhere() tea.Cmd {
 	return navCmd(openPromptMsg{
-		title: "Choose messages (--where)", value: strings.Join(m.where.Exprs(), " "),
-		hint: "space-separated, all must hold: reason=expired queue=Q origin=X:KEY error~RE header:N=V body~RE age>1h retries>=3",
+		title: "Choose messages (--where)", value: whereText(m.where),
+		hint: `all must hold, separated by spaces (quote one with a space: error~"timed out"): reason=expired queue=Q origin=X:KEY error~RE header:N=V body~RE age>1h retries>=3`,
 		done: func(s string) tea.Msg { return whereAskMsg{exprs: s} },
 	})
 }
 
 // setWhere applies --where expressions to the list (and to what m moves).
 func (m *browserModel) setWhere(exprs string) tea.Cmd {
-	w, err := retry.ParseWhere(strings.Fields(exprs))
+	words, err := splitWhere(exprs)
+	if err != nil {
+		return statusCmd(termtext.Sanitize(err.Error()), true)
+	}
+	w, err := retry.ParseWhere(words)
 	if err != nil {
 		return statusCmd(termtext.Sanitize(err.Error()), true)
 	}
@@ -193,7 +197,81 @@ func (m *browserModel) setWhere(exprs string) tea.Cmd {
 	if w.Empty() {
 		return statusCmd("every message shown again", false)
 	}
-	return statusCmd(present.Plural(len(m.view), "message", "messages")+" chosen by --where "+termtext.Sanitize(exprs), false)
+	return statusCmd(present.Plural(len(m.view), "message", "messages")+" chosen by --where "+termtext.Sanitize(whereText(w)), false)
+}
+
+// splitWhere splits the w prompt's text into expressions as a shell splits
+// arguments, so one can hold a space: spaces separate them, except inside
+// '…' (taken as it is) or "…" (where \" is a quote and \\ a backslash).
+// A backslash anywhere else is itself: regular expressions keep theirs
+// (error~\d+).
+func splitWhere(s string) ([]string, error) {
+	var out []string
+	var cur strings.Builder
+	in := false // inside a word
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == ' ' || c == '\t':
+			if in {
+				out = append(out, cur.String())
+				cur.Reset()
+				in = false
+			}
+		case c == '\'':
+			end := strings.IndexByte(s[i+1:], '\'')
+			if end < 0 {
+				return nil, fmt.Errorf("--where: a ' is not closed: %s", s[i:])
+			}
+			cur.WriteString(s[i+1 : i+1+end])
+			i += end + 1
+			in = true
+		case c == '"':
+			j := i + 1
+			for ; j < len(s) && s[j] != '"'; j++ {
+				if s[j] == '\\' && j+1 < len(s) && (s[j+1] == '"' || s[j+1] == '\\') {
+					j++
+				}
+				cur.WriteByte(s[j])
+			}
+			if j >= len(s) {
+				return nil, fmt.Errorf(`--where: a " is not closed: %s`, s[i:])
+			}
+			i = j
+			in = true
+		default:
+			cur.WriteByte(c)
+			in = true
+		}
+	}
+	if in {
+		out = append(out, cur.String())
+	}
+	return out, nil
+}
+
+// whereText writes expressions back as splitWhere reads them: one with a
+// space or a quote in double quotes.
+func whereText(w retry.Where) string {
+	parts := make([]string, 0, len(w.Exprs()))
+	for _, e := range w.Exprs() {
+		if strings.ContainsAny(e, " \t'\"") {
+			e = `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(e) + `"`
+		}
+		parts = append(parts, e)
+	}
+	return strings.Join(parts, " ")
+}
+
+// whereScope offers the move dialog what the w expressions choose: the
+// move takes them across the whole queue, as move --where does.
+func (m *browserModel) whereScope(spec *moveSpec) {
+	if m.where.Empty() || m.res == nil {
+		return
+	}
+	spec.where = m.where
+	spec.chosen, spec.peeked = len(broker.Choose(m.res.Messages, m.where, m.at)), len(m.res.Messages)
+	spec.allPeeked = int64(len(m.res.Messages)) >= m.res.Ready && m.res.Incomplete == ""
 }
 
 // chosen reports whether the browser's --where chooses the message.

@@ -35,6 +35,13 @@ type moveSpec struct {
 	// single: opened on one message (the inspector), so "this message"
 	// comes first, before the marks.
 	single bool
+	// where is the browser's w filter: the dialog offers what it chooses
+	// across the whole queue (the move's --where), chosen of the peeked
+	// messages it chose, of peeked (all of the queue when allPeeked).
+	where     retry.Where
+	chosen    int
+	peeked    int
+	allPeeked bool
 	// replayFile, when set, makes the dialog a replay of that dump file
 	// (browser R): the same form, dry run, confirmation and progress.
 	replayFile string
@@ -52,6 +59,7 @@ const (
 	scopeMarked
 	scopeFirstN
 	scopeAll
+	scopeChosen // what the browser's w expressions choose, across the queue
 )
 
 type scopeOpt struct {
@@ -163,6 +171,9 @@ func scopeOptions(s moveSpec) []scopeOpt {
 	if !s.single {
 		marked()
 	}
+	if !s.where.Empty() && !s.single {
+		out = append(out, scopeOpt{label: chosenLabel(s), kind: scopeChosen})
+	}
 	if s.cursor != nil {
 		out = append(out, scopeOpt{label: "this message (#" + strconv.Itoa(s.cursor.Position) + ")", kind: scopeSelected})
 	}
@@ -173,6 +184,16 @@ func scopeOptions(s moveSpec) []scopeOpt {
 		scopeOpt{label: "the first N", kind: scopeFirstN},
 		scopeOpt{label: "the whole queue (" + present.Count(s.depth) + " ready)", kind: scopeAll})
 	return out
+}
+
+// chosenLabel names the messages the w filter chooses: their number when
+// the peek saw the whole queue, else how many of the peeked it chose (the
+// dry run counts the rest).
+func chosenLabel(s moveSpec) string {
+	if s.allPeeked {
+		return "the " + present.Count(int64(s.chosen)) + " chosen by the w filter"
+	}
+	return "those the w filter chooses in the whole queue (" + present.Count(int64(s.chosen)) + " of the " + present.Count(int64(s.peeked)) + " peeked)"
 }
 
 func targetOptions(s moveSpec) []targetOpt {
@@ -230,8 +251,28 @@ func (m *moveModel) SetSize(w, h int) {
 // innerWidth is the text width inside the dialog frame.
 func (m *moveModel) innerWidth() int { return max(20, min(m.w, 100)-4) }
 
-// Capturing: a focused text field takes every printable key.
-func (m *moveModel) Capturing() bool { return m.step == stepForm && m.typing() }
+// Capturing: a focused text field takes every printable key, and so does
+// the row of a typed target or delay (its text is drawn beside the choice):
+// no letter reaches the form's keys or the screens behind.
+func (m *moveModel) Capturing() bool { return m.step == stepForm && (m.typing() || m.textOf() >= 0) }
+
+// textOf is the text field of the focused choice when its choice is
+// "typed" (the two share a row), else -1.
+func (m *moveModel) textOf() int {
+	switch {
+	case m.focus == fieldTarget && m.targets[m.targetAt].typed:
+		return fieldTargetText
+	case m.focus == fieldDelay && m.delays[m.delayAt].typed:
+		return fieldDelayText
+	}
+	return -1
+}
+
+// isText is a key that types a character (space aside: on a choice it
+// changes the choice).
+func isText(msg tea.KeyPressMsg) bool {
+	return msg.Text != "" && msg.Text != " " && msg.Mod&^tea.ModShift == 0
+}
 
 // typing reports a typed field focused.
 func (m *moveModel) typing() bool {
@@ -321,7 +362,13 @@ func (m *moveModel) Update(msg tea.Msg) tea.Cmd {
 	case tea.KeyPressMsg:
 		return m.handleKey(msg)
 	case tea.PasteMsg:
-		if m.step == stepForm && m.typing() && m.input().Update(msg, m.c.keys) {
+		if m.step != stepForm {
+			return nil
+		}
+		if t := m.textOf(); t >= 0 {
+			m.focus = t
+		}
+		if m.typing() && m.input().Update(msg, m.c.keys) {
 			m.formErr = ""
 		}
 	case stopMoveMsg:
@@ -412,6 +459,14 @@ func (m *moveModel) formKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.formErr = ""
 		return nil
 	}
+	// On a typed choice's row a character goes into its text, which takes
+	// the focus: y, n, j, k and every other letter are text there.
+	if t := m.textOf(); t >= 0 && isText(msg) {
+		m.focus = t
+		m.input().Update(msg, k)
+		m.formErr = ""
+		return nil
+	}
 	fields := m.fields()
 	pos := slices.Index(fields, m.focus)
 	switch {
@@ -484,6 +539,10 @@ func (m *moveModel) buildRequest() (broker.MoveRequest, error) {
 		for _, p := range req.Positions {
 			req.PositionIDs = append(req.PositionIDs, m.spec.ids[p])
 		}
+	case scopeChosen:
+		// The CLI's move --where: every message looked at, the chosen
+		// ones moved, the others left in place, in order.
+		req.Where = m.spec.where
 	case scopeFirstN:
 		n, err := strconv.Atoi(strings.TrimSpace(m.count.String()))
 		if err != nil || n <= 0 {
@@ -676,6 +735,12 @@ func (m *moveModel) hints() []key.Binding {
 			// (Open, Back, Next and Prev are those keys there).
 			// The editing keys are on the help screen.
 			return []key.Binding{keymap.As(k.Open, "preview"), keymap.As(k.Next, "next"), keymap.As(k.Prev, "previous"),
+				keymap.As(k.Back, "cancel"), k.TypingHelp}
+		}
+		if m.textOf() >= 0 {
+			// Letters are typed into the text beside the choice: only
+			// enter, esc, tab, ↑/↓ and space/→/← act on the form.
+			return []key.Binding{keymap.As(k.Open, "preview"), keymap.As(k.Next, "next"), keymap.As(k.Toggle, "change"),
 				keymap.As(k.Back, "cancel"), k.TypingHelp}
 		}
 		return []key.Binding{keymap.As(k.Confirm, "preview"), keymap.As(k.Next, "next field"), keymap.As(k.Toggle, "change"), k.Cancel}

@@ -105,6 +105,8 @@ func describeTarget(t broker.Target, n int, planned []broker.PlannedMove) string
 // the dry run found, so "the first 500" with 22 ready says what happens.
 func describeScope(req broker.MoveRequest, planned int) string {
 	switch {
+	case !req.Where.Empty():
+		return "those chosen by --where " + termtext.Sanitize(whereText(req.Where))
 	case len(req.Positions) == 1:
 		return "message #" + strconv.Itoa(req.Positions[0])
 	case len(req.Positions) > 1:

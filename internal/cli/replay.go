@@ -70,6 +70,17 @@ func parseRate(s string) (float64, error) {
 	return n / per.Seconds(), nil
 }
 
+// replayQuestion is the confirmation a replay asks, from its dry run; a
+// dump of another vhost says so first.
+func replayQuestion(req broker.ReplayRequest, plan *broker.MoveReport, dumpVhost, vhost string) string {
+	mreq := broker.MoveRequest{From: req.File, To: req.To, Delay: req.Delay, ResetRetries: req.ResetRetries, Where: req.Where, Rate: req.Rate}
+	q := strings.Replace(moveQuestion(mreq, plan, 1<<30), "Move ", "Replay ", 1)
+	if dumpVhost != vhost {
+		q = fmt.Sprintf("! %s is a dump of vhost %s; this replays it into vhost %s\n", clean(req.File), clean(dumpVhost), clean(vhost)) + q
+	}
+	return q
+}
+
 func newReplayCmd(a *app) *cobra.Command {
 	var (
 		req broker.ReplayRequest
@@ -90,11 +101,15 @@ exchange and routing key each message was dumped with.
 Progress is kept beside the file (FILE.progress). An interrupted replay (Ctrl+C,
 kill -9, a lost connection) restarted with --resume publishes each line once,
 except those in flight when it stopped, which are published again and reported
-as possible duplicates. A replayed file is refused without --resume.
+as possible duplicates. A replayed file is refused without --resume. While a
+replay runs it locks FILE.progress: a second replay of the file is refused,
+naming the first (pid, host, start).
 
-A malformed line is reported with its number and skipped; --strict refuses the
-whole file instead (nothing is published). Exit 3 when some lines were not
-published.`,
+Every line is checked before anything is published: a malformed line, or one the
+broker would refuse (a body over its maximum message size, properties and
+headers over one frame, a property over 255 bytes), is reported with its number
+and why and skipped; the others are published. --strict refuses the whole file
+instead (nothing is published). Exit 3 when some lines were not published.`,
 		Example: "  ladder replay orders.dlq.jsonl --to origin --delay 30s --rate 50/s\n  ladder replay orders.dlq.jsonl --to original --where reason=rejected --dry-run",
 		Args:    exactlyOne("FILE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -138,8 +153,11 @@ published.`,
 				if plan.Skipped > 0 || len(plan.Planned) <= 20 {
 					fmt.Fprint(a.stderr, renderMove(plan, req.File))
 				}
-				mreq := broker.MoveRequest{From: req.File, To: req.To, Delay: req.Delay, ResetRetries: req.ResetRetries}
-				if err := ask(a, strings.Replace(moveQuestion(mreq, plan, 1<<30), "Move ", "Replay ", 1)); err != nil {
+				head, err := broker.ReadDumpHeader(req.File)
+				if err != nil {
+					return err
+				}
+				if err := ask(a, replayQuestion(req, plan, head.Vhost, c.Vhost())); err != nil {
 					return err
 				}
 				req.Expect = plan.Planned // the replay runs the plan that was confirmed

@@ -407,4 +407,9 @@ func TestDumpKeepsOrRefusesNonUTF8Exactly(t *testing.T) {
 	if depthOf(t, r, q) != 1 {
 		t.Error("the message the dump could not keep left the queue")
 	}
+	// A browsing dump writes the others and says how many it skipped, once.
+	code, _, errOut = runLadder(t, "dump", q, "--out", filepath.Join(t.TempDir(), "w.jsonl"))
+	if code != exitPartial || !strings.Contains(errOut, ": 1 message skipped (they stay queued)") {
+		t.Errorf("browsing dump: exit %d %q", code, errOut)
+	}
 }

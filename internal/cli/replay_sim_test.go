@@ -83,7 +83,8 @@ func TestDumpReplayRoundTripOnTheSimulation(t *testing.T) {
 	}
 }
 
-// A malformed line is reported by number and skipped; --strict refuses.
+// A malformed line is reported by number and skipped (exit 3); --strict
+// refuses the file.
 func TestReplaySkipsMalformedLinesOrRefusesThemStrictly(t *testing.T) {
 	s := newSim(t)
 	file := filepath.Join(t.TempDir(), "d.jsonl")
@@ -101,10 +102,16 @@ func TestReplaySkipsMalformedLinesOrRefusesThemStrictly(t *testing.T) {
 	code, out, errOut := runOnSim(t, s, "replay", file, "--to", "queue:"+sim.OrdersMain, "--yes", "-o", "json")
 	var rep broker.MoveReport
 	json.Unmarshal([]byte(out), &rep)
-	// Exit 3, as the help says: a line was not published.
-	if code != exitPartial || rep.Moved != 3 || !strings.Contains(strings.Join(rep.Notes, " "), "skipped malformed line 3") ||
-		!strings.Contains(errOut, "1 malformed line skipped, not published (the first: line 3: ") {
+	// The others are published; the skipped line makes the replay partial
+	// (exit 3, as the help says), with its number and why.
+	if code != exitPartial || rep.Moved != 3 || rep.Skipped != 1 || len(rep.Planned) != 1 || rep.Planned[0].Position != 3 || !strings.Contains(rep.Planned[0].Skip, "malformed line") {
 		t.Errorf("lenient: exit %d %s %+v", code, errOut, rep)
+	}
+	// In text, one line names it.
+	os.Remove(broker.ProgressFile(file))
+	code, out, _ = runOnSim(t, s, "replay", file, "--to", "queue:"+sim.OrdersMain, "--yes")
+	if code != exitPartial || !strings.Contains(out, "skipped #3: malformed line: ") {
+		t.Errorf("text: exit %d %s", code, out)
 	}
 }
 

@@ -189,6 +189,10 @@ func renderMove(r *broker.MoveReport, from string) string {
 		}
 		fmt.Fprintf(&b, "; failed %d, returned %d, skipped %d\n", r.Failed, r.Returned, r.Skipped)
 		for _, p := range r.Planned {
+			if p.MessageID == "" {
+				fmt.Fprintf(&b, "  skipped #%d: %s\n", p.Position, clean(p.Skip))
+				continue
+			}
 			fmt.Fprintf(&b, "  skipped #%d %s: %s\n", p.Position, clean(p.MessageID), clean(p.Skip))
 		}
 	}
