@@ -455,7 +455,7 @@ func peekAMQP1(ctx context.Context, b *amqp1Receiver, q retry.Queue, brokerVersi
 			retry.Plural(len(res.Messages), "message", "messages"), end.Error(), amqp1CrashHint(end.Err))
 		res.Incomplete = note
 		res.SideEffects = append(res.SideEffects, note)
-		noteDeadLettered(res, q, brokerVersion)
+		NoteDeadLettered(res, q, brokerVersion)
 		ended = true
 	case err != nil:
 		return nil, redelivered, false, fmt.Errorf("peek %s: %w", q.Name, err)

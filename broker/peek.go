@@ -60,7 +60,7 @@ func peekQueue(ctx context.Context, conn *amqp.Connection, q retry.Queue, broker
 	if q.Type == retry.QueueClassic {
 		noteReleased(conn, q, res)
 	}
-	noteDeadLettered(res, q, brokerVersion)
+	NoteDeadLettered(res, q, brokerVersion)
 	return finishPeek(res, q), nil
 }
 
@@ -372,10 +372,10 @@ func (e *PeekRefused) Error() string { return "peek " + e.Queue + ": " + e.Why }
 func (e *PeekRefused) Unwrap() error { return e.Kind }
 
 // PeekRefusalOf is the refusal a peek of q by the mode PeekModeOf chooses
-// meets, unforced: nil when it may run. The terminal UI reads it before it
-// asks; Live.Peek applies the same rule.
-func PeekRefusalOf(q retry.Queue, brokerVersion string, readOnly bool) *PeekRefused {
-	return peekRefusal(q, brokerVersion, peekCostVia(q, brokerVersion, PeekModeOf(q, brokerVersion)), readOnly, false, "")
+// meets: nil when it may run. The terminal UI reads it before it asks, the
+// simulation follows it; Live.Peek applies the same rule.
+func PeekRefusalOf(q retry.Queue, brokerVersion string, readOnly, force bool) *PeekRefused {
+	return peekRefusal(q, brokerVersion, peekCostVia(q, brokerVersion, PeekModeOf(q, brokerVersion)), readOnly, force, "")
 }
 
 // peekRefusal decides from what is known before the queue is touched —
@@ -416,13 +416,13 @@ func deadLetteredTo(q retry.Queue) string {
 	return "dropped (no dead-letter exchange)"
 }
 
-// noteDeadLettered reports the messages a peek's return pushed past their
+// NoteDeadLettered reports the messages a peek's return pushed past their
 // delivery limit: each return raised x-delivery-count by one, and a quorum
 // queue dead-letters (or drops) a message returned once it had been
 // delivered limit times before. Counted from each message's
 // x-delivery-count as delivered (exact; no waiting on a quorum queue's
 // asynchronous returns), on what the peek itself read.
-func noteDeadLettered(res *PeekResult, q retry.Queue, brokerVersion string) {
+func NoteDeadLettered(res *PeekResult, q retry.Queue, brokerVersion string) {
 	limit, ok := deliveryLimit(q, brokerVersion)
 	if !ok {
 		return

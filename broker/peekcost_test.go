@@ -66,7 +66,7 @@ func TestPeekRefusalOf(t *testing.T) {
 		{"3.10 no limit read-only", unlimited, "3.10.8", true, ErrReadOnly, []string{"read-only: a peek of this quorum queue counts a delivery (x-delivery-count +1); RabbitMQ 3.10.8"}},
 		{"classic read-only", retry.Queue{Name: "c", Type: retry.QueueClassic}, "3.10.8", true, nil, nil},
 	} {
-		r := PeekRefusalOf(tc.q, tc.version, tc.readOnly)
+		r := PeekRefusalOf(tc.q, tc.version, tc.readOnly, false)
 		if tc.kind == nil {
 			if r != nil {
 				t.Errorf("%s: refused: %v", tc.name, r)
@@ -133,13 +133,13 @@ func TestNoteDeadLettered(t *testing.T) {
 		{Position: 2, Headers: retry.Headers{}},
 		{Position: 3, Headers: retry.Headers{"x-delivery-count": int64(4)}},
 	}}
-	noteDeadLettered(res, q, "4.0.5")
+	NoteDeadLettered(res, q, "4.0.5")
 	text := strings.Join(res.SideEffects, " ")
 	if res.Released != 2 || res.ReleasedTo != "nowhere (dropped: no dead-letter exchange)" || !strings.Contains(text, "2 messages were dropped (no dead-letter exchange) by this peek (position 0, 3)") {
 		t.Fatalf("released %d to %q: %q", res.Released, res.ReleasedTo, text)
 	}
 	none := &PeekResult{Messages: res.Messages}
-	noteDeadLettered(none, retry.Queue{Name: "c", Type: retry.QueueClassic}, "4.0.5")
+	NoteDeadLettered(none, retry.Queue{Name: "c", Type: retry.QueueClassic}, "4.0.5")
 	if none.Released != 0 || len(none.SideEffects) != 0 {
 		t.Fatalf("classic: %+v", none)
 	}

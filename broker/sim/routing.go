@@ -23,7 +23,7 @@ func (s *Sim) topology() *topoCache {
 	}
 	v := retry.Vhost{Name: VhostName}
 	for _, q := range s.queues {
-		v.Queues = append(v.Queues, retry.Queue{Name: q.name, Type: retry.QueueClassic, Arguments: q.args, Consumers: q.consumers})
+		v.Queues = append(v.Queues, retry.Queue{Name: q.name, Type: q.typ, Arguments: q.args, Consumers: q.consumers})
 	}
 	v.Exchanges = slices.Clone(s.exchanges)
 	v.Bindings = slices.Clone(s.bindings)
@@ -48,9 +48,9 @@ func (s *Sim) ladderOf(queue string) *retry.Ladder {
 	return nil
 }
 
-// declareQueue declares a classic queue. Redeclaring with the same
-// arguments renews x-expires, as on the broker; other arguments are refused
-// (PRECONDITION_FAILED, inequivalent arg).
+// declareQueue declares a classic queue, or a quorum one (x-queue-type).
+// Redeclaring with the same arguments renews x-expires, as on the broker;
+// other arguments are refused (PRECONDITION_FAILED, inequivalent arg).
 func (s *Sim) declareQueue(name string, args map[string]any) error {
 	if q, ok := s.byName[name]; ok {
 		if !reflect.DeepEqual(q.args, args) {
@@ -59,8 +59,12 @@ func (s *Sim) declareQueue(name string, args map[string]any) error {
 		q.lastUsed = s.now
 		return nil
 	}
-	q := &queue{name: name, args: args, lastUsed: s.now}
-	q.set = retry.EffectiveSettings(&retry.Queue{Name: name, Type: retry.QueueClassic, Arguments: args})
+	typ := retry.QueueClassic
+	if args["x-queue-type"] == retry.QueueQuorum {
+		typ = retry.QueueQuorum
+	}
+	q := &queue{name: name, typ: typ, args: args, lastUsed: s.now}
+	q.set = retry.EffectiveSettings(&retry.Queue{Name: name, Type: typ, Arguments: args})
 	s.queues = append(s.queues, q)
 	s.byName[name] = q
 	s.topo = nil
