@@ -140,4 +140,3 @@ func waitReady(t *testing.T, ch *amqp.Channel, queue string, n int) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
-
