@@ -81,7 +81,7 @@ func (m *Model) peekNeedsConsent(msg peekMsg) (tea.Cmd, bool) {
 		m.prompt.open(openPromptMsg{
 			title:   present.PeekQuestion(termtext.Truncate(name, max(16, m.w/3)), m.c.peekLimit, ready, refused.Cost),
 			confirm: true, yes: "peek",
-			done:    func(string) tea.Msg { return peekConsentMsg{queue: queue} },
+			done: func(string) tea.Msg { return peekConsentMsg{queue: queue} },
 		})
 		m.push(m.prompt)
 	}
