@@ -24,6 +24,39 @@ import (
 // peekConsentMsg: the user said yes to one more peek of queue, at its cost.
 type peekConsentMsg struct{ queue string }
 
+// rememberCounts keeps the delivery counts a peek of queue saw (only
+// those), so that the next peek of it — a re-peek, or the queue opened
+// again — is judged by them without spending a delivery.
+func (m *Model) rememberCounts(queue string, res *broker.PeekResult) {
+	if res == nil {
+		return
+	}
+	seen := &broker.PeekResult{Queue: queue}
+	for _, msg := range res.Messages {
+		if n, ok := msg.Headers["x-delivery-count"]; ok {
+			seen.Messages = append(seen.Messages, broker.Message{Headers: retry.Headers{"x-delivery-count": n}})
+		}
+	}
+	if m.seenCounts == nil {
+		m.seenCounts = map[string]*broker.PeekResult{}
+	}
+	m.seenCounts[m.countsKey(queue)] = seen
+}
+
+func (m *Model) countsKey(queue string) string { return m.c.client.Vhost() + "\x00" + queue }
+
+// wouldDeadLetter is why another peek of queue is refused: the last peek
+// of it saw messages that one more would dead-letter ("" when none).
+func (m *Model) wouldDeadLetter(queue string, q retry.Queue, version string) string {
+	n := broker.RepeekDeadLetters(m.seenCounts[m.countsKey(queue)], q, version)
+	if n == 0 {
+		return ""
+	}
+	c := broker.PeekCostOf(q, version)
+	return "peek " + termtext.Sanitize(queue) + ": refused: another peek would dead-letter " + present.Plural(n, "message", "messages") +
+		" ladder saw in it, delivered as often as the delivery limit of " + strconv.FormatInt(c.DeliveryLimit, 10) + " allows"
+}
+
 // snapQueue is queue as the last snapshot has it.
 func (m *Model) snapQueue(queue string) (retry.Queue, string, bool) {
 	s := m.home.snap
@@ -37,20 +70,21 @@ func (m *Model) snapQueue(queue string) (retry.Queue, string, bool) {
 	return s.Topology.Queues[i], s.BrokerVersion, true
 }
 
-// peekRefused is why, under read-only mode, opening queue would not peek
-// it ("" when it would): the line the peek itself would refuse with.
+// peekRefused is why opening queue would not peek it ("" when it would):
+// under read-only mode, the line the peek itself would refuse with; and a
+// peek the last one's counts say would dead-letter messages.
 func (m *Model) peekRefused(queue string) string {
-	if !m.c.readOnly {
-		return ""
-	}
 	q, version, ok := m.snapQueue(queue)
 	if !ok {
 		return ""
 	}
-	if r := broker.PeekRefusalOf(q, version, true, false); r != nil {
-		return termtext.Sanitize(r.Error())
+	if m.c.readOnly {
+		if r := broker.PeekRefusalOf(q, version, true, false); r != nil {
+			return termtext.Sanitize(r.Error())
+		}
+		return ""
 	}
-	return ""
+	return m.wouldDeadLetter(queue, q, version)
 }
 
 // peekNeedsConsent handles the browser's peek refused for want of a yes:
@@ -68,10 +102,9 @@ func (m *Model) peekNeedsConsent(msg peekMsg) (tea.Cmd, bool) {
 		q = retry.Queue{Name: msg.queue}
 	}
 	name := termtext.Sanitize(msg.queue)
-	if n := broker.RepeekDeadLetters(m.browser.res, q, version); n > 0 {
+	if why := m.wouldDeadLetter(msg.queue, q, version); why != "" {
 		// Known without a delivery: say that, not "cannot be seen".
-		msg.err = errors.New("peek " + name + ": refused: another peek would dead-letter " + present.Plural(n, "message", "messages") +
-			" shown here, delivered as often as the delivery limit of " + strconv.FormatInt(refused.Cost.DeliveryLimit, 10) + " allows")
+		msg.err = errors.New(why)
 	} else {
 		ready := q.Ready
 		if m.browser.res != nil {

@@ -114,8 +114,17 @@ func TestRepeekThatWouldDeadLetterIsRefused(t *testing.T) {
 	if h.m.top() != h.m.browser {
 		t.Fatalf("asked a peek that would dead-letter: on %T\n%s", h.m.top(), h.plain())
 	}
-	if got := flat(h.plain()); !strings.Contains(got, "refused: another peek would dead-letter 1 message shown here, delivered as often as the delivery limit of 5 allows") {
+	if got := flat(h.plain()); !strings.Contains(got, "refused: another peek would dead-letter 1 message ladder saw in it, delivered as often as the delivery limit of 5 allows") {
 		t.Fatalf("status:\n%s", h.plain())
+	}
+	if got := c.peeksForced(); !slices.Equal(got, []bool{true, false}) {
+		t.Fatalf("peeks %v", got)
+	}
+	// Opened again from home: the counts seen are remembered, the same
+	// answer, nothing asked or peeked.
+	h.key("esc", "enter") // home keeps its filter: the cursor is on payments
+	if h.m.top() != h.m.home || !strings.Contains(flat(h.plain()), "another peek would dead-letter 1 message") {
+		t.Fatalf("opened again: on %T\n%s", h.m.top(), h.plain())
 	}
 	if got := c.peeksForced(); !slices.Equal(got, []bool{true, false}) {
 		t.Fatalf("peeks %v", got)

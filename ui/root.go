@@ -59,6 +59,10 @@ type Model struct {
 	statusErr bool
 	quitting  bool // q pressed during a move: quit when it has stopped
 	helpBar   help.Model
+
+	// seenCounts: the delivery counts the last peek of each queue saw, by
+	// vhost and queue (see peekconsent.go).
+	seenCounts map[string]*broker.PeekResult
 }
 
 // newModel builds the root model; now is the clock (tests pass a fixed one).
@@ -159,6 +163,9 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 	case peekConsentMsg:
 		return m.peekConsented(msg)
 	case peekMsg:
+		if msg.err == nil {
+			m.rememberCounts(msg.queue, msg.res)
+		}
 		if cmd, handled := m.peekNeedsConsent(msg); handled {
 			return cmd
 		}
