@@ -360,9 +360,11 @@ var ErrPeekCostsDelivery = errors.New("a peek would count a delivery toward the 
 // PeekRefused is a peek refused before it touched the queue: under
 // read-only mode (Kind ErrReadOnly) because it would raise the delivery
 // count, or (Kind ErrPeekCostsDelivery) because it would count toward a
-// delivery limit and was not forced. Cost is what it would have cost.
+// delivery limit and was not forced. Cost is what it would have cost, Ready
+// the queue's ready messages as the management API last said.
 type PeekRefused struct {
 	Queue string
+	Ready int64
 	Cost  PeekCost
 	Kind  error
 	Why   string
@@ -387,16 +389,16 @@ func peekRefusal(q retry.Queue, brokerVersion string, c PeekCost, readOnly, forc
 		return nil
 	}
 	if because == "" {
-		because = "RabbitMQ " + brokerVersion + " has no peek that leaves it unchanged (4.3 has)"
+		because = "RabbitMQ " + brokerVersion + " has no peek that leaves it unchanged; 4.3 has"
 	}
 	what := "a peek of this quorum queue counts a delivery (x-delivery-count +1)"
 	if c.Limited {
 		what += fmt.Sprintf(" toward its %s of %d", limitName(c), c.DeliveryLimit)
 	}
 	if readOnly {
-		return &PeekRefused{Queue: q.Name, Cost: c, Kind: ErrReadOnly, Why: "read-only: " + what + "; " + because}
+		return &PeekRefused{Queue: q.Name, Ready: q.Ready, Cost: c, Kind: ErrReadOnly, Why: "read-only: " + what + "; " + because}
 	}
-	return &PeekRefused{Queue: q.Name, Cost: c, Kind: ErrPeekCostsDelivery, Why: fmt.Sprintf(
+	return &PeekRefused{Queue: q.Name, Ready: q.Ready, Cost: c, Kind: ErrPeekCostsDelivery, Why: fmt.Sprintf(
 		"%s, and a message already delivered %d times would be %s; how near they are cannot be seen without spending one (%s)",
 		what, c.DeliveryLimit, deadLetteredTo(q), because)}
 }

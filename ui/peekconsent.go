@@ -4,6 +4,7 @@ import (
 	"errors"
 	"slices"
 	"strconv"
+	"strings"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -102,9 +103,11 @@ func (m *Model) peekNeedsConsent(msg peekMsg) (tea.Cmd, bool) {
 		q = retry.Queue{Name: msg.queue}
 	}
 	name := termtext.Sanitize(msg.queue)
+	// The browser says "peek QUEUE: " before the error: the reason alone.
+	msg.err = errors.New(refused.Why)
 	if why := m.wouldDeadLetter(msg.queue, q, version); why != "" {
 		// Known without a delivery: say that, not "cannot be seen".
-		msg.err = errors.New(why)
+		msg.err = errors.New(strings.TrimPrefix(why, "peek "+name+": "))
 	} else {
 		ready := q.Ready
 		if m.browser.res != nil {

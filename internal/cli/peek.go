@@ -102,8 +102,11 @@ func peekConsent(a *app, err error, opt broker.PeekOptions) (broker.PeekOptions,
 	if !errors.As(err, &refused) || !errors.Is(err, broker.ErrPeekCostsDelivery) || a.json() || !isTerminal(a.stdin) || !isTerminal(a.stderr) {
 		return opt, false
 	}
-	q := clean(refused.Queue) + "? " + present.PeekCost(refused.Cost)
-	if ask(a, "peek "+q+" [y/N] ") != nil {
+	limit := opt.Limit
+	if limit <= 0 {
+		limit = broker.DefaultPeekLimit
+	}
+	if ask(a, present.PeekQuestion(clean(refused.Queue), limit, refused.Ready, refused.Cost)+" [y/N] ") != nil {
 		return opt, false
 	}
 	opt.Force = true
