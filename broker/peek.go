@@ -118,7 +118,7 @@ func collect(ctx context.Context, conn *amqp.Connection, ch *amqp.Channel, q ret
 		want = int(q.Ready)
 	}
 	res := &PeekResult{Queue: q.Name, Type: q.Type, Total: q.Messages, Ready: q.Ready, Messages: []Message{}, PeekedAt: time.Now()}
-	res.SideEffects = peekSideEffects(PeekConsumeClose, q.Type, brokerVersion)
+	res.SideEffects = peekSideEffects(consumeMode(q), q.Type, brokerVersion)
 	if want == 0 {
 		return res, nil
 	}
@@ -240,6 +240,15 @@ func PeekModeOf(q retry.Queue, brokerVersion string) PeekMode {
 		return PeekByOffset
 	case q.Type == retry.QueueQuorum && retry.VersionAtLeast(brokerVersion, 4, 3):
 		return PeekReleased
+	}
+	return PeekConsumeClose
+}
+
+// consumeMode is how an AMQP 0-9-1 peek reads q: streams by offset, the
+// rest by consume and close.
+func consumeMode(q retry.Queue) PeekMode {
+	if q.Type == retry.QueueStream {
+		return PeekByOffset
 	}
 	return PeekConsumeClose
 }
