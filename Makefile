@@ -19,6 +19,7 @@ broker-up:
 	scripts/rabbitmq.sh up
 	scripts/rabbitmq.sh up --version 4.3
 	scripts/rabbitmq.sh up --version 4.3 --no-stats
+	scripts/rabbitmq.sh up --version 4.0
 
 broker-down:
 	scripts/rabbitmq.sh down --version 4.3 --tls
@@ -31,7 +32,8 @@ clients:
 	scripts/clients.sh
 
 # Real brokers are required here: integration tests fail instead of skipping.
-# Every package on RabbitMQ 3.10, the broker-facing ones again on 4.3; each
+# Every package on RabbitMQ 3.10, the broker-facing ones again on 4.3; tests
+# of what differs by version also reach 4.0 (brokertest.RequireVersion); each
 # broker is left as found (scripts/test.sh checks); LADDER_TEST_NOISE=1
 # fills the first with unrelated ladders and queues first.
 test: broker-up clients

@@ -27,6 +27,13 @@ type Live struct {
 	conn *amqp.Connection
 	// checked: AMQP and the management API were found to name one cluster.
 	checked bool
+	// amqp1 browses quorum queues on 4.3+ (see Peek), opened on first use;
+	// amqp1Refused, set by tests, plays a broker that refuses AMQP 1.0.
+	amqp1        *amqp1Session
+	amqp1Refused error
+	// own: this client's peeks' redeliveries, kept out of the rates (see
+	// ownpeeks.go).
+	own []ownRedeliveries
 	// block follows conn's resource-alarm state (connection.blocked).
 	block *blockState
 	// maxMsg is the max_message_size the broker named when it refused a
@@ -124,6 +131,7 @@ func (l *Live) Snapshot(ctx context.Context) (*Snapshot, error) {
 	if err := <-same; err != nil {
 		return nil, err
 	}
+	discountOwn(&v, l.ownSince(time.Now()))
 	ladders := retry.Discover(&v)
 	return &Snapshot{
 		Vhost: l.r.Vhost, BrokerVersion: version, TakenAt: time.Now(),
@@ -260,7 +268,11 @@ func blockedNotice(ctx context.Context) func(string) {
 	return func(string) {}
 }
 
-// Peek implements Client.
+// Peek implements Client. How it browses is decided from the queue and the
+// broker's version before any message is touched (PeekModeOf): a quorum
+// queue on 4.3+ over AMQP 1.0 (released: no delivery counted); a quorum
+// queue without that browse is refused under read-only mode, and refused
+// unless forced when the delivery it counts goes toward a delivery limit.
 func (l *Live) Peek(ctx context.Context, queue string, opt PeekOptions) (*PeekResult, error) {
 	q, err := l.mgmt.Queue(ctx, l.r.Vhost, queue)
 	if err != nil {
@@ -270,9 +282,30 @@ func (l *Live) Peek(ctx context.Context, queue string, opt PeekOptions) (*PeekRe
 	if err != nil {
 		return nil, err
 	}
+	if opt.Limit <= 0 {
+		opt.Limit = DefaultPeekLimit
+	}
+	if opt.BodyPreview <= 0 {
+		opt.BodyPreview = DefaultBodyPreview
+	}
+	mode, because := PeekModeOf(q, version), ""
+	var browser *amqp1Receiver
+	if mode == PeekReleased {
+		// Attaching delivers nothing: if AMQP 1.0 is not there, nothing
+		// was touched and the costly browse's rules apply.
+		if browser, err = l.attachBrowse(ctx, queue); err != nil {
+			mode, because = PeekConsumeClose, "the costless browse over AMQP 1.0 failed: "+amqp1Reason(err)
+		}
+	}
+	if r := peekRefusal(q, version, peekCostVia(q, version, mode), l.r.ReadOnly, opt.Force, because); r != nil {
+		return nil, r
+	}
 	// Exact depth: management counters lag by up to 5 s.
 	conn, err := l.connection(ctx)
 	if err != nil {
+		if browser != nil {
+			browser.close()
+		}
 		return nil, err
 	}
 	if q.Type != retry.QueueStream {
@@ -285,10 +318,82 @@ func (l *Live) Peek(ctx context.Context, queue string, opt PeekOptions) (*PeekRe
 	// Discovery only labels what the peek shows: cached bindings will do.
 	v, err := l.mgmt.read(ctx, l.r.Vhost, false, false)
 	if err != nil {
+		if browser != nil {
+			browser.close()
+		}
 		return nil, err
 	}
 	ladders := retry.Discover(&v)
-	return peekQueue(ctx, conn, q, version, opt, retry.DeathQueuesOf(ladders, queue), retry.MainQueues(ladders))
+	deathQueues, mains := retry.DeathQueuesOf(ladders, queue), retry.MainQueues(ladders)
+	if browser != nil {
+		res, redelivered, ended, err := peekAMQP1(ctx, browser, q, version, opt, deathQueues, mains)
+		if ended {
+			l.dropAMQP1(browser.s)
+		}
+		l.noteOwn(queue, redelivered)
+		if err != nil {
+			return nil, err
+		}
+		return finishPeek(res, q), nil
+	}
+	res, err := peekQueue(ctx, conn, q, version, opt, deathQueues, mains)
+	if err != nil {
+		return nil, err
+	}
+	if because != "" && len(res.Messages) > 0 {
+		res.SideEffects = append(res.SideEffects, because)
+	}
+	redelivered := 0
+	for _, m := range res.Messages {
+		if m.Redelivered {
+			redelivered++
+		}
+	}
+	l.noteOwn(queue, redelivered)
+	return res, nil
+}
+
+// attachBrowse attaches an AMQP 1.0 receiver to queue on the client's AMQP
+// 1.0 session, opening it first when there is none (or it has ended).
+func (l *Live) attachBrowse(ctx context.Context, queue string) (*amqp1Receiver, error) {
+	if l.amqp1Refused != nil {
+		return nil, l.amqp1Refused
+	}
+	for try := 0; ; try++ {
+		l.mu.Lock()
+		s := l.amqp1
+		l.mu.Unlock()
+		fresh := s == nil
+		if fresh {
+			var err error
+			if s, err = openAMQP1Session(ctx, l.r, l.purpose); err != nil {
+				return nil, err
+			}
+			l.mu.Lock()
+			if l.amqp1 != nil {
+				l.amqp1.close()
+			}
+			l.amqp1 = s
+			l.mu.Unlock()
+		}
+		b, err := s.attach(ctx, queue)
+		if err == nil || fresh || try > 0 {
+			return b, err
+		}
+		// The cached session may have ended (the broker ends one it
+		// cannot send a message on): once more on a new one.
+		l.dropAMQP1(s)
+	}
+}
+
+// dropAMQP1 forgets s, the client's AMQP 1.0 session, and closes it.
+func (l *Live) dropAMQP1(s *amqp1Session) {
+	l.mu.Lock()
+	if l.amqp1 == s {
+		l.amqp1 = nil
+	}
+	l.mu.Unlock()
+	s.close()
 }
 
 // LadderOf returns the ladder queue belongs to, as main, tier, wait queue
@@ -367,6 +472,10 @@ func (l *Live) Close() error {
 	l.mgmt.Close()
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.amqp1 != nil {
+		l.amqp1.close()
+		l.amqp1 = nil
+	}
 	if l.conn != nil && !l.conn.IsClosed() {
 		return l.conn.Close()
 	}

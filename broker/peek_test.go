@@ -195,35 +195,6 @@ func TestPeekHeadOfLineBlockedMessagesAreReportedReleased(t *testing.T) {
 	}
 }
 
-func TestPeekQuorumNearDeliveryLimitRefused(t *testing.T) {
-	f := newFixture(t)
-	q := f.queue("quorum", amqp.Table{"x-queue-type": "quorum", "x-delivery-limit": int32(5)})
-	f.publishN(q, 3, "qq")
-	l := f.live(true)
-	ctx := context.Background()
-	for i := 0; i < 3; i++ {
-		res, err := l.Peek(ctx, q, broker.PeekOptions{Limit: 3})
-		if err != nil {
-			t.Fatalf("peek %d: %v", i, err)
-		}
-		if len(res.Messages) != 3 || !strings.Contains(strings.Join(res.SideEffects, " "), "x-delivery-count") {
-			t.Errorf("peek %d: %d messages, side effects %v", i, len(res.Messages), res.SideEffects)
-		}
-		f.waitDepth(q, 3)
-	}
-	// Delivered 3 times: within 2 of the limit of 5.
-	_, err := l.Peek(ctx, q, broker.PeekOptions{Limit: 3})
-	if !errors.Is(err, broker.ErrNearDeliveryLimit) || !strings.Contains(err.Error(), "--force") {
-		t.Fatalf("err %v", err)
-	}
-	f.waitDepth(q, 3)
-	res, err := l.Peek(ctx, q, broker.PeekOptions{Limit: 3, Force: true})
-	if err != nil || len(res.Messages) != 3 {
-		t.Fatalf("forced peek: %v", err)
-	}
-	f.waitDepth(q, 3)
-}
-
 func TestPeekStreamHasNoSideEffects(t *testing.T) {
 	f := newFixture(t)
 	q := f.queue("stream", amqp.Table{"x-queue-type": "stream"})
@@ -258,51 +229,4 @@ func TestPeekEmptyQueueReportsNoSideEffects(t *testing.T) {
 	if len(res.Messages) != 0 || len(res.SideEffects) != 0 {
 		t.Fatalf("%+v", res)
 	}
-}
-
-// By version: from 4.0 a quorum queue without a delivery limit has one of
-// 20, and a peek counts toward it: the guard refuses before the message
-// could be dead-lettered (3.10 has no default and never refuses); the side
-// effects say what counts.
-func TestPeekQuorumGuardFollowsTheBrokerVersion(t *testing.T) {
-	f := newFixture(t)
-	q := f.queue("qq", amqp.Table{"x-queue-type": "quorum"})
-	f.publish("", q, amqp.Publishing{MessageId: "counted"})
-	l := f.live(true)
-	version, err := l.BrokerVersion(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	refused := 0
-	var effects []string
-	for i := 0; i < 22 && refused == 0; i++ {
-		res, err := l.Peek(context.Background(), q, broker.PeekOptions{Limit: 1})
-		switch {
-		case errors.Is(err, broker.ErrNearDeliveryLimit):
-			refused = i + 1
-		case err != nil:
-			t.Fatal(err)
-		default:
-			effects = res.SideEffects
-		}
-		f.waitDepth(q, 1)
-	}
-	four := retry.CarriesDeaths(version)
-	if four != (refused > 0) {
-		t.Errorf("RabbitMQ %s: refused at peek %d", version, refused)
-	}
-	if four && refused > 20 {
-		t.Errorf("refused only at peek %d, past the default limit", refused)
-	}
-	text := strings.Join(effects, " ")
-	if four && !strings.Contains(text, "20 unless set") || !four && !strings.Contains(text, "if it has one") {
-		t.Errorf("RabbitMQ %s: side effects %q", version, text)
-	}
-	if strings.HasPrefix(version, "4.3") && !strings.Contains(text, "x-acquired-count") {
-		t.Errorf("4.3 side effects %q", text)
-	}
-	if f.depth(q) != 1 {
-		t.Error("the message was lost")
-	}
-	t.Logf("RabbitMQ %s: refused at peek %d", version, refused)
 }

@@ -31,7 +31,7 @@ const (
 	SourceMassTransit   = "MT-Redelivery-Count" // MassTransit delayed redelivery
 	SourceNServiceBus   = "NServiceBus.Retries" // NServiceBus delayed retries
 	SourceXDeath        = "x-death"             // the broker's dead-letter history
-	SourceAcquiredCount = "x-acquired-count"    // quorum queues, RabbitMQ 4.3+
+	SourceAcquiredCount = "x-acquired-count"    // quorum queues, RabbitMQ 4.3+: never a retry count (see countSources)
 	SourceDeliveryCount = "x-delivery-count"    // quorum queues
 	SourceNone          = "none"                // no convention: a first delivery
 )
@@ -40,13 +40,15 @@ const (
 // writes on purpose come first: they survive republishing, and ResetCount can
 // only reset those. x-death comes next: it counts real trips through the
 // ladder but is broker-owned (and 4.x ignores a client-published one). The
-// quorum delivery counters come last: they also count peeks and redeliveries
-// after a crash, and restart at zero when a message is republished.
-// x-acquired-count precedes x-delivery-count because from 4.3 only it counts
-// nack-and-requeue loops.
+// quorum delivery count comes last: it also counts redeliveries after a
+// crash, and restarts at zero when a message is republished.
+// x-acquired-count (RabbitMQ 4.3+) is not a count of retries: every browse
+// raises it — ladder's own peeks over AMQP 1.0 raise nothing else — so a
+// message ladder merely looked at would read as retried. Nack-and-requeue
+// loops, which on 4.3 raise only it, show as the requeue-storm finding.
 var countSources = [...]string{
 	SourceRetryCount, SourceYiiAttempt, SourceMassTransit, SourceNServiceBus,
-	SourceXDeath, SourceAcquiredCount, SourceDeliveryCount,
+	SourceXDeath, SourceDeliveryCount,
 }
 
 // Headers of the other conventions ReadState surfaces.
@@ -136,11 +138,12 @@ func (e FieldError) MarshalJSON() ([]byte, error) {
 
 // ReadState reads a message's retry state. The count comes from the first
 // readable of x-retry-count, yii-attempt, MT-Redelivery-Count,
-// NServiceBus.Retries, x-death, x-acquired-count, x-delivery-count: counters
-// a worker writes on purpose, then the broker's dead-letter history, then the
-// quorum delivery counters, which also count peeks and crash redeliveries. For x-death it is the sum of the counts of the
-// entries for deathQueues (see DeathQueues); nil skips x-death. It never
-// panics: unreadable values land in Invalid and the next convention is tried.
+// NServiceBus.Retries, x-death, x-delivery-count: counters a worker writes
+// on purpose, then the broker's dead-letter history, then the quorum
+// delivery count (never x-acquired-count: peeks raise it). For x-death it
+// is the sum of the counts of the entries for deathQueues (see
+// DeathQueues); nil skips x-death. It never panics: unreadable values land
+// in Invalid and the next convention is tried.
 func ReadState(h Headers, deathQueues map[string]bool) RetryState {
 	st := RetryState{Source: SourceNone}
 	found := false

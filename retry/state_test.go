@@ -95,7 +95,6 @@ func TestReadStatePriority(t *testing.T) {
 		{SourceMassTransit, 7},
 		{SourceNServiceBus, 8},
 		{SourceXDeath, 6}, // 4 + 2; other.queue is not this ladder's
-		{SourceAcquiredCount, 10},
 		{SourceDeliveryCount, 11},
 		{SourceNone, 0},
 	}
@@ -106,6 +105,10 @@ func TestReadStatePriority(t *testing.T) {
 			t.Fatalf("got %s=%d, want %s=%d", st.Source, st.Count, w.source, w.count)
 		}
 		delete(h, w.source)
+	}
+	// x-acquired-count is never a retry count: ladder's own peeks raise it.
+	if st := ReadState(Headers{"x-acquired-count": int64(10)}, queues); st.Source != SourceNone || st.Count != 0 {
+		t.Errorf("x-acquired-count read as retries: %+v", st)
 	}
 	// Without death queues x-death is not a counter.
 	if st := ReadState(Headers{"x-death": xdeath}, nil); st.Source != SourceNone {

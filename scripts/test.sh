@@ -36,8 +36,14 @@ ports() {
 }
 
 # The 4.3 node with management stats off serves the tests of rates from
-# Prometheus (brokertest.RequireNoStats), whatever VERSIONS says.
+# Prometheus (brokertest.RequireNoStats), whatever VERSIONS says; so does
+# 4.0 the tests of what differs by version (brokertest.RequireVersion, in
+# every round): swept before and checked after the whole run.
 scripts/rabbitmq.sh up --version 4.3 --no-stats
+scripts/rabbitmq.sh up --version 4.0
+on40() { read -r amqp api prom < <(ports 4.0); LADDER_TEST_AMQP_URL="amqp://guest:guest@127.0.0.1:$amqp/" LADDER_TEST_API_URL="http://127.0.0.1:$api" LADDER_TEST_PROMETHEUS_URL="http://127.0.0.1:$prom" "$@"; }
+on40 "$work/brokerstate" sweep
+on40 "$work/brokerstate" save "$work/before-4.0-all"
 
 rc=0
 first=1
@@ -67,6 +73,7 @@ for v in $VERSIONS; do
   bs check "$work/before-$v" || rc=1
   echo "== RabbitMQ $v: $((SECONDS - start)) s"
 done
+on40 "$work/brokerstate" check "$work/before-4.0-all" || rc=1
 # Every fuzz target briefly (LADDER_FUZZTIME, 0 skips); a crasher is kept
 # under testdata/fuzz and replays in every later go test.
 fuzz=${LADDER_FUZZTIME:-2s}

@@ -36,6 +36,7 @@ type browserModel struct {
 	snap    *broker.Snapshot
 	id      int // peek request id; older answers are dropped
 	loading bool
+	force   bool // the next peek may count a delivery: the user said yes
 	err     error
 	res     *broker.PeekResult
 	at      time.Time
@@ -81,7 +82,11 @@ func (m *browserModel) open(queue string) tea.Cmd {
 func (m *browserModel) peek() tea.Cmd {
 	m.id++
 	m.loading = true
-	peek := peekCmd(m.c.client, m.id, m.queue, broker.PeekOptions{Limit: m.c.peekLimit}, m.c.now)
+	// force is the user's yes to one peek that counts a delivery (see
+	// peekconsent.go): it covers this peek only.
+	opt := broker.PeekOptions{Limit: m.c.peekLimit, Force: m.force}
+	m.force = false
+	peek := peekCmd(m.c.client, m.id, m.queue, opt, m.c.now)
 	cols := m.cols
 	return func() tea.Msg {
 		msg := peek().(peekMsg)

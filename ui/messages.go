@@ -108,10 +108,12 @@ type clientOpenedMsg struct {
 
 // openQueueMsg opens the browser on queue, which peeks it. A peek someone
 // else feels (consumers, a delivery limit) is asked first; confirmed is the
-// answer, so the root opens at once.
+// answer, so the root opens at once. force: the answer accepted a delivery
+// counted toward a delivery limit, for the peek it opens with.
 type openQueueMsg struct {
 	queue     string
 	confirmed bool
+	force     bool
 }
 
 type openMessageMsg struct {

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -128,20 +129,23 @@ func TestQueueWithoutConsumersPeeksAtOnce(t *testing.T) {
 	h.mustNotContain("for the moment")
 }
 
-// A quorum queue asks even without consumers when the requeue counts toward
-// a delivery limit: its own, or from 4.0 the default of 20; 3.x has no
-// default, so an unconsumed quorum queue without a limit opens at once.
+// A quorum queue asks even without consumers when a peek counts a delivery
+// toward a delivery limit: before 4.3 (no costless browse), its own, or
+// from 4.0 the default of 20; 3.x has no default, so an unconsumed quorum
+// queue without a limit opens at once; 4.3 browses without counting.
 func TestQuorumQueueUnderADeliveryLimitAsks(t *testing.T) {
+	const seen = " (one delivered %s times already is"
 	for _, tc := range []struct {
 		name, version string
 		args          map[string]any
 		want          string // "" opens at once
 	}{
-		{"4.x default", "4.1.0", nil, "the requeue counts toward the default delivery limit of 20"},
-		{"own limit", "4.1.0", map[string]any{"x-delivery-limit": int64(5)}, "the requeue counts toward the delivery limit of 5"},
-		{"3.x own limit", "3.13.7", map[string]any{"x-delivery-limit": int64(7)}, "the requeue counts toward the delivery limit of 7"},
+		{"4.0–4.2 default", "4.1.0", nil, "each counts a delivery toward the default delivery limit of 20" + fmt.Sprintf(seen, "20")},
+		{"own limit", "4.1.0", map[string]any{"x-delivery-limit": int64(5)}, "each counts a delivery toward the delivery limit of 5" + fmt.Sprintf(seen, "5")},
+		{"3.x own limit", "3.13.7", map[string]any{"x-delivery-limit": int64(7)}, "each counts a delivery toward the delivery limit of 7" + fmt.Sprintf(seen, "7")},
 		{"3.x no limit", "3.13.7", nil, ""},
 		{"4.x unlimited", "4.1.0", map[string]any{"x-delivery-limit": int64(-1)}, ""},
+		{"4.3 own limit", "4.3.6", map[string]any{"x-delivery-limit": int64(3)}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fc := newFake()

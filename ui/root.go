@@ -64,6 +64,10 @@ type Model struct {
 	statusErr bool
 	quitting  bool // q pressed during a move: quit when it has stopped
 	helpBar   help.Model
+
+	// seenCounts: the delivery counts the last peek of each queue saw, by
+	// vhost and queue (see peekconsent.go).
+	seenCounts map[string]*broker.PeekResult
 }
 
 // newModel builds the root model; now is the clock (tests pass a fixed one).
@@ -162,14 +166,27 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		m.gen++ // any tick or answer of the old loop is now stale
 		return m.poll()
 	case openQueueMsg:
+		if why := m.peekRefused(msg.queue); why != "" {
+			return m.setStatus(why, true)
+		}
 		if ask, ok := m.peekQuestion(msg); ok {
 			m.prompt.open(ask)
 			m.push(m.prompt)
 			return nil
 		}
+		m.browser.force = msg.force
 		cmd := m.browser.open(msg.queue)
 		m.push(m.browser)
 		return cmd
+	case peekConsentMsg:
+		return m.peekConsented(msg)
+	case peekMsg:
+		if msg.err == nil {
+			m.rememberCounts(msg.queue, msg.res)
+		}
+		if cmd, handled := m.peekNeedsConsent(msg); handled {
+			return cmd
+		}
 	case openMessageMsg:
 		m.inspector.open(msg)
 		m.push(m.inspector)
@@ -341,11 +358,13 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 
 // peekQuestion is the question asked before opening a queue whose peek
 // someone else feels: consumers that lose sight of the messages meanwhile
-// (or may: the broker did not say), a quorum delivery limit the requeue
+// (or may: the broker did not say), a quorum delivery limit the peek
 // counts toward. None for a confirmed open, a queue the snapshot lacks (the
 // peek will say what is wrong) or one whose peek costs only the redelivered
 // flag. Re-peeks in the same browser (r, after a move or a dump) do not ask
-// again: the browser peeks the queue it was opened on, already agreed to.
+// again, unless each peek counts a delivery toward a limit: then the peek
+// is refused until the user says yes to that one (peekNeedsConsent). The
+// answer is the question's y; there is no flag to pass here.
 func (m *Model) peekQuestion(msg openQueueMsg) (openPromptMsg, bool) {
 	s := m.home.snap
 	if msg.confirmed || s == nil {
@@ -363,11 +382,11 @@ func (m *Model) peekQuestion(msg openQueueMsg) (openPromptMsg, bool) {
 	// The name is untrusted and may be long: it gets a share of the line,
 	// the cost (the point of asking) is wrapped, never cut.
 	name := termtext.Truncate(termtext.Sanitize(q.Name), max(16, m.w/3))
-	queue := msg.queue
+	queue, force := msg.queue, cost.NeedsConsent()
 	return openPromptMsg{
 		title:   present.PeekQuestion(name, m.c.peekLimit, q.Ready, cost),
 		confirm: true, yes: "peek",
-		done: func(string) tea.Msg { return openQueueMsg{queue: queue, confirmed: true} },
+		done: func(string) tea.Msg { return openQueueMsg{queue: queue, confirmed: true, force: force} },
 	}, true
 }
 

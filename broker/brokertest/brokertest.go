@@ -178,3 +178,67 @@ func envOr(k, def string) string {
 	}
 	return def
 }
+
+// The brokers of each version scripts/rabbitmq.sh starts, by their fixed
+// ports (EnvVersionAMQPURL and friends override them).
+var versionPorts = map[string][3]string{
+	"3.10": {"5672", "15672", "15692"},
+	"4.3":  {"5673", "15673", "15693"},
+	"4.0":  {"5674", "15674", "15694"},
+}
+
+// EnvVersionAMQPURL names the variable overriding the AMQP URL of the test
+// broker of version ("LADDER_TEST_AMQP_URL_4_0"); EnvVersionAPIURL and
+// EnvVersionPromURL the management and Prometheus URLs.
+func EnvVersionAMQPURL(version string) string { return EnvAMQPURL + "_" + versionSuffix(version) }
+func EnvVersionAPIURL(version string) string  { return EnvAPIURL + "_" + versionSuffix(version) }
+func EnvVersionPromURL(version string) string { return EnvPromURL + "_" + versionSuffix(version) }
+
+func versionSuffix(v string) string { return strings.ReplaceAll(v, ".", "_") }
+
+// VersionConfig is the configuration of the test broker of version ("3.10",
+// "4.0" or "4.3"); ok is false for a version scripts/rabbitmq.sh does not run.
+func VersionConfig(version string) (cfg broker.Config, ok bool) {
+	p, ok := versionPorts[version]
+	if !ok {
+		return broker.Config{}, false
+	}
+	return broker.Config{
+		AMQPURL:       envOr(EnvVersionAMQPURL(version), "amqp://guest:guest@127.0.0.1:"+p[0]+"/"),
+		APIURL:        envOr(EnvVersionAPIURL(version), "http://127.0.0.1:"+p[1]),
+		PrometheusURL: envOr(EnvVersionPromURL(version), "http://127.0.0.1:"+p[2]),
+	}, true
+}
+
+// RequireVersion is Require for the broker of one RabbitMQ version, whatever
+// LADDER_TEST_AMQP_URL says: for tests of behaviour that differs by version
+// (make test runs the suite on 3.10 and 4.3, and starts 4.0 for these). It
+// skips with the reason when that broker does not answer, or answers as
+// another version; under LADDER_REQUIRE_BROKER=1 it fails instead.
+func RequireVersion(t testing.TB, version string) *broker.Resolved {
+	t.Helper()
+	cfg, ok := VersionConfig(version)
+	if !ok {
+		t.Fatalf("RequireVersion(%q): no test broker of that version (3.10, 4.0 or 4.3)", version)
+	}
+	up := "scripts/rabbitmq.sh up --version " + version
+	r := require(t, cfg, up, EnvVersionAMQPURL(version))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	m, err := broker.NewManagement(r)
+	if err != nil {
+		t.Fatalf("RabbitMQ %s: %v", version, err)
+	}
+	defer m.Close()
+	got, err := m.BrokerVersion(ctx)
+	if err == nil && got != version && !strings.HasPrefix(got, version+".") {
+		err = fmt.Errorf("it answers as RabbitMQ %s", got)
+	}
+	if err != nil {
+		if os.Getenv(EnvRequire) == "1" {
+			t.Fatalf("RabbitMQ %s at %s: %v (%s=1: a broker is required; run %s)", version, r.RedactedAPI(), err, EnvRequire, up)
+		}
+		t.Skipf("RabbitMQ %s at %s: %v (run %s)", version, r.RedactedAPI(), err, up)
+	}
+	return r
+}

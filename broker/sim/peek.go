@@ -7,10 +7,19 @@ import (
 	"github.com/ladder-tui/ladder/retry"
 )
 
-// Peek browses the first ready messages of a queue without removing them.
-// Like a real consume-and-close peek it sets their redelivered flag, so the
-// next peek (and the worker) sees them redelivered. Peeks are not counted in
-// the queue's rates.
+// Peek browses the first ready messages of a queue without removing them,
+// by the live client's rules for the queue's type and the simulated
+// version (TestPeekSimulationAndLiveBrokerAgree holds them to it):
+//   - a classic queue, as a consume-and-close peek: redelivered is set;
+//   - a quorum queue on 4.3+, as the AMQP 1.0 browse: x-acquired-count
+//     rises, the delivery count does not, the order stays;
+//   - a quorum queue before 4.3: refused before anything is touched under
+//     read-only mode, and unless forced when it counts toward a delivery
+//     limit; forced, x-delivery-count rises, and a message delivered as
+//     often as the limit before is dead-lettered (or dropped) by the
+//     return, as RabbitMQ does, and reported.
+//
+// Peeks are not counted in the queue's rates.
 func (s *Sim) Peek(ctx context.Context, name string, opt broker.PeekOptions) (*broker.PeekResult, error) {
 	defer s.mu.Unlock() // enter locks, even when it fails
 	if err := s.enter(); err != nil {
@@ -30,11 +39,14 @@ func (s *Sim) Peek(ctx context.Context, name string, opt broker.PeekOptions) (*b
 		opt.BodyPreview = broker.DefaultBodyPreview
 	}
 	info := q.info()
+	version := s.opt.BrokerVersion
+	if r := broker.PeekRefusalOf(info, version, s.opt.ReadOnly, opt.Force); r != nil {
+		return nil, r
+	}
+	mode := broker.PeekModeOf(info, version)
 	res := &broker.PeekResult{
 		Queue: name, Type: info.Type, Total: info.Messages, Ready: info.Ready,
-		// A consume-and-close peek of a classic queue; the simulation sets
-		// the redelivered flags too.
-		SideEffects: broker.PeekSideEffects(retry.QueueClassic, s.opt.BrokerVersion), Messages: []broker.Message{}, PeekedAt: s.now,
+		SideEffects: broker.PeekSideEffects(info.Type, version), Messages: []broker.Message{}, PeekedAt: s.now,
 	}
 	n := min(opt.Limit, len(q.ready))
 	if n == 0 {
@@ -43,17 +55,111 @@ func (s *Sim) Peek(ctx context.Context, name string, opt broker.PeekOptions) (*b
 	}
 	deathQueues := retry.DeathQueuesOf(s.topology().ladders, name)
 	mains := retry.MainQueues(s.topology().ladders)
-	for i, m := range q.ready[:n] {
-		res.Messages = append(res.Messages, decode(m, i, opt.BodyPreview, deathQueues, mains))
+	var again []*message
+	if mode == broker.PeekReleased {
+		again = restoreOrderTakes(q, n)
+	}
+	browsed := q.ready[:n]
+	for i, m := range browsed {
+		res.Messages = append(res.Messages, decode(m, i, opt.BodyPreview, deathQueues, mains, version))
 		m.redelivered = true
+		if q.typ != retry.QueueQuorum {
+			continue
+		}
+		m.acquiredCount++ // a quorum queue counts every acquisition (shown from 4.3)
+		if mode != broker.PeekReleased {
+			m.deliveryCount++ // a return counts a delivery
+		}
+	}
+	for _, m := range again {
+		m.acquiredCount++
+	}
+	if q.typ == retry.QueueQuorum && mode != broker.PeekReleased {
+		broker.NoteDeadLettered(res, info, version)
+		s.deadLetterPastLimit(q, browsed, info, version)
 	}
 	broker.AnnotateHoL(res, q.set, s.now)
 	return res, nil
 }
 
+// restoreOrderTakes is what the live browse's second pass takes again
+// (broker.amqp1Receiver.restoreOrder): a quorum queue delivers the messages
+// returned to it first, in the order returned, so a browse of the first n
+// that ends before the returned ones do would leave them behind the rest;
+// the browse takes messages again, in rounds of doubling credit, until it
+// has its own back, and releases them in the queue's order. The order
+// stays (here it never changes); every message taken again counts one more
+// acquisition. Read before the browse counts its own.
+func restoreOrderTakes(q *queue, n int) []*message {
+	if q.typ != retry.QueueQuorum || n >= len(q.ready) {
+		return nil
+	}
+	if first := q.ready[0]; first.acquiredCount == 0 && first.deliveryCount == 0 {
+		return nil // nothing was returned before: nothing to go ahead of
+	}
+	returned := 0 // the returned messages, delivered first
+	for returned < len(q.ready) && (q.ready[returned].acquiredCount > 0 || q.ready[returned].deliveryCount > 0) {
+		returned++
+	}
+	// After the browse's release the broker holds the other returned
+	// ones, then the browsed, then the rest.
+	order := make([]*message, 0, len(q.ready))
+	if returned > n {
+		order = append(order, q.ready[n:returned]...)
+	}
+	order = append(order, q.ready[:n]...)
+	order = append(order, q.ready[max(n, returned):]...)
+	ours := make(map[*message]bool, n)
+	for _, m := range q.ready[:n] {
+		ours[m] = true
+	}
+	pos, found, others := 0, 0, 0
+	for found < n && pos < len(order) {
+		end := min(pos+max(n-found, found+others), len(order))
+		for _, m := range order[pos:end] {
+			if ours[m] {
+				found++
+			} else {
+				others++
+			}
+		}
+		pos = end
+	}
+	return order[:pos]
+}
+
+// deadLetterPastLimit takes out of q the browsed messages whose return
+// passed the delivery limit (delivered more often than it) and
+// dead-letters them with reason delivery_limit.
+func (s *Sim) deadLetterPastLimit(q *queue, browsed []*message, info retry.Queue, version string) {
+	c := broker.PeekCostOf(info, version)
+	if !c.Limited {
+		return
+	}
+	var gone []*message
+	for _, m := range browsed {
+		if m.deliveryCount > c.DeliveryLimit {
+			gone = append(gone, m)
+		}
+	}
+	if len(gone) == 0 {
+		return
+	}
+	set := make(map[*message]bool, len(gone))
+	for _, m := range gone {
+		set[m] = true
+	}
+	q.remove(set)
+	for _, m := range gone {
+		s.deadLetter(q, m, retry.ReasonDeliveryLimit)
+	}
+}
+
 // decode turns a queued message into what a peek reports, through the
-// same decoder as the live broker.
-func decode(m *message, pos, preview int, deathQueues, mains map[string]bool) broker.Message {
+// same decoder as the live broker. A quorum queue's counters show as the
+// broker shows them, once not zero: x-delivery-count, and from 4.3
+// x-acquired-count.
+func decode(m *message, pos, preview int, deathQueues, mains map[string]bool, version string) broker.Message {
 	out := broker.Message{
 		Position:    pos,
 		Exchange:    m.exchange,
@@ -61,6 +167,16 @@ func decode(m *message, pos, preview int, deathQueues, mains map[string]bool) br
 		Redelivered: m.redelivered,
 		Properties:  m.props,
 		Headers:     cloneHeaders(m.headers),
+	}
+	if m.deliveryCount > 0 || m.acquiredCount > 0 {
+		h := out.Headers.Clone()
+		if m.deliveryCount > 0 {
+			h["x-delivery-count"] = m.deliveryCount
+		}
+		if m.acquiredCount > 0 && retry.VersionAtLeast(version, 4, 3) {
+			h["x-acquired-count"] = m.acquiredCount
+		}
+		out.Headers = h
 	}
 	if m.props.Timestamp != nil {
 		t := *m.props.Timestamp

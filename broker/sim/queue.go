@@ -23,13 +23,17 @@ type message struct {
 	headers     retry.Headers
 	body        []byte
 	redelivered bool
-	enqueued    time.Time // when it entered this queue
+	// deliveryCount and acquiredCount are a quorum queue's counters
+	// (x-delivery-count, x-acquired-count): only peeks move them here.
+	deliveryCount, acquiredCount int64
+	enqueued                     time.Time // when it entered this queue
 	// ttl is the per-message TTL from props.Expiration.
 	ttl    time.Duration
 	hasTTL bool
 }
 
-// queue is a classic queue: ready messages in FIFO order plus the count of
+// queue is a classic queue (or, declared so, a quorum queue, which only
+// peeks tell apart): ready messages in FIFO order plus the count of
 // messages delivered to the simulated worker and not yet settled.
 type queue struct {
 	name string

@@ -80,7 +80,7 @@ FILE "-" writes to standard output. An existing FILE is refused unless --force.`
 			rep, err := broker.Dump(cmd.Context(), c, o, f)
 			closeFile(err == nil || rep.Written > 0)
 			if err != nil && !errors.Is(err, broker.ErrPartial) {
-				return err
+				return peekHint(err, "--force-peek")
 			}
 			if a.json() && out != "-" {
 				if jerr := writeJSON(a.stdout, rep); jerr != nil {
@@ -104,7 +104,7 @@ FILE "-" writes to standard output. An existing FILE is refused unless --force.`
 	f.BoolVar(&o.Consume, "consume", false, "drain the queue to the file (acked once written and synced)")
 	f.StringVar(&body, "body", "base64", "body encoding: base64, or text for valid UTF-8 bodies")
 	f.BoolVar(&force, "force", false, "overwrite an existing file")
-	f.BoolVar(&o.Force, "force-peek", false, "browse a quorum queue even near its delivery limit")
+	f.BoolVar(&o.Force, "force-peek", false, "browse a quorum queue although each browse counts a delivery toward its delivery limit")
 	f.BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation (--consume)")
 	_ = cmd.MarkFlagFilename("out", "jsonl")
 	return cmd

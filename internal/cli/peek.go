@@ -1,12 +1,14 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/internal/present"
 	"github.com/ladder-tui/ladder/retry"
 )
 
@@ -22,17 +24,28 @@ func newPeekCmd(a *app) *cobra.Command {
 		Long: `Browse the first messages of a queue, decoded: retry count and its convention,
 x-death history, origin, last error, head-of-line status.
 
+Nothing is removed. What a peek costs depends on the queue and the broker,
+and the result lists it (side_effects):
+  - quorum queues on RabbitMQ 4.3+ are browsed over AMQP 1.0 and released:
+    no delivery is counted (x-delivery-count and the delivery limit are
+    untouched), the order stays; x-acquired-count rises, later consumers see
+    the messages redelivered;
+  - classic queues are consumed without acknowledging, then the channel is
+    closed: the messages return in order with redelivered set;
+  - quorum queues before 4.3 (or when AMQP 1.0 is refused) count a delivery
+    per peek: refused in --read-only mode; where that counts toward a
+    delivery limit (its own, or 4.0's default of 20), ladder cannot see how
+    near the messages are without spending one, so the peek is asked for on
+    a terminal and otherwise refused unless --force, and whatever a forced
+    peek dead-letters is reported;
+  - streams are read by offset, with no side effect.
+
 --group-by groups the whole queue (up to 100000 messages; -n N: the first N)
 by what broke it, and says how much it covered ("grouped N of M"): error (the
 error's type and its message with ids, numbers and quoted values masked, so
 one cause is one group), error-text (the exact text), reason, queue or origin.
 
-Nothing is removed, but classic and quorum queues have no true peek: ladder
-consumes without acknowledging and closes its channel, so the messages return
-in order with redelivered set, and quorum queues count a delivery. The result
-lists these side effects. A quorum queue whose messages are within 2 of their
-delivery limit is refused unless --force. Streams are read by offset, with no
-side effect. Allowed in --read-only mode.`,
+Allowed in --read-only mode where it changes no count.`,
 		Args: exactlyOne("QUEUE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if opt.Limit < 1 {
@@ -57,13 +70,21 @@ side effect. Allowed in --read-only mode.`,
 			defer closeClient()
 			var res *broker.PeekResult
 			var partial error
-			if groupBy != "" {
-				res, partial, err = groupPeek(cmd, c, args[0], groupBy, w, opt)
-			} else if res, err = c.Peek(cmd.Context(), args[0], opt); err == nil {
-				res.Messages = broker.Choose(res.Messages, w, res.PeekedAt)
+			read := func(opt broker.PeekOptions) error {
+				var err error
+				if groupBy != "" {
+					res, partial, err = groupPeek(cmd, c, args[0], groupBy, w, opt)
+				} else if res, err = c.Peek(cmd.Context(), args[0], opt); err == nil {
+					res.Messages = broker.Choose(res.Messages, w, res.PeekedAt)
+				}
+				return err
+			}
+			err = read(opt)
+			if opt, ok := peekConsent(a, err, opt); ok {
+				err = read(opt)
 			}
 			if err != nil {
-				return err
+				return peekHint(err, "--force")
 			}
 			if a.json() {
 				err = writeJSON(a.stdout, res)
@@ -81,7 +102,7 @@ side effect. Allowed in --read-only mode.`,
 		},
 	}
 	cmd.Flags().IntVarP(&opt.Limit, "limit", "n", 20, "messages to browse (with --group-by: to group; all when not given)")
-	cmd.Flags().BoolVar(&opt.Force, "force", false, "peek a quorum queue even when messages are near their delivery limit")
+	cmd.Flags().BoolVar(&opt.Force, "force", false, "peek a quorum queue although each peek counts a delivery toward its delivery limit")
 	cmd.Flags().IntVar(&opt.BodyPreview, "body-bytes", broker.DefaultBodyPreview, "bytes of each body to keep in the preview")
 	cmd.Flags().StringArrayVar(&where, "where", nil, "show only the messages chosen (repeatable; see ladder move --help)")
 	cmd.Flags().StringVar(&groupBy, "group-by", "", "group the queue's messages by error, error-text, reason, queue or origin")
@@ -107,3 +128,31 @@ func groupPeek(cmd *cobra.Command, c broker.Client, queue, by string, w retry.Wh
 	}
 	return scan.PeekResult(), partial, nil
 }
+// peekConsent asks, on a terminal, for a peek the broker refused because it
+// would count a delivery toward a delivery limit (the question the terminal
+// UI asks); yes gives the options to peek again with. Nothing was touched.
+func peekConsent(a *app, err error, opt broker.PeekOptions) (broker.PeekOptions, bool) {
+	var refused *broker.PeekRefused
+	if !errors.As(err, &refused) || !errors.Is(err, broker.ErrPeekCostsDelivery) || a.json() || !isTerminal(a.stdin) || !isTerminal(a.stderr) {
+		return opt, false
+	}
+	limit := opt.Limit
+	if limit <= 0 {
+		limit = broker.DefaultPeekLimit
+	}
+	if ask(a, present.PeekQuestion(clean(refused.Queue), limit, refused.Ready, refused.Cost)+" [y/N] ") != nil {
+		return opt, false
+	}
+	opt.Force = true
+	return opt, true
+}
+
+// peekHint adds to a peek refused for the delivery it would count the
+// flag that peeks anyway (flag: the command's own).
+func peekHint(err error, flag string) error {
+	if errors.Is(err, broker.ErrPeekCostsDelivery) {
+		return fmt.Errorf("%w; %s peeks anyway", err, flag)
+	}
+	return err
+}
+

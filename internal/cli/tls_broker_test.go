@@ -17,6 +17,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/ladder-tui/ladder/broker"
 )
 
 // TLS for real: a RabbitMQ node that speaks only amqps and https
@@ -284,6 +288,26 @@ func TestTLSBroker(t *testing.T) {
 			}
 		})
 	}
+
+	// A quorum queue on 4.3 is browsed over AMQP 1.0: amqps to the same
+	// port, the same CA, the vhost as the open frame's hostname.
+	t.Run("peek a quorum queue over AMQP 1.0", func(t *testing.T) {
+		r, err := broker.Config{AMQPURL: "amqps://guest:guest@localhost:" + tlsAMQPPort + "/", APIURL: "https://localhost:" + tlsAPIPort, CACertFile: certs.ca}.Resolve()
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := testQueue(t, r, "tls-qq", 3, amqp.Table{"x-queue-type": "quorum"})
+		for _, host := range []string{"127.0.0.1", "localhost"} {
+			code, out, errOut := runLadder(t, "--read-only", "peek", q, "-o", "json", "--ca-cert", certs.ca,
+				"--amqp-url", "amqps://guest:guest@"+net.JoinHostPort(host, tlsAMQPPort)+"/", "--api-url", "https://"+net.JoinHostPort(host, tlsAPIPort))
+			if code != exitOK {
+				t.Fatalf("%s: exit %d, %q", host, code, errOut)
+			}
+			if !strings.Contains(out, "browsed over AMQP 1.0 and released") || strings.Contains(out, "AMQP 1.0 failed") || strings.Count(out, `"message_id"`) != 3 {
+				t.Fatalf("%s: %s", host, out)
+			}
+		}
+	})
 
 	t.Run("amqp:// at the TLS port", func(t *testing.T) {
 		line := oneLine(t, "", "ping", "--amqp-url", "amqp://guest:guest@127.0.0.1:"+tlsAMQPPort+"/", "--api-url", "https://127.0.0.1:"+tlsAPIPort, "--ca-cert", certs.ca)

@@ -25,7 +25,7 @@ func PeekQuestion(queue string, limit int, ready int64, c broker.PeekCost) strin
 // PeekCost says what a peek will cost, before it runs (broker.PeekCostOf
 // applies the broker's version rules; PeekSideEffects says the same after
 // it): who loses sight of the messages meanwhile, the redelivered flag,
-// and the delivery limit the requeue counts toward.
+// the quorum counter it raises and the delivery limit that counts toward.
 func PeekCost(c broker.PeekCost) string {
 	var parts []string
 	switch {
@@ -37,13 +37,19 @@ func PeekCost(c broker.PeekCost) string {
 	if c.Redelivered {
 		parts = append(parts, "all get redelivered=true")
 	}
-	if c.Limited {
+	switch {
+	case c.Limited:
 		limit := strconv.FormatInt(c.DeliveryLimit, 10)
+		which := "the delivery limit of "
 		if c.DefaultLimit {
-			parts = append(parts, "the requeue counts toward the default delivery limit of "+limit)
-		} else {
-			parts = append(parts, "the requeue counts toward the delivery limit of "+limit)
+			which = "the default delivery limit of "
 		}
+		parts = append(parts, "each counts a delivery toward "+which+limit+
+			" (one delivered "+limit+" times already is dead-lettered; how near they are cannot be seen without a delivery)")
+	case c.Counted:
+		parts = append(parts, "each counts a delivery (x-delivery-count +1)")
+	case c.Acquired:
+		parts = append(parts, "x-acquired-count +1, no delivery counted")
 	}
 	return strings.Join(parts, ", ")
 }

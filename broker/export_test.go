@@ -1,0 +1,26 @@
+package broker
+
+import (
+	"errors"
+	"testing"
+	"time"
+)
+
+// RefuseAMQP1 makes l's peeks find AMQP 1.0 refused, as on a broker without
+// it, until the test ends: the costly browse's rules then apply on 4.3.
+func RefuseAMQP1(t testing.TB, l *Live) {
+	l.amqp1Refused = errors.New("amqp:not-implemented: refused by the test")
+	t.Cleanup(func() { l.amqp1Refused = nil })
+}
+
+// OwnRedelivered is how many redeliveries l's recent peeks of queue made
+// (what it keeps out of the queue's redeliver rate).
+func OwnRedelivered(l *Live, queue string) int {
+	n := 0
+	for _, o := range l.ownSince(time.Now()) {
+		if o.queue == queue {
+			n += o.n
+		}
+	}
+	return n
+}

@@ -1,0 +1,139 @@
+package ui
+
+import (
+	"errors"
+	"slices"
+	"strconv"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/internal/present"
+	"github.com/ladder-tui/ladder/internal/termtext"
+	"github.com/ladder-tui/ladder/retry"
+)
+
+// A peek that counts a delivery toward a quorum queue's delivery limit
+// (no costless browse: RabbitMQ before 4.3, or AMQP 1.0 refused) runs only
+// with the user's yes, one peek at a time: the broker refuses it otherwise,
+// before touching the queue, and the root turns that refusal into the
+// question. A re-peek that the last peek's counts say would dead-letter a
+// message is refused outright; under read-only mode, so is every peek that
+// counts a delivery.
+
+// peekConsentMsg: the user said yes to one more peek of queue, at its cost.
+type peekConsentMsg struct{ queue string }
+
+// rememberCounts keeps the delivery counts a peek of queue saw (only
+// those), so that the next peek of it — a re-peek, or the queue opened
+// again — is judged by them without spending a delivery.
+func (m *Model) rememberCounts(queue string, res *broker.PeekResult) {
+	if res == nil {
+		return
+	}
+	seen := &broker.PeekResult{Queue: queue}
+	for _, msg := range res.Messages {
+		if n, ok := msg.Headers["x-delivery-count"]; ok {
+			seen.Messages = append(seen.Messages, broker.Message{Headers: retry.Headers{"x-delivery-count": n}})
+		}
+	}
+	if m.seenCounts == nil {
+		m.seenCounts = map[string]*broker.PeekResult{}
+	}
+	m.seenCounts[m.countsKey(queue)] = seen
+}
+
+func (m *Model) countsKey(queue string) string { return m.c.client.Vhost() + "\x00" + queue }
+
+// wouldDeadLetter is why another peek of queue is refused: the last peek
+// of it saw messages that one more would dead-letter ("" when none).
+func (m *Model) wouldDeadLetter(queue string, q retry.Queue, version string) string {
+	n := broker.RepeekDeadLetters(m.seenCounts[m.countsKey(queue)], q, version)
+	if n == 0 {
+		return ""
+	}
+	c := broker.PeekCostOf(q, version)
+	return "peek " + termtext.Sanitize(queue) + ": refused: another peek would dead-letter " + present.Plural(n, "message", "messages") +
+		" ladder saw in it, delivered as often as the delivery limit of " + strconv.FormatInt(c.DeliveryLimit, 10) + " allows"
+}
+
+// snapQueue is queue as the last snapshot has it.
+func (m *Model) snapQueue(queue string) (retry.Queue, string, bool) {
+	s := m.home.snap
+	if s == nil {
+		return retry.Queue{}, "", false
+	}
+	i := slices.IndexFunc(s.Topology.Queues, func(q retry.Queue) bool { return q.Name == queue })
+	if i < 0 {
+		return retry.Queue{}, "", false
+	}
+	return s.Topology.Queues[i], s.BrokerVersion, true
+}
+
+// peekRefused is why opening queue would not peek it ("" when it would):
+// under read-only mode, the line the peek itself would refuse with; and a
+// peek the last one's counts say would dead-letter messages.
+func (m *Model) peekRefused(queue string) string {
+	q, version, ok := m.snapQueue(queue)
+	if !ok {
+		return ""
+	}
+	if m.c.readOnly {
+		if r := broker.PeekRefusalOf(q, version, true, false); r != nil {
+			return termtext.Sanitize(r.Error())
+		}
+		return ""
+	}
+	return m.wouldDeadLetter(queue, q, version)
+}
+
+// peekNeedsConsent handles the browser's peek refused for want of a yes:
+// it asks (or, when the last peek's counts say another would dead-letter
+// messages, refuses with that), and hands the refusal to the screens.
+// handled is false for any other answer.
+func (m *Model) peekNeedsConsent(msg peekMsg) (tea.Cmd, bool) {
+	var refused *broker.PeekRefused
+	if msg.err == nil || !errors.As(msg.err, &refused) || !errors.Is(msg.err, broker.ErrPeekCostsDelivery) ||
+		msg.id != m.browser.id || msg.queue != m.browser.queue {
+		return nil, false
+	}
+	q, version, ok := m.snapQueue(msg.queue)
+	if !ok {
+		q = retry.Queue{Name: msg.queue}
+	}
+	name := termtext.Sanitize(msg.queue)
+	// The browser says "peek QUEUE: " before the error: the reason alone.
+	msg.err = errors.New(refused.Why)
+	if why := m.wouldDeadLetter(msg.queue, q, version); why != "" {
+		// Known without a delivery: say that, not "cannot be seen".
+		msg.err = errors.New(strings.TrimPrefix(why, "peek "+name+": "))
+	} else {
+		ready := q.Ready
+		if m.browser.res != nil {
+			ready = m.browser.res.Ready
+		}
+		queue := msg.queue
+		m.prompt.open(openPromptMsg{
+			title:   present.PeekQuestion(termtext.Truncate(name, max(16, m.w/3)), m.c.peekLimit, ready, refused.Cost),
+			confirm: true, yes: "peek",
+			done: func(string) tea.Msg { return peekConsentMsg{queue: queue} },
+		})
+		m.push(m.prompt)
+	}
+	var cmds []tea.Cmd
+	for _, s := range m.screens() {
+		cmds = append(cmds, s.Update(msg))
+	}
+	return tea.Batch(cmds...), true
+}
+
+// peekConsented runs the peek the user said yes to, if the browser is
+// still on that queue.
+func (m *Model) peekConsented(msg peekConsentMsg) tea.Cmd {
+	if m.top() != screen(m.browser) || m.browser.queue != msg.queue {
+		return nil
+	}
+	m.browser.force = true
+	return m.browser.peek()
+}
