@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -268,7 +269,9 @@ func (m *mover) dryRun(ctx context.Context) error {
 	if !m.req.Where.Empty() {
 		preview = maxBody // body~REGEX reads the whole body, as the move will
 	}
-	res, err := m.l.Peek(ctx, m.req.From, PeekOptions{Limit: limit, BodyPreview: preview})
+	// A move is asked for: its preview reads the source even where that
+	// counts a delivery (a quorum queue before 4.3), and says so below.
+	res, err := m.l.Peek(ctx, m.req.From, PeekOptions{Limit: limit, BodyPreview: preview, Force: true})
 	if err != nil {
 		return fmt.Errorf("dry run: %w", err)
 	}
@@ -291,6 +294,11 @@ func (m *mover) dryRun(ctx context.Context) error {
 		m.rep.Note(note)
 	}
 	m.rep.Notes = append(m.rep.Notes, "dry run: nothing was published or acknowledged; browsing set the redelivered flag")
+	for _, e := range res.SideEffects {
+		if strings.Contains(e, "x-delivery-count") || strings.Contains(e, "by this peek") {
+			m.rep.Note("dry run: " + e)
+		}
+	}
 	return nil
 }
 

@@ -28,7 +28,9 @@ func PrepareUnblock(ctx context.Context, c Client, queue string, look int) (Move
 	if !ok {
 		return MoveRequest{}, retry.UnblockPlan{}, nil, fmt.Errorf("unblock: queue %q in vhost %s: %w", queue, c.Vhost(), ErrNotFound)
 	}
-	res, err := c.Peek(ctx, queue, PeekOptions{Limit: look, BodyPreview: 1})
+	// An unblock is asked for: its read goes ahead where it counts a
+	// delivery (its side effects say so).
+	res, err := c.Peek(ctx, queue, PeekOptions{Limit: look, BodyPreview: 1, Force: true})
 	if err != nil {
 		return MoveRequest{}, retry.UnblockPlan{}, nil, fmt.Errorf("unblock %s: %w", queue, err)
 	}
