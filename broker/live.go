@@ -26,6 +26,10 @@ type Live struct {
 	conn *amqp.Connection
 	// block follows conn's resource-alarm state (connection.blocked).
 	block *blockState
+	// browse is the connection peeks and dumps read on, apart from conn: a
+	// browse whose channel does not close in time drops its connection
+	// (see browseChannels.close), which must not end a move.
+	browse *amqp.Connection
 
 	// adaptVhost lets tests present topology the broker cannot have here
 	// (a delayed-message exchange: the plugin is not installable).
@@ -107,6 +111,22 @@ func (l *Live) connection(ctx context.Context) (*amqp.Connection, error) {
 		return nil, err
 	}
 	l.conn, l.block = c, watchBlocked(c)
+	return c, nil
+}
+
+// browseConnection returns the connection browses read on, dialling again
+// when the previous one was closed.
+func (l *Live) browseConnection(ctx context.Context) (*amqp.Connection, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.browse != nil && !l.browse.IsClosed() {
+		return l.browse, nil
+	}
+	c, err := l.r.DialAMQP(ctx, l.purpose+" browse")
+	if err != nil {
+		return nil, err
+	}
+	l.browse = c
 	return c, nil
 }
 
@@ -197,7 +217,7 @@ func (l *Live) Peek(ctx context.Context, queue string, opt PeekOptions) (*PeekRe
 		return nil, err
 	}
 	// Exact depth: management counters lag by up to 5 s.
-	conn, err := l.connection(ctx)
+	conn, err := l.browseConnection(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -253,8 +273,11 @@ func (l *Live) Close() error {
 	l.mgmt.Close()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.conn != nil && !l.conn.IsClosed() {
-		return l.conn.Close()
+	var errs []error
+	for _, c := range []*amqp.Connection{l.browse, l.conn} {
+		if c != nil && !c.IsClosed() {
+			errs = append(errs, c.Close())
+		}
 	}
-	return nil
+	return errors.Join(errs...)
 }

@@ -31,9 +31,9 @@ const (
 // ErrNearDeliveryLimit refuses a peek that could dead-letter messages.
 var ErrNearDeliveryLimit = errors.New("near the delivery limit")
 
-// peekQueue browses q on its own channel: consume with manual ack and a
-// prefetch of limit, collect, then close the channel so every unacked
-// message returns to the queue in its order. Streams are read by offset.
+// peekQueue browses q on its own channel (see collect), then closes it,
+// which returns every unacked message to the queue in its order, within a
+// bound (see browseChannels.close). Streams are read by offset.
 // deathQueues are the queues whose x-death counts are this queue's retries;
 // mains the vhost's ladder main queues (where "origin" leads).
 func peekQueue(ctx context.Context, conn *amqp.Connection, q retry.Queue, brokerVersion string, opt PeekOptions, deathQueues, mains map[string]bool) (*PeekResult, error) {
@@ -47,18 +47,34 @@ func peekQueue(ctx context.Context, conn *amqp.Connection, q retry.Queue, broker
 	if err != nil {
 		return nil, fmt.Errorf("peek %s: open channel: %w", q.Name, err)
 	}
-	res, err := collect(ctx, conn, ch, q, brokerVersion, opt, deathQueues, mains)
+	res := &PeekResult{Queue: q.Name, Type: q.Type, Total: q.Messages, Ready: q.Ready, Messages: []Message{}, PeekedAt: time.Now()}
+	res.SideEffects = PeekSideEffects(q.Type, brokerVersion)
+	// Ready messages are all a consumer can see, and those ready now are all
+	// a peek reads: not what arrives while it reads. A stream is read from
+	// its first offset.
+	want := opt.Limit
+	if q.Type != retry.QueueStream && q.Ready < int64(want) {
+		want = int(q.Ready)
+	}
+	run := NewBrowseRun(res, opt, want)
+	bc := &browseChannels{conn: conn, main: ch}
+	err = collect(ctx, conn, bc, q, brokerVersion, opt, run, deathQueues, mains)
 	// Closing the channel is what returns the messages: always do it.
-	ch.Close()
+	forced := bc.close(browseCloseBound)
+	run.Finish()
 	if err != nil {
 		return nil, err
 	}
-	if len(res.Messages) == 0 && res.Incomplete == "" {
+	if run.Read() == 0 && res.Incomplete == "" {
 		res.SideEffects = []string{} // nothing was delivered, nothing changed
+	}
+	if forced {
+		res.SideEffects = append(res.SideEffects, fmt.Sprintf(
+			"the broker did not confirm closing ladder's channel within %s: ladder dropped its connection, so the broker returned every browsed message at once", browseCloseBound))
 	}
 	// Quorum queues apply returns asynchronously: a count taken now would
 	// mistake returns in flight for released messages.
-	if q.Type == retry.QueueClassic {
+	if q.Type == retry.QueueClassic && !forced {
 		noteReleased(conn, q, res)
 	}
 	return finishPeek(res, q), nil
@@ -99,73 +115,123 @@ func noteReleased(conn *amqp.Connection, q retry.Queue, res *PeekResult) {
 	}
 }
 
-// collect consumes up to opt.Limit messages on ch without acking them.
-func collect(ctx context.Context, conn *amqp.Connection, ch *amqp.Channel, q retry.Queue, brokerVersion string, opt PeekOptions, deathQueues, mains map[string]bool) (*PeekResult, error) {
-	prefetch := opt.Limit
-	if prefetch > 65535 {
-		prefetch = 65535 // basic.qos prefetch-count is a short
+// collect reads up to run.Want() messages on bc.main without acking them
+// (see consumerChain), in queue order. It ends when it has them all; when
+// the queue has nothing more ready for it (see probeSchedule: what arrives
+// after that arrived during the read, and is not read); when no delivery
+// comes for a while; at the deadline; or at a message the AMQP client
+// cannot read.
+func collect(ctx context.Context, conn *amqp.Connection, bc *browseChannels, q retry.Queue, brokerVersion string, opt PeekOptions, run *BrowseRun, deathQueues, mains map[string]bool) error {
+	if run.Done() {
+		return nil
 	}
-	if err := ch.Qos(prefetch, 0, false); err != nil {
-		return nil, fmt.Errorf("peek %s: qos: %w", q.Name, err)
+	chain := &consumerChain{ch: bc.main, queue: q.Name, stream: q.Type == retry.QueueStream}
+	if chain.stream {
+		chain.args = amqp.Table{"x-stream-offset": "first"}
 	}
-	var args amqp.Table
-	if q.Type == retry.QueueStream {
-		args = amqp.Table{"x-stream-offset": "first"}
-	}
-	// Ready messages are all a consumer can see; for a stream everything is.
-	want := opt.Limit
-	if q.Type != retry.QueueStream && q.Ready < int64(want) {
-		want = int(q.Ready)
-	}
-	res := &PeekResult{Queue: q.Name, Type: q.Type, Total: q.Messages, Ready: q.Ready, Messages: []Message{}, PeekedAt: time.Now()}
-	res.SideEffects = PeekSideEffects(q.Type, brokerVersion)
-	if want == 0 {
-		return res, nil
-	}
-	tag := "ladder-peek"
 	// A frame the AMQP client cannot read ends the whole connection: its
 	// reason says why (see unreadable).
-	closed := ch.NotifyClose(make(chan *amqp.Error, 1))
-	deliveries, err := ch.ConsumeWithContext(ctx, q.Name, tag, false, false, false, false, args)
-	if err != nil {
-		return nil, fmt.Errorf("peek %s: consume: %w", q.Name, err)
-	}
+	closed := bc.main.NotifyClose(make(chan *amqp.Error, 1))
 	limit, hasLimit := deliveryLimit(q, brokerVersion)
-	idle := time.NewTimer(2 * time.Second) // the first delivery may take a moment
-	lastRead, assembling := bytesReceived(conn), false
+	idle := time.NewTimer(firstDelivery)
 	defer idle.Stop()
-	for len(res.Messages) < want {
+	// A stream has no ready count to ask: it never probes.
+	probe := newProbeSchedule(!chain.stream)
+	defer probe.stop()
+	lastRead, assembling := bytesReceived(conn), false
+	// caughtUp: the queue had nothing ready left (see below).
+	var caughtUp time.Time
+	fence := q.Type == retry.QueueClassic
+	for !run.Done() {
+		if chain.due == 0 {
+			if !caughtUp.IsZero() {
+				return nil // another consumer would only get what arrived since
+			}
+			if err := chain.open(run.Left()); err != nil {
+				return fmt.Errorf("peek %s: %w", q.Name, err)
+			}
+			idle.Reset(firstDelivery)
+			probe.opened()
+		}
 		select {
-		case d, ok := <-deliveries:
+		case d, ok := <-chain.deliveries:
 			if !ok {
+				if !caughtUp.IsZero() && fence {
+					return nil // cancelled: every delivery sent before is in
+				}
 				if ctx.Err() != nil {
-					return nil, fmt.Errorf("peek %s: %w", q.Name, ctx.Err())
+					return fmt.Errorf("peek %s: %w", q.Name, ctx.Err())
 				}
 				var why *amqp.Error
 				select {
 				case why = <-closed:
 				case <-time.After(time.Second):
 				}
-				if note, ok := unreadable(why, len(res.Messages)); ok {
+				if note, ok := unreadable(why, run.Read()); ok {
 					// The messages read so far are good; the rest, this one
 					// among them, went back to the queue with the connection.
-					res.Incomplete = note
-					res.SideEffects = append(res.SideEffects, note)
-					return res, nil
+					run.Stop(note)
+					run.res.SideEffects = append(run.res.SideEffects, note)
+					return nil
 				}
 				if why != nil {
-					return nil, fmt.Errorf("peek %s: the channel closed: %s", q.Name, why.Reason)
+					return fmt.Errorf("peek %s: the channel closed: %s", q.Name, why.Reason)
 				}
-				return nil, fmt.Errorf("peek %s: the broker closed the channel", q.Name)
+				return fmt.Errorf("peek %s: the broker closed the channel", q.Name)
 			}
 			if hasLimit && !opt.Force {
 				if n, ok := headerInt(d.Headers["x-delivery-count"]); ok && n >= limit-deliveryLimitMargin {
-					return nil, fmt.Errorf("peek %s: message %d has been delivered %d times, delivery limit %d: another peek may dead-letter it (this check itself counted once); use --force to peek anyway: %w",
-						q.Name, len(res.Messages), n, limit, ErrNearDeliveryLimit)
+					return fmt.Errorf("peek %s: message %d has been delivered %d times, delivery limit %d: another peek may dead-letter it (this check itself counted once); use --force to peek anyway: %w",
+						q.Name, run.Read(), n, limit, ErrNearDeliveryLimit)
 				}
 			}
-			res.Messages = append(res.Messages, decodeDelivery(&d, len(res.Messages), opt.BodyPreview, deathQueues, mains))
+			if err := chain.got(&d); err != nil {
+				return fmt.Errorf("peek %s: %w", q.Name, err)
+			}
+			if err := run.Take(decodeDelivery(&d, run.Read(), opt.BodyPreview, deathQueues, mains)); err != nil {
+				if errors.Is(err, ErrStopBrowse) {
+					return nil
+				}
+				return err
+			}
 			idle.Reset(peekIdle)
+			switch {
+			case caughtUp.IsZero():
+				probe.delivered()
+			case fence:
+				// Reading what came before the cancel's answer.
+			case time.Since(caughtUp) >= settleMost:
+				return nil
+			default:
+				probe.settle()
+			}
+		case <-probe.c():
+			if !caughtUp.IsZero() {
+				return nil // settled: what was on its way is in
+			}
+			ready, err := bc.depth(q.Name)
+			if err != nil || ready > 0 {
+				probe.asked(err == nil)
+				continue
+			}
+			// This consumer has credit, yet nothing is ready: every message
+			// the queue held when the read began has been read or has left,
+			// and whatever comes now arrived since.
+			caughtUp = time.Now()
+			if !fence {
+				// What is on its way comes within moments, from the queue's
+				// process as much as the cancel's answer would: take it.
+				probe.settle()
+				continue
+			}
+			// A classic queue sends its deliveries and its answer to a
+			// cancel the same way, in order: once the cancel is confirmed
+			// every delivery sent before is in (the channel closes when
+			// they are read), and nothing later comes.
+			probe.stop()
+			if err := chain.ch.Cancel(chain.tag, false); err != nil {
+				return fmt.Errorf("peek %s: cancel consumer: %w", q.Name, err)
+			}
 		case <-idle.C:
 			// A delivery still arriving (a body of many megabytes) is
 			// not the end of the queue: wait while bytes come in.
@@ -181,12 +247,91 @@ func collect(ctx context.Context, conn *amqp.Connection, ch *amqp.Channel, q ret
 				idle.Reset(peekAssemble)
 				continue
 			}
-			return res, nil
+			if !chain.stream && caughtUp.IsZero() {
+				if ready, err := bc.depth(q.Name); err == nil && ready > 0 {
+					run.Stop(fmt.Sprintf("the broker stopped delivering after %s with %d still ready (another consumer is preferred: single active consumer, or a consumer priority?)",
+						retry.Plural(run.Read(), "message", "messages"), ready))
+				}
+			}
+			return nil
+		case <-run.Deadline():
+			run.TimedOut()
+			return nil
 		case <-ctx.Done():
-			return nil, fmt.Errorf("peek %s: %w", q.Name, ctx.Err())
+			return fmt.Errorf("peek %s: %w", q.Name, ctx.Err())
 		}
 	}
-	return res, nil
+	return nil
+}
+
+// probeSchedule says when a browse asks the queue whether anything is still
+// ready: after a pause in deliveries (peekGap), and while they trickle
+// (once probeEvery, after a pause of probeQuiet at least: not in the middle
+// of a burst of the queue's own messages), and at least every probeForce
+// whatever comes (a steady flow of arrivals has no pause). Once the queue
+// had nothing ready it times the settling instead (settleQuiet).
+type probeSchedule struct {
+	on   bool
+	t    *time.Timer
+	last time.Time // the last question
+}
+
+func newProbeSchedule(on bool) *probeSchedule {
+	p := &probeSchedule{on: on, last: time.Now()}
+	if on {
+		p.t = time.NewTimer(peekGap)
+	}
+	return p
+}
+
+// c fires when it is time (never when off).
+func (p *probeSchedule) c() <-chan time.Time {
+	if !p.on {
+		return nil
+	}
+	return p.t.C
+}
+
+func (p *probeSchedule) reset(d time.Duration) {
+	if p.on {
+		p.t.Reset(d)
+	}
+}
+
+// opened: a new consumer starts; its deliveries come before any question.
+func (p *probeSchedule) opened() { p.reset(peekGap) }
+
+func (p *probeSchedule) delivered() {
+	since := time.Since(p.last)
+	switch {
+	case since >= probeForce:
+		p.reset(0)
+	case since >= probeEvery:
+		p.reset(probeQuiet)
+	default:
+		p.reset(max(probeQuiet, min(peekGap, probeEvery-since)))
+	}
+}
+
+// settle: the queue had nothing ready; the read ends at the next pause.
+func (p *probeSchedule) settle() { p.reset(settleQuiet) }
+
+// asked: the queue answered it still had some ready (ok), or could not
+// answer: ask again later, or (no answer) leave it to the idle timer.
+func (p *probeSchedule) asked(ok bool) {
+	p.last = time.Now()
+	if !ok {
+		p.stop()
+		return
+	}
+	p.reset(probeEvery)
+}
+
+func (p *probeSchedule) stop() {
+	if p.on {
+		p.t.Stop()
+		p.on = false
+	}
 }
 
 // unreadable says, for the close reason of a peek's channel, whether the

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"errors"
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/retry"
@@ -36,16 +37,26 @@ func (s *Sim) Peek(ctx context.Context, name string, opt broker.PeekOptions) (*b
 		// the redelivered flags too.
 		SideEffects: broker.PeekSideEffects(retry.QueueClassic, s.opt.BrokerVersion), Messages: []broker.Message{}, PeekedAt: s.now,
 	}
-	n := min(opt.Limit, len(q.ready))
-	if n == 0 {
+	// As the live broker: at most the ready messages there are now, handed
+	// to Each or kept, with the same progress and bounds (BrowseRun).
+	run := broker.NewBrowseRun(res, opt, min(opt.Limit, len(q.ready)))
+	defer run.Finish()
+	if run.Done() {
 		res.SideEffects = []string{} // nothing delivered, nothing changed
 		return res, nil
 	}
 	deathQueues := retry.DeathQueuesOf(s.topology().ladders, name)
 	mains := retry.MainQueues(s.topology().ladders)
-	for i, m := range q.ready[:n] {
-		res.Messages = append(res.Messages, decode(m, i, opt.BodyPreview, deathQueues, mains))
+	for _, m := range q.ready[:run.Want()] {
+		// Position is given by the run: queue order.
+		err := run.Take(decode(m, run.Read(), opt.BodyPreview, deathQueues, mains))
 		m.redelivered = true
+		if errors.Is(err, broker.ErrStopBrowse) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
 	broker.AnnotateHoL(res, q.set, s.now)
 	return res, nil
