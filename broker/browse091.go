@@ -142,6 +142,19 @@ type browseChannels struct {
 	main      *amqp.Channel
 	probe     *amqp.Channel
 	probeDead bool
+	// probeRead counts the bytes the probe's answers brought: they are not
+	// a delivery arriving (see received).
+	probeRead int64
+}
+
+// received is how many bytes the connection has read, the probe's answers
+// left out (-1: not counted).
+func (bc *browseChannels) received() int64 {
+	n := bytesReceived(bc.conn)
+	if n < 0 {
+		return n
+	}
+	return n - bc.probeRead
 }
 
 // depth asks the queue for its ready count (a passive declare) on a channel
@@ -150,6 +163,8 @@ func (bc *browseChannels) depth(queue string) (int, error) {
 	if bc.probeDead {
 		return 0, errNoProbe
 	}
+	before := bytesReceived(bc.conn)
+	defer func() { bc.probeRead += bytesReceived(bc.conn) - before }()
 	if bc.probe == nil {
 		ch, err := bc.conn.Channel()
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -21,6 +22,8 @@ const (
 	// peekAssemble is the wait after a large delivery's bytes stopped
 	// arriving and before it was handed over.
 	peekAssemble = 3 * time.Second
+	// heartbeatFrame: bytes that arrive as a heartbeat are not a delivery.
+	heartbeatFrame = 8
 	// deliveryLimitMargin: a quorum message this close to its delivery limit
 	// is not peeked without --force (each peek counts as a delivery).
 	deliveryLimitMargin = 2
@@ -58,15 +61,17 @@ func peekQueue(ctx context.Context, conn *amqp.Connection, q retry.Queue, broker
 	}
 	run := NewBrowseRun(res, opt, want)
 	bc := &browseChannels{conn: conn, main: ch}
-	err = collect(ctx, conn, bc, q, brokerVersion, opt, run, deathQueues, mains)
+	err = collect(ctx, bc, q, brokerVersion, opt, run, deathQueues, mains)
 	// Closing the channel is what returns the messages: always do it.
 	forced := bc.close(browseCloseBound)
 	run.Finish()
 	if err != nil {
 		return nil, err
 	}
-	if run.Read() == 0 && res.Incomplete == "" {
-		res.SideEffects = []string{} // nothing was delivered, nothing changed
+	if run.Read() == 0 && !slices.Contains(res.SideEffects, res.Incomplete) {
+		// Nothing was delivered, nothing changed (but a message the client
+		// could not read was delivered, and returned: its note says so).
+		res.SideEffects = []string{}
 	}
 	if forced {
 		res.SideEffects = append(res.SideEffects, fmt.Sprintf(
@@ -121,7 +126,7 @@ func noteReleased(conn *amqp.Connection, q retry.Queue, res *PeekResult) {
 // after that arrived during the read, and is not read); when no delivery
 // comes for a while; at the deadline; or at a message the AMQP client
 // cannot read.
-func collect(ctx context.Context, conn *amqp.Connection, bc *browseChannels, q retry.Queue, brokerVersion string, opt PeekOptions, run *BrowseRun, deathQueues, mains map[string]bool) error {
+func collect(ctx context.Context, bc *browseChannels, q retry.Queue, brokerVersion string, opt PeekOptions, run *BrowseRun, deathQueues, mains map[string]bool) error {
 	if run.Done() {
 		return nil
 	}
@@ -138,9 +143,10 @@ func collect(ctx context.Context, conn *amqp.Connection, bc *browseChannels, q r
 	// A stream has no ready count to ask: it never probes.
 	probe := newProbeSchedule(!chain.stream)
 	defer probe.stop()
-	lastRead, assembling := bytesReceived(conn), false
+	lastRead, assembling := bc.received(), false
 	// caughtUp: the queue had nothing ready left (see below).
 	var caughtUp time.Time
+	var settleRead int64
 	fence := q.Type == retry.QueueClassic
 	for !run.Done() {
 		if chain.due == 0 {
@@ -152,6 +158,7 @@ func collect(ctx context.Context, conn *amqp.Connection, bc *browseChannels, q r
 			}
 			idle.Reset(firstDelivery)
 			probe.opened()
+			lastRead = bc.received() // the answers to qos and consume are in
 		}
 		select {
 		case d, ok := <-chain.deliveries:
@@ -203,10 +210,16 @@ func collect(ctx context.Context, conn *amqp.Connection, bc *browseChannels, q r
 			case time.Since(caughtUp) >= settleMost:
 				return nil
 			default:
+				settleRead = bc.received()
 				probe.settle()
 			}
 		case <-probe.c():
 			if !caughtUp.IsZero() {
+				if n := bc.received(); n-settleRead > heartbeatFrame {
+					settleRead = n // a large delivery still arriving
+					probe.settle()
+					continue
+				}
 				return nil // settled: what was on its way is in
 			}
 			ready, err := bc.depth(q.Name)
@@ -217,7 +230,7 @@ func collect(ctx context.Context, conn *amqp.Connection, bc *browseChannels, q r
 			// This consumer has credit, yet nothing is ready: every message
 			// the queue held when the read began has been read or has left,
 			// and whatever comes now arrived since.
-			caughtUp = time.Now()
+			caughtUp, settleRead = time.Now(), bc.received()
 			if !fence {
 				// What is on its way comes within moments, from the queue's
 				// process as much as the cancel's answer would: take it.
@@ -235,7 +248,7 @@ func collect(ctx context.Context, conn *amqp.Connection, bc *browseChannels, q r
 		case <-idle.C:
 			// A delivery still arriving (a body of many megabytes) is
 			// not the end of the queue: wait while bytes come in.
-			if n := bytesReceived(conn); n >= 0 && n != lastRead {
+			if n := bc.received(); n >= 0 && n-lastRead > heartbeatFrame {
 				lastRead, assembling = n, true
 				idle.Reset(peekIdle)
 				continue
