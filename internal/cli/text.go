@@ -108,6 +108,9 @@ func renderPeek(r *broker.PeekResult) string {
 	for _, s := range r.SideEffects {
 		fmt.Fprintf(&b, "! %s\n", clean(s))
 	}
+	if r.Incomplete != "" && !slices.Contains(r.SideEffects, r.Incomplete) {
+		fmt.Fprintf(&b, "! incomplete: %s\n", clean(r.Incomplete))
+	}
 	if len(r.Groups) > 0 {
 		b.WriteString("\n")
 		rows := [][]string{{"COUNT", "KEY", "FIRST SEEN", "LAST SEEN", "SAMPLE IDS"}}
@@ -257,6 +260,9 @@ func renderDump(r *broker.DumpReport, out string) string {
 	}
 	for _, s := range r.Skipped {
 		fmt.Fprintf(&b, "skipped %s\n", clean(s))
+	}
+	if r.Incomplete != "" && !slices.Contains(r.SideEffects, r.Incomplete) {
+		fmt.Fprintf(&b, "! incomplete: %s\n", clean(r.Incomplete))
 	}
 	return b.String()
 }
