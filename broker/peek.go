@@ -24,6 +24,10 @@ const (
 	peekAssemble = 3 * time.Second
 	// heartbeatFrame: bytes that arrive as a heartbeat are not a delivery.
 	heartbeatFrame = 8
+	// peekStall is how long a browse waits without a delivery while the
+	// queue says messages are ready (and it has credit): past it, the
+	// broker is taken to prefer another consumer.
+	peekStall = 5 * time.Second
 	// deliveryLimitMargin: a quorum message this close to its delivery limit
 	// is not peeked without --force (each peek counts as a delivery).
 	deliveryLimitMargin = 2
@@ -147,6 +151,7 @@ func collect(ctx context.Context, bc *browseChannels, q retry.Queue, brokerVersi
 	// caughtUp: the queue had nothing ready left (see below).
 	var caughtUp time.Time
 	var settleRead int64
+	lastDelivery := time.Now() // or the last consumer's start
 	fence := q.Type == retry.QueueClassic
 	for !run.Done() {
 		if chain.due == 0 {
@@ -158,6 +163,7 @@ func collect(ctx context.Context, bc *browseChannels, q retry.Queue, brokerVersi
 			}
 			idle.Reset(firstDelivery)
 			probe.opened()
+			lastDelivery = time.Now()
 			lastRead = bc.received() // the answers to qos and consume are in
 		}
 		select {
@@ -202,6 +208,7 @@ func collect(ctx context.Context, bc *browseChannels, q retry.Queue, brokerVersi
 				return err
 			}
 			idle.Reset(peekIdle)
+			lastDelivery = time.Now()
 			switch {
 			case caughtUp.IsZero():
 				probe.delivered()
@@ -262,8 +269,16 @@ func collect(ctx context.Context, bc *browseChannels, q retry.Queue, brokerVersi
 			}
 			if !chain.stream && caughtUp.IsZero() {
 				if ready, err := bc.depth(q.Name); err == nil && ready > 0 {
-					run.Stop(fmt.Sprintf("the broker stopped delivering after %s with %d still ready (another consumer is preferred: single active consumer, or a consumer priority?)",
-						retry.Plural(run.Read(), "message", "messages"), ready))
+					// Messages wait and this consumer has credit: a busy
+					// broker (returning another read's messages, say)
+					// delivers them in a while; one that prefers another
+					// consumer never does.
+					if time.Since(lastDelivery) < peekStall {
+						idle.Reset(peekIdle)
+						continue
+					}
+					run.Stop(fmt.Sprintf("the broker delivered nothing for %s after %s with %d still ready (another consumer is preferred: single active consumer, or a consumer priority?)",
+						peekStall, retry.Plural(run.Read(), "message", "messages"), ready))
 				}
 			}
 			return nil

@@ -62,13 +62,13 @@ func TestPeekAndDumpThatStopShortSaySoAndExit3(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
-	if code != exitPartial || !strings.Contains(res.Incomplete, "the broker stopped delivering after 0 messages with 4 still ready") || len(res.Messages) != 0 {
+	if code != exitPartial || !strings.Contains(res.Incomplete, "the broker delivered nothing for 5s after 0 messages with 4 still ready") || len(res.Messages) != 0 {
 		t.Errorf("peek -o json: exit %d, incomplete %q, %d messages (%s)", code, res.Incomplete, len(res.Messages), errOut)
 	}
 
 	file := filepath.Join(t.TempDir(), "d.jsonl")
 	code, _, errOut = runLadder(t, "dump", q, "--out", file)
-	if code != exitPartial || !strings.Contains(errOut, "! incomplete: the broker stopped delivering") {
+	if code != exitPartial || !strings.Contains(errOut, "! incomplete: the broker delivered nothing for 5s") {
 		t.Errorf("dump: exit %d: %s", code, errOut)
 	}
 	if _, err := os.Stat(file); err == nil {
