@@ -105,7 +105,7 @@ FILE "-" writes to standard output. An existing FILE is refused unless --force.`
 	}
 	f := cmd.Flags()
 	f.StringVar(&out, "out", "", "file to write (- for standard output)")
-	f.IntVarP(&o.Limit, "limit", "n", 0, "at most N messages (0: all ready; a browse takes at most 100,000)")
+	f.IntVarP(&o.Limit, "limit", "n", 0, "at most N messages (0: all ready; a browse without -n reads at most 100,000)")
 	f.StringArrayVar(&where, "where", nil, "choose messages (repeatable, all must hold; see ladder move --help)")
 	f.BoolVar(&o.Consume, "consume", false, "drain the queue to the file (acked once written and synced)")
 	f.StringVar(&body, "body", "base64", "body encoding: base64, or text for valid UTF-8 bodies")
