@@ -14,6 +14,8 @@ import (
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
+	"github.com/ladder-tui/ladder/broker/sim"
+	"github.com/ladder-tui/ladder/retry"
 )
 
 // seedSmall publishes n small persistent messages with ids prefix-00000…,
@@ -190,6 +192,24 @@ func TestDumpSaysWhenItStopsAtItsBound(t *testing.T) {
 	rep, err = broker.Dump(context.Background(), l, broker.DumpOptions{Queue: q}, &w)
 	if !errors.Is(err, broker.ErrPartial) || !strings.Contains(rep.Incomplete, "the first 20 of 30") {
 		t.Fatalf("err %v, incomplete %q", err, rep.Incomplete)
+	}
+	inOrder(t, dumpIDs(t, w.Bytes()), "b", 20)
+
+	// The simulation, the same.
+	s := sim.New(sim.Options{Quiet: true})
+	defer s.Close()
+	var out []broker.Outgoing
+	for i := 0; i < 30; i++ {
+		out = append(out, broker.Outgoing{RoutingKey: sim.OrdersDLQ, Headers: retry.Headers{broker.HeaderMoveID: fmt.Sprint(i)},
+			Properties: broker.Properties{MessageID: fmt.Sprintf("b-%05d", i)}, Body: []byte("x")})
+	}
+	if _, err := s.Publish(context.Background(), out); err != nil {
+		t.Fatal(err)
+	}
+	w.Reset()
+	rep, err = broker.Dump(context.Background(), s, broker.DumpOptions{Queue: sim.OrdersDLQ}, &w)
+	if !errors.Is(err, broker.ErrPartial) || !strings.Contains(rep.Incomplete, "the first 20 of 30") {
+		t.Fatalf("simulation: err %v, incomplete %q", err, rep.Incomplete)
 	}
 	inOrder(t, dumpIDs(t, w.Bytes()), "b", 20)
 }
