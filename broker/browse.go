@@ -111,6 +111,10 @@ func (b *BrowseRun) TimedOut() {
 		b.opt.Deadline, retry.Plural(b.read, "message", "messages"), b.want))
 }
 
+// Tick reports progress while nothing arrives (the time it has taken):
+// browse loops call it on their timers.
+func (b *BrowseRun) Tick() { b.report(false) }
+
 // Finish ends the read: the timer stops and the last progress report goes out.
 func (b *BrowseRun) Finish() {
 	if b.timer != nil {
@@ -124,7 +128,7 @@ func (b *BrowseRun) report(done bool) {
 		return
 	}
 	now := time.Now()
-	if !done && b.read > 0 && b.read < b.want && now.Sub(b.reported) < progressEvery {
+	if !done && !b.reported.IsZero() && b.read < b.want && now.Sub(b.reported) < progressEvery {
 		return
 	}
 	b.reported = now

@@ -221,6 +221,7 @@ func collect(ctx context.Context, bc *browseChannels, q retry.Queue, brokerVersi
 				probe.settle()
 			}
 		case <-probe.c():
+			run.Tick()
 			if !caughtUp.IsZero() {
 				if n := bc.received(); n-settleRead > heartbeatFrame {
 					settleRead = n // a large delivery still arriving
@@ -253,6 +254,7 @@ func collect(ctx context.Context, bc *browseChannels, q retry.Queue, brokerVersi
 				return fmt.Errorf("peek %s: cancel consumer: %w", q.Name, err)
 			}
 		case <-idle.C:
+			run.Tick()
 			// A delivery still arriving (a body of many megabytes) is
 			// not the end of the queue: wait while bytes come in.
 			if n := bc.received(); n >= 0 && n-lastRead > heartbeatFrame {

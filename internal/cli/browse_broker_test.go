@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/ladder-tui/ladder/broker/brokertest"
 )
 
 // heldBySingleActiveConsumer makes q's messages unreadable to a browse: q
@@ -84,5 +86,20 @@ func TestMaxTimeMustBePositive(t *testing.T) {
 	code, _, errOut := runLadder(t, "peek", "q", "--max-time", "0s")
 	if code != exitUsage || !strings.Contains(errOut, "--max-time 0s") {
 		t.Fatalf("exit %d %q", code, errOut)
+	}
+}
+
+// On a terminal a read that takes a while shows how far it is on stderr,
+// one updating line, cleared when it ends (the result follows).
+func TestPeekShowsItsProgressOnATerminal(t *testing.T) {
+	r := brokerEnv(t)
+	q := testQueue(t, r, "sac-tty", 5, amqp.Table{"x-single-active-consumer": true})
+	heldBySingleActiveConsumer(t, q)
+	env := []string{"NO_COLOR=1", "LADDER_AMQP_URL=" + brokertest.Config().AMQPURL, "LADDER_API_URL=" + brokertest.Config().APIURL}
+	s := newTmux(t, "200", "24", env, "peek", q, "-n", "10", "--max-time", "4s")
+	s.waitFor("reading the queue… 0 of 4")
+	scr := s.waitFor("! incomplete: stopped at the 4s deadline")
+	if strings.Contains(scr, "reading the queue…") {
+		t.Errorf("the progress line stayed:\n%s", scr)
 	}
 }
