@@ -131,6 +131,76 @@ func (c *consumerChain) got(d *amqp.Delivery) error {
 	return nil
 }
 
+// probeSchedule says when a browse asks the queue whether anything is still
+// ready: after a pause in deliveries (peekGap), and while they trickle
+// (once probeEvery, after a pause of probeQuiet at least: not in the middle
+// of a burst of the queue's own messages), and at least every probeForce
+// whatever comes (a steady flow of arrivals has no pause). Once the queue
+// had nothing ready it times the settling instead (settleQuiet).
+type probeSchedule struct {
+	on   bool
+	t    *time.Timer
+	last time.Time // the last question
+}
+
+func newProbeSchedule(on bool) *probeSchedule {
+	p := &probeSchedule{on: on, last: time.Now()}
+	if on {
+		p.t = time.NewTimer(peekGap)
+	}
+	return p
+}
+
+// c fires when it is time (never when off).
+func (p *probeSchedule) c() <-chan time.Time {
+	if !p.on {
+		return nil
+	}
+	return p.t.C
+}
+
+func (p *probeSchedule) reset(d time.Duration) {
+	if p.on {
+		p.t.Reset(d)
+	}
+}
+
+// opened: a new consumer starts; its deliveries come before any question.
+func (p *probeSchedule) opened() { p.reset(peekGap) }
+
+func (p *probeSchedule) delivered() {
+	since := time.Since(p.last)
+	switch {
+	case since >= probeForce:
+		p.reset(0)
+	case since >= probeEvery:
+		p.reset(probeQuiet)
+	default:
+		p.reset(max(probeQuiet, min(peekGap, probeEvery-since)))
+	}
+}
+
+// settle: the queue had nothing ready; the read ends at the next pause.
+func (p *probeSchedule) settle() { p.reset(settleQuiet) }
+
+// asked: the queue answered it still had some ready (ok), or could not
+// answer: ask again later, or (no answer) leave it to the idle timer.
+func (p *probeSchedule) asked(ok bool) {
+	p.last = time.Now()
+	if !ok {
+		p.stop()
+		return
+	}
+	p.reset(probeEvery)
+}
+
+func (p *probeSchedule) stop() {
+	if p.on {
+		p.t.Stop()
+		p.on = false
+	}
+}
+
 // errNoProbe: the browse cannot ask the queue its depth (the probe channel
 // failed once).
 var errNoProbe = errors.New("no probe channel")
