@@ -70,6 +70,18 @@ type PeekOptions struct {
 	Force bool // peek a quorum queue even near its delivery limit
 	// BodyPreview bounds the bytes of each body kept (default 4 KiB).
 	BodyPreview int
+	// Deadline (> 0) bounds how long the read takes: a browse still
+	// reading then stops with what it has, and Incomplete says so. 0: no
+	// deadline but the context's.
+	Deadline time.Duration
+	// Progress, when set, hears how far the read is, from the reading
+	// goroutine: at most ten times a second, and once when it ends (Done).
+	Progress func(PeekProgress)
+	// Each, when set, is handed every message in queue order as it is read,
+	// and the result's Messages stay empty: nothing is kept (a dump writes
+	// each and lets it go). Its error ends the read and is returned, but
+	// ErrStopBrowse ends it as complete.
+	Each func(*Message) error
 }
 
 // PeekResult is what a peek saw and what it cost. JSON field names are a

@@ -39,6 +39,10 @@ type Live struct {
 	// maxMsg is the max_message_size the broker named when it refused a
 	// message (0: not known; see PublishLimits).
 	maxMsg atomic.Int64
+	// browse is the connection peeks and dumps read on, apart from conn: a
+	// browse whose channel does not close in time drops its connection
+	// (see browseChannels.close), which must not end a move.
+	browse *amqp.Connection
 
 	// adaptVhost lets tests present topology the broker cannot have here
 	// (a delayed-message exchange: the plugin is not installable).
@@ -192,6 +196,22 @@ func (l *Live) verifySameBroker(ctx context.Context) error {
 	return nil
 }
 
+// browseConnection returns the connection browses read on, dialling again
+// when the previous one was closed.
+func (l *Live) browseConnection(ctx context.Context) (*amqp.Connection, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.browse != nil && !l.browse.IsClosed() {
+		return l.browse, nil
+	}
+	c, err := l.r.DialAMQP(ctx, l.purpose+" browse")
+	if err != nil {
+		return nil, err
+	}
+	l.browse = c
+	return c, nil
+}
+
 // blockOf is the resource-alarm state of conn, the shared connection (nil
 // once it was replaced).
 func (l *Live) blockOf(conn *amqp.Connection) *blockState {
@@ -301,7 +321,7 @@ func (l *Live) Peek(ctx context.Context, queue string, opt PeekOptions) (*PeekRe
 		return nil, r
 	}
 	// Exact depth: management counters lag by up to 5 s.
-	conn, err := l.connection(ctx)
+	conn, err := l.browseConnection(ctx)
 	if err != nil {
 		if browser != nil {
 			browser.close()
@@ -476,8 +496,11 @@ func (l *Live) Close() error {
 		l.amqp1.close()
 		l.amqp1 = nil
 	}
-	if l.conn != nil && !l.conn.IsClosed() {
-		return l.conn.Close()
+	var errs []error
+	for _, c := range []*amqp.Connection{l.browse, l.conn} {
+		if c != nil && !c.IsClosed() {
+			errs = append(errs, c.Close())
+		}
 	}
-	return nil
+	return errors.Join(errs...)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -23,6 +24,12 @@ const (
 	// peekAssemble is the wait after a large delivery's bytes stopped
 	// arriving and before it was handed over.
 	peekAssemble = 3 * time.Second
+	// heartbeatFrame: bytes that arrive as a heartbeat are not a delivery.
+	heartbeatFrame = 8
+	// peekStall is how long a browse waits without a delivery while the
+	// queue says messages are ready (and it has credit): past it, the
+	// broker is taken to prefer another consumer.
+	peekStall = 5 * time.Second
 	// deliveryLimitMargin: a quorum message this close to its delivery limit
 	// stops a move or a drain (each return counts as a delivery).
 	deliveryLimitMargin = 2
@@ -30,9 +37,9 @@ const (
 	defaultDeliveryLimit4 = 20
 )
 
-// peekQueue browses q on its own channel: consume with manual ack and a
-// prefetch of limit, collect, then close the channel so every unacked
-// message returns to the queue in its order. Streams are read by offset.
+// peekQueue browses q on its own channel (see collect), then closes it,
+// which returns every unacked message to the queue in its order, within a
+// bound (see browseChannels.close). Streams are read by offset.
 // deathQueues are the queues whose x-death counts are this queue's retries;
 // mains the vhost's ladder main queues (where "origin" leads).
 func peekQueue(ctx context.Context, conn *amqp.Connection, q retry.Queue, brokerVersion string, opt PeekOptions, deathQueues, mains map[string]bool) (*PeekResult, error) {
@@ -46,25 +53,43 @@ func peekQueue(ctx context.Context, conn *amqp.Connection, q retry.Queue, broker
 	if err != nil {
 		return nil, AMQPFailure(conn, "peek "+q.Name, err, nil)
 	}
-	res, err := collect(ctx, conn, ch, q, brokerVersion, opt, deathQueues, mains)
+	res := &PeekResult{Queue: q.Name, Type: q.Type, Total: q.Messages, Ready: q.Ready, Messages: []Message{}, PeekedAt: time.Now()}
+	res.SideEffects = peekSideEffects(consumeMode(q), q.Type, brokerVersion)
+	// Ready messages are all a consumer can see, and those ready now are all
+	// a peek reads: not what arrives while it reads. A stream is read from
+	// its first offset.
+	want := opt.Limit
+	if q.Type != retry.QueueStream && q.Ready < int64(want) {
+		want = int(q.Ready)
+	}
+	run := NewBrowseRun(res, opt, want)
+	bc := &browseChannels{conn: conn, main: ch}
+	err = collect(ctx, bc, q, brokerVersion, opt, run, deathQueues, mains)
 	// Closing the channel is what returns the messages: always do it.
-	ch.Close()
+	forced := bc.close(browseCloseBound)
+	run.Finish()
 	if err != nil {
 		return nil, err
 	}
-	if res.Incomplete == "" {
+	if res.Incomplete == "" && !forced {
 		// A connection that died under the peek (a stall ends so: silence,
 		// then a missed heartbeat) may have cut it short.
 		if lost := amqpLost(connAddr(conn), "peek "+q.Name, connClosed(conn)); lost != nil {
 			return nil, lost
 		}
 	}
-	if len(res.Messages) == 0 && res.Incomplete == "" {
-		res.SideEffects = []string{} // nothing was delivered, nothing changed
+	if run.Read() == 0 && !slices.Contains(res.SideEffects, res.Incomplete) {
+		// Nothing was delivered, nothing changed (but a message the client
+		// could not read was delivered, and returned: its note says so).
+		res.SideEffects = []string{}
+	}
+	if forced {
+		res.SideEffects = append(res.SideEffects, fmt.Sprintf(
+			"the broker did not confirm closing ladder's channel within %s: ladder dropped its connection, so the broker returned every browsed message at once", browseCloseBound))
 	}
 	// Quorum queues apply returns asynchronously: a count taken now would
 	// mistake returns in flight for released messages.
-	if q.Type == retry.QueueClassic {
+	if q.Type == retry.QueueClassic && !forced {
 		noteReleased(conn, q, res)
 	}
 	NoteDeadLettered(res, q, brokerVersion)
@@ -106,70 +131,133 @@ func noteReleased(conn *amqp.Connection, q retry.Queue, res *PeekResult) {
 	}
 }
 
-// collect consumes up to opt.Limit messages on ch without acking them.
-func collect(ctx context.Context, conn *amqp.Connection, ch *amqp.Channel, q retry.Queue, brokerVersion string, opt PeekOptions, deathQueues, mains map[string]bool) (*PeekResult, error) {
-	prefetch := opt.Limit
-	if prefetch > 65535 {
-		prefetch = 65535 // basic.qos prefetch-count is a short
+// collect reads up to run.Want() messages on bc.main without acking them
+// (see consumerChain), in queue order. It ends when it has them all; when
+// the queue has nothing more ready for it (see probeSchedule: what arrives
+// after that arrived during the read, and is not read); when no delivery
+// comes for a while; at the deadline; or at a message the AMQP client
+// cannot read.
+func collect(ctx context.Context, bc *browseChannels, q retry.Queue, brokerVersion string, opt PeekOptions, run *BrowseRun, deathQueues, mains map[string]bool) error {
+	if run.Done() {
+		return nil
 	}
-	if err := ch.Qos(prefetch, 0, false); err != nil {
-		return nil, AMQPFailure(conn, "peek "+q.Name, err, nil)
+	chain := &consumerChain{ch: bc.main, queue: q.Name, stream: q.Type == retry.QueueStream}
+	if chain.stream {
+		chain.args = amqp.Table{"x-stream-offset": "first"}
 	}
-	var args amqp.Table
-	if q.Type == retry.QueueStream {
-		args = amqp.Table{"x-stream-offset": "first"}
-	}
-	// Ready messages are all a consumer can see; for a stream everything is.
-	want := opt.Limit
-	if q.Type != retry.QueueStream && q.Ready < int64(want) {
-		want = int(q.Ready)
-	}
-	res := &PeekResult{Queue: q.Name, Type: q.Type, Total: q.Messages, Ready: q.Ready, Messages: []Message{}, PeekedAt: time.Now()}
-	res.SideEffects = peekSideEffects(consumeMode(q), q.Type, brokerVersion)
-	if want == 0 {
-		return res, nil
-	}
-	tag := "ladder-peek"
 	// A frame the AMQP client cannot read ends the whole connection: its
 	// reason says why (see unreadable).
-	closed := ch.NotifyClose(make(chan *amqp.Error, 1))
-	deliveries, err := ch.ConsumeWithContext(ctx, q.Name, tag, false, false, false, false, args)
-	if err != nil {
-		return nil, AMQPFailure(conn, "peek "+q.Name, err, nil)
-	}
-	idle := time.NewTimer(2 * time.Second) // the first delivery may take a moment
-	lastRead, assembling := bytesReceived(conn), false
+	closed := bc.main.NotifyClose(make(chan *amqp.Error, 1))
+	idle := time.NewTimer(firstDelivery)
 	defer idle.Stop()
-	for len(res.Messages) < want {
+	// A stream has no ready count to ask: it never probes.
+	probe := newProbeSchedule(!chain.stream)
+	defer probe.stop()
+	lastRead, assembling := bc.received(), false
+	// caughtUp: the queue had nothing ready left (see below).
+	var caughtUp time.Time
+	var settleRead int64
+	lastDelivery := time.Now() // or the last consumer's start
+	fence := q.Type == retry.QueueClassic
+	for !run.Done() {
+		if chain.due == 0 {
+			if !caughtUp.IsZero() {
+				return nil // another consumer would only get what arrived since
+			}
+			if err := chain.open(run.Left()); err != nil {
+				return AMQPFailure(bc.conn, "peek "+q.Name, err, nil)
+			}
+			idle.Reset(firstDelivery)
+			probe.opened()
+			lastDelivery = time.Now()
+			lastRead = bc.received() // the answers to qos and consume are in
+		}
 		select {
-		case d, ok := <-deliveries:
+		case d, ok := <-chain.deliveries:
 			if !ok {
+				if !caughtUp.IsZero() && fence {
+					return nil // cancelled: every delivery sent before is in
+				}
 				if ctx.Err() != nil {
-					return nil, fmt.Errorf("peek %s: %w", q.Name, ctx.Err())
+					return fmt.Errorf("peek %s: %w", q.Name, ctx.Err())
 				}
 				var why *amqp.Error
 				select {
 				case why = <-closed:
 				case <-time.After(time.Second):
 				}
-				if note, ok := unreadable(why, len(res.Messages)); ok {
+				if note, ok := unreadable(why, run.Read()); ok {
 					// The messages read so far are good; the rest, this one
 					// among them, went back to the queue with the connection.
-					res.Incomplete = note
-					res.SideEffects = append(res.SideEffects, note)
-					return res, nil
+					run.Stop(note)
+					run.res.SideEffects = append(run.res.SideEffects, note)
+					return nil
 				}
 				if why != nil {
-					return nil, amqpLost(connAddr(conn), "peek "+q.Name, why)
+					return amqpLost(connAddr(bc.conn), "peek "+q.Name, why)
 				}
-				return nil, fmt.Errorf("peek %s: the broker closed the channel", q.Name)
+				return fmt.Errorf("peek %s: the broker closed the channel", q.Name)
 			}
-			res.Messages = append(res.Messages, decodeDelivery(&d, len(res.Messages), opt.BodyPreview, deathQueues, mains))
+			if err := chain.got(&d); err != nil {
+				return fmt.Errorf("peek %s: %w", q.Name, err)
+			}
+			if err := run.Take(decodeDelivery(&d, run.Read(), opt.BodyPreview, deathQueues, mains)); err != nil {
+				if errors.Is(err, ErrStopBrowse) {
+					return nil
+				}
+				return err
+			}
 			idle.Reset(peekIdle)
+			lastDelivery = time.Now()
+			switch {
+			case caughtUp.IsZero():
+				probe.delivered()
+			case fence:
+				// Reading what came before the cancel's answer.
+			case time.Since(caughtUp) >= settleMost:
+				return nil
+			default:
+				settleRead = bc.received()
+				probe.settle()
+			}
+		case <-probe.c():
+			run.Tick()
+			if !caughtUp.IsZero() {
+				if n := bc.received(); n-settleRead > heartbeatFrame {
+					settleRead = n // a large delivery still arriving
+					probe.settle()
+					continue
+				}
+				return nil // settled: what was on its way is in
+			}
+			ready, err := bc.depth(q.Name)
+			if err != nil || ready > 0 {
+				probe.asked(err == nil)
+				continue
+			}
+			// This consumer has credit, yet nothing is ready: every message
+			// the queue held when the read began has been read or has left,
+			// and whatever comes now arrived since.
+			caughtUp, settleRead = time.Now(), bc.received()
+			if !fence {
+				// What is on its way comes within moments, from the queue's
+				// process as much as the cancel's answer would: take it.
+				probe.settle()
+				continue
+			}
+			// A classic queue sends its deliveries and its answer to a
+			// cancel the same way, in order: once the cancel is confirmed
+			// every delivery sent before is in (the channel closes when
+			// they are read), and nothing later comes.
+			probe.stop()
+			if err := chain.ch.Cancel(chain.tag, false); err != nil {
+				return fmt.Errorf("peek %s: cancel consumer: %w", q.Name, err)
+			}
 		case <-idle.C:
+			run.Tick()
 			// A delivery still arriving (a body of many megabytes) is
 			// not the end of the queue: wait while bytes come in.
-			if n := bytesReceived(conn); n >= 0 && n != lastRead {
+			if n := bc.received(); n >= 0 && n-lastRead > heartbeatFrame {
 				lastRead, assembling = n, true
 				idle.Reset(peekIdle)
 				continue
@@ -181,12 +269,29 @@ func collect(ctx context.Context, conn *amqp.Connection, ch *amqp.Channel, q ret
 				idle.Reset(peekAssemble)
 				continue
 			}
-			return res, nil
+			if !chain.stream && caughtUp.IsZero() {
+				if ready, err := bc.depth(q.Name); err == nil && ready > 0 {
+					// Messages wait and this consumer has credit: a busy
+					// broker (returning another read's messages, say)
+					// delivers them in a while; one that prefers another
+					// consumer never does.
+					if time.Since(lastDelivery) < peekStall {
+						idle.Reset(peekIdle)
+						continue
+					}
+					run.Stop(fmt.Sprintf("the broker delivered nothing for %s after %s with %d still ready (another consumer is preferred: single active consumer, or a consumer priority?)",
+						peekStall, retry.Plural(run.Read(), "message", "messages"), ready))
+				}
+			}
+			return nil
+		case <-run.Deadline():
+			run.TimedOut()
+			return nil
 		case <-ctx.Done():
-			return nil, fmt.Errorf("peek %s: %w", q.Name, ctx.Err())
+			return fmt.Errorf("peek %s: %w", q.Name, ctx.Err())
 		}
 	}
-	return res, nil
+	return nil
 }
 
 // unreadable says, for the close reason of a peek's channel, whether the

@@ -31,16 +31,33 @@ type DumpOptions struct {
 	Consume  bool
 	BodyText bool // write valid UTF-8 bodies as text
 	Force    bool // peek a quorum queue near its delivery limit
+	// Progress, when set, hears how far a browsing dump has read (see
+	// PeekOptions.Progress).
+	Progress func(PeekProgress)
 }
 
 // DefaultDumpLimit bounds a browsing dump without --limit: a browse holds
-// every message it reads until it ends.
+// every message it reads, unacked on the broker, until it ends.
 const DefaultDumpLimit = 100_000
 
-// DumpWriter is where a dump goes; Sync makes written lines durable.
+// dumpLimit is DefaultDumpLimit (a variable: a test lowers it).
+var dumpLimit = DefaultDumpLimit
+
+// DumpWriter is where a dump goes; Sync makes written lines durable. A
+// browsing dump writes each message as it reads it, in queue order, and
+// keeps none.
 type DumpWriter interface {
 	io.Writer
 	Sync() error
+}
+
+// MessageWriter is a DumpWriter that takes each chosen message itself, in
+// queue order, instead of its line (a scan that groups a whole queue, say):
+// Dump calls WriteMessage for it and writes no line. The message is the
+// writer's only during the call. The header line still goes to Write.
+type MessageWriter interface {
+	DumpWriter
+	WriteMessage(*Message) error
 }
 
 // DumpReport is what a dump did. JSON field names are a contract.
@@ -55,6 +72,10 @@ type DumpReport struct {
 	// exactly (a routing key or property that is not UTF-8), one note each:
 	// they stay in the queue, the others are written.
 	Skipped []string `json:"skipped,omitempty"`
+	// Incomplete, when set, says why a browsing dump stopped before the
+	// end of what it was to read (the queue's ready messages, or -n): the
+	// lines written are good, the rest is not in the file.
+	Incomplete string `json:"incomplete,omitempty"`
 }
 
 // partialErr is a dump that left messages out: it is ErrPartial, worded
@@ -108,7 +129,15 @@ func Dump(ctx context.Context, c Client, o DumpOptions, w DumpWriter) (*DumpRepo
 		}
 		return o.Where.Match(retry.SubjectOf(m.Headers, deaths, mains, m.Body, ts), now)
 	}
+	mw, _ := w.(MessageWriter)
 	write := func(m *Message) error {
+		if mw != nil {
+			if err := mw.WriteMessage(m); err != nil {
+				return fmt.Errorf("dump: write: %w", err)
+			}
+			rep.Written++
+			return nil
+		}
 		line, err := MarshalRecord(RecordOf(m), o.BodyText)
 		if err != nil {
 			return &unkeptError{fmt.Errorf("dump: message #%d: %w", m.Position, err)}
@@ -120,45 +149,7 @@ func Dump(ctx context.Context, c Client, o DumpOptions, w DumpWriter) (*DumpRepo
 		return nil
 	}
 	if !o.Consume {
-		limit := o.Limit
-		if limit <= 0 {
-			limit = DefaultDumpLimit
-		}
-		if !o.Where.Empty() {
-			limit = DefaultDumpLimit // look as far as a browse may: Limit counts chosen ones
-		}
-		res, err := c.Peek(ctx, o.Queue, PeekOptions{Limit: limit, BodyPreview: maxBody, Force: o.Force})
-		if err != nil {
-			return rep, fmt.Errorf("dump: %w", err)
-		}
-		rep.SideEffects, rep.Released = res.SideEffects, res.Released
-		for i := range res.Messages {
-			m := &res.Messages[i]
-			if !chosen(m) {
-				rep.Unmatched++
-				continue
-			}
-			if o.Limit > 0 && rep.Written >= o.Limit {
-				break
-			}
-			if err := write(m); err != nil {
-				var unkept *unkeptError
-				if !errors.As(err, &unkept) {
-					return rep, err
-				}
-				rep.Skipped = append(rep.Skipped, err.Error())
-			}
-		}
-		if err := w.Sync(); err != nil {
-			return rep, err
-		}
-		if res.Incomplete != "" {
-			return rep, partialError("dump %s: %s", o.Queue, res.Incomplete)
-		}
-		if len(rep.Skipped) > 0 {
-			return rep, partialError("dump %s: %s skipped (they stay queued), the first: %s", o.Queue, retry.Plural(len(rep.Skipped), "message", "messages"), rep.Skipped[0])
-		}
-		return rep, nil
+		return browseDump(ctx, c, o, w, rep, chosen, write)
 	}
 	if err := w.Sync(); err != nil {
 		return rep, fmt.Errorf("dump: sync: %w", err)
@@ -192,6 +183,69 @@ func Dump(ctx context.Context, c Client, o DumpOptions, w DumpWriter) (*DumpRepo
 		err = aerr
 	}
 	return rep, err
+}
+
+// browseDump is a dump that browses: each message is written as the browse
+// reads it, in queue order, and let go (the browse still holds it unacked
+// on the broker until it ends; ladder keeps nothing).
+func browseDump(ctx context.Context, c Client, o DumpOptions, w DumpWriter, rep *DumpReport, chosen func(*Message) bool, write func(*Message) error) (*DumpReport, error) {
+	limit := o.Limit
+	if limit <= 0 || !o.Where.Empty() {
+		limit = max(limit, dumpLimit) // --where looks as far as a browse may: Limit counts chosen ones
+	}
+	seen := 0
+	var failed error // the writer's: the dump's own error, said once
+	each := func(m *Message) error {
+		seen++
+		if !chosen(m) {
+			rep.Unmatched++
+			return nil
+		}
+		if err := write(m); err != nil {
+			var unkept *unkeptError
+			if !errors.As(err, &unkept) {
+				failed = err
+				return err
+			}
+			rep.Skipped = append(rep.Skipped, err.Error())
+		}
+		if o.Limit > 0 && rep.Written >= o.Limit {
+			return ErrStopBrowse
+		}
+		return nil
+	}
+	res, err := c.Peek(ctx, o.Queue, PeekOptions{Limit: limit, BodyPreview: maxBody, Force: o.Force, Progress: o.Progress, Each: each})
+	if err != nil {
+		switch serr := w.Sync(); {
+		case failed != nil:
+			return rep, failed
+		case serr != nil || rep.Written == 0 || ctx.Err() == nil:
+			return rep, fmt.Errorf("dump: %w", err)
+		}
+		// Interrupted (Ctrl+C): the lines written are good.
+		rep.Incomplete = fmt.Sprintf("interrupted after %s", retry.Plural(rep.Written, "message", "messages"))
+		return rep, partialError("dump %s: %s (%v): the rest is not in the file", o.Queue, rep.Incomplete, ctx.Err())
+	}
+	rep.SideEffects, rep.Released = res.SideEffects, res.Released
+	if err := w.Sync(); err != nil {
+		return rep, err
+	}
+	rep.Incomplete = res.Incomplete
+	if rep.Incomplete == "" && seen == limit && res.Ready > int64(limit) && (o.Limit <= 0 || rep.Written < o.Limit) {
+		// It stopped at its bound with more ready behind.
+		if o.Where.Empty() {
+			rep.Incomplete = fmt.Sprintf("read the first %d of %d ready messages: a browsing dump reads at most %d without -n (-n N reads further, --consume drains the queue)", limit, res.Ready, limit)
+		} else {
+			rep.Incomplete = fmt.Sprintf("--where looked at the first %d of %d ready messages only", limit, res.Ready)
+		}
+	}
+	if rep.Incomplete != "" {
+		return rep, partialError("dump %s: %s", o.Queue, rep.Incomplete)
+	}
+	if len(rep.Skipped) > 0 {
+		return rep, partialError("dump %s: %s skipped (they stay queued), the first: %s", o.Queue, retry.Plural(len(rep.Skipped), "message", "messages"), rep.Skipped[0])
+	}
+	return rep, nil
 }
 
 func idOf(id, digest string) string {

@@ -31,13 +31,17 @@ type browserModel struct {
 	c    *common
 	w, h int
 
-	queue   string
-	ladder  *retry.Ladder
-	snap    *broker.Snapshot
-	id      int // peek request id; older answers are dropped
-	loading bool
-	force   bool // the next peek may count a delivery: the user said yes
-	err     error
+	queue  string
+	ladder *retry.Ladder
+	snap   *broker.Snapshot
+	id     int // the peek whose answer is shown; older answers are dropped
+	err    error
+	force  bool // the next peek may count a delivery: the user said yes
+	// reading is the read in progress (one at a time, see startRead);
+	// queued: the queue was opened while it ran, and is peeked when it ends.
+	reading *reading
+	readSeq int
+	queued  bool
 	res     *broker.PeekResult
 	at      time.Time
 
@@ -76,25 +80,38 @@ func (m *browserModel) open(queue string) tea.Cmd {
 	m.leaveGroups()
 	m.filter.Reset() // no refilter: there are no rows yet
 	m.ladder = ladderOf(m.snap, queue)
+	if r := m.reading; r != nil {
+		// One read at a time: this queue's peek waits for the running read
+		// to end, and a peek of another queue is of no use now.
+		m.queued = true
+		if r.kind == readPeek {
+			r.cancel()
+		}
+		return nil
+	}
 	return m.peek()
 }
 
+// peek reads the browser's queue, unless a read runs already.
 func (m *browserModel) peek() tea.Cmd {
-	m.id++
-	m.loading = true
+	r := m.startRead(readPeek, peekTimeout)
+	if r == nil {
+		return m.alreadyReading()
+	}
+	m.id = r.id
 	// force is the user's yes to one peek that counts a delivery (see
 	// peekconsent.go): it covers this peek only.
 	opt := broker.PeekOptions{Limit: m.c.peekLimit, Force: m.force}
 	m.force = false
-	peek := peekCmd(m.c.client, m.id, m.queue, opt, m.c.now)
+	peek := peekCmd(r, m.c.client, m.queue, opt, m.c.now)
 	cols := m.cols
-	return func() tea.Msg {
+	return tea.Batch(func() tea.Msg {
 		msg := peek().(peekMsg)
 		if msg.err == nil && msg.res != nil {
 			msg.rows, msg.cols = buildBrowserRows(msg.res, cols, msg.at), cols
 		}
 		return msg
-	}
+	}, r.wait())
 }
 
 // ladderOf finds the ladder queue belongs to (main, tier or DLQ).
@@ -138,31 +155,44 @@ func (m *browserModel) Update(msg tea.Msg) tea.Cmd {
 			m.ladder = ladderOf(m.snap, m.queue)
 		}
 	case peekMsg:
-		if msg.id != m.id {
-			return nil // an older peek (or another queue's)
+		next := m.endRead(msg.id)
+		if msg.id != m.id || next != nil {
+			return next // an older peek (or another queue's)
 		}
-		m.loading = false
 		if msg.err != nil {
 			m.err = msg.err
 			return statusCmd("peek "+termtext.Sanitize(msg.queue)+": "+termtext.Sanitize(broker.Describe(msg.err)), true)
 		}
 		m.load(msg.res, msg.at, msg.rows, msg.cols)
+	case readProgressMsg:
+		return m.readProgress(msg)
 	case moveClosedMsg:
 		if msg.queue == m.queue && msg.changed {
 			return m.reload()
 		}
 	case dumpAskMsg:
 		if msg.queue == m.queue && msg.file != "" {
+			r := m.startRead(readDump, moveTimeout)
+			if r == nil {
+				return m.alreadyReading()
+			}
 			// In sequence, so a quick failure is not overwritten by "dumping…".
-			return tea.Sequence(statusCmd("dumping "+termtext.Sanitize(m.queue)+" to "+termtext.Sanitize(msg.file)+"…", false), m.dump(msg.file))
+			return tea.Sequence(statusCmd("dumping "+termtext.Sanitize(m.queue)+" to "+termtext.Sanitize(msg.file)+"…", false), tea.Batch(m.dump(r, msg.file), r.wait()))
 		}
 	case unblockReadyMsg:
+		if r := m.reading; r != nil && !msg.home && r.kind == readUnblock && r.queue == msg.queue {
+			return tea.Batch(m.endRead(r.id), m.unblockReady(msg))
+		}
 		return m.unblockReady(msg)
 	case dumpDoneMsg:
+		next := m.endRead(msg.id)
 		if msg.err != nil {
-			return statusCmd(termtext.Sanitize(msg.err.Error()), true)
+			return tea.Batch(statusCmd(termtext.Sanitize(msg.err.Error()), true), next)
 		}
-		return tea.Batch(statusCmd("dumped "+present.Plural(msg.rep.Written, "message", "messages")+" to "+termtext.Sanitize(msg.file), false), m.reload())
+		if next == nil {
+			next = m.reload()
+		}
+		return tea.Batch(statusCmd("dumped "+present.Plural(msg.rep.Written, "message", "messages")+" to "+termtext.Sanitize(msg.file), false), next)
 	case whereAskMsg:
 		return m.setWhere(msg.exprs)
 	case tea.KeyPressMsg:
@@ -186,7 +216,11 @@ func (m *browserModel) load(res *broker.PeekResult, at time.Time, rows []browser
 }
 
 // reload peeks again; marks go, as positions are renumbered by a new peek.
+// While a read runs it only says so.
 func (m *browserModel) reload() tea.Cmd {
+	if m.reading != nil {
+		return m.alreadyReading()
+	}
 	var cmds []tea.Cmd
 	if len(m.marks) > 0 {
 		m.marks = map[int]bool{}
@@ -344,6 +378,9 @@ func (m *browserModel) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Where) && m.res != nil:
 		return m.askWhere()
 	case key.Matches(msg, k.Dump) && m.res != nil:
+		if m.reading != nil {
+			return m.alreadyReading()
+		}
 		return m.askDump()
 	case key.Matches(msg, k.Replay):
 		return m.pickReplay()
@@ -419,7 +456,7 @@ func (m *browserModel) View() string {
 		lines = append(lines, wrapStyled(st.Error, "peek "+termtext.Sanitize(m.queue)+" failed: "+termtext.Sanitize(broker.Describe(m.err)), m.w)...)
 		return strings.Join(lines, "\n")
 	case m.res == nil:
-		return st.Muted.Render(termtext.Truncate("peeking "+termtext.Sanitize(m.queue)+"…", m.w))
+		return st.Muted.Render(termtext.Truncate(m.readingLine(), m.w))
 	}
 	lines = append(lines, m.banner...)
 	if m.groupBy != "" {
@@ -480,14 +517,27 @@ func (m *browserModel) footer() string {
 	if n := len(m.marks); n > 0 {
 		right += " · " + strconv.Itoa(n) + " marked"
 	}
-	if m.loading {
-		right += " · refreshing…"
+	if r := m.reading; r != nil {
+		right += " · " + r.kind + ": " + r.text()
 	}
 	if m.filter.Active() {
 		fw := max(10, m.w-termtext.Width(right)-12)
 		return termtext.Truncate("filter /", m.w) + m.filter.View(fw, st) + "  " + st.Muted.Render(right)
 	}
 	return st.Muted.Render(termtext.Truncate(right, m.w))
+}
+
+// readingLine is what the browser shows before its first peek has come:
+// how far it is, or what it waits for.
+func (m *browserModel) readingLine() string {
+	q := termtext.Sanitize(m.queue)
+	switch r := m.reading; {
+	case r == nil:
+		return "peeking " + q + "…"
+	case r.queue != m.queue || r.kind != readPeek:
+		return "waiting for the " + r.kind + " of " + termtext.Sanitize(r.queue) + " to end, then peeking " + q + "…"
+	}
+	return "peeking " + q + " · " + m.reading.text()
 }
 
 func (m *browserModel) name() string { return "queue browser" }

@@ -45,8 +45,11 @@ func prepareUnblockCmd(c broker.Client, queue string, home bool) tea.Cmd {
 }
 
 // prepareUnblock plans ladder unblock for the browser's queue (the browser
-// already paid for one peek to show it).
+// already paid for one peek to show it): a read, one at a time.
 func (m *browserModel) prepareUnblock() tea.Cmd {
+	if m.startRead(readUnblock, peekTimeout) == nil {
+		return m.alreadyReading()
+	}
 	return prepareUnblockCmd(m.c.client, m.queue, false)
 }
 
@@ -117,8 +120,9 @@ func (m *homeModel) rowOf(queue string) *homeRow {
 type dumpAskMsg struct{ queue, file string }
 type whereAskMsg struct{ exprs string }
 
-// dumpDoneMsg is a dump's result.
+// dumpDoneMsg is a dump's result (read id).
 type dumpDoneMsg struct {
+	id   int
 	file string
 	rep  *broker.DumpReport
 	err  error
@@ -135,22 +139,23 @@ func (m *browserModel) askDump() tea.Cmd {
 	})
 }
 
-// dump writes the queue to file: a browse, as `ladder dump` does.
-func (m *browserModel) dump(file string) tea.Cmd {
+// dump writes the queue to file for read r: a browse, as `ladder dump`
+// does, its progress shown.
+func (m *browserModel) dump(r *reading, file string) tea.Cmd {
 	c, queue := m.c.client, m.queue
+	ctx, id, ch, progress := r.ctx, r.id, r.ch, r.report
 	return func() tea.Msg {
+		defer close(ch) // ends the progress wait
 		f, err := os.OpenFile(file, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 		if err != nil {
-			return dumpDoneMsg{file: file, err: fmt.Errorf("dump to %s: %w", file, err)}
+			return dumpDoneMsg{id: id, file: file, err: fmt.Errorf("dump to %s: %w", file, err)}
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), moveTimeout)
-		defer cancel()
-		rep, err := broker.Dump(ctx, c, broker.DumpOptions{Queue: queue}, f)
+		rep, err := broker.Dump(ctx, c, broker.DumpOptions{Queue: queue, Progress: progress}, f)
 		f.Close()
 		if err != nil && (rep == nil || rep.Written == 0) {
 			os.Remove(file)
 		}
-		return dumpDoneMsg{file: file, rep: rep, err: err}
+		return dumpDoneMsg{id: id, file: file, rep: rep, err: err}
 	}
 }
 

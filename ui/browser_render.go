@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -186,6 +187,10 @@ func renderPeekBanner(res *broker.PeekResult, at time.Time, width int, st *style
 	// client reports.
 	for _, s := range peekSideEffects(res) {
 		lines = append(lines, wrapStyled(st.Banner, present.GlyphWarning+" "+termtext.Sanitize(s), width)...)
+	}
+	// A peek that stopped short says why, whatever it read.
+	if res.Incomplete != "" && !slices.Contains(peekSideEffects(res), res.Incomplete) {
+		lines = append(lines, wrapStyled(st.Banner, present.GlyphWarning+" incomplete: "+termtext.Sanitize(res.Incomplete), width)...)
 	}
 	// Due times are the peek's, not the clock's: they do not count down,
 	// so they say when they were true.

@@ -17,8 +17,10 @@ const (
 	// snapshotTimeout is the least a snapshot is given as a whole; each
 	// request in it is bounded by --api-timeout (see snapshotBound).
 	snapshotTimeout = 15 * time.Second
-	peekTimeout     = 60 * time.Second
-	vhostsTimeout   = 10 * time.Second
+	// peekTimeout bounds a whole peek (management calls and all); its read
+	// stops sooner, at broker.DefaultPeekDeadline.
+	peekTimeout   = 60 * time.Second
+	vhostsTimeout = 10 * time.Second
 	// moveTimeout bounds a whole move; the user can cancel sooner (esc).
 	moveTimeout = 30 * time.Minute
 )
@@ -73,10 +75,14 @@ func probeCmd(p depthProber, gen int, queues []string, now func() time.Time) tea
 	}
 }
 
-func peekCmd(c broker.Client, id int, queue string, opt broker.PeekOptions, now func() time.Time) tea.Cmd {
+// peekCmd peeks queue for read r: under its context (cancelled when the
+// peek is replaced), reporting progress to it, and bounded by the broker's
+// deadline (a peek holds what it read from the queue's consumers).
+func peekCmd(r *reading, c broker.Client, queue string, opt broker.PeekOptions, now func() time.Time) tea.Cmd {
+	ctx, id, ch := r.ctx, r.id, r.ch
+	opt.Progress, opt.Deadline = r.report, broker.DefaultPeekDeadline
 	return func() tea.Msg {
-		ctx, cancel := context.WithTimeout(context.Background(), peekTimeout)
-		defer cancel()
+		defer close(ch) // ends the progress wait
 		res, err := c.Peek(ctx, queue, opt)
 		at := now()
 		if res != nil && !res.PeekedAt.IsZero() {

@@ -20,20 +20,25 @@ import (
 
 // fakeClient is a broker.Client with canned answers, for model tests.
 type fakeClient struct {
-	mu       sync.Mutex
-	vhost    string
-	snap     *broker.Snapshot
-	snapErr  error
-	snaps    int
-	peeks    map[string]*broker.PeekResult
-	peekErr  error
-	peeked   []string
-	moves    []broker.MoveRequest
-	moveStep time.Duration // pause between progress reports (teatest flows)
-	skipNote string        // when set, every message is skipped for this reason
-	vhosts   []string
-	readOnly bool
-	closed   bool
+	mu      sync.Mutex
+	vhost   string
+	snap    *broker.Snapshot
+	snapErr error
+	snaps   int
+	peeks   map[string]*broker.PeekResult
+	peekErr error
+	peeked  []string
+	// peekGate, when set, makes Peek report peekReport and wait until the
+	// gate closes or its context ends (a read that takes a while).
+	peekGate   chan struct{}
+	peekReport broker.PeekProgress
+	topology   bool // Topology answers from snap
+	moves      []broker.MoveRequest
+	moveStep   time.Duration // pause between progress reports (teatest flows)
+	skipNote   string        // when set, every message is skipped for this reason
+	vhosts     []string
+	readOnly   bool
+	closed     bool
 }
 
 var _ broker.Client = (*fakeClient)(nil)
@@ -50,13 +55,40 @@ func (f *fakeClient) Snapshot(ctx context.Context) (*broker.Snapshot, error) {
 
 func (f *fakeClient) Peek(ctx context.Context, queue string, opt broker.PeekOptions) (*broker.PeekResult, error) {
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	f.peeked = append(f.peeked, queue)
+	gate, report := f.peekGate, f.peekReport
+	f.mu.Unlock()
+	if gate != nil {
+		if opt.Progress != nil {
+			opt.Progress(report)
+		}
+		select {
+		case <-gate:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("peek %s: %w", queue, ctx.Err())
+		}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	if f.peekErr != nil {
 		return nil, f.peekErr
 	}
 	if r, ok := f.peeks[queue]; ok {
-		return r, nil
+		if opt.Each == nil {
+			return r, nil
+		}
+		// As a client does: each message handed on, none kept.
+		for i := range r.Messages {
+			m := r.Messages[i]
+			if err := opt.Each(&m); errors.Is(err, broker.ErrStopBrowse) {
+				break
+			} else if err != nil {
+				return nil, err
+			}
+		}
+		cp := *r
+		cp.Messages = []broker.Message{}
+		return &cp, nil
 	}
 	return &broker.PeekResult{Queue: queue, Type: "classic"}, nil
 }
@@ -143,8 +175,14 @@ func (f *fakeClient) Vhosts(ctx context.Context) ([]string, error) { return f.vh
 
 func (f *fakeClient) BrokerVersion(context.Context) (string, error) { return "4.1.0", nil }
 
-// The UI tests do not dump or replay yet: these say so if called.
+// The UI tests do not dump or replay yet: these say so if called (but
+// Topology answers from the snapshot when topology is set: a dump reads it).
 func (f *fakeClient) Topology(context.Context) (retry.Vhost, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.topology && f.snap != nil {
+		return f.snap.Topology, nil
+	}
 	return retry.Vhost{}, errors.New("fake: no topology")
 }
 func (f *fakeClient) Publish(context.Context, []broker.Outgoing) ([]broker.Outcome, error) {

@@ -230,14 +230,16 @@ func TestManyFindingsReachableAt80x24(t *testing.T) {
 // overwritten by them (the demo's u on orders.dlq showed "reading the
 // queue…" for good). tea.Sequence's message type is the guarantee.
 func TestProgressStatusBeforeTheWork(t *testing.T) {
-	h := newHarness(t, newFake(), Options{}, 80, 24).start()
-	h.send(openQueueMsg{queue: "orders.dlq"})
-	b := h.m.browser
-	for what, cmd := range map[string]tea.Cmd{
-		"unblock": b.prepareUnblock(),
-		"dump":    b.Update(dumpAskMsg{queue: "orders.dlq", file: t.TempDir() + "/d.jsonl"}),
+	// Each on a browser of its own: the browser reads one thing at a time.
+	for what, start := range map[string]func(b *browserModel) tea.Cmd{
+		"unblock": func(b *browserModel) tea.Cmd { return b.prepareUnblock() },
+		"dump": func(b *browserModel) tea.Cmd {
+			return b.Update(dumpAskMsg{queue: "orders.dlq", file: t.TempDir() + "/d.jsonl"})
+		},
 	} {
-		if got := fmt.Sprintf("%T", cmd()); got != "tea.sequenceMsg" {
+		h := newHarness(t, newFake(), Options{}, 80, 24).start()
+		h.send(openQueueMsg{queue: "orders.dlq"})
+		if got := fmt.Sprintf("%T", start(h.m.browser)()); got != "tea.sequenceMsg" {
 			t.Errorf("%s: status and work run as %s, want in sequence", what, got)
 		}
 	}

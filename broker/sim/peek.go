@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"errors"
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/retry"
@@ -48,29 +49,42 @@ func (s *Sim) Peek(ctx context.Context, name string, opt broker.PeekOptions) (*b
 		Queue: name, Type: info.Type, Total: info.Messages, Ready: info.Ready,
 		SideEffects: broker.PeekSideEffects(info.Type, version), Messages: []broker.Message{}, PeekedAt: s.now,
 	}
-	n := min(opt.Limit, len(q.ready))
-	if n == 0 {
+	// As the live broker: at most the ready messages there are now, handed
+	// to Each or kept, with the same progress and bounds (BrowseRun).
+	run := broker.NewBrowseRun(res, opt, min(opt.Limit, len(q.ready)))
+	defer run.Finish()
+	if run.Done() {
 		res.SideEffects = []string{} // nothing delivered, nothing changed
 		return res, nil
 	}
 	deathQueues := retry.DeathQueuesOf(s.topology().ladders, name)
 	mains := retry.MainQueues(s.topology().ladders)
+	n := run.Want()
 	var again []*message
 	if mode == broker.PeekReleased {
 		again = restoreOrderTakes(q, n)
 	}
 	browsed := q.ready[:n]
-	for i, m := range browsed {
-		res.Messages = append(res.Messages, decode(m, i, opt.BodyPreview, deathQueues, mains, version))
+	taken := 0
+	for _, m := range browsed {
+		// Position is given by the run: queue order.
+		err := run.Take(decode(m, run.Read(), opt.BodyPreview, deathQueues, mains, version))
 		m.redelivered = true
-		if q.typ != retry.QueueQuorum {
-			continue
+		taken++
+		if q.typ == retry.QueueQuorum {
+			m.acquiredCount++ // a quorum queue counts every acquisition (shown from 4.3)
+			if mode != broker.PeekReleased {
+				m.deliveryCount++ // a return counts a delivery
+			}
 		}
-		m.acquiredCount++ // a quorum queue counts every acquisition (shown from 4.3)
-		if mode != broker.PeekReleased {
-			m.deliveryCount++ // a return counts a delivery
+		if errors.Is(err, broker.ErrStopBrowse) {
+			break
+		}
+		if err != nil {
+			return nil, err
 		}
 	}
+	browsed = browsed[:taken]
 	for _, m := range again {
 		m.acquiredCount++
 	}

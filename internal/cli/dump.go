@@ -27,7 +27,10 @@ their AMQP types, the body (base64; --body text keeps UTF-8 bodies readable). Th
 format is in the README. ` + "`ladder replay`" + ` publishes them again.
 
 By default the queue is browsed as peek does (the same side effects, reported),
-and nothing is removed. --consume drains the queue to the file instead: each
+and nothing is removed: the messages ready when it begins, at most 100,000 without
+-n, each written as it is read (memory stays flat). A dump that stops before it
+has them all (the bound, a message the client cannot read, Ctrl+C) keeps what it
+wrote, says why ("incomplete") and exits 3. --consume drains the queue to the file instead: each
 message is acked only after its line is written and the file synced; it asks for
 confirmation (--yes without a terminal) and is refused in --read-only mode.
 
@@ -77,6 +80,9 @@ FILE "-" writes to standard output. An existing FILE is refused unless --force.`
 				return err
 			}
 			defer closeClient()
+			if !o.Consume {
+				o.Progress = readingPrinter(a)
+			}
 			rep, err := broker.Dump(cmd.Context(), c, o, f)
 			closeFile(err == nil || rep.Written > 0)
 			if err != nil && !errors.Is(err, broker.ErrPartial) {
@@ -99,7 +105,7 @@ FILE "-" writes to standard output. An existing FILE is refused unless --force.`
 	}
 	f := cmd.Flags()
 	f.StringVar(&out, "out", "", "file to write (- for standard output)")
-	f.IntVarP(&o.Limit, "limit", "n", 0, "at most N messages (0: all ready; a browse takes at most 100,000)")
+	f.IntVarP(&o.Limit, "limit", "n", 0, "at most N messages (0: all ready; a browse without -n reads at most 100,000)")
 	f.StringArrayVar(&where, "where", nil, "choose messages (repeatable, all must hold; see ladder move --help)")
 	f.BoolVar(&o.Consume, "consume", false, "drain the queue to the file (acked once written and synced)")
 	f.StringVar(&body, "body", "base64", "body encoding: base64, or text for valid UTF-8 bodies")

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -11,6 +12,30 @@ import (
 	"github.com/ladder-tui/ladder/internal/present"
 	"github.com/ladder-tui/ladder/retry"
 )
+
+// readingPrinter shows a browse's progress on a terminal's stderr, once it
+// has taken a moment (a quick peek prints nothing), at most ten times a
+// second, and clears the line when the read ends. On any other stderr it
+// prints nothing.
+func readingPrinter(a *app) func(broker.PeekProgress) {
+	if !isTerminal(a.stderr) {
+		return nil
+	}
+	shown := false
+	return func(p broker.PeekProgress) {
+		switch {
+		case p.Done && shown:
+			fmt.Fprint(a.stderr, "\r\x1b[K")
+		case !p.Done && p.Elapsed >= readingShownAfter:
+			shown = true
+			// One updating line: \x1b[K clears what a longer line left.
+			fmt.Fprintf(a.stderr, "\r%s\x1b[K", present.ReadingLine(p))
+		}
+	}
+}
+
+// readingShownAfter: a read quicker than this shows no progress.
+const readingShownAfter = 300 * time.Millisecond
 
 func newPeekCmd(a *app) *cobra.Command {
 	var (
@@ -45,6 +70,12 @@ by what broke it, and says how much it covered ("grouped N of M"): error (the
 error's type and its message with ids, numbers and quoted values masked, so
 one cause is one group), error-text (the exact text), reason, queue or origin.
 
+A peek reads at most -n messages, and no more than the queue had ready when it
+began: what arrives while it reads is not read (a wait queue whose messages keep
+coming back cannot hold it). It stops after --max-time; one that stops before
+it has read what it was to read says why ("incomplete") and exits 3. On a
+terminal it shows its progress on standard error.
+
 Allowed in --read-only mode where it changes no count.`,
 		Args: exactlyOne("QUEUE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -63,11 +94,15 @@ Allowed in --read-only mode where it changes no count.`,
 			if !w.Empty() && opt.BodyPreview < 1<<20 {
 				opt.BodyPreview = 1 << 20 // body~RE reads the body, not a preview of it
 			}
+			if opt.Deadline <= 0 {
+				return usageErr("--max-time %s: want more than 0", opt.Deadline)
+			}
 			c, closeClient, err := a.client("peek")
 			if err != nil {
 				return err
 			}
 			defer closeClient()
+			opt.Progress = readingPrinter(a)
 			var res *broker.PeekResult
 			var partial error
 			read := func(opt broker.PeekOptions) error {
@@ -103,6 +138,7 @@ Allowed in --read-only mode where it changes no count.`,
 	}
 	cmd.Flags().IntVarP(&opt.Limit, "limit", "n", 20, "messages to browse (with --group-by: to group; all when not given)")
 	cmd.Flags().BoolVar(&opt.Force, "force", false, "peek a quorum queue although each peek counts a delivery toward its delivery limit")
+	cmd.Flags().DurationVar(&opt.Deadline, "max-time", broker.DefaultPeekDeadline, "stop reading after this long (what was read is shown, marked incomplete)")
 	cmd.Flags().IntVar(&opt.BodyPreview, "body-bytes", broker.DefaultBodyPreview, "bytes of each body to keep in the preview")
 	cmd.Flags().StringArrayVar(&where, "where", nil, "show only the messages chosen (repeatable; see ladder move --help)")
 	cmd.Flags().StringVar(&groupBy, "group-by", "", "group the queue's messages by error, error-text, reason, queue or origin")

@@ -48,7 +48,7 @@ var readOnlyClasses = map[string]readOnlyClass{
 	"ladder topology":              {allowed: [][]string{{"topology"}, {"topology", "-o", "json"}}},
 	"ladder lint":                  {allowed: [][]string{{"lint"}}, flags: []string{"for"}},
 	"ladder schedule":              {allowed: [][]string{{"schedule", "--backoff", "fixed", "--base", "5s"}}, flags: []string{"attempts", "backoff", "base", "cap", "factor", "jitter", "ladder"}},
-	"ladder peek":                  {allowed: [][]string{{"peek", "{src}"}, {"peek", "{src}", "-o", "json", "--where", "retries>=0", "--group-by", "error"}}, flags: []string{"body-bytes", "force", "group-by", "limit", "where"}},
+	"ladder peek":                  {allowed: [][]string{{"peek", "{src}"}, {"peek", "{src}", "-o", "json", "--where", "retries>=0", "--group-by", "error"}}, flags: []string{"body-bytes", "force", "group-by", "limit", "max-time", "where"}},
 	"ladder dump": {
 		refused: [][]string{{"dump", "{src}", "--out", "{out}", "--consume", "--yes"}, {"dump", "{src}", "--out", "{out}", "--consume", "--yes", "--limit", "1", "--force"}},
 		allowed: [][]string{{"dump", "{src}", "--out", "-"}},

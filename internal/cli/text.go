@@ -113,6 +113,9 @@ func renderPeek(r *broker.PeekResult, width int) string {
 	for _, s := range r.SideEffects {
 		fmt.Fprintf(&b, "! %s\n", clean(s))
 	}
+	if r.Incomplete != "" && !slices.Contains(r.SideEffects, r.Incomplete) {
+		fmt.Fprintf(&b, "! incomplete: %s\n", clean(r.Incomplete))
+	}
 	if r.Grouping != nil || len(r.Groups) > 0 {
 		renderGroups(&b, r, width)
 		return b.String()
@@ -282,6 +285,9 @@ func renderDump(r *broker.DumpReport, out string) string {
 	}
 	for _, s := range r.Skipped {
 		fmt.Fprintf(&b, "skipped %s\n", clean(s))
+	}
+	if r.Incomplete != "" && !slices.Contains(r.SideEffects, r.Incomplete) {
+		fmt.Fprintf(&b, "! incomplete: %s\n", clean(r.Incomplete))
 	}
 	return b.String()
 }

@@ -100,8 +100,6 @@ func Grouped(c broker.GroupCoverage) string {
 		notes = append(notes, "a scan stops at "+strconv.Itoa(c.Bound)+" messages")
 	case c.Capped && c.LookedAt >= c.Bound:
 		notes = append(notes, "the first "+strconv.Itoa(c.Bound))
-	case c.Capped && c.LookedAt == 65535:
-		notes = append(notes, "a browse reads at most 65535 messages, the AMQP prefetch limit")
 	case c.Capped:
 		notes = append(notes, "the browse saw "+strconv.Itoa(c.LookedAt)+": others were taken or not visible meanwhile")
 	}

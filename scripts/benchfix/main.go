@@ -2,7 +2,8 @@
 // the ladder binary, curl and the TUI against:
 //
 //	benchfix ladders VHOST N        a new vhost holding N ladders (5 queues each: main, three TTL tiers, DLQ; with their bindings)
-//	benchfix queue VHOST QUEUE N    a new vhost holding QUEUE with N persistent 1 KiB messages (ids peek-00000…)
+//	benchfix queue VHOST QUEUE N [BYTES]
+//	                                a new vhost holding QUEUE with N persistent messages of BYTES (default 1 KiB; ids peek-00000…)
 //	benchfix ready VHOST QUEUE N    wait (up to a minute) until QUEUE's exact ready count (a passive declare) is N
 //	benchfix sweep [-benchmarks] PREFIX
 //	                                delete the vhosts named PREFIX…; with -benchmarks also what interrupted Go
@@ -44,7 +45,7 @@ func main() {
 }
 
 func run(args []string) error {
-	usage := errors.New("usage: benchfix ladders VHOST N | queue VHOST QUEUE N | ready VHOST QUEUE N | sweep [-benchmarks] PREFIX")
+	usage := errors.New("usage: benchfix ladders VHOST N | queue VHOST QUEUE N [BYTES] | ready VHOST QUEUE N | sweep [-benchmarks] PREFIX")
 	if len(args) == 0 {
 		return usage
 	}
@@ -59,12 +60,18 @@ func run(args []string) error {
 			return usage
 		}
 		return ladders(r, args[1], n)
-	case args[0] == "queue" && len(args) == 4:
+	case args[0] == "queue" && (len(args) == 4 || len(args) == 5):
 		n, err := strconv.Atoi(args[3])
 		if err != nil {
 			return usage
 		}
-		return queue(r, args[1], args[2], n)
+		size := len(brokertest.BenchBody)
+		if len(args) == 5 {
+			if size, err = strconv.Atoi(args[4]); err != nil || size < 0 {
+				return usage
+			}
+		}
+		return queue(r, args[1], args[2], n, size)
 	case args[0] == "ready" && len(args) == 4:
 		n, err := strconv.Atoi(args[3])
 		if err != nil {
@@ -116,7 +123,7 @@ func ladders(r *broker.Resolved, name string, n int) error {
 	return nil
 }
 
-func queue(r *broker.Resolved, name, q string, n int) error {
+func queue(r *broker.Resolved, name, q string, n, size int) error {
 	conn, ch, err := vhost(r, name)
 	if err != nil {
 		return err
@@ -128,7 +135,14 @@ func queue(r *broker.Resolved, name, q string, n int) error {
 	if err := ch.Confirm(false); err != nil {
 		return err
 	}
-	if err := brokertest.PublishConfirmed(context.Background(), ch, "", q, brokertest.BenchMessages(n, "peek")); err != nil {
+	msgs := brokertest.BenchMessages(n, "peek")
+	if size != len(brokertest.BenchBody) {
+		body := []byte(strings.Repeat("x", size)) // one body, shared: the fixture's memory stays small
+		for i := range msgs {
+			msgs[i].Body = body
+		}
+	}
+	if err := brokertest.PublishConfirmed(context.Background(), ch, "", q, msgs); err != nil {
 		return err
 	}
 	got, err := ch.QueueDeclarePassive(q, true, false, false, false, nil)
