@@ -87,10 +87,12 @@ func (l *Live) Snapshot(ctx context.Context) (*Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
+	retry.Inflow(&v)
 	ladders := retry.Discover(&v)
 	return &Snapshot{
 		Vhost: l.r.Vhost, BrokerVersion: version, TakenAt: time.Now(),
 		Topology: v, Ladders: ladders, Findings: retry.Findings(&v, ladders),
+		Refresh: l.mgmt.RefreshHint(),
 	}, nil
 }
 

@@ -86,17 +86,19 @@ func (m *homeModel) setSnapshot(s *broker.Snapshot) {
 		at = m.c.now()
 	}
 	m.hist.recordRates(at, depths, in)
-	m.snap = m.withHoLEvidence(s, at)
+	m.snap = m.withHistoryFindings(s, at)
 	m.rebuild()
 }
 
-// withHoLEvidence adds hol-blocked findings from the history: a wait
-// queue relying on per-message expiration that keeps receiving messages
-// and has let none out for a while (retry.HoLBlockedFinding), unless it is
-// stuck (its messages never expire: that finding says so already). The
-// snapshot itself is left as the broker gave it.
-func (m *homeModel) withHoLEvidence(s *broker.Snapshot, at time.Time) *broker.Snapshot {
-	var found []retry.Finding
+// withHistoryFindings adds the findings only the history shows: hol-blocked
+// (a wait queue relying on per-message expiration that keeps receiving
+// messages and has let none out for a while, retry.HoLBlockedFinding,
+// unless it is stuck: its messages never expire, that finding says so
+// already) and dlq-growing (a dead-letter queue whose depth grew within the
+// last retry.DLQGrowingWindow). The snapshot itself is left as the broker
+// gave it.
+func (m *homeModel) withHistoryFindings(s *broker.Snapshot, at time.Time) *broker.Snapshot {
+	found := m.dlqGrowing(s)
 	for _, l := range s.Ladders {
 		for _, w := range l.WaitQueues {
 			q, ok := s.Queue(w)
@@ -120,6 +122,30 @@ func (m *homeModel) withHoLEvidence(s *broker.Snapshot, at time.Time) *broker.Sn
 	out.Findings = append(slices.Clone(s.Findings), found...)
 	retry.SortFindings(out.Findings)
 	return &out
+}
+
+// dlqGrowing is a dlq-growing finding for each dead-letter queue whose
+// depth grew within the last retry.DLQGrowingWindow of the history.
+func (m *homeModel) dlqGrowing(s *broker.Snapshot) []retry.Finding {
+	var found []retry.Finding
+	depth := make(map[string]int64, len(s.Topology.Queues))
+	for _, q := range s.Topology.Queues {
+		depth[q.Name] = q.Messages
+	}
+	for _, name := range retry.DeadLetterQueues(&s.Topology, s.Ladders) {
+		waiting, ok := depth[name]
+		if !ok {
+			continue
+		}
+		grew, over, ok := m.hist.growth(name, retry.DLQGrowingWindow)
+		if !ok {
+			continue
+		}
+		if f, ok := retry.DLQGrowingFinding(name, retry.DLQGrowth{Grew: grew, Over: over, Waiting: waiting}); ok {
+			found = append(found, f)
+		}
+	}
+	return found
 }
 
 func hasFinding(fs []retry.Finding, code, queue string) bool {
@@ -291,7 +317,7 @@ func (m *homeModel) stats(r *homeRow) rowStats {
 	if r.q == nil {
 		return rowStats{}
 	}
-	rs := rowStats{spark: m.hist.depths(r.name, m.cols.spark)}
+	rs := rowStats{spark: m.hist.depths(r.name, m.cols.spark), ttl: drainBound(r.q)}
 	if net, ok := m.hist.netRateOver(r.name); ok {
 		rs.net, rs.netOK = net, true
 	} else if r.q.Rates.NetKnown {
@@ -322,6 +348,10 @@ func (m *homeModel) summary() string {
 	}
 	nq := len(m.snap.Topology.Queues)
 	left = present.Plural(len(m.snap.Ladders), "ladder", "ladders") + " · " + present.Plural(nq, "queue", "queues") + " · " + findingCounts(m.snap.Findings)
+	if every := m.c.refreshEvery(m.snap); m.c.refresh == 0 && every != broker.BaseRefresh {
+		// A big vhost is read less often: say so, and how often.
+		left += " · refresh every " + present.Dur(every)
+	}
 	if f := m.filter.Text(); f != "" || m.filter.Capturing() {
 		fw := max(10, m.w-termtext.Width(left)-14)
 		left += " · filter /" + m.filter.View(min(fw, 30), st)

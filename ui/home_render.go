@@ -213,6 +213,9 @@ type rowStats struct {
 	spark []sample
 	net   float64 // depth change per second (negative: draining)
 	netOK bool
+	// ttl bounds how long what is in the queue now can stay (drainBound);
+	// 0 when nothing does.
+	ttl time.Duration
 }
 
 // renderHomeRow draws one row in exactly the layout's width. Selected rows
@@ -269,7 +272,7 @@ func renderHomeRow(r *homeRow, rs rowStats, c homeCols, st *style.Styles, select
 	} else if r.q != nil {
 		q := r.q
 		ready, unack, cons = present.Count(q.Ready), present.Count(q.Unacked), present.Consumers(q.Consumers, q.ConsumersUnknown)
-		in, out = present.Rate(q.Rates.Publish, q.Rates.Known), present.Rate(q.Rates.Deliver, q.Rates.Known)
+		in, out = present.Inflow(q.Rates), present.Rate(q.Rates.Deliver, q.Rates.Known)
 		spark = sparkline(rs.spark, c.spark)
 		drain = drainCell(q.Messages, rs)
 	}
@@ -301,20 +304,58 @@ func renderHomeRow(r *homeRow, rs rowStats, c homeCols, st *style.Styles, select
 
 // drainCell is the time to drain: depth over the net drain rate. Empty for
 // an empty queue, "grow" when filling, "–" when not draining or unknown.
+// In a queue with a queue TTL (rs.ttl) every message now there leaves
+// within it, filling or not: never more than "≤TTL".
 func drainCell(depth int64, rs rowStats) string {
 	if depth <= 0 {
 		return ""
 	}
-	if !rs.netOK {
-		return present.NoValue
+	if rs.netOK && rs.net < 0 {
+		d := time.Duration(float64(depth) / -rs.net * float64(time.Second))
+		if rs.ttl <= 0 || d < rs.ttl {
+			return "~" + present.Approx(d)
+		}
+	}
+	if rs.ttl > 0 {
+		return "≤" + approxUp(rs.ttl)
 	}
 	switch {
-	case rs.net < 0:
-		return "~" + present.Approx(time.Duration(float64(depth)/-rs.net*float64(time.Second)))
+	case !rs.netOK:
+		return present.NoValue
 	case rs.net > 0:
 		return "grow"
 	}
 	return present.NoValue
+}
+
+// drainBound is how long a message now in q can stay there at most: a
+// queue TTL (argument or policy) expires each within it, in order (one TTL
+// for all: no head-of-line blocking). None for a message a consumer holds
+// unacknowledged (it does not expire), a stream, or per-message TTLs.
+func drainBound(q *retry.Queue) time.Duration {
+	if q == nil || q.Unacked > 0 || q.Type == retry.QueueStream {
+		return 0
+	}
+	if s := retry.EffectiveSettings(q); s.HasMessageTTL && s.MessageTTL > 0 {
+		return s.MessageTTL
+	}
+	return 0
+}
+
+// approxUp is present.Approx rounded up, for a bound: 80 s is "2m", never
+// "1m".
+func approxUp(d time.Duration) string {
+	// Each unit as long as Approx writes in it: below a minute, an hour,
+	// 48 hours, then days.
+	for _, u := range []struct{ unit, below time.Duration }{
+		{time.Second, time.Minute}, {time.Minute, time.Hour}, {time.Hour, 48 * time.Hour},
+	} {
+		if up := (d + u.unit - 1).Truncate(u.unit); up < u.below {
+			return present.Approx(up)
+		}
+	}
+	day := 24 * time.Hour
+	return present.Approx((d + day - 1).Truncate(day))
 }
 
 type badgeText struct {
@@ -334,6 +375,7 @@ var badgeNames = map[string][2]string{
 	retry.CodeDeliveryLimit:        {"DLIM", "delivery-limit"},
 	retry.CodeRequeueStorm:         {"STORM", "requeue-storm"},
 	retry.CodeNoConsumers:          {"NOCON", "no-consumers"},
+	retry.CodeDLQGrowing:           {"GROW", "dlq-growing"},
 }
 
 func badgeName(code string, long bool) string {
@@ -431,6 +473,9 @@ func renderRowDetails(r *homeRow, s *broker.Snapshot, width, height int, st *sty
 			typ = retry.QueueClassic
 		}
 		head += " · " + typ + " · " + present.Plural(int(r.q.Messages), "message", "messages")
+		if from := present.InflowFrom(r.q.Rates); from != "" {
+			head += " · in " + present.Inflow(r.q.Rates) + "/s " + from
+		}
 	}
 	// Wrapped at words, like the findings: a queue name is never cut.
 	lines = append(lines, wrapStyled(st.Strong, head, width)...)

@@ -35,12 +35,11 @@ var reconnectPolicy = retry.Policy{Backoff: retry.BackoffExponential, Base: time
 // Model is the root model: it owns the screen stack, global keys, the
 // polling loop and the chrome (title bar, status line, help line).
 type Model struct {
-	c       *common
-	open    func(string) (broker.Client, error)
-	owned   []broker.Client // clients opened by the vhost switcher, closed on exit
-	title   string
-	refresh time.Duration
-	w, h    int
+	c     *common
+	open  func(string) (broker.Client, error)
+	owned []broker.Client // clients opened by the vhost switcher, closed on exit
+	title string
+	w, h  int
 
 	gen int // polling generation: answers and ticks of older ones are dropped
 
@@ -64,13 +63,9 @@ type Model struct {
 // newModel builds the root model; now is the clock (tests pass a fixed one).
 func newModel(opts Options, c *common) *Model {
 	m := &Model{
-		c:       c,
-		open:    opts.Open,
-		title:   opts.Title,
-		refresh: opts.Refresh,
-	}
-	if m.refresh <= 0 {
-		m.refresh = 2 * time.Second
+		c:     c,
+		open:  opts.Open,
+		title: opts.Title,
 	}
 	if m.open == nil {
 		c.keys.Vhost.SetEnabled(false)
@@ -444,7 +439,7 @@ func (m *Model) snapshot(msg snapshotMsg) tea.Cmd {
 		cmds = append(cmds, s.Update(msg))
 	}
 	gen := m.gen
-	cmds = append(cmds, m.c.tick(m.refresh, func(time.Time) tea.Msg { return pollMsg{gen: gen} }))
+	cmds = append(cmds, m.c.tick(m.c.refreshEvery(m.home.snap), func(time.Time) tea.Msg { return pollMsg{gen: gen} }))
 	return tea.Batch(cmds...)
 }
 

@@ -43,7 +43,7 @@ func (s *Sim) deadLetter(q *queue, m *message, reason retry.Reason) {
 		return
 	}
 	s.stats.DeadLettered++
-	s.deliverTo(targets, &d)
+	s.deliverTo(targets, &d, false)
 }
 
 // addDeath returns a copy of m's headers with this death recorded: the

@@ -114,12 +114,14 @@ func (s *Sim) publish(exchange, key string, props broker.Properties, h retry.Hea
 	if len(qs) == 0 {
 		s.stats.Unroutable++
 	}
-	s.deliverTo(qs, m)
+	s.deliverTo(qs, m, true)
 	return qs, nil
 }
 
-// deliverTo enqueues a copy of m in each named queue.
-func (s *Sim) deliverTo(queues []string, m *message) {
+// deliverTo enqueues a copy of m in each named queue; published says
+// whether a client published it (counted in the queues' publish rates, as
+// the broker counts publishes) or it was dead-lettered (not counted).
+func (s *Sim) deliverTo(queues []string, m *message, published bool) {
 	for _, name := range queues {
 		q := s.byName[name]
 		if q == nil {
@@ -129,6 +131,9 @@ func (s *Sim) deliverTo(queues []string, m *message) {
 		c.enqueued = s.now
 		c.redelivered = false
 		q.push(&c)
+		if published {
+			q.published++
+		}
 	}
 }
 
