@@ -28,6 +28,7 @@ type KeyMap struct {
 	Replay    key.Binding // publish a dump file's messages again
 	Unblock   key.Binding // move the messages holding a wait queue back
 	Findings  key.Binding // every finding in full (ladders)
+	HideEmpty key.Binding // hide or show the queues holding no message (ladders)
 	Refresh   key.Binding
 	Copy      key.Binding
 	Vhost     key.Binding
@@ -92,6 +93,7 @@ func Default() KeyMap {
 		Replay:     key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "replay file")),
 		Unblock:    key.NewBinding(key.WithKeys("u"), key.WithHelp("u", "unblock (HoL)")),
 		Findings:   key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "findings in full")),
+		HideEmpty:  key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "hide empty queues")),
 		Refresh:    key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "refresh")),
 		Copy:       key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "copy body")),
 		Vhost:      key.NewBinding(key.WithKeys("v"), key.WithHelp("v", "vhost")),
@@ -148,7 +150,7 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
 		{k.Open, k.Back, k.Filter, k.NextMatch, k.PrevMatch, k.Where, k.Group, k.Sort, k.Mark, k.MarkAll},
-		{k.Move, k.Unblock, k.Dump, k.Replay, k.Findings, k.Refresh, k.Copy, k.Vhost, k.Help, k.TypingHelp, k.Quit, k.ForceQuit},
+		{k.Move, k.Unblock, k.Dump, k.Replay, k.Findings, k.HideEmpty, k.Refresh, k.Copy, k.Vhost, k.Help, k.TypingHelp, k.Quit, k.ForceQuit},
 		{k.Next, k.Prev, k.Toggle, k.Untoggle, k.Confirm, k.Cancel, k.Close, k.Pause},
 		{k.KeepFilter, k.ClearFilter},
 		k.EditKeys(),

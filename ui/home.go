@@ -11,6 +11,7 @@ import (
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/internal/present"
 	"github.com/ladder-tui/ladder/internal/termtext"
+	"github.com/ladder-tui/ladder/keymap"
 	"github.com/ladder-tui/ladder/retry"
 	"github.com/ladder-tui/ladder/ui/component/list"
 )
@@ -28,6 +29,10 @@ type homeModel struct {
 	cols homeCols
 
 	filter list.Filter
+	// sort and hideEmpty are how rows are ordered and which are left out
+	// (the sort and hide-empty keys).
+	sort      homeSort
+	hideEmpty bool
 }
 
 func newHome(c *common) *homeModel {
@@ -158,7 +163,7 @@ func (m *homeModel) rebuild() {
 	if r := m.selected(); r != nil {
 		keep = r.name
 	}
-	m.rows = buildHomeRows(m.snap, m.filter.Match())
+	m.rows = buildHomeRowsView(m.snap, homeView{filter: m.filter.Match(), sort: m.sort, hideEmpty: m.hideEmpty, growth: m.growth})
 	m.nav.Cursor = 0
 	for i := range m.rows {
 		if m.rows[i].selectable() && m.rows[i].name == keep {
@@ -190,6 +195,36 @@ func (m *homeModel) fixScroll() {
 	}
 }
 
+// growth is how much queue grew within the history's last
+// retry.DLQGrowingWindow (the growth sort).
+func (m *homeModel) growth(queue string) int64 {
+	g, _, _ := m.hist.growth(queue, retry.DLQGrowingWindow)
+	return g
+}
+
+// jumpTo puts the cursor on queue's row (from the findings view), showing
+// it first when a filter or hidden empty queues leave it out; false when
+// the snapshot has no row for it.
+func (m *homeModel) jumpTo(queue string) bool {
+	find := func() bool {
+		for i := range m.rows {
+			if m.rows[i].selectable() && m.rows[i].name == queue {
+				m.nav.Cursor = i
+				m.fixScroll()
+				return true
+			}
+		}
+		return false
+	}
+	if find() {
+		return true
+	}
+	m.filter.Reset()
+	m.hideEmpty = false
+	m.rebuild()
+	return find()
+}
+
 func (m *homeModel) selectable(i int) bool { return m.rows[i].selectable() }
 
 func (m *homeModel) selected() *homeRow {
@@ -216,6 +251,12 @@ func (m *homeModel) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	switch {
 	case key.Matches(msg, k.Filter):
 		m.filter.Start()
+	case key.Matches(msg, k.Sort):
+		m.sort = (m.sort + 1) % homeSorts
+		m.rebuild()
+	case key.Matches(msg, k.HideEmpty):
+		m.hideEmpty = !m.hideEmpty
+		m.rebuild()
 	case key.Matches(msg, k.Open):
 		if r := m.selected(); r != nil {
 			return navCmd(openQueueMsg{queue: r.name})
@@ -411,8 +452,22 @@ func (m *homeModel) ShortHelp() []key.Binding {
 		out = append(out, list.MatchKeys(k)...)
 	}
 	// f after r: at 80 columns it is the one dropped, and the details
-	// pane names it when it has more than it shows.
-	return append(out, k.Refresh, k.Findings, k.Vhost, k.Help, k.Quit)
+	// pane names it when it has more than it shows; sorting and hiding
+	// empty queues after it (on the ? screen at 80 columns).
+	return append(out, k.Refresh, k.Findings, m.sortKey(), m.hideKey(), k.Vhost, k.Help, k.Quit)
+}
+
+// sortKey is the sort key, described by the order it switches to.
+func (m *homeModel) sortKey() key.Binding {
+	return keymap.As(m.c.keys.Sort, "by "+((m.sort+1)%homeSorts).String())
+}
+
+// hideKey is the hide-empty key, described by what it does now.
+func (m *homeModel) hideKey() key.Binding {
+	if m.hideEmpty {
+		return keymap.As(m.c.keys.HideEmpty, "show empty")
+	}
+	return keymap.As(m.c.keys.HideEmpty, "hide empty")
 }
 
 // FullHelp is every key that acts on the ladders screen. esc only clears a
@@ -431,6 +486,6 @@ func (m *homeModel) FullHelp() [][]key.Binding {
 	if m.unblockRow() != nil {
 		act = append(act, k.Unblock)
 	}
-	act = append(act, k.Findings, k.Refresh)
+	act = append(act, k.Findings, m.sortKey(), m.hideKey(), k.Refresh)
 	return [][]key.Binding{list.NavKeys(m.c.keys), act, appKeys(m.c, true)}
 }
