@@ -459,7 +459,7 @@ func (m *homeModel) ShortHelp() []key.Binding {
 
 // sortKey is the sort key, described by the order it switches to.
 func (m *homeModel) sortKey() key.Binding {
-	return keymap.As(m.c.keys.Sort, "by "+((m.sort+1)%homeSorts).String())
+	return keymap.As(m.c.keys.Sort, "sort by "+((m.sort+1)%homeSorts).String())
 }
 
 // hideKey is the hide-empty key, described by what it does now.

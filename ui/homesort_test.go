@@ -84,14 +84,14 @@ func TestHomeSortAndHideKeys(t *testing.T) {
 	if r := h.m.home.selected(); r == nil || r.name != "b.dlq" {
 		t.Fatalf("cursor on %+v", r)
 	}
-	h.mustContain("s by depth", "e hide empty")
+	h.mustContain("s sort by depth", "e hide empty")
 	h.key("s")
-	h.mustContain("LADDERS (4) · by depth", "s by growth")
+	h.mustContain("LADDERS (4) · by depth", "s sort by growth")
 	if r := h.m.home.selected(); r == nil || r.name != "b.dlq" {
 		t.Fatalf("after sorting the cursor is on %+v, want b.dlq still", r)
 	}
 	h.key("s", "s")
-	h.mustContain("· by findings", "s by name")
+	h.mustContain("· by findings", "s sort by name")
 	h.key("s")
 	h.mustNotContain("· by ")
 	h.key("e")
