@@ -52,6 +52,10 @@ type Snapshot struct {
 	Topology      retry.Vhost
 	Ladders       []retry.Ladder
 	Findings      []retry.Finding
+	// Refresh is how often to read this vhost again so that an idle TUI
+	// costs the broker no more than the management UI's Queues page (see
+	// AutoRefresh); 0 is BaseRefresh.
+	Refresh time.Duration
 }
 
 // Queue returns the named queue of the snapshot.

@@ -136,10 +136,12 @@ func (l *Live) Snapshot(ctx context.Context) (*Snapshot, error) {
 		return nil, err
 	}
 	discountOwn(&v, l.ownSince(time.Now()))
+	retry.Inflow(&v)
 	ladders := retry.Discover(&v)
 	return &Snapshot{
 		Vhost: l.r.Vhost, BrokerVersion: version, TakenAt: time.Now(),
 		Topology: v, Ladders: ladders, Findings: retry.Findings(&v, ladders),
+		Refresh: l.mgmt.RefreshHint(),
 	}, nil
 }
 

@@ -32,6 +32,8 @@ var queueColumns = strings.Join([]string{
 	"message_stats.deliver_get", "message_stats.deliver_get_details.rate",
 	"message_stats.ack", "message_stats.ack_details.rate",
 	"message_stats.redeliver", "message_stats.redeliver_details.rate",
+	// What leaves for good without an ack (inflow from depth, see arrived).
+	"message_stats.deliver_no_ack", "message_stats.get_no_ack",
 }, ",")
 
 // Management reads a vhost through the management API and remembers the
@@ -72,6 +74,9 @@ type Management struct {
 	// otherBroker, when set (a Live client sets it), says whether the
 	// AMQP URL reaches another cluster than this API (ErrTwoBrokers).
 	otherBroker func(context.Context) error
+	// polls are the counters of the last polls, oldest first, the newest
+	// being prev: what arrivals are derived over (see arrived).
+	polls []pollCounters
 }
 
 // topologyTTL bounds how stale cached bindings may be.
@@ -82,6 +87,11 @@ type queueCounters struct {
 	hasStats                                   bool
 	outEstimated                               bool // deliver = publish − growth
 	fromProm                                   bool // Prometheus' counters, not the API's
+	// removed counts what consumers took for good: acknowledged, or
+	// delivered or fetched without acknowledgement (removedKnown when the
+	// broker said).
+	removed      int64
+	removedKnown bool
 }
 
 // NewManagement builds a management API reader for r.
@@ -192,6 +202,8 @@ type apiQueue struct {
 		PublishDetails   *apiRate `json:"publish_details"`
 		DeliverGet       int64    `json:"deliver_get"`
 		DeliverGetDetail *apiRate `json:"deliver_get_details"`
+		DeliverNoAck     int64    `json:"deliver_no_ack"`
+		GetNoAck         int64    `json:"get_no_ack"`
 		Ack              int64    `json:"ack"`
 		AckDetails       *apiRate `json:"ack_details"`
 		Redeliver        int64    `json:"redeliver"`
@@ -315,10 +327,11 @@ func (m *Management) read(ctx context.Context, vhost string, fresh, track bool) 
 	// Queues, exchanges and (when the cache cannot serve them) bindings are
 	// independent requests: made at once, the wall time is the longest's.
 	m.mu.Lock()
-	readBindings := fresh || time.Since(m.bindingsAt) >= topologyTTL
+	readBindings := fresh || time.Since(m.bindingsAt) >= m.bindingsTTL()
 	// After the first poll, a polled full read also reads Prometheus, so
-	// rates stay Prometheus deltas across it (see refresh.go).
-	promAlong := track && m.promUsable(time.Now())
+	// rates stay Prometheus deltas across it (see refresh.go); not where
+	// Prometheus has no counters (3.x), whose rates are the API's.
+	promAlong := track && m.promUsable(time.Now()) && m.promCounters()
 	m.mu.Unlock()
 	var (
 		wg               sync.WaitGroup
@@ -402,6 +415,7 @@ func (m *Management) read(ctx context.Context, vhost string, fresh, track bool) 
 		if track {
 			p, seen := prev[aq.Name] // a new queue has no history yet
 			q.Rates = rates(serverRates(aq, c, p, seen), c, p, seen, now.Sub(prevAt))
+			q.Rates.Arrived, q.Rates.ArrivedKnown = arrived(m.polls, aq.Name, c, now)
 			next[aq.Name] = c
 		} else {
 			q.Rates = rates(aq, c, queueCounters{}, false, 0)
@@ -409,7 +423,8 @@ func (m *Management) read(ctx context.Context, vhost string, fresh, track bool) 
 		v.Queues = append(v.Queues, q)
 	}
 	if track {
-		m.prev, m.prevAt, m.prevProm = next, now, prom != nil
+		m.remember(next, now)
+		m.prevProm = prom != nil
 	}
 	m.last = &fullRead{vhost: vhost, at: now, queues: queues, exchanges: exchanges, bindings: v.Bindings}
 	m.mu.Unlock()
@@ -436,7 +451,7 @@ func (m *Management) cachedBindings(ctx context.Context, vhost string, queues []
 	key := strconv.FormatUint(h.Sum64(), 16)
 	if !read {
 		m.mu.Lock()
-		if m.bindingsOf == key && now.Sub(m.bindingsAt) < topologyTTL {
+		if m.bindingsOf == key && now.Sub(m.bindingsAt) < m.bindingsTTL() {
 			b := m.bindings
 			m.mu.Unlock()
 			return b, nil
@@ -474,7 +489,12 @@ func adaptQueue(aq apiQueue) (retry.Queue, queueCounters) {
 	q.Transient = aq.Durable != nil && !*aq.Durable && (aq.Exclusive == nil || !*aq.Exclusive)
 	c := queueCounters{messages: aq.Messages}
 	if s := aq.MessageStats; s != nil {
-		c = queueCounters{publish: s.Publish, deliver: s.DeliverGet, ack: s.Ack, redeliver: s.Redeliver, messages: aq.Messages, hasStats: true}
+		c = queueCounters{publish: s.Publish, deliver: s.DeliverGet, ack: s.Ack, redeliver: s.Redeliver, messages: aq.Messages, hasStats: true,
+			removed: s.Ack + s.DeliverNoAck + s.GetNoAck, removedKnown: true}
+	} else if aq.Consumers != nil {
+		// Stats are on (the row has consumers) and the queue has none:
+		// nothing was ever delivered from it.
+		c.removedKnown = true
 	}
 	return q, c
 }
@@ -498,7 +518,8 @@ func withPrometheus(q retry.Queue, c queueCounters, p *promQueue) (retry.Queue, 
 		q.ConsumersUnknown = true
 	}
 	c = queueCounters{publish: p.published, deliver: p.delivered, ack: p.acked, redeliver: p.redeliv,
-		messages: q.Messages, hasStats: true, outEstimated: !p.hasDelivery, fromProm: true}
+		messages: q.Messages, hasStats: true, outEstimated: !p.hasDelivery, fromProm: true,
+		removed: p.acked + p.noAck, removedKnown: p.hasDelivery}
 	return q, c
 }
 

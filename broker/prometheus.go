@@ -30,7 +30,9 @@ type promQueue struct {
 	hasConsumers              bool
 	published                 int64
 	delivered, acked, redeliv int64
-	hasDelivery               bool
+	// noAck: delivered or fetched without acknowledgement, gone for good.
+	noAck       int64
+	hasDelivery bool
 }
 
 // promSample is one line of the text exposition format.
@@ -163,7 +165,11 @@ func readPromScrape(r io.Reader, vhost string) (map[string]*promQueue, string, e
 			q.consumers, q.hasConsumers = int(v), true
 		case "exchange_messages_published_total":
 			q.published += v // one sample per exchange that routed here
-		case "messages_delivered_total", "messages_delivered_ack_total", "get_total", "get_ack_total":
+		case "messages_delivered_total", "get_total": // automatic acknowledgement
+			q.delivered += v
+			q.noAck += v
+			q.hasDelivery = true
+		case "messages_delivered_ack_total", "get_ack_total":
 			q.delivered += v
 			q.hasDelivery = true
 		case "messages_acked_total":

@@ -65,6 +65,8 @@ rabbitmq_detailed_queue_exchange_messages_published_total{vhost="v1",exchange=""
 rabbitmq_detailed_queue_exchange_messages_published_total{vhost="v1",exchange="work.retry",queue="work"} 4
 rabbitmq_detailed_queue_messages_delivered_ack_total{vhost="v1",queue="work"} 7
 rabbitmq_detailed_queue_get_ack_total{vhost="v1",queue="work"} 1
+rabbitmq_detailed_queue_messages_delivered_total{vhost="v1",queue="work"} 3
+rabbitmq_detailed_queue_get_total{vhost="v1",queue="work"} 2
 rabbitmq_detailed_queue_messages_acked_total{vhost="v1",queue="work"} 8
 rabbitmq_detailed_queue_messages_redelivered_total{vhost="v1",queue="work"} 2
 rabbitmq_detailed_queue_info{vhost="v1",queue="work",queue_type="rabbit_classic_queue"} 1
@@ -81,9 +83,13 @@ func TestReadPromQueuesFoldsOneVhost(t *testing.T) {
 	}
 	w := qs["work"]
 	want := promQueue{messages: 6, ready: 5, unacked: 1, hasDepth: true, consumers: 2, hasConsumers: true,
-		published: 14, delivered: 8, acked: 8, redeliv: 2, hasDelivery: true}
+		published: 14, delivered: 13, acked: 8, redeliv: 2, noAck: 5, hasDelivery: true}
 	if *w != want {
 		t.Fatalf("work = %+v\nwant %+v", *w, want)
+	}
+	// What left for good: acked, and delivered or fetched without an ack.
+	if _, c := withPrometheus(retry.Queue{}, queueCounters{}, w); !c.removedKnown || c.removed != 13 {
+		t.Fatalf("removed %d (known %v), want 8 acked + 5 without ack", c.removed, c.removedKnown)
 	}
 }
 

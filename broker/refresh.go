@@ -46,15 +46,25 @@ var errPromCluster = errors.New("prometheus reports another cluster")
 // promUsable tells whether a poll may read Prometheus now: after the first
 // poll, unless the endpoint failed within topologyTTL. m.mu is held.
 //
-// Not on 3.x with stats on: its Prometheus has no delivery counters
-// (queue_delivery_metrics is 4.0+), so a steady refresh would trade the
-// management API's ack and redeliver rates — what a redelivery storm is
-// seen by — for estimates. Without stats there are none to lose.
+// On 3.x with stats on only for a big vhost (bigFor3x): its Prometheus has
+// no counters (queue_delivery_metrics and queue_exchange_metrics are 4.0+),
+// so its steady refreshes keep the last full read's smoothed rates — the
+// ack and redeliver rates a redelivery storm is seen by, up to a full-read
+// interval old — and take only depths (and consumers where listed) from it.
+// On a small vhost a full read every refresh is cheap enough to keep them
+// fresh.
 func (m *Management) promUsable(now time.Time) bool {
-	if !m.noStats && !retry.VersionAtLeast(m.version, 4, 0) {
+	if !m.promCounters() && (m.last == nil || !bigFor3x(len(m.last.queues))) {
 		return false
 	}
 	return !m.prevAt.IsZero() && m.r.PrometheusURL != nil && !now.Before(m.promDownUntil)
+}
+
+// promCounters: the Prometheus endpoint has the per-queue counters rates
+// are taken from (4.0+), or they are needed from it (stats off). m.mu is
+// held.
+func (m *Management) promCounters() bool {
+	return m.noStats || retry.VersionAtLeast(m.version, 4, 0)
 }
 
 // promFailed makes the next polls full reads for topologyTTL.
@@ -104,7 +114,7 @@ func (m *Management) steady(ctx context.Context, vhost string) (retry.Vhost, boo
 	now := time.Now()
 	m.mu.Lock()
 	last := m.last
-	ok := last != nil && last.vhost == vhost && now.Sub(last.at) < topologyTTL && m.promUsable(now)
+	ok := last != nil && last.vhost == vhost && now.Sub(last.at) < fullEvery(len(last.queues)) && m.promUsable(now)
 	m.mu.Unlock()
 	if !ok {
 		return retry.Vhost{}, false, nil
@@ -129,25 +139,39 @@ func (m *Management) steady(ctx context.Context, vhost string) (retry.Vhost, boo
 	v := retry.Vhost{Name: vhost, Bindings: last.bindings, FullReadAt: last.at, Exchanges: adaptExchanges(last.exchanges)}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	counters := m.promCounters()
 	v.RatesFrom = retry.RatesFromManagement
-	if m.noStats || m.prevProm {
+	if m.noStats || m.prevProm && counters {
 		v.RatesFrom = retry.RatesFromPrometheus
 	}
 	prev, prevAt := m.prev, m.prevAt
 	next := make(map[string]queueCounters, len(last.queues))
 	for _, aq := range last.queues {
-		q, _ := adaptQueue(aq)
+		q, c := adaptQueue(aq)
 		p := prom[aq.Name]
 		if p.hasDepth {
 			q.Messages, q.Ready, q.Unacked = p.messages, p.ready, p.unacked
 		}
-		q, c := withPrometheus(q, queueCounters{}, p)
+		if counters {
+			q, c = withPrometheus(q, queueCounters{}, p)
+		} else {
+			// 3.x: the full read's counters and smoothed rates stay (its
+			// Prometheus has none); depths and the consumers it lists are
+			// new. Removals are as old as the full read: arrivals between
+			// full reads are the depth's change alone.
+			c.messages, c.removedKnown = q.Messages, false
+			if p.hasConsumers {
+				q.Consumers = p.consumers
+			}
+		}
 		pc, seen := prev[aq.Name]
 		q.Rates = rates(serverRates(aq, c, pc, seen), c, pc, seen, now.Sub(prevAt))
+		q.Rates.Arrived, q.Rates.ArrivedKnown = arrived(m.polls, aq.Name, c, now)
 		next[aq.Name] = c
 		v.Queues = append(v.Queues, q)
 	}
-	m.prev, m.prevAt, m.prevProm = next, now, true
+	m.remember(next, now)
+	m.prevProm = counters
 	return v, true, nil
 }
 

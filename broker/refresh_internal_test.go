@@ -20,7 +20,10 @@ type fakeBroker struct {
 	tick     int64
 	promDown bool
 	version  string // "" is 4.3.6
-	hits     map[string]int
+	// noConsumers: Prometheus lists no consumer counts (3.10 lists only
+	// queues that have consumers).
+	noConsumers bool
+	hits        map[string]int
 }
 
 func (f *fakeBroker) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -59,7 +62,9 @@ func (f *fakeBroker) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			fmt.Fprintf(w, "rabbitmq_detailed_queue_messages{vhost=\"v\",queue=%q} %d\n", q, n)
 			fmt.Fprintf(w, "rabbitmq_detailed_queue_messages_ready{vhost=\"v\",queue=%q} %d\n", q, n)
 			fmt.Fprintf(w, "rabbitmq_detailed_queue_messages_unacked{vhost=\"v\",queue=%q} 0\n", q)
-			fmt.Fprintf(w, "rabbitmq_detailed_queue_consumers{vhost=\"v\",queue=%q} 1\n", q)
+			if !f.noConsumers {
+				fmt.Fprintf(w, "rabbitmq_detailed_queue_consumers{vhost=\"v\",queue=%q} 1\n", q)
+			}
 			fmt.Fprintf(w, "rabbitmq_detailed_queue_exchange_messages_published_total{vhost=\"v\",queue=%q,exchange=\"\"} %d\n", q, 500+n)
 		}
 	default:

@@ -13,6 +13,10 @@ type TopologyReport struct {
 	Ladders   []LadderReport  `json:"ladders"`
 	Findings  []retry.Finding `json:"findings"`
 	Other     []QueueReport   `json:"other_queues"`
+
+	// OverMS, with topology --over, is how far apart the two reads were
+	// whose changes the inflows and dlq-growing findings come from.
+	OverMS int64 `json:"over_ms,omitempty"`
 }
 
 // LadderReport is one ladder with its queues' figures.
@@ -45,6 +49,11 @@ type QueueReport struct {
 	DeliverRate   *float64            `json:"deliver_rate"`
 	AckRate       *float64            `json:"ack_rate"`
 	RedeliverRate *float64            `json:"redeliver_rate"`
+	// InRate is the queue's inflow, dead-lettered arrivals included where
+	// they can be seen; InRateSource says how it was found (retry.InFrom*:
+	// publish, depth or ttl). Both null when nothing tells.
+	InRate       *float64 `json:"in_rate"`
+	InRateSource *string  `json:"in_rate_source"`
 }
 
 // DelayedRetryReport is a quorum queue's built-in delayed retry.
@@ -133,6 +142,10 @@ func queueReport(name string, byName map[string]retry.Queue) QueueReport {
 	}
 	if q.Rates.Known {
 		r.PublishRate, r.DeliverRate, r.AckRate, r.RedeliverRate = ptr(q.Rates.Publish), ptr(q.Rates.Deliver), ptr(q.Rates.Ack), ptr(q.Rates.Redeliver)
+	}
+	if q.Rates.InKnown {
+		src := q.Rates.InSource
+		r.InRate, r.InRateSource = ptr(q.Rates.In), &src
 	}
 	return r
 }

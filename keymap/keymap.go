@@ -25,16 +25,17 @@ type KeyMap struct {
 	Group     key.Binding // group the browser's messages by what broke them
 	// GroupAll groups the whole queue (a browse up to the dump bound), not
 	// only the peeked messages (the grouped view).
-	GroupAll key.Binding
-	Where    key.Binding // choose messages by --where expressions
-	Dump     key.Binding // save the queue's messages to a file
-	Replay   key.Binding // publish a dump file's messages again
-	Unblock  key.Binding // move the messages holding a wait queue back
-	Findings key.Binding // every finding in full (ladders)
-	Refresh  key.Binding
-	Copy     key.Binding
-	Vhost    key.Binding
-	Help     key.Binding
+	GroupAll  key.Binding
+	Where     key.Binding // choose messages by --where expressions
+	Dump      key.Binding // save the queue's messages to a file
+	Replay    key.Binding // publish a dump file's messages again
+	Unblock   key.Binding // move the messages holding a wait queue back
+	Findings  key.Binding // every finding in full (ladders)
+	HideEmpty key.Binding // hide or show the queues holding no message (ladders)
+	Refresh   key.Binding
+	Copy      key.Binding
+	Vhost     key.Binding
+	Help      key.Binding
 	// TypingHelp opens help from a typed field too, where ? is a letter.
 	TypingHelp key.Binding
 	Quit       key.Binding
@@ -96,6 +97,7 @@ func Default() KeyMap {
 		Replay:     key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "replay file")),
 		Unblock:    key.NewBinding(key.WithKeys("u"), key.WithHelp("u", "unblock (HoL)")),
 		Findings:   key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "findings in full")),
+		HideEmpty:  key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "hide empty queues")),
 		Refresh:    key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "refresh")),
 		Copy:       key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "copy body")),
 		Vhost:      key.NewBinding(key.WithKeys("v"), key.WithHelp("v", "vhost")),
@@ -152,7 +154,7 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
 		{k.Open, k.Back, k.Filter, k.NextMatch, k.PrevMatch, k.Where, k.Group, k.GroupAll, k.Sort, k.Mark, k.MarkAll},
-		{k.Move, k.Unblock, k.Dump, k.Replay, k.Findings, k.Refresh, k.Copy, k.Vhost, k.Help, k.TypingHelp, k.Quit, k.ForceQuit},
+		{k.Move, k.Unblock, k.Dump, k.Replay, k.Findings, k.HideEmpty, k.Refresh, k.Copy, k.Vhost, k.Help, k.TypingHelp, k.Quit, k.ForceQuit},
 		{k.Next, k.Prev, k.Toggle, k.Untoggle, k.Confirm, k.Cancel, k.Close, k.Pause},
 		{k.KeepFilter, k.ClearFilter},
 		k.EditKeys(),

@@ -40,6 +40,7 @@ const (
 	CodeRequeueStorm         = "requeue-storm"
 	CodeNoConsumers          = "no-consumers"
 	CodeHoLBlocked           = "hol-blocked"
+	CodeDLQGrowing           = "dlq-growing"
 )
 
 // Finding is one topology or runtime problem, told in one line.
@@ -135,13 +136,15 @@ func Findings(v *Vhost, ladders []Ladder) []Finding {
 			}
 		}
 		if inLadder[qi] && q.Type == QueueQuorum && set.HasDeliveryLimit && set.DeliveryLimit >= 0 {
-			then := "dead-lettered"
+			// A return beyond the limit dead-letters (seen here on 3.10.8 and
+			// 4.3.6: limit 2, the third reject with requeue dead-letters).
+			then := "dead-letters"
 			if !set.HasDeadLetterExchange {
-				then = "dropped"
+				then = "drops"
 			}
 			f.add(Finding{Code: CodeDeliveryLimit, Severity: SeverityInfo, Queue: q.Name, Message: fmt.Sprintf(
-				"quorum queue with delivery-limit %d: every requeue, including a peek, counts, and a message returned %d times is %s",
-				set.DeliveryLimit, set.DeliveryLimit, then)})
+				"quorum queue with delivery-limit %d: a message's %s return to it %s the message; every requeue counts, a peek's too (from RabbitMQ 4.3 a nack with requeue does not)",
+				set.DeliveryLimit, fndOrdinal(set.DeliveryLimit+1), then)})
 		}
 		if tierOf[qi] && q.Consumers > 0 {
 			f.add(Finding{Code: CodeWaitQueueConsumers, Severity: SeverityWarning, Queue: q.Name, Message: fmt.Sprintf(
@@ -263,6 +266,22 @@ func fndSprawl(t *discTopo, l Ladder) string {
 	return ""
 }
 
+// fndOrdinal is 1st, 2nd, 3rd, 4th … 11th, 21st.
+func fndOrdinal(n int64) string {
+	suffix := "th"
+	if n%100 < 11 || n%100 > 13 {
+		switch n % 10 {
+		case 1:
+			suffix = "st"
+		case 2:
+			suffix = "nd"
+		case 3:
+			suffix = "rd"
+		}
+	}
+	return strconv.FormatInt(n, 10) + suffix
+}
+
 func fndPlural(n int64, one, many string) string {
 	if n == 1 {
 		return one
@@ -294,4 +313,80 @@ func fndDuration(d time.Duration) string {
 // Plural is "1 message", "3 messages": counts in every text ladder writes.
 func Plural(n int, one, many string) string {
 	return strconv.Itoa(n) + " " + fndPlural(int64(n), one, many)
+}
+
+// DLQGrowth is what two looks at a dead-letter queue, Over apart, saw.
+type DLQGrowth struct {
+	Grew    int64 // its depth at the second look less at the first
+	Over    time.Duration
+	Waiting int64 // its depth at the second look
+}
+
+// DLQGrowingWindow is the longest span the UI measures a DLQ's growth
+// over: what it grew by in the last five minutes of its history.
+const DLQGrowingWindow = 5 * time.Minute
+
+// DLQGrowingFinding reports a dead-letter queue (see DeadLetterQueues)
+// whose depth grew between two looks: messages are failing for good now,
+// faster than anyone takes them out.
+func DLQGrowingFinding(queue string, g DLQGrowth) (Finding, bool) {
+	if g.Grew <= 0 || g.Over <= 0 {
+		return Finding{}, false
+	}
+	over := g.Over.Truncate(time.Second)
+	if over <= 0 {
+		over = g.Over
+	}
+	return Finding{Code: CodeDLQGrowing, Severity: SeverityWarning, Queue: queue, Message: fmt.Sprintf(
+		"grew by %s in %s (%s), %s waiting: messages keep failing for good",
+		fndCount(g.Grew), fndDuration(over), fndRate(float64(g.Grew)/g.Over.Seconds()), fndCount(g.Waiting))}, true
+}
+
+// fndRate writes a rate the way it is read: 4/s, 12/min, 3/h.
+func fndRate(perSec float64) string {
+	switch {
+	case perSec >= 0.95:
+		return strconv.FormatFloat(perSec, 'f', 0, 64) + "/s"
+	case perSec*60 >= 0.95:
+		return strconv.FormatFloat(perSec*60, 'f', 0, 64) + "/min"
+	}
+	return strconv.FormatFloat(perSec*3600, 'f', 0, 64) + "/h"
+}
+
+// DeadLetterQueues lists, sorted, the queues where dead letters end: every
+// ladder's DLQ, and every other queue something dead-letters into that is
+// no ladder's main, tier or wait queue (a plain queue's DLQ). ladder's own
+// wait queues dead-letter into move targets, which this does not count.
+func DeadLetterQueues(v *Vhost, ladders []Ladder) []string {
+	t := discBuild(v)
+	inLadder := map[string]bool{}
+	seen := map[string]bool{}
+	var out []string
+	for _, l := range ladders {
+		inLadder[l.Main] = true
+		for _, tr := range l.Tiers {
+			inLadder[tr.Queue] = true
+		}
+		for _, w := range l.WaitQueues {
+			inLadder[w] = true
+		}
+		for _, w := range l.DelayQueues {
+			inLadder[w] = true
+		}
+	}
+	for _, l := range ladders {
+		if l.DLQ != "" && !seen[l.DLQ] {
+			seen[l.DLQ] = true
+			out = append(out, l.DLQ)
+		}
+	}
+	for qi := range v.Queues {
+		name := v.Queues[qi].Name
+		if t.canon[qi] && len(t.dlFrom[qi]) > 0 && !inLadder[name] && !seen[name] {
+			seen[name] = true
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
 }

@@ -109,11 +109,11 @@ func TestFindingsRules(t *testing.T) {
 		{"quorum delivery limit", func(v *Vhost) {
 			q := seedQueue(v, "orders.process")
 			q.Type, q.Policy = QueueQuorum, map[string]any{"delivery-limit": float64(20)}
-		}, []string{"info delivery-limit orders.process"}, "returned 20 times is dead-lettered"},
+		}, []string{"info delivery-limit orders.process"}, "a message's 21st return to it dead-letters the message"},
 		{"quorum delivery limit without DLX drops", func(v *Vhost) {
 			q := seedQueue(v, "orders.dlq")
 			q.Type, q.Arguments = QueueQuorum, map[string]any{"x-delivery-limit": int32(3)}
-		}, []string{"info delivery-limit orders.dlq"}, "is dropped"},
+		}, []string{"info delivery-limit orders.dlq"}, "a message's 4th return to it drops the message"},
 		{"delivery limit outside ladders is not reported", func(v *Vhost) {
 			v.Queues = append(v.Queues, Queue{Name: "other", Type: QueueQuorum, Arguments: map[string]any{"x-delivery-limit": int32(3)}})
 		}, nil, ""},
@@ -303,5 +303,56 @@ func TestStuckFindingSaysOneMessageReturns(t *testing.T) {
 	}
 	if !found {
 		t.Error("no stuck finding")
+	}
+}
+
+func TestDLQGrowingFinding(t *testing.T) {
+	f, ok := DLQGrowingFinding("orders.dlq", DLQGrowth{Grew: 1240, Over: 5 * time.Minute, Waiting: 5000})
+	if !ok || f.Code != CodeDLQGrowing || f.Severity != SeverityWarning || f.Queue != "orders.dlq" {
+		t.Fatalf("%+v %v", f, ok)
+	}
+	if want := "grew by 1,240 in 5m (4/s), 5,000 waiting"; !strings.HasPrefix(f.Message, want) {
+		t.Fatalf("message %q, want it to start %q", f.Message, want)
+	}
+	for _, tc := range []struct {
+		g    DLQGrowth
+		want string
+	}{
+		{DLQGrowth{Grew: 3, Over: 2 * time.Second, Waiting: 15}, "grew by 3 in 2s (2/s), 15 waiting"},
+		{DLQGrowth{Grew: 30, Over: time.Minute, Waiting: 30}, "grew by 30 in 1m (30/min), 30 waiting"},
+		{DLQGrowth{Grew: 1, Over: 5 * time.Minute, Waiting: 1}, "grew by 1 in 5m (12/h), 1 waiting"},
+	} {
+		f, ok := DLQGrowingFinding("q", tc.g)
+		if !ok || !strings.HasPrefix(f.Message, tc.want) {
+			t.Errorf("%+v: %q %v, want %q…", tc.g, f.Message, ok, tc.want)
+		}
+	}
+	for _, g := range []DLQGrowth{{Grew: 0, Over: time.Minute, Waiting: 9}, {Grew: -40, Over: time.Minute}, {Grew: 5}} {
+		if f, ok := DLQGrowingFinding("q", g); ok {
+			t.Errorf("%+v: a finding %+v for a DLQ that did not grow", g, f)
+		}
+	}
+}
+
+func TestDeadLetterQueues(t *testing.T) {
+	v := seedGo()
+	// A plain queue (no ladder) with its own DLQ.
+	v.Exchanges = append(v.Exchanges, Exchange{Name: "emails.dlx", Type: ExchangeFanout})
+	v.Queues = append(v.Queues,
+		Queue{Name: "emails", Type: QueueClassic, Consumers: 1, Arguments: map[string]any{"x-dead-letter-exchange": "emails.dlx"}},
+		Queue{Name: "emails.dlq", Type: QueueClassic})
+	v.Bindings = append(v.Bindings, Binding{Source: "emails.dlx", Destination: "emails.dlq", DestinationType: "queue"})
+	got := DeadLetterQueues(v, Discover(v))
+	// orders.process is fed back by its tiers: a main, not a DLQ.
+	if want := []string{"emails.dlq", "orders.dlq"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("dead-letter queues %q, want %q", got, want)
+	}
+}
+
+func TestFndOrdinal(t *testing.T) {
+	for n, want := range map[int64]string{1: "1st", 2: "2nd", 3: "3rd", 4: "4th", 6: "6th", 11: "11th", 12: "12th", 13: "13th", 21: "21st", 22: "22nd", 101: "101st", 111: "111th"} {
+		if got := fndOrdinal(n); got != want {
+			t.Errorf("fndOrdinal(%d) = %q, want %q", n, got, want)
+		}
 	}
 }

@@ -81,6 +81,21 @@ type Rates struct {
 	// draining); NetKnown is false until there were two polls.
 	Net      float64
 	NetKnown bool
+	// Arrived is what came in per second as the depth tells it: the
+	// depth's change plus what consumers took for good (acknowledged, or
+	// delivered or fetched without acknowledgement), over the last polls
+	// (ten seconds or more once there were that many). It sees what the
+	// broker does not count as published, dead-lettered arrivals, but not
+	// what left otherwise (expired, rejected, dead-lettered onward,
+	// dropped at a max length): a lower bound. ArrivedKnown from the
+	// second poll on.
+	Arrived      float64
+	ArrivedKnown bool
+	// In is the inflow ladder shows, and InSource how it was found (one
+	// of InFrom*): see Inflow. InKnown is false when nothing tells.
+	In       float64
+	InSource string
+	InKnown  bool
 }
 
 // Exchange types ladder reasons about.

@@ -33,6 +33,8 @@ type common struct {
 	log  *log.Logger
 	// peekLimit is how many messages the browser asks Peek for.
 	peekLimit int
+	// refresh is the --refresh given; 0 adapts to the vhost (refreshEvery).
+	refresh time.Duration
 	// conn is the broker connection as the last snapshot left it; only the
 	// root changes it, screens read it to grey their data.
 	conn connState
@@ -155,4 +157,17 @@ type screen interface {
 	Capturing() bool
 	// Back handles esc; false lets the root close the screen.
 	Back() (handled bool, cmd tea.Cmd)
+}
+
+// refreshEvery is how long after snapshot s the next one is taken: the
+// --refresh given, else what s says suits its vhost (a big one costs the
+// broker more to read: broker.AutoRefresh), else broker.BaseRefresh.
+func (c *common) refreshEvery(s *broker.Snapshot) time.Duration {
+	switch {
+	case c.refresh > 0:
+		return c.refresh
+	case s != nil && s.Refresh > 0:
+		return s.Refresh
+	}
+	return broker.BaseRefresh
 }

@@ -211,7 +211,8 @@ func queue(name string, ready, unacked int64, consumers int, pub, del float64) r
 	return retry.Queue{
 		Name: name, Type: retry.QueueClassic, Consumers: consumers,
 		Messages: ready + unacked, Ready: ready, Unacked: unacked,
-		Rates: retry.Rates{Known: true, Publish: pub, Deliver: del, Ack: del, Net: pub - del, NetKnown: true},
+		Rates: retry.Rates{Known: true, Publish: pub, Deliver: del, Ack: del, Net: pub - del, NetKnown: true,
+			In: pub, InSource: retry.InFromPublish, InKnown: true},
 	}
 }
 
@@ -250,7 +251,7 @@ func fixtureSnapshot() *broker.Snapshot {
 			{Code: retry.CodeHoLRisk, Severity: retry.SeverityWarning, Queue: "orders.retry.1m",
 				Message: `wait queue for "orders" has no queue TTL, so it relies on per-message expiration: a long delay at the head holds back every shorter one behind it`},
 			{Code: retry.CodeDeliveryLimit, Severity: retry.SeverityInfo, Queue: "payments",
-				Message: "quorum queue with delivery-limit 20: every requeue, including a peek, counts, and a message returned 20 times is dead-lettered"},
+				Message: "quorum queue with delivery-limit 20: a message's 21st return to it dead-letters the message; every requeue counts, a peek's too (from RabbitMQ 4.3 a nack with requeue does not)"},
 		},
 	}
 }

@@ -20,23 +20,28 @@ type openFindingsMsg struct{ queue string }
 // scrolled: the ladders screen's details pane has only the rows the list
 // leaves it, and a queue with many long findings does not fit there. It
 // reads the ladders screen's snapshot when drawn, so a refresh shows here.
+// A cursor selects a finding; enter goes back to the ladders screen on the
+// queue it names.
 type findingsModel struct {
 	c      *common
 	home   *homeModel
 	w, h   int
 	queue  string // shown first
 	offset int
+	sel    int // the selected finding
 }
 
 func newFindings(c *common, home *homeModel) *findingsModel {
 	return &findingsModel{c: c, home: home}
 }
 
-func (m *findingsModel) open(msg openFindingsMsg) { m.queue, m.offset = msg.queue, 0 }
+func (m *findingsModel) open(msg openFindingsMsg) { m.queue, m.offset, m.sel = msg.queue, 0, 0 }
 
 func (m *findingsModel) SetSize(w, h int)      { m.w, m.h = w, h }
 func (m *findingsModel) Capturing() bool       { return false }
 func (m *findingsModel) Back() (bool, tea.Cmd) { return false, nil }
+
+func (m *findingsModel) room() int { return max(1, m.h-2) }
 
 func (m *findingsModel) Update(msg tea.Msg) tea.Cmd {
 	km, ok := msg.(tea.KeyPressMsg)
@@ -44,37 +49,94 @@ func (m *findingsModel) Update(msg tea.Msg) tea.Cmd {
 		return nil
 	}
 	k := m.c.keys
-	page := max(1, m.h-2)
+	fs := m.findings()
+	lines, starts := renderFindings(fs, m.w, m.sel, m.c.styles)
+	room := m.room()
 	switch {
 	case key.Matches(km, k.Down):
-		m.offset++
+		m.sel++
 	case key.Matches(km, k.Up):
-		m.offset--
-	case key.Matches(km, k.PageDown):
-		m.offset += page
-	case key.Matches(km, k.PageUp):
-		m.offset -= page
+		m.sel--
+	case key.Matches(km, k.PageDown), key.Matches(km, k.PageUp):
+		if key.Matches(km, k.PageDown) {
+			m.offset += room
+		} else {
+			m.offset -= room
+		}
+		m.clamp(len(lines))
+		m.sel = firstVisible(starts, m.offset)
+		return nil
 	case key.Matches(km, k.Top):
-		m.offset = 0
+		m.sel = 0
 	case key.Matches(km, k.Bottom):
-		m.offset = len(m.lines())
+		m.sel = len(fs) - 1
+	case key.Matches(km, k.Open):
+		return m.jump(fs)
+	default:
+		return nil
 	}
-	m.clamp(len(m.lines()))
+	m.sel = max(0, min(m.sel, len(fs)-1))
+	m.follow(starts, len(lines))
 	return nil
+}
+
+// jump goes back to the ladders screen with the cursor on the selected
+// finding's queue.
+func (m *findingsModel) jump(fs []retry.Finding) tea.Cmd {
+	if m.sel < 0 || m.sel >= len(fs) {
+		return nil
+	}
+	q := fs[m.sel].Queue
+	if q == "" {
+		return navCmd(statusMsg{text: "this finding is about exchange " + termtext.Sanitize(fs[m.sel].Exchange) + ", not a queue"})
+	}
+	if !m.home.jumpTo(q) {
+		return navCmd(statusMsg{text: "queue " + termtext.Sanitize(q) + " is not in the last snapshot", err: true})
+	}
+	return navCmd(backMsg{})
+}
+
+// follow scrolls so the selected finding shows, its head first.
+func (m *findingsModel) follow(starts []int, n int) {
+	if m.sel < 0 || m.sel >= len(starts) {
+		m.clamp(n)
+		return
+	}
+	start, end := starts[m.sel], n
+	if m.sel+1 < len(starts) {
+		end = starts[m.sel+1] - 1 // the blank line between findings
+	}
+	room := m.room()
+	if end > m.offset+room {
+		m.offset = end - room
+	}
+	if start < m.offset {
+		m.offset = start
+	}
+	m.clamp(n)
+}
+
+// firstVisible is the first finding whose head is at or below line offset.
+func firstVisible(starts []int, offset int) int {
+	for i, s := range starts {
+		if s >= offset {
+			return i
+		}
+	}
+	return max(0, len(starts)-1)
 }
 
 // clamp keeps the offset where the last page still fills the screen.
 func (m *findingsModel) clamp(n int) {
-	m.offset = max(0, min(m.offset, n-(m.h-2)))
+	m.offset = max(0, min(m.offset, n-m.room()))
 }
 
-// lines is the whole text: each finding's head, then its message wrapped.
-func (m *findingsModel) lines() []string {
-	var fs []retry.Finding
+// findings are the snapshot's findings, the opening queue's first.
+func (m *findingsModel) findings() []retry.Finding {
 	if s := m.home.snap; s != nil {
-		fs = findingsFirst(s.Findings, m.queue)
+		return findingsFirst(s.Findings, m.queue)
 	}
-	return renderFindings(fs, m.w, m.c.styles)
+	return nil
 }
 
 // findingsFirst orders findings with those of queue first, each group in
@@ -95,16 +157,18 @@ func findingsFirst(fs []retry.Finding, queue string) []retry.Finding {
 }
 
 // renderFindings draws findings in width cells: the severity, the
-// finding's name and where, then its whole message, wrapped at words.
-func renderFindings(fs []retry.Finding, width int, st *style.Styles) []string {
+// finding's name and where, then its whole message, wrapped at words. The
+// selected one's head is marked (▸, reversed); starts are the line each
+// finding begins at.
+func renderFindings(fs []retry.Finding, width, sel int, st *style.Styles) (lines []string, starts []int) {
 	if len(fs) == 0 {
-		return []string{st.Muted.Render(termtext.Truncate("no findings", width))}
+		return []string{st.Muted.Render(termtext.Truncate("no findings", width))}, nil
 	}
-	var lines []string
 	for i, f := range fs {
 		if i > 0 {
 			lines = append(lines, "")
 		}
+		starts = append(starts, len(lines))
 		where := f.Queue
 		if where == "" {
 			where = f.Exchange
@@ -113,28 +177,35 @@ func renderFindings(fs []retry.Finding, width int, st *style.Styles) []string {
 		if where != "" {
 			head += " · " + termtext.Sanitize(where)
 		}
-		lines = append(lines, wrapStyled(severityStyle(f.Severity, st), head, width)...)
-		for _, l := range termtext.Wrap(termtext.Sanitize(f.Message), max(1, width-2)) {
-			lines = append(lines, "  "+l)
+		hs := severityStyle(f.Severity, st)
+		marker := "  "
+		if i == sel {
+			hs, marker = st.Selected, "▸ "
+		}
+		for j, l := range termtext.Wrap(head, max(1, width-2)) {
+			if j == 0 {
+				lines = append(lines, hs.Render(marker+l))
+			} else {
+				lines = append(lines, hs.Render("  "+l))
+			}
+		}
+		for _, l := range termtext.Wrap(termtext.Sanitize(f.Message), max(1, width-4)) {
+			lines = append(lines, "    "+l)
 		}
 	}
-	return lines
+	return lines, starts
 }
 
 func (m *findingsModel) View() string {
 	st := m.c.styles
-	all := m.lines()
+	fs := m.findings()
+	all, _ := renderFindings(fs, m.w, m.sel, st)
 	m.clamp(len(all))
-	n := 0
-	if s := m.home.snap; s != nil {
-		n = len(s.Findings)
-	}
-	title := "Findings (" + strconv.Itoa(n) + ")"
+	title := "Findings (" + strconv.Itoa(len(fs)) + ")"
 	if m.queue != "" {
 		title += " · " + termtext.Sanitize(m.queue) + "'s first"
 	}
-	room := max(1, m.h-2)
-	end := min(len(all), m.offset+room)
+	end := min(len(all), m.offset+m.room())
 	if m.offset > 0 || end < len(all) {
 		title += " · lines " + strconv.Itoa(m.offset+1) + "–" + strconv.Itoa(end) + " of " + strconv.Itoa(len(all))
 	}
@@ -147,10 +218,13 @@ func (m *findingsModel) name() string { return "findings" }
 
 func (m *findingsModel) ShortHelp() []key.Binding {
 	k := m.c.keys
-	return []key.Binding{keymap.As(k.Down, "scroll"), k.PageDown, k.Back, k.Help}
+	return []key.Binding{keymap.As(k.Open, "go to queue"), keymap.As(k.Down, "next"), k.PageDown, k.Back, k.Help}
 }
 
 func (m *findingsModel) FullHelp() [][]key.Binding {
 	k := m.c.keys
-	return [][]key.Binding{{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom}, {k.Back}, appKeys(m.c, false)}
+	return [][]key.Binding{
+		{keymap.As(k.Up, "previous finding"), keymap.As(k.Down, "next finding"), k.PageUp, k.PageDown, k.Top, k.Bottom},
+		{keymap.As(k.Open, "go to its queue"), k.Back}, appKeys(m.c, false),
+	}
 }

@@ -170,8 +170,8 @@ func TestHelpIsPerScreen(t *testing.T) {
 			}
 		}
 	}
-	check("home", helpText(h), []string{"Keys: ladders", "open", "filter", "move/re-publish", "refresh", "vhost", "quit"},
-		[]string{"sort", "mark", "copy body", "space", "next field", "clear filter", "esc"})
+	check("home", helpText(h), []string{"Keys: ladders", "open", "filter", "move/re-publish", "refresh", "vhost", "quit", "sort by depth", "hide empty"},
+		[]string{"mark", "copy body", "space", "next field", "clear filter", "esc"})
 	h.key("down", "down", "down", "enter")
 	check("browser", helpText(h), []string{"Keys: queue browser", "sort", "mark all/none", "move/re-publish", "refresh", "esc", "vhost"},
 		[]string{"copy body", "next field", "clear filter"})

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"errors"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -22,6 +23,16 @@ func TestGolden(t *testing.T) {
 	}{
 		{"home", Options{Title: "demo"}, func(h *harness) {}},
 		{"home_finding", Options{Title: "demo"}, func(h *harness) { h.key("down", "down", "down", "down", "down") }},
+		// Sorted by findings (s three times: depth, growth, findings): the
+		// payments ladder's error comes before orders' warning.
+		{"home_sorted", Options{Title: "demo"}, func(h *harness) { h.key("s", "s", "s") }},
+		// payments' ladder and audit emptied: e hides them.
+		{"home_hidden", Options{Title: "demo"}, func(h *harness) {
+			emptyQueues(h, "payments.wait", "audit")
+			h.key("e")
+		}},
+		// f on home, then down: the second finding selected.
+		{"findings", Options{Title: "demo"}, func(h *harness) { h.key("f", "down") }},
 		{"browser", Options{}, func(h *harness) { h.key("down", "down", "down", "enter", "space") }},
 		// orders has consumers: opening it asks before peeking.
 		{"peek_question", Options{}, func(h *harness) { h.key("enter") }},
@@ -66,4 +77,18 @@ func TestGolden(t *testing.T) {
 		h := newHarness(t, newFake(), Options{}, 79, 23).start()
 		golden.RequireEqual(t, h.plain())
 	})
+}
+
+// emptyQueues refreshes the harness's fake with the named queues empty.
+func emptyQueues(h *harness, names ...string) {
+	fc := h.m.c.client.(*fakeClient)
+	fc.mu.Lock()
+	for i := range fc.snap.Topology.Queues {
+		q := &fc.snap.Topology.Queues[i]
+		if slices.Contains(names, q.Name) {
+			q.Messages, q.Ready, q.Unacked = 0, 0, 0
+		}
+	}
+	fc.mu.Unlock()
+	h.send(pollMsg{gen: h.m.gen})
 }

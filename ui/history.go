@@ -123,6 +123,24 @@ func (h *history) netRateOver(queue string) (float64, bool) {
 	return 0, false
 }
 
+// growth is how much queue's depth grew from the oldest sample within
+// window of the newest to the newest, and over how long; ok is false with
+// fewer than two samples there.
+func (h *history) growth(queue string, window time.Duration) (grew int64, over time.Duration, ok bool) {
+	r := h.q[queue]
+	if r == nil || r.n < 2 {
+		return 0, 0, false
+	}
+	at := func(i int) sample { return r.buf[(r.start+i)%len(r.buf)] }
+	newest := at(r.n - 1)
+	for i := 0; i < r.n-1; i++ {
+		if x := at(i); newest.at.Sub(x.at) <= window {
+			return newest.depth - x.depth, newest.at.Sub(x.at), newest.at.After(x.at)
+		}
+	}
+	return 0, 0, false
+}
+
 // quiet walks back from the newest sample while nothing left the queue and
 // returns how long that was, how many seem to have left in it (estimate
 // noise, at most retry.HoLQuietSlack) and how many arrived.

@@ -11,6 +11,7 @@ import (
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/internal/present"
 	"github.com/ladder-tui/ladder/internal/termtext"
+	"github.com/ladder-tui/ladder/keymap"
 	"github.com/ladder-tui/ladder/retry"
 	"github.com/ladder-tui/ladder/ui/component/list"
 )
@@ -28,6 +29,10 @@ type homeModel struct {
 	cols homeCols
 
 	filter list.Filter
+	// sort and hideEmpty are how rows are ordered and which are left out
+	// (the sort and hide-empty keys).
+	sort      homeSort
+	hideEmpty bool
 }
 
 func newHome(c *common) *homeModel {
@@ -86,17 +91,19 @@ func (m *homeModel) setSnapshot(s *broker.Snapshot) {
 		at = m.c.now()
 	}
 	m.hist.recordRates(at, depths, in)
-	m.snap = m.withHoLEvidence(s, at)
+	m.snap = m.withHistoryFindings(s, at)
 	m.rebuild()
 }
 
-// withHoLEvidence adds hol-blocked findings from the history: a wait
-// queue relying on per-message expiration that keeps receiving messages
-// and has let none out for a while (retry.HoLBlockedFinding), unless it is
-// stuck (its messages never expire: that finding says so already). The
-// snapshot itself is left as the broker gave it.
-func (m *homeModel) withHoLEvidence(s *broker.Snapshot, at time.Time) *broker.Snapshot {
-	var found []retry.Finding
+// withHistoryFindings adds the findings only the history shows: hol-blocked
+// (a wait queue relying on per-message expiration that keeps receiving
+// messages and has let none out for a while, retry.HoLBlockedFinding,
+// unless it is stuck: its messages never expire, that finding says so
+// already) and dlq-growing (a dead-letter queue whose depth grew within the
+// last retry.DLQGrowingWindow). The snapshot itself is left as the broker
+// gave it.
+func (m *homeModel) withHistoryFindings(s *broker.Snapshot, at time.Time) *broker.Snapshot {
+	found := m.dlqGrowing(s)
 	for _, l := range s.Ladders {
 		for _, w := range l.WaitQueues {
 			q, ok := s.Queue(w)
@@ -122,6 +129,30 @@ func (m *homeModel) withHoLEvidence(s *broker.Snapshot, at time.Time) *broker.Sn
 	return &out
 }
 
+// dlqGrowing is a dlq-growing finding for each dead-letter queue whose
+// depth grew within the last retry.DLQGrowingWindow of the history.
+func (m *homeModel) dlqGrowing(s *broker.Snapshot) []retry.Finding {
+	var found []retry.Finding
+	depth := make(map[string]int64, len(s.Topology.Queues))
+	for _, q := range s.Topology.Queues {
+		depth[q.Name] = q.Messages
+	}
+	for _, name := range retry.DeadLetterQueues(&s.Topology, s.Ladders) {
+		waiting, ok := depth[name]
+		if !ok {
+			continue
+		}
+		grew, over, ok := m.hist.growth(name, retry.DLQGrowingWindow)
+		if !ok {
+			continue
+		}
+		if f, ok := retry.DLQGrowingFinding(name, retry.DLQGrowth{Grew: grew, Over: over, Waiting: waiting}); ok {
+			found = append(found, f)
+		}
+	}
+	return found
+}
+
 func hasFinding(fs []retry.Finding, code, queue string) bool {
 	return slices.ContainsFunc(fs, func(f retry.Finding) bool { return f.Code == code && f.Queue == queue })
 }
@@ -132,7 +163,7 @@ func (m *homeModel) rebuild() {
 	if r := m.selected(); r != nil {
 		keep = r.name
 	}
-	m.rows = buildHomeRows(m.snap, m.filter.Match())
+	m.rows = buildHomeRowsView(m.snap, homeView{filter: m.filter.Match(), sort: m.sort, hideEmpty: m.hideEmpty, growth: m.growth})
 	m.nav.Cursor = 0
 	for i := range m.rows {
 		if m.rows[i].selectable() && m.rows[i].name == keep {
@@ -164,6 +195,36 @@ func (m *homeModel) fixScroll() {
 	}
 }
 
+// growth is how much queue grew within the history's last
+// retry.DLQGrowingWindow (the growth sort).
+func (m *homeModel) growth(queue string) int64 {
+	g, _, _ := m.hist.growth(queue, retry.DLQGrowingWindow)
+	return g
+}
+
+// jumpTo puts the cursor on queue's row (from the findings view), showing
+// it first when a filter or hidden empty queues leave it out; false when
+// the snapshot has no row for it.
+func (m *homeModel) jumpTo(queue string) bool {
+	find := func() bool {
+		for i := range m.rows {
+			if m.rows[i].selectable() && m.rows[i].name == queue {
+				m.nav.Cursor = i
+				m.fixScroll()
+				return true
+			}
+		}
+		return false
+	}
+	if find() {
+		return true
+	}
+	m.filter.Reset()
+	m.hideEmpty = false
+	m.rebuild()
+	return find()
+}
+
 func (m *homeModel) selectable(i int) bool { return m.rows[i].selectable() }
 
 func (m *homeModel) selected() *homeRow {
@@ -190,6 +251,12 @@ func (m *homeModel) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	switch {
 	case key.Matches(msg, k.Filter):
 		m.filter.Start()
+	case key.Matches(msg, k.Sort):
+		m.sort = (m.sort + 1) % homeSorts
+		m.rebuild()
+	case key.Matches(msg, k.HideEmpty):
+		m.hideEmpty = !m.hideEmpty
+		m.rebuild()
 	case key.Matches(msg, k.Open):
 		if r := m.selected(); r != nil {
 			return navCmd(openQueueMsg{queue: r.name})
@@ -293,7 +360,7 @@ func (m *homeModel) stats(r *homeRow) rowStats {
 	if r.q == nil {
 		return rowStats{}
 	}
-	rs := rowStats{spark: m.hist.depths(r.name, m.cols.spark)}
+	rs := rowStats{spark: m.hist.depths(r.name, m.cols.spark), ttl: drainBound(r.q)}
 	if net, ok := m.hist.netRateOver(r.name); ok {
 		rs.net, rs.netOK = net, true
 	} else if r.q.Rates.NetKnown {
@@ -330,6 +397,10 @@ func (m *homeModel) summary() string {
 	}
 	nq := len(m.snap.Topology.Queues)
 	left = present.Plural(len(m.snap.Ladders), "ladder", "ladders") + " · " + present.Plural(nq, "queue", "queues") + " · " + findingCounts(m.snap.Findings)
+	if every := m.c.refreshEvery(m.snap); m.c.refresh == 0 && every != broker.BaseRefresh {
+		// A big vhost is read less often: say so, and how often.
+		left += " · refresh every " + present.Dur(every)
+	}
 	if f := m.filter.Text(); f != "" || m.filter.Capturing() {
 		fw := max(10, m.w-termtext.Width(left)-14)
 		left += " · filter /" + m.filter.View(min(fw, 30), st)
@@ -389,8 +460,22 @@ func (m *homeModel) ShortHelp() []key.Binding {
 		out = append(out, list.MatchKeys(k)...)
 	}
 	// f after r: at 80 columns it is the one dropped, and the details
-	// pane names it when it has more than it shows.
-	return append(out, k.Refresh, k.Findings, k.Vhost, k.Help, k.Quit)
+	// pane names it when it has more than it shows; sorting and hiding
+	// empty queues after it (on the ? screen at 80 columns).
+	return append(out, k.Refresh, k.Findings, m.sortKey(), m.hideKey(), k.Vhost, k.Help, k.Quit)
+}
+
+// sortKey is the sort key, described by the order it switches to.
+func (m *homeModel) sortKey() key.Binding {
+	return keymap.As(m.c.keys.Sort, "sort by "+((m.sort+1)%homeSorts).String())
+}
+
+// hideKey is the hide-empty key, described by what it does now.
+func (m *homeModel) hideKey() key.Binding {
+	if m.hideEmpty {
+		return keymap.As(m.c.keys.HideEmpty, "show empty")
+	}
+	return keymap.As(m.c.keys.HideEmpty, "hide empty")
 }
 
 // FullHelp is every key that acts on the ladders screen. esc only clears a
@@ -409,6 +494,6 @@ func (m *homeModel) FullHelp() [][]key.Binding {
 	if m.unblockRow() != nil {
 		act = append(act, k.Unblock)
 	}
-	act = append(act, k.Findings, k.Refresh)
+	act = append(act, k.Findings, m.sortKey(), m.hideKey(), k.Refresh)
 	return [][]key.Binding{list.NavKeys(m.c.keys), act, appKeys(m.c, true)}
 }

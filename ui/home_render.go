@@ -1,6 +1,8 @@
 package ui
 
 import (
+	"cmp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -53,15 +55,51 @@ func (r *homeRow) selectable() bool {
 	return r.kind != rowSection && r.kind != rowDelayed && r.kind != rowRetry && !r.dim
 }
 
-// buildHomeRows lays out the snapshot: each ladder as a chain (main, tiers
-// shortest first, delayed exchanges, DLQ), then every queue outside all
-// ladders. filter (lower case) keeps ladders with a member whose name
-// contains it, and other queues whose name does; a kept ladder's other
-// members stay, dimmed, to show the chain around the matches.
+// homeSort is the order of the ladders screen's rows.
+type homeSort int
+
+const (
+	sortName     homeSort = iota // ladders by main queue, queues by name: the broker's order
+	sortDepth                    // most messages first
+	sortGrowth                   // grown most within the history's last retry.DLQGrowingWindow first
+	sortFindings                 // worst finding first, then most findings
+	homeSorts
+)
+
+func (s homeSort) String() string {
+	return [...]string{"name", "depth", "growth", "findings"}[s]
+}
+
+// homeView is how the ladders screen shows a snapshot: filtered (lower
+// case), sorted, empty queues hidden or not. growth is how much a queue
+// grew recently (sortGrowth).
+type homeView struct {
+	filter    string
+	sort      homeSort
+	hideEmpty bool
+	growth    func(queue string) int64
+}
+
+// buildHomeRows lays out the snapshot in name order, nothing hidden.
 func buildHomeRows(s *broker.Snapshot, filter string) []homeRow {
+	return buildHomeRowsView(s, homeView{filter: filter})
+}
+
+// buildHomeRowsView lays out the snapshot: each ladder as a chain (main,
+// tiers shortest first, delayed exchanges, DLQ), then every queue outside
+// all ladders. filter (lower case) keeps ladders with a member whose name
+// contains it, and other queues whose name does; a kept ladder's other
+// members stay, dimmed, to show the chain around the matches. Sorted, a
+// ladder keeps its chain and takes the place of its member that sorts
+// first (its biggest, fastest growing or worst queue), among the ladders;
+// other queues sort among themselves. With empty queues hidden, a ladder
+// goes when none of its queues holds a message (a delayed exchange holding
+// some keeps it), and so does another queue holding none.
+func buildHomeRowsView(s *broker.Snapshot, view homeView) []homeRow {
 	if s == nil {
 		return nil
 	}
+	filter := view.filter
 	queues := make(map[string]*retry.Queue, len(s.Topology.Queues))
 	for i := range s.Topology.Queues {
 		queues[s.Topology.Queues[i].Name] = &s.Topology.Queues[i]
@@ -76,8 +114,8 @@ func buildHomeRows(s *broker.Snapshot, filter string) []homeRow {
 		return filter == "" || strings.Contains(strings.ToLower(name), filter)
 	}
 	inLadder := map[string]bool{}
-	var rows []homeRow
-	shown := 0
+	var blocks [][]homeRow
+	shown, hidden := 0, 0
 	for li := range s.Ladders {
 		l := &s.Ladders[li]
 		names := []string{l.Main, l.DLQ}
@@ -110,8 +148,7 @@ func buildHomeRows(s *broker.Snapshot, filter string) []homeRow {
 		if !hit {
 			continue
 		}
-		shown++
-		first := len(rows)
+		var rows []homeRow
 		rows = append(rows, homeRow{kind: rowMain, name: l.Main, ladder: li, q: queues[l.Main], finds: finds[l.Main]})
 		for _, t := range l.Tiers {
 			rows = append(rows, homeRow{kind: rowTier, name: t.Queue, ladder: li, ttl: t.TTL, q: queues[t.Queue], finds: finds[t.Queue]})
@@ -136,35 +173,141 @@ func buildHomeRows(s *broker.Snapshot, filter string) []homeRow {
 			rows[n-1].last = true
 		}
 		if filter != "" {
-			for i := first; i < len(rows); i++ {
+			for i := range rows {
 				rows[i].dim = !match(rows[i].name)
 			}
 		}
+		if view.hideEmpty && blockEmpty(rows) {
+			hidden++
+			continue
+		}
+		shown++
+		blocks = append(blocks, rows)
 	}
-	var others []homeRow
+	var others [][]homeRow
+	hiddenOthers := 0
 	for i := range s.Topology.Queues {
 		q := &s.Topology.Queues[i]
 		if inLadder[q.Name] || !match(q.Name) {
 			continue
 		}
-		others = append(others, homeRow{kind: rowOther, name: q.Name, ladder: -1, q: q, finds: finds[q.Name], owned: retry.OwnedByLadder(q.Name)})
+		if view.hideEmpty && q.Messages == 0 {
+			hiddenOthers++
+			continue
+		}
+		others = append(others, []homeRow{{kind: rowOther, name: q.Name, ladder: -1, q: q, finds: finds[q.Name], owned: retry.OwnedByLadder(q.Name)}})
 	}
-	head := []homeRow{{kind: rowSection, title: "LADDERS (" + strconv.Itoa(shown) + ")"}}
-	rows = append(head, rows...)
-	rows = append(rows, homeRow{kind: rowSection, title: "OTHER QUEUES (" + strconv.Itoa(len(others)) + ")"})
-	return append(rows, others...)
+	sortBlocks(blocks, view)
+	sortBlocks(others, view)
+	rows := []homeRow{{kind: rowSection, title: sectionTitle("LADDERS", shown, hidden, view)}}
+	for _, b := range blocks {
+		rows = append(rows, b...)
+	}
+	rows = append(rows, homeRow{kind: rowSection, title: sectionTitle("OTHER QUEUES", len(others), hiddenOthers, view)})
+	for _, b := range others {
+		rows = append(rows, b...)
+	}
+	return rows
+}
+
+// sectionTitle is "LADDERS (3)", or with a sort and hidden empty ones
+// "LADDERS (3 of 50, 47 empty hidden) · by depth".
+func sectionTitle(what string, shown, hidden int, view homeView) string {
+	t := what + " (" + strconv.Itoa(shown)
+	if hidden > 0 {
+		t += " of " + strconv.Itoa(shown+hidden) + ", " + strconv.Itoa(hidden) + " empty hidden"
+	}
+	t += ")"
+	if view.sort != sortName {
+		t += " · by " + view.sort.String()
+	}
+	return t
+}
+
+// blockEmpty: no queue of a ladder's rows holds a message, nor does a
+// delayed exchange of it (one that does not say counts as empty).
+func blockEmpty(rows []homeRow) bool {
+	for _, r := range rows {
+		if r.q != nil && r.q.Messages > 0 || r.kind == rowDelayed && r.held > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// sortBlocks orders ladders (or other queues, one row each) by view.sort,
+// each by its member that sorts first; ties keep the name order.
+func sortBlocks(blocks [][]homeRow, view homeView) {
+	if view.sort == sortName {
+		return
+	}
+	type key struct{ a, b int64 } // smaller sorts first
+	keyOf := func(b []homeRow) key {
+		best := key{a: 1 << 62, b: 1 << 62}
+		for _, r := range b {
+			if r.q == nil {
+				continue
+			}
+			var k key
+			switch view.sort {
+			case sortDepth:
+				k = key{-r.q.Messages, 0}
+			case sortGrowth:
+				g := int64(0)
+				if view.growth != nil {
+					g = view.growth(r.name)
+				}
+				k = key{-g, -r.q.Messages}
+			case sortFindings:
+				k = key{3, 0} // no finding: after every severity
+				if len(r.finds) > 0 {
+					k = key{int64(severityRank(r.finds[0].Severity)), -int64(len(r.finds))}
+				}
+			}
+			if k.a < best.a || k.a == best.a && k.b < best.b {
+				best = k
+			}
+		}
+		return best
+	}
+	keys := make([]key, len(blocks))
+	idx := make([]int, len(blocks))
+	for i, b := range blocks {
+		keys[i], idx[i] = keyOf(b), i
+	}
+	slices.SortStableFunc(idx, func(x, y int) int {
+		kx, ky := keys[x], keys[y]
+		return cmp.Or(cmp.Compare(kx.a, ky.a), cmp.Compare(kx.b, ky.b))
+	})
+	sorted := make([][]homeRow, len(blocks))
+	for i, j := range idx {
+		sorted[i] = blocks[j]
+	}
+	copy(blocks, sorted)
+}
+
+// severityRank orders severities worst first (findings arrive sorted so).
+func severityRank(s retry.Severity) int {
+	switch s {
+	case retry.SeverityError:
+		return 0
+	case retry.SeverityWarning:
+		return 1
+	}
+	return 2
 }
 
 // homeCols are the column widths of the ladder list for a screen width.
 type homeCols struct {
 	name, role, ready, unack, cons, in, out, spark, drain, badges int
 	longBadges                                                    bool
+	width                                                         int // the screen's
 }
 
 // homeLayout fits the columns into width: at 80 columns every column still
 // shows; extra width goes to names, sparklines and badges.
 func homeLayout(width int) homeCols {
-	c := homeCols{role: 5, ready: 6, unack: 5, cons: 3, in: 5, out: 5, spark: 7, drain: 5, badges: 8}
+	c := homeCols{role: 5, ready: 6, unack: 5, cons: 3, in: 5, out: 5, spark: 7, drain: 5, badges: 8, width: width}
 	extra := max(0, width-80)
 	c.spark += extra * 3 / 10
 	c.badges += extra * 2 / 10
@@ -213,6 +356,9 @@ type rowStats struct {
 	spark []sample
 	net   float64 // depth change per second (negative: draining)
 	netOK bool
+	// ttl bounds how long what is in the queue now can stay (drainBound);
+	// 0 when nothing does.
+	ttl time.Duration
 }
 
 // renderHomeRow draws one row in exactly the layout's width. Selected rows
@@ -220,7 +366,7 @@ type rowStats struct {
 // drawn faint as a whole, and so are rows a filter does not match.
 func renderHomeRow(r *homeRow, rs rowStats, c homeCols, st *style.Styles, selected, stale bool) string {
 	if r.kind == rowSection {
-		line := termtext.Truncate(r.title, c.name)
+		line := termtext.Truncate(r.title, c.width)
 		if stale {
 			return st.Stale.Render(line)
 		}
@@ -269,7 +415,7 @@ func renderHomeRow(r *homeRow, rs rowStats, c homeCols, st *style.Styles, select
 	} else if r.q != nil {
 		q := r.q
 		ready, unack, cons = present.Count(q.Ready), present.Count(q.Unacked), present.Consumers(q.Consumers, q.ConsumersUnknown)
-		in, out = present.Rate(q.Rates.Publish, q.Rates.Known), present.Rate(q.Rates.Deliver, q.Rates.Known)
+		in, out = present.Inflow(q.Rates), present.Rate(q.Rates.Deliver, q.Rates.Known)
 		spark = sparkline(rs.spark, c.spark)
 		drain = drainCell(q.Messages, rs)
 	}
@@ -301,20 +447,58 @@ func renderHomeRow(r *homeRow, rs rowStats, c homeCols, st *style.Styles, select
 
 // drainCell is the time to drain: depth over the net drain rate. Empty for
 // an empty queue, "grow" when filling, "–" when not draining or unknown.
+// In a queue with a queue TTL (rs.ttl) every message now there leaves
+// within it, filling or not: never more than "≤TTL".
 func drainCell(depth int64, rs rowStats) string {
 	if depth <= 0 {
 		return ""
 	}
-	if !rs.netOK {
-		return present.NoValue
+	if rs.netOK && rs.net < 0 {
+		d := time.Duration(float64(depth) / -rs.net * float64(time.Second))
+		if rs.ttl <= 0 || d < rs.ttl {
+			return "~" + present.Approx(d)
+		}
+	}
+	if rs.ttl > 0 {
+		return "≤" + approxUp(rs.ttl)
 	}
 	switch {
-	case rs.net < 0:
-		return "~" + present.Approx(time.Duration(float64(depth)/-rs.net*float64(time.Second)))
+	case !rs.netOK:
+		return present.NoValue
 	case rs.net > 0:
 		return "grow"
 	}
 	return present.NoValue
+}
+
+// drainBound is how long a message now in q can stay there at most: a
+// queue TTL (argument or policy) expires each within it, in order (one TTL
+// for all: no head-of-line blocking). None for a message a consumer holds
+// unacknowledged (it does not expire), a stream, or per-message TTLs.
+func drainBound(q *retry.Queue) time.Duration {
+	if q == nil || q.Unacked > 0 || q.Type == retry.QueueStream {
+		return 0
+	}
+	if s := retry.EffectiveSettings(q); s.HasMessageTTL && s.MessageTTL > 0 {
+		return s.MessageTTL
+	}
+	return 0
+}
+
+// approxUp is present.Approx rounded up, for a bound: 80 s is "2m", never
+// "1m".
+func approxUp(d time.Duration) string {
+	// Each unit as long as Approx writes in it: below a minute, an hour,
+	// 48 hours, then days.
+	for _, u := range []struct{ unit, below time.Duration }{
+		{time.Second, time.Minute}, {time.Minute, time.Hour}, {time.Hour, 48 * time.Hour},
+	} {
+		if up := (d + u.unit - 1).Truncate(u.unit); up < u.below {
+			return present.Approx(up)
+		}
+	}
+	day := 24 * time.Hour
+	return present.Approx((d + day - 1).Truncate(day))
 }
 
 type badgeText struct {
@@ -334,6 +518,7 @@ var badgeNames = map[string][2]string{
 	retry.CodeDeliveryLimit:        {"DLIM", "delivery-limit"},
 	retry.CodeRequeueStorm:         {"STORM", "requeue-storm"},
 	retry.CodeNoConsumers:          {"NOCON", "no-consumers"},
+	retry.CodeDLQGrowing:           {"GROW", "dlq-growing"},
 }
 
 func badgeName(code string, long bool) string {
@@ -431,6 +616,9 @@ func renderRowDetails(r *homeRow, s *broker.Snapshot, width, height int, st *sty
 			typ = retry.QueueClassic
 		}
 		head += " · " + typ + " · " + present.Plural(int(r.q.Messages), "message", "messages")
+		if from := present.InflowFrom(r.q.Rates); from != "" {
+			head += " · in " + present.Inflow(r.q.Rates) + "/s " + from
+		}
 	}
 	// Wrapped at words, like the findings: a queue name is never cut.
 	lines = append(lines, wrapStyled(st.Strong, head, width)...)

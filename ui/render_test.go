@@ -70,9 +70,45 @@ func TestDrainCell(t *testing.T) {
 		{600, rowStats{net: -5, netOK: true}, "~2m"},
 		{600, rowStats{net: 5, netOK: true}, "grow"},
 		{600, rowStats{}, "–"},
+		// A 30 s tier: what is in it leaves within 30 s, whatever the net
+		// rate says (issue 21: "~16m" on a 30 s tier).
+		{1000, rowStats{net: -1, netOK: true, ttl: 30 * time.Second}, "≤30s"},
+		{1000, rowStats{net: 5, netOK: true, ttl: 30 * time.Second}, "≤30s"},
+		{1000, rowStats{ttl: 30 * time.Second}, "≤30s"},
+		{100, rowStats{net: -10, netOK: true, ttl: 30 * time.Second}, "~10s"},
+		{1000, rowStats{net: -1, netOK: true, ttl: 80 * time.Second}, "≤2m"},
 	} {
 		if got := drainCell(tc.depth, tc.rs); got != tc.want {
 			t.Errorf("drainCell(%d, %+v) = %q, want %q", tc.depth, tc.rs, got, tc.want)
+		}
+	}
+}
+
+func TestApproxUpNeverShortens(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		30 * time.Second: "30s", 59*time.Second + time.Millisecond: "1m", 80 * time.Second: "2m",
+		time.Hour: "1h", 61 * time.Minute: "2h", 47 * time.Hour: "47h", 49 * time.Hour: "3d", 72 * time.Hour: "3d",
+	} {
+		if got := approxUp(d); got != want {
+			t.Errorf("approxUp(%v) = %q, want %q", d, got, want)
+		}
+	}
+}
+
+func TestDrainBound(t *testing.T) {
+	tier := retry.Queue{Name: "t", Type: retry.QueueClassic, Arguments: map[string]any{"x-message-ttl": int32(30000)}}
+	if got := drainBound(&tier); got != 30*time.Second {
+		t.Fatalf("tier: %v", got)
+	}
+	byPolicy := retry.Queue{Name: "p", Type: retry.QueueQuorum, Policy: map[string]any{"message-ttl": float64(5000)}}
+	if got := drainBound(&byPolicy); got != 5*time.Second {
+		t.Fatalf("policy TTL: %v", got)
+	}
+	held := tier
+	held.Unacked = 1
+	for name, q := range map[string]*retry.Queue{"unacked": &held, "no TTL": {Name: "q"}, "none": nil} {
+		if got := drainBound(q); got != 0 {
+			t.Errorf("%s: %v, want no bound", name, got)
 		}
 	}
 }

@@ -40,7 +40,6 @@ type Model struct {
 	open    func(string) (broker.Client, error)
 	owned   []broker.Client // clients opened by the vhost switcher, closed on exit
 	title   string
-	refresh time.Duration
 	// snapBound bounds a snapshot (see snapshotBound); pollDone is closed
 	// when the snapshot in flight returns (it ends pendingCmd's wait).
 	snapBound time.Duration
@@ -76,11 +75,7 @@ func newModel(opts Options, c *common) *Model {
 		c:         c,
 		open:      opts.Open,
 		title:     opts.Title,
-		refresh:   opts.Refresh,
 		snapBound: snapshotBound(opts.APITimeout),
-	}
-	if m.refresh <= 0 {
-		m.refresh = 2 * time.Second
 	}
 	if m.open == nil {
 		c.keys.Vhost.SetEnabled(false)
@@ -493,7 +488,7 @@ func (m *Model) snapshot(msg snapshotMsg) tea.Cmd {
 		cmds = append(cmds, s.Update(msg))
 	}
 	gen := m.gen
-	cmds = append(cmds, m.c.tick(m.refresh, func(time.Time) tea.Msg { return pollMsg{gen: gen} }))
+	cmds = append(cmds, m.c.tick(m.c.refreshEvery(m.home.snap), func(time.Time) tea.Msg { return pollMsg{gen: gen} }))
 	return tea.Batch(cmds...)
 }
 
@@ -810,7 +805,9 @@ func (m *Model) titleBar() string {
 
 // staleAfter is how old the data may grow before the title stops saying
 // "live": three refreshes, and at least slowAfter.
-func (m *Model) staleAfter() time.Duration { return max(3*m.refresh, slowAfter) }
+func (m *Model) staleAfter() time.Duration {
+	return max(3*m.c.refreshEvery(m.home.snap), slowAfter)
+}
 
 // snapshotAt is when the messages on screen were read: the browser's (or
 // the inspector's, which shows one of them) peek, under any dialog or

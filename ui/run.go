@@ -30,7 +30,8 @@ type Options struct {
 	ReadOnly bool
 	// NoColor draws without any colour (NO_COLOR in the environment too).
 	NoColor bool
-	// Refresh is the snapshot interval (default 2s).
+	// Refresh is the snapshot interval; 0 adapts it to the vhost's size
+	// (each snapshot's Refresh, broker.AutoRefresh).
 	Refresh time.Duration
 	// LogFile receives debug logs; LADDER_DEBUG=1 without it logs to
 	// ladder-debug.log. Nothing is ever logged to the screen.
@@ -135,6 +136,7 @@ func New(opts Options) *Model {
 		keys:      &keys,
 		styles:    style.New(style.DefaultTheme(), opts.NoColor),
 		readOnly:  ro,
+		refresh:   opts.Refresh,
 		now:       time.Now,
 		tick:      tea.Tick,
 		log:       log.New(io.Discard, "", 0),

@@ -71,7 +71,7 @@ func (s *Sim) deliverDeadLetter(q *queue, dl deadLetter) bool {
 		}
 		return false
 	}
-	took, _ := s.deliverTo(targets, dl.msg)
+	took, _ := s.deliverTo(targets, dl.msg, false)
 	if len(took) == 0 {
 		return false
 	}

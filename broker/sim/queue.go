@@ -100,7 +100,6 @@ func (q *queue) headDue() (time.Time, bool) {
 
 func (q *queue) push(m *message) {
 	q.ready = append(q.ready, m)
-	q.published++
 }
 
 func (q *queue) pop() *message {

@@ -34,7 +34,9 @@ func (s *Sim) sample(t time.Time) {
 }
 
 // rates are per-second averages over the last rateWindow of samples (over
-// what there is when the queue is younger). Net is the depth's change.
+// what there is when the queue is younger). Net is the depth's change, and
+// Arrived the depth's change plus what was acked (as the live client
+// derives it: dead letters are not counted as publishes there either).
 func (q *queue) rates() retry.Rates {
 	r := retry.Rates{Known: true}
 	n := len(q.samples)
@@ -59,5 +61,6 @@ func (q *queue) rates() retry.Rates {
 	r.Ack = per(first.acked, last.acked)
 	r.Redeliver = per(first.redelivered, last.redelivered)
 	r.Net, r.NetKnown = per(first.depth, last.depth), true
+	r.Arrived, r.ArrivedKnown = max(0, per(first.depth, last.depth)+r.Ack), true
 	return r
 }

@@ -134,7 +134,7 @@ func (s *Sim) publish(exchange, key string, props broker.Properties, h retry.Hea
 	if len(qs) == 0 {
 		s.stats.Unroutable++
 	}
-	took, refused := s.deliverTo(qs, m)
+	took, refused := s.deliverTo(qs, m, true)
 	if len(refused) > 0 {
 		return took, errRefused(refused)
 	}
@@ -152,8 +152,10 @@ func (e errRefused) Error() string { return "the broker nacked it" }
 // with length limits: a full reject-publish queue refuses it (a
 // reject-publish-dlx one dead-letters the refused copy), a drop-head queue
 // takes it and drops (dead-letters) its head until it fits again. It
-// returns the queues that took it and those that refused it.
-func (s *Sim) deliverTo(queues []string, m *message) (took, refused []string) {
+// returns the queues that took it and those that refused it. published
+// says whether a client published it (counted in the queues' publish
+// rates, as the broker counts publishes) or it was dead-lettered (not).
+func (s *Sim) deliverTo(queues []string, m *message, published bool) (took, refused []string) {
 	for _, name := range queues {
 		q := s.byName[name]
 		if q == nil {
@@ -173,6 +175,9 @@ func (s *Sim) deliverTo(queues []string, m *message) (took, refused []string) {
 		}
 		q.push(&c)
 		took = append(took, name)
+		if published {
+			q.published++
+		}
 		for q.over() && len(q.ready) > 0 {
 			s.stats.MaxLenDrops++
 			s.deadLetter(q, q.pop(), retry.ReasonMaxlen)

@@ -33,6 +33,7 @@ func (s *Sim) Snapshot(ctx context.Context) (*broker.Snapshot, error) {
 		b.Arguments = cloneTable(b.Arguments)
 		v.Bindings = append(v.Bindings, b)
 	}
+	retry.Inflow(&v)
 	ladders := retry.Discover(&v)
 	return &broker.Snapshot{
 		Vhost:         VhostName,

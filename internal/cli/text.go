@@ -24,7 +24,17 @@ func rate(p *float64) string {
 
 func queueRow(role string, q broker.QueueReport, ttl string) []string {
 	return []string{role, clean(q.Name), ttl, strconv.FormatInt(q.Ready, 10), strconv.FormatInt(q.Unacked, 10),
-		consumers(q.Consumers), rate(q.PublishRate), rate(q.AckRate)}
+		consumers(q.Consumers), inRate(q), rate(q.AckRate)}
+}
+
+// inRate is a queue's inflow, "~" before one derived from its depth (see
+// in_rate_source) rather than counted publishes.
+func inRate(q broker.QueueReport) string {
+	s := rate(q.InRate)
+	if q.InRate != nil && q.InRateSource != nil && *q.InRateSource != retry.InFromPublish {
+		s = "~" + s
+	}
+	return s
 }
 
 func consumers(n *int) string {
@@ -37,7 +47,11 @@ func consumers(n *int) string {
 // renderTopology draws every ladder as a block of rows, then the findings.
 func renderTopology(r broker.TopologyReport) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "vhost %s · RabbitMQ %s · %s\n", clean(r.Vhost), clean(r.BrokerVersion), present.Plural(len(r.Ladders), "ladder", "ladders"))
+	fmt.Fprintf(&b, "vhost %s · RabbitMQ %s · %s", clean(r.Vhost), clean(r.BrokerVersion), present.Plural(len(r.Ladders), "ladder", "ladders"))
+	if r.OverMS > 0 {
+		fmt.Fprintf(&b, " · read twice, %s apart", retry.FormatDelay(time.Duration(r.OverMS)*time.Millisecond))
+	}
+	b.WriteString("\n")
 	if r.RatesFrom == retry.RatesUnavailable {
 		fmt.Fprintf(&b, "no rates: %s\n", clean(r.RatesNote))
 	}
@@ -66,6 +80,9 @@ func renderTopology(r broker.TopologyReport) string {
 	}
 	if len(r.Ladders) > 0 {
 		b.WriteString(table(rows))
+		if derivedInflow(r) {
+			b.WriteString("~ inflow derived from the depth (its change, or depth ÷ TTL on a tier): dead-lettered messages are not counted as published\n")
+		}
 	} else {
 		b.WriteString("no retry ladders found\n")
 	}
@@ -86,6 +103,26 @@ func renderTopology(r broker.TopologyReport) string {
 		b.WriteString(findingsTable(r.Findings))
 	}
 	return b.String()
+}
+
+// derivedInflow: some ladder's queue shows an inflow derived from its depth.
+func derivedInflow(r broker.TopologyReport) bool {
+	derived := func(q broker.QueueReport) bool {
+		return q.InRate != nil && q.InRateSource != nil && *q.InRateSource != retry.InFromPublish
+	}
+	for _, l := range r.Ladders {
+		qs := append([]broker.QueueReport{l.Main}, l.WaitQueues...)
+		for _, t := range l.Tiers {
+			qs = append(qs, t.QueueReport)
+		}
+		if l.DLQ != nil {
+			qs = append(qs, *l.DLQ)
+		}
+		if slices.ContainsFunc(qs, derived) {
+			return true
+		}
+	}
+	return false
 }
 
 // findingsTable is one finding a line: severity, code, what, message.

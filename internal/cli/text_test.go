@@ -14,11 +14,13 @@ func f64(v float64) *float64 { return &v }
 
 func intp(v int) *int { return &v }
 
+func strp(v string) *string { return &v }
+
 func TestRenderTopologySanitisesAndShowsTheLadder(t *testing.T) {
 	rep := broker.TopologyReport{
 		Vhost: "/", BrokerVersion: "3.10.8",
 		Ladders: []broker.LadderReport{{
-			Main:  broker.QueueReport{Name: "orders.process", Ready: 12, Consumers: intp(4), PublishRate: f64(50), AckRate: f64(49.5)},
+			Main:  broker.QueueReport{Name: "orders.process", Ready: 12, Consumers: intp(4), PublishRate: f64(50), AckRate: f64(49.5), InRate: f64(50), InRateSource: strp(retry.InFromPublish)},
 			Tiers: []broker.TierReport{{QueueReport: broker.QueueReport{Name: "evil\x1b]0;pwned\x07"}, TTLMS: 5000}},
 		}},
 		Findings: []retry.Finding{{Code: "no-dlq", Severity: retry.SeverityWarning, Queue: "orders.process", Message: "exhausted messages are dropped"}},

@@ -2,29 +2,62 @@ package cli
 
 import (
 	"io"
+	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/retry"
 )
 
 func newTopologyCmd(a *app) *cobra.Command {
-	return &cobra.Command{
+	var over time.Duration
+	cmd := &cobra.Command{
 		Use:   "topology",
 		Short: "Show the vhost's retry ladders, depths, rates and findings",
 		Long: `Discover every retry ladder of the vhost (main queue, TTL wait tiers, delayed
 exchanges, DLQ) from queue arguments, policies and bindings, with depths, rates
-and findings such as unroutable dead-letter routes or head-of-line risks.`,
+and findings such as unroutable dead-letter routes or head-of-line risks.
+
+One read cannot see what changes: with --over DUR topology reads the vhost
+twice, DUR apart, and reports the second read with what the two show — the
+inflow of queues fed by dead-lettering (from their depth: the broker does not
+count dead-lettered messages as published) and a dlq-growing finding for each
+dead-letter queue that grew. The broker updates depths every 5 s, so DUR of
+10s or more sees a change.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if over < 0 || over > 0 && over < time.Second {
+				return usageErr("--over %v: want 1s or more (10s or more sees the broker's depths change)", over)
+			}
 			c, closeClient, err := a.client("topology")
 			if err != nil {
 				return err
 			}
 			defer closeClient()
-			snap, err := c.Snapshot(cmd.Context())
+			ctx := cmd.Context()
+			snap, err := c.Snapshot(ctx)
 			if err != nil {
 				return err
 			}
+			if over > 0 {
+				first := snap
+				t := time.NewTimer(over)
+				select {
+				case <-ctx.Done():
+					t.Stop()
+					return ctx.Err()
+				case <-t.C:
+				}
+				if snap, err = c.Snapshot(ctx); err != nil {
+					return err
+				}
+				snap = withDLQGrowth(first, snap)
+			}
 			rep := snap.Report()
+			if over > 0 {
+				rep.OverMS = over.Milliseconds()
+			}
 			if a.json() {
 				return writeJSON(a.stdout, rep)
 			}
@@ -32,4 +65,34 @@ and findings such as unroutable dead-letter routes or head-of-line risks.`,
 			return err
 		},
 	}
+	cmd.Flags().DurationVar(&over, "over", 0, "read twice, this long apart: inflow from depth changes and dlq-growing findings (e.g. 10s)")
+	return cmd
+}
+
+// withDLQGrowth is second with a dlq-growing finding for each dead-letter
+// queue that grew since first (as the UI finds it over its history).
+func withDLQGrowth(first, second *broker.Snapshot) *broker.Snapshot {
+	before := make(map[string]int64, len(first.Topology.Queues))
+	for _, q := range first.Topology.Queues {
+		before[q.Name] = q.Messages
+	}
+	span := second.TakenAt.Sub(first.TakenAt)
+	var found []retry.Finding
+	for _, name := range retry.DeadLetterQueues(&second.Topology, second.Ladders) {
+		q, ok := second.Queue(name)
+		was, seen := before[name]
+		if !ok || !seen {
+			continue
+		}
+		if f, ok := retry.DLQGrowingFinding(name, retry.DLQGrowth{Grew: q.Messages - was, Over: span, Waiting: q.Messages}); ok {
+			found = append(found, f)
+		}
+	}
+	if len(found) == 0 {
+		return second
+	}
+	out := *second
+	out.Findings = append(append([]retry.Finding{}, second.Findings...), found...)
+	retry.SortFindings(out.Findings)
+	return &out
 }

@@ -19,14 +19,14 @@ type uiFlags struct {
 }
 
 func (u *uiFlags) register(cmd *cobra.Command) {
-	cmd.Flags().DurationVar(&u.refresh, "refresh", 2*time.Second, "how often the UI refreshes depths and rates")
+	cmd.Flags().DurationVar(&u.refresh, "refresh", 0, "how often the UI refreshes depths and rates (default: adapts to the vhost, 2s up to 500 queues, then less often so an idle UI costs the broker about what its management UI's Queues page does)")
 	cmd.Flags().IntVar(&u.peekLimit, "peek-limit", 1000, "messages the queue browser peeks when it opens a queue")
 }
 
 // runUI starts the terminal UI on a client: the same code for the live
 // broker and the demo simulation.
 func (a *app) runUI(cmd *cobra.Command, c broker.Client, open func(string) (broker.Client, error), u uiFlags, title string, policy *retry.Policy) error {
-	if u.refresh < 200*time.Millisecond {
+	if cmd.Flags().Changed("refresh") && u.refresh < 200*time.Millisecond {
 		return usageErr("--refresh %v: want 200ms or more", u.refresh)
 	}
 	if u.peekLimit < 1 {

@@ -4,6 +4,7 @@
 //	benchfix ladders VHOST N        a new vhost holding N ladders (5 queues each: main, three TTL tiers, DLQ; with their bindings)
 //	benchfix queue VHOST QUEUE N [BYTES]
 //	                                a new vhost holding QUEUE with N persistent messages of BYTES (default 1 KiB; ids peek-00000…)
+//	benchfix dlqs VHOST K N         N persistent 1 KiB messages in each of the first K ladders' DLQs (svc000.dlq …) of a vhost made by ladders
 //	benchfix ready VHOST QUEUE N    wait (up to a minute) until QUEUE's exact ready count (a passive declare) is N
 //	benchfix sweep [-benchmarks] PREFIX
 //	                                delete the vhosts named PREFIX…; with -benchmarks also what interrupted Go
@@ -45,7 +46,7 @@ func main() {
 }
 
 func run(args []string) error {
-	usage := errors.New("usage: benchfix ladders VHOST N | queue VHOST QUEUE N [BYTES] | ready VHOST QUEUE N | sweep [-benchmarks] PREFIX")
+	usage := errors.New("usage: benchfix ladders VHOST N | queue VHOST QUEUE N [BYTES] | dlqs VHOST K N | ready VHOST QUEUE N | sweep [-benchmarks] PREFIX")
 	if len(args) == 0 {
 		return usage
 	}
@@ -60,6 +61,13 @@ func run(args []string) error {
 			return usage
 		}
 		return ladders(r, args[1], n)
+	case args[0] == "dlqs" && len(args) == 4:
+		k, err1 := strconv.Atoi(args[2])
+		n, err2 := strconv.Atoi(args[3])
+		if err1 != nil || err2 != nil {
+			return usage
+		}
+		return dlqs(r, args[1], k, n)
 	case args[0] == "queue" && (len(args) == 4 || len(args) == 5):
 		n, err := strconv.Atoi(args[3])
 		if err != nil {
@@ -120,6 +128,27 @@ func ladders(r *broker.Resolved, name string, n int) error {
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "benchfix: vhost %s: %d ladders, %d queues\n", name, n, 5*n)
+	return nil
+}
+
+// dlqs fills the DLQs of the first k ladders of a vhost that ladders made
+// with n messages each: a big vhost where a few DLQs hold messages.
+func dlqs(r *broker.Resolved, name string, k, n int) error {
+	conn, ch, err := vhost(r, name)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if err := ch.Confirm(false); err != nil {
+		return err
+	}
+	for i := range k {
+		q := fmt.Sprintf("svc%03d.dlq", i)
+		if err := brokertest.PublishConfirmed(context.Background(), ch, "", q, brokertest.BenchMessages(n, q)); err != nil {
+			return fmt.Errorf("%s: %w", q, err)
+		}
+	}
+	fmt.Fprintf(os.Stderr, "benchfix: vhost %s: %d messages in each of %d DLQs\n", name, n, k)
 	return nil
 }
 

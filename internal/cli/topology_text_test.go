@@ -1,0 +1,109 @@
+package cli
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/broker/sim"
+	"github.com/ladder-tui/ladder/retry"
+)
+
+// IN/S is the inflow: counted publishes as they are, one derived from the
+// depth marked "~" and explained once; a DLQ whose inflow nothing tells
+// shows "-" rather than its zero publishes.
+func TestRenderTopologyInflow(t *testing.T) {
+	rep := broker.TopologyReport{Vhost: "/", BrokerVersion: "3.10.8", OverMS: 10000, Ladders: []broker.LadderReport{{
+		Main: broker.QueueReport{Name: "orders", PublishRate: f64(50), InRate: f64(50), InRateSource: strp(retry.InFromPublish)},
+		DLQ:  &broker.QueueReport{Name: "orders.dlq", PublishRate: f64(0), InRate: f64(4.13), InRateSource: strp(retry.InFromDepth)},
+	}, {
+		Main: broker.QueueReport{Name: "emails", PublishRate: f64(2), InRate: f64(2), InRateSource: strp(retry.InFromPublish)},
+		DLQ:  &broker.QueueReport{Name: "emails.dlq", PublishRate: f64(0)},
+	}}}
+	out := renderTopology(rep)
+	row := func(name string) string {
+		for _, l := range strings.Split(out, "\n") {
+			if f := strings.Fields(l); len(f) > 1 && f[1] == name {
+				return l
+			}
+		}
+		t.Fatalf("no row for %s:\n%s", name, out)
+		return ""
+	}
+	if f := strings.Fields(row("orders.dlq")); f[len(f)-2] != "~4.1" {
+		t.Errorf("orders.dlq IN/S %q, want ~4.1:\n%s", f[len(f)-2], out)
+	}
+	if f := strings.Fields(row("orders")); f[len(f)-2] != "50.0" {
+		t.Errorf("orders IN/S %q, want 50.0:\n%s", f[len(f)-2], out)
+	}
+	if f := strings.Fields(row("emails.dlq")); f[len(f)-2] != "-" {
+		t.Errorf("emails.dlq IN/S %q, want - (its zero publishes say nothing):\n%s", f[len(f)-2], out)
+	}
+	for _, want := range []string{"read twice, 10s apart", "~ inflow derived from the depth"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	rep.Ladders[0].DLQ.InRateSource = strp(retry.InFromPublish)
+	rep.OverMS = 0
+	if out := renderTopology(rep); strings.Contains(out, "~") || strings.Contains(out, "read twice") {
+		t.Errorf("no derived inflow, one read: no legend, no mark:\n%s", out)
+	}
+}
+
+// topology --over reads twice: on the simulation, whose workload keeps
+// dead-lettering into its DLQs, the second read has a dlq-growing finding
+// for each that grew, and their inflow from the depth.
+func TestTopologyOverOnTheSimulation(t *testing.T) {
+	// A clock a minute ahead for every real second: --over 1s sees a minute
+	// of the workload.
+	start, real0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC), time.Now()
+	clock := func() time.Time { return start.Add(time.Since(real0) * 60) }
+	s := sim.New(sim.Options{Seed: 3, Now: clock, WarmUp: 10 * time.Minute})
+	t.Cleanup(func() { s.Close() })
+	code, out, errOut := runOnSim(t, s, "topology", "--over", "1s", "-o", "json")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var rep broker.TopologyReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.OverMS != 1000 {
+		t.Errorf("over_ms %d, want 1000", rep.OverMS)
+	}
+	var grew []string
+	for _, f := range rep.Findings {
+		if f.Code == retry.CodeDLQGrowing {
+			if f.Severity != retry.SeverityWarning || !strings.HasPrefix(f.Message, "grew by ") || !strings.Contains(f.Message, " waiting") {
+				t.Errorf("finding %+v", f)
+			}
+			grew = append(grew, f.Queue)
+		}
+	}
+	if len(grew) == 0 {
+		t.Fatalf("no dlq-growing finding after a minute of the demo's workload:\n%s", out)
+	}
+	for _, l := range rep.Ladders {
+		if l.DLQ == nil || !slices.Contains(grew, l.DLQ.Name) {
+			continue
+		}
+		// The simulation's rates are over its last 10 s, not the two reads.
+		if l.DLQ.InRate == nil || l.DLQ.InRateSource == nil || *l.DLQ.InRateSource != retry.InFromDepth {
+			t.Errorf("%s grew but its inflow is %s", l.DLQ.Name, inRate(*l.DLQ))
+		}
+	}
+	// One read sees no growth.
+	code, out, _ = runOnSim(t, s, "topology", "-o", "json")
+	if code != exitOK || strings.Contains(out, retry.CodeDLQGrowing) {
+		t.Errorf("one read: exit %d, a dlq-growing finding:\n%s", code, out)
+	}
+	for _, bad := range []string{"500ms", "-1s"} {
+		if code, _, errOut := runOnSim(t, s, "topology", "--over", bad); code != exitUsage || !strings.Contains(errOut, "--over") {
+			t.Errorf("--over %s: exit %d %q", bad, code, errOut)
+		}
+	}
+}
