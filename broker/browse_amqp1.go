@@ -30,6 +30,10 @@ import (
 // draining the link's credit, the released settlements, the detach.
 const amqp1Timeout = 10 * time.Second
 
+// amqp1RoundBytes bounds the bodies one round of credit brings at once
+// (the memory a browse holds before it hands them on).
+const amqp1RoundBytes = 16 << 20
+
 // amqp1FirstWait is how long a browse waits for its first message before
 // taking the queue for empty (fewer ready than its depth said: another
 // consumer took them), as the 0-9-1 peek waits for its first delivery.
@@ -181,7 +185,16 @@ func (b *amqp1Receiver) browse(ctx context.Context, want, ready int, visit func(
 	if want <= 0 {
 		return 0, "", nil
 	}
-	held, err := b.take(ctx, want, visit)
+	// Each message's fingerprint is taken as it arrives and its payload let
+	// go once visit has it, so what the browse holds until it releases is
+	// the deliveries, not their bodies (a dump streams).
+	var fps []string
+	held, err := b.take(ctx, want, func(m *amqp1.Message) error {
+		fps = append(fps, fingerprint(m))
+		err := visit(m)
+		m.Data, m.Value, m.Sequence = nil, nil, nil
+		return err
+	})
 	for _, m := range held {
 		if m.Header == nil || !m.Header.FirstAcquirer {
 			redelivered++
@@ -196,10 +209,7 @@ func (b *amqp1Receiver) browse(ctx context.Context, want, ready int, visit func(
 	mayRotate := len(held) < ready && (held[0].Header == nil || !held[0].Header.FirstAcquirer)
 	var ours []string
 	if mayRotate {
-		ours = make([]string, len(held))
-		for i, m := range held {
-			ours[i] = fingerprint(m)
-		}
+		ours = fps[:len(held)]
 	}
 	if rerr := b.release(held); rerr != nil {
 		return redelivered, "", &amqp1Ended{Held: len(held), Err: rerr}
@@ -224,14 +234,26 @@ func (b *amqp1Receiver) browse(ctx context.Context, want, ready int, visit func(
 func (b *amqp1Receiver) take(ctx context.Context, want int, visit func(*amqp1.Message) error) ([]*amqp1.Message, error) {
 	var held []*amqp1.Message
 	var visitErr, linkErr error
+	size := 0 // of the bodies taken
 	take := func(m *amqp1.Message) {
 		held = append(held, m)
+		for _, d := range m.Data {
+			size += len(d)
+		}
 		if visitErr == nil {
 			visitErr = visit(m)
 		}
 	}
 	for linkErr == nil && visitErr == nil && ctx.Err() == nil && len(held) < want {
-		if err := b.rcv.IssueCredit(uint32(want - len(held))); err != nil { //nolint:gosec // want ≤ the peek limit
+		// A round takes what its credit brings before any is visited: as
+		// many as fit amqp1RoundBytes by the sizes seen so far.
+		round := want - len(held)
+		if len(held) > 0 {
+			round = min(round, max(16, amqp1RoundBytes/max(1, size/len(held))))
+		} else {
+			round = min(round, 256)
+		}
+		if err := b.rcv.IssueCredit(uint32(round)); err != nil { //nolint:gosec // round ≤ the peek limit
 			linkErr = err
 			break
 		}
@@ -456,9 +478,17 @@ func peekAMQP1(ctx context.Context, b *amqp1Receiver, q retry.Queue, brokerVersi
 	if q.Ready < int64(want) {
 		want = int(q.Ready)
 	}
-	redelivered, reordered, err := b.browse(ctx, want, int(q.Ready), func(m *amqp1.Message) error {
-		res.Messages = append(res.Messages, decodeAMQP1(m, len(res.Messages), opt.BodyPreview, deathQueues, mains))
-		return nil
+	// The same bounds, progress and hand-over as the 0-9-1 browse.
+	run := NewBrowseRun(res, opt, want)
+	defer run.Finish()
+	bctx := ctx
+	if opt.Deadline > 0 {
+		var cancel context.CancelFunc
+		bctx, cancel = context.WithTimeout(ctx, opt.Deadline)
+		defer cancel()
+	}
+	redelivered, reordered, err := b.browse(bctx, want, int(q.Ready), func(m *amqp1.Message) error {
+		return run.Take(decodeAMQP1(m, run.Read(), opt.BodyPreview, deathQueues, mains))
 	})
 	if reordered != "" {
 		res.SideEffects = append(res.SideEffects, reordered)
@@ -469,15 +499,18 @@ func peekAMQP1(ctx context.Context, b *amqp1Receiver, q retry.Queue, brokerVersi
 		// The messages read are good; the broker returned them (and the
 		// one it could not send) as after a crash.
 		note := fmt.Sprintf("stopped after %s: %s; the messages the browse held went back as after a crash, each with a delivery counted (x-delivery-count +1)%s",
-			retry.Plural(len(res.Messages), "message", "messages"), end.Error(), amqp1CrashHint(end.Err))
+			retry.Plural(run.Read(), "message", "messages"), end.Error(), amqp1CrashHint(end.Err))
 		res.Incomplete = note
 		res.SideEffects = append(res.SideEffects, note)
 		NoteDeadLettered(res, q, brokerVersion)
 		ended = true
+	case errors.Is(err, ErrStopBrowse):
+	case err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded):
+		run.TimedOut() // what was read is good; the browse released what it held
 	case err != nil:
 		return nil, redelivered, false, fmt.Errorf("peek %s: %w", q.Name, err)
 	}
-	if len(res.Messages) == 0 && res.Incomplete == "" {
+	if run.Read() == 0 && res.Incomplete == "" {
 		res.SideEffects = []string{}
 	}
 	return res, redelivered, ended, nil

@@ -36,10 +36,10 @@ var reconnectPolicy = retry.Policy{Backoff: retry.BackoffExponential, Base: time
 // Model is the root model: it owns the screen stack, global keys, the
 // polling loop and the chrome (title bar, status line, help line).
 type Model struct {
-	c       *common
-	open    func(string) (broker.Client, error)
-	owned   []broker.Client // clients opened by the vhost switcher, closed on exit
-	title   string
+	c     *common
+	open  func(string) (broker.Client, error)
+	owned []broker.Client // clients opened by the vhost switcher, closed on exit
+	title string
 	// snapBound bounds a snapshot (see snapshotBound); pollDone is closed
 	// when the snapshot in flight returns (it ends pendingCmd's wait).
 	snapBound time.Duration

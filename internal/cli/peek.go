@@ -164,6 +164,7 @@ func groupPeek(cmd *cobra.Command, c broker.Client, queue, by string, w retry.Wh
 	}
 	return scan.PeekResult(), partial, nil
 }
+
 // peekConsent asks, on a terminal, for a peek the broker refused because it
 // would count a delivery toward a delivery limit (the question the terminal
 // UI asks); yes gives the options to peek again with. Nothing was touched.
@@ -191,4 +192,3 @@ func peekHint(err error, flag string) error {
 	}
 	return err
 }
-
