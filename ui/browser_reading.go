@@ -22,6 +22,7 @@ const (
 	readPeek    = "peek"
 	readDump    = "dump"
 	readUnblock = "unblock"
+	readGroups  = "grouping the whole queue"
 )
 
 // reading is the browser's read in progress.

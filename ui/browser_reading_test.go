@@ -178,3 +178,46 @@ func TestPeekBannerSaysWhyItIsIncomplete(t *testing.T) {
 		}
 	}
 }
+
+// S (grouping the whole queue) is a read like a peek: while it runs, r
+// starts no second one; when it ends, the read is over.
+func TestGroupScanIsARead(t *testing.T) {
+	fc := newFake()
+	fc.peeks["orders.dlq"].Ready = 50 // the peek saw only some: S scans
+	fc.topology = true                // a scan reads it, as a dump does
+	h := newHarness(t, fc, Options{}, 100, 30).start()
+	h.send(openQueueMsg{queue: "orders.dlq"})
+	h.mustContain("msg-0002")
+	b := h.m.browser
+	gate := make(chan struct{})
+	fc.mu.Lock()
+	fc.peekGate, fc.peeked = gate, nil
+	fc.mu.Unlock()
+	h.key("g")
+	h.key("S")
+	if h.m.top() != h.m.browser {
+		h.key("enter") // the cost question, when others feel the browse
+	}
+	if b.reading == nil || b.reading.kind != readGroups {
+		t.Fatalf("S started no read: %+v\n%s", b.reading, h.plain())
+	}
+	h.key("r") // the grouped view's refresh: a peek
+	if b.reading == nil || b.reading.kind != readGroups {
+		t.Fatalf("r replaced the scan's read: %+v", b.reading)
+	}
+	time.Sleep(50 * time.Millisecond) // a second Peek would have begun by now
+	close(gate)
+	fc.mu.Lock()
+	fc.peekGate = nil
+	fc.mu.Unlock()
+	h.mustContain("grouped")
+	if b.reading != nil {
+		t.Fatalf("the scan's read did not end: %+v", b.reading)
+	}
+	fc.mu.Lock()
+	peeked := len(fc.peeked)
+	fc.mu.Unlock()
+	if peeked != 1 {
+		t.Errorf("%d reads, want the scan's alone", peeked)
+	}
+}

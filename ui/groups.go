@@ -50,7 +50,8 @@ type groupScanProgressMsg struct {
 
 type groupScanDoneMsg struct {
 	queue string
-	id    int
+	id    int // the scan
+	read  int // the browser read it ran as (see startRead)
 	scan  *broker.GroupScan
 	err   error
 }
@@ -143,9 +144,14 @@ func (m *browserModel) askScan() tea.Cmd {
 // --group-by's scan (broker.ScanGroups), progress through a channel.
 func (m *browserModel) startScan() tea.Cmd {
 	m.stopScan()
+	// A scan is a browse like a peek: one read at a time.
+	r := m.startRead(readGroups, moveTimeout)
+	if r == nil {
+		return m.alreadyReading()
+	}
 	s := &m.gscan
 	s.id++
-	ctx, cancel := context.WithTimeout(context.Background(), moveTimeout)
+	ctx, cancel, read := r.ctx, r.cancel, r.id
 	ch := make(chan int, 1)
 	*s = groupScan{id: s.id, by: m.groupBy, peek: m.id, where: strings.Join(m.where.Exprs(), " "), running: true, cancel: cancel, ch: ch}
 	c, queue, id, opts := m.c.client, m.queue, s.id, broker.GroupScanOptions{Queue: m.queue, By: m.groupBy, Where: m.where}
@@ -162,7 +168,7 @@ func (m *browserModel) startScan() tea.Cmd {
 		defer cancel()
 		scan, err := broker.ScanGroups(ctx, c, opts)
 		close(ch)
-		return groupScanDoneMsg{queue: queue, id: id, scan: scan, err: err}
+		return groupScanDoneMsg{queue: queue, id: id, read: read, scan: scan, err: err}
 	}
 	return tea.Batch(run, waitScan(queue, id, ch), statusCmd("", false))
 }
@@ -193,12 +199,14 @@ func (m *browserModel) updateGroups(msg tea.Msg) (tea.Cmd, bool) {
 		m.gscan.done = msg.n
 		return waitScan(msg.queue, msg.id, msg.updates), true
 	case groupScanDoneMsg:
+		// The read ends whether or not its answer is still wanted.
+		ended := m.endRead(msg.read)
 		if msg.queue != m.queue || msg.id != m.gscan.id {
-			return nil, true
+			return ended, true
 		}
 		m.gscan.running = false
 		if msg.scan == nil {
-			return statusCmd("group "+termtext.Sanitize(m.queue)+": "+termtext.Sanitize(broker.Describe(msg.err)), true), true
+			return tea.Batch(ended, statusCmd("group "+termtext.Sanitize(m.queue)+": "+termtext.Sanitize(broker.Describe(msg.err)), true)), true
 		}
 		m.gscan.result = msg.scan
 		m.groupAt = 0
@@ -208,9 +216,9 @@ func (m *browserModel) updateGroups(msg tea.Msg) (tea.Cmd, bool) {
 			text += " · " + strings.Join(msg.scan.SideEffects, "; ")
 		}
 		if msg.err != nil {
-			return statusCmd(termtext.Sanitize(text+" · "+broker.Describe(msg.err)), true), true
+			return tea.Batch(ended, statusCmd(termtext.Sanitize(text+" · "+broker.Describe(msg.err)), true)), true
 		}
-		return statusCmd(termtext.Sanitize(text), false), true
+		return tea.Batch(ended, statusCmd(termtext.Sanitize(text), false)), true
 	}
 	return nil, false
 }
