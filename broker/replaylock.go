@@ -71,8 +71,27 @@ func checkUnlocked(path string) error {
 }
 
 // heldBy is the refusal naming the holder from its lock record (the last
-// one in the file).
+// one in the file). The holder writes its record just after it takes the
+// lock: a refusal that meets the lock first waits a moment for it.
 func heldBy(path string) error {
+	var last *lockRecord
+	for deadline := time.Now().Add(recordWait); ; time.Sleep(20 * time.Millisecond) {
+		if last = lastLockRecord(path); last != nil || time.Now().After(deadline) {
+			break
+		}
+	}
+	if last == nil {
+		return fmt.Errorf("%w (it holds %s): wait for it to end", ErrReplayRunning, path)
+	}
+	return fmt.Errorf("%w: pid %d on %s, started %s (it holds %s): wait for it to end, or stop it",
+		ErrReplayRunning, last.PID, last.Host, last.Started.Local().Format("2006-01-02 15:04:05 MST"), path)
+}
+
+// recordWait bounds how long a refusal waits for the holder's lock record.
+const recordWait = 3 * time.Second
+
+// lastLockRecord is the last lock record in the progress file at path.
+func lastLockRecord(path string) *lockRecord {
 	var last *lockRecord
 	if f, err := os.Open(path); err == nil {
 		sc := bufio.NewScanner(f)
@@ -85,11 +104,7 @@ func heldBy(path string) error {
 		}
 		f.Close()
 	}
-	if last == nil {
-		return fmt.Errorf("%w (it holds %s): wait for it to end", ErrReplayRunning, path)
-	}
-	return fmt.Errorf("%w: pid %d on %s, started %s (it holds %s): wait for it to end, or stop it",
-		ErrReplayRunning, last.PID, last.Host, last.Started.Local().Format("2006-01-02 15:04:05 MST"), path)
+	return last
 }
 
 // progressLineMax bounds one line of a progress file (a batch's lines).
