@@ -48,6 +48,7 @@ func inOrder(t *testing.T, ids []string, prefix string, n int) {
 // 65,535) are read in queue order, none lost or repeated, and the queue is
 // as it was after: all ready again, in the same order.
 func TestBrowseReadsPast65535InOrder(t *testing.T) {
+	t.Parallel() // slow, and on names of its own
 	f := newFixture(t)
 	q := f.queue("big", nil)
 	const n = 70_000
@@ -223,6 +224,7 @@ func TestDumpSaysWhenItStopsAtItsBound(t *testing.T) {
 // read the returning ones until it has as many as the depth it began with
 // (the old peek, held there for minutes), and leave nothing held.
 func TestPeekOfABusyWaitQueueStopsAtItsStartingDepth(t *testing.T) {
+	t.Parallel() // slow, and on names of its own
 	f := newFixture(t)
 	work := f.queue("work", nil)
 	wait := f.queue("wait", amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": work})

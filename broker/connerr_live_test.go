@@ -31,6 +31,7 @@ func viaProxy(t *testing.T, r *broker.Resolved) (*broker.Resolved, *brokertest.P
 // silent — and where; it is never "a message the AMQP client could not
 // read" (every socket error was reported so), and nothing is lost.
 func TestPeekLostConnectionSaysHow(t *testing.T) {
+	t.Parallel() // slow, and on names of its own
 	f := newFixture(t)
 	q := f.queue("q", nil)
 	var msgs []amqp.Publishing
@@ -76,6 +77,7 @@ func TestPeekLostConnectionSaysHow(t *testing.T) {
 // A handshake that gets no answer (a stalled node or path) is a stall,
 // not "does not speak AMQP".
 func TestHandshakeSilenceIsAStall(t *testing.T) {
+	t.Parallel() // slow, and on names of its own
 	r := brokertest.Require(t)
 	pr, p := viaProxy(t, r)
 	p.Stall()

@@ -13,6 +13,7 @@ import (
 // through the engine's Plan: failed messages wait in orders.wait.5s, come
 // back with their routing key, fail again and move on to orders.wait.30s.
 func TestRealDemoRetriesThroughTheTiers(t *testing.T) {
+	t.Parallel() // slow, and on names of its own
 	f := newVhostFixture(t)
 	p := brokertest.Name(t, "")
 	t.Cleanup(func() {

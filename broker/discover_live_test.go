@@ -21,6 +21,7 @@ import (
 // consumers; a consumed one is reported as such. Messages peeked before
 // (Vhost.Observe) change how sure discovery is, not what it found.
 func TestDiscoveryOnRealShapesWithAndWithoutAConsumer(t *testing.T) {
+	t.Parallel() // slow, and on names of its own
 	type shape struct {
 		name       string
 		declare    func(f *fixture)
@@ -94,6 +95,7 @@ func TestDiscoveryOnRealShapesWithAndWithoutAConsumer(t *testing.T) {
 	}
 	for _, sh := range shapes {
 		t.Run(sh.name, func(t *testing.T) {
+			t.Parallel() // each in a vhost of its own
 			f := newVhostFixture(t)
 			sh.declare(f)
 			live := f.live(true)
@@ -206,6 +208,7 @@ func TestDiscoveryOnRealShapesWithAndWithoutAConsumer(t *testing.T) {
 // messages behind it: the broker dead-letters them at once. The peek
 // reports how many left, where they went and when.
 func TestPeekNamesWhereReleasedMessagesWent(t *testing.T) {
+	t.Parallel() // slow, and on names of its own
 	f := newVhostFixture(t)
 	f.declareQueue("work", nil)
 	f.declareQueue("work.delay", amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "work"})

@@ -27,6 +27,7 @@ func simWithCauses(t *testing.T, n int) *sim.Sim {
 // The whole queue is grouped, not the first -n: 5,000 of 5,000 in 3 groups,
 // with the first Keep messages kept whole.
 func TestScanGroupsCoversTheQueue(t *testing.T) {
+	t.Parallel() // slow, and on names of its own
 	s := simWithCauses(t, 5000)
 	var progress []int
 	scan, err := broker.ScanGroups(context.Background(), s, broker.GroupScanOptions{Queue: sim.OrdersDLQ, By: broker.GroupError, Keep: 20,

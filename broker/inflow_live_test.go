@@ -24,6 +24,7 @@ const statsInterval = 5 * time.Second
 // another's rejected into it) has no publishes the broker counts: its
 // inflow is seen from its depth within two refreshes after the first.
 func TestDeadLetteredInflowWithinTwoRefreshes(t *testing.T) {
+	t.Parallel() // slow, and on names of its own
 	r := brokertest.OwnVhost(t)
 	ch := brokertest.Channel(t, r, "test dead-lettered inflow")
 	declare := func(name string, args amqp.Table) {

@@ -39,6 +39,7 @@ func (f *fixture) depthOrGone(queue string) int {
 // messages are persistent, as they must be to outlive a restart in the
 // classic target. LADDER_TEST_CRASH_N sets how many (default 20,000).
 func TestDelayedMoveLosesNothingWhenTheBrokerIsKilledDuringTheWait(t *testing.T) {
+	t.Parallel() // slow, and on names of its own
 	node := brokertest.RequireOwnNode(t)
 	r := brokertest.OwnVhostOn(t, node.Resolved)
 	f := fixtureOn(t, r)
@@ -114,6 +115,7 @@ func TestDelayedMoveLosesNothingWhenTheBrokerIsKilledDuringTheWait(t *testing.T)
 // takes them again (the broker retries within minutes: not waited for
 // here). A classic wait queue would have dropped them.
 func TestLadderWaitQueueKeepsDeadLettersItCannotDeliver(t *testing.T) {
+	t.Parallel() // slow, and on names of its own
 	f := newVhostFixture(t)
 	src := f.queue("src", nil)
 	dst := brokertest.Name(t, "dst")

@@ -52,6 +52,7 @@ func closeConnections(f *fixture, prefix string) (int, error) {
 // The broker closes ladder's connections in the middle of a move: nothing
 // may be missing, and the report must say duplicates are possible.
 func TestMoveSurvivesBrokerClosingTheConnection(t *testing.T) {
+	t.Parallel() // slow, and on names of its own
 	f := newFixture(t)
 	src, dst := f.queue("src", nil), f.queue("dst", nil)
 	const n = 10000
@@ -150,6 +151,7 @@ func (f *fixture) waitStable(queue string) {
 }
 
 func TestMoveWithDelayArrivesAfterTheDelay(t *testing.T) {
+	t.Parallel() // slow, and on names of its own
 	f := newVhostFixture(t)
 	src, dst := f.queue("src", nil), f.queue("dst", nil)
 	f.publishN(src, 20, "w")

@@ -106,6 +106,7 @@ func TestMoveToARejectPublishTargetKeepsWhatItRefuses(t *testing.T) {
 // A policy limits the target while the move runs: the move reads its
 // target again, stops before it overflows, and loses nothing.
 func TestMoveStopsWhenAPolicyLimitsTheTargetMidMove(t *testing.T) {
+	t.Parallel() // slow, and on names of its own
 	f := newVhostFixture(t)
 	src, dst := f.queue("src", nil), f.queue("dst", nil)
 	const n, limit = 20000, 8000

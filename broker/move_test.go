@@ -23,6 +23,7 @@ func idsOf(ds []amqp.Delivery) map[string]int {
 }
 
 func TestMoveEveryMessageExactlyOnce(t *testing.T) {
+	t.Parallel() // slow, and on names of its own
 	f := newFixture(t)
 	src, dst := f.queue("src", nil), f.queue("dst", nil)
 	const n = 10000
@@ -247,6 +248,7 @@ func TestMovePositionChecksTheMessageID(t *testing.T) {
 // A delayed move takes a per-message expiration off (it would cut the wait
 // short) and keeps it in a header.
 func TestMoveWithDelayKeepsExpirationInAHeader(t *testing.T) {
+	t.Parallel() // slow, and on names of its own
 	f := newVhostFixture(t)
 	src, dst := f.queue("src", nil), f.queue("dst", nil)
 	f.publish("", src, amqp.Publishing{MessageId: "e", Expiration: "100000"})

@@ -55,6 +55,7 @@ func TestPeekTwiceSameOrderRemovesNothing(t *testing.T) {
 }
 
 func TestPeekReportsReadyVersusTotal(t *testing.T) {
+	t.Parallel() // slow, and on names of its own
 	f := newFixture(t)
 	q := f.queue("q", nil)
 	f.publishN(q, 5, "h")
@@ -160,6 +161,7 @@ func TestPeekBoundsTheBody(t *testing.T) {
 // the broker dead-letters them at once. A peek can therefore not show them;
 // it must say that it released them, and nothing may be lost.
 func TestPeekHeadOfLineBlockedMessagesAreReportedReleased(t *testing.T) {
+	t.Parallel() // slow, and on names of its own
 	f := newFixture(t)
 	dlx := f.queue("back", nil)
 	q := f.queue("wait", amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": dlx})

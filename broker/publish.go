@@ -60,7 +60,7 @@ func (l *Live) Publish(ctx context.Context, batch []Outgoing) ([]Outcome, error)
 		return nil, fmt.Errorf("publish: confirm mode: %w", err)
 	}
 	confirms := ch.NotifyPublish(make(chan amqp.Confirmation, len(batch)+1))
-	returns := ch.NotifyReturn(make(chan amqp.Return, len(batch)+1))
+	var returns <-chan amqp.Return = ch.NotifyReturn(make(chan amqp.Return, len(batch)+1))
 	closed := ch.NotifyClose(make(chan *amqp.Error, 1))
 	index := make(map[string]int, len(batch))
 	var seqs []int // publish sequence - 1 → batch index
@@ -118,7 +118,11 @@ func (l *Live) Publish(ctx context.Context, batch []Outgoing) ([]Outcome, error)
 	}
 	for got := 0; got < sent; {
 		select {
-		case r := <-returns:
+		case r, ok := <-returns:
+			if !ok {
+				returns = nil // closed with its channel: the confirms say the rest
+				continue
+			}
 			take(r)
 		case c, ok := <-confirms:
 			if !ok {
@@ -134,14 +138,7 @@ func (l *Live) Publish(ctx context.Context, batch []Outgoing) ([]Outcome, error)
 				return out, nil
 			}
 			// Returns come before their confirm: take what is waiting.
-			for drained := false; !drained; {
-				select {
-				case r := <-returns:
-					take(r)
-				default:
-					drained = true
-				}
-			}
+			returns = drainReturns(returns, take)
 			got++
 			k := int(c.DeliveryTag) - 1
 			if k < 0 || k >= sent {
@@ -182,6 +179,25 @@ func (l *Live) Publish(ctx context.Context, batch []Outgoing) ([]Outcome, error)
 		}
 	}
 	return out, nil
+}
+
+// drainReturns takes the returns waiting in returns, and gives back the
+// channel to wait on next: nil once it is closed (with its channel: the
+// confirms still buffered are read after it, and a closed channel is
+// always ready, so waiting on it again would spin).
+func drainReturns(returns <-chan amqp.Return, take func(amqp.Return)) <-chan amqp.Return {
+	for returns != nil {
+		select {
+		case r, ok := <-returns:
+			if !ok {
+				return nil
+			}
+			take(r)
+		default:
+			return returns
+		}
+	}
+	return nil
 }
 
 // errTooLarge: the broker refused a message over its maximum size.

@@ -18,6 +18,7 @@ import (
 // Steady refreshes (Prometheus over the last full read) give the depths
 // the management API gives, once both caught up with the publishes.
 func TestSteadyRefreshDepthsMatchManagement(t *testing.T) {
+	t.Parallel() // slow, and on names of its own
 	r := brokertest.OwnVhost(t)
 	ctx := context.Background()
 	ch := brokertest.Channel(t, r, "test steady refresh")

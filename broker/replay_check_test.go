@@ -126,6 +126,7 @@ func TestReplayChecksEachLineBeforePublishing(t *testing.T) {
 // published again, and the limit it named is checked before every later
 // line. The own node, with max_message_size lowered at runtime.
 func TestReplayLearnsAConfiguredMaximumFromTheBroker(t *testing.T) {
+	t.Parallel() // slow, and on names of its own
 	node := brokertest.RequireOwnNode(t)
 	const limit = 100000
 	was := strings.TrimSpace(node.Ctl(t, "eval", "persistent_term:get(max_message_size)."))

@@ -261,6 +261,7 @@ var stallPoints = []stallPoint{{moved: 300}, {moved: 4000}, {bytes: 150 << 10}, 
 // in the target and back in the source is within the reported bound.
 // Several runs, the ending landing at a different point of each.
 func TestMoveStalledConnectionKeepsTheDuplicateBound(t *testing.T) {
+	t.Parallel() // slow, and on names of its own
 	type ending struct {
 		name string
 		at   stallPoint
@@ -274,6 +275,7 @@ func TestMoveStalledConnectionKeepsTheDuplicateBound(t *testing.T) {
 	}
 	for run, e := range endings {
 		t.Run(e.name+"-"+e.at.String(), func(t *testing.T) {
+			t.Parallel() // most of it waits for a heartbeat to give up
 			f := newFixture(t)
 			src, dst := f.queue("src", nil), f.queue("dst", nil)
 			const n = 10000
@@ -349,8 +351,10 @@ func writeIDDump(t *testing.T, n int, prefix string) string {
 // target, and the messages there twice are within the bound the resumed
 // run reports (the lines in flight when the first stalled).
 func TestReplayStalledConnectionKeepsTheDuplicateBound(t *testing.T) {
+	t.Parallel() // slow, and on names of its own
 	for run, at := range stallPoints[1:5] {
 		t.Run(at.String(), func(t *testing.T) {
+			t.Parallel() // most of it waits for a heartbeat to give up
 			f := newFixture(t)
 			dst := f.queue("dst", nil)
 			const n = 10000
@@ -408,6 +412,7 @@ func dupsAmong(seen map[string]int, ids []string) int {
 // may be on the broker three times, and the last run's bound says so. Each
 // run's bound covers the copies of the lines it published.
 func TestReplayStalledTwiceKeepsTheDuplicateBound(t *testing.T) {
+	t.Parallel() // slow, and on names of its own
 	for run, at := range []int64{300 << 10} {
 		t.Run(fmt.Sprintf("after-%dKB", at>>10), func(t *testing.T) {
 			f := newFixture(t)

@@ -18,6 +18,7 @@ import (
 // between reads main first (its latest death), although main's time (its
 // first rejection) is older than the wait queue's.
 func TestXDeathIsLatestDeathFirst(t *testing.T) {
+	t.Parallel() // slow, and on names of its own
 	f := newFixture(t)
 	main, wait := brokertest.Name(t, "main"), brokertest.Name(t, "wait")
 	f.declareQueue(main, amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": wait})
