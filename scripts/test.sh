@@ -67,7 +67,8 @@ for v in $VERSIONS; do
   bs sweep
   bs save "$work/before-$v"
   if [ "$noise" = 1 ]; then bs noise up; fi
-  LADDER_REQUIRE_BROKER=1 LADDER_TEST_TLS=$tls LADDER_TEST_OWNBROKER=$own "$GO" test -race -count=1 $pkgs || rc=1
+  # -parallel 8: the slow live tests wait on the broker, not on a core.
+  LADDER_REQUIRE_BROKER=1 LADDER_TEST_TLS=$tls LADDER_TEST_OWNBROKER=$own "$GO" test -race -count=1 -parallel 8 $pkgs || rc=1
   if [ "$own" = 1 ]; then own_down; fi
   if [ "$noise" = 1 ]; then bs noise down || rc=1; fi
   bs check "$work/before-$v" || rc=1

@@ -24,7 +24,9 @@ type Proxy struct {
 	// stalled: bytes are read and dropped, nothing is forwarded.
 	stalled atomic.Bool
 	mu      sync.Mutex
-	conns   []net.Conn
+	// clients are the accepted connections, ups the proxy's own to the
+	// target (same order); half are those Close half-closed.
+	clients, ups, half []net.Conn
 	// down counts the bytes forwarded from the target; at faultAt (> 0)
 	// fault runs once, before the byte that crosses it is forwarded.
 	down    atomic.Int64
@@ -43,7 +45,7 @@ func NewProxy(t testing.TB, target string) *Proxy {
 	}
 	p := &Proxy{t: t, l: l, target: target}
 	go p.accept()
-	t.Cleanup(func() { l.Close(); p.Close() })
+	t.Cleanup(func() { l.Close(); p.closeAll() })
 	return p
 }
 
@@ -62,7 +64,7 @@ func (p *Proxy) accept() {
 			continue
 		}
 		p.mu.Lock()
-		p.conns = append(p.conns, c, up)
+		p.clients, p.ups = append(p.clients, c), append(p.ups, up)
 		p.mu.Unlock()
 		go p.pipe(c, up, false)
 		go p.pipe(up, c, true)
@@ -108,28 +110,49 @@ func (p *Proxy) After(n int64, fault func()) {
 // silent.
 func (p *Proxy) Stall() { p.stalled.Store(true) }
 
-// Close closes every proxied connection (both sides see a FIN), as a
-// killed node's kernel does.
+// Close closes every proxied connection (the client sees a FIN), as a
+// killed node's kernel does. The client side is only half-closed: a full
+// close with bytes of the client's still unread would send an RST instead
+// (a reset, not a close); it is closed when the test ends.
 func (p *Proxy) Close() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for _, c := range p.conns {
+	for _, c := range p.ups {
 		c.Close()
 	}
-	p.conns = nil
+	for _, c := range p.clients {
+		if tc, ok := c.(*net.TCPConn); ok {
+			_ = tc.CloseWrite()
+			p.half = append(p.half, c)
+			continue
+		}
+		c.Close()
+	}
+	p.clients, p.ups = nil, nil
+}
+
+// closeAll closes everything, half-closed connections too.
+func (p *Proxy) closeAll() {
+	p.Close()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.half {
+		c.Close()
+	}
+	p.half = nil
 }
 
 // Reset resets every proxied connection (RST).
 func (p *Proxy) Reset() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for _, c := range p.conns {
+	for _, c := range append(p.clients, p.ups...) {
 		if tc, ok := c.(*net.TCPConn); ok {
 			_ = tc.SetLinger(0)
 		}
 		c.Close()
 	}
-	p.conns = nil
+	p.clients, p.ups = nil, nil
 }
 
 // DelayedAPI is an HTTP proxy in front of a management API that holds
