@@ -143,7 +143,7 @@ func Findings(v *Vhost, ladders []Ladder) []Finding {
 				then = "drops"
 			}
 			f.add(Finding{Code: CodeDeliveryLimit, Severity: SeverityInfo, Queue: q.Name, Message: fmt.Sprintf(
-				"quorum queue with delivery-limit %d: a message's %s return to it %s the message; every requeue counts, a peek's too (from RabbitMQ 4.3 a nack with requeue does not)",
+				"quorum queue with delivery-limit %d: a message's %s return to it %s the message; every requeue counts (from RabbitMQ 4.3 a nack with requeue does not), and before 4.3 a peek's too",
 				set.DeliveryLimit, fndOrdinal(set.DeliveryLimit+1), then)})
 		}
 		if tierOf[qi] && q.Consumers > 0 {

@@ -251,7 +251,7 @@ func fixtureSnapshot() *broker.Snapshot {
 			{Code: retry.CodeHoLRisk, Severity: retry.SeverityWarning, Queue: "orders.retry.1m",
 				Message: `wait queue for "orders" has no queue TTL, so it relies on per-message expiration: a long delay at the head holds back every shorter one behind it`},
 			{Code: retry.CodeDeliveryLimit, Severity: retry.SeverityInfo, Queue: "payments",
-				Message: "quorum queue with delivery-limit 20: a message's 21st return to it dead-letters the message; every requeue counts, a peek's too (from RabbitMQ 4.3 a nack with requeue does not)"},
+				Message: "quorum queue with delivery-limit 20: a message's 21st return to it dead-letters the message; every requeue counts (from RabbitMQ 4.3 a nack with requeue does not), and before 4.3 a peek's too"},
 		},
 	}
 }
