@@ -86,6 +86,14 @@ func (b *BrowseRun) Deadline() <-chan time.Time {
 func (b *BrowseRun) Take(m Message) error {
 	m.Position = b.read
 	b.read++
+	r := b.res
+	r.browsed, r.read = true, b.read
+	if m.Redelivered {
+		r.redelivered++
+	}
+	if n, ok := headerInt(m.Headers["x-delivery-count"]); ok && n > 0 {
+		r.counts = append(r.counts, deliveryCount{m.Position, n})
+	}
 	if b.opt.Each != nil {
 		if err := b.opt.Each(&m); err != nil {
 			return err

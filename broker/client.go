@@ -117,6 +117,57 @@ type PeekResult struct {
 	// Grouping says how much of the queue they cover.
 	Groups   []Group        `json:"groups,omitempty"`
 	Grouping *GroupCoverage `json:"grouping,omitempty"`
+	// read is what a browse read, kept or handed to PeekOptions.Each:
+	// how many, how many came redelivered, and the delivery counts they
+	// carried (what NoteDeadLettered and the own-redelivery discount read,
+	// which Messages cannot tell when Each took them).
+	read        int
+	redelivered int
+	counts      []deliveryCount
+	browsed     bool // read, redelivered and counts are kept (by a BrowseRun)
+}
+
+// deliveryCount is a browsed message's x-delivery-count as delivered.
+type deliveryCount struct {
+	position int
+	count    int64
+}
+
+// Read is how many messages the browse read, kept or handed on.
+func (r *PeekResult) Read() int {
+	if r.browsed {
+		return r.read
+	}
+	return len(r.Messages)
+}
+
+// Redeliveries is how many of them came redelivered (the broker counts
+// them in the queue's redeliver rate).
+func (r *PeekResult) Redeliveries() int {
+	if r.browsed {
+		return r.redelivered
+	}
+	n := 0
+	for _, m := range r.Messages {
+		if m.Redelivered {
+			n++
+		}
+	}
+	return n
+}
+
+// deliveryCounts are the x-delivery-counts the read messages carried.
+func (r *PeekResult) deliveryCounts() []deliveryCount {
+	if r.browsed {
+		return r.counts
+	}
+	var out []deliveryCount
+	for _, m := range r.Messages {
+		if n, ok := headerInt(m.Headers["x-delivery-count"]); ok && n > 0 {
+			out = append(out, deliveryCount{m.Position, n})
+		}
+	}
+	return out
 }
 
 // Message is one peeked message, decoded by the retry engine.

@@ -362,16 +362,10 @@ func (l *Live) Peek(ctx context.Context, queue string, opt PeekOptions) (*PeekRe
 	if err != nil {
 		return nil, err
 	}
-	if because != "" && len(res.Messages) > 0 {
+	if because != "" && res.Read() > 0 {
 		res.SideEffects = append(res.SideEffects, because)
 	}
-	redelivered := 0
-	for _, m := range res.Messages {
-		if m.Redelivered {
-			redelivered++
-		}
-	}
-	l.noteOwn(queue, redelivered)
+	l.noteOwn(queue, res.Redeliveries())
 	return res, nil
 }
 

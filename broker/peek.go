@@ -549,10 +549,9 @@ func NoteDeadLettered(res *PeekResult, q retry.Queue, brokerVersion string) {
 		return
 	}
 	var gone []string
-	for _, m := range res.Messages {
-		n, _ := headerInt(m.Headers["x-delivery-count"])
-		if n >= limit {
-			gone = append(gone, strconv.Itoa(m.Position))
+	for _, c := range res.deliveryCounts() {
+		if c.count >= limit {
+			gone = append(gone, strconv.Itoa(c.position))
 		}
 	}
 	if len(gone) == 0 {
