@@ -341,6 +341,12 @@ type harness struct {
 	pending   []chan tea.Msg
 }
 
+// quickStep is how long a command may take and still be part of the step
+// that issued it (its message applied before the next key): generous, so a
+// busy machine does not reorder a step; waits (a gate, a progress report)
+// cost this much once.
+const quickStep = time.Second
+
 // settleBound is how long mustContain waits for pending commands.
 const settleBound = 20 * time.Second
 
@@ -390,7 +396,7 @@ func (h *harness) run(cmd tea.Cmd) {
 	select {
 	case msg := <-done:
 		h.handle(msg)
-	case <-time.After(100 * time.Millisecond):
+	case <-time.After(quickStep):
 		h.pending = append(h.pending, done) // a wait, or slow: applied when it comes
 	}
 }

@@ -21,7 +21,7 @@ func simHarness(t *testing.T) (*harness, *sim.Sim) {
 	t.Cleanup(func() { s.Close() })
 	h := newHarnessOn(t, s, Options{}, 160, 48).start()
 	h.send(openQueueMsg{queue: sim.OrdersDLQ})
-	h.mustContain("orders.dlq")
+	h.mustContain("orders.dlq", "peeked ") // the peek's answer, not only its title
 	return h, s
 }
 
