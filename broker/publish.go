@@ -131,7 +131,7 @@ func (l *Live) Publish(ctx context.Context, batch []Outgoing) ([]Outcome, error)
 				case reason = <-closed: // posted before the confirms close
 				default:
 				}
-				if l.refused(reason, batch, seqs, settled, out) {
+				if l.refused(conn, reason, batch, seqs, settled, out) {
 					return out, nil
 				}
 				unsettled(errors.New("publish: the broker closed the channel before every confirm arrived"))
@@ -200,14 +200,11 @@ func drainReturns(returns <-chan amqp.Return, take func(amqp.Return)) <-chan amq
 	return nil
 }
 
-// errTooLarge: the broker refused a message over its maximum size.
-// errNotReached: it closed the channel at an earlier message of the batch,
-// so this one was never taken (the broker ignores what follows a
-// channel.close): nothing of it is on the broker.
-var (
-	errTooLarge   = errors.New("the broker refused it as too large")
-	errNotReached = errors.New("not published: the broker closed the channel at an earlier message of the batch")
-)
+// errNotReached: the broker closed the channel at an earlier message of
+// the batch, so this one was never taken (the broker ignores what follows
+// a channel.close): nothing of it is on the broker. A message refused as
+// too large is ErrTooLarge (amqpRefused).
+var errNotReached = errors.New("not published: the broker closed the channel at an earlier message of the batch")
 
 // refused settles a batch whose channel the broker closed because a
 // message was over its maximum size, and remembers the maximum it named.
@@ -215,7 +212,7 @@ var (
 // earlier one of the same size would have been refused first); those
 // after it never reached the broker; those before it that were not
 // confirmed stay in doubt. False when reason is no such refusal.
-func (l *Live) refused(reason *amqp.Error, batch []Outgoing, seqs []int, settled map[int]bool, out []Outcome) bool {
+func (l *Live) refused(conn *amqp.Connection, reason *amqp.Error, batch []Outgoing, seqs []int, settled map[int]bool, out []Outcome) bool {
 	limit := refusedSize(reason)
 	if limit <= 0 {
 		return false
@@ -239,7 +236,7 @@ func (l *Live) refused(reason *amqp.Error, batch []Outgoing, seqs []int, settled
 		case k < at:
 			out[i].Err = fmt.Errorf("the broker closed the channel (%s) before it confirmed this one: it may have reached the broker", reason.Reason)
 		case k == at:
-			out[i] = Outcome{NotSent: true, Err: fmt.Errorf("%w: %s", errTooLarge, reason.Reason)}
+			out[i] = Outcome{NotSent: true, Err: amqpRefused(connAddr(conn), "publish", reason)}
 		default:
 			out[i] = Outcome{NotSent: true, Err: errNotReached}
 		}

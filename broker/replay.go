@@ -668,7 +668,7 @@ func Replay(ctx context.Context, c Client, req ReplayRequest, progress func(Move
 				// Never reached the broker: published again next batch.
 				failed = append(failed, j.line.Line)
 				again = append(again, j)
-			case res.NotSent && errors.Is(res.Err, errTooLarge):
+			case res.NotSent && errors.Is(res.Err, ErrTooLarge):
 				failed = append(failed, j.line.Line)
 				rep.Skipped++
 				rep.Planned = append(rep.Planned, j.route.Skipped(res.Err.Error()))
