@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -944,18 +943,12 @@ func notPublished(e *amqp.Error, inflight map[uint64]pending) int {
 	if e == nil || len(inflight) == 0 {
 		return 0
 	}
-	switch e.Code {
-	case amqp.AccessRefused, amqp.NotFound, amqp.PreconditionFailed:
-	default:
+	if !publishRefusal(e) {
 		return 0
 	}
-	m := refusedExchange.FindStringSubmatch(e.Reason)
-	if m == nil {
+	x, ok := refusedExchange(e)
+	if !ok {
 		return 1
-	}
-	x := m[1]
-	if x == "amq.default" {
-		x = ""
 	}
 	first := uint64(math.MaxUint64)
 	for seq, pd := range inflight {
@@ -974,11 +967,6 @@ func notPublished(e *amqp.Error, inflight map[uint64]pending) int {
 	}
 	return n
 }
-
-// refusedExchange finds the exchange a channel error names
-// ("write access to exchange 'amq.default' in vhost …", "no exchange 'x' in
-// vhost …").
-var refusedExchange = regexp.MustCompile(`exchange '((?:[^']|'')*)' in vhost`)
 
 // rereadEvery is how often a running move reads the queues it reaches
 // again (their length limits and depths); rereadMax bounds the queues read
