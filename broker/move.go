@@ -563,8 +563,16 @@ func (m *mover) move(ctx context.Context) (err error) {
 			if err := p.flushAcks(); err != nil {
 				p.fail(err)
 			}
-			p.fail(m.lost(e, len(p.inflight)-notPublished(e, p.inflight), "target"))
+			refused := notPublished(e, p.inflight)
+			if refused > 0 {
+				// Not published: failed, in the source, and said why.
+				m.rep.Failed += refused
+				m.rep.Notes = append(m.rep.Notes, fmt.Sprintf("%s not published (the broker refused %s: %s) and %s in %s",
+					were(refused, "message", "messages"), plainPlural(refused, "it", "them"), strings.TrimSpace(e.Reason), stayStays(refused), m.req.From))
+			}
+			p.fail(m.lost(e, len(p.inflight)-refused, "target"))
 			p.inflight = map[uint64]pending{}
+			m.report()
 			p.consuming = false
 		case e, ok := <-srcClosed:
 			if !ok {
