@@ -361,7 +361,7 @@ func (m *mover) move(ctx context.Context) (err error) {
 	// Buffers larger than the window: amqp091 gives up on a full listener
 	// after a while, and a lost confirm would leave its message unsettled.
 	confirms := m.dst.NotifyPublish(make(chan amqp.Confirmation, moveWindow*2))
-	returns := m.dst.NotifyReturn(make(chan amqp.Return, moveWindow*2))
+	var returns <-chan amqp.Return = m.dst.NotifyReturn(make(chan amqp.Return, moveWindow*2)) // nil once closed (nextReturns)
 	dstClosed := m.dst.NotifyClose(make(chan *amqp.Error, 1))
 	// A resource alarm blocks publishing: stop taking deliveries until it
 	// clears, so the loop keeps settling confirms and can be cancelled.
@@ -418,23 +418,9 @@ func (m *mover) move(ctx context.Context) (err error) {
 			settleFrom()
 		}
 	}
-	readReturn := func(r amqp.Return, ok bool) {
-		if !ok {
-			returns = nil // closed with its channel
-			return
-		}
+	takeReturn := func(r amqp.Return) {
 		if id, ok := r.Headers[HeaderMoveID].(string); ok {
 			p.returned[id] = true
-		}
-	}
-	drainReturns := func() {
-		for returns != nil {
-			select {
-			case r, ok := <-returns:
-				readReturn(r, ok)
-			default:
-				return
-			}
 		}
 	}
 
@@ -497,7 +483,7 @@ func (m *mover) move(ctx context.Context) (err error) {
 			}
 			last = time.Now() // a full window waits on confirms, not deliveries
 			// A return always comes before the confirm of the same message.
-			drainReturns()
+			returns = drainReturns(returns, takeReturn)
 			p.settle(c)
 			if len(p.okTags) >= ackBatch || len(p.inflight) == 0 {
 				if err := p.flushAcks(); err != nil {
@@ -506,7 +492,7 @@ func (m *mover) move(ctx context.Context) (err error) {
 				}
 			}
 		case r, ok := <-returns:
-			readReturn(r, ok)
+			returns = nextReturns(returns, r, ok, takeReturn)
 		case b, ok := <-blocked:
 			if !ok {
 				blocked = nil
@@ -555,7 +541,7 @@ func (m *mover) move(ctx context.Context) (err error) {
 			// rest is unknown.
 			if confirms != nil {
 				for c := range confirms { // closed right after the close notice
-					drainReturns()
+					returns = drainReturns(returns, takeReturn)
 					p.settle(c)
 				}
 				confirms = nil

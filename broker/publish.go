@@ -154,11 +154,7 @@ func (l *Live) Publish(ctx context.Context, batch []Outgoing) ([]Outcome, error)
 	for got := 0; got < sent; {
 		select {
 		case r, ok := <-returns:
-			if !ok {
-				returns = nil // closed with its channel: the confirms say the rest
-				continue
-			}
-			take(r)
+			returns = nextReturns(returns, r, ok, take) // closed with its channel: the confirms say the rest
 		case c, ok := <-confirms:
 			if !ok {
 				// The close reason is posted before the confirms close.
@@ -208,18 +204,25 @@ func (l *Live) Publish(ctx context.Context, batch []Outgoing) ([]Outcome, error)
 	return end()
 }
 
+// nextReturns hands a return read from returns (ok: not closed) to take,
+// and gives back the channel to wait on next: nil once it is closed (with
+// its channel: the confirms still buffered are read after it, and a
+// closed channel is always ready, so waiting on it again would spin).
+func nextReturns(returns <-chan amqp.Return, r amqp.Return, ok bool, take func(amqp.Return)) <-chan amqp.Return {
+	if !ok {
+		return nil
+	}
+	take(r)
+	return returns
+}
+
 // drainReturns takes the returns waiting in returns, and gives back the
-// channel to wait on next: nil once it is closed (with its channel: the
-// confirms still buffered are read after it, and a closed channel is
-// always ready, so waiting on it again would spin).
+// channel to wait on next (see nextReturns).
 func drainReturns(returns <-chan amqp.Return, take func(amqp.Return)) <-chan amqp.Return {
 	for returns != nil {
 		select {
 		case r, ok := <-returns:
-			if !ok {
-				return nil
-			}
-			take(r)
+			returns = nextReturns(returns, r, ok, take)
 		default:
 			return returns
 		}

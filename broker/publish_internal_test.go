@@ -25,6 +25,10 @@ func TestDrainReturnsStopsAtAClosedChannel(t *testing.T) {
 	if drainReturns(open, func(amqp.Return) {}) == nil {
 		t.Fatal("an open channel with nothing waiting was dropped")
 	}
+	// A select's read of a closed returns channel (move's, Publish's).
+	if nextReturns(open, amqp.Return{}, false, func(amqp.Return) { t.Fatal("took a return from a closed channel") }) != nil {
+		t.Fatal("a closed channel is waited on again")
+	}
 }
 
 // A batch's channel closed over a message too large, in either of the
