@@ -120,8 +120,12 @@ func checkLine(r *DumpRecord, lim PublishLimits) string {
 		return fmt.Sprintf("headers AMQP cannot carry: %v", err)
 	}
 	for k := range r.Headers {
-		if len(k) > 255 || !utf8.ValidString(k) {
+		switch {
+		case len(k) > 255:
 			return fmt.Sprintf("header name of %d bytes, more than AMQP's 255", len(k))
+		case !utf8.ValidString(k):
+			// Quoted: its bytes never reach a terminal as they are.
+			return fmt.Sprintf("header name %q is not valid UTF-8", k)
 		}
 	}
 	if lim.MaxMessageSize > 0 && len(r.Body) > lim.MaxMessageSize {
