@@ -27,6 +27,9 @@ type Client interface {
 	// Publish publishes a batch loss-free: confirmed, mandatory where asked,
 	// returns watched (correlated by HeaderMoveID); a wait queue named by
 	// an Outgoing is declared first. One outcome per message, in order.
+	// An error without outcomes: nothing of the batch was published; with
+	// them: why publishing stopped short (a refusal that closed the
+	// channel, a lost connection, ctx), each outcome saying the rest.
 	Publish(ctx context.Context, batch []Outgoing) ([]Outcome, error)
 	// Drain takes up to limit ready messages of a queue (0: as many as are
 	// ready when it starts) in order; each is acked only after handle

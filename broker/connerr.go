@@ -27,7 +27,7 @@ var (
 	// the user lacks a permission on a queue or exchange).
 	ErrAccessRefused = errors.New("access refused")
 	// ErrTooLarge: the broker refused a message larger than its
-	// max_message_size.
+	// max_message_size (see refusedSize: the one reading of its words).
 	ErrTooLarge = errors.New("message too large")
 	// ErrUnparsable: the AMQP client (amqp091-go) could not parse a frame
 	// the broker sent (headers nested more than 32 deep, a table of more
@@ -94,7 +94,7 @@ func amqpRefused(addr, doing string, why *amqp.Error) error {
 	switch {
 	case why.Code == amqp.AccessRefused:
 		return connErr(ErrAccessRefused, why, "%s refused: %s (RabbitMQ at %s)", doing, reason, addr)
-	case why.Code == amqp.PreconditionFailed && strings.Contains(reason, "larger than configured max size"):
+	case refusedSize(why) > 0:
 		return connErr(ErrTooLarge, why, "%s refused, message too large: %s (RabbitMQ at %s)", doing, reason, addr)
 	}
 	return connErr(nil, why, "%s refused: %s (RabbitMQ at %s)", doing, reason, addr)

@@ -522,6 +522,9 @@ func TestAMQPLostClassified(t *testing.T) {
 			"peek q refused: ACCESS_REFUSED - write access to exchange 'x' in vhost 'v' refused for user 'u' (RabbitMQ at h:5672)"},
 		{&amqp.Error{Code: amqp.PreconditionFailed, Reason: "PRECONDITION_FAILED - message size 20971520 is larger than configured max size 16777216", Server: true}, ErrTooLarge,
 			"peek q refused, message too large: PRECONDITION_FAILED - message size 20971520 is larger than configured max size 16777216 (RabbitMQ at h:5672)"},
+		// The broker's words when its limit is at the ceiling (512 MiB).
+		{&amqp.Error{Code: amqp.PreconditionFailed, Reason: "PRECONDITION_FAILED - message size 536870913 is larger than max size 536870912", Server: true}, ErrTooLarge,
+			"peek q refused, message too large: PRECONDITION_FAILED - message size 536870913 is larger than max size 536870912 (RabbitMQ at h:5672)"},
 	} {
 		err := amqpLost("h:5672", "peek q", c.why)
 		if err.Error() != c.want || !errors.Is(err, c.kind) || !errors.Is(err, c.why) {

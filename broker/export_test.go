@@ -33,3 +33,7 @@ func SetDefaultDumpLimitForTest(n int) (restore func()) {
 	dumpLimit = n
 	return func() { dumpLimit = prev }
 }
+
+// ReplayBatch is how many lines a replay publishes before it awaits their
+// confirms.
+const ReplayBatch = replayBatch

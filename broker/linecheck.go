@@ -73,11 +73,15 @@ func (l *Live) PublishLimits(ctx context.Context) (PublishLimits, error) {
 	return lim, nil
 }
 
-// sizeRefused reads the broker's refusal of a body over its maximum
-// ("message size 17000000 is larger than configured max size 16777216").
+// sizeRefused reads the broker's refusal of a body over its maximum:
+// "message size 17000000 is larger than configured max size 16777216", or
+// "… is larger than max size 536870912" when the limit is at its ceiling.
+// The one parser of it: amqpRefused classifies by it (ErrTooLarge), a
+// publish learns the limit from it.
 var sizeRefused = regexp.MustCompile(`message size (\d+) is larger than (?:configured )?max size (\d+)`)
 
-// refusedSize is the maximum a 406 refusal names, or 0.
+// refusedSize is the maximum a 406 refusal of a message's size names, or
+// 0 when e is no such refusal.
 func refusedSize(e *amqp.Error) int64 {
 	if e == nil || e.Code != amqp.PreconditionFailed {
 		return 0
@@ -116,8 +120,12 @@ func checkLine(r *DumpRecord, lim PublishLimits) string {
 		return fmt.Sprintf("headers AMQP cannot carry: %v", err)
 	}
 	for k := range r.Headers {
-		if len(k) > 255 || !utf8.ValidString(k) {
+		switch {
+		case len(k) > 255:
 			return fmt.Sprintf("header name of %d bytes, more than AMQP's 255", len(k))
+		case !utf8.ValidString(k):
+			// Quoted: its bytes never reach a terminal as they are.
+			return fmt.Sprintf("header name %q is not valid UTF-8", k)
 		}
 	}
 	if lim.MaxMessageSize > 0 && len(r.Body) > lim.MaxMessageSize {

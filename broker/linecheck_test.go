@@ -24,6 +24,7 @@ func TestCheckLineSaysWhyTheBrokerWouldRefuseIt(t *testing.T) {
 		{"headers", func(r *DumpRecord) { r.Headers = retry.Headers{"big": strings.Repeat("x", 140000)} }, "do not fit in one frame (the connection's frame_max is 131072 bytes)"},
 		{"property", func(r *DumpRecord) { r.Properties.MessageID = strings.Repeat("i", 256) }, "message_id is 256 bytes, more than AMQP's 255"},
 		{"header name", func(r *DumpRecord) { r.Headers = retry.Headers{strings.Repeat("k", 256): 1} }, "header name of 256 bytes"},
+		{"header name not UTF-8", func(r *DumpRecord) { r.Headers = retry.Headers{"a\xffb": 1} }, `header name "a\xffb" is not valid UTF-8`},
 		{"header type", func(r *DumpRecord) { r.Headers = retry.Headers{"u": uint64(1)} }, "headers AMQP cannot carry"},
 	} {
 		r := ok

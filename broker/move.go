@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -88,23 +87,12 @@ type mover struct {
 	// dstWatch keeps why the broker closed dst (ACCESS_REFUSED on a
 	// publish): later publishes only say the channel is not open.
 	dstWatch *CloseWatch
-	// rereadNext is the first of the reached queues the next reread takes.
-	rereadNext int
+	// rereads are the reads of the queues it reaches (move_reread.go).
+	rereads rereads
 	// policies and opPolicies are the vhost's, as last listed
 	// (havePolicies: the listing answered).
 	policies, opPolicies []retry.PolicyDef
 	havePolicies         bool
-}
-
-// readPolicies lists the vhost's policies again; a failed listing keeps
-// the last one (or the vhost read's effective policies).
-func (m *mover) readPolicies(ctx context.Context) {
-	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	user, op, err := m.l.mgmt.Policies(rctx, m.l.r.Vhost)
-	if err == nil {
-		m.policies, m.opPolicies, m.havePolicies = user, op, true
-	}
 }
 
 // pending is a publish awaiting its confirm.
@@ -362,7 +350,7 @@ func (m *mover) move(ctx context.Context) (err error) {
 	// Buffers larger than the window: amqp091 gives up on a full listener
 	// after a while, and a lost confirm would leave its message unsettled.
 	confirms := m.dst.NotifyPublish(make(chan amqp.Confirmation, moveWindow*2))
-	returns := m.dst.NotifyReturn(make(chan amqp.Return, moveWindow*2))
+	var returns <-chan amqp.Return = m.dst.NotifyReturn(make(chan amqp.Return, moveWindow*2)) // nil once closed (nextReturns)
 	dstClosed := m.dst.NotifyClose(make(chan *amqp.Error, 1))
 	// A resource alarm blocks publishing: stop taking deliveries until it
 	// clears, so the loop keeps settling confirms and can be cancelled.
@@ -394,11 +382,13 @@ func (m *mover) move(ctx context.Context) (err error) {
 	// timer on every delivery and confirm costs more than it needs to.
 	idle := time.NewTicker(moveIdle / 8)
 	defer idle.Stop()
-	// The queues the move reaches are read again as it runs: a length
-	// limit added by a policy, or a queue filled from elsewhere, stops the
-	// move before it drops anything.
+	// The queues the move reaches are read again as it runs, off this
+	// loop (move_reread.go): a length limit added by a policy, or a queue
+	// filled from elsewhere, stops the move before it drops anything.
 	reread := time.NewTicker(rereadEvery)
 	defer reread.Stop()
+	rctx, stopReads := context.WithCancel(ctx)
+	defer stopReads()
 	last := time.Now()
 	// settleBy bounds the wait for the last confirms once the move stops
 	// taking messages. A resource alarm holds confirms back for as long
@@ -419,23 +409,9 @@ func (m *mover) move(ctx context.Context) (err error) {
 			settleFrom()
 		}
 	}
-	readReturn := func(r amqp.Return, ok bool) {
-		if !ok {
-			returns = nil // closed with its channel
-			return
-		}
+	takeReturn := func(r amqp.Return) {
 		if id, ok := r.Headers[HeaderMoveID].(string); ok {
 			p.returned[id] = true
-		}
-	}
-	drainReturns := func() {
-		for returns != nil {
-			select {
-			case r, ok := <-returns:
-				readReturn(r, ok)
-			default:
-				return
-			}
 		}
 	}
 
@@ -483,7 +459,12 @@ func (m *mover) move(ctx context.Context) (err error) {
 				continue
 			}
 			last = time.Now()
-			if err := p.take(ctx, &d); err != nil {
+			seq := p.seq
+			err := p.take(ctx, &d)
+			if p.seq != seq {
+				m.rereadSent(p.inflight[p.seq]) // published while a read is under way
+			}
+			if err != nil {
 				p.fail(err)
 				stop()
 				continue
@@ -498,7 +479,7 @@ func (m *mover) move(ctx context.Context) (err error) {
 			}
 			last = time.Now() // a full window waits on confirms, not deliveries
 			// A return always comes before the confirm of the same message.
-			drainReturns()
+			returns = drainReturns(returns, takeReturn)
 			p.settle(c)
 			if len(p.okTags) >= ackBatch || len(p.inflight) == 0 {
 				if err := p.flushAcks(); err != nil {
@@ -507,7 +488,7 @@ func (m *mover) move(ctx context.Context) (err error) {
 				}
 			}
 		case r, ok := <-returns:
-			readReturn(r, ok)
+			returns = nextReturns(returns, r, ok, takeReturn)
 		case b, ok := <-blocked:
 			if !ok {
 				blocked = nil
@@ -528,8 +509,10 @@ func (m *mover) move(ctx context.Context) (err error) {
 			m.report()
 		case <-reread.C:
 			if p.consuming {
-				m.rereadTargets(ctx, p)
+				m.startReread(rctx, p, time.Now())
 			}
+		case res := <-m.rereads.results:
+			m.applyReread(res, time.Now())
 		case <-idle.C:
 			if time.Since(last) < moveIdle || p.blocked || paceC != nil || resumed != nil {
 				continue // busy, blocked by the broker, pacing (--rate) or paused
@@ -556,7 +539,7 @@ func (m *mover) move(ctx context.Context) (err error) {
 			// rest is unknown.
 			if confirms != nil {
 				for c := range confirms { // closed right after the close notice
-					drainReturns()
+					returns = drainReturns(returns, takeReturn)
 					p.settle(c)
 				}
 				confirms = nil
@@ -564,8 +547,16 @@ func (m *mover) move(ctx context.Context) (err error) {
 			if err := p.flushAcks(); err != nil {
 				p.fail(err)
 			}
-			p.fail(m.lost(e, len(p.inflight)-notPublished(e, p.inflight), "target"))
+			refused := notPublished(e, p.inflight)
+			if refused > 0 {
+				// Not published: failed, in the source, and said why.
+				m.rep.Failed += refused
+				m.rep.Notes = append(m.rep.Notes, fmt.Sprintf("%s not published (the broker refused %s: %s) and %s in %s",
+					were(refused, "message", "messages"), plainPlural(refused, "it", "them"), strings.TrimSpace(e.Reason), stayStays(refused), m.req.From))
+			}
+			p.fail(m.lost(e, len(p.inflight)-refused, "target"))
 			p.inflight = map[uint64]pending{}
+			m.report()
 			p.consuming = false
 		case e, ok := <-srcClosed:
 			if !ok {
@@ -944,18 +935,12 @@ func notPublished(e *amqp.Error, inflight map[uint64]pending) int {
 	if e == nil || len(inflight) == 0 {
 		return 0
 	}
-	switch e.Code {
-	case amqp.AccessRefused, amqp.NotFound, amqp.PreconditionFailed:
-	default:
+	if !publishRefusal(e) {
 		return 0
 	}
-	m := refusedExchange.FindStringSubmatch(e.Reason)
-	if m == nil {
+	x, ok := refusedExchange(e)
+	if !ok {
 		return 1
-	}
-	x := m[1]
-	if x == "amq.default" {
-		x = ""
 	}
 	first := uint64(math.MaxUint64)
 	for seq, pd := range inflight {
@@ -973,49 +958,6 @@ func notPublished(e *amqp.Error, inflight map[uint64]pending) int {
 		}
 	}
 	return n
-}
-
-// refusedExchange finds the exchange a channel error names
-// ("write access to exchange 'amq.default' in vhost …", "no exchange 'x' in
-// vhost …").
-var refusedExchange = regexp.MustCompile(`exchange '((?:[^']|'')*)' in vhost`)
-
-// rereadEvery is how often a running move reads the queues it reaches
-// again (their length limits and depths); rereadMax bounds the queues read
-// per round (a move to many origins reads them in turn).
-const (
-	rereadEvery = time.Second
-	rereadMax   = 16
-)
-
-// rereadTargets reads the queues the move reached, a few each round: their
-// arguments and policy from the management API, their ready count exactly
-// over AMQP, and tells the planner, with what is in flight to each.
-func (m *mover) rereadTargets(ctx context.Context, p *pipeline) {
-	qs := m.planner.ReachedQueues()
-	if len(qs) == 0 {
-		return
-	}
-	n := min(len(qs), rereadMax)
-	pending := map[string]int64{}
-	for _, pd := range p.inflight {
-		for _, q := range pd.route.Reaches {
-			pending[q]++
-		}
-		if pd.route.Via == retry.ViaTier {
-			pending[pd.route.Queue]++
-		}
-	}
-	m.readPolicies(ctx)
-	for i := 0; i < n; i++ {
-		name := qs[(m.rereadNext+i)%len(qs)]
-		ready, err := passiveDepth(m.conn, name)
-		if err != nil {
-			continue // read again next round
-		}
-		m.planner.Reread(name, int64(ready), pending[name])
-	}
-	m.rereadNext = (m.rereadNext + n) % len(qs)
 }
 
 // checkDeliveryLimit stops a move on a quorum queue before the messages it

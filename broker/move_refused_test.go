@@ -3,6 +3,7 @@ package broker_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/url"
 	"strings"
@@ -53,5 +54,40 @@ func TestMoveRefusedOnItsFirstPublishClaimsNoDuplicates(t *testing.T) {
 	}
 	if f.depth(src) != 3 || f.depth(dst) != 0 {
 		t.Errorf("src %d, dst %d", f.depth(src), f.depth(dst))
+	}
+}
+
+// A publish the broker refused and closed the channel over is counted
+// (failed, with the broker's reason in the notes): the report adds up
+// (requested = moved + failed + returned + skipped) and the progress
+// reaches its total. One message: it is published before the refusal can
+// close the channel, so it is the one refused.
+func TestMoveRefusedPublishIsCountedFailed(t *testing.T) {
+	f := newVhostFixture(t)
+	src, dst := f.queue("src", nil), f.queue("dst", nil)
+	f.publishN(src, 1, "m")
+	user := brokertest.User(t, f.r, "management", brokertest.Perms{Configure: ".*", Write: "^$", Read: ".*"})
+	l, err := broker.NewLive(user, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	var last broker.MoveProgress
+	rep, err := l.Move(context.Background(), broker.MoveRequest{From: src, To: broker.Target{Kind: broker.TargetQueue, Name: dst}}, func(p broker.MoveProgress) { last = p })
+	if !errors.Is(err, broker.ErrAccessRefused) {
+		t.Fatalf("move: %v", err)
+	}
+	if rep.Requested != 1 || rep.Failed != 1 || rep.Moved+rep.Failed+rep.Returned+rep.Skipped != rep.Requested || rep.DuplicatesAtMost != 0 {
+		t.Errorf("requested %d = moved %d + failed %d + returned %d + skipped %d? (duplicates at most %d)", rep.Requested, rep.Moved, rep.Failed, rep.Returned, rep.Skipped, rep.DuplicatesAtMost)
+	}
+	if last.Total != 1 || last.Done != 1 || last.Failed != 1 {
+		t.Errorf("last progress %+v, want 1 of 1 done, failed", last)
+	}
+	if notes := strings.Join(rep.Notes, "\n"); !strings.Contains(notes, "not published") || !strings.Contains(notes, "ACCESS_REFUSED - ") {
+		t.Errorf("notes do not say why: %q", notes)
+	}
+	f.waitDepth(src, 1)
+	if d := f.depth(dst); d != 0 {
+		t.Errorf("%d messages reached the target", d)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"strconv"
 	"time"
 
@@ -29,7 +30,11 @@ func (l *Live) Topology(ctx context.Context) (retry.Vhost, error) {
 
 // Publish implements Client on a confirming channel of its own: every
 // message is confirmed or reported; a return (matched by HeaderMoveID)
-// arrives before its confirm.
+// arrives before its confirm. An error without outcomes: nothing of the
+// batch was published. An error with outcomes says why publishing stopped
+// short (the broker refused a publish and closed the channel, the
+// connection was lost, ctx ended): each outcome says what became of its
+// message.
 func (l *Live) Publish(ctx context.Context, batch []Outgoing) ([]Outcome, error) {
 	if l.r.ReadOnly {
 		return nil, fmt.Errorf("publish: %w", ErrReadOnly)
@@ -53,18 +58,27 @@ func (l *Live) Publish(ctx context.Context, batch []Outgoing) ([]Outcome, error)
 	}
 	ch, err := conn.Channel()
 	if err != nil {
-		return nil, fmt.Errorf("publish: open channel: %w", err)
+		return nil, AMQPFailure(conn, "publish: open channel", err, nil)
 	}
 	defer ch.Close()
+	// amqp091 tells why a channel closed once; every later call only says
+	// it is not open.
+	watch := WatchChannel(ch)
 	if err := ch.Confirm(false); err != nil {
-		return nil, fmt.Errorf("publish: confirm mode: %w", err)
+		return nil, AMQPFailure(conn, "publish: confirm mode", err, watch)
 	}
 	confirms := ch.NotifyPublish(make(chan amqp.Confirmation, len(batch)+1))
 	var returns <-chan amqp.Return = ch.NotifyReturn(make(chan amqp.Return, len(batch)+1))
-	closed := ch.NotifyClose(make(chan *amqp.Error, 1))
 	index := make(map[string]int, len(batch))
 	var seqs []int // publish sequence - 1 → batch index
+	// stopped is why publishing stopped before the end of the batch;
+	// notMade what each message it did not publish says.
+	var stopped, notMade error
 	for i, o := range batch {
+		if stopped != nil {
+			out[i] = Outcome{NotSent: true, Err: notMade}
+			continue
+		}
 		p := publishingOf(o)
 		if err := p.Headers.Validate(); err != nil {
 			out[i] = Outcome{NotSent: true, Err: fmt.Errorf("headers: %w", err)}
@@ -73,13 +87,26 @@ func (l *Live) Publish(ctx context.Context, batch []Outgoing) ([]Outcome, error)
 		id, _ := o.Headers[HeaderMoveID].(string)
 		index[id] = i
 		if err := ch.PublishWithContext(ctx, o.Exchange, o.RoutingKey, o.Mandatory, false, p); err != nil {
-			for j := i; j < len(batch); j++ {
-				if !out[j].NotSent {
-					// The channel may have sent part of this one; the rest not.
-					out[j] = Outcome{NotSent: j > i, Err: fmt.Errorf("publish: %w", err)}
-				}
+			switch {
+			case ctx.Err() != nil && errors.Is(err, ctx.Err()):
+				// Checked before anything is written.
+				stopped = fmt.Errorf("publish: %w", err)
+				notMade = stopped
+				out[i] = Outcome{NotSent: true, Err: notMade}
+			case errors.Is(err, amqp.ErrClosed):
+				// Checked before anything is written: why the channel
+				// closed is its close reason (see channelEnded).
+				stopped = err
+				notMade = fmt.Errorf("%w: the channel had closed", errNotReached)
+				out[i] = Outcome{NotSent: true, Err: notMade}
+			default:
+				// A write that failed part way: this one may have reached
+				// the broker; its connection is gone.
+				stopped = AMQPFailure(conn, "publish", err, watch)
+				notMade = fmt.Errorf("%w: the connection failed", errNotReached)
+				out[i].Err = fmt.Errorf("%w: it may have reached the broker", stopped)
 			}
-			break
+			continue
 		}
 		seqs = append(seqs, i)
 	}
@@ -106,12 +133,20 @@ func (l *Live) Publish(ctx context.Context, batch []Outgoing) ([]Outcome, error)
 	blockedBy, change := l.blockOf(conn).state()
 	notice := blockedNotice(ctx)
 	cancel, cancelled := ctx.Done(), false
-	stopped := func() ([]Outcome, error) {
+	stoppedBlocked := func() ([]Outcome, error) {
 		unsettled(fmt.Errorf("stopped while the broker blocked publishing (%s): it may have reached the broker", blockedBy))
 		return out, nil
 	}
 	notice(blockedBy)
 	defer func() { notice(l.blockOf(conn).blockedBy()) }()
+	// end settles what publishing stopped short of: a channel that closed
+	// under the batch says why (channelEnded).
+	end := func() ([]Outcome, error) {
+		if stopped == nil || errors.Is(stopped, context.Canceled) || errors.Is(stopped, context.DeadlineExceeded) {
+			return out, stopped
+		}
+		return out, l.channelEnded(conn, watch.Reason(time.Second), batch, seqs, settled, out)
+	}
 	var timeout <-chan time.Time
 	if blockedBy == "" {
 		timeout = time.After(settleWait)
@@ -119,23 +154,11 @@ func (l *Live) Publish(ctx context.Context, batch []Outgoing) ([]Outcome, error)
 	for got := 0; got < sent; {
 		select {
 		case r, ok := <-returns:
-			if !ok {
-				returns = nil // closed with its channel: the confirms say the rest
-				continue
-			}
-			take(r)
+			returns = nextReturns(returns, r, ok, take) // closed with its channel: the confirms say the rest
 		case c, ok := <-confirms:
 			if !ok {
-				var reason *amqp.Error
-				select {
-				case reason = <-closed: // posted before the confirms close
-				default:
-				}
-				if l.refused(reason, batch, seqs, settled, out) {
-					return out, nil
-				}
-				unsettled(errors.New("publish: the broker closed the channel before every confirm arrived"))
-				return out, nil
+				// The close reason is posted before the confirms close.
+				return out, l.channelEnded(conn, watch.Reason(time.Second), batch, seqs, settled, out)
 			}
 			// Returns come before their confirm: take what is waiting.
 			returns = drainReturns(returns, take)
@@ -165,34 +188,41 @@ func (l *Live) Publish(ctx context.Context, batch []Outgoing) ([]Outcome, error)
 			if blockedBy == "" {
 				timeout = time.After(settleWait)
 			} else if cancelled {
-				return stopped()
+				return stoppedBlocked()
 			}
 		case <-cancel:
 			// Unblocked, the confirms come soon (within the bound below).
 			cancel, cancelled = nil, true
 			if blockedBy != "" {
-				return stopped()
+				return stoppedBlocked()
 			}
 		case <-timeout:
 			unsettled(fmt.Errorf("no confirm within %v: it may have reached the broker", settleWait))
-			return out, nil
+			return end()
 		}
 	}
-	return out, nil
+	return end()
+}
+
+// nextReturns hands a return read from returns (ok: not closed) to take,
+// and gives back the channel to wait on next: nil once it is closed (with
+// its channel: the confirms still buffered are read after it, and a
+// closed channel is always ready, so waiting on it again would spin).
+func nextReturns(returns <-chan amqp.Return, r amqp.Return, ok bool, take func(amqp.Return)) <-chan amqp.Return {
+	if !ok {
+		return nil
+	}
+	take(r)
+	return returns
 }
 
 // drainReturns takes the returns waiting in returns, and gives back the
-// channel to wait on next: nil once it is closed (with its channel: the
-// confirms still buffered are read after it, and a closed channel is
-// always ready, so waiting on it again would spin).
+// channel to wait on next (see nextReturns).
 func drainReturns(returns <-chan amqp.Return, take func(amqp.Return)) <-chan amqp.Return {
 	for returns != nil {
 		select {
 		case r, ok := <-returns:
-			if !ok {
-				return nil
-			}
-			take(r)
+			returns = nextReturns(returns, r, ok, take)
 		default:
 			return returns
 		}
@@ -200,51 +230,95 @@ func drainReturns(returns <-chan amqp.Return, take func(amqp.Return)) <-chan amq
 	return nil
 }
 
-// errTooLarge: the broker refused a message over its maximum size.
-// errNotReached: it closed the channel at an earlier message of the batch,
-// so this one was never taken (the broker ignores what follows a
-// channel.close): nothing of it is on the broker.
-var (
-	errTooLarge   = errors.New("the broker refused it as too large")
-	errNotReached = errors.New("not published: the broker closed the channel at an earlier message of the batch")
-)
+// errNotReached: a message of the batch the broker never took: it closed
+// the channel at an earlier one (and ignores what follows a channel.close),
+// or the channel had closed before it was sent. Nothing of it is on the
+// broker. A message refused as too large is ErrTooLarge (amqpRefused).
+var errNotReached = errors.New("not published: the broker closed the channel at an earlier message of the batch")
 
-// refused settles a batch whose channel the broker closed because a
-// message was over its maximum size, and remembers the maximum it named.
-// The refused message is the first of that size in publish order (an
-// earlier one of the same size would have been refused first); those
-// after it never reached the broker; those before it that were not
-// confirmed stay in doubt. False when reason is no such refusal.
-func (l *Live) refused(reason *amqp.Error, batch []Outgoing, seqs []int, settled map[int]bool, out []Outcome) bool {
-	limit := refusedSize(reason)
-	if limit <= 0 {
+// publishRefusal says whether the broker closed a channel over a publish
+// it refused: no write access, no such exchange, a message it will not
+// take (too large, a user-id not the user's…).
+func publishRefusal(e *amqp.Error) bool {
+	if e == nil || !e.Server {
 		return false
 	}
-	m := sizeRefused.FindStringSubmatch(reason.Reason)
-	size, _ := strconv.Atoi(m[1])
+	switch e.Code {
+	case amqp.AccessRefused, amqp.NotFound, amqp.PreconditionFailed:
+		return true
+	}
+	return false
+}
+
+// refusedExchange reads the exchange a refusal names ("write access to
+// exchange 'amq.default' in vhost …", "no exchange 'x' in vhost …"): ""
+// for the default exchange.
+func refusedExchange(e *amqp.Error) (string, bool) {
+	m := refusedExchangeRE.FindStringSubmatch(e.Reason)
+	if m == nil {
+		return "", false
+	}
+	x := m[1]
+	if x == "amq.default" {
+		x = ""
+	}
+	return x, true
+}
+
+// The broker quotes names as they are: the exchange's ends at the last
+// "' in vhost '" (a quote in it is its own).
+var refusedExchangeRE = regexp.MustCompile(`exchange '(.*)' in vhost '`)
+
+// channelEnded settles a batch whose channel closed (over why; nil: no
+// reason known) before every confirm came, and words why. When the broker
+// refused a publish and it can be told which, that one is not published
+// and nor is any after it (the broker handles a channel's publishes in
+// order and ignores what follows a channel.close): the first not settled,
+// in publish order, of the size a too-large refusal names (and the limit
+// it names is learnt), or to the exchange an access or not-found refusal
+// names (every publish to it would be refused, so no earlier one was
+// taken). Those before it that were not confirmed, or every unsettled one
+// when none can be told (a lost connection, a refusal naming nothing), may
+// have reached the broker.
+func (l *Live) channelEnded(conn *amqp.Connection, why *amqp.Error, batch []Outgoing, seqs []int, settled map[int]bool, out []Outcome) error {
+	var ended error
+	if why == nil {
+		ended = errors.New("publish: the channel closed before every confirm arrived")
+	} else {
+		ended = amqpLost(connAddr(conn), "publish", why)
+	}
 	at := -1
-	for k, i := range seqs {
-		if !settled[i] && len(batch[i].Body) == size {
-			at = k
-			break
+	if publishRefusal(why) {
+		limit, size := refusedSize(why), 0
+		if limit > 0 {
+			size, _ = strconv.Atoi(sizeRefused.FindStringSubmatch(why.Reason)[1])
+		}
+		x, named := refusedExchange(why)
+		for k, i := range seqs {
+			if settled[i] {
+				continue
+			}
+			if limit > 0 && len(batch[i].Body) == size || limit == 0 && named && batch[i].Exchange == x {
+				at = k
+				break
+			}
+		}
+		if at >= 0 && limit > 0 {
+			l.maxMsg.Store(limit)
 		}
 	}
-	if at < 0 {
-		return false
-	}
-	l.maxMsg.Store(limit)
 	for k, i := range seqs {
 		switch {
 		case settled[i]:
-		case k < at:
-			out[i].Err = fmt.Errorf("the broker closed the channel (%s) before it confirmed this one: it may have reached the broker", reason.Reason)
+		case at < 0 || k < at:
+			out[i].Err = fmt.Errorf("%w, before it confirmed this one: it may have reached the broker", ended)
 		case k == at:
-			out[i] = Outcome{NotSent: true, Err: fmt.Errorf("%w: %s", errTooLarge, reason.Reason)}
+			out[i] = Outcome{NotSent: true, Err: ended}
 		default:
 			out[i] = Outcome{NotSent: true, Err: errNotReached}
 		}
 	}
-	return true
+	return ended
 }
 
 func publishingOf(o Outgoing) amqp.Publishing {

@@ -571,6 +571,7 @@ func Replay(ctx context.Context, c Client, req ReplayRequest, progress func(Move
 		report()
 	})
 	var failure error
+	var doubt lineNotes // lines left in doubt, by why
 	batchSize := replayBatch
 	if req.Rate > 0 {
 		// Each message waits its turn; a batch holds a tenth of a second's
@@ -640,18 +641,35 @@ func Replay(ctx context.Context, c Client, req ReplayRequest, progress func(Move
 		}
 		outcomes, err := c.Publish(pubCtx, out)
 		if err == nil && len(outcomes) != len(out) {
-			err = fmt.Errorf("publish answered %d of %d", len(outcomes), len(out))
-		}
-		if err != nil {
-			// Nothing of this batch is known to be published: it stays
-			// "sent" in the progress file, as possible duplicates.
-			failure = fmt.Errorf("replay %s: %w", req.File, err)
+			// Not knowing what became of it, the batch stays "sent" in the
+			// progress file: possible duplicates.
+			failure = fmt.Errorf("replay %s: publish answered %d of %d", req.File, len(outcomes), len(out))
 			rep.DuplicatesPossible = true
 			rep.DuplicatesAtMost += len(out)
 			rep.Failed += len(out)
 			break
 		}
 		var ok, failed []int
+		if outcomes == nil {
+			// Nothing of the batch was published (Publish says so by an
+			// error alone): its lines are not in doubt, --resume publishes
+			// them.
+			for _, j := range batch {
+				failed = append(failed, j.line.Line)
+			}
+			rep.Failed += len(batch)
+			failure = fmt.Errorf("replay %s: %w", req.File, err)
+			if rerr := record(progressEntry{Failed: failed}); rerr != nil {
+				failure = rerr
+			}
+			report()
+			break
+		}
+		// A channel that ended under the batch over anything but a line too
+		// large (a refusal every next batch would meet, a lost connection,
+		// a stop) ends the replay, in its one cause; what it did not publish
+		// is not in doubt.
+		stop := err != nil && !errors.Is(err, ErrTooLarge)
 		var again []replayJob
 		for k, res := range outcomes {
 			j := batch[k]
@@ -664,32 +682,37 @@ func Replay(ctx context.Context, c Client, req ReplayRequest, progress func(Move
 			case res.Returned:
 				failed = append(failed, j.line.Line)
 				rep.Returned++
-			case res.NotSent && errors.Is(res.Err, errNotReached):
+			case res.NotSent && errors.Is(res.Err, errNotReached) && !stop:
 				// Never reached the broker: published again next batch.
 				failed = append(failed, j.line.Line)
 				again = append(again, j)
-			case res.NotSent && errors.Is(res.Err, errTooLarge):
+			case res.NotSent && errors.Is(res.Err, ErrTooLarge):
 				failed = append(failed, j.line.Line)
 				rep.Skipped++
 				rep.Planned = append(rep.Planned, j.route.Skipped(res.Err.Error()))
 			case res.NotSent:
 				failed = append(failed, j.line.Line)
 				rep.Failed++
-				rep.Note(fmt.Sprintf("line %d not published: %v", j.line.Line, res.Err))
+				if !stop || !errors.Is(res.Err, err) && !errors.Is(res.Err, errNotReached) {
+					rep.Note(fmt.Sprintf("line %d not published: %v", j.line.Line, res.Err))
+				}
 			default:
 				// Unconfirmed: it may be on the broker.
 				rep.Failed++
 				rep.DuplicatesPossible = true
 				rep.DuplicatesAtMost++
 				if res.Err != nil {
-					rep.Note(fmt.Sprintf("line %d: %v", j.line.Line, res.Err))
+					doubt.add(res.Err.Error(), j.line.Line)
 				}
 			}
+		}
+		if stop {
+			failure = fmt.Errorf("replay %s: %w", req.File, err)
 		}
 		if err := record(progressEntry{Done: ok, Failed: failed}); err != nil {
 			failure = err
 		}
-		if len(again) > 0 {
+		if len(again) > 0 && failure == nil {
 			queue = append(again, queue...)
 			if l, err := limitsOf(ctx, c); err == nil {
 				lim = l // the refusal named the broker's limit
@@ -697,6 +720,7 @@ func Replay(ctx context.Context, c Client, req ReplayRequest, progress func(Move
 		}
 		report()
 	}
+	doubt.note(rep)
 	if again := sumDoubt(st, jobs); again > 0 {
 		rep.DuplicatesPossible = true
 		rep.DuplicatesAtMost += again
@@ -750,6 +774,32 @@ func sumDoubt(st progressState, jobs []replayJob) int {
 		n += st.doubt[l]
 	}
 	return n
+}
+
+// lineNotes gathers lines by what was said of them, for one note each
+// (not one a line: a batch's lines share their cause).
+type lineNotes struct {
+	order []string
+	lines map[string]map[int]bool
+}
+
+func (n *lineNotes) add(why string, line int) {
+	if n.lines == nil {
+		n.lines = map[string]map[int]bool{}
+	}
+	if n.lines[why] == nil {
+		n.lines[why] = map[int]bool{}
+		n.order = append(n.order, why)
+	}
+	n.lines[why][line] = true
+}
+
+// note writes one note for each cause: "lines 3, 4, 5: why".
+func (n *lineNotes) note(rep *MoveReport) {
+	for _, why := range n.order {
+		set := n.lines[why]
+		rep.Note(fmt.Sprintf("%s %s: %s", plainPlural(len(set), "line", "lines"), lineList(set), why))
+	}
 }
 
 func lineList(set map[int]bool) string {

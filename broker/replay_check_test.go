@@ -148,7 +148,7 @@ func TestReplayLearnsAConfiguredMaximumFromTheBroker(t *testing.T) {
 		t.Fatalf("error %v, want a partial replay", err)
 	}
 	skipped := skippedLines(rep)
-	if !strings.Contains(skipped[12], "refused it as too large") || !strings.Contains(skipped[12], fmt.Sprintf("max size %d", limit)) {
+	if !strings.Contains(skipped[12], "refused, message too large: PRECONDITION_FAILED - ") || !strings.Contains(skipped[12], fmt.Sprintf("max size %d", limit)) {
 		t.Errorf("line 12: %q", skipped[12])
 	}
 	// Line 402 comes later: by then the limit is usually learned and it is

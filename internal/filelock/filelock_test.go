@@ -65,3 +65,38 @@ func TestLockEndsWithItsProcess(t *testing.T) {
 		t.Fatalf("lock after its holder exited: %v", err)
 	}
 }
+
+// A locked file stays readable and writable through another open file of
+// the same process: a replay locks its progress file and then reads it
+// again, and a refused replay reads the holder's lock record. (Windows
+// byte-range locks are mandatory: a lock over the file's bytes would
+// refuse both; the lock is a byte past its end there.)
+func TestLockedFileStaysReadableThroughAnotherOpen(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "x.progress")
+	if err := os.WriteFile(p, []byte(`{"lock":{"pid":1}}`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	holder, err := os.OpenFile(p, os.O_RDWR|os.O_APPEND, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close()
+	if err := TryLock(holder); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := holder.WriteString(`{"sent":[2]}` + "\n"); err != nil {
+		t.Fatalf("the holder's own write: %v", err)
+	}
+	b, err := os.ReadFile(p)
+	if err != nil || string(b) != `{"lock":{"pid":1}}`+"\n"+`{"sent":[2]}`+"\n" {
+		t.Fatalf("read through another open file while locked: %q, %v", b, err)
+	}
+	other, err := os.OpenFile(p, os.O_RDWR, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if err := TryLock(other); !errors.Is(err, ErrHeld) {
+		t.Fatalf("second lock: %v, want ErrHeld", err)
+	}
+}
