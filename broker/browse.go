@@ -115,6 +115,9 @@ func (b *BrowseRun) Stop(reason string) {
 
 // TimedOut marks a read the deadline stopped.
 func (b *BrowseRun) TimedOut() {
+	if b.res.Incomplete == "" {
+		b.res.hitDeadline = true
+	}
 	b.Stop(fmt.Sprintf("stopped at the %s deadline after %s of %d: the rest was not read",
 		b.opt.Deadline, retry.Plural(b.read, "message", "messages"), b.want))
 }

@@ -128,6 +128,7 @@ type PeekResult struct {
 	redelivered int
 	counts      []deliveryCount
 	browsed     bool // read, redelivered and counts are kept (by a BrowseRun)
+	hitDeadline bool // the deadline (PeekOptions.Deadline) stopped the read
 }
 
 // deliveryCount is a browsed message's x-delivery-count as delivered.

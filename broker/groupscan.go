@@ -1,7 +1,6 @@
 package broker
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -28,9 +27,13 @@ type GroupScanOptions struct {
 	// with --group-by shows them), with bodies up to BodyPreview bytes.
 	Keep        int
 	BodyPreview int
-	// Progress, when set, is called from the scanning goroutine with the
-	// count of messages grouped so far.
-	Progress func(grouped int)
+	// Deadline (> 0) bounds how long the browse reads (peek --max-time):
+	// a scan still reading then stops with what it grouped, and its
+	// coverage says so. 0: no deadline but the context's.
+	Deadline time.Duration
+	// Progress, when set, hears how far the browse has read, from the
+	// reading goroutine (see PeekOptions.Progress).
+	Progress func(PeekProgress)
 }
 
 // GroupCoverage is how much of the queue the groups cover. JSON field
@@ -39,8 +42,11 @@ type GroupCoverage struct {
 	By string `json:"by"`
 	// Grouped messages are in the groups; LookedAt were read (grouped,
 	// not chosen by --where, or not readable: Unreadable).
-	Grouped    int `json:"grouped"`
-	LookedAt   int `json:"looked_at"`
+	Grouped  int `json:"grouped"`
+	LookedAt int `json:"looked_at"`
+	// Unreadable is always 0 now: the scan groups every message it reads
+	// (it once counted names the dump format cannot carry). Kept for the
+	// JSON contract.
 	Unreadable int `json:"unreadable,omitempty"`
 	// Of is how many messages were ready when the scan began (at least
 	// LookedAt); Bound the most a scan looks at.
@@ -49,6 +55,9 @@ type GroupCoverage struct {
 	// Capped: the scan stopped at Bound, or before the end of the queue,
 	// with messages it did not look at.
 	Capped bool `json:"capped"`
+	// Deadline is the deadline (--max-time) that stopped the scan short
+	// (0: none did); the result's incomplete says it in words.
+	Deadline time.Duration `json:"-"`
 }
 
 // Covers reports whether the groups cover every ready message.
@@ -63,18 +72,15 @@ type GroupScan struct {
 	Queue       retry.Queue `json:"-"`
 	SideEffects []string    `json:"side_effects"`
 	Released    int64       `json:"released"`
-	// Unreadable says, one note each, which messages could not be grouped
-	// (a name that is not UTF-8: the dump format cannot carry it).
-	Unreadable []string  `json:"unreadable,omitempty"`
-	ScannedAt  time.Time `json:"scanned_at"`
+	ScannedAt   time.Time   `json:"scanned_at"`
 	// browse is what the browse itself reported (no messages), when seen.
 	browse *PeekResult
 }
 
 // ScanGroups groups a queue's messages, up to the dump bound: a browse, with
 // a peek's side effects (reported). The result is partial, with an
-// ErrPartial error, when some messages could not be read; what was read is
-// grouped.
+// ErrPartial error, when the browse stopped short (its deadline, a message
+// the AMQP client could not read, Ctrl+C); what was read is grouped.
 func ScanGroups(ctx context.Context, c Client, o GroupScanOptions) (*GroupScan, error) {
 	v, err := c.Topology(ctx)
 	if err != nil {
@@ -88,11 +94,7 @@ func ScanGroups(ctx context.Context, c Client, o GroupScanOptions) (*GroupScan, 
 	if o.Limit > 0 && o.Limit < bound && o.Where.Empty() {
 		bound = o.Limit
 	}
-	ladders := retry.Discover(&v)
-	w := &groupWriter{
-		g: NewGrouper(o.By), keep: o.Keep, preview: o.BodyPreview, progress: o.Progress,
-		deaths: retry.DeathQueuesOf(ladders, o.Queue), mains: retry.MainQueues(ladders),
-	}
+	w := &groupWriter{g: NewGrouper(o.By), keep: o.Keep, preview: o.BodyPreview}
 	if w.preview <= 0 {
 		w.preview = DefaultBodyPreview
 	}
@@ -101,30 +103,35 @@ func ScanGroups(ctx context.Context, c Client, o GroupScanOptions) (*GroupScan, 
 	// as far as its bound); without one, what it looks at.
 	limit := max(0, o.Limit)
 	spy := &peekSpy{Client: c, queue: o.Queue}
-	rep, derr := Dump(ctx, spy, DumpOptions{Queue: o.Queue, Limit: min(limit, bound), Where: o.Where, Force: o.Force}, w)
+	rep, derr := Dump(ctx, spy, DumpOptions{Queue: o.Queue, Limit: min(limit, bound), Where: o.Where, Force: o.Force,
+		Deadline: o.Deadline, Progress: o.Progress}, w)
 	if rep == nil {
 		rep = &DumpReport{}
-	}
-	if w.err != nil {
-		return nil, w.err
 	}
 	if derr != nil && !errors.Is(derr, ErrPartial) {
 		return nil, derr
 	}
+	if rep.Incomplete != "" {
+		// Dump's words are a file's ("the rest is not in the file").
+		derr = partialError("group %s: %s", o.Queue, rep.Incomplete)
+	}
 	scan.Groups, scan.Messages = w.g.Groups(), w.kept
-	scan.SideEffects, scan.Released, scan.Unreadable = rep.SideEffects, rep.Released, rep.Skipped
+	scan.SideEffects, scan.Released = rep.SideEffects, rep.Released
 	if scan.SideEffects == nil {
 		scan.SideEffects = []string{}
 	}
-	looked := rep.Written + rep.Unmatched + len(rep.Skipped)
+	looked := rep.Written + rep.Unmatched
 	ready := q.Ready // the management API's, seconds old
 	if spy.res != nil {
 		ready = spy.res.Ready // the browse's own count, exact as it began
 		scan.Queue.Ready, scan.Queue.Messages = spy.res.Ready, spy.res.Total
 		scan.browse = spy.res
 	}
-	cov := GroupCoverage{By: o.By, Grouped: w.g.Len(), LookedAt: looked, Unreadable: len(rep.Skipped), Of: max(ready, int64(looked)), Bound: bound}
+	cov := GroupCoverage{By: o.By, Grouped: w.g.Len(), LookedAt: looked, Of: max(ready, int64(looked)), Bound: bound}
 	cov.Capped = int64(looked) < cov.Of
+	if spy.res != nil && spy.res.hitDeadline {
+		cov.Deadline = o.Deadline
+	}
 	scan.Coverage = cov
 	return scan, derr
 }
@@ -147,74 +154,34 @@ func (p *peekSpy) Peek(ctx context.Context, queue string, opt PeekOptions) (*Pee
 	return res, err
 }
 
-// groupWriter is a DumpWriter that groups the records instead of keeping
-// them. Records are whole lines, however the writes split them.
+// groupWriter is a MessageWriter that groups each message the browse hands
+// on, as it is, and keeps only the groups (and the first keep messages,
+// their bodies cut to preview): no dump line is made of it, so a message
+// whose names the dump format cannot carry is grouped too.
 type groupWriter struct {
-	g        *Grouper
-	buf      []byte
-	head     bool // the dump's first line (its header) was seen
-	line     int
-	keep     int
-	kept     []Message
-	preview  int
-	deaths   map[string]bool
-	mains    map[string]bool
-	progress func(int)
-	err      error
+	g       *Grouper
+	keep    int
+	kept    []Message
+	preview int
 }
 
-func (w *groupWriter) Write(p []byte) (int, error) {
-	if w.err != nil {
-		return 0, w.err
-	}
-	w.buf = append(w.buf, p...)
-	start := 0
-	for {
-		i := bytes.IndexByte(w.buf[start:], '\n')
-		if i < 0 {
-			break
-		}
-		w.record(w.buf[start : start+i])
-		start += i + 1
-		if w.err != nil {
-			return 0, w.err
-		}
-	}
-	w.buf = append(w.buf[:0], w.buf[start:]...)
-	return len(p), nil
-}
+// Write takes the dump's header line, which grouping has no use for.
+func (w *groupWriter) Write(p []byte) (int, error) { return len(p), nil }
 
-func (w *groupWriter) Sync() error { return w.err }
+func (w *groupWriter) Sync() error { return nil }
 
-// record groups one line of the dump.
-func (w *groupWriter) record(line []byte) {
-	w.line++
-	if !w.head {
-		w.head = true // the header: vhost, queue, version
-		return
-	}
-	if len(line) == 0 {
-		return
-	}
-	rec, err := UnmarshalRecord(line)
-	if err != nil {
-		w.err = fmt.Errorf("group: message %d: %w", w.line-1, err)
-		return
-	}
-	m := Message{Position: rec.Position, Exchange: rec.Exchange, RoutingKey: rec.RoutingKey, Redelivered: rec.Redelivered,
-		Properties: rec.MessageProperties(), Headers: rec.Headers}
-	preview := 0 // grouping reads headers only
+// WriteMessage groups m (decoded by the browse, its body whole).
+func (w *groupWriter) WriteMessage(m *Message) error {
+	w.g.Add(m)
 	if len(w.kept) < w.keep {
-		preview = w.preview
+		k := *m // the browse's own: a copy, with a copy of the preview alone
+		n := min(len(m.Body), w.preview)
+		k.Body = append([]byte(nil), m.Body[:n]...)
+		k.BodyTruncated = m.BodyTruncated || n < len(m.Body)
+		k.BodyPreview = previewText(k.Body)
+		w.kept = append(w.kept, k)
 	}
-	DecodeMessage(&m, rec.Body, preview, w.deaths, w.mains)
-	w.g.Add(&m)
-	if len(w.kept) < w.keep {
-		w.kept = append(w.kept, m)
-	}
-	if w.progress != nil {
-		w.progress(w.g.Len())
-	}
+	return nil
 }
 
 // PeekResult is the scan as peek --group-by reports it: the queue, what the
@@ -229,9 +196,6 @@ func (s *GroupScan) PeekResult() *PeekResult {
 	res.Grouping = &cov
 	if b := s.browse; b != nil {
 		res.ReleasedTo, res.ReleasedAt, res.Incomplete = b.ReleasedTo, b.ReleasedAt, b.Incomplete
-	}
-	if len(s.Unreadable) > 0 && res.Incomplete == "" {
-		res.Incomplete = s.Unreadable[0]
 	}
 	at := s.ScannedAt
 	if s.browse != nil && !s.browse.PeekedAt.IsZero() {

@@ -3,6 +3,7 @@ package broker_test
 import (
 	"context"
 	"runtime"
+	"slices"
 	"testing"
 	"time"
 
@@ -29,9 +30,9 @@ func simWithCauses(t *testing.T, n int) *sim.Sim {
 func TestScanGroupsCoversTheQueue(t *testing.T) {
 	t.Parallel() // slow, and on names of its own
 	s := simWithCauses(t, 5000)
-	var progress []int
+	var progress []broker.PeekProgress
 	scan, err := broker.ScanGroups(context.Background(), s, broker.GroupScanOptions{Queue: sim.OrdersDLQ, By: broker.GroupError, Keep: 20,
-		Progress: func(n int) { progress = append(progress, n) }})
+		Progress: func(p broker.PeekProgress) { progress = append(progress, p) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,8 +43,12 @@ func TestScanGroupsCoversTheQueue(t *testing.T) {
 	if len(scan.Messages) != 20 || scan.Messages[19].Position != 19 || len(scan.SideEffects) == 0 {
 		t.Fatalf("kept %d messages, side effects %v", len(scan.Messages), scan.SideEffects)
 	}
-	if len(progress) != 5000 || progress[4999] != 5000 {
-		t.Fatalf("progress reported %d times", len(progress))
+	// The browse's progress: how far it read of what it reads at most.
+	if len(progress) < 2 || progress[0].Read != 0 || progress[0].Want != 5000 {
+		t.Fatalf("progress %+v", progress)
+	}
+	if last := progress[len(progress)-1]; !last.Done || last.Read != 5000 || last.Want != 5000 {
+		t.Fatalf("last progress %+v", last)
 	}
 	res := scan.PeekResult()
 	if res.Grouping == nil || res.Grouping.Grouped != 5000 || res.Ready != 5000 || len(res.Groups) != 3 || len(res.Messages) != 20 {
@@ -117,4 +122,37 @@ func BenchmarkScanGroups100k(b *testing.B) {
 		b.Fatalf("%d groups of %d", len(scan.Groups), scan.Coverage.Grouped)
 	}
 	b.ReportMetric(float64(int64(after.HeapAlloc)-int64(before.HeapAlloc))/1024, "retained-KB")
+}
+
+// A message whose header name is not UTF-8 (which a dump line cannot carry)
+// is grouped like any other: grouping takes the message itself, not its
+// line, so nothing is "unreadable" and the scan is complete.
+func TestScanGroupsTakesNamesThatAreNotUTF8(t *testing.T) {
+	s := simWithCauses(t, 10)
+	bad := broker.Outgoing{RoutingKey: sim.OrdersDLQ, Mandatory: true, Body: []byte("{}"),
+		Headers:    retry.Headers{"x-bad\xff\xfe": "value", "x-last-error": "java.lang.IllegalStateException: order A-77 rejected"},
+		Properties: broker.Properties{MessageID: "bad-name"}}
+	if out, err := s.Publish(context.Background(), []broker.Outgoing{bad}); err != nil || !out[0].Confirmed {
+		t.Fatalf("publish: %v %+v", err, out)
+	}
+	scan, err := broker.ScanGroups(context.Background(), s, broker.GroupScanOptions{Queue: sim.OrdersDLQ, By: broker.GroupError, Keep: 20})
+	if err != nil {
+		t.Fatalf("scan: %v", err)
+	}
+	c := scan.Coverage
+	if c.Grouped != 11 || c.LookedAt != 11 || c.Unreadable != 0 || !c.Covers() {
+		t.Fatalf("coverage %+v", c)
+	}
+	found := false
+	for _, g := range scan.Groups {
+		if slices.Contains(g.SampleIDs, "bad-name") {
+			found = g.Type == "java.lang.IllegalStateException" && g.Count == 1
+		}
+	}
+	if !found {
+		t.Fatalf("the message is not in a group of its own cause: %+v", scan.Groups)
+	}
+	if res := scan.PeekResult(); res.Incomplete != "" || len(res.Messages) != 11 || res.Messages[10].Properties.MessageID != "bad-name" {
+		t.Fatalf("as a peek: incomplete %q, %d messages", res.Incomplete, len(res.Messages))
+	}
 }

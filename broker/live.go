@@ -27,6 +27,11 @@ type Live struct {
 	conn *amqp.Connection
 	// checked: AMQP and the management API were found to name one cluster.
 	checked bool
+	// identity is the same-broker check under way (nil: none), which every
+	// snapshot meanwhile waits on rather than dialling again.
+	identity *identityCheck
+	// closed: Close was called; a dial that ends after it closes its own.
+	closed bool
 	// amqp1 browses quorum queues on 4.3+ (see Peek), opened on first use;
 	// amqp1Refused, set by tests, plays a broker that refuses AMQP 1.0.
 	amqp1        *amqp1Session
@@ -132,8 +137,15 @@ func (l *Live) Snapshot(ctx context.Context) (*Snapshot, error) {
 		}
 		return nil, err
 	}
-	if err := <-same; err != nil {
-		return nil, err
+	// AMQP naming another broker is refused; an AMQP port that does not
+	// answer is waited for no longer than identityWait (the API's data
+	// stands on its own: the check goes on, and a later snapshot says).
+	select {
+	case err := <-same:
+		if err != nil {
+			return nil, err
+		}
+	case <-time.After(identityWait):
 	}
 	discountOwn(&v, l.ownSince(time.Now()))
 	retry.Inflow(&v)
@@ -148,18 +160,24 @@ func (l *Live) Snapshot(ctx context.Context) (*Snapshot, error) {
 // connection returns the shared AMQP connection, dialling again when the
 // broker closed the previous one. A new connection must reach the cluster
 // the management API reports (see SameBroker); when the API does not say
-// within identityWait, the check waits for the next snapshot.
+// within identityWait, the check waits for the next snapshot. The dial and
+// the check are made outside l.mu (a dial can take dialTimeout, and
+// everything else on the client takes l.mu): when two callers dial at once,
+// the second to finish closes its own and shares the first's.
 func (l *Live) connection(ctx context.Context) (*amqp.Connection, error) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	if l.conn != nil && !l.conn.IsClosed() {
-		return l.conn, nil
+		c := l.conn
+		l.mu.Unlock()
+		return c, nil
 	}
+	checked := l.checked
+	l.mu.Unlock()
 	c, err := l.r.DialAMQP(ctx, l.purpose)
 	if err != nil {
 		return nil, err
 	}
-	if !l.checked {
+	if !checked {
 		ictx, cancel := context.WithTimeout(ctx, identityWait)
 		err := l.mgmt.SameBroker(ictx, c)
 		cancel()
@@ -168,8 +186,19 @@ func (l *Live) connection(ctx context.Context) (*amqp.Connection, error) {
 			c.Close()
 			return nil, err
 		case err == nil:
-			l.checked = true
+			checked = true
 		}
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.checked = l.checked || checked
+	switch {
+	case l.closed:
+		c.Close()
+		return nil, errors.New("the client is closed")
+	case l.conn != nil && !l.conn.IsClosed():
+		c.Close() // another caller's dial was installed first
+		return l.conn, nil
 	}
 	l.conn, l.block = c, watchBlocked(c)
 	return c, nil
@@ -179,23 +208,49 @@ func (l *Live) connection(ctx context.Context) (*amqp.Connection, error) {
 // checked against it: AMQP work does not wait on a slow API.
 const identityWait = 3 * time.Second
 
+// identityCheck is a same-broker check under way: err is set when done is
+// closed.
+type identityCheck struct {
+	done chan struct{}
+	err  error
+}
+
 // verifySameBroker is Snapshot's check that AMQP reaches the cluster the
 // management API reads, once per client. AMQP that cannot be reached is
 // not the snapshot's failure (the API's data stands on its own; a peek or
 // move will say): two brokers are, and a vhost the AMQP broker does not
 // have while the API's does (it names the AMQP address: the other broker).
+// One check runs at a time, bounded by the dial's own timeouts, not by the
+// ctx of the caller that began it; callers wait on it until their ctx ends.
 func (l *Live) verifySameBroker(ctx context.Context) error {
 	l.mu.Lock()
-	checked := l.checked
-	l.mu.Unlock()
-	if checked {
+	if l.checked {
+		l.mu.Unlock()
 		return nil
 	}
-	_, err := l.connection(ctx)
-	if errors.Is(err, ErrTwoBrokers) || errors.Is(err, ErrVhostNotFound) {
-		return err
+	chk := l.identity
+	if chk == nil {
+		chk = &identityCheck{done: make(chan struct{})}
+		l.identity = chk
+		go func() {
+			_, err := l.connection(context.WithoutCancel(ctx))
+			if !errors.Is(err, ErrTwoBrokers) && !errors.Is(err, ErrVhostNotFound) {
+				err = nil
+			}
+			l.mu.Lock()
+			l.identity = nil
+			l.mu.Unlock()
+			chk.err = err
+			close(chk.done)
+		}()
 	}
-	return nil
+	l.mu.Unlock()
+	select {
+	case <-chk.done:
+		return chk.err
+	case <-ctx.Done():
+		return nil
+	}
 }
 
 // browseConnection returns the connection browses read on, dialling again
@@ -488,6 +543,7 @@ func (l *Live) Close() error {
 	l.mgmt.Close()
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.closed = true
 	if l.amqp1 != nil {
 		l.amqp1.close()
 		l.amqp1 = nil

@@ -31,6 +31,10 @@ type DumpOptions struct {
 	Consume  bool
 	BodyText bool // write valid UTF-8 bodies as text
 	Force    bool // peek a quorum queue near its delivery limit
+	// Deadline (> 0) bounds how long a browsing dump reads (see
+	// PeekOptions.Deadline): one still reading then stops with what it
+	// wrote, Incomplete saying so. 0: no deadline but the context's.
+	Deadline time.Duration
 	// Progress, when set, hears how far a browsing dump has read (see
 	// PeekOptions.Progress).
 	Progress func(PeekProgress)
@@ -53,8 +57,10 @@ type DumpWriter interface {
 
 // MessageWriter is a DumpWriter that takes each chosen message itself, in
 // queue order, instead of its line (a scan that groups a whole queue, say):
-// Dump calls WriteMessage for it and writes no line. The message is the
-// writer's only during the call. The header line still goes to Write.
+// Dump calls WriteMessage for it and writes no line, so every message is
+// taken, whatever the dump format could carry. The message is the writer's
+// only during the call (one it keeps, it copies; its body is whole). The
+// header line still goes to Write.
 type MessageWriter interface {
 	DumpWriter
 	WriteMessage(*Message) error
@@ -214,7 +220,7 @@ func browseDump(ctx context.Context, c Client, o DumpOptions, w DumpWriter, rep 
 		}
 		return nil
 	}
-	res, err := c.Peek(ctx, o.Queue, PeekOptions{Limit: limit, BodyPreview: maxBody, Force: o.Force, Progress: o.Progress, Each: each})
+	res, err := c.Peek(ctx, o.Queue, PeekOptions{Limit: limit, BodyPreview: maxBody, Force: o.Force, Deadline: o.Deadline, Progress: o.Progress, Each: each})
 	if err != nil {
 		switch serr := w.Sync(); {
 		case failed != nil:

@@ -84,8 +84,8 @@ func (m *browserModel) open(queue string) tea.Cmd {
 		// One read at a time: this queue's peek waits for the running read
 		// to end, and a peek of another queue is of no use now.
 		m.queued = true
-		if r.kind == readPeek {
-			r.cancel()
+		if r.kind == readPeek || r.kind == readUnblock {
+			r.cancel() // an unblock's dialog would open over the new queue
 		}
 		return nil
 	}
@@ -180,10 +180,9 @@ func (m *browserModel) Update(msg tea.Msg) tea.Cmd {
 			return tea.Sequence(statusCmd("dumping "+termtext.Sanitize(m.queue)+" to "+termtext.Sanitize(msg.file)+"…", false), tea.Batch(m.dump(r, msg.file), r.wait()))
 		}
 	case unblockReadyMsg:
-		if r := m.reading; r != nil && !msg.home && r.kind == readUnblock && r.queue == msg.queue {
-			return tea.Batch(m.endRead(r.id), m.unblockReady(msg))
-		}
-		return m.unblockReady(msg)
+		return tea.Batch(m.endRead(msg.read), m.unblockReady(msg))
+	case unblockAskMsg:
+		return m.prepareUnblockFor(msg.queue, true)
 	case dumpDoneMsg:
 		next := m.endRead(msg.id)
 		if msg.err != nil {

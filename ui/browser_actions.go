@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -22,41 +23,50 @@ import (
 
 // unblockReadyMsg is ladder unblock's plan for a queue, asked from the
 // browser or (home) from a HoL finding on the ladders screen: data
-// messages reach every screen, and only the one that asked opens it.
+// messages reach every screen, and only the one that asked opens it. read
+// is the browser read it ran as (see startRead): its end ends that read.
 type unblockReadyMsg struct {
 	queue string
 	home  bool
+	read  int
 	req   broker.MoveRequest
 	plan  retry.UnblockPlan
 	err   error
 }
 
-// prepareUnblockCmd plans ladder unblock for queue, as the CLI does (a
-// peek, with a peek's side effects).
-func prepareUnblockCmd(c broker.Client, queue string, home bool) tea.Cmd {
-	// In sequence: batched, a quick answer (an error) could arrive first
-	// and be overwritten by "reading the queue…".
-	return tea.Sequence(statusCmd("unblock "+termtext.Sanitize(queue)+": reading the queue…", false), func() tea.Msg {
-		ctx, cancel := context.WithTimeout(context.Background(), peekTimeout)
-		defer cancel()
-		req, plan, _, err := broker.PrepareUnblock(ctx, c, queue, broker.DefaultUnblockLook)
-		return unblockReadyMsg{queue: queue, home: home, req: req, plan: plan, err: err}
-	})
-}
+// unblockAskMsg is home's u on a HoL finding: the browser, which reads one
+// thing at a time, runs the read (see prepareUnblockFor).
+type unblockAskMsg struct{ queue string }
 
 // prepareUnblock plans ladder unblock for the browser's queue (the browser
-// already paid for one peek to show it): a read, one at a time.
-func (m *browserModel) prepareUnblock() tea.Cmd {
-	if m.startRead(readUnblock, peekTimeout) == nil {
+// already paid for one peek to show it).
+func (m *browserModel) prepareUnblock() tea.Cmd { return m.prepareUnblockFor(m.queue, false) }
+
+// prepareUnblockFor plans ladder unblock for queue, as the CLI does (a
+// peek, with a peek's side effects), asked from the browser or from home:
+// a read like the browser's others, one at a time, under the read's context
+// (a read that replaces it cancels it) and showing its progress.
+func (m *browserModel) prepareUnblockFor(queue string, home bool) tea.Cmd {
+	r := m.startRead(readUnblock, peekTimeout)
+	if r == nil {
 		return m.alreadyReading()
 	}
-	return prepareUnblockCmd(m.c.client, m.queue, false)
+	r.queue = queue // home's may be another queue than the browser's
+	c, ctx, id, ch := m.c.client, r.ctx, r.id, r.ch
+	opt := broker.UnblockOptions{Look: broker.DefaultUnblockLook, Progress: r.report}
+	// In sequence: batched, a quick answer (an error) could arrive first
+	// and be overwritten by "reading the queue…".
+	return tea.Sequence(statusCmd("unblock "+termtext.Sanitize(queue)+": reading the queue…", false), tea.Batch(func() tea.Msg {
+		defer close(ch) // ends the progress wait
+		req, plan, _, err := broker.PrepareUnblockWith(ctx, c, queue, opt)
+		return unblockReadyMsg{queue: queue, home: home, read: id, req: req, plan: plan, err: err}
+	}, r.wait()))
 }
 
 // unblockReady opens the move dialog on the plan, straight at its dry run.
 func (m *browserModel) unblockReady(msg unblockReadyMsg) tea.Cmd {
-	if msg.home || msg.queue != m.queue {
-		return nil
+	if msg.home || msg.queue != m.queue || errors.Is(msg.err, context.Canceled) {
+		return nil // not asked here, or replaced by another read
 	}
 	return openUnblock(msg, m.moveSpec(nil))
 }

@@ -112,8 +112,15 @@ func (m *browserModel) readProgress(msg readProgressMsg) tea.Cmd {
 	if m.reading == nil || m.reading.id != msg.id {
 		return nil
 	}
-	m.reading.progress = msg.p
-	return m.reading.wait()
+	r := m.reading
+	r.progress = msg.p
+	if r.kind == readUnblock && !msg.p.Done && msg.p.Read < msg.p.Want {
+		// Asked from home too, where no footer shows reads: the status
+		// line that said "reading the queue…" follows it (not the last
+		// report: the answer's own status follows that at once).
+		return tea.Batch(statusCmd("unblock "+termtext.Sanitize(r.queue)+": "+r.text(), false), r.wait())
+	}
+	return r.wait()
 }
 
 // readingText says what the running read is at: "reading the queue… 412 of

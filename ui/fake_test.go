@@ -32,7 +32,8 @@ type fakeClient struct {
 	// gate closes or its context ends (a read that takes a while).
 	peekGate   chan struct{}
 	peekReport broker.PeekProgress
-	topology   bool // Topology answers from snap
+	peekOpts   []broker.PeekOptions // what each Peek was asked
+	topology   bool                 // Topology answers from snap
 	moves      []broker.MoveRequest
 	moveStep   time.Duration // pause between progress reports (teatest flows)
 	skipNote   string        // when set, every message is skipped for this reason
@@ -56,6 +57,7 @@ func (f *fakeClient) Snapshot(ctx context.Context) (*broker.Snapshot, error) {
 func (f *fakeClient) Peek(ctx context.Context, queue string, opt broker.PeekOptions) (*broker.PeekResult, error) {
 	f.mu.Lock()
 	f.peeked = append(f.peeked, queue)
+	f.peekOpts = append(f.peekOpts, opt)
 	gate, report := f.peekGate, f.peekReport
 	f.mu.Unlock()
 	if gate != nil {

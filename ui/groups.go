@@ -23,7 +23,8 @@ import (
 // them. g groups the peeked messages at once and says how many of the
 // queue's that is; when the peek did not cover the queue, S groups the whole
 // queue (ladder peek --group-by's scan: a browse up to the dump bound, in the
-// background, with its progress; esc stops it).
+// background, a read like a peek: its progress shown, stopped at the peek's
+// deadline or by esc).
 
 // groupOrder is what g cycles through ("" is the plain list).
 var groupOrder = append([]string{""}, broker.GroupBys...)
@@ -35,19 +36,12 @@ type groupScan struct {
 	peek    int // the peek it was started over (m.id): a new peek drops it
 	where   string
 	running bool
-	done    int
 	cancel  context.CancelFunc
-	ch      chan int
 	result  *broker.GroupScan
 }
 
-// groupScanProgressMsg and groupScanDoneMsg report a scan (id: groupScan.id).
-type groupScanProgressMsg struct {
-	queue   string
-	id, n   int
-	updates <-chan int
-}
-
+// groupScanDoneMsg reports a scan (id: groupScan.id); its progress is its
+// read's (readProgressMsg).
 type groupScanDoneMsg struct {
 	queue string
 	id    int // the scan
@@ -141,7 +135,8 @@ func (m *browserModel) askScan() tea.Cmd {
 }
 
 // startScan groups the whole queue in the background: ladder peek
-// --group-by's scan (broker.ScanGroups), progress through a channel.
+// --group-by's scan (broker.ScanGroups), a read with a peek's deadline and
+// its progress.
 func (m *browserModel) startScan() tea.Cmd {
 	m.stopScan()
 	// A scan is a browse like a peek: one read at a time.
@@ -152,36 +147,18 @@ func (m *browserModel) startScan() tea.Cmd {
 	s := &m.gscan
 	s.id++
 	ctx, cancel, read := r.ctx, r.cancel, r.id
-	ch := make(chan int, 1)
-	*s = groupScan{id: s.id, by: m.groupBy, peek: m.id, where: strings.Join(m.where.Exprs(), " "), running: true, cancel: cancel, ch: ch}
+	*s = groupScan{id: s.id, by: m.groupBy, peek: m.id, where: strings.Join(m.where.Exprs(), " "), running: true, cancel: cancel}
 	c, queue, id, opts := m.c.client, m.queue, s.id, broker.GroupScanOptions{Queue: m.queue, By: m.groupBy, Where: m.where}
-	opts.Progress = func(n int) {
-		// The latest count only: a screen that has not read the last one
-		// gets this one instead.
-		select {
-		case <-ch:
-		default:
-		}
-		ch <- n
-	}
+	// It holds what it read from the queue's consumers, as a peek does.
+	opts.Progress, opts.Deadline = r.report, broker.DefaultPeekDeadline
+	ch := r.ch
 	run := func() tea.Msg {
 		defer cancel()
+		defer close(ch) // ends the progress wait
 		scan, err := broker.ScanGroups(ctx, c, opts)
-		close(ch)
 		return groupScanDoneMsg{queue: queue, id: id, read: read, scan: scan, err: err}
 	}
-	return tea.Batch(run, waitScan(queue, id, ch), statusCmd("", false))
-}
-
-// waitScan reads the next progress report of a scan.
-func waitScan(queue string, id int, ch <-chan int) tea.Cmd {
-	return func() tea.Msg {
-		n, ok := <-ch
-		if !ok {
-			return nil
-		}
-		return groupScanProgressMsg{queue: queue, id: id, n: n, updates: ch}
-	}
+	return tea.Batch(run, r.wait(), statusCmd("", false))
 }
 
 // updateGroups takes the grouped view's messages; ok is false for others.
@@ -192,12 +169,6 @@ func (m *browserModel) updateGroups(msg tea.Msg) (tea.Cmd, bool) {
 			return m.startScan(), true
 		}
 		return nil, true
-	case groupScanProgressMsg:
-		if msg.queue != m.queue || msg.id != m.gscan.id || !m.gscan.running {
-			return nil, true
-		}
-		m.gscan.done = msg.n
-		return waitScan(msg.queue, msg.id, msg.updates), true
 	case groupScanDoneMsg:
 		// The read ends whether or not its answer is still wanted.
 		ended := m.endRead(msg.read)
@@ -216,7 +187,10 @@ func (m *browserModel) updateGroups(msg tea.Msg) (tea.Cmd, bool) {
 			text += " · " + strings.Join(msg.scan.SideEffects, "; ")
 		}
 		if msg.err != nil {
-			return tea.Batch(ended, statusCmd(termtext.Sanitize(text+" · "+broker.Describe(msg.err)), true)), true
+			if msg.scan.Coverage.Deadline == 0 { // a deadline is said already
+				text += " · " + broker.Describe(msg.err)
+			}
+			return tea.Batch(ended, statusCmd(termtext.Sanitize(text), true)), true
 		}
 		return tea.Batch(ended, statusCmd(termtext.Sanitize(text), false)), true
 	}
@@ -245,14 +219,22 @@ func (m *browserModel) markGroup() tea.Cmd {
 // groupCoverage says how many of the queue's messages the groups hold.
 func (m *browserModel) groupCoverage() string {
 	if s := m.scanned(); s != nil {
+		if s.Coverage.Deadline > 0 {
+			return present.Grouped(s.Coverage) + " · scanned " + present.Clock(s.ScannedAt)
+		}
 		return present.Grouped(s.Coverage) + " · the whole queue, scanned " + present.Clock(s.ScannedAt)
 	}
-	if m.gscan.running && m.gscan.by == m.groupBy {
-		of := ""
-		if m.res != nil {
+	if r := m.reading; m.gscan.running && m.gscan.by == m.groupBy && r != nil && r.kind == readGroups {
+		// The browse's own figures once it has begun: what it will read
+		// at most (the ready depth as it began); the peek's until then.
+		read, of := r.progress.Read, ""
+		switch {
+		case r.progress.Want >= 0:
+			of = " of " + strconv.Itoa(r.progress.Want)
+		case m.res != nil:
 			of = " of " + strconv.FormatInt(m.res.Ready, 10)
 		}
-		return "grouping the whole queue… " + strconv.Itoa(m.gscan.done) + of + " read · esc stops"
+		return "grouping the whole queue… " + strconv.Itoa(max(0, read)) + of + " read · " + m.c.keys.Back.Help().Key + " stops"
 	}
 	if m.res == nil {
 		return ""

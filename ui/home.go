@@ -275,7 +275,8 @@ func (m *homeModel) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		}
 	case key.Matches(msg, k.Unblock):
 		if r := m.unblockRow(); r != nil {
-			return prepareUnblockCmd(m.c.client, r.name, true)
+			// The browser's read slot: one read at a time, wherever asked.
+			return navCmd(unblockAskMsg{queue: r.name})
 		}
 	}
 	return nil

@@ -75,7 +75,7 @@ func (m *inspectorModel) render() {
 		m.vp.SetContentLines(renderHeaderValue(m.header, m.message.Headers[m.header], m.w, m.c.styles))
 		return
 	}
-	m.vp.SetContentLines(renderInspector(m.message, m.at, m.w, m.c.styles))
+	m.vp.SetContentLines(renderInspector(m.message, m.at, m.w, m.c.keys.Open.Help().Key, m.c.styles))
 }
 
 func (m *inspectorModel) Capturing() bool { return false }

@@ -37,7 +37,7 @@ func TestDeathsTimelineSaysWhatItsOrderAndTimesAre(t *testing.T) {
 		t.Fatalf("a note for single deaths:\n%s", out)
 	}
 	m := fixtureMessage(0)
-	if doc := ansi.Strip(strings.Join(renderInspector(&m, fixedNow, 80, st), "\n")); !strings.Contains(doc, "x-death timeline (latest death first)") || strings.Contains(doc, "most recent first") {
+	if doc := ansi.Strip(strings.Join(renderInspector(&m, fixedNow, 80, "enter", st), "\n")); !strings.Contains(doc, "x-death timeline (latest death first)") || strings.Contains(doc, "most recent first") {
 		t.Fatal("the section title does not say latest death first")
 	}
 }

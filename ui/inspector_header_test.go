@@ -61,7 +61,7 @@ func TestInspectorOpensAHeaderInFull(t *testing.T) {
 		t.Fatalf("esc: top %T, header %q, offset %d (was %d)", h.m.top(), h.m.inspector.header, h.m.inspector.vp.YOffset(), at)
 	}
 	h.mustContain("enter full header")
-	if doc := strings.Join(renderInspector(h.m.inspector.message, fixedNow, 80, newStylesForTest()), "\n"); !strings.Contains(doc, "Headers (12) · enter shows one in full") {
+	if doc := strings.Join(renderInspector(h.m.inspector.message, fixedNow, 80, "enter", newStylesForTest()), "\n"); !strings.Contains(doc, "Headers (12) · enter shows one in full") {
 		t.Fatal("the document does not say enter shows a header in full")
 	}
 	// A nested value opens as the table shows it, every element.

@@ -558,8 +558,9 @@ func messageBody(m *broker.Message) []byte {
 	return []byte(m.BodyPreview)
 }
 
-// renderInspector builds the whole document for one message.
-func renderInspector(m *broker.Message, at time.Time, width int, st *style.Styles) []string {
+// renderInspector builds the whole document for one message; open is the
+// key that shows a header in full (keymap's Open).
+func renderInspector(m *broker.Message, at time.Time, width int, open string, st *style.Styles) []string {
 	var lines []string
 	section := func(title string) {
 		if len(lines) > 0 {
@@ -575,7 +576,7 @@ func renderInspector(m *broker.Message, at time.Time, width int, st *style.Style
 	lines = append(lines, renderDeaths(m.Deaths, width, st)...)
 	title := "Headers (" + strconv.Itoa(len(m.Headers)) + ")"
 	if len(m.Headers) > 0 {
-		title += " · enter shows one in full"
+		title += " · " + open + " shows one in full"
 	}
 	section(title)
 	lines = append(lines, renderHeaders(m.Headers, width, st)...)

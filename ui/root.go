@@ -230,7 +230,7 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		// Asked from home, it opens a dialog only if home is still in
 		// front (the user may have opened a queue meanwhile).
 		if msg.home && m.top() != screen(m.home) {
-			return nil
+			return m.browser.Update(msg) // the browser read it ran as ends
 		}
 	}
 	// Data messages go to every screen; each keeps what concerns it.

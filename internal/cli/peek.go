@@ -148,10 +148,12 @@ Allowed in --read-only mode where it changes no count.`,
 
 // groupPeek is peek --group-by: the whole queue grouped (a browse, as dump
 // does), or its first -n when given; the result lists the first -n (20)
-// messages as a peek does. partial is set when some messages could not be
-// read (they are counted, and what was read is grouped).
+// messages as a peek does. Its read is a peek's: bounded by --max-time, its
+// progress shown on a terminal. partial is set when the read stopped short
+// (what was read is grouped, and the result says why).
 func groupPeek(cmd *cobra.Command, c broker.Client, queue, by string, w retry.Where, opt broker.PeekOptions) (res *broker.PeekResult, partial, err error) {
-	o := broker.GroupScanOptions{Queue: queue, By: by, Where: w, Force: opt.Force, Keep: opt.Limit, BodyPreview: opt.BodyPreview}
+	o := broker.GroupScanOptions{Queue: queue, By: by, Where: w, Force: opt.Force, Keep: opt.Limit, BodyPreview: opt.BodyPreview,
+		Deadline: opt.Deadline, Progress: opt.Progress}
 	if cmd.Flags().Changed("limit") {
 		o.Limit = opt.Limit
 	}
@@ -159,10 +161,14 @@ func groupPeek(cmd *cobra.Command, c broker.Client, queue, by string, w retry.Wh
 	if scan == nil {
 		return nil, nil, err
 	}
-	if err != nil {
+	res = scan.PeekResult()
+	switch {
+	case res.Incomplete != "":
+		partial = fmt.Errorf("peek %s --group-by %s: %s", queue, by, res.Incomplete)
+	case err != nil:
 		partial = fmt.Errorf("peek %s --group-by %s: %w", queue, by, err)
 	}
-	return scan.PeekResult(), partial, nil
+	return res, partial, nil
 }
 
 // peekConsent asks, on a terminal, for a peek the broker refused because it

@@ -85,17 +85,16 @@ func Middle(s string, w int) string {
 
 // Grouped says how much of a queue groups cover, the same words in the
 // commands and the UI: "grouped 5000 of 5000 ready messages by error", with
-// why it stopped short when it did.
+// why it stopped short when it did ("· stopped at the 20s deadline").
 func Grouped(c broker.GroupCoverage) string {
 	s := "grouped " + strconv.Itoa(c.Grouped) + " of " + Plural(int(c.Of), "ready message", "ready messages") + " by " + c.By
 	var notes []string
-	if n := c.LookedAt - c.Grouped - c.Unreadable; n > 0 {
+	if n := c.LookedAt - c.Grouped; n > 0 {
 		notes = append(notes, Plural(n, "message", "messages")+" not chosen by --where")
 	}
-	if c.Unreadable > 0 {
-		notes = append(notes, Plural(c.Unreadable, "message", "messages")+" unreadable")
-	}
 	switch {
+	case c.Deadline > 0:
+		// said after the notes
 	case c.Capped && c.LookedAt >= c.Bound && c.Bound == broker.DefaultDumpLimit:
 		notes = append(notes, "a scan stops at "+strconv.Itoa(c.Bound)+" messages")
 	case c.Capped && c.LookedAt >= c.Bound:
@@ -105,6 +104,9 @@ func Grouped(c broker.GroupCoverage) string {
 	}
 	if len(notes) > 0 {
 		s += " (" + strings.Join(notes, "; ") + ")"
+	}
+	if c.Deadline > 0 {
+		s += " · stopped at the " + c.Deadline.String() + " deadline"
 	}
 	return s
 }
