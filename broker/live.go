@@ -320,6 +320,7 @@ func (l *Live) Peek(ctx context.Context, queue string, opt PeekOptions) (*PeekRe
 		}
 	}
 	if r := peekRefusal(q, version, peekCostVia(q, version, mode), l.r.ReadOnly, opt.Force, because); r != nil {
+		r.Limit = opt.Limit
 		return nil, r
 	}
 	// Exact depth: management counters lag by up to 5 s.
