@@ -321,6 +321,15 @@ func (l *Live) Peek(ctx context.Context, queue string, opt PeekOptions) (*PeekRe
 	}
 	if r := peekRefusal(q, version, peekCostVia(q, version, mode), l.r.ReadOnly, opt.Force, because); r != nil {
 		r.Limit = opt.Limit
+		if r.Kind == ErrPeekCostsDelivery {
+			// The question asked next says how many it reads: the exact
+			// depth (the management API's lags), which touches no message.
+			if conn, err := l.browseConnection(ctx); err == nil {
+				if ready, err := passiveDepth(conn, queue); err == nil {
+					r.Ready = int64(ready)
+				}
+			}
+		}
 		return nil, r
 	}
 	// Exact depth: management counters lag by up to 5 s.
