@@ -177,7 +177,7 @@ func (m *browserModel) Update(msg tea.Msg) tea.Cmd {
 				return m.alreadyReading()
 			}
 			// In sequence, so a quick failure is not overwritten by "dumping…".
-			return tea.Sequence(statusCmd("dumping "+termtext.Sanitize(m.queue)+" to "+termtext.Sanitize(msg.file)+"…", false), tea.Batch(m.dump(r, msg.file), r.wait()))
+			return tea.Sequence(statusCmd("dumping "+termtext.Sanitize(m.queue)+" to "+termtext.Sanitize(msg.file)+"…", false), tea.Batch(m.dump(r, msg.file, msg.force), r.wait()))
 		}
 	case unblockReadyMsg:
 		if r := m.reading; r != nil && !msg.home && r.kind == readUnblock && r.queue == msg.queue {

@@ -28,29 +28,44 @@ type unblockReadyMsg struct {
 	home  bool
 	req   broker.MoveRequest
 	plan  retry.UnblockPlan
-	err   error
+	// peek is the look's result, whose delivery counts the root keeps (the
+	// next read of the queue is judged by them).
+	peek *broker.PeekResult
+	err  error
 }
 
 // prepareUnblockCmd plans ladder unblock for queue, as the CLI does (a
 // peek, with a peek's side effects).
 func prepareUnblockCmd(c broker.Client, queue string, home bool) tea.Cmd {
+	return prepareUnblockWith(c, queue, home, false)
+}
+
+// prepareUnblockWith is prepareUnblockCmd; force: the user said yes to
+// reads that count a delivery toward a delivery limit (the look, and the
+// preview after it).
+func prepareUnblockWith(c broker.Client, queue string, home, force bool) tea.Cmd {
 	// In sequence: batched, a quick answer (an error) could arrive first
 	// and be overwritten by "reading the queue…".
 	return tea.Sequence(statusCmd("unblock "+termtext.Sanitize(queue)+": reading the queue…", false), func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), peekTimeout)
 		defer cancel()
-		req, plan, _, err := broker.PrepareUnblock(ctx, c, queue, broker.DefaultUnblockLook)
-		return unblockReadyMsg{queue: queue, home: home, req: req, plan: plan, err: err}
+		req, plan, res, err := broker.PrepareUnblockWith(ctx, c, queue, broker.UnblockOptions{Look: broker.DefaultUnblockLook, ForcePeek: force})
+		return unblockReadyMsg{queue: queue, home: home, req: req, plan: plan, peek: res, err: err}
 	})
 }
 
 // prepareUnblock plans ladder unblock for the browser's queue (the browser
 // already paid for one peek to show it): a read, one at a time.
-func (m *browserModel) prepareUnblock() tea.Cmd {
+func (m *browserModel) prepareUnblock() tea.Cmd { return m.unblockRead(false) }
+
+// prepareUnblockForced is prepareUnblock after the user's yes to its cost.
+func (m *browserModel) prepareUnblockForced() tea.Cmd { return m.unblockRead(true) }
+
+func (m *browserModel) unblockRead(force bool) tea.Cmd {
 	if m.startRead(readUnblock, peekTimeout) == nil {
 		return m.alreadyReading()
 	}
-	return prepareUnblockCmd(m.c.client, m.queue, false)
+	return prepareUnblockWith(m.c.client, m.queue, false, force)
 }
 
 // unblockReady opens the move dialog on the plan, straight at its dry run.
@@ -116,8 +131,13 @@ func (m *homeModel) rowOf(queue string) *homeRow {
 	return nil
 }
 
-// dumpAskMsg / whereAskMsg carry a prompt's answer back to the browser.
-type dumpAskMsg struct{ queue, file string }
+// dumpAskMsg / whereAskMsg carry a prompt's answer back to the browser;
+// force: the user said yes to the delivery the dump's read counts toward a
+// delivery limit.
+type dumpAskMsg struct {
+	queue, file string
+	force       bool
+}
 type whereAskMsg struct{ exprs string }
 
 // dumpDoneMsg is a dump's result (read id).
@@ -128,20 +148,52 @@ type dumpDoneMsg struct {
 	err  error
 }
 
-// askDump offers a file name for a dump of the queue.
+// askDump offers a file name for a dump of the queue. Where its read counts
+// a delivery toward a delivery limit it asks first, the question a peek
+// asks (refused outright when ladder saw messages it would dead-letter).
 func (m *browserModel) askDump() tea.Cmd {
 	queue := m.queue
 	name := strings.NewReplacer("/", "_", " ", "_").Replace(queue) + "-" + m.c.now().UTC().Format("20060102-150405") + ".jsonl"
-	return navCmd(openPromptMsg{
-		title: "Dump " + queue + " to a file", value: name,
-		hint: "browses the queue as a peek does (nothing removed); an existing file is refused",
-		done: func(file string) tea.Msg { return dumpAskMsg{queue: queue, file: file} },
-	})
+	file := func(force bool) openPromptMsg {
+		return openPromptMsg{
+			title: "Dump " + queue + " to a file", value: name,
+			hint: "browses the queue as a peek does (nothing removed); an existing file is refused",
+			done: func(file string) tea.Msg { return dumpAskMsg{queue: queue, file: file, force: force} },
+		}
+	}
+	if q, version, ok := m.snapQueue(); ok {
+		if cost := broker.PeekCostOf(q, version); cost.NeedsConsent() {
+			short := termtext.Truncate(termtext.Sanitize(queue), max(16, m.w/3))
+			return navCmd(costlyReadMsg{queue: queue, verb: "dump", subject: "its read",
+				title: "The dump reads the queue: " + present.PeekQuestion(short, broker.DefaultDumpLimit, m.readyNow(q), cost),
+				yes:   "dump", then: file(true)})
+		}
+	}
+	return navCmd(file(false))
+}
+
+// snapQueue is the browser's queue as its last snapshot has it, with the
+// broker's version.
+func (m *browserModel) snapQueue() (retry.Queue, string, bool) {
+	if m.snap == nil {
+		return retry.Queue{}, "", false
+	}
+	q, ok := m.snap.Queue(m.queue)
+	return q, m.snap.BrokerVersion, ok
+}
+
+// readyNow is the queue's ready count: the last peek's (exact), else the
+// snapshot's.
+func (m *browserModel) readyNow(q retry.Queue) int64 {
+	if m.res != nil {
+		return m.res.Ready
+	}
+	return q.Ready
 }
 
 // dump writes the queue to file for read r: a browse, as `ladder dump`
-// does, its progress shown.
-func (m *browserModel) dump(r *reading, file string) tea.Cmd {
+// does, its progress shown. force: the user said yes to its cost.
+func (m *browserModel) dump(r *reading, file string, force bool) tea.Cmd {
 	c, queue := m.c.client, m.queue
 	ctx, id, ch, progress := r.ctx, r.id, r.ch, r.report
 	return func() tea.Msg {
@@ -150,7 +202,7 @@ func (m *browserModel) dump(r *reading, file string) tea.Cmd {
 		if err != nil {
 			return dumpDoneMsg{id: id, file: file, err: fmt.Errorf("dump to %s: %w", file, err)}
 		}
-		rep, err := broker.Dump(ctx, c, broker.DumpOptions{Queue: queue, Progress: progress}, f)
+		rep, err := broker.Dump(ctx, c, broker.DumpOptions{Queue: queue, Progress: progress, Force: force}, f)
 		f.Close()
 		if err != nil && (rep == nil || rep.Written == 0) {
 			os.Remove(file)
