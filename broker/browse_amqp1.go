@@ -518,8 +518,9 @@ func (b *amqp1Receiver) close() {
 
 // peekAMQP1 is a peek of q through an attached receiver: up to opt.Limit
 // of the ready messages, decoded as the 0-9-1 peek decodes them. ended:
-// the broker ended the session (the result says so); it is not used again.
-func peekAMQP1(ctx context.Context, b *amqp1Receiver, q retry.Queue, brokerVersion string, opt PeekOptions, deathQueues, mains map[string]bool) (res *PeekResult, redelivered int, ended bool, err error) {
+// the broker ended the browse (its link, or the session: see
+// sessionEnded), and the result says so.
+func peekAMQP1(ctx context.Context, b *amqp1Receiver, q retry.Queue, brokerVersion string, opt PeekOptions, deathQueues, mains map[string]bool) (res *PeekResult, redelivered int, ended *amqp1Ended, err error) {
 	res = &PeekResult{Queue: q.Name, Type: q.Type, Total: q.Messages, Ready: q.Ready, Messages: []Message{}, PeekedAt: time.Now()}
 	res.SideEffects = peekSideEffects(PeekReleased, q.Type, brokerVersion)
 	want := opt.Limit
@@ -552,12 +553,12 @@ func peekAMQP1(ctx context.Context, b *amqp1Receiver, q retry.Queue, brokerVersi
 		res.Incomplete = note
 		res.SideEffects = append(res.SideEffects, note)
 		NoteDeadLettered(res, q, brokerVersion)
-		ended = true
+		ended = end
 	case errors.Is(err, ErrStopBrowse):
 	case err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded):
 		run.TimedOut() // what was read is good; the browse released what it held
 	case err != nil:
-		return nil, redelivered, false, fmt.Errorf("peek %s: %w", q.Name, err)
+		return nil, redelivered, nil, fmt.Errorf("peek %s: %w", q.Name, err)
 	}
 	if run.Read() == 0 && res.Incomplete == "" {
 		res.SideEffects = []string{}

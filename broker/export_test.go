@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
@@ -32,4 +33,14 @@ func SetDefaultDumpLimitForTest(n int) (restore func()) {
 	prev := dumpLimit
 	dumpLimit = n
 	return func() { dumpLimit = prev }
+}
+
+// AttachBrowseForTest attaches (and detaches) an AMQP 1.0 browse of queue
+// on l's session, as a peek's first step does.
+func AttachBrowseForTest(ctx context.Context, l *Live, queue string) error {
+	b, err := l.attachBrowse(ctx, queue)
+	if err == nil {
+		b.close()
+	}
+	return err
 }

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	amqp1 "github.com/Azure/go-amqp"
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/ladder-tui/ladder/retry"
@@ -359,7 +360,7 @@ func (l *Live) Peek(ctx context.Context, queue string, opt PeekOptions) (*PeekRe
 	deathQueues, mains := retry.DeathQueuesOf(ladders, queue), retry.MainQueues(ladders)
 	if browser != nil {
 		res, redelivered, ended, err := peekAMQP1(ctx, browser, q, version, opt, deathQueues, mains)
-		if ended {
+		if ended != nil && sessionEnded(ended) {
 			l.dropAMQP1(browser.s)
 		}
 		l.noteOwn(queue, redelivered)
@@ -380,7 +381,10 @@ func (l *Live) Peek(ctx context.Context, queue string, opt PeekOptions) (*PeekRe
 }
 
 // attachBrowse attaches an AMQP 1.0 receiver to queue on the client's AMQP
-// 1.0 session, opening it first when there is none (or it has ended).
+// 1.0 session, opening it first when there is none (or it has ended). Two
+// first browses at once may each open one: the one installed first is
+// kept and the other closed before any use, so no browse loses its session
+// to another's.
 func (l *Live) attachBrowse(ctx context.Context, queue string) (*amqp1Receiver, error) {
 	if l.amqp1Refused != nil {
 		return nil, l.amqp1Refused
@@ -391,28 +395,43 @@ func (l *Live) attachBrowse(ctx context.Context, queue string) (*amqp1Receiver, 
 		l.mu.Unlock()
 		fresh := s == nil
 		if fresh {
-			var err error
-			if s, err = openAMQP1Session(ctx, l.r, l.purpose); err != nil {
+			opened, err := openAMQP1Session(ctx, l.r, l.purpose)
+			if err != nil {
 				return nil, err
 			}
 			l.mu.Lock()
-			if l.amqp1 != nil {
-				l.amqp1.close()
+			if l.amqp1 == nil {
+				l.amqp1 = opened
+				s = opened
+			} else {
+				s = l.amqp1 // another browse's, installed meanwhile
 			}
-			l.amqp1 = s
 			l.mu.Unlock()
+			if s != opened {
+				opened.close()
+			}
 		}
 		b, err := s.attach(ctx, queue)
-		if err == nil || fresh || try > 0 {
+		if err == nil || fresh || try > 0 || !sessionEnded(err) {
 			return b, err
 		}
-		// The cached session may have ended (the broker ends one it
-		// cannot send a message on): once more on a new one.
+		// The cached session has ended (the broker ends one it cannot send
+		// a message on): once more on a new one.
 		l.dropAMQP1(s)
 	}
 }
 
-// dropAMQP1 forgets s, the client's AMQP 1.0 session, and closes it.
+// sessionEnded says whether err ended the AMQP 1.0 session (or its
+// connection), not just one link: only then is the session dropped, since
+// other browses may be using it.
+func sessionEnded(err error) bool {
+	var se *amqp1.SessionError
+	var ce *amqp1.ConnError
+	return errors.As(err, &se) || errors.As(err, &ce)
+}
+
+// dropAMQP1 forgets s, the client's AMQP 1.0 session, and closes it (it
+// has ended: see sessionEnded).
 func (l *Live) dropAMQP1(s *amqp1Session) {
 	l.mu.Lock()
 	if l.amqp1 == s {
