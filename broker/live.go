@@ -32,6 +32,10 @@ type Live struct {
 	// amqp1Refused, set by tests, plays a broker that refuses AMQP 1.0.
 	amqp1        *amqp1Session
 	amqp1Refused error
+	// amqp1Broken: queues an AMQP 1.0 browse of this client was ended on
+	// by the broker (why, for the refusal): a peek of them has no
+	// costless browse any more (see Peek).
+	amqp1Broken map[string]string
 	// own: this client's peeks' redeliveries, kept out of the rates (see
 	// ownpeeks.go).
 	own []ownRedeliveries
@@ -315,8 +319,12 @@ func (l *Live) Peek(ctx context.Context, queue string, opt PeekOptions) (*PeekRe
 	var browser *amqp1Receiver
 	if mode == PeekReleased {
 		// Attaching delivers nothing: if AMQP 1.0 is not there, nothing
-		// was touched and the costly browse's rules apply.
-		if browser, err = l.attachBrowse(ctx, queue); err != nil {
+		// was touched and the costly browse's rules apply. Nor is it for a
+		// queue whose last browse the broker ended: it would end there
+		// again, every message it held counted a delivery.
+		if why := l.brokenBrowse(queue); why != "" {
+			mode, because = PeekConsumeClose, why
+		} else if browser, err = l.attachBrowse(ctx, queue); err != nil {
 			mode, because = PeekConsumeClose, "the costless browse over AMQP 1.0 failed: "+amqp1Reason(err)
 		}
 	}
@@ -360,8 +368,11 @@ func (l *Live) Peek(ctx context.Context, queue string, opt PeekOptions) (*PeekRe
 	deathQueues, mains := retry.DeathQueuesOf(ladders, queue), retry.MainQueues(ladders)
 	if browser != nil {
 		res, redelivered, ended, err := peekAMQP1(ctx, browser, q, version, opt, deathQueues, mains)
-		if ended != nil && sessionEnded(ended) {
-			l.dropAMQP1(browser.s)
+		if ended != nil {
+			if sessionEnded(ended) {
+				l.dropAMQP1(browser.s)
+			}
+			res.SideEffects = append(res.SideEffects, "ladder's next peeks of this queue count a delivery: "+l.breakBrowse(queue, ended))
 		}
 		l.noteOwn(queue, redelivered)
 		if err != nil {
@@ -378,6 +389,32 @@ func (l *Live) Peek(ctx context.Context, queue string, opt PeekOptions) (*PeekRe
 	}
 	l.noteOwn(queue, res.Redeliveries())
 	return res, nil
+}
+
+// brokenBrowse is why queue has no costless browse for this client: the
+// broker ended an earlier AMQP 1.0 browse of it ("" when it did not).
+func (l *Live) brokenBrowse(queue string) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.amqp1Broken[queue]
+}
+
+// breakBrowse remembers, for the client's lifetime, that the broker ended
+// an AMQP 1.0 browse of queue (RabbitMQ 4.3.6 does at a message it cannot
+// convert, every time): its next peeks are costly ones, refused under
+// read-only mode and asked for toward a limit. It returns why.
+func (l *Live) breakBrowse(queue string, ended *amqp1Ended) string {
+	why := "an earlier browse over AMQP 1.0 was ended by the broker (" + amqp1Reason(ended.Err) + ")"
+	if amqp1CrashHint(ended.Err) != "" {
+		why = "an earlier browse over AMQP 1.0 ended at a message RabbitMQ could not convert (a header holding a decimal does that)"
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.amqp1Broken == nil {
+		l.amqp1Broken = map[string]string{}
+	}
+	l.amqp1Broken[queue] = why
+	return why
 }
 
 // attachBrowse attaches an AMQP 1.0 receiver to queue on the client's AMQP
