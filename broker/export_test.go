@@ -3,8 +3,11 @@ package broker
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
+
+	amqp1 "github.com/Azure/go-amqp"
 )
 
 // RefuseAMQP1 makes l's peeks find AMQP 1.0 refused, as on a broker without
@@ -43,4 +46,22 @@ func AttachBrowseForTest(ctx context.Context, l *Live, queue string) error {
 		b.close()
 	}
 	return err
+}
+
+// BrowseAMQP1ForTest browses the first n ready messages of queue over AMQP
+// 1.0 and releases them, as a peek on 4.3+ does, whatever the broker's
+// version (PeekModeOf browses so only from 4.3): their message ids.
+func BrowseAMQP1ForTest(ctx context.Context, l *Live, queue string, n int) ([]string, error) {
+	b, err := l.attachBrowse(ctx, queue)
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	_, _, err = b.browse(ctx, n, n, func(m *amqp1.Message) error {
+		if m.Properties != nil {
+			ids = append(ids, fmt.Sprint(m.Properties.MessageID))
+		}
+		return nil
+	})
+	return ids, err
 }
