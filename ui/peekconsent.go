@@ -2,6 +2,7 @@ package ui
 
 import (
 	"errors"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -26,22 +27,57 @@ import (
 type peekConsentMsg struct{ queue string }
 
 // rememberCounts keeps the delivery counts a peek of queue saw (only
-// those), so that the next peek of it — a re-peek, or the queue opened
-// again — is judged by them without spending a delivery.
+// those, in queue order), so that the next read of it — a re-peek, the
+// queue opened again, a dump, a preview — is judged by them without
+// spending a delivery.
 func (m *Model) rememberCounts(queue string, res *broker.PeekResult) {
 	if res == nil {
 		return
 	}
 	seen := &broker.PeekResult{Queue: queue}
 	for _, msg := range res.Messages {
-		if n, ok := msg.Headers["x-delivery-count"]; ok {
-			seen.Messages = append(seen.Messages, broker.Message{Headers: retry.Headers{"x-delivery-count": n}})
-		}
+		seen.Messages = append(seen.Messages, broker.Message{Headers: retry.Headers{"x-delivery-count": countOf(msg.Headers["x-delivery-count"])}})
 	}
 	if m.seenCounts == nil {
 		m.seenCounts = map[string]*broker.PeekResult{}
 	}
 	m.seenCounts[m.countsKey(queue)] = seen
+}
+
+// rememberRead counts one more delivery on the first n messages whose
+// counts are kept for queue (n < 0: all): a read that hands its messages
+// on or plans them (a dump, a scan, a move's preview) delivered them again
+// where a read counts one, so the next read is judged by what they carry
+// now. Where reads count nothing the counts are never read.
+func (m *Model) rememberRead(queue string, n int) {
+	seen := m.seenCounts[m.countsKey(queue)]
+	if seen == nil {
+		return
+	}
+	for i := range seen.Messages {
+		if n >= 0 && i >= n {
+			break
+		}
+		h := seen.Messages[i].Headers
+		h["x-delivery-count"] = countOf(h["x-delivery-count"]) + 1
+	}
+}
+
+// countOf is a delivery count header's value (0 when absent).
+func countOf(v any) int64 {
+	switch x := v.(type) {
+	case int64:
+		return x
+	case int32:
+		return int64(x)
+	case int:
+		return int64(x)
+	case int16:
+		return int64(x)
+	case int8:
+		return int64(x)
+	}
+	return 0
 }
 
 func (m *Model) countsKey(queue string) string { return m.c.client.Vhost() + "\x00" + queue }
@@ -206,7 +242,20 @@ func (m *Model) readConsent(msg tea.Msg) (tea.Cmd, bool) {
 		}
 		m.askRead(msg.title, msg.yes, msg.then)
 		return nil, true
+	case dumpDoneMsg:
+		if msg.rep != nil && msg.rep.Written > 0 {
+			m.rememberRead(msg.rep.Queue, -1)
+		}
+		return nil, false
+	case groupScanDoneMsg:
+		if msg.scan != nil {
+			m.rememberRead(msg.queue, -1)
+		}
+		return nil, false
 	case moveDoneMsg:
+		if msg.dryRun && msg.err == nil && msg.id == m.move.id && m.move.spec.replayFile == "" {
+			m.rememberRead(m.move.spec.queue, broker.PreviewReads(m.move.req, math.MaxInt32))
+		}
 		refused := costRefusal(msg.err)
 		if !msg.dryRun || refused == nil || msg.id != m.move.id || m.top() != screen(m.move) {
 			return nil, false

@@ -233,3 +233,25 @@ func TestGroupScanThatCountsADeliveryIsForced(t *testing.T) {
 		t.Fatalf("the scan's read: peeks %v\n%s", got, h.plain())
 	}
 }
+
+// A read that hands its messages on (a dump) counted a delivery on each
+// where reads count: the next read is judged by the counts ladder saw plus
+// that one. Delivered 3 times when peeked, 4 after the dump: another read
+// would dead-letter it (limit 5), so the re-peek after the dump, and the
+// next d, are refused, not asked.
+func TestReadsAfterADumpAreJudgedByItsCount(t *testing.T) {
+	t.Chdir(t.TempDir())
+	c := limitedPreviews(t, 3, 1)
+	c.topology = true
+	h := newHarnessOn(t, c, Options{PeekLimit: 50}, 120, 30).start()
+	openPayments(h)
+	h.key("y", "d", "y", "enter")
+	h.mustContain("peek payments: refused: another peek would dead-letter 1 message")
+	if got := c.peeksForced(); !slices.Equal(got, []bool{true, true, false}) || h.m.top() != h.m.browser {
+		t.Fatalf("peeks %v, on %T", got, h.m.top())
+	}
+	h.key("d")
+	if h.m.top() != h.m.browser || !strings.Contains(flat(h.plain()), "dump payments: refused: its read would dead-letter 1 message ladder saw in it") {
+		t.Fatalf("on %T\n%s", h.m.top(), h.plain())
+	}
+}
