@@ -107,6 +107,8 @@ func (s *amqp1Session) close() { _ = s.conn.Close() }
 type amqp1Receiver struct {
 	rcv *amqp1.Receiver
 	s   *amqp1Session
+	// tick, when set, reports the browse's progress while it waits.
+	tick func()
 }
 
 // attach attaches a receiver to queue. It touches no message.
@@ -195,12 +197,17 @@ func (b *amqp1Receiver) browse(ctx context.Context, want, ready int, visit func(
 		m.Data, m.Value, m.Sequence = nil, nil, nil
 		return err
 	})
+	// What came after visit stopped (or ctx ended) was held, not visited.
+	for _, m := range held[len(fps):] {
+		fps = append(fps, fingerprint(m))
+		m.Data, m.Value, m.Sequence = nil, nil, nil
+	}
 	for _, m := range held {
 		if m.Header == nil || !m.Header.FirstAcquirer {
 			redelivered++
 		}
 	}
-	if end := (*amqp1Ended)(nil); errors.As(err, &end) || ctx.Err() != nil {
+	if end := (*amqp1Ended)(nil); errors.As(err, &end) {
 		return redelivered, "", err
 	}
 	if len(held) == 0 {
@@ -215,8 +222,16 @@ func (b *amqp1Receiver) browse(ctx context.Context, want, ready int, visit func(
 		return redelivered, "", &amqp1Ended{Held: len(held), Err: rerr}
 	}
 	if mayRotate {
+		rctx := ctx
+		if ctx.Err() != nil {
+			// Stopped (cancelled, or its deadline): the order is put back
+			// all the same, under a bound of its own.
+			var cancel context.CancelFunc
+			rctx, cancel = context.WithTimeout(context.Background(), amqp1Timeout)
+			defer cancel()
+		}
 		var again int
-		reordered, again = b.restoreOrder(ctx, ours)
+		reordered, again = b.restoreOrder(rctx, ours)
 		redelivered += again
 	}
 	return redelivered, reordered, err
@@ -231,15 +246,24 @@ func (b *amqp1Receiver) browse(ctx context.Context, want, ready int, visit func(
 // 4.3.6: 512 of 1,000 ready messages in the first), so rounds go on until
 // all wanted arrived, or a round brings nothing within amqp1FirstWait:
 // fewer are ready than the depth said (another consumer took some).
+//
+// When ctx ends mid-round the credit is drained all the same, under a
+// bound of its own, and what it brings is held (not visited): a message
+// released while the link still had credit would come straight back on it
+// (a quorum queue hands returned messages out first) and be detached
+// unsettled, a delivery counted.
 func (b *amqp1Receiver) take(ctx context.Context, want int, visit func(*amqp1.Message) error) ([]*amqp1.Message, error) {
 	var held []*amqp1.Message
 	var visitErr, linkErr error
 	size := 0 // of the bodies taken
-	take := func(m *amqp1.Message) {
+	hold := func(m *amqp1.Message) {
 		held = append(held, m)
 		for _, d := range m.Data {
 			size += len(d)
 		}
+	}
+	take := func(m *amqp1.Message) {
+		hold(m)
 		if visitErr == nil {
 			visitErr = visit(m)
 		}
@@ -261,69 +285,91 @@ func (b *amqp1Receiver) take(ctx context.Context, want int, visit func(*amqp1.Me
 		// (go-amqp would merge a drain asked at once into the credit's
 		// flow frame, dropping the credit).
 		firstCtx, cancel := context.WithTimeout(ctx, amqp1FirstWait)
-		m, err := b.rcv.Receive(firstCtx, nil)
+		m, err := b.receive(firstCtx)
 		cancel()
 		got := err == nil
 		switch {
 		case got:
 			take(m)
-		case ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded):
+		case ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded):
+			// Nothing yet (or stopped): the credit is drained below.
 		default:
 			linkErr = err
 		}
 		if linkErr == nil {
-			if err := b.drain(ctx, take); err != nil && ctx.Err() == nil {
-				linkErr = err
-			}
+			linkErr = b.drain(ctx, take, hold)
 		}
 		if !got {
 			break
 		}
 	}
 	switch {
-	case linkErr != nil && ctx.Err() == nil:
-		b.release(held) // fails: the link is gone
+	case linkErr != nil:
+		b.release(held) // fails: the link is gone (or the drain never answered)
 		return held, &amqp1Ended{Held: len(held), Err: linkErr}
 	case ctx.Err() != nil:
-		b.release(held)
+		// The credit was drained: what browse releases does not come back
+		// on this link.
 		return held, ctx.Err()
 	}
 	return held, visitErr
 }
 
+// receive waits under ctx for the next message, telling the browse's
+// progress (tick) while it waits, as the 0-9-1 browse does.
+func (b *amqp1Receiver) receive(ctx context.Context) (*amqp1.Message, error) {
+	for {
+		wctx, cancel := context.WithTimeout(ctx, progressEvery)
+		m, err := b.rcv.Receive(wctx, nil)
+		cancel()
+		if err == nil || ctx.Err() != nil || !errors.Is(err, context.DeadlineExceeded) {
+			return m, err
+		}
+		if b.tick != nil {
+			b.tick()
+		}
+	}
+}
+
 // drain spends the link's credit: the broker sends what it has, then
-// answers; take gets every message that arrives before the answer.
-func (b *amqp1Receiver) drain(ctx context.Context, take func(*amqp1.Message)) error {
+// answers; take gets every message that arrives before the answer. The
+// drain is waited for under a bound of its own, not ctx: when ctx ends, the
+// messages that still come are handed to hold, not take. An error is the
+// link's, or a drain the broker did not answer.
+func (b *amqp1Receiver) drain(ctx context.Context, take, hold func(*amqp1.Message)) error {
 	drained := make(chan error, 1)
 	recvCtx, stopRecv := context.WithCancel(ctx)
 	defer stopRecv()
 	go func() {
-		err := b.rcv.DrainCredit(ctx, nil)
+		dctx, cancel := context.WithTimeout(context.Background(), amqp1Timeout)
+		defer cancel()
+		err := b.rcv.DrainCredit(dctx, nil)
 		drained <- err
 		stopRecv()
 	}()
 	for {
-		m, err := b.rcv.Receive(recvCtx, nil)
+		m, err := b.receive(recvCtx)
 		if err != nil {
-			if recvCtx.Err() == nil || ctx.Err() != nil || !errors.Is(err, context.Canceled) {
-				return err
+			if recvCtx.Err() == nil {
+				return err // the link's (the drain ends with it)
 			}
-			break
+			break // drained, or ctx ended: the drain is waited for below
 		}
 		take(m)
 	}
-	var err error
-	select {
-	case err = <-drained:
-	case <-time.After(amqp1Timeout):
-		return errors.New("the broker did not answer the drain")
-	}
-	if err != nil {
+	if err := <-drained; err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return errors.New("the broker did not answer the drain")
+		}
 		return err
 	}
-	// What arrived with the answer.
+	// What arrived with the answer (or after ctx ended).
+	keep := take
+	if ctx.Err() != nil {
+		keep = hold
+	}
 	for m := b.rcv.Prefetched(); m != nil; m = b.rcv.Prefetched() {
-		take(m)
+		keep(m)
 	}
 	return nil
 }
@@ -382,8 +428,10 @@ func (b *amqp1Receiver) restoreOrder(ctx context.Context, ours []string) (reorde
 			}
 		}
 	}
-	// Stop the credit left over, keeping what it brought.
-	dctx, cancel := context.WithTimeout(ctx, amqp1Timeout)
+	// Stop the credit left over, keeping what it brought: under a bound of
+	// its own, as ctx may have ended (released with credit left, a message
+	// would come back on the link and be detached unsettled).
+	dctx, cancel := context.WithTimeout(context.Background(), amqp1Timeout)
 	if err := b.rcv.DrainCredit(dctx, nil); err == nil {
 		for m := b.rcv.Prefetched(); m != nil; m = b.rcv.Prefetched() {
 			m.Data, m.Value, m.Sequence = nil, nil, nil
@@ -470,8 +518,9 @@ func (b *amqp1Receiver) close() {
 
 // peekAMQP1 is a peek of q through an attached receiver: up to opt.Limit
 // of the ready messages, decoded as the 0-9-1 peek decodes them. ended:
-// the broker ended the session (the result says so); it is not used again.
-func peekAMQP1(ctx context.Context, b *amqp1Receiver, q retry.Queue, brokerVersion string, opt PeekOptions, deathQueues, mains map[string]bool) (res *PeekResult, redelivered int, ended bool, err error) {
+// the broker ended the browse (its link, or the session: see
+// sessionEnded), and the result says so.
+func peekAMQP1(ctx context.Context, b *amqp1Receiver, q retry.Queue, brokerVersion string, opt PeekOptions, deathQueues, mains map[string]bool) (res *PeekResult, redelivered int, ended *amqp1Ended, err error) {
 	res = &PeekResult{Queue: q.Name, Type: q.Type, Total: q.Messages, Ready: q.Ready, Messages: []Message{}, PeekedAt: time.Now()}
 	res.SideEffects = peekSideEffects(PeekReleased, q.Type, brokerVersion)
 	want := opt.Limit
@@ -481,6 +530,7 @@ func peekAMQP1(ctx context.Context, b *amqp1Receiver, q retry.Queue, brokerVersi
 	// The same bounds, progress and hand-over as the 0-9-1 browse.
 	run := NewBrowseRun(res, opt, want)
 	defer run.Finish()
+	b.tick = run.Tick
 	bctx := ctx
 	if opt.Deadline > 0 {
 		var cancel context.CancelFunc
@@ -503,12 +553,12 @@ func peekAMQP1(ctx context.Context, b *amqp1Receiver, q retry.Queue, brokerVersi
 		res.Incomplete = note
 		res.SideEffects = append(res.SideEffects, note)
 		NoteDeadLettered(res, q, brokerVersion)
-		ended = true
+		ended = end
 	case errors.Is(err, ErrStopBrowse):
 	case err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded):
 		run.TimedOut() // what was read is good; the browse released what it held
 	case err != nil:
-		return nil, redelivered, false, fmt.Errorf("peek %s: %w", q.Name, err)
+		return nil, redelivered, nil, fmt.Errorf("peek %s: %w", q.Name, err)
 	}
 	if run.Read() == 0 && res.Incomplete == "" {
 		res.SideEffects = []string{}

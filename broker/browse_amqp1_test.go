@@ -217,7 +217,8 @@ func TestAMQP1BrowseDecodesAMQP1Published(t *testing.T) {
 // RabbitMQ 4.3.6 cannot convert a 0-9-1 header holding a decimal for AMQP
 // 1.0 and ends the session: the messages the browse held go back as after
 // a crash, counting a delivery. The peek shows what it read, says so, and
-// ladder's next peek of the queue works again (a new session).
+// the client's next browse (of another queue) works again on a new
+// session.
 func TestAMQP1BrowseEndedByTheBrokerIsReported(t *testing.T) {
 	f := on43(t)
 	q := f.queue("qq", amqp.Table{"x-queue-type": "quorum"})
@@ -239,13 +240,75 @@ func TestAMQP1BrowseEndedByTheBrokerIsReported(t *testing.T) {
 		t.Fatalf("messages %v, incomplete %q, side effects %q", peekIDs(res), res.Incomplete, text)
 	}
 	f.waitDepth(q, 4)
-	// The next peek has a new session, and what the crash cost is visible.
-	res, err = l.Peek(context.Background(), q, broker.PeekOptions{Limit: 1})
+	// What the crash cost is visible.
+	res, err = f.live(true).Peek(context.Background(), q, broker.PeekOptions{Limit: 1})
 	if err != nil || fmt.Sprint(peekIDs(res)) != "[a]" {
 		t.Fatalf("after: %v %v", peekIDs(res), err)
 	}
 	if n, _ := res.Messages[0].Headers["x-delivery-count"].(int64); n != 1 {
 		t.Errorf("the crash counted %v deliveries on the head, want 1", res.Messages[0].Headers["x-delivery-count"])
+	}
+	// The client browses over AMQP 1.0 again, on a new session.
+	other := f.queue("other", amqp.Table{"x-queue-type": "quorum"})
+	f.publish("", other, amqp.Publishing{MessageId: "o"})
+	res, err = l.Peek(context.Background(), other, broker.PeekOptions{})
+	if err != nil || fmt.Sprint(peekIDs(res)) != "[o]" || !strings.Contains(strings.Join(res.SideEffects, " "), "over AMQP 1.0 and released") {
+		t.Fatalf("another queue after: %v %v %q", peekIDs(res), err, res.SideEffects)
+	}
+}
+
+// A queue whose AMQP 1.0 browse the broker ended has no costless browse
+// for that client any more (the next would end at the same message, every
+// message it held counted a delivery): its next peeks are refused under
+// read-only mode, and asked for toward the delivery limit, saying why;
+// forced, they read over AMQP 0-9-1. A refused peek counts nothing.
+func TestPeekAfterAnEndedAMQP1BrowseHasACost(t *testing.T) {
+	f := on43(t)
+	q := f.queue("qq", amqp.Table{"x-queue-type": "quorum"})
+	f.publish("", q, amqp.Publishing{MessageId: "a"},
+		amqp.Publishing{MessageId: "dec", Headers: amqp.Table{"price": amqp.Decimal{Scale: 2, Value: 425}}}, amqp.Publishing{MessageId: "c"})
+	ctx := context.Background()
+	const why = "an earlier browse over AMQP 1.0 ended at a message RabbitMQ could not convert"
+	head := func() any {
+		t.Helper()
+		f.waitDepth(q, 3)
+		res, err := f.live(true).Peek(ctx, q, broker.PeekOptions{Limit: 1})
+		if err != nil || len(res.Messages) != 1 {
+			t.Fatalf("head: %v", err)
+		}
+		return res.Messages[0].Headers["x-delivery-count"]
+	}
+	for _, readOnly := range []bool{true, false} {
+		l := f.live(readOnly)
+		res, err := l.Peek(ctx, q, broker.PeekOptions{Limit: 3})
+		if err != nil || res.Incomplete == "" || !strings.Contains(strings.Join(res.SideEffects, " "), "ladder's next peeks of this queue count a delivery: "+why) {
+			t.Fatalf("read-only %v: the ended browse: %v, %q", readOnly, err, res.SideEffects)
+		}
+		before := head()
+		want := broker.ErrPeekCostsDelivery
+		if readOnly {
+			want = broker.ErrReadOnly
+		}
+		for i := 0; i < 3; i++ {
+			_, err := l.Peek(ctx, q, broker.PeekOptions{Limit: 3})
+			var refused *broker.PeekRefused
+			if !errors.As(err, &refused) || !errors.Is(err, want) || !strings.Contains(err.Error(), why) || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("read-only %v, peek %d after: %v", readOnly, i, err)
+			}
+		}
+		if after := head(); fmt.Sprint(after) != fmt.Sprint(before) {
+			t.Fatalf("read-only %v: the refused peeks counted: x-delivery-count %v, then %v", readOnly, before, after)
+		}
+	}
+	l := f.live(false)
+	if res, err := l.Peek(ctx, q, broker.PeekOptions{Limit: 3}); err != nil || res.Incomplete == "" {
+		t.Fatalf("a fresh client's browse did not end: %v", err)
+	}
+	// (The ended browses' returns went as after a crash: the order is
+	// theirs.)
+	res, err := l.Peek(ctx, q, broker.PeekOptions{Limit: 3, Force: true})
+	if err != nil || len(res.Messages) != 3 || res.Incomplete != "" || !strings.Contains(strings.Join(res.SideEffects, " "), why) {
+		t.Fatalf("forced: %v %v %q", peekIDs(res), err, res.SideEffects)
 	}
 }
 

@@ -251,6 +251,12 @@ type MoveRequest struct {
 	// (the loop guard), unless Force.
 	MaxMoves int
 	Force    bool
+	// ForcePeek lets the dry run read the source where that counts a
+	// delivery toward a quorum queue's delivery limit (no costless browse:
+	// RabbitMQ before 4.3): the user accepted that cost (--force-peek, or
+	// yes to the question). Without it such a dry run is refused before it
+	// touches the queue, as a peek is (read-only mode refuses it anyway).
+	ForcePeek bool
 	// Rate (> 0) paces publishes to that many messages a second.
 	Rate float64
 	// Gate, when set, pauses the move while closed (the TUI's p).

@@ -1,9 +1,13 @@
 package broker
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
+
+	amqp1 "github.com/Azure/go-amqp"
 )
 
 // RefuseAMQP1 makes l's peeks find AMQP 1.0 refused, as on a broker without
@@ -37,3 +41,31 @@ func SetDefaultDumpLimitForTest(n int) (restore func()) {
 // ReplayBatch is how many lines a replay publishes before it awaits their
 // confirms.
 const ReplayBatch = replayBatch
+
+// AttachBrowseForTest attaches (and detaches) an AMQP 1.0 browse of queue
+// on l's session, as a peek's first step does.
+func AttachBrowseForTest(ctx context.Context, l *Live, queue string) error {
+	b, err := l.attachBrowse(ctx, queue)
+	if err == nil {
+		b.close()
+	}
+	return err
+}
+
+// BrowseAMQP1ForTest browses the first n ready messages of queue over AMQP
+// 1.0 and releases them, as a peek on 4.3+ does, whatever the broker's
+// version (PeekModeOf browses so only from 4.3): their message ids.
+func BrowseAMQP1ForTest(ctx context.Context, l *Live, queue string, n int) ([]string, error) {
+	b, err := l.attachBrowse(ctx, queue)
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	_, _, err = b.browse(ctx, n, n, func(m *amqp1.Message) error {
+		if m.Properties != nil {
+			ids = append(ids, fmt.Sprint(m.Properties.MessageID))
+		}
+		return nil
+	})
+	return ids, err
+}

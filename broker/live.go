@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	amqp1 "github.com/Azure/go-amqp"
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/ladder-tui/ladder/retry"
@@ -36,6 +37,10 @@ type Live struct {
 	// amqp1Refused, set by tests, plays a broker that refuses AMQP 1.0.
 	amqp1        *amqp1Session
 	amqp1Refused error
+	// amqp1Broken: queues an AMQP 1.0 browse of this client was ended on
+	// by the broker (why, for the refusal): a peek of them has no
+	// costless browse any more (see Peek).
+	amqp1Broken map[string]string
 	// own: this client's peeks' redeliveries, kept out of the rates (see
 	// ownpeeks.go).
 	own []ownRedeliveries
@@ -369,12 +374,26 @@ func (l *Live) Peek(ctx context.Context, queue string, opt PeekOptions) (*PeekRe
 	var browser *amqp1Receiver
 	if mode == PeekReleased {
 		// Attaching delivers nothing: if AMQP 1.0 is not there, nothing
-		// was touched and the costly browse's rules apply.
-		if browser, err = l.attachBrowse(ctx, queue); err != nil {
+		// was touched and the costly browse's rules apply. Nor is it for a
+		// queue whose last browse the broker ended: it would end there
+		// again, every message it held counted a delivery.
+		if why := l.brokenBrowse(queue); why != "" {
+			mode, because = PeekConsumeClose, why
+		} else if browser, err = l.attachBrowse(ctx, queue); err != nil {
 			mode, because = PeekConsumeClose, "the costless browse over AMQP 1.0 failed: "+amqp1Reason(err)
 		}
 	}
 	if r := peekRefusal(q, version, peekCostVia(q, version, mode), l.r.ReadOnly, opt.Force, because); r != nil {
+		r.Limit = opt.Limit
+		if r.Kind == ErrPeekCostsDelivery {
+			// The question asked next says how many it reads: the exact
+			// depth (the management API's lags), which touches no message.
+			if conn, err := l.browseConnection(ctx); err == nil {
+				if ready, err := passiveDepth(conn, queue); err == nil {
+					r.Ready = int64(ready)
+				}
+			}
+		}
 		return nil, r
 	}
 	// Exact depth: management counters lag by up to 5 s.
@@ -404,8 +423,11 @@ func (l *Live) Peek(ctx context.Context, queue string, opt PeekOptions) (*PeekRe
 	deathQueues, mains := retry.DeathQueuesOf(ladders, queue), retry.MainQueues(ladders)
 	if browser != nil {
 		res, redelivered, ended, err := peekAMQP1(ctx, browser, q, version, opt, deathQueues, mains)
-		if ended {
-			l.dropAMQP1(browser.s)
+		if ended != nil {
+			if sessionEnded(ended) {
+				l.dropAMQP1(browser.s)
+			}
+			res.SideEffects = append(res.SideEffects, "ladder's next peeks of this queue count a delivery: "+l.breakBrowse(queue, ended))
 		}
 		l.noteOwn(queue, redelivered)
 		if err != nil {
@@ -424,8 +446,37 @@ func (l *Live) Peek(ctx context.Context, queue string, opt PeekOptions) (*PeekRe
 	return res, nil
 }
 
+// brokenBrowse is why queue has no costless browse for this client: the
+// broker ended an earlier AMQP 1.0 browse of it ("" when it did not).
+func (l *Live) brokenBrowse(queue string) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.amqp1Broken[queue]
+}
+
+// breakBrowse remembers, for the client's lifetime, that the broker ended
+// an AMQP 1.0 browse of queue (RabbitMQ 4.3.6 does at a message it cannot
+// convert, every time): its next peeks are costly ones, refused under
+// read-only mode and asked for toward a limit. It returns why.
+func (l *Live) breakBrowse(queue string, ended *amqp1Ended) string {
+	why := "an earlier browse over AMQP 1.0 was ended by the broker (" + amqp1Reason(ended.Err) + ")"
+	if amqp1CrashHint(ended.Err) != "" {
+		why = "an earlier browse over AMQP 1.0 ended at a message RabbitMQ could not convert (a header holding a decimal does that)"
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.amqp1Broken == nil {
+		l.amqp1Broken = map[string]string{}
+	}
+	l.amqp1Broken[queue] = why
+	return why
+}
+
 // attachBrowse attaches an AMQP 1.0 receiver to queue on the client's AMQP
-// 1.0 session, opening it first when there is none (or it has ended).
+// 1.0 session, opening it first when there is none (or it has ended). Two
+// first browses at once may each open one: the one installed first is
+// kept and the other closed before any use, so no browse loses its session
+// to another's.
 func (l *Live) attachBrowse(ctx context.Context, queue string) (*amqp1Receiver, error) {
 	if l.amqp1Refused != nil {
 		return nil, l.amqp1Refused
@@ -436,28 +487,43 @@ func (l *Live) attachBrowse(ctx context.Context, queue string) (*amqp1Receiver, 
 		l.mu.Unlock()
 		fresh := s == nil
 		if fresh {
-			var err error
-			if s, err = openAMQP1Session(ctx, l.r, l.purpose); err != nil {
+			opened, err := openAMQP1Session(ctx, l.r, l.purpose)
+			if err != nil {
 				return nil, err
 			}
 			l.mu.Lock()
-			if l.amqp1 != nil {
-				l.amqp1.close()
+			if l.amqp1 == nil {
+				l.amqp1 = opened
+				s = opened
+			} else {
+				s = l.amqp1 // another browse's, installed meanwhile
 			}
-			l.amqp1 = s
 			l.mu.Unlock()
+			if s != opened {
+				opened.close()
+			}
 		}
 		b, err := s.attach(ctx, queue)
-		if err == nil || fresh || try > 0 {
+		if err == nil || fresh || try > 0 || !sessionEnded(err) {
 			return b, err
 		}
-		// The cached session may have ended (the broker ends one it
-		// cannot send a message on): once more on a new one.
+		// The cached session has ended (the broker ends one it cannot send
+		// a message on): once more on a new one.
 		l.dropAMQP1(s)
 	}
 }
 
-// dropAMQP1 forgets s, the client's AMQP 1.0 session, and closes it.
+// sessionEnded says whether err ended the AMQP 1.0 session (or its
+// connection), not just one link: only then is the session dropped, since
+// other browses may be using it.
+func sessionEnded(err error) bool {
+	var se *amqp1.SessionError
+	var ce *amqp1.ConnError
+	return errors.As(err, &se) || errors.As(err, &ce)
+}
+
+// dropAMQP1 forgets s, the client's AMQP 1.0 session, and closes it (it
+// has ended: see sessionEnded).
 func (l *Live) dropAMQP1(s *amqp1Session) {
 	l.mu.Lock()
 	if l.amqp1 == s {

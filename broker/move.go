@@ -189,7 +189,7 @@ func (l *Live) Move(ctx context.Context, req MoveRequest, progress func(MoveProg
 		return rep, fmt.Errorf("move from %s: moved 0 of %d (0 returned, 0 failed, 0 skipped): %w", req.From, len(req.Pick), ErrPartial)
 	}
 	if req.DryRun {
-		return rep, m.dryRun(ctx)
+		return rep, m.dryRun(ctx, ready)
 	}
 	if rep.Requested == 0 {
 		return rep, nil
@@ -235,19 +235,51 @@ func (m *mover) lastPosition() int {
 	return slices.Max(m.req.Positions)
 }
 
-// dryRun browses the messages the move would take and plans each one with
-// the planner the move itself uses, from the same inputs.
-func (m *mover) dryRun(ctx context.Context) error {
-	limit := m.rep.Requested
-	if last := m.lastPosition(); last >= 0 {
-		limit = last + 1
+// PreviewReads is how many of the source's first messages a dry run of
+// req reads when ready are ready (the simulation's dry run reads as many):
+// those the move would take, or up to the last position or pick asked for;
+// a move that chooses (--where, picks) looks at every message, but no
+// further than it can hold back.
+func PreviewReads(req MoveRequest, ready int) int {
+	n, _ := previewReads(req, ready)
+	return n
+}
+
+// previewReads is PreviewReads; capped: the bound of what a move holds back
+// cut it short.
+func previewReads(req MoveRequest, ready int) (n int, capped bool) {
+	look := req
+	if req.chooses() {
+		look.Limit = 0 // every message is looked at; Limit counts chosen ones
 	}
-	if m.req.Pick != nil {
-		limit = min(limit, m.lastPick+1) // no pick lies further back
+	n = requested(look, ready)
+	if len(req.Positions) > 0 {
+		if last := slices.Max(req.Positions); last >= 0 {
+			n = last + 1
+		}
 	}
-	if m.lookAt > 0 && limit > heldBudget {
+	if req.Pick != nil {
+		last := 0
+		for _, k := range req.Pick {
+			last = max(last, k.Position)
+		}
+		n = min(n, last+1) // no pick lies further back
+	}
+	if req.chooses() && n > heldBudget {
 		// A move looks no further than it can hold: nor does its preview.
-		limit = heldBudget
+		return heldBudget, true
+	}
+	return n, false
+}
+
+// dryRun browses the messages the move would take (ready were ready) and
+// plans each one with the planner the move itself uses, from the same
+// inputs. Where that browse counts a delivery toward a delivery limit (a
+// quorum queue before 4.3) it runs only with req.ForcePeek: otherwise it is
+// refused before the queue is touched, as a peek is.
+func (m *mover) dryRun(ctx context.Context, ready int) error {
+	limit, capped := previewReads(m.req, ready)
+	if capped {
 		m.rep.Note(fmt.Sprintf("--where looked at the first %d messages only (a move holds at most that many back at a time)", heldBudget))
 	}
 	if limit == 0 {
@@ -257,9 +289,7 @@ func (m *mover) dryRun(ctx context.Context) error {
 	if !m.req.Where.Empty() {
 		preview = maxBody // body~REGEX reads the whole body, as the move will
 	}
-	// A move is asked for: its preview reads the source even where that
-	// counts a delivery (a quorum queue before 4.3), and says so below.
-	res, err := m.l.Peek(ctx, m.req.From, PeekOptions{Limit: limit, BodyPreview: preview, Force: true})
+	res, err := m.l.Peek(ctx, m.req.From, PeekOptions{Limit: limit, BodyPreview: preview, Force: m.req.ForcePeek})
 	if err != nil {
 		return fmt.Errorf("dry run: %w", err)
 	}
@@ -282,12 +312,23 @@ func (m *mover) dryRun(ctx context.Context) error {
 		m.rep.Note(note)
 	}
 	m.rep.Notes = append(m.rep.Notes, "dry run: nothing was published or acknowledged; browsing set the redelivered flag")
-	for _, e := range res.SideEffects {
-		if strings.Contains(e, "x-delivery-count") || strings.Contains(e, "by this peek") {
-			m.rep.Note("dry run: " + e)
-		}
+	for _, n := range PreviewCostNotes(res) {
+		m.rep.Note(n)
 	}
 	return nil
+}
+
+// PreviewCostNotes are the notes a dry run adds for what its browse of the
+// source cost beyond the redelivered flag: a delivery counted, messages its
+// return dead-lettered (the simulation's dry run says the same).
+func PreviewCostNotes(res *PeekResult) []string {
+	var out []string
+	for _, e := range res.SideEffects {
+		if strings.Contains(e, "x-delivery-count") || strings.Contains(e, "by this peek") {
+			out = append(out, "dry run: "+e)
+		}
+	}
+	return out
 }
 
 // notePicksGone says how many picked messages (ladder unblock) no message

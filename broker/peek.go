@@ -480,10 +480,13 @@ var ErrPeekCostsDelivery = errors.New("a peek would count a delivery toward the 
 // read-only mode (Kind ErrReadOnly) because it would raise the delivery
 // count, or (Kind ErrPeekCostsDelivery) because it would count toward a
 // delivery limit and was not forced. Cost is what it would have cost, Ready
-// the queue's ready messages as the management API last said.
+// the queue's ready messages as the management API last said, Limit the
+// most it would have read (0: not known), so that a question can say how
+// many it reads.
 type PeekRefused struct {
 	Queue string
 	Ready int64
+	Limit int
 	Cost  PeekCost
 	Kind  error
 	Why   string

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/ladder-tui/ladder/retry"
@@ -17,9 +18,20 @@ type UnblockOptions struct {
 	// Progress, when set, hears how far the read is (see
 	// PeekOptions.Progress): the terminal UI shows it.
 	Progress func(PeekProgress)
+	// ForcePeek: the user accepted that reading the queue counts a
+	// delivery toward its delivery limit (a quorum queue before 4.3), for
+	// the look and the move's preview after it: the returned request
+	// carries it. Without it such a read is refused before it touches the
+	// queue (*PeekRefused, ErrPeekCostsDelivery), as a peek is.
+	ForcePeek bool
 }
 
-// PrepareUnblock is PrepareUnblockWith, reading at most look messages.
+// ErrPreviewDeadLetters refuses an unblock whose look showed a message
+// that the move's preview, a second read, would dead-letter.
+var ErrPreviewDeadLetters = errors.New("the preview would dead-letter a message")
+
+// PrepareUnblock is PrepareUnblockWith, reading at most look messages,
+// where that costs no delivery toward a delivery limit.
 func PrepareUnblock(ctx context.Context, c Client, queue string, look int) (MoveRequest, retry.UnblockPlan, *PeekResult, error) {
 	return PrepareUnblockWith(ctx, c, queue, UnblockOptions{Look: look})
 }
@@ -30,6 +42,11 @@ func PrepareUnblock(ctx context.Context, c Client, queue string, look int) (Move
 // per-delay wait queues with their remaining delay, through the one move
 // planner. The CLI and the TUI both build the move here; the caller
 // dry-runs it, shows it, and runs it with the confirmed plan as Expect.
+//
+// Where each read counts a delivery toward a delivery limit, the look runs
+// only with opt.ForcePeek; and when the counts it saw show that the
+// preview's read would dead-letter a message, the plan is returned with
+// ErrPreviewDeadLetters (nothing more is read).
 func PrepareUnblockWith(ctx context.Context, c Client, queue string, opt UnblockOptions) (MoveRequest, retry.UnblockPlan, *PeekResult, error) {
 	look := opt.Look
 	if look <= 0 {
@@ -43,9 +60,7 @@ func PrepareUnblockWith(ctx context.Context, c Client, queue string, opt Unblock
 	if !ok {
 		return MoveRequest{}, retry.UnblockPlan{}, nil, fmt.Errorf("unblock: queue %q in vhost %s: %w", queue, c.Vhost(), ErrNotFound)
 	}
-	// An unblock is asked for: its read goes ahead where it counts a
-	// delivery (its side effects say so).
-	res, err := c.Peek(ctx, queue, PeekOptions{Limit: look, BodyPreview: 1, Force: true, Progress: opt.Progress})
+	res, err := c.Peek(ctx, queue, PeekOptions{Limit: look, BodyPreview: 1, Force: opt.ForcePeek, Progress: opt.Progress})
 	if err != nil {
 		return MoveRequest{}, retry.UnblockPlan{}, nil, fmt.Errorf("unblock %s: %w", queue, err)
 	}
@@ -67,5 +82,17 @@ func PrepareUnblockWith(ctx context.Context, c Client, queue string, opt Unblock
 	if len(res.Messages) == look {
 		plan.Notes = append(plan.Notes, fmt.Sprintf("looked at the first %d messages only (--look)", look))
 	}
-	return MoveRequest{From: queue, To: plan.Target, Pick: plan.Pick()}, plan, res, nil
+	req := MoveRequest{From: queue, To: plan.Target, Pick: plan.Pick(), ForcePeek: opt.ForcePeek}
+	if len(plan.Picks) > 0 && opt.ForcePeek {
+		version, err := c.BrokerVersion(ctx)
+		if err != nil {
+			return req, plan, res, fmt.Errorf("unblock %s: %w", queue, err)
+		}
+		if n := RepeekDeadLetters(res, q, version); n > 0 {
+			// Known from the look, without spending another delivery.
+			return req, plan, res, fmt.Errorf("unblock %s: refused: its preview reads the queue again, which would dead-letter %s the look saw, delivered as often as the delivery limit of %d allows: %w",
+				queue, retry.Plural(n, "message", "messages"), PeekCostOf(q, version).DeliveryLimit, ErrPreviewDeadLetters)
+		}
+	}
+	return req, plan, res, nil
 }

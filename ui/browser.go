@@ -177,12 +177,12 @@ func (m *browserModel) Update(msg tea.Msg) tea.Cmd {
 				return m.alreadyReading()
 			}
 			// In sequence, so a quick failure is not overwritten by "dumping…".
-			return tea.Sequence(statusCmd("dumping "+termtext.Sanitize(m.queue)+" to "+termtext.Sanitize(msg.file)+"…", false), tea.Batch(m.dump(r, msg.file), r.wait()))
+			return tea.Sequence(statusCmd("dumping "+termtext.Sanitize(m.queue)+" to "+termtext.Sanitize(msg.file)+"…", false), tea.Batch(m.dump(r, msg.file, msg.force), r.wait()))
 		}
 	case unblockReadyMsg:
 		return tea.Batch(m.endRead(msg.read), m.unblockReady(msg))
 	case unblockAskMsg:
-		return m.prepareUnblockFor(msg.queue, true)
+		return m.prepareUnblockFor(msg.queue, true, msg.force)
 	case dumpDoneMsg:
 		next := m.endRead(msg.id)
 		if msg.err != nil {

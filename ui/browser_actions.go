@@ -31,35 +31,49 @@ type unblockReadyMsg struct {
 	read  int
 	req   broker.MoveRequest
 	plan  retry.UnblockPlan
-	err   error
+	// peek is the look's result, whose delivery counts the root keeps (the
+	// next read of the queue is judged by them).
+	peek *broker.PeekResult
+	err  error
 }
 
 // unblockAskMsg is home's u on a HoL finding: the browser, which reads one
-// thing at a time, runs the read (see prepareUnblockFor).
-type unblockAskMsg struct{ queue string }
+// thing at a time, runs the read (see prepareUnblockFor). force: the user
+// said yes to reads that count a delivery toward a delivery limit.
+type unblockAskMsg struct {
+	queue string
+	force bool
+}
 
 // prepareUnblock plans ladder unblock for the browser's queue (the browser
 // already paid for one peek to show it).
-func (m *browserModel) prepareUnblock() tea.Cmd { return m.prepareUnblockFor(m.queue, false) }
+func (m *browserModel) prepareUnblock() tea.Cmd { return m.prepareUnblockFor(m.queue, false, false) }
+
+// prepareUnblockForced is prepareUnblock after the user's yes to its cost.
+func (m *browserModel) prepareUnblockForced() tea.Cmd {
+	return m.prepareUnblockFor(m.queue, false, true)
+}
 
 // prepareUnblockFor plans ladder unblock for queue, as the CLI does (a
 // peek, with a peek's side effects), asked from the browser or from home:
 // a read like the browser's others, one at a time, under the read's context
-// (a read that replaces it cancels it) and showing its progress.
-func (m *browserModel) prepareUnblockFor(queue string, home bool) tea.Cmd {
+// (a read that replaces it cancels it) and showing its progress. force: the
+// user said yes to reads that count a delivery toward a delivery limit (the
+// look, and the preview after it).
+func (m *browserModel) prepareUnblockFor(queue string, home, force bool) tea.Cmd {
 	r := m.startRead(readUnblock, peekTimeout)
 	if r == nil {
 		return m.alreadyReading()
 	}
 	r.queue = queue // home's may be another queue than the browser's
 	c, ctx, id, ch := m.c.client, r.ctx, r.id, r.ch
-	opt := broker.UnblockOptions{Look: broker.DefaultUnblockLook, Progress: r.report}
+	opt := broker.UnblockOptions{Look: broker.DefaultUnblockLook, Progress: r.report, ForcePeek: force}
 	// In sequence: batched, a quick answer (an error) could arrive first
 	// and be overwritten by "reading the queue…".
 	return tea.Sequence(statusCmd("unblock "+termtext.Sanitize(queue)+": reading the queue…", false), tea.Batch(func() tea.Msg {
 		defer close(ch) // ends the progress wait
-		req, plan, _, err := broker.PrepareUnblockWith(ctx, c, queue, opt)
-		return unblockReadyMsg{queue: queue, home: home, read: id, req: req, plan: plan, err: err}
+		req, plan, res, err := broker.PrepareUnblockWith(ctx, c, queue, opt)
+		return unblockReadyMsg{queue: queue, home: home, read: id, req: req, plan: plan, peek: res, err: err}
 	}, r.wait()))
 }
 
@@ -126,8 +140,13 @@ func (m *homeModel) rowOf(queue string) *homeRow {
 	return nil
 }
 
-// dumpAskMsg / whereAskMsg carry a prompt's answer back to the browser.
-type dumpAskMsg struct{ queue, file string }
+// dumpAskMsg / whereAskMsg carry a prompt's answer back to the browser;
+// force: the user said yes to the delivery the dump's read counts toward a
+// delivery limit.
+type dumpAskMsg struct {
+	queue, file string
+	force       bool
+}
 type whereAskMsg struct{ exprs string }
 
 // dumpDoneMsg is a dump's result (read id).
@@ -138,20 +157,52 @@ type dumpDoneMsg struct {
 	err  error
 }
 
-// askDump offers a file name for a dump of the queue.
+// askDump offers a file name for a dump of the queue. Where its read counts
+// a delivery toward a delivery limit it asks first, the question a peek
+// asks (refused outright when ladder saw messages it would dead-letter).
 func (m *browserModel) askDump() tea.Cmd {
 	queue := m.queue
 	name := strings.NewReplacer("/", "_", " ", "_").Replace(queue) + "-" + m.c.now().UTC().Format("20060102-150405") + ".jsonl"
-	return navCmd(openPromptMsg{
-		title: "Dump " + queue + " to a file", value: name,
-		hint: "browses the queue as a peek does (nothing removed); an existing file is refused",
-		done: func(file string) tea.Msg { return dumpAskMsg{queue: queue, file: file} },
-	})
+	file := func(force bool) openPromptMsg {
+		return openPromptMsg{
+			title: "Dump " + queue + " to a file", value: name,
+			hint: "browses the queue as a peek does (nothing removed); an existing file is refused",
+			done: func(file string) tea.Msg { return dumpAskMsg{queue: queue, file: file, force: force} },
+		}
+	}
+	if q, version, ok := m.snapQueue(); ok {
+		if cost := broker.PeekCostOf(q, version); cost.NeedsConsent() {
+			short := termtext.Truncate(termtext.Sanitize(queue), max(16, m.w/3))
+			return navCmd(costlyReadMsg{queue: queue, verb: "dump", subject: "its read",
+				title: "The dump reads the queue: " + present.PeekQuestion(short, broker.DefaultDumpLimit, m.readyNow(q), cost),
+				yes:   "dump", then: file(true)})
+		}
+	}
+	return navCmd(file(false))
+}
+
+// snapQueue is the browser's queue as its last snapshot has it, with the
+// broker's version.
+func (m *browserModel) snapQueue() (retry.Queue, string, bool) {
+	if m.snap == nil {
+		return retry.Queue{}, "", false
+	}
+	q, ok := m.snap.Queue(m.queue)
+	return q, m.snap.BrokerVersion, ok
+}
+
+// readyNow is the queue's ready count: the last peek's (exact), else the
+// snapshot's.
+func (m *browserModel) readyNow(q retry.Queue) int64 {
+	if m.res != nil {
+		return m.res.Ready
+	}
+	return q.Ready
 }
 
 // dump writes the queue to file for read r: a browse, as `ladder dump`
-// does, its progress shown.
-func (m *browserModel) dump(r *reading, file string) tea.Cmd {
+// does, its progress shown. force: the user said yes to its cost.
+func (m *browserModel) dump(r *reading, file string, force bool) tea.Cmd {
 	c, queue := m.c.client, m.queue
 	ctx, id, ch, progress := r.ctx, r.id, r.ch, r.report
 	return func() tea.Msg {
@@ -160,7 +211,7 @@ func (m *browserModel) dump(r *reading, file string) tea.Cmd {
 		if err != nil {
 			return dumpDoneMsg{id: id, file: file, err: fmt.Errorf("dump to %s: %w", file, err)}
 		}
-		rep, err := broker.Dump(ctx, c, broker.DumpOptions{Queue: queue, Progress: progress}, f)
+		rep, err := broker.Dump(ctx, c, broker.DumpOptions{Queue: queue, Progress: progress, Force: force}, f)
 		f.Close()
 		if err != nil && (rep == nil || rep.Written == 0) {
 			os.Remove(file)

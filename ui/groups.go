@@ -50,8 +50,12 @@ type groupScanDoneMsg struct {
 	err   error
 }
 
-// groupScanAskMsg: the user agreed to the scan's cost.
-type groupScanAskMsg struct{ queue, by string }
+// groupScanAskMsg: the user agreed to the scan's cost; force: that cost
+// is a delivery counted toward a delivery limit.
+type groupScanAskMsg struct {
+	queue, by string
+	force     bool
+}
 
 // cycleGroup moves to the next grouping (g).
 func (m *browserModel) cycleGroup() {
@@ -123,21 +127,29 @@ func (m *browserModel) askScan() tea.Cmd {
 			q := m.snap.Topology.Queues[i]
 			if cost := broker.PeekCostOf(q, m.snap.BrokerVersion); cost.Felt() {
 				name := termtext.Truncate(termtext.Sanitize(queue), max(16, m.w/3))
+				title := "Group every ready message of " + name + " by " + by + " (up to " + strconv.Itoa(broker.DefaultDumpLimit) + ")? A browse: " + present.PeekCost(cost)
+				if cost.NeedsConsent() {
+					// The yes is the scan's force; the root refuses it
+					// outright where ladder saw messages it would
+					// dead-letter, or under read-only mode.
+					return navCmd(costlyReadMsg{queue: queue, verb: "group", subject: "its scan", title: title, yes: "group",
+						then: groupScanAskMsg{queue: queue, by: by, force: true}})
+				}
 				return navCmd(openPromptMsg{
-					title:   "Group every ready message of " + name + " by " + by + " (up to " + strconv.Itoa(broker.DefaultDumpLimit) + ")? A browse: " + present.PeekCost(cost),
-					confirm: true, yes: "group",
+					title: title, confirm: true, yes: "group",
 					done: func(string) tea.Msg { return groupScanAskMsg{queue: queue, by: by} },
 				})
 			}
 		}
 	}
-	return m.startScan()
+	return m.startScan(false)
 }
 
 // startScan groups the whole queue in the background: ladder peek
 // --group-by's scan (broker.ScanGroups), a read with a peek's deadline and
-// its progress.
-func (m *browserModel) startScan() tea.Cmd {
+// its progress. force: the user said yes to the delivery it counts toward a
+// delivery limit.
+func (m *browserModel) startScan(force bool) tea.Cmd {
 	m.stopScan()
 	// A scan is a browse like a peek: one read at a time.
 	r := m.startRead(readGroups, moveTimeout)
@@ -148,7 +160,7 @@ func (m *browserModel) startScan() tea.Cmd {
 	s.id++
 	ctx, cancel, read := r.ctx, r.cancel, r.id
 	*s = groupScan{id: s.id, by: m.groupBy, peek: m.id, where: strings.Join(m.where.Exprs(), " "), running: true, cancel: cancel}
-	c, queue, id, opts := m.c.client, m.queue, s.id, broker.GroupScanOptions{Queue: m.queue, By: m.groupBy, Where: m.where}
+	c, queue, id, opts := m.c.client, m.queue, s.id, broker.GroupScanOptions{Queue: m.queue, By: m.groupBy, Where: m.where, Force: force}
 	// It holds what it read from the queue's consumers, as a peek does.
 	opts.Progress, opts.Deadline = r.report, broker.DefaultPeekDeadline
 	ch := r.ch
@@ -166,7 +178,7 @@ func (m *browserModel) updateGroups(msg tea.Msg) (tea.Cmd, bool) {
 	switch msg := msg.(type) {
 	case groupScanAskMsg:
 		if msg.queue == m.queue && msg.by == m.groupBy {
-			return m.startScan(), true
+			return m.startScan(msg.force), true
 		}
 		return nil, true
 	case groupScanDoneMsg:

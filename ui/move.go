@@ -627,6 +627,18 @@ func (m *moveModel) preflight(req broker.MoveRequest) tea.Cmd {
 	}
 }
 
+// forcePreview runs preview id again with the user's yes to what reading
+// the source costs (a delivery counted toward a delivery limit), if the
+// dialog still waits on it.
+func (m *moveModel) forcePreview(id int) tea.Cmd {
+	if id != m.id || m.step != stepPreview {
+		return nil
+	}
+	req := m.req
+	req.ForcePeek = true
+	return m.preflight(req)
+}
+
 // start runs the confirmed move, with progress through a channel.
 func (m *moveModel) start() tea.Cmd {
 	m.step = stepRunning

@@ -42,8 +42,19 @@ func (s *Sim) Move(ctx context.Context, req broker.MoveRequest, progress func(br
 		return nil, ErrClosed
 	}
 	s.catchUp()
+	preview := 0
+	if req.DryRun {
+		var err error
+		if preview, err = s.previewRefusal(req); err != nil {
+			s.mu.Unlock()
+			return broker.NewMoveReport(req), err
+		}
+	}
 	rep, hops, roomNotes, err := s.planMove(req)
 	s.mu.Unlock()
+	if err == nil && preview > 0 {
+		err = s.previewCost(ctx, req, preview, rep)
+	}
 	if err != nil || req.DryRun {
 		return rep, err
 	}
@@ -106,6 +117,49 @@ func (s *Sim) Move(ctx context.Context, req broker.MoveRequest, progress func(br
 			req.From, rep.Moved, rep.Requested, rep.Returned, rep.Failed, rep.Skipped, broker.ErrPartial)
 	}
 	return rep, nil
+}
+
+// previewRefusal is the live dry run's rule: its read of the source is a
+// peek of the first broker.PreviewReads messages (returned: 0 when it reads
+// none), refused before it touches the queue where it counts a delivery,
+// under read-only mode, or toward a delivery limit without ForcePeek.
+// Callers hold mu.
+func (s *Sim) previewRefusal(req broker.MoveRequest) (int, error) {
+	src := s.byName[req.From]
+	if src == nil {
+		return 0, nil // the planner says what is wrong
+	}
+	n := broker.PreviewReads(req, len(src.ready))
+	if n == 0 {
+		return 0, nil
+	}
+	if r := broker.PeekRefusalOf(src.info(), s.opt.BrokerVersion, s.opt.ReadOnly, req.ForcePeek); r != nil {
+		r.Limit = n
+		return 0, fmt.Errorf("dry run: %w", r)
+	}
+	return n, nil
+}
+
+// previewCost is what the live dry run's read of the source costs where it
+// counts a delivery (a quorum queue with no costless browse, the user having
+// said yes): the peek's own effects on the first n messages, after the plan
+// (the live broker plans the messages its read returned), and its notes.
+func (s *Sim) previewCost(ctx context.Context, req broker.MoveRequest, n int, rep *broker.MoveReport) error {
+	s.mu.Lock()
+	src := s.byName[req.From]
+	counts := src != nil && broker.PeekCostOf(src.info(), s.opt.BrokerVersion).CountsDelivery()
+	s.mu.Unlock()
+	if !counts {
+		return nil
+	}
+	res, err := s.Peek(ctx, req.From, broker.PeekOptions{Limit: n, BodyPreview: 1, Force: true})
+	if err != nil {
+		return fmt.Errorf("dry run: %w", err)
+	}
+	for _, note := range broker.PreviewCostNotes(res) {
+		rep.Note(note)
+	}
+	return nil
 }
 
 // planMove plans every selected message. With DryRun the report holds

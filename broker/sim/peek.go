@@ -42,6 +42,7 @@ func (s *Sim) Peek(ctx context.Context, name string, opt broker.PeekOptions) (*b
 	info := q.info()
 	version := s.opt.BrokerVersion
 	if r := broker.PeekRefusalOf(info, version, s.opt.ReadOnly, opt.Force); r != nil {
+		r.Limit = opt.Limit
 		return nil, r
 	}
 	mode := broker.PeekModeOf(info, version)

@@ -62,7 +62,11 @@ stay in the source; --force moves them anyway. A reject-publish queue refuses
 what does not fit: those stay in the source.
 
 Asks for confirmation on a terminal; --yes skips it, and without a terminal
---yes is required. Exit 3 when some messages stayed in the source.
+--yes is required. The question shows the plan of a dry run, which reads the
+source as ladder peek does: where that counts a delivery toward a quorum
+queue's delivery limit (RabbitMQ before 4.3), the dry run is first asked for
+on a terminal (the question ladder peek asks) and otherwise refused unless
+--force-peek; --read-only refuses it. Exit 3 when some messages stayed in the source.
 If the broker closes the connection mid-move nothing is lost, but a message
 may then be both in the target and in the source (duplicates_possible).`,
 		Args: cobra.NoArgs,
@@ -101,13 +105,19 @@ may then be both in the target and in the source (duplicates_possible).`,
 				// The question is the plan: the same planner the move runs,
 				// so what is confirmed is what happens.
 				if req, err = confirm(cmd.Context(), a, c, req); err != nil {
-					return err
+					return previewHint(err)
 				}
 			}
 			rep, err := c.Move(cmd.Context(), req, progressPrinter(a))
+			if req.DryRun {
+				if retry, ok := previewConsent(a, err, req, ""); ok {
+					req = retry
+					rep, err = c.Move(cmd.Context(), req, progressPrinter(a))
+				}
+			}
 			if err != nil && !errors.Is(err, broker.ErrPartial) && rep != nil && rep.Moved == 0 && !rep.DuplicatesPossible {
 				// Nothing moved: the error alone, no report that reads as a result.
-				return err
+				return previewHint(err)
 			}
 			if a.json() {
 				if jerr := writeJSON(a.stdout, rep); jerr != nil {
@@ -130,6 +140,7 @@ may then be both in the target and in the source (duplicates_possible).`,
 	f.BoolVar(&req.DryRun, "dry-run", false, "say what would go where; publish and acknowledge nothing")
 	f.BoolVar(&req.ResetRetries, "reset-retries", false, "set each message's retry count to zero, in its own convention")
 	f.BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation")
+	f.BoolVar(&req.ForcePeek, "force-peek", false, "preview a quorum queue although reading it counts a delivery toward its delivery limit")
 	ch.register(cmd)
 	if fl := f.Lookup("force"); fl != nil {
 		fl.Usage = "move messages past --max-moves, and into a full drop-head or reject-publish-dlx queue (dropping its oldest)"
@@ -151,6 +162,10 @@ func confirm(ctx context.Context, a *app, c broker.Client, req broker.MoveReques
 		dry.Limit = previewCap
 	}
 	plan, err := c.Move(ctx, dry, nil)
+	if retry, ok := previewConsent(a, err, dry, ""); ok {
+		dry, req.ForcePeek = retry, true
+		plan, err = c.Move(ctx, dry, nil)
+	}
 	if err != nil {
 		return req, err
 	}
@@ -214,4 +229,34 @@ func progressPrinter(a *app) func(broker.MoveProgress) {
 			ended = true
 		}
 	}
+}
+
+// previewConsent asks, on a terminal, for a move's preview (its dry run)
+// the broker refused because reading the source would count a delivery
+// toward a delivery limit: the question ladder peek asks, after what reads
+// the queue (extra: more on the cost, or ""). Yes gives the request to run
+// again with ForcePeek. Nothing was touched.
+func previewConsent(a *app, err error, req broker.MoveRequest, extra string) (broker.MoveRequest, bool) {
+	var refused *broker.PeekRefused
+	if !errors.As(err, &refused) || !errors.Is(err, broker.ErrPeekCostsDelivery) || a.json() || !isTerminal(a.stdin) || !isTerminal(a.stderr) {
+		return req, false
+	}
+	what := "The move's preview reads the queue first: "
+	if extra != "" {
+		what = extra + ": "
+	}
+	if ask(a, what+present.PeekQuestion(clean(refused.Queue), max(1, refused.Limit), refused.Ready, refused.Cost)+" [y/N] ") != nil {
+		return req, false
+	}
+	req.ForcePeek = true
+	return req, true
+}
+
+// previewHint adds to a preview refused for the delivery its read would
+// count the flag that previews anyway.
+func previewHint(err error) error {
+	if errors.Is(err, broker.ErrPeekCostsDelivery) {
+		return fmt.Errorf("%w; --force-peek previews anyway", err)
+	}
+	return err
 }

@@ -61,12 +61,12 @@ var readOnlyClasses = map[string]readOnlyClass{
 			{"move", "--from", "{src}", "--to", "origin", "--yes", "--where", "retries>=0", "--rate", "10/s", "--max-moves", "5", "--force"},
 		},
 		allowed: [][]string{{"move", "--from", "{src}", "--to", "queue:{dst}", "--dry-run"}},
-		flags:   []string{"delay", "mutates:dry-run", "force", "from", "limit", "max-moves", "rate", "reset-retries", "to", "where", "yes"},
+		flags:   []string{"delay", "mutates:dry-run", "force", "force-peek", "from", "limit", "max-moves", "rate", "reset-retries", "to", "where", "yes"},
 	},
 	"ladder unblock": {
 		refused: [][]string{{"unblock", "{wait}", "--yes"}, {"unblock", "{wait}", "--yes", "--look", "5"}},
 		allowed: [][]string{{"unblock", "{wait}", "--dry-run"}},
-		flags:   []string{"mutates:dry-run", "look", "yes"},
+		flags:   []string{"mutates:dry-run", "force-peek", "look", "yes"},
 	},
 	"ladder replay": {
 		refused: [][]string{

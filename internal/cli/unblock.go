@@ -22,9 +22,10 @@ type unblockResult struct {
 
 func newUnblockCmd(a *app) *cobra.Command {
 	var (
-		look   int
-		dryRun bool
-		yes    bool
+		look      int
+		dryRun    bool
+		yes       bool
+		forcePeek bool
 	)
 	cmd := &cobra.Command{
 		Use:   "unblock QUEUE",
@@ -45,7 +46,14 @@ planner as ladder move: a dry run first, then a confirmation on a terminal
 expiration, timestamp, and no further back in the queue); one no longer there
 is not moved, and not replaced by a look-alike. A message with no timestamp,
 or one that never expires, stays, with a note. Exit 3 when some picked
-messages stayed.`,
+messages stayed.
+
+It reads the queue twice before moving anything: the look, then the move's
+preview. Where each read counts a delivery toward a quorum queue's delivery
+limit (RabbitMQ before 4.3) that is asked for first on a terminal (the
+question ladder peek asks) and otherwise refused unless --force-peek;
+--read-only refuses it. When the look shows that the preview would
+dead-letter a message, the unblock is refused.`,
 		Args: exactlyOne("QUEUE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			queue := args[0]
@@ -63,9 +71,14 @@ messages stayed.`,
 				return err
 			}
 			defer closeClient()
-			req, plan, peeked, err := broker.PrepareUnblock(cmd.Context(), c, queue, look)
+			opt := broker.UnblockOptions{Look: look, ForcePeek: forcePeek}
+			req, plan, peeked, err := broker.PrepareUnblockWith(cmd.Context(), c, queue, opt)
+			if _, ok := previewConsent(a, err, broker.MoveRequest{}, "ladder unblock reads the queue twice (its look, then the move's preview)"); ok {
+				opt.ForcePeek = true
+				req, plan, peeked, err = broker.PrepareUnblockWith(cmd.Context(), c, queue, opt)
+			}
 			if err != nil {
-				return err
+				return previewHint(err)
 			}
 			effects := []string{}
 			if peeked != nil && peeked.SideEffects != nil {
@@ -85,12 +98,12 @@ messages stayed.`,
 			case !yes:
 				fmt.Fprint(a.stderr, renderUnblock(plan, effects))
 				if req, err = confirm(cmd.Context(), a, c, req); err != nil {
-					return err
+					return previewHint(err)
 				}
 			}
 			rep, err = c.Move(cmd.Context(), req, progressPrinter(a))
 			if err != nil && !errors.Is(err, broker.ErrPartial) && rep != nil && rep.Moved == 0 && !rep.DuplicatesPossible {
-				return err
+				return previewHint(err)
 			}
 			if a.json() {
 				if jerr := writeJSON(a.stdout, unblockResult{Unblock: plan, SideEffects: effects, Move: rep}); jerr != nil {
@@ -112,6 +125,7 @@ messages stayed.`,
 	f.IntVar(&look, "look", broker.DefaultUnblockLook, "read at most this many messages of the queue")
 	f.BoolVar(&dryRun, "dry-run", false, "say what would move where; publish and acknowledge nothing")
 	f.BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation")
+	f.BoolVar(&forcePeek, "force-peek", false, "read a quorum queue although each read counts a delivery toward its delivery limit")
 	return cmd
 }
 
