@@ -84,6 +84,18 @@ FILE "-" writes to standard output. An existing FILE is refused unless --force.`
 				o.Progress = readingPrinter(a)
 			}
 			rep, err := broker.Dump(cmd.Context(), c, o, f)
+			// Refused for the delivery it would count (a limited quorum
+			// queue before 4.3): on a terminal, asked as peek asks. Nothing
+			// was read; a file is begun afresh (standard output has its
+			// header already: it keeps the refusal).
+			if po, ok := peekConsent(a, err, broker.PeekOptions{Limit: o.Limit}); ok && !o.Consume && out != "-" {
+				closeFile(false)
+				if f, closeFile, err = openDumpFile(a, out, force); err != nil {
+					return err
+				}
+				o.Force = po.Force
+				rep, err = broker.Dump(cmd.Context(), c, o, f)
+			}
 			closeFile(err == nil || rep.Written > 0)
 			if err != nil && !errors.Is(err, broker.ErrPartial) {
 				return peekHint(err, "--force-peek")

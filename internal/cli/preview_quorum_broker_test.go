@@ -3,6 +3,8 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -95,8 +97,18 @@ func TestCLIPreviewIsAskedForOnATerminal(t *testing.T) {
 	s.keys("y", "Enter")
 	s.waitFor("exit=0")
 	waitDepth(t, r, q, 2)
+	// dump asks as peek does, and on yes writes the file afresh.
+	file := filepath.Join(t.TempDir(), "d.jsonl")
+	s = newTmux(t, "250", "30", env, "dump", q, "--out", file, "; echo exit=$?")
+	s.waitFor("peek 2 of 2 in "+q+"?", "[y/N]")
+	s.keys("y", "Enter")
+	s.waitFor("exit=0")
+	if b, err := os.ReadFile(file); err != nil || strings.Count(string(b), "\n") != 3 {
+		t.Fatalf("dump file: %v\n%s", err, b)
+	}
+	waitDepth(t, r, q, 2)
 	_, counted := takeAll(t, r, q)
-	if fmt.Sprint(counted) != "[m-0:2 m-1:2]" {
-		t.Fatalf("RabbitMQ %s: counted %v, want two deliveries each (the preview and the look said yes to)", v, counted)
+	if fmt.Sprint(counted) != "[m-0:3 m-1:3]" {
+		t.Fatalf("RabbitMQ %s: counted %v, want three deliveries each (the preview, the look and the dump said yes to)", v, counted)
 	}
 }

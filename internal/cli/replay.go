@@ -27,7 +27,7 @@ func (c *choose) register(cmd *cobra.Command) {
 	f.StringArrayVar(&c.where, "where", nil, "choose messages: reason=…, queue=Q, origin=X[:KEY], error~RE, header:N=V, header:N~RE, body~RE, age>DUR, age<DUR, retries>=N (repeatable, all must hold)")
 	f.StringVar(&c.rate, "rate", "", "publish at most N messages a second (e.g. 50/s)")
 	f.IntVar(&c.maxMoves, "max-moves", 5, "leave a message ladder already moved this many times in place (a loop guard; 0: none)")
-	f.BoolVar(&c.force, "force", false, "move messages past --max-moves")
+	f.BoolVar(&c.force, "force", false, "move messages past --max-moves, and into a target its length limit would make drop")
 }
 
 // parse checks the flags; a bad one is a usage error naming it.
