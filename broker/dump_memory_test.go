@@ -33,10 +33,12 @@ func (w *heapWriter) Sync() error { return nil }
 
 // A browsing dump writes each message as it reads it and keeps none: 1,600
 // messages of 64 KiB (100 MiB) dumped to a writer that discards them, the
-// heap in use stays under 40 MiB. What a dump holds is what the browse lets
-// the broker send ahead (browseBudget, 16 MiB, whatever the queue's
+// heap in use stays under half of that. What a dump holds is what the browse
+// lets the broker send ahead (browseBudget, 16 MiB, whatever the queue's
 // length), and the collector lets the heap grow to about twice what is live
-// before it runs: a dump that kept its messages would pass 100 MiB.
+// before it runs, plus what the rest of the process holds: 40 MiB was seen
+// on a busy machine, so the bound is 50 MiB. A dump that kept its messages
+// would pass 100 MiB.
 // (BENCH.md has the figures at 100,000 messages.)
 func TestDumpMemoryStaysFlat(t *testing.T) {
 	f := newFixture(t)
@@ -65,7 +67,7 @@ func TestDumpMemoryStaysFlat(t *testing.T) {
 	if rep.Written != n || w.lines != n+1 || w.bytes < n*size {
 		t.Fatalf("wrote %d messages, %d lines, %d bytes", rep.Written, w.lines, w.bytes)
 	}
-	const total, limit = n * size, 40 << 20
+	const total, limit = n * size, 50 << 20
 	t.Logf("dumped %d MiB: heap in use %.1f MiB before, at most %.1f MiB while dumping", total>>20,
 		float64(before.HeapInuse)/(1<<20), float64(w.peak)/(1<<20))
 	if w.peak >= limit {

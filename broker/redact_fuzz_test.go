@@ -100,3 +100,30 @@ func urlOutputs(tmpl, pw string, where uint8) []string {
 	}
 	return out
 }
+
+// FuzzAnyURLNeverShowsPassword: the same with the URL around the password
+// fuzzed too, not only the shapes above: before + "u:" + secret + "@" +
+// after, whatever before and after hold.
+func FuzzAnyURLNeverShowsPassword(f *testing.F) {
+	for _, s := range urlShapes {
+		before, after, _ := strings.Cut(s, "u:%s@")
+		f.Add(strings.ReplaceAll(before, "%%", "%"), "hunter2-secret", strings.ReplaceAll(after, "%%", "%"), uint8(0))
+	}
+	f.Add("amqp://", "p@ss/wo:rd", "h:5672/vh?x=1#f", uint8(1))
+	f.Fuzz(func(t *testing.T, before, secret, after string, where uint8) {
+		if len(secret) < 6 {
+			return
+		}
+		esc := func(s string) string { return strings.ReplaceAll(s, "%", "%%") }
+		tmpl := esc(before) + "u:%s@" + esc(after)
+		neutral := strings.Join(urlOutputs(tmpl, "Neutral0Pw", where%3), "\n")
+		if strings.Contains(neutral, secret) || strings.Contains(before+after, secret) {
+			return // the message says it anyway, or the secret is not only the password
+		}
+		for _, out := range urlOutputs(tmpl, secret, where%3) {
+			if strings.Contains(out, secret) {
+				t.Fatalf("URL %q at %d: the password is shown: %q", fmt.Sprintf(tmpl, secret), where%3, out)
+			}
+		}
+	})
+}
