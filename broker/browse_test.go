@@ -241,11 +241,22 @@ func TestPeekOfABusyWaitQueueStopsAtItsStartingDepth(t *testing.T) {
 	time.Sleep(300 * time.Millisecond) // the short ones are overdue, held behind the long
 	// The service: takes each expired message from work and sends it back
 	// to wait, marked, as a retry.
-	svc := f.channel()
+	// On a connection of its own: closing a channel while its goroutine
+	// still publishes can draw a connection-level CHANNEL_ERROR from the
+	// broker, which must not take the fixture's connection with it.
+	svcConn, err := f.r.DialAMQP(context.Background(), "test service")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer svcConn.Close()
+	svc, err := svcConn.Channel()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := svc.Qos(1, 0, false); err != nil {
 		t.Fatal(err)
 	}
-	ds, err := svc.Consume(work, "", false, false, false, false, nil)
+	ds, err := svc.Consume(work, "svc", false, false, false, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -297,8 +308,13 @@ func TestPeekOfABusyWaitQueueStopsAtItsStartingDepth(t *testing.T) {
 	if !ok {
 		t.Error("the wait queue still has unacked messages or a consumer a minute after the peek")
 	}
-	svc.Close()
+	// Stop the service as a service stops: cancel, let it finish the one in
+	// hand, then close.
+	if err := svc.Cancel("svc", false); err != nil {
+		t.Fatal(err)
+	}
 	wg.Wait()
+	svc.Close()
 	// And nothing lost: every message is in one queue or the other (one the
 	// service had in hand may be in both).
 	ids := map[string]bool{}

@@ -69,3 +69,6 @@ func BrowseAMQP1ForTest(ctx context.Context, l *Live, queue string, n int) ([]st
 	})
 	return ids, err
 }
+
+// FromTable is how a delivery's headers reach the decoder.
+var FromTable = fromTable
