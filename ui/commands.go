@@ -9,8 +9,8 @@ import (
 	"github.com/ladder-tui/ladder/broker"
 )
 
-// Every broker call runs here, in a tea.Cmd with a deadline, and comes back
-// as a typed message. The closures capture copies of what they need, never
+// Every broker call runs here, in a tea.Cmd with a deadline under the
+// program's context (common.ctx), and comes back as a typed message. The closures capture copies of what they need, never
 // the model.
 
 const (
@@ -25,9 +25,9 @@ const (
 	moveTimeout = 30 * time.Minute
 )
 
-func snapshotCmd(c broker.Client, gen int, bound time.Duration, now func() time.Time, done chan struct{}) tea.Cmd {
+func snapshotCmd(parent context.Context, c broker.Client, gen int, bound time.Duration, now func() time.Time, done chan struct{}) tea.Cmd {
 	return func() tea.Msg {
-		ctx, cancel := context.WithTimeout(context.Background(), bound)
+		ctx, cancel := context.WithTimeout(parent, bound)
 		defer cancel()
 		s, err := c.Snapshot(ctx)
 		close(done)
@@ -66,9 +66,9 @@ type depthProber interface {
 // probeTimeout bounds asking AMQP for depths.
 const probeTimeout = 10 * time.Second
 
-func probeCmd(p depthProber, gen int, queues []string, now func() time.Time) tea.Cmd {
+func probeCmd(parent context.Context, p depthProber, gen int, queues []string, now func() time.Time) tea.Cmd {
 	return func() tea.Msg {
-		ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
+		ctx, cancel := context.WithTimeout(parent, probeTimeout)
 		defer cancel()
 		d, err := p.QueueDepths(ctx, queues)
 		return probeMsg{gen: gen, depths: d, err: err, at: now()}
@@ -92,9 +92,9 @@ func peekCmd(r *reading, c broker.Client, queue string, opt broker.PeekOptions, 
 	}
 }
 
-func vhostsCmd(c broker.Client) tea.Cmd {
+func vhostsCmd(parent context.Context, c broker.Client) tea.Cmd {
 	return func() tea.Msg {
-		ctx, cancel := context.WithTimeout(context.Background(), vhostsTimeout)
+		ctx, cancel := context.WithTimeout(parent, vhostsTimeout)
 		defer cancel()
 		v, err := c.Vhosts(ctx)
 		return vhostsMsg{vhosts: v, err: err}

@@ -1,7 +1,9 @@
 package ui
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"sync"
@@ -496,4 +498,61 @@ func TestMoveDialogHelpListsNoQ(t *testing.T) {
 			t.Errorf("help lists q %q", b.Help().Desc)
 		}
 	}
+}
+
+// The program's context ending during a real running move (SIGTERM, in
+// the CLI) stops the move through its context and ends the program only
+// once the move has returned and written its audit line. (ui.Run sends
+// stopMsg when its context ends; the CLI's process test sends the signal.)
+func TestProgramContextEndingStopsAMoveCleanly(t *testing.T) {
+	fc := newFake()
+	fc.peeks["orders.dlq"] = fixturePeek(8)
+	fc.moveStep = 150 * time.Millisecond
+	c := &stepClient{fakeClient: fc}
+	var audit syncBuffer
+	m := New(Options{Client: broker.Audited(c, &audit, "amqp://guest@localhost/")})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	m.c.ctx = ctx
+	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(100, 30))
+	waitText(t, tm, "● live")
+	press(tm, "down", "down", "down", "enter")
+	waitText(t, tm, "msg-0007")
+	press(tm, "a", "m")
+	waitText(t, tm, "marked messages (8)")
+	press(tm, "enter")
+	waitText(t, tm, "Confirm move")
+	press(tm, "enter")
+	waitText(t, tm, "2 of 8")
+	cancel()
+	tm.Send(stopMsg{})
+	tm.WaitFinished(t, teatest.WithFinalTimeout(20*time.Second))
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.returned) != 1 || c.returned[0] == nil || c.returned[0].Moved == 0 || c.returned[0].Moved == 8 || !errors.Is(c.errs[0], context.Canceled) {
+		t.Fatalf("the move did not return cancelled part-way before the program ended: %+v %v", c.returned, c.errs)
+	}
+	lines := strings.Split(strings.TrimSpace(audit.String()), "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], `"phase":"start"`) || !strings.Contains(lines[1], `"phase":"done"`) ||
+		!strings.Contains(lines[1], context.Canceled.Error()) {
+		t.Fatalf("the audit log has no final line saying the move was cancelled:\n%s", audit.String())
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the mover's goroutine and the test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

@@ -616,7 +616,7 @@ func (m *moveModel) preflight(req broker.MoveRequest) tea.Cmd {
 	m.id++
 	dry := req
 	dry.DryRun = true
-	ctx, cancel := context.WithTimeout(context.Background(), peekTimeout)
+	ctx, cancel := context.WithTimeout(m.c.ctx, peekTimeout)
 	cmd := moveCmd(ctx, m.c.client, m.id, dry, nil)
 	if m.spec.replayFile != "" {
 		cmd = replayCmd(ctx, m.c.client, m.id, m.spec.replayFile, dry, nil)
@@ -653,7 +653,9 @@ func (m *moveModel) start() tea.Cmd {
 	m.gate = &broker.Gate{}
 	m.req.Gate = m.gate
 	m.progress = broker.MoveProgress{Total: m.preview.Requested}
-	ctx, cancel := context.WithTimeout(context.Background(), moveTimeout)
+	// Under the program's context: its end (SIGTERM) stops the move as esc
+	// does, after the batch in flight, and the root quits once it has.
+	ctx, cancel := context.WithTimeout(m.c.ctx, moveTimeout)
 	m.cancel = cancel
 	m.progressCh = make(chan broker.MoveProgress, 1)
 	run := moveCmd(ctx, m.c.client, m.id, m.req, m.progressCh)

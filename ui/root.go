@@ -122,7 +122,7 @@ func (m *Model) poll() tea.Cmd {
 	cs := &m.c.conn
 	cs.polling, cs.probed = m.c.now(), false
 	m.pollDone = make(chan struct{})
-	return tea.Batch(snapshotCmd(m.c.client, m.gen, m.snapBound, m.c.now, m.pollDone),
+	return tea.Batch(snapshotCmd(m.c.ctx, m.c.client, m.gen, m.snapBound, m.c.now, m.pollDone),
 		pendingCmd(m.pollDone, m.gen, time.Second))
 }
 
@@ -213,6 +213,11 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		m.pop()
 		return nil
 	case quitAfterMoveMsg:
+		return m.quitAfterMove()
+	case stopMsg:
+		// The program's context ended (SIGTERM): quit as an agreed q does,
+		// a running move stopped cleanly first (its context, derived from
+		// the program's, is already cancelled).
 		return m.quitAfterMove()
 	case moveClosedMsg:
 		// The inspector under the dialog shows a message that may have left
@@ -413,6 +418,9 @@ func (m *Model) openHelp(from screen) {
 // quitAfterMoveMsg: the user agreed to stop the running move and quit.
 type quitAfterMoveMsg struct{}
 
+// stopMsg: the program's context ended (ui.Run sends it).
+type stopMsg struct{}
+
 // isScreen says whether s is a screen (ladders, browser, inspector) rather
 // than a dialog, prompt, picker or help over one: q quits only from these.
 func (m *Model) isScreen(s screen) bool {
@@ -545,7 +553,7 @@ func (m *Model) probe() tea.Cmd {
 			add(q.Name)
 		}
 	}
-	return probeCmd(p, m.gen, names, m.c.now)
+	return probeCmd(m.c.ctx, p, m.gen, names, m.c.now)
 }
 
 // probed applies what AMQP told while the management API was slow: the

@@ -28,7 +28,7 @@ func newVhosts(c *common) *vhostModel { return &vhostModel{c: c} }
 // open asks for the list.
 func (m *vhostModel) open() tea.Cmd {
 	m.vhosts, m.err, m.loading, m.opening, m.nav = nil, nil, true, "", list.Nav{}
-	return vhostsCmd(m.c.client)
+	return vhostsCmd(m.c.ctx, m.c.client)
 }
 
 func (m *vhostModel) SetSize(w, h int)      { m.w, m.h = w, h }
