@@ -10,6 +10,7 @@ import (
 	"charm.land/lipgloss/v2"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/internal/depthhistory"
 	"github.com/ladder-tui/ladder/internal/present"
 	"github.com/ladder-tui/ladder/internal/termtext"
 	"github.com/ladder-tui/ladder/retry"
@@ -353,7 +354,7 @@ func renderHomeHeader(c homeCols, st *style.Styles) string {
 
 // rowStats are the per-queue figures that do not come from the row itself.
 type rowStats struct {
-	spark []sample
+	spark []depthhistory.Sample
 	net   float64 // depth change per second (negative: draining)
 	netOK bool
 	// ttl bounds how long what is in the queue now can stay (drainBound);
@@ -648,4 +649,37 @@ func renderRowDetails(r *homeRow, s *broker.Snapshot, width, height int, st *sty
 		lines[height-1] = st.Muted.Render(termtext.Truncate("… "+more, width))
 	}
 	return lines
+}
+
+var sparkLevels = []rune("▁▂▃▄▅▆▇█")
+
+// sparkline draws depths in exactly width cells, newest on the right, scaled
+// from 0 to the largest value shown. Zero is the lowest bar and any non-zero
+// value at least the second, so "empty" and "a few" look different. Cells
+// with no sample yet are blank.
+func sparkline(s []depthhistory.Sample, width int) string {
+	if width <= 0 {
+		return ""
+	}
+	if len(s) > width {
+		s = s[len(s)-width:]
+	}
+	var hi int64
+	for _, x := range s {
+		hi = max(hi, x.Depth)
+	}
+	var b strings.Builder
+	b.Grow(width * 3)
+	for range width - len(s) {
+		b.WriteByte(' ')
+	}
+	top := int64(len(sparkLevels) - 1)
+	for _, x := range s {
+		lvl := int64(0)
+		if hi > 0 && x.Depth > 0 {
+			lvl = max(1, x.Depth*top/hi)
+		}
+		b.WriteRune(sparkLevels[lvl])
+	}
+	return b.String()
 }

@@ -601,7 +601,7 @@ func TestHistoryFeedsSparkline(t *testing.T) {
 		fc.snap = s
 		h.send(pollMsg{gen: h.m.gen})
 	}
-	got := sparkline(h.m.home.hist.depths("orders.dlq", 8), 8)
+	got := sparkline(h.m.home.hist.Depths("orders.dlq", 8), 8)
 	// The first snapshot (12) and the four fed here.
 	if got != "   ▃▁▂▄█" {
 		t.Fatalf("sparkline %q", got)

@@ -8,6 +8,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/internal/depthhistory"
 	"github.com/ladder-tui/ladder/internal/present"
 	"github.com/ladder-tui/ladder/internal/termtext"
 	"github.com/ladder-tui/ladder/retry"
@@ -17,15 +18,15 @@ import (
 func newStylesForTest() *style.Styles { return style.New(style.DefaultTheme(), true) }
 
 func TestSparkline(t *testing.T) {
-	s := func(ds ...int64) []sample {
-		out := make([]sample, len(ds))
+	s := func(ds ...int64) []depthhistory.Sample {
+		out := make([]depthhistory.Sample, len(ds))
 		for i, d := range ds {
-			out[i].depth = d
+			out[i].Depth = d
 		}
 		return out
 	}
 	for _, tc := range []struct {
-		in    []sample
+		in    []depthhistory.Sample
 		width int
 		want  string
 	}{
@@ -37,26 +38,6 @@ func TestSparkline(t *testing.T) {
 		if got := sparkline(tc.in, tc.width); got != tc.want {
 			t.Errorf("sparkline(%v, %d) = %q, want %q", tc.in, tc.width, got, tc.want)
 		}
-	}
-}
-
-func TestRing(t *testing.T) {
-	var r ring
-	for i := range historyLen + 5 {
-		r.push(sample{depth: int64(i)})
-	}
-	got := r.last(3, nil)
-	if len(got) != 3 || got[0].depth != historyLen+2 || got[2].depth != historyLen+4 {
-		t.Fatalf("last 3 = %+v", got)
-	}
-	h := newHistory()
-	h.record(fixedNow, map[string]int64{"a": 1, "b": 2})
-	h.record(fixedNow.Add(time.Second), map[string]int64{"a": 3})
-	if _, ok := h.q["b"]; ok {
-		t.Fatal("a deleted queue kept its history")
-	}
-	if r, ok := h.netRate("a"); !ok || r != 2 {
-		t.Fatalf("net rate %v %v", r, ok)
 	}
 }
 
