@@ -15,6 +15,7 @@ import (
 	"github.com/ladder-tui/ladder/keymap"
 	"github.com/ladder-tui/ladder/retry"
 	"github.com/ladder-tui/ladder/ui/component/list"
+	"github.com/ladder-tui/ladder/ui/movedialog"
 )
 
 // homeModel is the ladders screen: every ladder as a chain with live
@@ -290,11 +291,11 @@ func (m *homeModel) moreFindings() string {
 }
 
 // moveSpec offers moving the first N or all of the selected queue.
-func (m *homeModel) moveSpec(r *homeRow) moveSpec {
-	spec := moveSpec{queue: r.name, depth: r.q.Ready}
+func (m *homeModel) moveSpec(r *homeRow) movedialog.Spec {
+	spec := movedialog.Spec{Queue: r.name, Depth: r.q.Ready}
 	if r.ladder >= 0 {
 		l := m.snap.Ladders[r.ladder]
-		spec.ladder = &l
+		spec.Ladder = &l
 	}
 	return spec
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/ladder-tui/ladder/retry"
 	"github.com/ladder-tui/ladder/ui/component/table"
 	"github.com/ladder-tui/ladder/ui/style"
+	"github.com/ladder-tui/ladder/ui/styled"
 )
 
 // Pure functions that turn a snapshot into the home screen's rows and
@@ -622,7 +623,7 @@ func renderRowDetails(r *homeRow, s *broker.Snapshot, width, height int, st *sty
 		}
 	}
 	// Wrapped at words, like the findings: a queue name is never cut.
-	lines = append(lines, wrapStyled(st.Strong, head, width)...)
+	lines = append(lines, styled.Wrap(st.Strong, head, width)...)
 	if len(r.finds) == 0 && r.kind != rowDelayed && r.kind != rowRetry && r.kind != rowSection {
 		lines = append(lines, st.Muted.Render(termtext.Truncate("no findings", width)))
 	}
@@ -641,7 +642,7 @@ func renderRowDetails(r *homeRow, s *broker.Snapshot, width, height int, st *sty
 	// How discovery guessed comes last: findings matter more at 80×24.
 	if r.ladder >= 0 && (r.kind == rowMain || (r.kind == rowTier && r.ttl < 0)) {
 		if inf := s.Ladders[r.ladder].InferredFrom; len(inf) > 0 {
-			lines = append(lines, wrapStyled(st.Muted, "guessed from: "+termtext.Sanitize(strings.Join(inf, "; ")), width)...)
+			lines = append(lines, styled.Wrap(st.Muted, "guessed from: "+termtext.Sanitize(strings.Join(inf, "; ")), width)...)
 		}
 	}
 	if len(lines) > height {
