@@ -8,6 +8,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/internal/depthhistory"
 	"github.com/ladder-tui/ladder/retry"
 )
 
@@ -100,7 +101,7 @@ func BenchmarkHomeView50(b *testing.B) {
 			fc := newFake()
 			fc.snap = fiftyLadders()
 			m := benchModel(b, fc, sz[0], sz[1])
-			for i := range historyLen {
+			for i := range depthhistory.Len {
 				s := *fc.snap
 				s.TakenAt = fixedNow.Add(time.Duration(i) * 2 * time.Second)
 				m.Update(snapshotMsg{gen: m.gen, snap: &s, at: s.TakenAt})

@@ -15,6 +15,8 @@ import (
 	"github.com/ladder-tui/ladder/internal/termtext"
 	"github.com/ladder-tui/ladder/retry"
 	"github.com/ladder-tui/ladder/ui/component/list"
+	"github.com/ladder-tui/ladder/ui/movedialog"
+	"github.com/ladder-tui/ladder/ui/styled"
 )
 
 // browserRow is one peeked message with its precomputed text.
@@ -166,8 +168,8 @@ func (m *browserModel) Update(msg tea.Msg) tea.Cmd {
 		m.load(msg.res, msg.at, msg.rows, msg.cols)
 	case readProgressMsg:
 		return m.readProgress(msg)
-	case moveClosedMsg:
-		if msg.queue == m.queue && msg.changed {
+	case movedialog.ClosedMsg:
+		if msg.Queue == m.queue && msg.Changed {
 			return m.reload()
 		}
 	case dumpAskMsg:
@@ -351,7 +353,7 @@ func (m *browserModel) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		if i := m.current(); i >= 0 {
 			message := m.rows[i].message
 			spec := m.moveSpec(message)
-			spec.single = true
+			spec.Single = true
 			return navCmd(openMessageMsg{queue: m.queue, message: message, ladder: m.ladder, peeked: m.at, spec: spec})
 		}
 	case key.Matches(msg, k.Mark):
@@ -401,19 +403,19 @@ func (m *browserModel) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 // moveSpec is what the move dialog is opened on, from here or from the
 // inspector of cursor: the queue's ladder and ready depth, the marks and the
 // ids the peek saw at their positions.
-func (m *browserModel) moveSpec(cursor *broker.Message) moveSpec {
-	spec := moveSpec{queue: m.queue, ladder: m.ladder, cursor: cursor, marked: m.markedPositions(), ids: map[int]string{}}
+func (m *browserModel) moveSpec(cursor *broker.Message) movedialog.Spec {
+	spec := movedialog.Spec{Queue: m.queue, Ladder: m.ladder, Cursor: cursor, Marked: m.markedPositions(), IDs: map[int]string{}}
 	for p, id := range m.markedIDs {
 		if m.marks[p] {
-			spec.ids[p] = id
+			spec.IDs[p] = id
 		}
 	}
 	m.whereScope(&spec)
 	if m.res != nil {
-		spec.depth = m.res.Ready
+		spec.Depth = m.res.Ready
 		for _, message := range m.res.Messages {
 			if m.marks[message.Position] {
-				spec.ids[message.Position] = message.Properties.MessageID
+				spec.IDs[message.Position] = message.Properties.MessageID
 			}
 		}
 	}
@@ -452,7 +454,7 @@ func (m *browserModel) View() string {
 	lines := make([]string, 0, m.h)
 	switch {
 	case m.res == nil && m.err != nil:
-		lines = append(lines, wrapStyled(st.Error, "peek "+termtext.Sanitize(m.queue)+" failed: "+termtext.Sanitize(broker.Describe(m.err)), m.w)...)
+		lines = append(lines, styled.Wrap(st.Error, "peek "+termtext.Sanitize(m.queue)+" failed: "+termtext.Sanitize(broker.Describe(m.err)), m.w)...)
 		return strings.Join(lines, "\n")
 	case m.res == nil:
 		return st.Muted.Render(termtext.Truncate(m.readingLine(), m.w))

@@ -15,6 +15,7 @@ import (
 	"github.com/ladder-tui/ladder/internal/present"
 	"github.com/ladder-tui/ladder/internal/termtext"
 	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/ui/movedialog"
 )
 
 // The queue browser's actions beyond moving: dump to a file (d), replay a
@@ -87,7 +88,7 @@ func (m *browserModel) unblockReady(msg unblockReadyMsg) tea.Cmd {
 
 // openUnblock opens the move dialog of spec on an unblock's plan, or says
 // why there is nothing to move.
-func openUnblock(msg unblockReadyMsg, spec moveSpec) tea.Cmd {
+func openUnblock(msg unblockReadyMsg, spec movedialog.Spec) tea.Cmd {
 	switch {
 	case msg.err != nil:
 		return statusCmd(termtext.Sanitize(msg.err.Error()), true)
@@ -98,7 +99,7 @@ func openUnblock(msg unblockReadyMsg, spec moveSpec) tea.Cmd {
 		}
 		return statusCmd(termtext.Sanitize(text), false)
 	}
-	spec.unblock, spec.unblockPlan = &msg.req, &msg.plan
+	spec.Unblock, spec.UnblockPlan = &msg.req, &msg.plan
 	return tea.Batch(statusCmd("", false), navCmd(openMoveMsg{spec: spec}))
 }
 
@@ -123,7 +124,7 @@ func (m *homeModel) homeUnblockReady(msg unblockReadyMsg) tea.Cmd {
 	if !msg.home {
 		return nil
 	}
-	spec := moveSpec{queue: msg.queue}
+	spec := movedialog.Spec{Queue: msg.queue}
 	if r := m.rowOf(msg.queue); r != nil && r.q != nil {
 		spec = m.moveSpec(r)
 	}
@@ -232,8 +233,8 @@ func (m *browserModel) pickReplay() tea.Cmd {
 	return navCmd(openPickerMsg{
 		title: "Replay a dump file (into " + m.queue + " or where each message came from)", items: files,
 		done: func(file string) tea.Msg {
-			spec.replayFile = file
-			spec.cursor, spec.marked = nil, nil
+			spec.ReplayFile = file
+			spec.Cursor, spec.Marked = nil, nil
 			return openMoveMsg{spec: spec}
 		},
 	})
@@ -242,7 +243,7 @@ func (m *browserModel) pickReplay() tea.Cmd {
 // askWhere edits the --where expressions that choose the shown messages.
 func (m *browserModel) askWhere() tea.Cmd {
 	return navCmd(openPromptMsg{
-		title: "Choose messages (--where)", value: whereText(m.where),
+		title: "Choose messages (--where)", value: present.WhereText(m.where),
 		hint: `all must hold, separated by spaces (quote one with a space: error~"timed out"): reason=expired queue=Q origin=X:KEY error~RE header:N=V body~RE age>1h retries>=3`,
 		done: func(s string) tea.Msg { return whereAskMsg{exprs: s} },
 	})
@@ -263,7 +264,7 @@ func (m *browserModel) setWhere(exprs string) tea.Cmd {
 	if w.Empty() {
 		return statusCmd("every message shown again", false)
 	}
-	return statusCmd(present.Plural(len(m.view), "message", "messages")+" chosen by --where "+termtext.Sanitize(whereText(w)), false)
+	return statusCmd(present.Plural(len(m.view), "message", "messages")+" chosen by --where "+termtext.Sanitize(present.WhereText(w)), false)
 }
 
 // splitWhere splits the w prompt's text into expressions as a shell splits
@@ -316,28 +317,15 @@ func splitWhere(s string) ([]string, error) {
 	return out, nil
 }
 
-// whereText writes expressions back as splitWhere reads them: one with a
-// space or a quote in double quotes.
-func whereText(w retry.Where) string {
-	parts := make([]string, 0, len(w.Exprs()))
-	for _, e := range w.Exprs() {
-		if strings.ContainsAny(e, " \t'\"") {
-			e = `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(e) + `"`
-		}
-		parts = append(parts, e)
-	}
-	return strings.Join(parts, " ")
-}
-
 // whereScope offers the move dialog what the w expressions choose: the
 // move takes them across the whole queue, as move --where does.
-func (m *browserModel) whereScope(spec *moveSpec) {
+func (m *browserModel) whereScope(spec *movedialog.Spec) {
 	if m.where.Empty() || m.res == nil {
 		return
 	}
-	spec.where = m.where
-	spec.chosen, spec.peeked = len(broker.Choose(m.res.Messages, m.where, m.at)), len(m.res.Messages)
-	spec.allPeeked = int64(len(m.res.Messages)) >= m.res.Ready && m.res.Incomplete == ""
+	spec.Where = m.where
+	spec.Chosen, spec.Peeked = len(broker.Choose(m.res.Messages, m.where, m.at)), len(m.res.Messages)
+	spec.AllPeeked = int64(len(m.res.Messages)) >= m.res.Ready && m.res.Incomplete == ""
 }
 
 // chosen reports whether the browser's --where chooses the message.

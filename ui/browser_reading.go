@@ -50,7 +50,7 @@ func (m *browserModel) startRead(kind string, timeout time.Duration) *reading {
 		return nil
 	}
 	m.readSeq++
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	ctx, cancel := context.WithTimeout(m.c.ctx, timeout)
 	r := &reading{id: m.readSeq, kind: kind, queue: m.queue, ctx: ctx, cancel: cancel, ch: make(chan broker.PeekProgress, 1)}
 	r.progress.Want = -1 // not known yet
 	m.reading = r

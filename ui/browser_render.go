@@ -12,6 +12,7 @@ import (
 	"github.com/ladder-tui/ladder/retry"
 	"github.com/ladder-tui/ladder/ui/component/table"
 	"github.com/ladder-tui/ladder/ui/style"
+	"github.com/ladder-tui/ladder/ui/styled"
 )
 
 // Pure renderers of the queue browser's table. A row's text is built once
@@ -186,11 +187,11 @@ func renderPeekBanner(res *broker.PeekResult, at time.Time, width int, st *style
 	// that browsed nothing and released nothing changed nothing, whatever a
 	// client reports.
 	for _, s := range peekSideEffects(res) {
-		lines = append(lines, wrapStyled(st.Banner, present.GlyphWarning+" "+termtext.Sanitize(s), width)...)
+		lines = append(lines, styled.Wrap(st.Banner, present.GlyphWarning+" "+termtext.Sanitize(s), width)...)
 	}
 	// A peek that stopped short says why, whatever it read.
 	if res.Incomplete != "" && !slices.Contains(peekSideEffects(res), res.Incomplete) {
-		lines = append(lines, wrapStyled(st.Banner, present.GlyphWarning+" incomplete: "+termtext.Sanitize(res.Incomplete), width)...)
+		lines = append(lines, styled.Wrap(st.Banner, present.GlyphWarning+" incomplete: "+termtext.Sanitize(res.Incomplete), width)...)
 	}
 	// Due times are the peek's, not the clock's: they do not count down,
 	// so they say when they were true.
@@ -199,7 +200,7 @@ func renderPeekBanner(res *broker.PeekResult, at time.Time, width int, st *style
 		if res.HoLBasis != "" {
 			due += ", from " + termtext.Sanitize(res.HoLBasis)
 		}
-		lines = append(lines, wrapStyled(st.Muted, due, width)...)
+		lines = append(lines, styled.Wrap(st.Muted, due, width)...)
 	}
 	return lines
 }

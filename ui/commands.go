@@ -9,8 +9,8 @@ import (
 	"github.com/ladder-tui/ladder/broker"
 )
 
-// Every broker call runs here, in a tea.Cmd with a deadline, and comes back
-// as a typed message. The closures capture copies of what they need, never
+// Every broker call runs here, in a tea.Cmd with a deadline under the
+// program's context (common.ctx), and comes back as a typed message. The closures capture copies of what they need, never
 // the model.
 
 const (
@@ -21,13 +21,14 @@ const (
 	// stops sooner, at broker.DefaultPeekDeadline.
 	peekTimeout   = 60 * time.Second
 	vhostsTimeout = 10 * time.Second
-	// moveTimeout bounds a whole move; the user can cancel sooner (esc).
+	// moveTimeout bounds a whole dump or group scan, as the dialog's does a
+	// move; the user can cancel sooner (esc).
 	moveTimeout = 30 * time.Minute
 )
 
-func snapshotCmd(c broker.Client, gen int, bound time.Duration, now func() time.Time, done chan struct{}) tea.Cmd {
+func snapshotCmd(parent context.Context, c broker.Client, gen int, bound time.Duration, now func() time.Time, done chan struct{}) tea.Cmd {
 	return func() tea.Msg {
-		ctx, cancel := context.WithTimeout(context.Background(), bound)
+		ctx, cancel := context.WithTimeout(parent, bound)
 		defer cancel()
 		s, err := c.Snapshot(ctx)
 		close(done)
@@ -66,9 +67,9 @@ type depthProber interface {
 // probeTimeout bounds asking AMQP for depths.
 const probeTimeout = 10 * time.Second
 
-func probeCmd(p depthProber, gen int, queues []string, now func() time.Time) tea.Cmd {
+func probeCmd(parent context.Context, p depthProber, gen int, queues []string, now func() time.Time) tea.Cmd {
 	return func() tea.Msg {
-		ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
+		ctx, cancel := context.WithTimeout(parent, probeTimeout)
 		defer cancel()
 		d, err := p.QueueDepths(ctx, queues)
 		return probeMsg{gen: gen, depths: d, err: err, at: now()}
@@ -92,9 +93,9 @@ func peekCmd(r *reading, c broker.Client, queue string, opt broker.PeekOptions, 
 	}
 }
 
-func vhostsCmd(c broker.Client) tea.Cmd {
+func vhostsCmd(parent context.Context, c broker.Client) tea.Cmd {
 	return func() tea.Msg {
-		ctx, cancel := context.WithTimeout(context.Background(), vhostsTimeout)
+		ctx, cancel := context.WithTimeout(parent, vhostsTimeout)
 		defer cancel()
 		v, err := c.Vhosts(ctx)
 		return vhostsMsg{vhosts: v, err: err}
@@ -114,72 +115,6 @@ func closeCmd(c broker.Client) tea.Cmd {
 			return statusMsg{text: "closing the previous connection: " + err.Error(), err: true}
 		}
 		return nil
-	}
-}
-
-// moveCmd runs Client.Move under ctx (cancelled by the dialog's esc). The
-// progress callback keeps only the newest report in ch (capacity 1): the bar
-// needs the latest figures, not every batch, and the mover never blocks on
-// a slow screen. ch is closed when Move returns, which ends the wait loop.
-func moveCmd(ctx context.Context, c broker.Client, id int, req broker.MoveRequest, ch chan broker.MoveProgress) tea.Cmd {
-	return func() tea.Msg {
-		var progress func(broker.MoveProgress)
-		if ch != nil {
-			defer close(ch)
-			progress = func(p broker.MoveProgress) {
-				for {
-					select {
-					case ch <- p:
-						return
-					default:
-					}
-					select {
-					case <-ch: // drop the stale report the screen has not read
-					default:
-					}
-				}
-			}
-		}
-		rep, err := c.Move(ctx, req, progress)
-		return moveDoneMsg{id: id, dryRun: req.DryRun, report: rep, err: err}
-	}
-}
-
-// replayCmd replays file as the move dialog's request says (the browser's
-// R): broker.Replay, the same the command runs.
-func replayCmd(ctx context.Context, c broker.Client, id int, file string, req broker.MoveRequest, ch chan broker.MoveProgress) tea.Cmd {
-	return func() tea.Msg {
-		var progress func(broker.MoveProgress)
-		if ch != nil {
-			defer close(ch)
-			progress = func(p broker.MoveProgress) {
-				select {
-				case <-ch:
-				default:
-				}
-				ch <- p
-			}
-		}
-		rep, err := broker.Replay(ctx, c, broker.ReplayRequest{
-			File: file, To: req.To, Delay: req.Delay, Limit: req.Limit, DryRun: req.DryRun,
-			ResetRetries: req.ResetRetries, MaxMoves: defaultMaxMoves, Gate: req.Gate, Expect: req.Expect,
-		}, progress)
-		return moveDoneMsg{id: id, dryRun: req.DryRun, report: rep, err: err}
-	}
-}
-
-// defaultMaxMoves is the loop guard of moves and replays the UI starts, as
-// the commands' --max-moves default.
-const defaultMaxMoves = 5
-
-// waitProgress reads one progress report; the dialog re-issues it after each.
-func waitProgress(id int, ch <-chan broker.MoveProgress) tea.Cmd {
-	return func() tea.Msg {
-		p, ok := <-ch
-		if !ok {
-			return nil
-		}
-		return moveProgressMsg{id: id, p: p}
 	}
 }
 

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"errors"
 	"log"
 	"strconv"
@@ -19,6 +20,10 @@ import (
 // common is what every screen shares: keys, styles, mode and clock. The
 // root owns it and hands the same pointer to each screen.
 type common struct {
+	// ctx is the program's context (ui.Run's): every broker call's context
+	// derives from it, so its end (SIGTERM, ctrl+c outside the terminal)
+	// cancels what runs, a move included, which then stops cleanly.
+	ctx context.Context
 	// client is the broker the screens' commands talk to; the root swaps it
 	// on a vhost switch.
 	client broker.Client

@@ -1,10 +1,7 @@
 package ui
 
 import (
-	"context"
-	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +14,7 @@ import (
 	"github.com/ladder-tui/ladder/internal/present"
 	"github.com/ladder-tui/ladder/internal/termtext"
 	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/ui/movedialog"
 )
 
 // Tests for the defects an exploratory tester found, one block a defect.
@@ -119,14 +117,11 @@ func TestInspectorMoveSpec(t *testing.T) {
 	h.key("down", "down", "down", "enter", "space", "space", "up", "up", "enter", "m")
 	h.mustContain("this message (#0)")
 	mv := h.m.move
-	var scopes []string
-	for _, s := range mv.scopes {
-		scopes = append(scopes, s.label)
-	}
+	scopes, _ := mv.Choices(movedialog.FieldScope)
 	if got := strings.Join(scopes, "|"); got != "this message (#0)|marked messages (2)|the first N|the whole queue (3 ready)" {
 		t.Fatalf("scopes %q", got)
 	}
-	if mv.spec.ladder == nil || mv.spec.ladder.Main != "orders" || !slices.ContainsFunc(mv.targets, func(o targetOpt) bool { return o.label == "main queue orders" }) {
+	if mv.Spec().Ladder == nil || mv.Spec().Ladder.Main != "orders" || !slices.Contains(first(mv.Choices(movedialog.FieldTarget)), "main queue orders") {
 		t.Fatal("the inspector's spec lacks the ladder")
 	}
 	h.key("right", "enter") // marked messages, dry run
@@ -397,29 +392,7 @@ func TestWording(t *testing.T) {
 	h.mustContain("1 ladder · 1 queue · ")
 	h.mustNotContain("1 ladders", "1 queues")
 
-	if got := describeTarget(broker.Target{Kind: broker.TargetOrigin}, 1, nil); got != "its origin" {
-		t.Errorf("one message goes to %q", got)
-	}
-	if got := describeTarget(broker.Target{Kind: broker.TargetOrigin}, 2, nil); got != "their origin" {
-		t.Errorf("two messages go to %q", got)
-	}
-	if got := describeScope(broker.MoveRequest{Limit: 500}, 22); strings.Contains(got, "500 messages") || !strings.Contains(got, "all that are ready") {
-		t.Errorf("first 500 of 22 ready: %q", got)
-	}
-	if got := describeScope(broker.MoveRequest{Limit: 1}, 1); got != "the first message" {
-		t.Errorf("first 1: %q", got)
-	}
 	st := newStylesForTest()
-	req := broker.MoveRequest{From: "q", To: broker.Target{Kind: broker.TargetQueue, Name: "orders"}, Delay: 5 * time.Minute}
-	rep := &broker.MoveReport{Requested: 2, Moved: 2, Via: map[retry.Via]int{retry.ViaDelayQueue: 2}, Routes: []retry.RouteCount{{Via: retry.ViaDelayQueue, Through: "ladder.delay.300000.default.orders.ab12", Count: 2}}, DelayMS: 300000, Target: "queue:orders"}
-	all := ansi.Strip(strings.Join(renderMovePreview("q", req, rep, nil, 76, 20, st, nil), "\n") + strings.Join(renderMoveSummary("q", req, rep, nil, 76, st, nil), "\n"))
-	if strings.Contains(all, "delay_queue") || !strings.Contains(all, "2 via a ladder delay queue") {
-		t.Errorf("raw via shown:\n%s", all)
-	}
-	if got := progressLine(broker.MoveProgress{Total: 1, Done: 1, Moved: 1, Elapsed: 26 * time.Millisecond}); strings.Contains(got, "msg/s") {
-		t.Errorf("rate shown for a move of 26ms: %q", got)
-	}
-
 	m := fixtureMessage(0)
 	m.Retry = retry.RetryState{Source: retry.SourceNone}
 	text := ansi.Strip(strings.Join(renderRetrySummary(&m, fixedNow, 80, st), "\n"))
@@ -430,55 +403,6 @@ func TestWording(t *testing.T) {
 	text = ansi.Strip(strings.Join(renderRetrySummary(&m, fixedNow, 80, st), "\n"))
 	if !strings.Contains(text, "a first delivery") {
 		t.Errorf("never dead-lettered, no count:\n%s", text)
-	}
-}
-
-// 7. A move that skipped everything is a result with its reasons, not a
-// crash; the dry run shows a skipped message's reason only.
-func TestSkippedMoveWording(t *testing.T) {
-	st := newStylesForTest()
-	req := broker.MoveRequest{From: "orders.dlq", To: broker.Target{Kind: broker.TargetOrigin}}
-	rep := &broker.MoveReport{Requested: 6, Skipped: 6, Target: "origin"}
-	for i := range 6 {
-		rep.Planned = append(rep.Planned, broker.PlannedMove{Position: i, MessageID: "m" + strconv.Itoa(i), Skip: "no x-death origin: it was never dead-lettered\x1b[31m"})
-	}
-	err := fmt.Errorf("move from orders.dlq: moved 0 of 6 (0 returned, 0 failed, 6 skipped): %w", broker.ErrPartial)
-	out := ansi.Strip(strings.Join(renderMoveSummary("orders.dlq", req, rep, err, 76, st, nil), "\n"))
-	for _, want := range []string{"Nothing moved: all 6 messages stay in orders.dlq", "#0 m0: no x-death origin", `\x1b[31m`, "… 2 more"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("summary lacks %q:\n%s", want, out)
-		}
-	}
-	if strings.Contains(out, "move stopped") || strings.Contains(out, "#4 m4") {
-		t.Errorf("summary:\n%s", out)
-	}
-	// Partly moved: a result too.
-	rep2 := &broker.MoveReport{Requested: 3, Moved: 2, Skipped: 1, Planned: rep.Planned[:1]}
-	out = ansi.Strip(strings.Join(renderMoveSummary("orders.dlq", req, rep2, err, 76, st, nil), "\n"))
-	if !strings.Contains(out, "Moved 2 of 3; 1 stays in orders.dlq") || strings.Contains(out, "move stopped") {
-		t.Errorf("partial summary:\n%s", out)
-	}
-	// Stopped on purpose: what moved and what stays, not "context canceled".
-	rep3 := &broker.MoveReport{Requested: 10, Moved: 4}
-	stopped := fmt.Errorf("move from orders.dlq: %w: %w", context.Canceled, broker.ErrPartial)
-	out = ansi.Strip(strings.Join(renderMoveSummary("orders.dlq", req, rep3, stopped, 76, st, nil), "\n"))
-	if !strings.Contains(out, "move stopped by you: 4 moved, 6 stay in orders.dlq") || strings.Contains(out, "context canceled") {
-		t.Errorf("cancelled summary:\n%s", out)
-	}
-	// Stopped by anything else: an error, with its cause.
-	out = ansi.Strip(strings.Join(renderMoveSummary("orders.dlq", req, rep3, fmt.Errorf("move from orders.dlq: channel closed: %w", broker.ErrPartial), 76, st, nil), "\n"))
-	if !strings.Contains(out, "move stopped: move from orders.dlq: channel closed") {
-		t.Errorf("failed summary:\n%s", out)
-	}
-
-	dry := &broker.MoveReport{Requested: 2, Planned: []broker.PlannedMove{
-		{Position: 0, MessageID: "a", Skip: "no x-death origin"},
-		{Position: 1, MessageID: "b", Exchange: "orders-x", RoutingKey: "orders.created"},
-	}}
-	out = ansi.Strip(strings.Join(renderMovePreview("orders.dlq", req, dry, nil, 76, 20, st, nil), "\n"))
-	if !strings.Contains(out, "#0 a: skipped: no x-death origin") || strings.Contains(out, `default exchange key ""`) ||
-		!strings.Contains(out, "1 message will be skipped; it stays in orders.dlq") || !strings.Contains(out, `#1 b → exchange orders-x key "orders.created"`) {
-		t.Errorf("preview:\n%s", out)
 	}
 }
 
@@ -559,3 +483,6 @@ func TestTitleCutsTheVhostNotItsFlags(t *testing.T) {
 		t.Errorf("title at 160: %q", title)
 	}
 }
+
+// first is the first of two results.
+func first[T, U any](t T, _ U) T { return t }

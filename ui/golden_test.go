@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/x/exp/golden"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/ui/movedialog"
 )
 
 // Golden frames, ANSI stripped, at 80×24 and 160×48. Regenerate with
@@ -51,8 +52,8 @@ func TestGolden(t *testing.T) {
 		{"move_progress", Options{}, func(h *harness) {
 			h.key("down", "down", "down", "enter", "m", "enter")
 			mv := h.m.move
-			mv.step, mv.id = stepRunning, mv.id+1
-			h.send(moveProgressMsg{id: mv.id, p: broker.MoveProgress{Total: 40, Done: 10, Moved: 9, Failed: 1, Elapsed: 4 * time.Second}})
+			mv.SetRunning(broker.MoveProgress{}, nil)
+			h.send(movedialog.ProgressMsg{ID: mv.ID(), Progress: broker.MoveProgress{Total: 40, Done: 10, Moved: 9, Failed: 1, Elapsed: 4 * time.Second}})
 		}},
 		{"move_summary", Options{}, func(h *harness) {
 			h.key("down", "down", "down", "enter", "space", "m", "tab", "right", "enter", "enter")

@@ -110,8 +110,8 @@ func TestGroupsCoverTheWholeQueue(t *testing.T) {
 	}
 	spec := h.m.browser.moveSpec(nil)
 	last := g.Positions[len(g.Positions)-1]
-	if last < 1000 || spec.ids[last] != g.IDs[len(g.IDs)-1] || len(spec.marked) != g.Count {
-		t.Fatalf("marked up to #%d, id there %q (want %q), %d marked", last, spec.ids[last], g.IDs[len(g.IDs)-1], len(spec.marked))
+	if last < 1000 || spec.IDs[last] != g.IDs[len(g.IDs)-1] || len(spec.Marked) != g.Count {
+		t.Fatalf("marked up to #%d, id there %q (want %q), %d marked", last, spec.IDs[last], g.IDs[len(g.IDs)-1], len(spec.Marked))
 	}
 	h.key("m")
 	h.mustContain(fmt.Sprintf("marked messages (%d)", g.Count))

@@ -60,8 +60,11 @@ func (m *helpModel) FullHelp() [][]key.Binding {
 func (m *helpModel) View() string {
 	st := m.c.styles
 	title := "Keys"
-	if n, ok := m.from.(interface{ name() string }); ok {
+	switch n := m.from.(type) {
+	case interface{ name() string }:
 		title += ": " + n.name()
+	case interface{ Name() string }: // a screen of its own package (the move dialog)
+		title += ": " + n.Name()
 	}
 	if m.c.readOnly {
 		title += " (read-only: moving messages is disabled)"

@@ -9,11 +9,13 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/internal/depthhistory"
 	"github.com/ladder-tui/ladder/internal/present"
 	"github.com/ladder-tui/ladder/internal/termtext"
 	"github.com/ladder-tui/ladder/keymap"
 	"github.com/ladder-tui/ladder/retry"
 	"github.com/ladder-tui/ladder/ui/component/list"
+	"github.com/ladder-tui/ladder/ui/movedialog"
 )
 
 // homeModel is the ladders screen: every ladder as a chain with live
@@ -23,7 +25,7 @@ type homeModel struct {
 	w, h int
 
 	snap *broker.Snapshot
-	hist *history
+	hist *depthhistory.History
 	rows []homeRow
 	nav  list.Nav
 	cols homeCols
@@ -36,7 +38,7 @@ type homeModel struct {
 }
 
 func newHome(c *common) *homeModel {
-	m := &homeModel{c: c, hist: newHistory()}
+	m := &homeModel{c: c, hist: depthhistory.New()}
 	m.filter = list.NewFilter(m.refilter)
 	return m
 }
@@ -56,7 +58,7 @@ func (m *homeModel) Back() (bool, tea.Cmd) {
 // reset forgets everything (a vhost switch).
 func (m *homeModel) reset() {
 	m.snap, m.rows, m.nav = nil, nil, list.Nav{}
-	m.hist = newHistory()
+	m.hist = depthhistory.New()
 }
 
 func (m *homeModel) Update(msg tea.Msg) tea.Cmd {
@@ -90,7 +92,7 @@ func (m *homeModel) setSnapshot(s *broker.Snapshot) {
 	if at.IsZero() {
 		at = m.c.now()
 	}
-	m.hist.recordRates(at, depths, in)
+	m.hist.RecordRates(at, depths, in)
 	m.snap = m.withHistoryFindings(s, at)
 	m.rebuild()
 }
@@ -111,7 +113,7 @@ func (m *homeModel) withHistoryFindings(s *broker.Snapshot, at time.Time) *broke
 				continue
 			}
 			ev := retry.HoLEvidence{Waiting: q.Messages, Stuck: hasFinding(s.Findings, retry.CodeStuck, w)}
-			ev.Window, ev.Left, ev.Arrived = m.hist.quiet(w)
+			ev.Window, ev.Left, ev.Arrived = m.hist.Quiet(w)
 			if !q.HeadMessageTimestamp.IsZero() && at.After(q.HeadMessageTimestamp) {
 				ev.HeadAge = at.Sub(q.HeadMessageTimestamp)
 			}
@@ -142,7 +144,7 @@ func (m *homeModel) dlqGrowing(s *broker.Snapshot) []retry.Finding {
 		if !ok {
 			continue
 		}
-		grew, over, ok := m.hist.growth(name, retry.DLQGrowingWindow)
+		grew, over, ok := m.hist.Growth(name, retry.DLQGrowingWindow)
 		if !ok {
 			continue
 		}
@@ -198,7 +200,7 @@ func (m *homeModel) fixScroll() {
 // growth is how much queue grew within the history's last
 // retry.DLQGrowingWindow (the growth sort).
 func (m *homeModel) growth(queue string) int64 {
-	g, _, _ := m.hist.growth(queue, retry.DLQGrowingWindow)
+	g, _, _ := m.hist.Growth(queue, retry.DLQGrowingWindow)
 	return g
 }
 
@@ -289,11 +291,11 @@ func (m *homeModel) moreFindings() string {
 }
 
 // moveSpec offers moving the first N or all of the selected queue.
-func (m *homeModel) moveSpec(r *homeRow) moveSpec {
-	spec := moveSpec{queue: r.name, depth: r.q.Ready}
+func (m *homeModel) moveSpec(r *homeRow) movedialog.Spec {
+	spec := movedialog.Spec{Queue: r.name, Depth: r.q.Ready}
 	if r.ladder >= 0 {
 		l := m.snap.Ladders[r.ladder]
-		spec.ladder = &l
+		spec.Ladder = &l
 	}
 	return spec
 }
@@ -361,13 +363,13 @@ func (m *homeModel) stats(r *homeRow) rowStats {
 	if r.q == nil {
 		return rowStats{}
 	}
-	rs := rowStats{spark: m.hist.depths(r.name, m.cols.spark), ttl: drainBound(r.q)}
-	if net, ok := m.hist.netRateOver(r.name); ok {
+	rs := rowStats{spark: m.hist.Depths(r.name, m.cols.spark), ttl: drainBound(r.q)}
+	if net, ok := m.hist.NetRateOver(r.name); ok {
 		rs.net, rs.netOK = net, true
 	} else if r.q.Rates.NetKnown {
 		rs.net, rs.netOK = r.q.Rates.Net, true
 	} else {
-		rs.net, rs.netOK = m.hist.netRate(r.name)
+		rs.net, rs.netOK = m.hist.NetRate(r.name)
 	}
 	return rs
 }

@@ -10,11 +10,13 @@ import (
 	"charm.land/lipgloss/v2"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/internal/depthhistory"
 	"github.com/ladder-tui/ladder/internal/present"
 	"github.com/ladder-tui/ladder/internal/termtext"
 	"github.com/ladder-tui/ladder/retry"
 	"github.com/ladder-tui/ladder/ui/component/table"
 	"github.com/ladder-tui/ladder/ui/style"
+	"github.com/ladder-tui/ladder/ui/styled"
 )
 
 // Pure functions that turn a snapshot into the home screen's rows and
@@ -353,7 +355,7 @@ func renderHomeHeader(c homeCols, st *style.Styles) string {
 
 // rowStats are the per-queue figures that do not come from the row itself.
 type rowStats struct {
-	spark []sample
+	spark []depthhistory.Sample
 	net   float64 // depth change per second (negative: draining)
 	netOK bool
 	// ttl bounds how long what is in the queue now can stay (drainBound);
@@ -621,7 +623,7 @@ func renderRowDetails(r *homeRow, s *broker.Snapshot, width, height int, st *sty
 		}
 	}
 	// Wrapped at words, like the findings: a queue name is never cut.
-	lines = append(lines, wrapStyled(st.Strong, head, width)...)
+	lines = append(lines, styled.Wrap(st.Strong, head, width)...)
 	if len(r.finds) == 0 && r.kind != rowDelayed && r.kind != rowRetry && r.kind != rowSection {
 		lines = append(lines, st.Muted.Render(termtext.Truncate("no findings", width)))
 	}
@@ -640,7 +642,7 @@ func renderRowDetails(r *homeRow, s *broker.Snapshot, width, height int, st *sty
 	// How discovery guessed comes last: findings matter more at 80×24.
 	if r.ladder >= 0 && (r.kind == rowMain || (r.kind == rowTier && r.ttl < 0)) {
 		if inf := s.Ladders[r.ladder].InferredFrom; len(inf) > 0 {
-			lines = append(lines, wrapStyled(st.Muted, "guessed from: "+termtext.Sanitize(strings.Join(inf, "; ")), width)...)
+			lines = append(lines, styled.Wrap(st.Muted, "guessed from: "+termtext.Sanitize(strings.Join(inf, "; ")), width)...)
 		}
 	}
 	if len(lines) > height {
@@ -648,4 +650,37 @@ func renderRowDetails(r *homeRow, s *broker.Snapshot, width, height int, st *sty
 		lines[height-1] = st.Muted.Render(termtext.Truncate("… "+more, width))
 	}
 	return lines
+}
+
+var sparkLevels = []rune("▁▂▃▄▅▆▇█")
+
+// sparkline draws depths in exactly width cells, newest on the right, scaled
+// from 0 to the largest value shown. Zero is the lowest bar and any non-zero
+// value at least the second, so "empty" and "a few" look different. Cells
+// with no sample yet are blank.
+func sparkline(s []depthhistory.Sample, width int) string {
+	if width <= 0 {
+		return ""
+	}
+	if len(s) > width {
+		s = s[len(s)-width:]
+	}
+	var hi int64
+	for _, x := range s {
+		hi = max(hi, x.Depth)
+	}
+	var b strings.Builder
+	b.Grow(width * 3)
+	for range width - len(s) {
+		b.WriteByte(' ')
+	}
+	top := int64(len(sparkLevels) - 1)
+	for _, x := range s {
+		lvl := int64(0)
+		if hi > 0 && x.Depth > 0 {
+			lvl = max(1, x.Depth*top/hi)
+		}
+		b.WriteRune(sparkLevels[lvl])
+	}
+	return b.String()
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/ladder-tui/ladder/keymap"
 	"github.com/ladder-tui/ladder/retry"
 	"github.com/ladder-tui/ladder/ui/component/list"
+	"github.com/ladder-tui/ladder/ui/movedialog"
 )
 
 // inspectorModel shows one message in full in a scrollable viewport.
@@ -29,7 +30,7 @@ type inspectorModel struct {
 	message *broker.Message
 	ladder  *retry.Ladder
 	at      time.Time
-	spec    moveSpec // what m opens the move dialog on
+	spec    movedialog.Spec // what m opens the move dialog on
 	vp      viewport.Model
 	// header, when set, is the header shown in full (enter, then its
 	// name); docAt is where the document was scrolled, for esc.
@@ -49,10 +50,10 @@ func newInspector(c *common) *inspectorModel {
 
 func (m *inspectorModel) open(msg openMessageMsg) {
 	m.queue, m.message, m.ladder, m.at, m.spec = msg.queue, msg.message, msg.ladder, msg.peeked, msg.spec
-	if m.spec.queue == "" {
-		m.spec = moveSpec{queue: msg.queue, ladder: msg.ladder}
+	if m.spec.Queue == "" {
+		m.spec = movedialog.Spec{Queue: msg.queue, Ladder: msg.ladder}
 	}
-	m.spec.cursor, m.spec.single = msg.message, true
+	m.spec.Cursor, m.spec.Single = msg.message, true
 	m.header = ""
 	m.render()
 	m.vp.GotoTop()

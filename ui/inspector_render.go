@@ -16,6 +16,7 @@ import (
 	"github.com/ladder-tui/ladder/internal/termtext"
 	"github.com/ladder-tui/ladder/retry"
 	"github.com/ladder-tui/ladder/ui/style"
+	"github.com/ladder-tui/ladder/ui/styled"
 )
 
 // Pure renderers of the message inspector: one document of lines, each at
@@ -325,7 +326,7 @@ func renderRetrySummary(m *broker.Message, at time.Time, width int, st *style.St
 		lines = kv(lines, "due", "as of "+present.Clock(at)+", "+present.Due(h, at, present.DueSentence), width, st)
 	}
 	for _, e := range append(slices.Clone(r.Invalid), m.DeathErrors...) {
-		lines = append(lines, wrapStyled(st.Warning, "  unreadable "+termtext.Sanitize(e.Error()), width)...)
+		lines = append(lines, styled.Wrap(st.Warning, "  unreadable "+termtext.Sanitize(e.Error()), width)...)
 	}
 	return lines
 }

@@ -1,7 +1,9 @@
 package ui
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"sync"
@@ -13,6 +15,7 @@ import (
 	"github.com/charmbracelet/x/exp/teatest/v2"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/ui/movedialog"
 )
 
 // Keys that cannot hurt: q quits only from a screen, esc asks before it
@@ -43,14 +46,14 @@ func TestQDoesNotQuitFromTheMoveDialog(t *testing.T) {
 	h := newHarness(t, fc, Options{}, 100, 30).start()
 	toMoveDialog(h)
 	noQuit(h, "q")
-	if h.m.top() != h.m.move || h.m.move.step != stepForm {
-		t.Fatalf("q on the form left it: %T step %d", h.m.top(), h.m.move.step)
+	if h.m.top() != h.m.move || h.m.move.Step() != movedialog.StepForm {
+		t.Fatalf("q on the form left it: %T step %d", h.m.top(), h.m.move.Step())
 	}
 	h.key("enter") // the dry run
 	h.mustContain("Confirm move")
 	noQuit(h, "q")
-	if h.m.top() != h.m.move || h.m.move.step != stepPreview || len(fc.moves) != 1 {
-		t.Fatalf("q on the dry run acted: %T step %d, moves %d", h.m.top(), h.m.move.step, len(fc.moves))
+	if h.m.top() != h.m.move || h.m.move.Step() != movedialog.StepPreview || len(fc.moves) != 1 {
+		t.Fatalf("q on the dry run acted: %T step %d, moves %d", h.m.top(), h.m.move.Step(), len(fc.moves))
 	}
 	h.key("enter") // the move: the fake moves at once
 	h.mustContain("Summary")
@@ -149,12 +152,8 @@ func (r *fakeRun) cancelled() bool { r.mu.Lock(); defer r.mu.Unlock(); return r.
 
 func runningMove(h *harness) *fakeRun {
 	h.t.Helper()
-	mv := h.m.move
-	mv.step, mv.id = stepRunning, mv.id+1
-	mv.progress = broker.MoveProgress{Total: 10, Done: 3, Moved: 3}
-	mv.progressCh = make(chan broker.MoveProgress, 1)
 	r := &fakeRun{}
-	mv.cancel = func() { r.mu.Lock(); r.cancel = true; r.mu.Unlock() }
+	h.m.move.SetRunning(broker.MoveProgress{Total: 10, Done: 3, Moved: 3}, func() { r.mu.Lock(); r.cancel = true; r.mu.Unlock() })
 	return r
 }
 
@@ -174,7 +173,7 @@ func TestEscDuringAMoveAsksFirst(t *testing.T) {
 	}
 	noQuit(h, "q") // q does nothing in the question either
 	h.key("esc")
-	if run.cancelled() || h.m.top() != h.m.move || h.m.move.step != stepRunning {
+	if run.cancelled() || h.m.top() != h.m.move || h.m.move.Step() != movedialog.StepRunning {
 		t.Fatalf("esc on the question stopped the move or left the dialog: %T", h.m.top())
 	}
 	h.key("n") // Cancel's other key asks too
@@ -185,18 +184,18 @@ func TestEscDuringAMoveAsksFirst(t *testing.T) {
 	}
 	h.mustContain("cancelling")
 	mv := h.m.move
-	h.send(moveDoneMsg{id: mv.id, report: &broker.MoveReport{Requested: 10, Moved: 3}, err: errTest("context canceled")})
+	h.send(movedialog.DoneMsg{ID: mv.ID(), Report: &broker.MoveReport{Requested: 10, Moved: 3}, Err: errTest("context canceled")})
 	h.mustContain("moved 3")
 
 	// A replay asks about the replay; a question outlived by its move goes.
 	h2 := newHarness(t, newFake(), Options{}, 100, 30).start()
 	h2.key("down", "down", "down", "enter")
-	h2.send(openMoveMsg{spec: moveSpec{queue: "orders.dlq", replayFile: "x.jsonl"}})
+	h2.send(openMoveMsg{spec: movedialog.Spec{Queue: "orders.dlq", ReplayFile: "x.jsonl"}})
 	runningMove(h2)
 	h2.key("esc")
 	h2.mustContain("Stop the replay?")
-	h2.send(moveDoneMsg{id: h2.m.move.id, report: &broker.MoveReport{Requested: 10, Moved: 10}})
-	if h2.m.top() != h2.m.move || h2.m.move.step != stepSummary {
+	h2.send(movedialog.DoneMsg{ID: h2.m.move.ID(), Report: &broker.MoveReport{Requested: 10, Moved: 10}})
+	if h2.m.top() != h2.m.move || h2.m.move.Step() != movedialog.StepSummary {
 		t.Fatalf("the question outlived the replay: top %T", h2.m.top())
 	}
 }
@@ -224,7 +223,7 @@ func TestQOnAScreenWithAMoveRunningAsks(t *testing.T) {
 	if !run.cancelled() || !h.m.quitting {
 		t.Fatal("agreeing did not stop the move to quit")
 	}
-	_, cmd = h.m.Update(moveDoneMsg{id: h.m.move.id, report: &broker.MoveReport{Requested: 10, Moved: 4}})
+	_, cmd = h.m.Update(movedialog.DoneMsg{ID: h.m.move.ID(), Report: &broker.MoveReport{Requested: 10, Moved: 4}})
 	if !isQuit(cmd) {
 		t.Fatal("did not quit once the move stopped")
 	}
@@ -310,11 +309,11 @@ func TestMoveDialogCountEditsAtTheCursor(t *testing.T) {
 	h.typeText("5")
 	h.key("home")
 	h.typeText("2")
-	if got := h.m.move.count.String(); got != "2150" {
+	if got := h.m.move.Text(movedialog.FieldCount); got != "2150" {
 		t.Fatalf("N is %q after ← 5 home 2", got)
 	}
 	h.key("ctrl+e", "left", "ctrl+u")
-	if got := h.m.move.count.String(); got != "0" {
+	if got := h.m.move.Text(movedialog.FieldCount); got != "0" {
 		t.Fatalf("N is %q after ctrl+e ← ctrl+u", got)
 	}
 	h.key("ctrl+a")
@@ -335,31 +334,31 @@ func TestMoveDialogTypedTargetEditsAndKeepsItsChoice(t *testing.T) {
 	toMoveDialog(h)
 	h.key("tab", "left") // target → typed
 	mv := h.m.move
-	typed := mv.targetAt
-	if !mv.targets[typed].typed || mv.focus != fieldTargetText {
-		t.Fatalf("choosing typed did not focus its text (focus %d)", mv.focus)
+	targets, typed := mv.Choices(movedialog.FieldTarget)
+	if targets[typed] != "typed" || mv.Focus() != movedialog.FieldTargetText {
+		t.Fatalf("choosing typed did not focus its text (focus %d)", mv.Focus())
 	}
 	h.typeText("exchange:orders-x")
 	h.key("ctrl+w")
 	h.typeText("retry")
 	h.key("left", "left", "left", "left", "left", "right", "space", "left", "right", "right")
-	if mv.targetAt != typed || !mv.targets[mv.targetAt].typed {
+	if _, at := mv.Choices(movedialog.FieldTarget); at != typed {
 		t.Fatal("←/→/space in the typed target changed the choice")
 	}
-	if got := mv.tTarget.String(); got != "exchange:r etry" {
+	if got := mv.Text(movedialog.FieldTargetText); got != "exchange:r etry" {
 		t.Fatalf("target %q", got)
 	}
 	h.key("ctrl+a", "ctrl+k")
 	h.send(tea.PasteMsg{Content: "queue:orders"})
 	h.key("left", "left", "left", "left", "left", "left")
 	h.send(tea.PasteMsg{Content: "my-"})
-	if got := mv.tTarget.String(); got != "queue:my-orders" {
+	if got := mv.Text(movedialog.FieldTargetText); got != "queue:my-orders" {
 		t.Fatalf("target %q after ctrl+a ctrl+k paste ←×6 paste", got)
 	}
 	h.key("tab") // delay: a choice field, where space changes the choice
-	before := mv.delayAt
+	_, before := mv.Choices(movedialog.FieldDelay)
 	h.key("space")
-	if mv.delayAt == before {
+	if _, at := mv.Choices(movedialog.FieldDelay); at == before {
 		t.Fatal("space on a choice field did not change it")
 	}
 	h.key("enter")
@@ -369,15 +368,15 @@ func TestMoveDialogTypedTargetEditsAndKeepsItsChoice(t *testing.T) {
 	// shift+tab from the typed text goes back to its choice, where ← and →
 	// change it again.
 	h.key("esc", "up")
-	if mv.focus != fieldTargetText {
-		t.Fatalf("focus %d, want the target's text", mv.focus)
+	if mv.Focus() != movedialog.FieldTargetText {
+		t.Fatalf("focus %d, want the target's text", mv.Focus())
 	}
 	h.key("shift+tab")
-	if mv.focus != fieldTarget {
-		t.Fatalf("shift+tab: focus %d, want the target's choice", mv.focus)
+	if mv.Focus() != movedialog.FieldTarget {
+		t.Fatalf("shift+tab: focus %d, want the target's choice", mv.Focus())
 	}
 	h.key("right")
-	if mv.targets[mv.targetAt].typed {
+	if _, at := mv.Choices(movedialog.FieldTarget); at == typed {
 		t.Fatal("→ on the target's choice did not change it")
 	}
 }
@@ -496,4 +495,61 @@ func TestMoveDialogHelpListsNoQ(t *testing.T) {
 			t.Errorf("help lists q %q", b.Help().Desc)
 		}
 	}
+}
+
+// The program's context ending during a real running move (SIGTERM, in
+// the CLI) stops the move through its context and ends the program only
+// once the move has returned and written its audit line. (ui.Run sends
+// stopMsg when its context ends; the CLI's process test sends the signal.)
+func TestProgramContextEndingStopsAMoveCleanly(t *testing.T) {
+	fc := newFake()
+	fc.peeks["orders.dlq"] = fixturePeek(8)
+	fc.moveStep = 150 * time.Millisecond
+	c := &stepClient{fakeClient: fc}
+	var audit syncBuffer
+	m := New(Options{Client: broker.Audited(c, &audit, "amqp://guest@localhost/")})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	m.c.ctx = ctx
+	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(100, 30))
+	waitText(t, tm, "● live")
+	press(tm, "down", "down", "down", "enter")
+	waitText(t, tm, "msg-0007")
+	press(tm, "a", "m")
+	waitText(t, tm, "marked messages (8)")
+	press(tm, "enter")
+	waitText(t, tm, "Confirm move")
+	press(tm, "enter")
+	waitText(t, tm, "2 of 8")
+	cancel()
+	tm.Send(stopMsg{})
+	tm.WaitFinished(t, teatest.WithFinalTimeout(20*time.Second))
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.returned) != 1 || c.returned[0] == nil || c.returned[0].Moved == 0 || c.returned[0].Moved == 8 || !errors.Is(c.errs[0], context.Canceled) {
+		t.Fatalf("the move did not return cancelled part-way before the program ended: %+v %v", c.returned, c.errs)
+	}
+	lines := strings.Split(strings.TrimSpace(audit.String()), "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], `"phase":"start"`) || !strings.Contains(lines[1], `"phase":"done"`) ||
+		!strings.Contains(lines[1], context.Canceled.Error()) {
+		t.Fatalf("the audit log has no final line saying the move was cancelled:\n%s", audit.String())
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the mover's goroutine and the test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/ui/movedialog"
 )
 
 // Every message the UI passes around, in one place. Results of broker calls
@@ -64,29 +65,6 @@ type peekMsg struct {
 
 // --- move ---
 
-// moveProgressMsg is one progress report of move id, read from the channel
-// the progress callback feeds; the wait command is re-issued after each.
-type moveProgressMsg struct {
-	id int
-	p  broker.MoveProgress
-}
-
-// moveDoneMsg is the result of Client.Move (dry run or real) for id.
-type moveDoneMsg struct {
-	id     int
-	dryRun bool
-	report *broker.MoveReport
-	err    error
-}
-
-// moveClosedMsg says the move dialog closed. changed: a move ran and may
-// have changed queue (anything but every message skipped), so the browser
-// re-peeks it and the root closes an inspector showing one of its messages.
-type moveClosedMsg struct {
-	queue   string
-	changed bool
-}
-
 // --- vhosts ---
 
 type vhostsMsg struct {
@@ -124,12 +102,12 @@ type openMessageMsg struct {
 	// spec is what m in the inspector opens the move dialog on: the
 	// browser's own spec (depth, ladder, marks and their ids) with the
 	// message as the cursor.
-	spec moveSpec
+	spec movedialog.Spec
 }
 
 // openMoveMsg opens the move dialog; the root refuses it in read-only mode
 // (the one place mutations are checked).
-type openMoveMsg struct{ spec moveSpec }
+type openMoveMsg struct{ spec movedialog.Spec }
 
 // backMsg closes the focused screen.
 type backMsg struct{}

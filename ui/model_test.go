@@ -16,6 +16,7 @@ import (
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/ui/movedialog"
 )
 
 var sgrSeq = regexp.MustCompile(`\x1b\[[0-9;:]*m`)
@@ -81,13 +82,13 @@ func TestNoColor(t *testing.T) {
 	frames["move"] = h.raw()
 	h.key("enter")
 	mv := h.m.move
-	mv.step, mv.id = stepRunning, mv.id+1
-	h.send(moveProgressMsg{id: mv.id, p: broker.MoveProgress{Total: 4, Done: 1, Moved: 1, Elapsed: time.Second}})
+	mv.SetRunning(broker.MoveProgress{}, nil)
+	h.send(movedialog.ProgressMsg{ID: mv.ID(), Progress: broker.MoveProgress{Total: 4, Done: 1, Moved: 1, Elapsed: time.Second}})
 	frames["progress"] = h.raw()
 	if !strings.Contains(frames["progress"], "█") {
 		t.Fatal("no progress bar drawn")
 	}
-	mv.step = stepSummary
+	h.send(movedialog.DoneMsg{ID: mv.ID()}) // the summary
 	h.key("esc", "enter", "G")
 	frames["inspector"] = h.raw()
 	h.key("?")
@@ -134,7 +135,7 @@ func TestReadOnly(t *testing.T) {
 		}
 		if ro {
 			// Even a direct request is refused at the root.
-			h.send(openMoveMsg{spec: moveSpec{queue: "orders.dlq", depth: 3}})
+			h.send(openMoveMsg{spec: movedialog.Spec{Queue: "orders.dlq", Depth: 3}})
 			if h.m.top() == h.m.move || len(fc.moves) != 0 {
 				t.Fatal("read-only: the root opened the move dialog")
 			}
@@ -418,9 +419,12 @@ func TestMoveTypedTargetAndDelay(t *testing.T) {
 		t.Fatalf("request %+v", got)
 	}
 	// A bad typed target is refused in the form, before any call.
-	h.key("esc", "tab", "tab")
-	h.m.move.tTarget.Set("nonsense")
-	h.m.move.focus = fieldScope
+	h.key("esc", "shift+tab", "shift+tab") // from the delay's text to the target's
+	if h.m.move.Focus() != movedialog.FieldTargetText {
+		t.Fatalf("focus %d, want the target's text", h.m.move.Focus())
+	}
+	h.key("ctrl+a", "ctrl+k")
+	h.typeText("nonsense")
 	h.key("enter")
 	h.mustContain("type queue:NAME or exchange:NAME[:KEY]")
 	if len(fc.moves) != 1 {
@@ -455,13 +459,11 @@ func TestMoveProgressThenCancel(t *testing.T) {
 	h.key("down", "down", "down", "enter", "m", "enter")
 	mv := h.m.move
 	// Pretend the real move is running (its command is not executed here).
-	mv.step, mv.id = stepRunning, mv.id+1
 	cancelled := false
-	mv.cancel = func() { cancelled = true }
-	mv.progressCh = make(chan broker.MoveProgress, 1)
-	h.send(moveProgressMsg{id: mv.id, p: broker.MoveProgress{Total: 10, Done: 4, Moved: 4, Elapsed: 2 * time.Second}})
+	mv.SetRunning(broker.MoveProgress{}, func() { cancelled = true })
+	h.send(movedialog.ProgressMsg{ID: mv.ID(), Progress: broker.MoveProgress{Total: 10, Done: 4, Moved: 4, Elapsed: 2 * time.Second}})
 	h.mustContain("4 of 10", "2.0 msg/s", "ETA 3s")
-	h.send(moveProgressMsg{id: mv.id - 1, p: broker.MoveProgress{Total: 10, Done: 9}})
+	h.send(movedialog.ProgressMsg{ID: mv.ID() - 1, Progress: broker.MoveProgress{Total: 10, Done: 9}})
 	h.mustNotContain("9 of 10")
 	// esc asks first; enter stops the move, which the dialog then shows
 	// stopping (keys_test.go has the question's other answers).
@@ -472,7 +474,7 @@ func TestMoveProgressThenCancel(t *testing.T) {
 		t.Fatal("stopping a move did not cancel it (or closed the dialog before it stopped)")
 	}
 	h.mustContain("cancelling")
-	h.send(moveDoneMsg{id: mv.id, report: &broker.MoveReport{Requested: 10, Moved: 5, Target: "queue orders"}, err: fmt.Errorf("move from orders.dlq: %w: %w", context.Canceled, broker.ErrPartial)})
+	h.send(movedialog.DoneMsg{ID: mv.ID(), Report: &broker.MoveReport{Requested: 10, Moved: 5, Target: "queue orders"}, Err: fmt.Errorf("move from orders.dlq: %w: %w", context.Canceled, broker.ErrPartial)})
 	h.mustContain("moved 5", "move stopped by you: 5 moved, 5 stay in orders.dlq")
 	h.mustNotContain("context canceled")
 }
@@ -483,14 +485,13 @@ func TestQuitWaitsForRunningMove(t *testing.T) {
 	h := newHarness(t, newFake(), Options{}, 80, 24).start()
 	h.key("down", "down", "down", "enter", "m", "enter")
 	mv := h.m.move
-	mv.step, mv.id = stepRunning, mv.id+1
 	cancelled := false
-	mv.cancel = func() { cancelled = true }
+	mv.SetRunning(broker.MoveProgress{}, func() { cancelled = true })
 	_, cmd := h.m.Update(keyMsg("ctrl+c"))
 	if isQuit(cmd) || !cancelled {
 		t.Fatal("ctrl+c quit in the middle of a move")
 	}
-	_, cmd = h.m.Update(moveDoneMsg{id: mv.id, report: &broker.MoveReport{}})
+	_, cmd = h.m.Update(movedialog.DoneMsg{ID: mv.ID(), Report: &broker.MoveReport{}})
 	if !isQuit(cmd) {
 		t.Fatal("the UI did not quit once the move stopped")
 	}
@@ -601,7 +602,7 @@ func TestHistoryFeedsSparkline(t *testing.T) {
 		fc.snap = s
 		h.send(pollMsg{gen: h.m.gen})
 	}
-	got := sparkline(h.m.home.hist.depths("orders.dlq", 8), 8)
+	got := sparkline(h.m.home.hist.Depths("orders.dlq", 8), 8)
 	// The first snapshot (12) and the four fed here.
 	if got != "   ▃▁▂▄█" {
 		t.Fatalf("sparkline %q", got)

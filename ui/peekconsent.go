@@ -13,6 +13,7 @@ import (
 	"github.com/ladder-tui/ladder/internal/present"
 	"github.com/ladder-tui/ladder/internal/termtext"
 	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/ui/movedialog"
 )
 
 // A peek that counts a delivery toward a quorum queue's delivery limit
@@ -252,31 +253,31 @@ func (m *Model) readConsent(msg tea.Msg) (tea.Cmd, bool) {
 			m.rememberRead(msg.queue, -1)
 		}
 		return nil, false
-	case moveDoneMsg:
-		if msg.dryRun && msg.err == nil && msg.id == m.move.id && m.move.spec.replayFile == "" {
-			m.rememberRead(m.move.spec.queue, broker.PreviewReads(m.move.req, math.MaxInt32))
+	case movedialog.DoneMsg:
+		if msg.DryRun && msg.Err == nil && msg.ID == m.move.ID() && m.move.Spec().ReplayFile == "" {
+			m.rememberRead(m.move.Spec().Queue, broker.PreviewReads(m.move.Request(), math.MaxInt32))
 		}
-		refused := costRefusal(msg.err)
-		if !msg.dryRun || refused == nil || msg.id != m.move.id || m.top() != screen(m.move) {
+		refused := costRefusal(msg.Err)
+		if !msg.DryRun || refused == nil || msg.ID != m.move.ID() || m.top() != screen(m.move) {
 			return nil, false
 		}
-		queue := m.move.spec.queue
+		queue := m.move.Spec().Queue
 		q, version, _ := m.snapQueue(queue)
 		if why := m.readWouldDeadLetter("move", "its preview", queue, q, version); why != "" {
 			// Known without a delivery: say that, not "cannot be seen".
-			msg.err = errors.New(strings.TrimPrefix(why, "move "+termtext.Sanitize(queue)+": "))
+			msg.Err = errors.New(strings.TrimPrefix(why, "move "+termtext.Sanitize(queue)+": "))
 		} else {
-			msg.err = errors.New(refused.Why)
+			msg.Err = errors.New(refused.Why)
 			name := termtext.Truncate(termtext.Sanitize(queue), max(16, m.w/3))
 			m.askRead("The move's preview reads the queue first: "+present.PeekQuestion(name, max(1, refused.Limit), refused.Ready, refused.Cost),
-				"preview", previewConsentMsg{id: msg.id})
+				"preview", previewConsentMsg{id: msg.ID})
 		}
 		return m.toScreens(msg), true
 	case previewConsentMsg:
 		if m.top() != screen(m.move) {
 			return nil, true
 		}
-		return m.move.forcePreview(msg.id), true
+		return m.move.ForcePreview(msg.id), true
 	case unblockReadyMsg:
 		if msg.peek != nil {
 			m.rememberCounts(msg.queue, msg.peek)

@@ -10,6 +10,7 @@ import (
 	"github.com/ladder-tui/ladder/keymap"
 	"github.com/ladder-tui/ladder/ui/component/input"
 	"github.com/ladder-tui/ladder/ui/component/list"
+	"github.com/ladder-tui/ladder/ui/styled"
 )
 
 // openPromptMsg asks one line of text (a file name, --where expressions);
@@ -94,11 +95,11 @@ func (m *promptModel) View() string {
 	w := max(20, min(m.w, 100)-4)
 	// The title and hint are wrapped, never cut: the hint's end is often
 	// what matters (an existing file is refused, the last expression kind).
-	lines := wrapStyled(st.Title, termtext.Sanitize(m.ask.title), w)
+	lines := styled.Wrap(st.Title, termtext.Sanitize(m.ask.title), w)
 	lines = append(lines, "", "> "+m.text.View(w-2, true, st))
 	if m.ask.hint != "" {
 		lines = append(lines, "")
-		lines = append(lines, wrapStyled(st.Muted, termtext.Sanitize(m.ask.hint), w)...)
+		lines = append(lines, styled.Wrap(st.Muted, termtext.Sanitize(m.ask.hint), w)...)
 	}
 	return strings.Join(lines, "\n")
 }

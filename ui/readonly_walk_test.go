@@ -11,6 +11,7 @@ import (
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/sim"
 	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/ui/movedialog"
 )
 
 // recordingClient is a client that allows everything and records every
@@ -142,10 +143,10 @@ func TestReadOnlyRefusesEveryMutatingPath(t *testing.T) {
 	}
 	// The root refuses the dialog itself, however it is asked for.
 	req := broker.MoveRequest{From: "orders.wait.5s", To: broker.Target{Kind: broker.TargetOrigin}}
-	for name, spec := range map[string]moveSpec{
-		"move":    {queue: "orders.dlq", depth: 3},
-		"replay":  {queue: "orders.dlq", replayFile: "old.jsonl"},
-		"unblock": {queue: "orders.wait.5s", unblock: &req, unblockPlan: &retry.UnblockPlan{}},
+	for name, spec := range map[string]movedialog.Spec{
+		"move":    {Queue: "orders.dlq", Depth: 3},
+		"replay":  {Queue: "orders.dlq", ReplayFile: "old.jsonl"},
+		"unblock": {Queue: "orders.wait.5s", Unblock: &req, UnblockPlan: &retry.UnblockPlan{}},
 	} {
 		h.send(openMoveMsg{spec: spec})
 		noMove("openMoveMsg " + name)

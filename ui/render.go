@@ -3,22 +3,8 @@ package ui
 import (
 	"strings"
 
-	"github.com/charmbracelet/x/ansi"
-
-	"github.com/ladder-tui/ladder/internal/termtext"
+	"github.com/ladder-tui/ladder/ui/styled"
 )
-
-// truncateStyled cuts an already styled line to width cells, keeping its
-// escape sequences balanced.
-func truncateStyled(s string, width int) string {
-	if width <= 0 {
-		return ""
-	}
-	if ansi.StringWidth(s) <= width {
-		return s
-	}
-	return ansi.Truncate(s, width, termtext.Ellipsis)
-}
 
 // fitLines makes exactly h lines of at most w cells: the last defence
 // against a line wrapping in the terminal and shifting the whole screen.
@@ -28,7 +14,7 @@ func fitLines(s string, w, h int) string {
 		lines = lines[:h]
 	}
 	for i, l := range lines {
-		lines[i] = truncateStyled(l, w)
+		lines[i] = styled.Truncate(l, w)
 	}
 	for len(lines) < h {
 		lines = append(lines, "")

@@ -7,7 +7,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/internal/depthhistory"
 	"github.com/ladder-tui/ladder/internal/present"
 	"github.com/ladder-tui/ladder/internal/termtext"
 	"github.com/ladder-tui/ladder/retry"
@@ -17,15 +17,15 @@ import (
 func newStylesForTest() *style.Styles { return style.New(style.DefaultTheme(), true) }
 
 func TestSparkline(t *testing.T) {
-	s := func(ds ...int64) []sample {
-		out := make([]sample, len(ds))
+	s := func(ds ...int64) []depthhistory.Sample {
+		out := make([]depthhistory.Sample, len(ds))
 		for i, d := range ds {
-			out[i].depth = d
+			out[i].Depth = d
 		}
 		return out
 	}
 	for _, tc := range []struct {
-		in    []sample
+		in    []depthhistory.Sample
 		width int
 		want  string
 	}{
@@ -37,26 +37,6 @@ func TestSparkline(t *testing.T) {
 		if got := sparkline(tc.in, tc.width); got != tc.want {
 			t.Errorf("sparkline(%v, %d) = %q, want %q", tc.in, tc.width, got, tc.want)
 		}
-	}
-}
-
-func TestRing(t *testing.T) {
-	var r ring
-	for i := range historyLen + 5 {
-		r.push(sample{depth: int64(i)})
-	}
-	got := r.last(3, nil)
-	if len(got) != 3 || got[0].depth != historyLen+2 || got[2].depth != historyLen+4 {
-		t.Fatalf("last 3 = %+v", got)
-	}
-	h := newHistory()
-	h.record(fixedNow, map[string]int64{"a": 1, "b": 2})
-	h.record(fixedNow.Add(time.Second), map[string]int64{"a": 3})
-	if _, ok := h.q["b"]; ok {
-		t.Fatal("a deleted queue kept its history")
-	}
-	if r, ok := h.netRate("a"); !ok || r != 2 {
-		t.Fatalf("net rate %v %v", r, ok)
 	}
 }
 
@@ -258,73 +238,6 @@ func TestBrowserCells(t *testing.T) {
 	}
 }
 
-func TestParseTargetAndDelay(t *testing.T) {
-	// As the command line's --to: a typed key is marked as given (HasKey),
-	// or the live broker would keep each message's own key.
-	for in, want := range map[string]broker.Target{
-		"queue:orders":        {Kind: broker.TargetQueue, Name: "orders"},
-		"exchange:x:a.b":      {Kind: broker.TargetExchange, Name: "x", RoutingKey: "a.b", HasKey: true},
-		"exchange:x:":         {Kind: broker.TargetExchange, Name: "x", RoutingKey: "", HasKey: true},
-		"exchange:x":          {Kind: broker.TargetExchange, Name: "x"},
-		"exchange:x:key:with": {Kind: broker.TargetExchange, Name: "x", RoutingKey: "key:with", HasKey: true},
-	} {
-		if got, err := parseTarget(in); err != nil || got != want {
-			t.Errorf("parseTarget(%q) = %+v, %v", in, got, err)
-		}
-	}
-	for _, bad := range []string{"", "queue:", "orders", "exchange::orders", "origin", "topic:x"} {
-		if _, err := parseTarget(bad); err == nil {
-			t.Errorf("parseTarget(%q) accepted", bad)
-		}
-	}
-	for in, want := range map[string]time.Duration{"90s": 90 * time.Second, "1m30s": 90 * time.Second, "250": 250 * time.Millisecond} {
-		if got, err := parseDelay(in); err != nil || got != want {
-			t.Errorf("parseDelay(%q) = %v, %v", in, got, err)
-		}
-	}
-	for _, bad := range []string{"", "-5s", "soon"} {
-		if _, err := parseDelay(bad); err == nil {
-			t.Errorf("parseDelay(%q) accepted", bad)
-		}
-	}
-}
-
-func TestMoveOptions(t *testing.T) {
-	l := &fixtureSnapshot().Ladders[0]
-	msg := fixtureMessage(0)
-	spec := moveSpec{queue: "orders.dlq", ladder: l, depth: 12, cursor: &msg, marked: []int{1, 2}}
-	var targets []string
-	for _, o := range targetOptions(spec) {
-		targets = append(targets, o.label)
-	}
-	if got := strings.Join(targets, "|"); got != "origin (the queue each message failed in)|main queue orders|tier orders.retry.5s (5s)|tier orders.retry.1m (1m)|typed" {
-		t.Fatalf("targets %q", got)
-	}
-	p := &retry.Policy{Backoff: retry.BackoffExponential, Base: 5 * time.Second, Factor: 5}
-	var delays []string
-	for _, o := range delayOptions(spec, p) {
-		delays = append(delays, o.label)
-	}
-	// The message has 3 retries: the policy's next is attempt 4, 5s × 5³.
-	if got := strings.Join(delays, "|"); got != "none (publish now)|5s (TTL of orders.retry.5s)|1m (TTL of orders.retry.1m)|10m25s (policy, attempt 4)|typed" {
-		t.Fatalf("delays %q", got)
-	}
-	var scopes []string
-	for _, o := range scopeOptions(spec) {
-		scopes = append(scopes, o.label)
-	}
-	if got := strings.Join(scopes, "|"); got != "marked messages (2)|this message (#0)|the first N|the whole queue (12 ready)" {
-		t.Fatalf("scopes %q", got)
-	}
-}
-
-func TestProgressLine(t *testing.T) {
-	got := progressLine(broker.MoveProgress{Total: 100, Done: 25, Moved: 24, Failed: 1, Elapsed: 5 * time.Second})
-	if got != "25 of 100 · 5.0 msg/s · 75 left · ETA 15s · moved 24 · failed 1" {
-		t.Fatalf("progress %q", got)
-	}
-}
-
 // The inspector says how often ladder moved the message (the loop guard's count).
 func TestInspectorShowsLadderMoves(t *testing.T) {
 	m := fixtureMessage(0)
@@ -332,21 +245,5 @@ func TestInspectorShowsLadderMoves(t *testing.T) {
 	text := ansi.Strip(strings.Join(renderRetrySummary(&m, fixedNow, 80, newStylesForTest()), "\n"))
 	if !strings.Contains(text, "4 times by ladder") {
 		t.Errorf("%s", text)
-	}
-}
-
-// A resource alarm on the broker: the move dialog says why nothing moves,
-// in the broker's words made safe, and stops saying it when it clears.
-func TestMoveProgressShowsBlockedBroker(t *testing.T) {
-	req := broker.MoveRequest{To: broker.Target{Kind: broker.TargetQueue, Name: "orders"}}
-	p := broker.MoveProgress{Total: 10, Done: 3, Moved: 3, Blocked: "low on memory\x1b[2J"}
-	text := ansi.Strip(strings.Join(renderMoveProgress("orders.dlq", req, p, "", false, false, 80, newStylesForTest(), nil), "\n"))
-	if !strings.Contains(text, "broker is blocking publishes (low on memory\\x1b[2J); waiting") {
-		t.Fatalf("no blocked line:\n%s", text)
-	}
-	p.Blocked = ""
-	text = ansi.Strip(strings.Join(renderMoveProgress("orders.dlq", req, p, "", false, false, 80, newStylesForTest(), nil), "\n"))
-	if strings.Contains(text, "blocking") {
-		t.Fatalf("still blocked once cleared:\n%s", text)
 	}
 }

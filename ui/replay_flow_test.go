@@ -10,6 +10,7 @@ import (
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/sim"
+	"github.com/ladder-tui/ladder/ui/movedialog"
 )
 
 // simHarness is the UI on the demo simulation, its clock fixed, with its DLQ
@@ -121,16 +122,16 @@ func TestMovePauseKey(t *testing.T) {
 	fc := newFake()
 	h := newHarness(t, fc, Options{}, 100, 40).start()
 	m := h.m.move
-	m.open(moveSpec{queue: "orders.dlq"})
-	m.step, m.gate = stepRunning, &broker.Gate{}
+	m.Open(movedialog.Spec{Queue: "orders.dlq"})
+	m.SetRunning(broker.MoveProgress{}, nil)
 	h.m.push(m)
 	h.key("p")
-	if !m.gate.Paused() || !strings.Contains(h.plain(), "paused") {
+	if !strings.Contains(h.plain(), "paused:") {
 		t.Fatalf("p did not pause:\n%s", h.plain())
 	}
 	h.key("p")
-	if m.gate.Paused() {
-		t.Error("p did not resume")
+	if strings.Contains(h.plain(), "paused:") {
+		t.Errorf("p did not resume:\n%s", h.plain())
 	}
 }
 
@@ -152,7 +153,7 @@ func TestBrowserUnblocksAHoLBlockedQueue(t *testing.T) {
 	h.mustContain("u unblock (HoL)")
 	h.key("u")
 	h.mustContain("Confirm move", "those holding others back", "remaining delay", "in a wait queue chosen as it is published")
-	if got := h.m.move.preview.Requested; got != len(plan.Picks) {
+	if got := h.m.move.Preview().Requested; got != len(plan.Picks) {
 		t.Fatalf("dry run plans %d, the unblock picks %d", got, len(plan.Picks))
 	}
 	h.key("enter")

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"strconv"
@@ -15,6 +16,8 @@ import (
 	"github.com/ladder-tui/ladder/internal/present"
 	"github.com/ladder-tui/ladder/internal/termtext"
 	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/ui/movedialog"
+	"github.com/ladder-tui/ladder/ui/styled"
 )
 
 // Layout limits: below them the screen says so instead of drawing a
@@ -51,7 +54,7 @@ type Model struct {
 	home      *homeModel
 	browser   *browserModel
 	inspector *inspectorModel
-	move      *moveModel
+	move      *movedialog.Model
 	helpView  *helpModel
 	findings  *findingsModel
 	vhosts    *vhostModel
@@ -83,7 +86,12 @@ func newModel(opts Options, c *common) *Model {
 	m.home = newHome(c)
 	m.browser = newBrowser(c)
 	m.inspector = newInspector(c)
-	m.move = newMove(c)
+	m.move = movedialog.New(movedialog.Env{
+		Keys: c.keys, Styles: c.styles, Policy: c.policy,
+		Client:  func() broker.Client { return c.client },
+		Context: func() context.Context { return c.ctx },
+		AppKeys: func() []key.Binding { return appKeys(c, false) },
+	})
 	m.helpView = newHelp(c)
 	m.findings = newFindings(c, m.home)
 	m.vhosts = newVhosts(c)
@@ -122,7 +130,7 @@ func (m *Model) poll() tea.Cmd {
 	cs := &m.c.conn
 	cs.polling, cs.probed = m.c.now(), false
 	m.pollDone = make(chan struct{})
-	return tea.Batch(snapshotCmd(m.c.client, m.gen, m.snapBound, m.c.now, m.pollDone),
+	return tea.Batch(snapshotCmd(m.c.ctx, m.c.client, m.gen, m.snapBound, m.c.now, m.pollDone),
 		pendingCmd(m.pollDone, m.gen, time.Second))
 }
 
@@ -194,7 +202,7 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		if m.c.readOnly {
 			return m.setStatus("read-only: moving messages is disabled", true)
 		}
-		cmd := m.move.open(msg.spec)
+		cmd := m.move.Open(msg.spec)
 		m.push(m.move)
 		return cmd
 	case openPromptMsg:
@@ -209,15 +217,26 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		m.picker.open(msg)
 		m.push(m.picker)
 		return nil
-	case backMsg:
+	case backMsg, movedialog.BackMsg:
 		m.pop()
 		return nil
+	case movedialog.AskMsg:
+		answer := msg.Answer
+		return navCmd(openPromptMsg{
+			title: msg.Title, confirm: true, yes: msg.Yes, no: msg.No, aboutMove: true,
+			done: func(string) tea.Msg { return answer },
+		})
 	case quitAfterMoveMsg:
 		return m.quitAfterMove()
-	case moveClosedMsg:
+	case stopMsg:
+		// The program's context ended (SIGTERM): quit as an agreed q does,
+		// a running move stopped cleanly first (its context, derived from
+		// the program's, is already cancelled).
+		return m.quitAfterMove()
+	case movedialog.ClosedMsg:
 		// The inspector under the dialog shows a message that may have left
 		// its position: go back to the browser, which re-peeks.
-		if msg.changed && m.top() == m.inspector && m.inspector.queue == msg.queue {
+		if msg.Changed && m.top() == m.inspector && m.inspector.queue == msg.Queue {
 			m.pop()
 		}
 	case statusMsg:
@@ -241,7 +260,7 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 	for _, s := range m.screens() {
 		cmds = append(cmds, s.Update(msg))
 	}
-	if _, ok := msg.(moveDoneMsg); ok && !m.move.running() {
+	if _, ok := msg.(movedialog.DoneMsg); ok && !m.move.Running() {
 		if m.quitting {
 			cmds = append(cmds, tea.Quit)
 		}
@@ -294,7 +313,7 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	k := m.c.keys
 	top := m.top()
 	if key.Matches(msg, k.ForceQuit) {
-		if m.quitting || !m.move.running() {
+		if m.quitting || !m.move.Running() {
 			return tea.Quit
 		}
 		return m.quitAfterMove()
@@ -304,7 +323,7 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	// move is stopped cleanly first). Data messages still arrive.
 	if m.tooSmall() {
 		if key.Matches(msg, k.Quit) {
-			if m.move.running() {
+			if m.move.Running() {
 				return m.quitAfterMove()
 			}
 			return tea.Quit
@@ -391,8 +410,8 @@ func (m *Model) peekQuestion(msg openQueueMsg) (openPromptMsg, bool) {
 // quit quits; while a move or replay runs it asks first, and quits once
 // the move has stopped cleanly.
 func (m *Model) quit() tea.Cmd {
-	if m.move.running() {
-		what := m.move.action()
+	if m.move.Running() {
+		what := m.move.Action()
 		m.prompt.open(openPromptMsg{
 			title:   "A " + what + " is running. Stop it after the batch in flight and quit? What has moved stays moved.",
 			confirm: true, yes: "stop and quit", no: "keep going", aboutMove: true,
@@ -413,6 +432,9 @@ func (m *Model) openHelp(from screen) {
 // quitAfterMoveMsg: the user agreed to stop the running move and quit.
 type quitAfterMoveMsg struct{}
 
+// stopMsg: the program's context ended (ui.Run sends it).
+type stopMsg struct{}
+
 // isScreen says whether s is a screen (ladders, browser, inspector) rather
 // than a dialog, prompt, picker or help over one: q quits only from these.
 func (m *Model) isScreen(s screen) bool {
@@ -430,11 +452,11 @@ func (m *Model) tooSmall() bool { return m.w < minWidth || m.h < minHeight }
 // quitAfterMove stops a running move and quits when it has settled, so
 // quitting never leaves a message half moved.
 func (m *Model) quitAfterMove() tea.Cmd {
-	if !m.move.running() {
+	if !m.move.Running() {
 		return tea.Quit
 	}
 	m.quitting = true
-	m.move.stop()
+	m.move.Stop()
 	return m.setStatus("stopping the move before quitting (ctrl+c again to quit at once)…", false)
 }
 
@@ -545,7 +567,7 @@ func (m *Model) probe() tea.Cmd {
 			add(q.Name)
 		}
 	}
-	return probeCmd(p, m.gen, names, m.c.now)
+	return probeCmd(m.c.ctx, p, m.gen, names, m.c.now)
 }
 
 // probed applies what AMQP told while the management API was slow: the
@@ -719,7 +741,7 @@ func (m *Model) shortHelp(bs []key.Binding) string {
 		}
 		rest = slices.Delete(rest, i, i+1)
 	}
-	return truncateStyled(h.ShortHelpView(append(rest, keep...)), m.w)
+	return styled.Truncate(h.ShortHelpView(append(rest, keep...)), m.w)
 }
 
 // titleBar is "ladder · demo · vhost / · RabbitMQ 3.13" and, on the right,
@@ -800,7 +822,7 @@ func (m *Model) titleBar() string {
 		left += st.Muted.Render(" · ") + s
 	}
 	if width(p)+1+rw > m.w {
-		left = truncateStyled(left, max(0, m.w-rw-1))
+		left = styled.Truncate(left, max(0, m.w-rw-1))
 	}
 	gap := max(1, m.w-termtext.Width(left)-rw)
 	return left + strings.Repeat(" ", gap) + right

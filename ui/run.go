@@ -69,6 +69,12 @@ func CheckTerminal(term string) error {
 
 // Run shows the UI until the user quits or ctx ends. The terminal is
 // restored on return, whatever happened.
+//
+// Signals are the caller's: it cancels ctx on them (the CLI does on
+// SIGINT and SIGTERM). ctx's end stops the UI as a keyed quit does: every
+// broker call in flight is cancelled (their contexts derive from ctx), a
+// running move or replay stops after the batch in flight and writes its
+// audit line, and then the program ends, returning ctx's error.
 func Run(ctx context.Context, opts Options) error {
 	if opts.Client == nil {
 		return errors.New("ui: no broker client")
@@ -94,7 +100,15 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	m := New(opts)
 	m.c.log = logger
-	popts := []tea.ProgramOption{tea.WithContext(ctx)}
+	m.c.ctx = ctx
+	// The program outlives ctx until a running move has stopped: killed
+	// with ctx, it would end the process mid-move, before the move's audit
+	// line. It is killed only if stopping takes longer than stopGrace.
+	// Bubble Tea's own signal handler would quit at once on SIGTERM, so it
+	// is off: the caller's cancel is the one way a signal stops the UI.
+	progCtx, kill := context.WithCancel(context.WithoutCancel(ctx))
+	defer kill()
+	popts := []tea.ProgramOption{tea.WithContext(progCtx), tea.WithoutSignalHandler()}
 	if opts.Input != nil {
 		popts = append(popts, tea.WithInput(opts.Input))
 	}
@@ -104,19 +118,47 @@ func Run(ctx context.Context, opts Options) error {
 	if opts.NoColor {
 		popts = append(popts, tea.WithColorProfile(colorprofile.Ascii))
 	}
-	final, err := tea.NewProgram(m, popts...).Run()
+	p := tea.NewProgram(m, popts...)
+	ended := make(chan struct{})
+	go stopOnDone(ctx, p, kill, ended)
+	final, err := p.Run()
+	close(ended)
 	if fm, ok := final.(*Model); ok {
 		for _, c := range fm.owned {
 			_ = c.Close()
 		}
 	}
-	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
+	if ctx.Err() != nil && (err == nil || errors.Is(err, tea.ErrProgramKilled)) {
 		return ctx.Err()
 	}
 	if err != nil {
 		return fmt.Errorf("ui: %w", err)
 	}
 	return nil
+}
+
+// stopGrace bounds how long the UI waits, after its context ended, for a
+// running move to stop: the broker's settle wait (30s) and some.
+const stopGrace = time.Minute
+
+// stopOnDone asks the program to stop when ctx ends (stopMsg: a running
+// move stops cleanly first) and kills it if it has not ended stopGrace
+// later. ended is closed when the program has returned.
+func stopOnDone(ctx context.Context, p *tea.Program, kill func(), ended <-chan struct{}) {
+	select {
+	case <-ended:
+		return
+	case <-ctx.Done():
+	}
+	// Send returns once the program has taken the message or has ended.
+	go p.Send(stopMsg{})
+	t := time.NewTimer(stopGrace)
+	defer t.Stop()
+	select {
+	case <-ended:
+	case <-t.C:
+		kill()
+	}
 }
 
 // New builds the root model without running it (tests drive it directly).
@@ -131,6 +173,7 @@ func New(opts Options) *Model {
 		limit = defaultPeekLimit
 	}
 	c := &common{
+		ctx:       context.Background(), // Run gives the program's
 		client:    opts.Client,
 		policy:    opts.Policy,
 		keys:      &keys,

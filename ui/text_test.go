@@ -81,42 +81,6 @@ func TestPromptHintsWrapAt80(t *testing.T) {
 	}
 }
 
-// The move dialog at 80 columns wraps what it used to cut: the paused
-// line, and dry-run rows whose end names the tier and the note.
-func TestMoveDialogWrapsAt80(t *testing.T) {
-	st := newStylesForTest()
-	const w = 76
-	req := broker.MoveRequest{From: "orders.dlq", To: broker.Target{Kind: broker.TargetOrigin}, Delay: 5 * time.Second}
-	check := func(what string, lines []string, wants ...string) {
-		t.Helper()
-		for _, l := range lines {
-			if termtext.Width(ansi.Strip(l)) > w {
-				t.Errorf("%s: line wider than %d: %q", what, w, ansi.Strip(l))
-			}
-		}
-		out := joined(ansi.Strip(strings.Join(lines, "\n")))
-		for _, want := range wants {
-			if !strings.Contains(out, want) {
-				t.Errorf("%s lacks %q:\n%s", what, want, strings.Join(lines, "\n"))
-			}
-		}
-	}
-	check("progress", renderMoveProgress("orders.dlq", req, broker.MoveProgress{Total: 10, Done: 2}, "", false, true, w, st, nil),
-		"in-flight confirms still settle)")
-	rep := &broker.MoveReport{Requested: 3, Planned: []broker.PlannedMove{
-		{Position: 0, MessageID: "msg-0000", Exchange: "orders-x", RoutingKey: "orders.created", Via: retry.ViaTier, Queue: "orders.retry.5s",
-			Note: "held at position 0, behind nothing: due now"},
-		{Position: 1, MessageID: "msg-0001", Exchange: "orders-x", RoutingKey: "orders.created", Via: retry.ViaTier, Queue: "orders.retry.5s"},
-		{Position: 2, MessageID: "msg-0002", Skip: "no x-death origin: it was never dead-lettered"},
-	}}
-	check("preview", renderMovePreview("orders.dlq", req, rep, nil, w, 20, st, nil),
-		"via tier orders.retry.5s (held at position 0, behind nothing: due now)",
-		"#1 msg-0001 → exchange orders-x key \"orders.created\" · via tier orders.retry.5s",
-		"1 message will be skipped; it stays in orders.dlq")
-	// With too little room, the rows that do not fit are counted.
-	check("short preview", renderMovePreview("orders.dlq", req, rep, nil, w, 13, st, nil), "held at position 0, behind nothing: due now", "… 2 more")
-}
-
 // Due times are the peek's and do not count down: the browser and the
 // inspector say when they were true, the instant the title names.
 func TestDueTimesSayAsOf(t *testing.T) {
@@ -259,46 +223,4 @@ func TestSnapshotTitleUnderAPrompt(t *testing.T) {
 	}
 	h.key("esc")
 	h.mustContain("● live")
-}
-
-// A note every planned row shares is said once, below the rows, not on
-// each (which left room for one row at 80×24).
-func TestMovePreviewSaysASharedNoteOnce(t *testing.T) {
-	note := "enters tier orders.wait.5s through headers exchange orders.retry with retry-tier=orders.wait.5s"
-	rep := &broker.MoveReport{Requested: 3, Notes: []string{note}}
-	for i := range 3 {
-		rep.Planned = append(rep.Planned, broker.PlannedMove{Position: i, MessageID: "m" + string(rune('0'+i)), Exchange: "orders.retry",
-			RoutingKey: "orders.created", Via: retry.ViaTier, Queue: "orders.wait.5s", Note: note})
-	}
-	req := broker.MoveRequest{From: "orders.dlq", To: broker.Target{Kind: broker.TargetOrigin}, Delay: 5 * time.Second}
-	out := joined(ansi.Strip(strings.Join(renderMovePreview("orders.dlq", req, rep, nil, 76, 17, newStylesForTest(), nil), "\n")))
-	if n := strings.Count(out, "through headers exchange"); n != 1 {
-		t.Errorf("note said %d times:\n%s", n, out)
-	}
-	if !strings.Contains(out, "#2 m2") {
-		t.Errorf("rows cut:\n%s", out)
-	}
-}
-
-// The preview names every queue each route reaches (the question and each
-// row), and says when a broker crash during the wait can lose messages.
-func TestMovePreviewNamesEveryQueueReached(t *testing.T) {
-	risk := "a broker crash while it waits in tier orders.wait.5s can lose it"
-	rep := &broker.MoveReport{Requested: 2, Notes: []string{risk}, Planned: []broker.PlannedMove{
-		{Position: 0, MessageID: "m0", Exchange: "orders", RoutingKey: "k", Via: retry.ViaTier, Queue: "orders.wait.5s", Reaches: []string{"orders.audit", "orders.billing"}, CrashRisk: risk},
-		{Position: 1, MessageID: "m1", RoutingKey: "orders.audit", Via: retry.ViaDelayQueue, Queue: "ladder.delay.5000.x", Reaches: []string{"orders.audit"}},
-	}}
-	req := broker.MoveRequest{From: "orders.dlq", To: broker.Target{Kind: broker.TargetExchange, Name: "orders"}, Delay: 5 * time.Second}
-	out := joined(ansi.Strip(strings.Join(renderMovePreview("orders.dlq", req, rep, nil, 76, 24, newStylesForTest(), nil), "\n")))
-	for _, want := range []string{
-		"reaching 1 → orders.audit + orders.billing, 1 → orders.audit?",
-		"#0 m0 → exchange orders key \"k\" · via tier orders.wait.5s · reaches orders.audit, orders.billing",
-		"#1 m1 → default exchange key \"orders.audit\" · via a ladder delay queue ladder.delay.5000.x · reaches orders.audit",
-		"A broker crash during the wait can lose 1 of them (why below)",
-		risk,
-	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("preview lacks %q:\n%s", want, out)
-		}
-	}
 }

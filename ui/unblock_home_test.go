@@ -92,11 +92,11 @@ func TestHomeUnblocksAHoLFinding(t *testing.T) {
 	h.mustContain("u unblock (HoL)")
 	h.key("u")
 	h.mustContain("Confirm move", "those holding others back", "remaining delay")
-	if h.m.top() != h.m.move || h.m.move.spec.unblock == nil {
+	if h.m.top() != h.m.move || h.m.move.Spec().Unblock == nil {
 		t.Fatalf("u did not open the unblock dialog:\n%s", h.plain())
 	}
-	picks := len(h.m.move.spec.unblock.Pick)
-	if got := h.m.move.preview.Requested; picks == 0 || got != picks {
+	picks := len(h.m.move.Spec().Unblock.Pick)
+	if got := h.m.move.Preview().Requested; picks == 0 || got != picks {
 		t.Fatalf("dry run plans %d, the unblock picks %d", got, picks)
 	}
 	h.key("enter")

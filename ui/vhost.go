@@ -9,6 +9,7 @@ import (
 	"github.com/ladder-tui/ladder/internal/termtext"
 	"github.com/ladder-tui/ladder/keymap"
 	"github.com/ladder-tui/ladder/ui/component/list"
+	"github.com/ladder-tui/ladder/ui/styled"
 )
 
 // vhostModel lists the vhosts the user can see; choosing one opens a new
@@ -28,7 +29,7 @@ func newVhosts(c *common) *vhostModel { return &vhostModel{c: c} }
 // open asks for the list.
 func (m *vhostModel) open() tea.Cmd {
 	m.vhosts, m.err, m.loading, m.opening, m.nav = nil, nil, true, "", list.Nav{}
-	return vhostsCmd(m.c.client)
+	return vhostsCmd(m.c.ctx, m.c.client)
 }
 
 func (m *vhostModel) SetSize(w, h int)      { m.w, m.h = w, h }
@@ -69,7 +70,7 @@ func (m *vhostModel) View() string {
 	lines := []string{st.Title.Render("Switch vhost"), ""}
 	switch {
 	case m.err != nil:
-		lines = append(lines, wrapStyled(st.Error, termtext.Sanitize(m.err.Error()), m.w)...)
+		lines = append(lines, styled.Wrap(st.Error, termtext.Sanitize(m.err.Error()), m.w)...)
 	case m.loading:
 		lines = append(lines, st.Muted.Render("listing vhosts…"))
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/sim"
+	"github.com/ladder-tui/ladder/internal/present"
 	"github.com/ladder-tui/ladder/retry"
 )
 
@@ -31,34 +32,14 @@ func TestSplitWhereReadsQuotesAsAShellDoes(t *testing.T) {
 			t.Errorf("%q: %v", bad, err)
 		}
 	}
-	// What whereText writes, splitWhere reads back.
+	// What present.WhereText writes, splitWhere reads back.
 	exprs := []string{"error~database deadlock", `body~a"b\sc`, `error~\d+`, "reason=expired", "header:k=it's"}
 	w, err := retry.ParseWhere(exprs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if back, err := splitWhere(whereText(w)); err != nil || !slices.Equal(back, exprs) {
-		t.Errorf("round trip of %q: %q %v (text %s)", exprs, back, err, whereText(w))
-	}
-}
-
-// The scope names how many the filter chose, and says when the peek did
-// not see the whole queue (the dry run counts the rest).
-func TestChosenScopeSaysWhatItCounted(t *testing.T) {
-	w, _ := retry.ParseWhere([]string{"reason=rejected"})
-	if got := chosenLabel(moveSpec{where: w, chosen: 277, peeked: 1932, allPeeked: true}); got != "the 277 chosen by the w filter" {
-		t.Errorf("whole queue peeked: %q", got)
-	}
-	if got := chosenLabel(moveSpec{where: w, chosen: 277, peeked: 1932}); got != "those the w filter chooses in the whole queue (277 of the 1932 peeked)" {
-		t.Errorf("part peeked: %q", got)
-	}
-	opts := scopeOptions(moveSpec{where: w, chosen: 3, allPeeked: true, depth: 1934, marked: []int{1}})
-	var kinds []scopeKind
-	for _, o := range opts {
-		kinds = append(kinds, o.kind)
-	}
-	if !slices.Equal(kinds, []scopeKind{scopeMarked, scopeChosen, scopeFirstN, scopeAll}) {
-		t.Errorf("scopes %v", kinds)
+	if back, err := splitWhere(present.WhereText(w)); err != nil || !slices.Equal(back, exprs) {
+		t.Errorf("round trip of %q: %q %v (text %s)", exprs, back, err, present.WhereText(w))
 	}
 }
 
@@ -89,12 +70,12 @@ func TestMoveTakesWhatTheWhereFilterChose(t *testing.T) {
 	h.mustContain("the " + itoa(len(want)) + " chosen by the w filter")
 	h.key("enter") // the dry run
 	dlg := h.m.move
-	if dlg.preview == nil || !slices.Equal(dlg.req.Where.Exprs(), exprs) || dlg.req.Limit != 0 || dlg.req.Positions != nil {
-		t.Fatalf("dry run of %+v: %+v", dlg.req, dlg.preview)
+	if dlg.Preview() == nil || !slices.Equal(dlg.Request().Where.Exprs(), exprs) || dlg.Request().Limit != 0 || dlg.Request().Positions != nil {
+		t.Fatalf("dry run of %+v: %+v", dlg.Request(), dlg.Preview())
 	}
 	h.mustContain("Move "+itoa(len(want))+" messages (those chosen by --where", "error~database deadlock")
 	// move --where's own dry run (what the CLI asks the client for).
-	cli, err := s.Move(t.Context(), broker.MoveRequest{From: sim.OrdersDLQ, To: dlg.req.To, Where: where, MaxMoves: defaultMaxMoves, DryRun: true}, nil)
+	cli, err := s.Move(t.Context(), broker.MoveRequest{From: sim.OrdersDLQ, To: dlg.Request().To, Where: where, MaxMoves: dlg.Request().MaxMoves, DryRun: true}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +88,7 @@ func TestMoveTakesWhatTheWhereFilterChose(t *testing.T) {
 		return out
 	}
 	slices.Sort(want)
-	if got := ids(dlg.preview.Planned); !slices.Equal(got, want) || !slices.Equal(ids(cli.Planned), want) {
+	if got := ids(dlg.Preview().Planned); !slices.Equal(got, want) || !slices.Equal(ids(cli.Planned), want) {
 		t.Fatalf("planned %v; move --where plans %v; the filter chose %v", got, ids(cli.Planned), want)
 	}
 	h.key("enter") // move

@@ -1,4 +1,4 @@
-package ui
+package movedialog
 
 import (
 	"context"
@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"charm.land/bubbles/v2/key"
-	"charm.land/lipgloss/v2"
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/internal/present"
@@ -17,6 +16,7 @@ import (
 	"github.com/ladder-tui/ladder/retry"
 	"github.com/ladder-tui/ladder/ui/component/input"
 	"github.com/ladder-tui/ladder/ui/style"
+	"github.com/ladder-tui/ladder/ui/styled"
 )
 
 // Pure renderers of the move dialog's steps. Each returns lines of at most
@@ -27,7 +27,7 @@ type moveForm struct {
 	queue                  string
 	scope, target, delay   string
 	reset                  bool
-	focus                  int
+	focus                  Field
 	count, tTarget, tDelay *input.Line // set when the field is typed
 	err                    string
 	hints                  []key.Binding // the step's keys, as the footer shows them
@@ -41,7 +41,7 @@ func renderMoveForm(f moveForm, width int, st *style.Styles) []string {
 		"",
 	}
 	// A field is a choice (id) and, when typed, its text (textID).
-	field := func(id, textID int, label, value string, in *input.Line, hint string) {
+	field := func(id, textID Field, label, value string, in *input.Line, hint string) {
 		line := st.Label.Render(termtext.Fit(label, labelWidth))
 		if value != "" {
 			vw := width - labelWidth - 4
@@ -63,20 +63,20 @@ func renderMoveForm(f moveForm, width int, st *style.Styles) []string {
 			lines = append(lines, st.Muted.Render(termtext.Truncate(strings.Repeat(" ", labelWidth)+hint, width)))
 		}
 	}
-	field(fieldScope, -1, "Messages", f.scope, nil, "")
+	field(FieldScope, -1, "Messages", f.scope, nil, "")
 	if f.count != nil {
-		field(fieldCount, fieldCount, "N", "", f.count, "how many messages from the head of the queue")
+		field(FieldCount, FieldCount, "N", "", f.count, "how many messages from the head of the queue")
 	}
-	field(fieldTarget, fieldTargetText, "Target", f.target, f.tTarget, "type queue:NAME or exchange:NAME[:KEY]")
-	field(fieldDelay, fieldDelayText, "Delay", f.delay, f.tDelay, "type 30s, 5m, 1h30m (a bare number is ms)")
+	field(FieldTarget, FieldTargetText, "Target", f.target, f.tTarget, "type queue:NAME or exchange:NAME[:KEY]")
+	field(FieldDelay, FieldDelayText, "Delay", f.delay, f.tDelay, "type 30s, 5m, 1h30m (a bare number is ms)")
 	reset := "no: keep the retry count"
 	if f.reset {
 		reset = "yes: reset the retry count to 0"
 	}
-	field(fieldReset, -1, "Retries", reset, nil, "")
+	field(FieldReset, -1, "Retries", reset, nil, "")
 	lines = append(lines, "")
 	if f.err != "" {
-		lines = append(lines, wrapStyled(st.Error, termtext.Sanitize(f.err), width)...)
+		lines = append(lines, styled.Wrap(st.Error, termtext.Sanitize(f.err), width)...)
 	}
 	lines = append(lines, keyHints(width, st, f.hints...))
 	return lines
@@ -92,7 +92,7 @@ func keyHints(width int, st *style.Styles, bs ...key.Binding) string {
 		}
 		parts = append(parts, st.Key.Render(b.Help().Key)+" "+st.Muted.Render(b.Help().Desc))
 	}
-	return truncateStyled(strings.Join(parts, st.Muted.Render(" · ")), width)
+	return styled.Truncate(strings.Join(parts, st.Muted.Render(" · ")), width)
 }
 
 // describeTarget says where a request sends n messages (planned, the dry
@@ -106,7 +106,7 @@ func describeTarget(t broker.Target, n int, planned []broker.PlannedMove) string
 func describeScope(req broker.MoveRequest, planned int) string {
 	switch {
 	case !req.Where.Empty():
-		return "those chosen by --where " + termtext.Sanitize(whereText(req.Where))
+		return "those chosen by --where " + termtext.Sanitize(present.WhereText(req.Where))
 	case len(req.Positions) == 1:
 		return "message #" + strconv.Itoa(req.Positions[0])
 	case len(req.Positions) > 1:
@@ -141,7 +141,7 @@ func renderMovePreview(queue string, req broker.MoveRequest, rep *broker.MoveRep
 	lines := []string{st.Title.Render(termtext.Truncate(title, width)), ""}
 	switch {
 	case err != nil:
-		lines = append(lines, wrapStyled(st.Error, "dry run failed: "+termtext.Sanitize(err.Error()), width)...)
+		lines = append(lines, styled.Wrap(st.Error, "dry run failed: "+termtext.Sanitize(err.Error()), width)...)
 		return append(lines, "", keyHints(width, st, hints...))
 	case rep == nil:
 		return append(lines, st.Muted.Render(termtext.Truncate("planning (dry run)…", width)), "", keyHints(width, st, hints...))
@@ -162,9 +162,9 @@ func renderMovePreview(queue string, req broker.MoveRequest, rep *broker.MoveRep
 	if req.ResetRetries {
 		what += ", retry count reset to 0"
 	}
-	lines = append(lines, wrapStyled(st.Strong, what+"?", width)...)
+	lines = append(lines, styled.Wrap(st.Strong, what+"?", width)...)
 	if v := present.CrashRisk(rep.Planned); v != "" {
-		lines = append(lines, wrapStyled(st.Warning, strings.ToUpper(v[:1])+v[1:]+" (why below)", width)...)
+		lines = append(lines, styled.Wrap(st.Warning, strings.ToUpper(v[:1])+v[1:]+" (why below)", width)...)
 	}
 	skipped := 0
 	for _, p := range rep.Planned {
@@ -177,7 +177,7 @@ func renderMovePreview(queue string, req broker.MoveRequest, rep *broker.MoveRep
 		if skipped == rep.Requested {
 			text = "Nothing would move: " + text
 		}
-		lines = append(lines, wrapStyled(st.Warning, text, width)...)
+		lines = append(lines, styled.Wrap(st.Warning, text, width)...)
 	}
 	lines = append(lines, "")
 	if len(rep.Planned) > 0 {
@@ -210,7 +210,7 @@ func renderMovePreview(queue string, req broker.MoveRequest, rep *broker.MoveRep
 		}
 	}
 	for _, n := range rep.Notes {
-		lines = append(lines, wrapStyled(st.Warning, termtext.Sanitize(n), width)...)
+		lines = append(lines, styled.Wrap(st.Warning, termtext.Sanitize(n), width)...)
 	}
 	lines = append(lines, "", keyHints(width, st, hints...))
 	return lines
@@ -263,10 +263,10 @@ func renderMoveProgress(queue string, req broker.MoveRequest, p broker.MoveProgr
 		lines = append(lines, st.Warning.Render(termtext.Truncate(present.PublishBlocked(termtext.Sanitize(p.Blocked)), width)))
 	}
 	if paused {
-		lines = append(lines, wrapStyled(st.Warning, "paused: nothing more is taken until p resumes (in-flight confirms still settle)", width)...)
+		lines = append(lines, styled.Wrap(st.Warning, "paused: nothing more is taken until p resumes (in-flight confirms still settle)", width)...)
 	}
 	if cancelling {
-		lines = append(lines, wrapStyled(st.Warning, "cancelling: stopping after the batch in flight is settled…", width)...)
+		lines = append(lines, styled.Wrap(st.Warning, "cancelling: stopping after the batch in flight is settled…", width)...)
 	} else if len(hints) > 0 {
 		lines = append(lines, keyHints(width, st, hints...))
 	}
@@ -293,9 +293,9 @@ func renderMoveSummary(queue string, req broker.MoveRequest, rep *broker.MoveRep
 	case err != nil && !finished && errors.Is(err, context.Canceled) && rep != nil:
 		// Stopped on purpose (esc, or q): a result, not a failure, and
 		// "context canceled" is no news to the one who pressed the key.
-		lines = append(lines, wrapStyled(st.Warning, stoppedByYou(rep, termtext.Sanitize(queue)), width)...)
+		lines = append(lines, styled.Wrap(st.Warning, stoppedByYou(rep, termtext.Sanitize(queue)), width)...)
 	case err != nil && !finished:
-		lines = append(lines, wrapStyled(st.Error, "move stopped: "+termtext.Sanitize(err.Error()), width)...)
+		lines = append(lines, styled.Wrap(st.Error, "move stopped: "+termtext.Sanitize(err.Error()), width)...)
 	}
 	if rep != nil {
 		lines = append(lines, st.Section.Render("Summary"))
@@ -304,13 +304,13 @@ func renderMoveSummary(queue string, req broker.MoveRequest, rep *broker.MoveRep
 			left := rep.Requested - rep.Moved
 			switch {
 			case rep.Requested == 0:
-				lines = append(lines, wrapStyled(st.Strong, "Nothing to move: no message was ready", width)...)
+				lines = append(lines, styled.Wrap(st.Strong, "Nothing to move: no message was ready", width)...)
 			case left <= 0:
-				lines = append(lines, wrapStyled(st.Strong, "Moved "+allOf(rep.Requested), width)...)
+				lines = append(lines, styled.Wrap(st.Strong, "Moved "+allOf(rep.Requested), width)...)
 			case rep.Moved == 0:
-				lines = append(lines, wrapStyled(st.Warning, "Nothing moved: "+allOf(rep.Requested)+" "+stays(rep.Requested)+" in "+src, width)...)
+				lines = append(lines, styled.Wrap(st.Warning, "Nothing moved: "+allOf(rep.Requested)+" "+stays(rep.Requested)+" in "+src, width)...)
 			default:
-				lines = append(lines, wrapStyled(st.Warning, "Moved "+strconv.Itoa(rep.Moved)+" of "+strconv.Itoa(rep.Requested)+
+				lines = append(lines, styled.Wrap(st.Warning, "Moved "+strconv.Itoa(rep.Moved)+" of "+strconv.Itoa(rep.Requested)+
 					"; "+strconv.Itoa(left)+" "+stays(left)+" in "+src, width)...)
 			}
 		}
@@ -326,16 +326,16 @@ func renderMoveSummary(queue string, req broker.MoveRequest, rep *broker.MoveRep
 		lines = append(lines, termtext.Wrap(to, width)...)
 		lines = append(lines, renderSkipReasons(rep.Planned, width, st)...)
 		if rep.DuplicatesPossible {
-			lines = append(lines, wrapStyled(st.Warning, "duplicates possible: a message may have reached the target without its source being acked", width)...)
+			lines = append(lines, styled.Wrap(st.Warning, "duplicates possible: a message may have reached the target without its source being acked", width)...)
 		} else {
 			lines = append(lines, termtext.Truncate("duplicates possible: no", width))
 		}
 		for _, n := range rep.Notes {
-			lines = append(lines, wrapStyled(st.Muted, termtext.Sanitize(n), width)...)
+			lines = append(lines, styled.Wrap(st.Muted, termtext.Sanitize(n), width)...)
 		}
 		if finished && err != nil && rep.Failed > 0 {
 			// Failures may have a cause the counts do not tell.
-			lines = append(lines, wrapStyled(st.Muted, "broker: "+termtext.Sanitize(err.Error()), width)...)
+			lines = append(lines, styled.Wrap(st.Muted, "broker: "+termtext.Sanitize(err.Error()), width)...)
 		}
 	}
 	lines = append(lines, "", keyHints(width, st, hints...))
@@ -419,15 +419,6 @@ func wrapIndented(text string, width, indent int) []string {
 		out = append(out, strings.Repeat(" ", indent)+r)
 	}
 	return out
-}
-
-// wrapStyled wraps text at words and styles each line.
-func wrapStyled(s lipgloss.Style, text string, width int) []string {
-	ws := termtext.Wrap(text, width)
-	for i := range ws {
-		ws[i] = s.Render(ws[i])
-	}
-	return ws
 }
 
 // replaySource names a replay's source where a move names its queue.

@@ -1,4 +1,4 @@
-package ui
+package movedialog
 
 import (
 	"context"
@@ -20,36 +20,8 @@ import (
 	"github.com/ladder-tui/ladder/keymap"
 	"github.com/ladder-tui/ladder/retry"
 	"github.com/ladder-tui/ladder/ui/component/input"
+	"github.com/ladder-tui/ladder/ui/styled"
 )
-
-// moveSpec is what the move dialog is opened on.
-type moveSpec struct {
-	queue  string
-	ladder *retry.Ladder
-	depth  int64           // ready messages, for "whole queue"
-	cursor *broker.Message // the message under the cursor, if any
-	marked []int           // positions of marked messages (as the peek numbered them)
-	// ids are the message ids the peek saw at positions, so a move checks
-	// that each position still holds the message that was marked.
-	ids map[int]string
-	// single: opened on one message (the inspector), so "this message"
-	// comes first, before the marks.
-	single bool
-	// where is the browser's w filter: the dialog offers what it chooses
-	// across the whole queue (the move's --where), chosen of the peeked
-	// messages it chose, of peeked (all of the queue when allPeeked).
-	where     retry.Where
-	chosen    int
-	peeked    int
-	allPeeked bool
-	// replayFile, when set, makes the dialog a replay of that dump file
-	// (browser R): the same form, dry run, confirmation and progress.
-	replayFile string
-	// unblock, when set, is ladder unblock's move (broker.PrepareUnblock):
-	// the dialog skips the form and goes straight to its dry run.
-	unblock     *broker.MoveRequest
-	unblockPlan *retry.UnblockPlan
-}
 
 // Scope choices.
 type scopeKind int
@@ -79,50 +51,54 @@ type delayOpt struct {
 	typed bool
 }
 
-type moveStep int
+// Step is where the dialog is: form, dry run, running, summary.
+type Step int
 
 const (
-	stepForm    moveStep = iota
-	stepPreview          // dry run asked for or shown, waiting for confirmation
-	stepRunning
-	stepSummary
+	StepForm    Step = iota
+	StepPreview      // dry run asked for or shown, waiting for confirmation
+	StepRunning
+	StepSummary
 )
 
 // Form fields. Choice fields (scope, target, delay, reset) change with
 // space and the arrows; typed fields (N, a typed target, a typed delay) take
 // text, space included, and edit it with the arrows: no field is both, so
 // space and ←/→ never do two things in one place. Focus order is fields().
+// Field is one of the form's fields.
+type Field int
+
 const (
-	fieldScope = iota
-	fieldTarget
-	fieldDelay
-	fieldReset
-	fieldCount
-	fieldTargetText // the target typed, when the target's choice is "typed"
-	fieldDelayText  // the delay typed, when the delay's choice is "typed"
+	FieldScope Field = iota
+	FieldTarget
+	FieldDelay
+	FieldReset
+	FieldCount
+	FieldTargetText // the target typed, when the target's choice is "typed"
+	FieldDelayText  // the delay typed, when the delay's choice is "typed"
 )
 
-// moveModel is the move / re-publish dialog: choose, preview (dry run),
+// Model is the move / re-publish dialog: choose, preview (dry run),
 // confirm, watch progress, read the summary. It is the only caller of
 // Client.Move, so the confirmation rule lives in one place.
-type moveModel struct {
-	c    *common
+type Model struct {
+	env  Env
 	w, h int
 
-	spec    moveSpec
+	spec    Spec
 	scopes  []scopeOpt
 	targets []targetOpt
 	delays  []delayOpt
 	// The choice made in each field: indexes into scopes, targets, delays.
 	scopeAt, targetAt, delayAt int
 	reset                      bool
-	focus                      int
+	focus                      Field
 	count                      input.Line // N for "first N"
 	tTarget                    input.Line
 	tDelay                     input.Line
 	formErr                    string
 
-	step    moveStep
+	step    Step
 	id      int // routes results; bumped for every Move call
 	req     broker.MoveRequest
 	preview *broker.MoveReport
@@ -137,94 +113,95 @@ type moveModel struct {
 	bar        progress.Model
 }
 
-func newMove(c *common) *moveModel {
+// New is the dialog, closed until Open.
+func New(env Env) *Model {
 	bar := progress.New(progress.WithFillCharacters('█', '░'), progress.WithoutPercentage())
-	bar.FullColor, bar.EmptyColor = c.styles.ProgressA, c.styles.ProgressB
-	return &moveModel{c: c, bar: bar}
+	bar.FullColor, bar.EmptyColor = env.Styles.ProgressA, env.Styles.ProgressB
+	return &Model{env: env, bar: bar}
 }
 
-// open starts the dialog afresh for spec; for an unblock it returns the
+// Open starts the dialog afresh for spec; for an unblock it returns the
 // dry run to ask for.
-func (m *moveModel) open(spec moveSpec) tea.Cmd {
+func (m *Model) Open(spec Spec) tea.Cmd {
 	id := m.id
-	*m = moveModel{c: m.c, w: m.w, h: m.h, bar: m.bar, spec: spec, id: id + 1}
+	*m = Model{env: m.env, w: m.w, h: m.h, bar: m.bar, spec: spec, id: id + 1}
 	m.count.Set("10")
 	m.scopes = scopeOptions(spec)
 	m.targets = targetOptions(spec)
-	m.delays = delayOptions(spec, m.c.policy)
-	if spec.unblock != nil {
-		return m.preflight(*spec.unblock)
+	m.delays = delayOptions(spec, m.env.Policy)
+	if spec.Unblock != nil {
+		return m.preflight(*spec.Unblock)
 	}
 	return nil
 }
 
-func scopeOptions(s moveSpec) []scopeOpt {
-	if s.replayFile != "" {
-		return []scopeOpt{{label: "every message in " + s.replayFile, kind: scopeAll}, {label: "the first N", kind: scopeFirstN}}
+func scopeOptions(s Spec) []scopeOpt {
+	if s.ReplayFile != "" {
+		return []scopeOpt{{label: "every message in " + s.ReplayFile, kind: scopeAll}, {label: "the first N", kind: scopeFirstN}}
 	}
 	var out []scopeOpt
 	marked := func() {
-		if len(s.marked) > 0 {
-			out = append(out, scopeOpt{label: "marked messages (" + strconv.Itoa(len(s.marked)) + ")", kind: scopeMarked})
+		if len(s.Marked) > 0 {
+			out = append(out, scopeOpt{label: "marked messages (" + strconv.Itoa(len(s.Marked)) + ")", kind: scopeMarked})
 		}
 	}
-	if !s.single {
+	if !s.Single {
 		marked()
 	}
-	if !s.where.Empty() && !s.single {
+	if !s.Where.Empty() && !s.Single {
 		out = append(out, scopeOpt{label: chosenLabel(s), kind: scopeChosen})
 	}
-	if s.cursor != nil {
-		out = append(out, scopeOpt{label: "this message (#" + strconv.Itoa(s.cursor.Position) + ")", kind: scopeSelected})
+	if s.Cursor != nil {
+		out = append(out, scopeOpt{label: "this message (#" + strconv.Itoa(s.Cursor.Position) + ")", kind: scopeSelected})
 	}
-	if s.single {
+	if s.Single {
 		marked()
 	}
 	out = append(out,
 		scopeOpt{label: "the first N", kind: scopeFirstN},
-		scopeOpt{label: "the whole queue (" + present.Count(s.depth) + " ready)", kind: scopeAll})
+		scopeOpt{label: "the whole queue (" + present.Count(s.Depth) + " ready)", kind: scopeAll})
 	return out
 }
 
 // chosenLabel names the messages the w filter chooses: their number when
 // the peek saw the whole queue, else how many of the peeked it chose (the
 // dry run counts the rest).
-func chosenLabel(s moveSpec) string {
-	if s.allPeeked {
-		return "the " + present.Count(int64(s.chosen)) + " chosen by the w filter"
+func chosenLabel(s Spec) string {
+	if s.AllPeeked {
+		return "the " + present.Count(int64(s.Chosen)) + " chosen by the w filter"
 	}
-	return "those the w filter chooses in the whole queue (" + present.Count(int64(s.chosen)) + " of the " + present.Count(int64(s.peeked)) + " peeked)"
+	return "those the w filter chooses in the whole queue (" + present.Count(int64(s.Chosen)) + " of the " + present.Count(int64(s.Peeked)) + " peeked)"
 }
 
-func targetOptions(s moveSpec) []targetOpt {
+func targetOptions(s Spec) []targetOpt {
 	out := []targetOpt{{label: "origin (the queue each message failed in)", target: broker.Target{Kind: broker.TargetOrigin}}}
-	if s.replayFile != "" {
+	if s.ReplayFile != "" {
 		out = []targetOpt{
 			{label: "original (where each message was dumped from)", target: broker.Target{Kind: broker.TargetOriginal}},
 			out[0],
-			{label: "this queue, " + s.queue, target: broker.Target{Kind: broker.TargetQueue, Name: s.queue}},
+			{label: "this queue, " + s.Queue, target: broker.Target{Kind: broker.TargetQueue, Name: s.Queue}},
 		}
 	}
-	if l := s.ladder; l != nil {
-		if l.Main != s.queue {
+	if l := s.Ladder; l != nil {
+		if l.Main != s.Queue {
 			out = append(out, targetOpt{label: "main queue " + l.Main, target: broker.Target{Kind: broker.TargetQueue, Name: l.Main}})
 		}
 		for _, t := range l.Tiers {
-			if t.Queue != s.queue {
+			if t.Queue != s.Queue {
 				out = append(out, targetOpt{label: "tier " + t.Queue + " (" + retry.FormatDelay(t.TTL) + ")", target: broker.Target{Kind: broker.TargetQueue, Name: t.Queue}})
 			}
 		}
-		if l.DLQ != "" && l.DLQ != s.queue {
+		if l.DLQ != "" && l.DLQ != s.Queue {
 			out = append(out, targetOpt{label: "DLQ " + l.DLQ, target: broker.Target{Kind: broker.TargetQueue, Name: l.DLQ}})
 		}
 	}
 	return append(out, targetOpt{label: "typed", typed: true})
 }
 
-func delayOptions(s moveSpec, p *retry.Policy) []delayOpt {
+func delayOptions(s Spec, p *retry.Policy) []delayOpt {
 	out := []delayOpt{{label: "none (publish now)"}}
 	seen := map[time.Duration]bool{}
-	if l := s.ladder; l != nil {
+	if l := s.Ladder; l != nil {
 		for _, t := range l.Tiers {
 			if t.TTL > 0 && !seen[t.TTL] {
 				seen[t.TTL] = true
@@ -234,8 +211,8 @@ func delayOptions(s moveSpec, p *retry.Policy) []delayOpt {
 	}
 	if p != nil && p.Validate() == nil {
 		attempt := 1
-		if s.cursor != nil {
-			attempt = int(s.cursor.Retry.Count) + 1
+		if s.Cursor != nil {
+			attempt = int(s.Cursor.Retry.Count) + 1
 		}
 		d := p.Nominal(attempt)
 		out = append(out, delayOpt{label: retry.FormatDelay(d) + " (policy, attempt " + strconv.Itoa(attempt) + ")", d: d})
@@ -243,27 +220,27 @@ func delayOptions(s moveSpec, p *retry.Policy) []delayOpt {
 	return append(out, delayOpt{label: "typed", typed: true})
 }
 
-func (m *moveModel) SetSize(w, h int) {
+func (m *Model) SetSize(w, h int) {
 	m.w, m.h = w, h
 	m.bar.SetWidth(max(10, m.innerWidth()))
 }
 
 // innerWidth is the text width inside the dialog frame.
-func (m *moveModel) innerWidth() int { return max(20, min(m.w, 100)-4) }
+func (m *Model) innerWidth() int { return max(20, min(m.w, 100)-4) }
 
 // Capturing: a focused text field takes every printable key, and so does
 // the row of a typed target or delay (its text is drawn beside the choice):
 // no letter reaches the form's keys or the screens behind.
-func (m *moveModel) Capturing() bool { return m.step == stepForm && (m.typing() || m.textOf() >= 0) }
+func (m *Model) Capturing() bool { return m.step == StepForm && (m.typing() || m.textOf() >= 0) }
 
 // textOf is the text field of the focused choice when its choice is
 // "typed" (the two share a row), else -1.
-func (m *moveModel) textOf() int {
+func (m *Model) textOf() Field {
 	switch {
-	case m.focus == fieldTarget && m.targets[m.targetAt].typed:
-		return fieldTargetText
-	case m.focus == fieldDelay && m.delays[m.delayAt].typed:
-		return fieldDelayText
+	case m.focus == FieldTarget && m.targets[m.targetAt].typed:
+		return FieldTargetText
+	case m.focus == FieldDelay && m.delays[m.delayAt].typed:
+		return FieldDelayText
 	}
 	return -1
 }
@@ -275,24 +252,24 @@ func isText(msg tea.KeyPressMsg) bool {
 }
 
 // typing reports a typed field focused.
-func (m *moveModel) typing() bool {
+func (m *Model) typing() bool {
 	switch m.focus {
-	case fieldCount, fieldTargetText, fieldDelayText:
+	case FieldCount, FieldTargetText, FieldDelayText:
 		return true
 	}
 	return false
 }
 
-// running reports a move in flight (quitting waits for it to stop).
-func (m *moveModel) running() bool { return m.step == stepRunning }
+// Running reports a move in flight (quitting waits for it to stop).
+func (m *Model) Running() bool { return m.step == StepRunning }
 
 // Back: esc steps back through the dialog; while moving it asks whether
 // to stop the move, which then stops after the batch in flight is settled.
-func (m *moveModel) Back() (bool, tea.Cmd) { return true, m.cancelStep() }
+func (m *Model) Back() (bool, tea.Cmd) { return true, m.cancelStep() }
 
-// action is what the dialog runs, for questions: "move" or "replay".
-func (m *moveModel) action() string {
-	if m.spec.replayFile != "" {
+// Action is what the dialog runs, for questions: "move" or "replay".
+func (m *Model) Action() string {
+	if m.spec.ReplayFile != "" {
 		return "replay"
 	}
 	return "move"
@@ -304,124 +281,124 @@ type stopMoveMsg struct{ id int }
 // askStop asks before stopping the running move: an esc meant for
 // something else must not cut a move short. The question closes by itself
 // if the move ends first.
-func (m *moveModel) askStop() tea.Cmd {
+func (m *Model) askStop() tea.Cmd {
 	if m.cancelling {
 		return nil // already stopping
 	}
-	id, what := m.id, m.action()
-	return navCmd(openPromptMsg{
-		title:   "Stop the " + what + "? It stops after the batch in flight; what has moved stays moved.",
-		confirm: true, yes: "stop the " + what, no: "keep going", aboutMove: true,
-		done: func(string) tea.Msg { return stopMoveMsg{id: id} },
+	id, what := m.id, m.Action()
+	return navCmd(AskMsg{
+		Title: "Stop the " + what + "? It stops after the batch in flight; what has moved stays moved.",
+		Yes:   "stop the " + what, No: "keep going",
+		Answer: stopMoveMsg{id: id},
 	})
 }
 
-func (m *moveModel) cancelStep() tea.Cmd {
+func (m *Model) cancelStep() tea.Cmd {
 	switch m.step {
-	case stepForm:
-		return navCmd(backMsg{})
-	case stepPreview:
+	case StepForm:
+		return navCmd(BackMsg{})
+	case StepPreview:
 		m.id++ // a dry run still in flight is now stale
-		if m.spec.unblock != nil {
-			return navCmd(backMsg{}) // an unblock has no form to go back to
+		if m.spec.Unblock != nil {
+			return navCmd(BackMsg{}) // an unblock has no form to go back to
 		}
-		m.step, m.preview, m.err = stepForm, nil, nil
-	case stepRunning:
+		m.step, m.preview, m.err = StepForm, nil, nil
+	case StepRunning:
 		return m.askStop()
-	case stepSummary:
+	case StepSummary:
 		return m.close()
 	}
 	return nil
 }
 
-// stop cancels a running move.
-func (m *moveModel) stop() {
+// Stop cancels a running move: it stops after the batch in flight.
+func (m *Model) Stop() {
 	if m.cancel != nil && !m.cancelling {
 		m.cancelling = true
 		m.cancel()
 	}
 }
 
-func (m *moveModel) close() tea.Cmd {
-	q := m.spec.queue
-	return tea.Sequence(navCmd(backMsg{}), navCmd(moveClosedMsg{queue: q, changed: m.changed()}))
+func (m *Model) close() tea.Cmd {
+	q := m.spec.Queue
+	return tea.Sequence(navCmd(BackMsg{}), navCmd(ClosedMsg{Queue: q, Changed: m.changed()}))
 }
 
 // changed says whether the move that ran may have changed the source
 // queue: only a move that skipped every message surely left it as it was.
-func (m *moveModel) changed() bool {
-	if m.step != stepSummary {
+func (m *Model) changed() bool {
+	if m.step != StepSummary {
 		return false
 	}
 	r := m.report
 	return r == nil || r.Moved > 0 || r.Failed > 0 || r.Returned > 0 || r.Skipped < r.Requested
 }
 
-func (m *moveModel) Update(msg tea.Msg) tea.Cmd {
+func (m *Model) Update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case tea.KeyPressMsg:
 		return m.handleKey(msg)
 	case tea.PasteMsg:
-		if m.step != stepForm {
+		if m.step != StepForm {
 			return nil
 		}
 		if t := m.textOf(); t >= 0 {
 			m.focus = t
 		}
-		if m.typing() && m.input().Update(msg, m.c.keys) {
+		if m.typing() && m.input().Update(msg, m.env.Keys) {
 			m.formErr = ""
 		}
 	case stopMoveMsg:
-		if msg.id == m.id && m.step == stepRunning {
-			m.stop()
+		if msg.id == m.id && m.step == StepRunning {
+			m.Stop()
 		}
-	case moveDoneMsg:
-		if msg.id != m.id {
+	case DoneMsg:
+		if msg.ID != m.id {
 			return nil
 		}
 		return m.done(msg)
-	case moveProgressMsg:
-		if msg.id != m.id || m.step != stepRunning {
+	case ProgressMsg:
+		if msg.ID != m.id || m.step != StepRunning {
 			return nil
 		}
-		m.progress = msg.p
+		m.progress = msg.Progress
 		return waitProgress(m.id, m.progressCh)
 	}
 	return nil
 }
 
-func (m *moveModel) done(msg moveDoneMsg) tea.Cmd {
-	if msg.dryRun {
-		m.preview, m.err = msg.report, msg.err
+func (m *Model) done(msg DoneMsg) tea.Cmd {
+	if msg.DryRun {
+		m.preview, m.err = msg.Report, msg.Err
 		return nil
 	}
 	if m.cancel != nil {
 		m.cancel()
 	}
-	m.step, m.report, m.err = stepSummary, msg.report, msg.err
-	if msg.report != nil {
-		m.progress.Done = msg.report.Moved + msg.report.Failed + msg.report.Returned + msg.report.Skipped
-		m.progress.Moved, m.progress.Failed = msg.report.Moved, msg.report.Failed
+	m.step, m.report, m.err = StepSummary, msg.Report, msg.Err
+	if msg.Report != nil {
+		m.progress.Done = msg.Report.Moved + msg.Report.Failed + msg.Report.Returned + msg.Report.Skipped
+		m.progress.Moved, m.progress.Failed = msg.Report.Moved, msg.Report.Failed
 	}
 	return nil
 }
 
-func (m *moveModel) input() *input.Line {
+func (m *Model) input() *input.Line {
 	switch m.focus {
-	case fieldTargetText:
+	case FieldTargetText:
 		return &m.tTarget
-	case fieldDelayText:
+	case FieldDelayText:
 		return &m.tDelay
 	}
 	return &m.count
 }
 
-func (m *moveModel) handleKey(msg tea.KeyPressMsg) tea.Cmd {
-	k := m.c.keys
+func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
+	k := m.env.Keys
 	switch m.step {
-	case stepForm:
+	case StepForm:
 		return m.formKey(msg)
-	case stepPreview:
+	case StepPreview:
 		switch {
 		case key.Matches(msg, k.Confirm):
 			if m.preview != nil && m.err == nil {
@@ -430,7 +407,7 @@ func (m *moveModel) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		case key.Matches(msg, k.Cancel):
 			return m.cancelStep()
 		}
-	case stepRunning:
+	case StepRunning:
 		switch {
 		case key.Matches(msg, k.Cancel):
 			return m.askStop()
@@ -441,7 +418,7 @@ func (m *moveModel) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 				m.gate.Pause()
 			}
 		}
-	case stepSummary:
+	case StepSummary:
 		if key.Matches(msg, k.Close) {
 			return m.close()
 		}
@@ -449,8 +426,8 @@ func (m *moveModel) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	return nil
 }
 
-func (m *moveModel) formKey(msg tea.KeyPressMsg) tea.Cmd {
-	k := m.c.keys
+func (m *Model) formKey(msg tea.KeyPressMsg) tea.Cmd {
+	k := m.env.Keys
 	// A typed field first: it takes text (j, k, y, n and space too) and its
 	// editing keys (←/→ move the cursor); tab, shift+tab, ↑/↓ and enter are
 	// left to the form. Any change to a field clears the error about it: it
@@ -488,61 +465,61 @@ func (m *moveModel) formKey(msg tea.KeyPressMsg) tea.Cmd {
 
 // fields lists the focusable fields in order: N only with "first N", a
 // typed target or delay only when that is the choice, after the choice.
-func (m *moveModel) fields() []int {
-	f := []int{fieldScope}
+func (m *Model) fields() []Field {
+	f := []Field{FieldScope}
 	if m.scopes[m.scopeAt].kind == scopeFirstN {
-		f = append(f, fieldCount)
+		f = append(f, FieldCount)
 	}
-	f = append(f, fieldTarget)
+	f = append(f, FieldTarget)
 	if m.targets[m.targetAt].typed {
-		f = append(f, fieldTargetText)
+		f = append(f, FieldTargetText)
 	}
-	f = append(f, fieldDelay)
+	f = append(f, FieldDelay)
 	if m.delays[m.delayAt].typed {
-		f = append(f, fieldDelayText)
+		f = append(f, FieldDelayText)
 	}
-	return append(f, fieldReset)
+	return append(f, FieldReset)
 }
 
 // cycle changes the focused choice. Choosing "typed" focuses its text, so
 // what is typed next goes there and not to the choice's keys.
-func (m *moveModel) cycle(d int) {
+func (m *Model) cycle(d int) {
 	m.formErr = ""
 	wrap := func(i, n int) int { return (i + d + n) % n }
 	switch m.focus {
-	case fieldScope:
+	case FieldScope:
 		m.scopeAt = wrap(m.scopeAt, len(m.scopes))
-	case fieldTarget:
+	case FieldTarget:
 		m.targetAt = wrap(m.targetAt, len(m.targets))
 		if m.targets[m.targetAt].typed {
-			m.focus = fieldTargetText
+			m.focus = FieldTargetText
 		}
-	case fieldDelay:
+	case FieldDelay:
 		m.delayAt = wrap(m.delayAt, len(m.delays))
 		if m.delays[m.delayAt].typed {
-			m.focus = fieldDelayText
+			m.focus = FieldDelayText
 		}
-	case fieldReset:
+	case FieldReset:
 		m.reset = !m.reset
 	}
 }
 
 // buildRequest turns the form into a MoveRequest or says what is wrong.
-func (m *moveModel) buildRequest() (broker.MoveRequest, error) {
-	req := broker.MoveRequest{From: m.spec.queue, ResetRetries: m.reset, MaxMoves: defaultMaxMoves}
+func (m *Model) buildRequest() (broker.MoveRequest, error) {
+	req := broker.MoveRequest{From: m.spec.Queue, ResetRetries: m.reset, MaxMoves: defaultMaxMoves}
 	switch m.scopes[m.scopeAt].kind {
 	case scopeSelected:
-		req.Positions = []int{m.spec.cursor.Position}
-		req.PositionIDs = []string{m.spec.cursor.Properties.MessageID}
+		req.Positions = []int{m.spec.Cursor.Position}
+		req.PositionIDs = []string{m.spec.Cursor.Properties.MessageID}
 	case scopeMarked:
-		req.Positions = slices.Sorted(slices.Values(m.spec.marked))
+		req.Positions = slices.Sorted(slices.Values(m.spec.Marked))
 		for _, p := range req.Positions {
-			req.PositionIDs = append(req.PositionIDs, m.spec.ids[p])
+			req.PositionIDs = append(req.PositionIDs, m.spec.IDs[p])
 		}
 	case scopeChosen:
 		// The CLI's move --where: every message looked at, the chosen
 		// ones moved, the others left in place, in order.
-		req.Where = m.spec.where
+		req.Where = m.spec.Where
 	case scopeFirstN:
 		n, err := strconv.Atoi(strings.TrimSpace(m.count.String()))
 		if err != nil || n <= 0 {
@@ -600,7 +577,7 @@ func parseDelay(s string) (time.Duration, error) {
 
 // submit validates the form and asks for a dry run: nothing moves before
 // the user has seen the plan and confirmed it.
-func (m *moveModel) submit() tea.Cmd {
+func (m *Model) submit() tea.Cmd {
 	req, err := m.buildRequest()
 	if err != nil {
 		m.formErr = err.Error()
@@ -610,16 +587,16 @@ func (m *moveModel) submit() tea.Cmd {
 }
 
 // preflight asks for the dry run of req.
-func (m *moveModel) preflight(req broker.MoveRequest) tea.Cmd {
+func (m *Model) preflight(req broker.MoveRequest) tea.Cmd {
 	m.req = req
-	m.step, m.preview, m.err = stepPreview, nil, nil
+	m.step, m.preview, m.err = StepPreview, nil, nil
 	m.id++
 	dry := req
 	dry.DryRun = true
-	ctx, cancel := context.WithTimeout(context.Background(), peekTimeout)
-	cmd := moveCmd(ctx, m.c.client, m.id, dry, nil)
-	if m.spec.replayFile != "" {
-		cmd = replayCmd(ctx, m.c.client, m.id, m.spec.replayFile, dry, nil)
+	ctx, cancel := context.WithTimeout(m.env.Context(), dryRunTimeout)
+	cmd := moveCmd(ctx, m.env.Client(), m.id, dry, nil)
+	if m.spec.ReplayFile != "" {
+		cmd = replayCmd(ctx, m.env.Client(), m.id, m.spec.ReplayFile, dry, nil)
 	}
 	return func() tea.Msg {
 		defer cancel()
@@ -627,11 +604,11 @@ func (m *moveModel) preflight(req broker.MoveRequest) tea.Cmd {
 	}
 }
 
-// forcePreview runs preview id again with the user's yes to what reading
+// ForcePreview runs preview id again with the user's yes to what reading
 // the source costs (a delivery counted toward a delivery limit), if the
 // dialog still waits on it.
-func (m *moveModel) forcePreview(id int) tea.Cmd {
-	if id != m.id || m.step != stepPreview {
+func (m *Model) ForcePreview(id int) tea.Cmd {
+	if id != m.id || m.step != StepPreview {
 		return nil
 	}
 	req := m.req
@@ -640,8 +617,8 @@ func (m *moveModel) forcePreview(id int) tea.Cmd {
 }
 
 // start runs the confirmed move, with progress through a channel.
-func (m *moveModel) start() tea.Cmd {
-	m.step = stepRunning
+func (m *Model) start() tea.Cmd {
+	m.step = StepRunning
 	m.id++
 	// The move executes the plan the user confirmed: the same messages
 	// (a move of "all" takes as many as were planned), each checked
@@ -653,43 +630,45 @@ func (m *moveModel) start() tea.Cmd {
 	m.gate = &broker.Gate{}
 	m.req.Gate = m.gate
 	m.progress = broker.MoveProgress{Total: m.preview.Requested}
-	ctx, cancel := context.WithTimeout(context.Background(), moveTimeout)
+	// Under the program's context: its end (SIGTERM) stops the move as esc
+	// does, after the batch in flight, and the root quits once it has.
+	ctx, cancel := context.WithTimeout(m.env.Context(), moveTimeout)
 	m.cancel = cancel
 	m.progressCh = make(chan broker.MoveProgress, 1)
-	run := moveCmd(ctx, m.c.client, m.id, m.req, m.progressCh)
-	if m.spec.replayFile != "" {
-		run = replayCmd(ctx, m.c.client, m.id, m.spec.replayFile, m.req, m.progressCh)
+	run := moveCmd(ctx, m.env.Client(), m.id, m.req, m.progressCh)
+	if m.spec.ReplayFile != "" {
+		run = replayCmd(ctx, m.env.Client(), m.id, m.spec.ReplayFile, m.req, m.progressCh)
 	}
 	return tea.Batch(run, waitProgress(m.id, m.progressCh))
 }
 
-func (m *moveModel) View() string {
-	st := m.c.styles
+func (m *Model) View() string {
+	st := m.env.Styles
 	iw := m.innerWidth()
 	var lines []string
 	switch m.step {
-	case stepForm:
+	case StepForm:
 		lines = renderMoveForm(m.formView(), iw, st)
-	case stepPreview:
-		if m.spec.unblockPlan != nil {
-			lines = append(lines, wrapStyled(st.Muted, termtext.Sanitize(present.Unblock(*m.spec.unblockPlan)), iw)...)
+	case StepPreview:
+		if m.spec.UnblockPlan != nil {
+			lines = append(lines, styled.Wrap(st.Muted, termtext.Sanitize(present.Unblock(*m.spec.UnblockPlan)), iw)...)
 		}
 		lines = append(lines, renderMovePreview(m.source(), m.req, m.preview, m.err, iw, max(3, m.h-4-len(lines)), st, m.hints())...)
-	case stepRunning, stepSummary:
+	case StepRunning, StepSummary:
 		var bar string
 		total := m.progress.Total
 		if total > 0 {
 			bar = m.bar.ViewAs(float64(m.progress.Done) / float64(total))
 		}
 		var running []key.Binding
-		if m.step == stepRunning {
+		if m.step == StepRunning {
 			running = m.hints()
 		}
-		paused := m.step == stepRunning && m.gate != nil && m.gate.Paused()
-		lines = renderMoveProgress(m.source(), m.req, m.progress, bar, m.cancelling && m.step == stepRunning, paused, iw, st, running)
-		if m.step == stepSummary {
+		paused := m.step == StepRunning && m.gate != nil && m.gate.Paused()
+		lines = renderMoveProgress(m.source(), m.req, m.progress, bar, m.cancelling && m.step == StepRunning, paused, iw, st, running)
+		if m.step == StepSummary {
 			lines = append(lines, "")
-			lines = append(lines, renderMoveSummary(m.spec.queue, m.req, m.report, m.err, iw, st, m.hints())...)
+			lines = append(lines, renderMoveSummary(m.spec.Queue, m.req, m.report, m.err, iw, st, m.hints())...)
 		}
 	}
 	box := st.Dialog.Width(iw + 4).Render(strings.Join(lines, "\n"))
@@ -697,7 +676,7 @@ func (m *moveModel) View() string {
 }
 
 // formView copies what the form renderer needs.
-func (m *moveModel) formView() moveForm {
+func (m *Model) formView() moveForm {
 	f := moveForm{
 		queue:  m.source(),
 		scope:  m.scopes[m.scopeAt].label,
@@ -721,15 +700,16 @@ func (m *moveModel) formView() moveForm {
 }
 
 // source is what the dialog takes messages from: the queue, or a dump file.
-func (m *moveModel) source() string {
-	if m.spec.replayFile != "" {
-		return replaySource(m.spec.replayFile)
+func (m *Model) source() string {
+	if m.spec.ReplayFile != "" {
+		return replaySource(m.spec.ReplayFile)
 	}
-	return m.spec.queue
+	return m.spec.Queue
 }
 
-func (m *moveModel) name() string {
-	if m.spec.replayFile != "" {
+// Name is the dialog's name in its help's title.
+func (m *Model) Name() string {
+	if m.spec.ReplayFile != "" {
 		return "replay dialog"
 	}
 	return "move dialog"
@@ -737,10 +717,10 @@ func (m *moveModel) name() string {
 
 // hints are the keys that act on the dialog's current step, described for
 // it: the dialog draws them and the footer shows the same bindings.
-func (m *moveModel) hints() []key.Binding {
-	k := m.c.keys
+func (m *Model) hints() []key.Binding {
+	k := m.env.Keys
 	switch m.step {
-	case stepForm:
+	case StepForm:
 		if m.typing() {
 			// y, n, space and the letters are typed into the field, ←/→
 			// move in it: only enter, esc, tab and ↑/↓ act on the form
@@ -756,7 +736,7 @@ func (m *moveModel) hints() []key.Binding {
 				keymap.As(k.Back, "cancel"), k.TypingHelp}
 		}
 		return []key.Binding{keymap.As(k.Confirm, "preview"), keymap.As(k.Next, "next field"), keymap.As(k.Toggle, "change"), k.Cancel}
-	case stepPreview:
+	case StepPreview:
 		switch {
 		case m.err != nil:
 			return []key.Binding{keymap.As(k.Cancel, "back to the form")}
@@ -764,7 +744,7 @@ func (m *moveModel) hints() []key.Binding {
 			return []key.Binding{keymap.As(k.Cancel, "back")}
 		}
 		return []key.Binding{keymap.As(k.Confirm, "move now"), keymap.As(k.Cancel, "back")}
-	case stepRunning:
+	case StepRunning:
 		if m.cancelling || m.progress.Total > 0 && m.progress.Done >= m.progress.Total {
 			return nil // esc does nothing more: the move is stopping or done
 		}
@@ -773,18 +753,18 @@ func (m *moveModel) hints() []key.Binding {
 	return []key.Binding{k.Close}
 }
 
-func (m *moveModel) ShortHelp() []key.Binding { return m.hints() }
+func (m *Model) ShortHelp() []key.Binding { return m.hints() }
 
 // FullHelp is the step's keys, then the form's other keys, then the app's.
-func (m *moveModel) FullHelp() [][]key.Binding {
-	k := m.c.keys
+func (m *Model) FullHelp() [][]key.Binding {
+	k := m.env.Keys
 	groups := [][]key.Binding{m.hints()}
-	if m.step == stepForm {
+	if m.step == StepForm {
 		if m.typing() {
 			// ? is a letter here: f1 (in the hints) is help.
 			return append(groups, k.EditKeys(), []key.Binding{k.ForceQuit})
 		}
 		groups = append(groups, []key.Binding{keymap.As(k.Prev, "previous field"), keymap.As(k.Untoggle, "previous choice")})
 	}
-	return append(groups, appKeys(m.c, false))
+	return append(groups, m.env.AppKeys())
 }

@@ -1,0 +1,76 @@
+package movedialog
+
+import (
+	"context"
+
+	"github.com/ladder-tui/ladder/broker"
+)
+
+// What the app reads of the dialog: the root routes answers and questions
+// by ID, the peek-consent rule reads the dry run's request.
+
+// ID is the dialog's current Move call: its results carry it.
+func (m *Model) ID() int { return m.id }
+
+// Spec is what the dialog was opened on.
+func (m *Model) Spec() Spec { return m.spec }
+
+// Request is the move asked for (its dry run, or the move running).
+func (m *Model) Request() broker.MoveRequest { return m.req }
+
+// Preview is the dry run's report, nil until it has answered.
+func (m *Model) Preview() *broker.MoveReport { return m.preview }
+
+// Step is where the dialog is.
+func (m *Model) Step() Step { return m.step }
+
+// Focus is the form's focused field.
+func (m *Model) Focus() Field { return m.focus }
+
+// Text is what is typed in a text field (FieldCount, FieldTargetText,
+// FieldDelayText); "" for a choice.
+func (m *Model) Text(f Field) string {
+	switch f {
+	case FieldCount:
+		return m.count.String()
+	case FieldTargetText:
+		return m.tTarget.String()
+	case FieldDelayText:
+		return m.tDelay.String()
+	}
+	return ""
+}
+
+// SetRunning puts the dialog in its running step at progress p, as though
+// a move were in flight that cancel stops: for tests of what surrounds a
+// running move (the root's quit, questions, the footer) without one.
+func (m *Model) SetRunning(p broker.MoveProgress, cancel context.CancelFunc) {
+	m.step, m.id = StepRunning, m.id+1
+	m.progress = p
+	m.progressCh = make(chan broker.MoveProgress, 1)
+	m.gate = &broker.Gate{}
+	m.cancel, m.cancelling = cancel, false
+}
+
+// Choices are the labels a choice field (FieldScope, FieldTarget,
+// FieldDelay) offers, and the index of the one chosen.
+func (m *Model) Choices(f Field) (labels []string, at int) {
+	switch f {
+	case FieldScope:
+		for _, o := range m.scopes {
+			labels = append(labels, o.label)
+		}
+		return labels, m.scopeAt
+	case FieldTarget:
+		for _, o := range m.targets {
+			labels = append(labels, o.label)
+		}
+		return labels, m.targetAt
+	case FieldDelay:
+		for _, o := range m.delays {
+			labels = append(labels, o.label)
+		}
+		return labels, m.delayAt
+	}
+	return nil, -1
+}
