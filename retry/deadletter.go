@@ -54,14 +54,6 @@ const (
 	DeadLetterAtLeastOnce    = "at-least-once"
 )
 
-// DelayedRetry holds a quorum queue's returned messages back before
-// redelivery: delay = min(Min × delivery count, Max). Type says which
-// returns: all, failed or returned.
-type DelayedRetry struct {
-	Type     string
-	Min, Max time.Duration
-}
-
 // Delay is the wait before the n-th redelivery.
 func (d DelayedRetry) Delay(n int) time.Duration {
 	w := d.Min * time.Duration(n)

@@ -282,13 +282,6 @@ func fndOrdinal(n int64) string {
 	return strconv.FormatInt(n, 10) + suffix
 }
 
-func fndPlural(n int64, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}
-
 // fndDuration prints a duration the way an operator reads it: 1s, 1m30s, 250ms.
 func fndDuration(d time.Duration) string {
 	switch {

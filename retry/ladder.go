@@ -1,6 +1,7 @@
 package retry
 
 import (
+	"slices"
 	"strings"
 	"time"
 )
@@ -51,4 +52,26 @@ type Tier struct {
 type DelayedExchange struct {
 	Name            string
 	MessagesDelayed int64 // -1 when unknown
+}
+
+// DelayedRetry holds a quorum queue's returned messages back before
+// redelivery: delay = min(Min × delivery count, Max). Type says which
+// returns: all, failed or returned.
+type DelayedRetry struct {
+	Type     string
+	Min, Max time.Duration
+}
+
+func ladderHas(l *Ladder, q string) bool {
+	return l.Main == q || l.DLQ == q || slices.Contains(l.WaitQueues, q) ||
+		slices.ContainsFunc(l.Tiers, func(t Tier) bool { return t.Queue == q })
+}
+
+// MainQueues is the set of the ladders' main queues, for OriginIn.
+func MainQueues(ladders []Ladder) map[string]bool {
+	out := make(map[string]bool, len(ladders))
+	for _, l := range ladders {
+		out[l.Main] = true
+	}
+	return out
 }

@@ -393,11 +393,6 @@ func NewMovePlanner(v *Vhost, ladders []Ladder, spec MoveSpec) (*MovePlanner, er
 	return p, nil
 }
 
-func ladderHas(l *Ladder, q string) bool {
-	return l.Main == q || l.DLQ == q || slices.Contains(l.WaitQueues, q) ||
-		slices.ContainsFunc(l.Tiers, func(t Tier) bool { return t.Queue == q })
-}
-
 // headerNamesRoutedBy lists the header names any headers binding of v
 // matches on (delayed exchanges of headers type included), sorted.
 func headerNamesRoutedBy(v *Vhost) []string {
@@ -894,4 +889,11 @@ func ViaCounts(counts []RouteCount) map[Via]int {
 		out[c.Via] += c.Count
 	}
 	return out
+}
+
+// ForBroker sets what the broker's version decides about a move.
+func (s *MoveSpec) ForBroker(version string) {
+	s.CarryDeaths = CarriesDeaths(version)
+	s.NoDelayedExchange = DelayedExchangesGone(version)
+	s.QuorumDelayQueues = AtLeastOnceDeadLetters(version)
 }

@@ -1,12 +1,9 @@
 package retry
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -275,63 +272,4 @@ func (r *Router) viaDelayedExchange(l *Ladder, want []string, key string, header
 		}
 	}
 	return ReplayRoute{}, false
-}
-
-// ReplayQueueName names the per-delay wait queue for one target:
-// ladder.delay.<ms>.<exchange or "default">.<routing key>.<hash>. The hash
-// of exchange and key keeps targets apart whose dotted names would read
-// alike ("a" + "b.c" and "a.b" + "c"); the readable part is shortened to
-// stay far below the broker's 255-byte limit.
-func ReplayQueueName(exchange, routingKey string, ms int64) string {
-	return ReplayQueuePrefix + replayQueueSuffix(exchange, routingKey, ms)
-}
-
-// ReplayQueuePrefix starts the name of every wait queue ladder declares.
-const ReplayQueuePrefix = "ladder.delay."
-
-func replayQueueSuffix(exchange, routingKey string, ms int64) string {
-	ex := exchange
-	if ex == "" {
-		ex = "default"
-	}
-	sum := sha256.Sum256([]byte(exchange + "\x00" + routingKey))
-	readable := ex + "." + routingKey
-	if len(readable) > 160 {
-		readable = readable[:160]
-	}
-	return strconv.FormatInt(ms, 10) + "." + readable + "." + hex.EncodeToString(sum[:4])
-}
-
-func describeTarget(exchange, key string) string {
-	if exchange == "" {
-		return fmt.Sprintf("queue %q (default exchange)", key)
-	}
-	return fmt.Sprintf("exchange %q key %q", exchange, key)
-}
-
-// OriginIn is where to send a message back to one of the given queues
-// (usually the vhost's ladder main queues): the exchange and first routing
-// key of its x-death entry for the first such queue it died in, since it
-// was published there. A message that went main → tier → main → DLQ first
-// died in a tier, entered through the retry exchange; its main-queue entry
-// names the exchange that feeds the main queue. Without such an entry it is
-// x-first-death's Origin.
-func OriginIn(x XDeath, queues map[string]bool) (Origin, bool) {
-	// Entries are most recent first; the oldest matching one is last.
-	for i := len(x.Deaths) - 1; i >= 0; i-- {
-		d := x.Deaths[i]
-		if queues[d.Queue] && len(d.RoutingKeys) > 0 {
-			return Origin{Exchange: d.Exchange, RoutingKey: d.RoutingKeys[0]}, true
-		}
-	}
-	return x.Origin()
-}
-
-// MainQueues is the set of the ladders' main queues, for OriginIn.
-func MainQueues(ladders []Ladder) map[string]bool {
-	out := make(map[string]bool, len(ladders))
-	for _, l := range ladders {
-		out[l.Main] = true
-	}
-	return out
 }

@@ -36,10 +36,3 @@ func DelayedExchangesGone(brokerVersion string) bool { return VersionAtLeast(bro
 // can dead-letter at least once (x-dead-letter-strategy, 3.10 and later,
 // which also brought message TTL to quorum queues).
 func AtLeastOnceDeadLetters(brokerVersion string) bool { return VersionAtLeast(brokerVersion, 3, 10) }
-
-// ForBroker sets what the broker's version decides about a move.
-func (s *MoveSpec) ForBroker(version string) {
-	s.CarryDeaths = CarriesDeaths(version)
-	s.NoDelayedExchange = DelayedExchangesGone(version)
-	s.QuorumDelayQueues = AtLeastOnceDeadLetters(version)
-}

@@ -389,3 +389,21 @@ func (x XDeath) Origin() (Origin, bool) {
 	}
 	return Origin{Exchange: oldest.Exchange, RoutingKey: oldest.RoutingKeys[0]}, true
 }
+
+// OriginIn is where to send a message back to one of the given queues
+// (usually the vhost's ladder main queues): the exchange and first routing
+// key of its x-death entry for the first such queue it died in, since it
+// was published there. A message that went main → tier → main → DLQ first
+// died in a tier, entered through the retry exchange; its main-queue entry
+// names the exchange that feeds the main queue. Without such an entry it is
+// x-first-death's Origin.
+func OriginIn(x XDeath, queues map[string]bool) (Origin, bool) {
+	// Entries are most recent first; the oldest matching one is last.
+	for i := len(x.Deaths) - 1; i >= 0; i-- {
+		d := x.Deaths[i]
+		if queues[d.Queue] && len(d.RoutingKeys) > 0 {
+			return Origin{Exchange: d.Exchange, RoutingKey: d.RoutingKeys[0]}, true
+		}
+	}
+	return x.Origin()
+}
