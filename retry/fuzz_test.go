@@ -43,20 +43,3 @@ func FuzzParseTarget(f *testing.F) {
 		}
 	})
 }
-
-// Delays read back as they are written (FormatDelay is what every text shows).
-func FuzzFormatDelay(f *testing.F) {
-	for _, ms := range []int64{0, 1, 999, 1000, 61_000, 3_600_000, 86_400_000 * 3, 1<<53 - 1} {
-		f.Add(ms)
-	}
-	f.Fuzz(func(t *testing.T, ms int64) {
-		if ms < 0 || ms > 1<<53 {
-			return
-		}
-		d := time.Duration(ms) * time.Millisecond
-		s := FormatDelay(d)
-		if s == "" {
-			t.Fatalf("%v formats empty", d)
-		}
-	})
-}
