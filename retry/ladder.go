@@ -75,3 +75,17 @@ func MainQueues(ladders []Ladder) map[string]bool {
 	}
 	return out
 }
+
+// Delay is the wait before the n-th redelivery.
+func (d DelayedRetry) Delay(n int) time.Duration {
+	w := d.Min * time.Duration(n)
+	if d.Max > 0 && w > d.Max {
+		return d.Max
+	}
+	return w
+}
+
+// Policy is the backoff that gives the same delays (schedule previews it).
+func (d DelayedRetry) Policy() Policy {
+	return Policy{Backoff: BackoffLinear, Base: d.Min, Cap: d.Max}
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/ladder-tui/ladder/retry/internal/amqpfield"
 	"time"
 )
 
@@ -115,8 +116,8 @@ func Plan(h Headers, st RetryState, o PlanOptions) (Action, error) {
 	a.Attempt = next
 	if v, ok := h[hdrPyRetryDelay]; ok {
 		// Keep the Python seed's record of the delay, in the type it had.
-		_, kind, _ := intValue(v)
-		a.Headers[hdrPyRetryDelay] = encodeCount(kind, a.Delay.Milliseconds())
+		_, kind, _ := amqpfield.Int(v)
+		a.Headers[hdrPyRetryDelay] = amqpfield.EncodeCount(kind, a.Delay.Milliseconds())
 	}
 	return a, nil
 }

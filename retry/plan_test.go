@@ -213,20 +213,6 @@ func TestDelayQueueName(t *testing.T) {
 	if got := DelayQueueName("orders.process", 5000); !strings.HasPrefix(got, "ladder.delay.5000.default.orders.process.") {
 		t.Errorf("got %q", got)
 	}
-	// A retry's wait queue and a replay's to the same queue are one queue,
-	// declared with the same arguments.
-	l := &Ladder{Main: "orders.process"}
-	a, err := Plan(Headers{}, RetryState{}, PlanOptions{Policy: polGo, MaxAttempts: 1, Ladder: l})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rt, err := PlanReplay(NewRouter(&Vhost{Queues: []Queue{{Name: "orders.process"}}}), nil, "", "orders.process", nil, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if a.Queue != rt.Queue || !reflect.DeepEqual(a.QueueArgs, rt.QueueArgs) {
-		t.Errorf("retry wait queue %q %v, replay wait queue %q %v", a.Queue, a.QueueArgs, rt.Queue, rt.QueueArgs)
-	}
 	if long := DelayQueueName(strings.Repeat("q", 300), 5000); len(long) > 255 {
 		t.Errorf("name of %d bytes is over the broker's limit", len(long))
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/ladder-tui/ladder/retry/internal/amqpfield"
 	"math"
 	"strings"
 	"time"
@@ -174,7 +175,7 @@ func ReadState(h Headers, deathQueues map[string]bool) RetryState {
 		if !ok || found {
 			continue
 		}
-		n, kind, err := countValue(v)
+		n, kind, err := amqpfield.Count(v)
 		if err == nil && src == SourceYiiAttempt {
 			// yii-attempt numbers the run, starting at 1: retries made = attempt − 1.
 			if n < 1 {
@@ -231,7 +232,7 @@ func (st *RetryState) readDelay(h Headers) {
 		if !ok {
 			continue
 		}
-		n, _, err := intValue(v)
+		n, _, err := amqpfield.Int(v)
 		if err != nil {
 			st.Invalid = append(st.Invalid, FieldError{Path: c.key, Err: err})
 			continue
@@ -250,7 +251,7 @@ func (st *RetryState) text(h Headers, key string) string {
 	if !ok {
 		return ""
 	}
-	s, err := textValue(v)
+	s, err := amqpfield.Text(v)
 	if err != nil {
 		st.Invalid = append(st.Invalid, FieldError{Path: key, Err: err})
 	}
@@ -306,11 +307,11 @@ func SetCount(h Headers, st RetryState, n int64) Headers {
 	n = max(n, 0)
 	switch st.Source {
 	case SourceRetryCount, SourceMassTransit, SourceNServiceBus:
-		out[st.Source] = encodeCount(st.Kind, n)
+		out[st.Source] = amqpfield.EncodeCount(st.Kind, n)
 	case SourceYiiAttempt:
-		out[st.Source] = encodeCount(st.Kind, satAdd(n, 1))
+		out[st.Source] = amqpfield.EncodeCount(st.Kind, satAdd(n, 1))
 	default:
-		out[SourceRetryCount] = encodeCount("", n)
+		out[SourceRetryCount] = amqpfield.EncodeCount("", n)
 	}
 	return out
 }
@@ -341,11 +342,11 @@ func anyTime(v any) (time.Time, error) {
 	if t, ok := v.(time.Time); ok {
 		return t, nil
 	}
-	s, err := textValue(v)
+	s, err := amqpfield.Text(v)
 	if err != nil {
-		n, _, ierr := intValue(v)
+		n, _, ierr := amqpfield.Int(v)
 		if ierr != nil {
-			return time.Time{}, fmt.Errorf("want a timestamp, got %s", typeName(v))
+			return time.Time{}, fmt.Errorf("want a timestamp, got %s", amqpfield.TypeName(v))
 		}
 		return time.Unix(n, 0).UTC(), nil
 	}

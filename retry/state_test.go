@@ -3,6 +3,7 @@ package retry
 import (
 	"encoding/json"
 	"errors"
+	"github.com/ladder-tui/ladder/retry/internal/amqpfield"
 	"math"
 	"reflect"
 	"strings"
@@ -61,7 +62,7 @@ func TestReadCountMalformedFallsThrough(t *testing.T) {
 		}
 	}
 	st := ReadState(Headers{"x-retry-count": int32(-1)}, nil)
-	if !errors.Is(st.Invalid[0], errNegative) {
+	if !errors.Is(st.Invalid[0], amqpfield.ErrNegative) {
 		t.Errorf("negative count error should wrap errNegative, got %v", st.Invalid[0])
 	}
 	if st.Source != SourceNone || st.Count != 0 {

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/topology"
 )
 
 // historyLen is how many snapshots of depth each queue keeps: six minutes at
@@ -143,7 +143,7 @@ func (h *history) growth(queue string, window time.Duration) (grew int64, over t
 
 // quiet walks back from the newest sample while nothing left the queue and
 // returns how long that was, how many seem to have left in it (estimate
-// noise, at most retry.HoLQuietSlack) and how many arrived.
+// noise, at most topology.HoLQuietSlack) and how many arrived.
 //
 // Poll-to-poll figures cannot tell: management rates are smoothed and
 // depths and counters move in steps of the stats interval, so a poll often
@@ -177,7 +177,7 @@ func (h *history) quiet(queue string) (window time.Duration, left, arrived float
 		w := newest.at.Sub(s[i-1].at)
 		growth := float64(newest.depth - s[i-1].depth)
 		a := max(in, growth)
-		if a-growth > retry.HoLQuietSlack(a, w) {
+		if a-growth > topology.HoLQuietSlack(a, w) {
 			break
 		}
 		window, left, arrived = w, a-growth, a

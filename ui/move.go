@@ -19,6 +19,7 @@ import (
 	"github.com/ladder-tui/ladder/internal/termtext"
 	"github.com/ladder-tui/ladder/keymap"
 	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/moveplan"
 	"github.com/ladder-tui/ladder/ui/component/input"
 )
 
@@ -38,7 +39,7 @@ type moveSpec struct {
 	// where is the browser's w filter: the dialog offers what it chooses
 	// across the whole queue (the move's --where), chosen of the peeked
 	// messages it chose, of peeked (all of the queue when allPeeked).
-	where     retry.Where
+	where     moveplan.Where
 	chosen    int
 	peeked    int
 	allPeeked bool
@@ -48,7 +49,7 @@ type moveSpec struct {
 	// unblock, when set, is ladder unblock's move (broker.PrepareUnblock):
 	// the dialog skips the form and goes straight to its dry run.
 	unblock     *broker.MoveRequest
-	unblockPlan *retry.UnblockPlan
+	unblockPlan *moveplan.UnblockPlan
 }
 
 // Scope choices.

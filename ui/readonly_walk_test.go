@@ -10,7 +10,7 @@ import (
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/sim"
-	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/moveplan"
 )
 
 // recordingClient is a client that allows everything and records every
@@ -145,7 +145,7 @@ func TestReadOnlyRefusesEveryMutatingPath(t *testing.T) {
 	for name, spec := range map[string]moveSpec{
 		"move":    {queue: "orders.dlq", depth: 3},
 		"replay":  {queue: "orders.dlq", replayFile: "old.jsonl"},
-		"unblock": {queue: "orders.wait.5s", unblock: &req, unblockPlan: &retry.UnblockPlan{}},
+		"unblock": {queue: "orders.wait.5s", unblock: &req, unblockPlan: &moveplan.UnblockPlan{}},
 	} {
 		h.send(openMoveMsg{spec: spec})
 		noMove("openMoveMsg " + name)

@@ -13,7 +13,8 @@ import (
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/internal/present"
 	"github.com/ladder-tui/ladder/internal/termtext"
-	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/moveplan"
+	"github.com/ladder-tui/ladder/retry/topology"
 )
 
 // joined is the frame's text with its line breaks taken out, so a phrase
@@ -104,9 +105,9 @@ func TestMoveDialogWrapsAt80(t *testing.T) {
 	check("progress", renderMoveProgress("orders.dlq", req, broker.MoveProgress{Total: 10, Done: 2}, "", false, true, w, st, nil),
 		"in-flight confirms still settle)")
 	rep := &broker.MoveReport{Requested: 3, Planned: []broker.PlannedMove{
-		{Position: 0, MessageID: "msg-0000", Exchange: "orders-x", RoutingKey: "orders.created", Via: retry.ViaTier, Queue: "orders.retry.5s",
+		{Position: 0, MessageID: "msg-0000", Exchange: "orders-x", RoutingKey: "orders.created", Via: topology.ViaTier, Queue: "orders.retry.5s",
 			Note: "held at position 0, behind nothing: due now"},
-		{Position: 1, MessageID: "msg-0001", Exchange: "orders-x", RoutingKey: "orders.created", Via: retry.ViaTier, Queue: "orders.retry.5s"},
+		{Position: 1, MessageID: "msg-0001", Exchange: "orders-x", RoutingKey: "orders.created", Via: topology.ViaTier, Queue: "orders.retry.5s"},
 		{Position: 2, MessageID: "msg-0002", Skip: "no x-death origin: it was never dead-lettered"},
 	}}
 	check("preview", renderMovePreview("orders.dlq", req, rep, nil, w, 20, st, nil),
@@ -138,7 +139,7 @@ func TestMovedTimesWording(t *testing.T) {
 	st := newStylesForTest()
 	for v, want := range map[any]string{int64(1): "once by ladder", int32(3): "3 times by ladder"} {
 		m := fixtureMessage(0)
-		m.Headers[retry.HeaderMoves] = v
+		m.Headers[moveplan.HeaderMoves] = v
 		out := joined(ansi.Strip(strings.Join(renderRetrySummary(&m, fixedNow, 120, st), "\n")))
 		if !strings.Contains(out, want) || strings.Contains(out, "(s)") {
 			t.Errorf("%v: %s", v, out)
@@ -150,9 +151,9 @@ func TestMovedTimesWording(t *testing.T) {
 // glyph home's warning findings do.
 func TestOneWarningGlyph(t *testing.T) {
 	h := newHarness(t, newFake(), Options{}, 80, 24).start()
-	h.mustContain(severityGlyph(retry.SeverityWarning) + "HOL")
+	h.mustContain(severityGlyph(topology.SeverityWarning) + "HOL")
 	h.send(openQueueMsg{queue: "orders.dlq"})
-	h.mustContain(severityGlyph(retry.SeverityWarning) + " every browsed message was requeued")
+	h.mustContain(severityGlyph(topology.SeverityWarning) + " every browsed message was requeued")
 	h.mustNotContain("⚠")
 }
 
@@ -172,9 +173,9 @@ func TestRefusedLoginHomeSaysSo(t *testing.T) {
 func TestManyFindingsReachableAt80x24(t *testing.T) {
 	fc := newFake()
 	long := "messages wait here for a very long time because the head of the queue holds a delay far longer than every message behind it, and nothing expires until it does"
-	codes := []string{retry.CodeHoLBlocked, retry.CodeHoLRisk, retry.CodeRequeueStorm, retry.CodeNoConsumers, retry.CodeWaitQueueConsumers}
+	codes := []string{topology.CodeHoLBlocked, topology.CodeHoLRisk, topology.CodeRequeueStorm, topology.CodeNoConsumers, topology.CodeWaitQueueConsumers}
 	for i, c := range codes {
-		fc.snap.Findings = append(fc.snap.Findings, retry.Finding{Code: c, Severity: retry.SeverityWarning, Queue: "orders.retry.1m",
+		fc.snap.Findings = append(fc.snap.Findings, topology.Finding{Code: c, Severity: topology.SeverityWarning, Queue: "orders.retry.1m",
 			Message: "finding " + string(rune('A'+i)) + ": " + long + " (end " + string(rune('A'+i)) + ")"})
 	}
 	h := newHarness(t, fc, Options{}, 80, 24).start()
@@ -268,7 +269,7 @@ func TestMovePreviewSaysASharedNoteOnce(t *testing.T) {
 	rep := &broker.MoveReport{Requested: 3, Notes: []string{note}}
 	for i := range 3 {
 		rep.Planned = append(rep.Planned, broker.PlannedMove{Position: i, MessageID: "m" + string(rune('0'+i)), Exchange: "orders.retry",
-			RoutingKey: "orders.created", Via: retry.ViaTier, Queue: "orders.wait.5s", Note: note})
+			RoutingKey: "orders.created", Via: topology.ViaTier, Queue: "orders.wait.5s", Note: note})
 	}
 	req := broker.MoveRequest{From: "orders.dlq", To: broker.Target{Kind: broker.TargetOrigin}, Delay: 5 * time.Second}
 	out := joined(ansi.Strip(strings.Join(renderMovePreview("orders.dlq", req, rep, nil, 76, 17, newStylesForTest(), nil), "\n")))
@@ -285,8 +286,8 @@ func TestMovePreviewSaysASharedNoteOnce(t *testing.T) {
 func TestMovePreviewNamesEveryQueueReached(t *testing.T) {
 	risk := "a broker crash while it waits in tier orders.wait.5s can lose it"
 	rep := &broker.MoveReport{Requested: 2, Notes: []string{risk}, Planned: []broker.PlannedMove{
-		{Position: 0, MessageID: "m0", Exchange: "orders", RoutingKey: "k", Via: retry.ViaTier, Queue: "orders.wait.5s", Reaches: []string{"orders.audit", "orders.billing"}, CrashRisk: risk},
-		{Position: 1, MessageID: "m1", RoutingKey: "orders.audit", Via: retry.ViaDelayQueue, Queue: "ladder.delay.5000.x", Reaches: []string{"orders.audit"}},
+		{Position: 0, MessageID: "m0", Exchange: "orders", RoutingKey: "k", Via: topology.ViaTier, Queue: "orders.wait.5s", Reaches: []string{"orders.audit", "orders.billing"}, CrashRisk: risk},
+		{Position: 1, MessageID: "m1", RoutingKey: "orders.audit", Via: topology.ViaDelayQueue, Queue: "ladder.delay.5000.x", Reaches: []string{"orders.audit"}},
 	}}
 	req := broker.MoveRequest{From: "orders.dlq", To: broker.Target{Kind: broker.TargetExchange, Name: "orders"}, Delay: 5 * time.Second}
 	out := joined(ansi.Strip(strings.Join(renderMovePreview("orders.dlq", req, rep, nil, 76, 24, newStylesForTest(), nil), "\n")))

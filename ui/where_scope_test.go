@@ -7,7 +7,7 @@ import (
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/sim"
-	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/moveplan"
 )
 
 func TestSplitWhereReadsQuotesAsAShellDoes(t *testing.T) {
@@ -33,7 +33,7 @@ func TestSplitWhereReadsQuotesAsAShellDoes(t *testing.T) {
 	}
 	// What whereText writes, splitWhere reads back.
 	exprs := []string{"error~database deadlock", `body~a"b\sc`, `error~\d+`, "reason=expired", "header:k=it's"}
-	w, err := retry.ParseWhere(exprs)
+	w, err := moveplan.ParseWhere(exprs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,7 @@ func TestSplitWhereReadsQuotesAsAShellDoes(t *testing.T) {
 // The scope names how many the filter chose, and says when the peek did
 // not see the whole queue (the dry run counts the rest).
 func TestChosenScopeSaysWhatItCounted(t *testing.T) {
-	w, _ := retry.ParseWhere([]string{"reason=rejected"})
+	w, _ := moveplan.ParseWhere([]string{"reason=rejected"})
 	if got := chosenLabel(moveSpec{where: w, chosen: 277, peeked: 1932, allPeeked: true}); got != "the 277 chosen by the w filter" {
 		t.Errorf("whole queue peeked: %q", got)
 	}
@@ -73,7 +73,7 @@ func TestMoveTakesWhatTheWhereFilterChose(t *testing.T) {
 		t.Fatal(err)
 	}
 	exprs := []string{"error~database deadlock"}
-	where, _ := retry.ParseWhere(exprs)
+	where, _ := moveplan.ParseWhere(exprs)
 	var want []string
 	for _, m := range broker.Choose(all.Messages, where, all.PeekedAt) {
 		want = append(want, m.Properties.MessageID)
