@@ -12,11 +12,11 @@ import (
 // alike ("a" + "b.c" and "a.b" + "c"); the readable part is shortened to
 // stay far below the broker's 255-byte limit.
 func ReplayQueueName(exchange, routingKey string, ms int64) string {
-	return ReplayQueuePrefix + replayQueueSuffix(exchange, routingKey, ms)
+	return replayQueuePrefix + replayQueueSuffix(exchange, routingKey, ms)
 }
 
-// ReplayQueuePrefix starts the name of every wait queue ladder declares.
-const ReplayQueuePrefix = "ladder.delay."
+// replayQueuePrefix starts the name of every wait queue ladder declares.
+const replayQueuePrefix = "ladder.delay."
 
 func replayQueueSuffix(exchange, routingKey string, ms int64) string {
 	ex := exchange

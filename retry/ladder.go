@@ -35,7 +35,7 @@ type Ladder struct {
 
 // OwnedByLadder reports whether a queue is one ladder declared for itself
 // (a per-delay wait queue of a delayed move, ReplayQueueName).
-func OwnedByLadder(queue string) bool { return strings.HasPrefix(queue, ReplayQueuePrefix) }
+func OwnedByLadder(queue string) bool { return strings.HasPrefix(queue, replayQueuePrefix) }
 
 // Tier is a wait queue with a TTL that dead-letters back to the main queue.
 type Tier struct {

@@ -4,8 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/ladder-tui/ladder/retry/internal/amqpfield"
 	"time"
+
+	"github.com/ladder-tui/ladder/retry/internal/amqpfield"
 )
 
 // ActionKind is what to do with a failed (or replayed) message.
@@ -109,7 +110,7 @@ func Plan(h Headers, st RetryState, o PlanOptions) (Action, error) {
 	}
 	next := int(st.Count) + 1
 	want := o.Policy.Delay(next, st.LastDelay, o.Rand)
-	a, err := route(o.Ladder, want, true, SetCount(h, st, int64(next)))
+	a, err := route(o.Ladder, want, SetCount(h, st, int64(next)))
 	if err != nil {
 		return Action{}, fmt.Errorf("retry: plan attempt %d: %w", next, err)
 	}
@@ -122,28 +123,10 @@ func Plan(h Headers, st RetryState, o PlanOptions) (Action, error) {
 	return a, nil
 }
 
-// PlanDelay plans moving a message back with a chosen delay (a replay): no
-// attempt logic, headers unchanged except x-delay. Only a tier whose TTL is
-// exactly delay qualifies, because a longer tier would silently change the
-// delay asked for; then the delayed exchange, then a per-delay wait queue.
-func PlanDelay(l *Ladder, delay time.Duration, h Headers) (Action, error) {
-	if l == nil {
-		return Action{}, errors.New("retry: plan delay: no ladder")
-	}
-	if delay <= 0 {
-		return Action{}, fmt.Errorf("retry: plan delay: delay %v must be positive", delay)
-	}
-	a, err := route(l, delay, false, h.Clone())
-	if err != nil {
-		return Action{}, fmt.Errorf("retry: plan delay %v: %w", delay, err)
-	}
-	return a, nil
-}
-
 // route picks tier, delayed exchange or per-delay queue for want; out is the
 // caller's copy of the headers, modified in place.
-func route(l *Ladder, want time.Duration, longerOK bool, out Headers) (Action, error) {
-	if t, m, ok := ChooseTier(l, want); ok && (m == TierExact || longerOK) {
+func route(l *Ladder, want time.Duration, out Headers) (Action, error) {
+	if t, m, ok := chooseTier(l, want); ok {
 		return Action{Kind: ActionTier, Delay: t.TTL, Wanted: want, Queue: t.Queue, Match: m, Headers: out}, nil
 	}
 	// The broker counts whole milliseconds.
@@ -157,7 +140,7 @@ func route(l *Ladder, want time.Duration, longerOK bool, out Headers) (Action, e
 	if l.Main == "" {
 		return Action{}, fmt.Errorf("no tier or delayed exchange fits %v and the ladder has no main queue to wait for", want)
 	}
-	name := DelayQueueName(l.Main, ms)
+	name := delayQueueName(l.Main, ms)
 	return Action{
 		Kind: ActionDelayQueue, Delay: wait, Wanted: want, Queue: name, Headers: out,
 		QueueArgs: Headers{
@@ -172,11 +155,11 @@ func route(l *Ladder, want time.Duration, longerOK bool, out Headers) (Action, e
 	}, nil
 }
 
-// DelayQueueName names the per-delay wait queue that returns messages to
+// delayQueueName names the per-delay wait queue that returns messages to
 // the queue main after ms: the queue a replay to main through the default
 // exchange uses (ReplayQueueName), so retries and replays share one queue
 // declared with the same arguments. It names main because the queue
 // dead-letters to that one queue.
-func DelayQueueName(main string, ms int64) string {
+func delayQueueName(main string, ms int64) string {
 	return ReplayQueueName("", main, ms)
 }

@@ -152,43 +152,6 @@ func TestPlanErrors(t *testing.T) {
 	}
 }
 
-func TestPlanDelay(t *testing.T) {
-	l := ladderGoSeed()
-	l.DelayedExchanges = []DelayedExchange{{Name: "orders.delayed"}}
-	h := Headers{"x-retry-count": int32(3)}
-
-	a, err := PlanDelay(l, 30*time.Second, h)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if a.Kind != ActionTier || a.Queue != "orders.wait.30s" || a.Match != TierExact || a.Attempt != 0 || !reflect.DeepEqual(a.Headers, h) {
-		t.Errorf("exact tier: got %+v", a)
-	}
-	// 20s has a longer tier (30s), which a replay must not use.
-	a, _ = PlanDelay(l, 20*time.Second, h)
-	if a.Kind != ActionDelayedExchange || a.Headers["x-delay"] != int64(20000) || a.Headers["x-retry-count"] != int32(3) {
-		t.Errorf("no exact tier, delayed exchange: got %+v", a)
-	}
-	if _, ok := h["x-delay"]; ok {
-		t.Error("PlanDelay modified its input")
-	}
-	l.DelayedExchanges = nil
-	a, _ = PlanDelay(l, 20*time.Second, h)
-	if a.Kind != ActionDelayQueue || !strings.HasPrefix(a.Queue, "ladder.delay.20000.default.orders.process.") || a.Delay != 20*time.Second {
-		t.Errorf("no exact tier, no delayed exchange: got %+v", a)
-	}
-	a, _ = PlanDelay(l, 1500*time.Microsecond, h)
-	if a.Delay != time.Millisecond || a.Wanted != 1500*time.Microsecond || a.QueueArgs["x-message-ttl"] != int64(1) {
-		t.Errorf("sub-millisecond delay: the wait is what the broker counts, got %+v", a)
-	}
-	if _, err := PlanDelay(l, 0, h); err == nil {
-		t.Error("a zero delay should fail")
-	}
-	if _, err := PlanDelay(nil, time.Second, h); err == nil {
-		t.Error("no ladder should fail")
-	}
-}
-
 func TestActionJSON(t *testing.T) {
 	h := Headers{"x-retry-count": int32(1)}
 	a, err := Plan(h, ReadState(h, nil), PlanOptions{Policy: polGo, MaxAttempts: 3, Ladder: ladderGoSeed()})
@@ -210,10 +173,10 @@ func TestActionJSON(t *testing.T) {
 }
 
 func TestDelayQueueName(t *testing.T) {
-	if got := DelayQueueName("orders.process", 5000); !strings.HasPrefix(got, "ladder.delay.5000.default.orders.process.") {
+	if got := delayQueueName("orders.process", 5000); !strings.HasPrefix(got, "ladder.delay.5000.default.orders.process.") {
 		t.Errorf("got %q", got)
 	}
-	if long := DelayQueueName(strings.Repeat("q", 300), 5000); len(long) > 255 {
+	if long := delayQueueName(strings.Repeat("q", 300), 5000); len(long) > 255 {
 		t.Errorf("name of %d bytes is over the broker's limit", len(long))
 	}
 }

@@ -4,10 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/ladder-tui/ladder/retry/internal/amqpfield"
 	"math"
 	"strings"
 	"time"
+
+	"github.com/ladder-tui/ladder/retry/internal/amqpfield"
 )
 
 // Headers is a message's header table. An amqp091 amqp.Table converts to it
@@ -271,7 +272,7 @@ func DeathQueues(l *Ladder) map[string]bool {
 	}
 	for _, t := range l.Tiers {
 		// A replay's wait in ladder's own queue is not a retry.
-		if !strings.HasPrefix(t.Queue, ReplayQueuePrefix) {
+		if !strings.HasPrefix(t.Queue, replayQueuePrefix) {
 			set[t.Queue] = true
 		}
 	}

@@ -3,12 +3,13 @@ package retry
 import (
 	"encoding/json"
 	"errors"
-	"github.com/ladder-tui/ladder/retry/internal/amqpfield"
 	"math"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ladder-tui/ladder/retry/internal/amqpfield"
 )
 
 // namedTable stands in for amqp091's amqp.Table: a named map type.

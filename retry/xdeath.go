@@ -4,10 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/ladder-tui/ladder/retry/internal/amqpfield"
 	"strconv"
-	"strings"
 	"time"
+
+	"github.com/ladder-tui/ladder/retry/internal/amqpfield"
 )
 
 // Reason is why the broker dead-lettered a message.
@@ -311,27 +311,6 @@ func parseReason(s string) Reason {
 		return r
 	}
 	return ReasonOther
-}
-
-// Summary is a one-line account for people, most recent first:
-// "expired ×3 in orders.wait.5s · rejected ×3 in orders.process".
-func (x XDeath) Summary() string {
-	var b strings.Builder
-	for i, d := range x.Deaths {
-		if i > 0 {
-			b.WriteString(" · ")
-		}
-		r := string(d.Reason)
-		if d.Reason == ReasonOther && d.RawReason != "" {
-			r = d.RawReason
-		}
-		q := d.Queue
-		if q == "" {
-			q = "?"
-		}
-		fmt.Fprintf(&b, "%s ×%d in %s", r, d.Count, q)
-	}
-	return b.String()
 }
 
 // Origin is where the message was published before its first death: the
