@@ -46,6 +46,11 @@ type Tier struct {
 	ReturnExchange   string
 	ReturnRoutingKey string
 	KeepsRoutingKey  bool
+	// Exchange is where a worker publishes, with the tier's name as routing
+	// key, to reach the tier: an exchange bound to it by that name (the Go
+	// seed's orders.retry), or "" for the default exchange. Discovery
+	// leaves it "": a worker that declared its ladder knows it.
+	Exchange string
 }
 
 // DelayedExchange is an x-delayed-message exchange that routes to the main queue.

@@ -162,7 +162,7 @@ func TestActionJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"kind":"tier","attempt":2,"delay_ms":30000,"wanted_ms":25000,"queue":"orders.wait.30s","tier_match":"longer","headers":{"x-retry-count":2}}`
+	want := `{"kind":"tier","attempt":2,"delay_ms":30000,"wanted_ms":25000,"queue":"orders.wait.30s","routing_key":"orders.wait.30s","tier_match":"longer","headers":{"x-retry-count":2}}`
 	if string(b) != want {
 		t.Errorf("got  %s\nwant %s", b, want)
 	}
@@ -178,5 +178,34 @@ func TestDelayQueueName(t *testing.T) {
 	}
 	if long := delayQueueName(strings.Repeat("q", 300), 5000); len(long) > 255 {
 		t.Errorf("name of %d bytes is over the broker's limit", len(long))
+	}
+}
+
+// An action names what to publish with: the tier's exchange and name, the
+// delayed exchange with the message's own key, or the default exchange.
+func TestPlanNamesWhereToPublish(t *testing.T) {
+	l := ladderGoSeed()
+	l.Tiers[0].Exchange = "orders.retry"
+	o := PlanOptions{Policy: polGo, MaxAttempts: 3, Ladder: l, RoutingKey: "orders.created"}
+	a, err := Plan(Headers{}, RetryState{}, o)
+	if err != nil || a.Kind != ActionTier || a.Exchange != "orders.retry" || a.RoutingKey != "orders.wait.5s" {
+		t.Errorf("tier with an exchange: %+v %v", a, err)
+	}
+	h := Headers{"x-retry-count": int32(1)}
+	if a, _ = Plan(h, ReadState(h, nil), o); a.Exchange != "" || a.RoutingKey != "orders.wait.30s" {
+		t.Errorf("tier through the default exchange: %+v", a)
+	}
+	h = Headers{"x-retry-count": int32(3)}
+	if a, _ = Plan(h, ReadState(h, nil), o); a.Kind != ActionPark || a.Exchange != "" || a.RoutingKey != "orders.dlq" {
+		t.Errorf("park: %+v", a)
+	}
+	l.Tiers = nil
+	l.DelayedExchanges = []DelayedExchange{{Name: "orders.delayed"}}
+	if a, _ = Plan(Headers{}, RetryState{}, o); a.Kind != ActionDelayedExchange || a.Exchange != "orders.delayed" || a.RoutingKey != "orders.created" {
+		t.Errorf("delayed exchange: %+v", a)
+	}
+	l.DelayedExchanges = nil
+	if a, _ = Plan(Headers{}, RetryState{}, o); a.Kind != ActionDelayQueue || a.Exchange != "" || a.RoutingKey != a.Queue {
+		t.Errorf("delay queue: %+v", a)
 	}
 }

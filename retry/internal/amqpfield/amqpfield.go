@@ -1,3 +1,5 @@
+// Package amqpfield reads and writes AMQP header values (field table and
+// array types, integers in any width, text) for retry and its subpackages.
 package amqpfield
 
 import (
