@@ -40,17 +40,17 @@ const (
 // when it has one (MassTransit, NServiceBus, the first "Caused by" of a
 // Spring stack trace, whose message x-exception-message is), else from the
 // text when it reads "pkg.Type: message"; the key from both. A later table
-// of framework conventions can supply the type and text instead: ErrorCause
+// of framework conventions can supply the type and text instead: errorCause
 // does the rest.
 func CauseOf(h retry.Headers, st retry.RetryState) Cause {
 	typ, from := errorTypeIn(h)
-	return ErrorCause(st.LastError, typ, from)
+	return errorCause(st.LastError, typ, from)
 }
 
-// ErrorCause is the cause of an error text whose type, when typeFrom names
+// errorCause is the cause of an error text whose type, when typeFrom names
 // where it was read, is typ; without one the text's own "Type: " prefix is
 // the type.
-func ErrorCause(text, typ, typeFrom string) Cause {
+func errorCause(text, typ, typeFrom string) Cause {
 	c := Cause{Text: text}
 	msg := text
 	if typ = strings.TrimSpace(typ); typ != "" {
@@ -63,13 +63,13 @@ func ErrorCause(text, typ, typeFrom string) Cause {
 	} else if t, rest, ok := SplitErrorType(text); ok {
 		c.Type, c.TypeFrom, msg = t, "text", rest
 	}
-	c.Key = joinKey(c.Type, NormaliseError(msg))
+	c.Key = joinKey(c.Type, normaliseError(msg))
 	return c
 }
 
-// ErrorKey is the cause key of an error text alone: its "Type: " prefix, if
-// any, and its normalised message. ErrorKey(ErrorKey(s)) == ErrorKey(s).
-func ErrorKey(text string) string { return ErrorCause(text, "", "").Key }
+// errorKey is the cause key of an error text alone: its "Type: " prefix, if
+// any, and its normalised message. errorKey(errorKey(s)) == errorKey(s).
+func errorKey(text string) string { return errorCause(text, "", "").Key }
 
 func joinKey(typ, msg string) string {
 	switch {
@@ -89,19 +89,19 @@ func errorTypeIn(h retry.Headers) (typ, from string) {
 		}
 	}
 	if s, err := amqpfield.Text(h[hdrSpringStack]); err == nil {
-		if t := StackTraceType(s); t != "" {
+		if t := stackTraceType(s); t != "" {
 			return t, hdrSpringStack
 		}
 	}
 	return "", ""
 }
 
-// StackTraceType is the type of the exception a Java stack trace is about:
+// stackTraceType is the type of the exception a Java stack trace is about:
 // that of its first "Caused by:" line when it has one (Spring's
 // x-exception-message is the message of the cause, the outer exception being
 // ListenerExecutionFailedException), else that of its first line; "" when
 // that line does not begin with a type.
-func StackTraceType(trace string) string {
+func stackTraceType(trace string) string {
 	line := ""
 	for i, l := range strings.Split(trace, "\n") {
 		l = strings.TrimSpace(l)
@@ -139,17 +139,17 @@ func SplitErrorType(text string) (typ, msg string, ok bool) {
 			head = h
 		}
 	}
-	if !IsTypeName(head) {
+	if !isTypeName(head) {
 		return "", "", false
 	}
 	return head, strings.TrimSpace(rest), true
 }
 
-// IsTypeName reports whether s is shaped like an exception type: a
+// isTypeName reports whether s is shaped like an exception type: a
 // qualified name whose last part is capitalised ("java.io.IOException",
 // "Outer$Inner", "Ns.Outer+Inner"), or one capitalised word that ends like
 // an error type ("TypeError", "KeyError", "TimeoutException").
-func IsTypeName(s string) bool {
+func isTypeName(s string) bool {
 	if s == "" || len(s) > maxTypeName {
 		return false
 	}
@@ -212,14 +212,14 @@ const (
 	quoteBody  = "…"
 )
 
-// NormaliseError masks what differs between messages of one cause: UUIDs,
+// normaliseError masks what differs between messages of one cause: UUIDs,
 // e-mail addresses, dates and times, IP addresses, dotted hosts with a port,
 // hex, numbers (with a sign, decimals, units), ids (A-1, ORD-2024-0001,
 // #123, words mixing letters and digits) and quoted values ('…', "…", `…`,
 // “…”). Runs of white space read as one space. HTTP status codes after
 // "HTTP", "status" or "code", or opening the message, are kept: they tell
-// causes apart. NormaliseError(NormaliseError(s)) == NormaliseError(s).
-func NormaliseError(s string) string {
+// causes apart. normaliseError(normaliseError(s)) == normaliseError(s).
+func normaliseError(s string) string {
 	s = strings.ToValidUTF8(s, "\uFFFD")
 	s = strings.Join(strings.Fields(s), " ")
 	if s == "" {

@@ -2,7 +2,7 @@ package moveplan
 
 import "strings"
 
-// Scanners for NormaliseError's masking stages. Each matches exactly what
+// Scanners for normaliseError's masking stages. Each matches exactly what
 // the regular expression in its comment matches (RE2, leftmost-first, as
 // ReplaceAllString would; cause_test.go checks them against those
 // expressions) at a fraction of the cost: grouping reads every message of

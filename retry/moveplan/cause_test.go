@@ -62,8 +62,8 @@ func TestNormaliseError(t *testing.T) {
 		{"  two\n\tlines  ", "two lines"},
 		{"", ""},
 	} {
-		if got := NormaliseError(tc.in); got != tc.want {
-			t.Errorf("NormaliseError(%q) = %q, want %q", tc.in, got, tc.want)
+		if got := normaliseError(tc.in); got != tc.want {
+			t.Errorf("normaliseError(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
 }
@@ -78,14 +78,14 @@ func TestErrorKeyGroupsValuesTogether(t *testing.T) {
 		{"KeyError: 'customer_17'", "KeyError: 'x'"},
 	}
 	for _, texts := range same {
-		k := ErrorKey(texts[0])
+		k := errorKey(texts[0])
 		for _, s := range texts[1:] {
-			if got := ErrorKey(s); got != k {
-				t.Errorf("ErrorKey(%q) = %q, want %q (as %q)", s, got, k, texts[0])
+			if got := errorKey(s); got != k {
+				t.Errorf("errorKey(%q) = %q, want %q (as %q)", s, got, k, texts[0])
 			}
 		}
 	}
-	if a, b := ErrorKey("TypeError: x is undefined"), ErrorKey("RangeError: x is undefined"); a == b {
+	if a, b := errorKey("TypeError: x is undefined"), errorKey("RangeError: x is undefined"); a == b {
 		t.Errorf("two types, one key %q", a)
 	}
 }
@@ -168,11 +168,11 @@ func TestCauseOf(t *testing.T) {
 
 func TestNormaliseErrorBoundsLongTexts(t *testing.T) {
 	long := strings.Repeat("word ", 1000) + "tail"
-	got := NormaliseError(long)
+	got := normaliseError(long)
 	if len(got) > maxKey || !strings.HasSuffix(got, " …") {
 		t.Fatalf("a long text is %d bytes, ending %q", len(got), got[len(got)-10:])
 	}
-	if again := NormaliseError(got); again != got {
+	if again := normaliseError(got); again != got {
 		t.Fatal("a cut key changed when normalised again")
 	}
 }
@@ -250,19 +250,19 @@ func FuzzNormaliseError(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		checkStages(t, s)
-		n := NormaliseError(s)
+		n := normaliseError(s)
 		if !utf8.ValidString(n) {
-			t.Fatalf("NormaliseError(%q) = %q: not UTF-8", s, n)
+			t.Fatalf("normaliseError(%q) = %q: not UTF-8", s, n)
 		}
 		if len(n) > maxKey {
-			t.Fatalf("NormaliseError(%q) is %d bytes", s, len(n))
+			t.Fatalf("normaliseError(%q) is %d bytes", s, len(n))
 		}
-		if again := NormaliseError(n); again != n {
+		if again := normaliseError(n); again != n {
 			t.Fatalf("not idempotent: %q → %q → %q", s, n, again)
 		}
-		k := ErrorKey(s)
-		if again := ErrorKey(k); again != k {
-			t.Fatalf("ErrorKey not idempotent: %q → %q → %q", s, k, again)
+		k := errorKey(s)
+		if again := errorKey(k); again != k {
+			t.Fatalf("errorKey not idempotent: %q → %q → %q", s, k, again)
 		}
 	})
 }

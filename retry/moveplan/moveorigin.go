@@ -22,7 +22,7 @@ type originChoice struct {
 	note     string
 }
 
-// origin is --to origin for one message: the queue it failed in (FailedIn)
+// origin is --to origin for one message: the queue it failed in (failedIn)
 // and only that queue. The recorded exchange and key are used when they
 // reach that queue alone, with the headers the message is published with
 // (CC included); else another recorded key that does; else the message is
@@ -30,7 +30,7 @@ type originChoice struct {
 // exchange and key in x-ladder-original-exchange and
 // x-ladder-original-routing-key, and the note says why.
 func (p *Planner) origin(m Message, r *Route) (exchange, key string, err error) {
-	f, ok := FailedIn(p.router, p.ladders, p.spec.From, m.Headers)
+	f, ok := failedIn(p.router, p.ladders, p.spec.From, m.Headers)
 	if !ok {
 		return "", "", errors.New("nothing says where it failed (no x-death, no x-original-exchange): left in " + p.left())
 	}

@@ -5,10 +5,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/ladder-tui/ladder/retry"
-	"github.com/ladder-tui/ladder/retry/internal/amqpfield"
-	"github.com/ladder-tui/ladder/retry/internal/words"
-	"github.com/ladder-tui/ladder/retry/topology"
 	"math"
 	"reflect"
 	"slices"
@@ -16,6 +12,11 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/internal/amqpfield"
+	"github.com/ladder-tui/ladder/retry/internal/words"
+	"github.com/ladder-tui/ladder/retry/topology"
 )
 
 // Headers ladder writes on every message it moves or replays.
@@ -883,15 +884,6 @@ func AddRoute(counts []RouteCount, r Route) []RouteCount {
 		}
 	}
 	return append(counts, RouteCount{Via: r.Via, Through: through, Count: 1})
-}
-
-// ViaCounts sums counts per via (the report's "via").
-func ViaCounts(counts []RouteCount) map[topology.Via]int {
-	out := map[topology.Via]int{}
-	for _, c := range counts {
-		out[c.Via] += c.Count
-	}
-	return out
 }
 
 // ForBroker sets what the broker's version decides about a move.

@@ -32,7 +32,7 @@ const (
 	HeaderSpringOriginalRoutingKey = "x-original-routingKey"
 )
 
-// FailedIn says where the message with headers h, now in queue in, failed,
+// failedIn says where the message with headers h, now in queue in, failed,
 // from what it carries. This is the one place that answers it (move and
 // replay --to origin, the UI); a framework convention that records it its
 // own way is read here.
@@ -50,7 +50,7 @@ const (
 //   - x-first-death-* alone (a client kept only those).
 //
 // ok is false when nothing says.
-func FailedIn(r *topology.Router, ladders []retry.Ladder, in string, h retry.Headers) (Failure, bool) {
+func failedIn(r *topology.Router, ladders []retry.Ladder, in string, h retry.Headers) (Failure, bool) {
 	x := retry.DecodeXDeath(h)
 	for _, d := range x.Deaths {
 		if d.Queue == "" || d.Queue == in {

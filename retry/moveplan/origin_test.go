@@ -56,12 +56,12 @@ func TestFailedInReadsXDeathAndSpringRepublish(t *testing.T) {
 		{"consumer reject", rejectedIn("orders.audit", "orders", "orders"), "orders.audit", "x-death"},
 		{"republished by Spring, no x-death", springRepublished(), "orders.audit", "x-original-exchange/x-original-routingKey"},
 	} {
-		f, ok := FailedIn(r, topology.Discover(v), "orders.audit.dlq", tt.h)
+		f, ok := failedIn(r, topology.Discover(v), "orders.audit.dlq", tt.h)
 		if !ok || f.Queue != tt.want || f.By != tt.by || len(f.Routes) != 1 || f.Routes[0] != (retry.Origin{Exchange: "orders", RoutingKey: "orders"}) {
 			t.Errorf("%s: %+v %v, want %s by %s", tt.name, f, ok, tt.want, tt.by)
 		}
 	}
-	if f, ok := FailedIn(r, topology.Discover(v), "orders.audit.dlq", retry.Headers{}); ok {
+	if f, ok := failedIn(r, topology.Discover(v), "orders.audit.dlq", retry.Headers{}); ok {
 		t.Errorf("nothing recorded, yet failed in %+v", f)
 	}
 }
@@ -82,12 +82,12 @@ func TestFailedInLooksPastWaitTiers(t *testing.T) {
 		map[string]any{"count": int64(1), "reason": "expired", "queue": "orders.wait.30s", "exchange": "orders.retry", "routing-keys": []any{"orders.created"}},
 	}}
 	for name, h := range map[string]retry.Headers{"main then tier": tierThenMain, "tier only": tierLast} {
-		f, ok := FailedIn(r, ls, "orders.dlq", h)
+		f, ok := failedIn(r, ls, "orders.dlq", h)
 		if !ok || f.Queue != "orders.process" {
 			t.Errorf("%s: failed in %+v %v, want orders.process", name, f, ok)
 		}
 	}
-	f, _ := FailedIn(r, ls, "orders.dlq", tierLast)
+	f, _ := failedIn(r, ls, "orders.dlq", tierLast)
 	if !slices.Contains(f.Routes, retry.Origin{Exchange: "orders.topic", RoutingKey: "orders.created"}) {
 		t.Errorf("tier only: routes %v lack the tier's way back (orders.topic, its own key)", f.Routes)
 	}

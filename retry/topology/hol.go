@@ -192,10 +192,10 @@ func HoL(msgs []HoLInput, queueTTL time.Duration, now time.Time) HoLResult {
 	return res
 }
 
-// HoLFindings reports head-of-line blocking seen in a peeked wait queue
+// holFindings reports head-of-line blocking seen in a peeked wait queue
 // (marks from HoL): blocked messages, or else messages with different TTLs,
 // which block as soon as a longer one reaches the head.
-func HoLFindings(queue string, marks []HoLMark) []Finding {
+func holFindings(queue string, marks []HoLMark) []Finding {
 	blocked, by := 0, -1
 	var worst time.Duration
 	minTTL, maxTTL := time.Duration(-1), time.Duration(-1)

@@ -34,7 +34,7 @@ func TestHoLIssueScenario(t *testing.T) {
 			t.Errorf("mark %d = %+v\nwant     %+v", i, m, want[i])
 		}
 	}
-	fs := HoLFindings("orders.wait", res.Marks)
+	fs := holFindings("orders.wait", res.Marks)
 	if len(fs) != 1 || fs[0].Code != CodeHoLRisk || fs[0].Severity != SeverityWarning || fs[0].Queue != "orders.wait" ||
 		fs[0].Message != "2 of 4 peeked messages are held behind a longer expiration at position 0; the worst is 1s overdue (head-of-line blocking)" {
 		t.Errorf("findings = %+v", fs)
@@ -131,7 +131,7 @@ func TestHoLEstimates(t *testing.T) {
 		if res := HoL(nil, 0, now); len(res.Marks) != 0 || res.Estimated {
 			t.Errorf("%+v", res)
 		}
-		if fs := HoLFindings("q", nil); fs != nil {
+		if fs := holFindings("q", nil); fs != nil {
 			t.Errorf("%+v", fs)
 		}
 	})
@@ -154,7 +154,7 @@ func TestHoLFindingsVariants(t *testing.T) {
 		{"none expire", []HoLInput{{Timestamp: now}, {Timestamp: now}}, ""},
 	}
 	for _, tt := range tests {
-		fs := HoLFindings("q", HoL(tt.in, 0, now).Marks)
+		fs := holFindings("q", HoL(tt.in, 0, now).Marks)
 		got := ""
 		if len(fs) == 1 {
 			got = fs[0].Message

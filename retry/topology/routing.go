@@ -329,17 +329,17 @@ func rtBindingMatches(kind string, b *Binding, m rtMsg) bool {
 	case ExchangeFanout:
 		return true
 	case ExchangeTopic:
-		if m.anyKey || TopicMatch(b.RoutingKey, m.key) {
+		if m.anyKey || topicMatch(b.RoutingKey, m.key) {
 			return true
 		}
 		for _, k := range m.extra {
-			if TopicMatch(b.RoutingKey, k) {
+			if topicMatch(b.RoutingKey, k) {
 				return true
 			}
 		}
 		return false
 	case ExchangeHeaders:
-		return m.anyHeaders || HeadersMatch(b.Arguments, m.headers)
+		return m.anyHeaders || headersMatch(b.Arguments, m.headers)
 	default:
 		// Consistent-hash, random and other plugin types pick among their
 		// bindings in ways we do not model: the message may reach any.
@@ -347,12 +347,12 @@ func rtBindingMatches(kind string, b *Binding, m rtMsg) bool {
 	}
 }
 
-// TopicMatch reports whether a topic binding pattern matches a routing key.
+// topicMatch reports whether a topic binding pattern matches a routing key.
 // Both are split into words at '.', as the broker does: "" is zero words,
 // "a." is the two words "a" and "". A pattern word "*" matches exactly one
 // word (possibly empty), "#" matches zero or more words; '*' and '#' inside a
 // longer word are literal.
-func TopicMatch(pattern, key string) bool {
+func topicMatch(pattern, key string) bool {
 	// Greedy matching with backtracking to the last '#', as for glob '*':
 	// '#' is the only variable-length token, so retrying from the latest one
 	// is enough; O(len(pattern)·len(key)) at worst, no allocation.
@@ -410,13 +410,13 @@ func rtWord(s string, i int) (word string, next int, last bool) {
 	return s[i:], len(s), true
 }
 
-// HeadersMatch applies a headers-exchange binding's arguments to message
+// headersMatch applies a headers-exchange binding's arguments to message
 // headers. x-match is "all" (default), "any", "all-with-x" or "any-with-x";
 // without "-with-x", binding arguments starting with "x-" are ignored. A
 // binding argument with a nil (void) value asks only for the header's
 // presence. Values compare by kind: any two numbers by value (management JSON
 // gives float64 where AMQP gave an int), string and []byte by bytes.
-func HeadersMatch(bindingArgs, headers map[string]any) bool {
+func headersMatch(bindingArgs, headers map[string]any) bool {
 	mode, _ := dlString(bindingArgs["x-match"])
 	matchAny, withX := false, false
 	switch mode {

@@ -46,8 +46,8 @@ func TestTopicMatch(t *testing.T) {
 		{"orders.created", "orders.updated", false},
 	}
 	for _, tt := range tests {
-		if got := TopicMatch(tt.pattern, tt.key); got != tt.want {
-			t.Errorf("TopicMatch(%q, %q) = %v, want %v", tt.pattern, tt.key, got, tt.want)
+		if got := topicMatch(tt.pattern, tt.key); got != tt.want {
+			t.Errorf("topicMatch(%q, %q) = %v, want %v", tt.pattern, tt.key, got, tt.want)
 		}
 		if got := topicRefRecursive(tt.pattern, tt.key); got != tt.want {
 			t.Errorf("reference(%q, %q) = %v, want %v (table is wrong?)", tt.pattern, tt.key, got, tt.want)
@@ -116,19 +116,19 @@ func FuzzTopicMatch(f *testing.F) {
 		if len(pattern) > 64 || len(key) > 64 {
 			return // the references backtrack exponentially
 		}
-		got := TopicMatch(pattern, key)
+		got := topicMatch(pattern, key)
 		if want := topicRefRegexp(pattern, key); got != want {
-			t.Fatalf("TopicMatch(%q, %q) = %v, regexp reference says %v", pattern, key, got, want)
+			t.Fatalf("topicMatch(%q, %q) = %v, regexp reference says %v", pattern, key, got, want)
 		}
 		if want := topicRefRecursive(pattern, key); got != want {
-			t.Fatalf("TopicMatch(%q, %q) = %v, recursive reference says %v", pattern, key, got, want)
+			t.Fatalf("topicMatch(%q, %q) = %v, recursive reference says %v", pattern, key, got, want)
 		}
 	})
 }
 
 func TestTopicMatchNoAlloc(t *testing.T) {
-	if n := testing.AllocsPerRun(100, func() { TopicMatch("#.b.#.d", "a.b.c.b.d") }); n != 0 {
-		t.Errorf("TopicMatch allocates %v times per call", n)
+	if n := testing.AllocsPerRun(100, func() { topicMatch("#.b.#.d", "a.b.c.b.d") }); n != 0 {
+		t.Errorf("topicMatch allocates %v times per call", n)
 	}
 }
 
@@ -236,8 +236,8 @@ func TestHeadersMatch(t *testing.T) {
 		{"json.Number vs int", map[string]any{"a": json.Number("3")}, map[string]any{"a": int16(3)}, true},
 	}
 	for _, tt := range tests {
-		if got := HeadersMatch(tt.binding, tt.headers); got != tt.want {
-			t.Errorf("%s: HeadersMatch = %v, want %v", tt.name, got, tt.want)
+		if got := headersMatch(tt.binding, tt.headers); got != tt.want {
+			t.Errorf("%s: headersMatch = %v, want %v", tt.name, got, tt.want)
 		}
 	}
 }
