@@ -59,9 +59,11 @@ func TestWorkerRoutesFailuresThroughTheLadder(t *testing.T) {
 	r := brokertest.Require(t)
 	var logBuf syncBuffer
 	cfg := config{
-		URL:        r.AMQPURL,
-		Prefix:     brokertest.Name(t, ""),
-		Tiers:      []time.Duration{200 * time.Millisecond, 400 * time.Millisecond, 800 * time.Millisecond},
+		URL:    r.AMQPURL,
+		Prefix: brokertest.Name(t, ""),
+		// The seed's 5s/30s/5m scaled down; the 5^n policy's 100ms,
+		// 500ms and 2.5s each wait in the next tier.
+		Tiers:      []time.Duration{100 * time.Millisecond, 500 * time.Millisecond, 2500 * time.Millisecond},
 		MaxRetries: 3,
 		Fail:       regexp.MustCompile(`^fail`),
 		Flaky:      regexp.MustCompile(`^flaky`),
@@ -115,7 +117,7 @@ func TestWorkerRoutesFailuresThroughTheLadder(t *testing.T) {
 		}
 	}
 
-	// Generous: the waits add up to 1.4 s, the rest is the broker's pace
+	// Generous: the waits add up to 3.1 s, the rest is the broker's pace
 	// (and TTL expiry of a queue's head is not instant).
 	deadline := time.Now().Add(90 * time.Second)
 	for {
