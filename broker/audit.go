@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/ladder-tui/ladder/internal/termtext"
-	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/moveplan"
 )
 
 // AuditEvent is one line of the audit trail: every mutation, as asked and
@@ -46,9 +46,9 @@ type AuditEvent struct {
 	// one without an id).
 	Messages []string `json:"messages,omitempty"`
 	// ConfirmedRoutes are the routes of the plan the user confirmed.
-	ConfirmedRoutes []retry.RouteCount `json:"confirmed_routes,omitempty"`
-	Report          *MoveReport        `json:"report,omitempty"`
-	Error           string             `json:"error,omitempty"`
+	ConfirmedRoutes []moveplan.RouteCount `json:"confirmed_routes,omitempty"`
+	Report          *MoveReport           `json:"report,omitempty"`
+	Error           string                `json:"error,omitempty"`
 }
 
 // Audited wraps a Client so every Move (not dry runs) is written to w as
@@ -82,7 +82,7 @@ func (a *audited) Move(ctx context.Context, req MoveRequest, progress func(MoveP
 	ev := AuditEvent{
 		Phase: "start", User: a.user, Host: a.host, Broker: a.broker, Vhost: a.Client.Vhost(), Action: "move",
 		From: req.From, Target: req.To.String(), DelayMS: req.Delay.Milliseconds(), Limit: req.Limit,
-		Reset: req.ResetRetries, Selected: len(req.Positions), ConfirmedRoutes: retry.CountRoutes(req.Expect),
+		Reset: req.ResetRetries, Selected: len(req.Positions), ConfirmedRoutes: moveplan.CountRoutes(req.Expect),
 		Rate: req.Rate, Where: req.Where.Exprs(),
 	}
 	if req.Pick != nil {

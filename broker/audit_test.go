@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/moveplan"
 )
 
 type fakeMover struct {
@@ -70,7 +70,7 @@ func TestAuditedRefusesWithoutATrail(t *testing.T) {
 // An unblock is audited as one, with the delay of each picked message.
 func TestAuditedNamesAnUnblockAndItsDelays(t *testing.T) {
 	var buf bytes.Buffer
-	req := MoveRequest{From: "work.delay", To: Target{Kind: TargetQueue, Name: "work"}, Pick: []retry.Pick{
+	req := MoveRequest{From: "work.delay", To: Target{Kind: TargetQueue, Name: "work"}, Pick: []moveplan.Pick{
 		{Position: 0, Delay: 55 * time.Second}, {Position: 1, Delay: 595 * time.Second}}}
 	if _, err := Audited(&fakeMover{}, &buf, "").Move(context.Background(), req, nil); err != nil {
 		t.Fatal(err)

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/topology"
 )
 
 // Every browse loop (the AMQP 0-9-1 consumer of collect, the simulation's,
@@ -119,7 +119,7 @@ func (b *BrowseRun) TimedOut() {
 		b.res.hitDeadline = true
 	}
 	b.Stop(fmt.Sprintf("stopped at the %s deadline after %s of %d: the rest was not read",
-		b.opt.Deadline, retry.Plural(b.read, "message", "messages"), b.want))
+		b.opt.Deadline, topology.Plural(b.read, "message", "messages"), b.want))
 }
 
 // Tick reports progress while nothing arrives (the time it has taken):

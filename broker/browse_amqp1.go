@@ -14,7 +14,7 @@ import (
 	amqp1 "github.com/Azure/go-amqp"
 
 	"github.com/ladder-tui/ladder/internal/termtext"
-	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/topology"
 )
 
 // The costless browse of a quorum queue on RabbitMQ 4.3+: a receiver link
@@ -133,7 +133,7 @@ type amqp1Ended struct {
 }
 
 func (e *amqp1Ended) Error() string {
-	return fmt.Sprintf("the broker ended the AMQP 1.0 browse after %s: %s", retry.Plural(e.Held, "message", "messages"), amqp1Reason(e.Err))
+	return fmt.Sprintf("the broker ended the AMQP 1.0 browse after %s: %s", topology.Plural(e.Held, "message", "messages"), amqp1Reason(e.Err))
 }
 
 func (e *amqp1Ended) Unwrap() error { return e.Err }
@@ -459,7 +459,7 @@ func (b *amqp1Receiver) restoreOrder(ctx context.Context, ours []string) (reorde
 		why = amqp1Reason(failed)
 	}
 	return fmt.Sprintf("the browsed messages went back behind the %s returned to the queue before them, and %d of %d could not be put back in front (%s)",
-		retry.Plural(len(others), "other message", "other messages"), len(ours)-found, len(ours), why), taken
+		topology.Plural(len(others), "other message", "other messages"), len(ours)-found, len(ours), why), taken
 }
 
 // fingerprint identifies a message whatever its deliveries: everything
@@ -520,7 +520,7 @@ func (b *amqp1Receiver) close() {
 // of the ready messages, decoded as the 0-9-1 peek decodes them. ended:
 // the broker ended the browse (its link, or the session: see
 // sessionEnded), and the result says so.
-func peekAMQP1(ctx context.Context, b *amqp1Receiver, q retry.Queue, brokerVersion string, opt PeekOptions, deathQueues, mains map[string]bool) (res *PeekResult, redelivered int, ended *amqp1Ended, err error) {
+func peekAMQP1(ctx context.Context, b *amqp1Receiver, q topology.Queue, brokerVersion string, opt PeekOptions, deathQueues, mains map[string]bool) (res *PeekResult, redelivered int, ended *amqp1Ended, err error) {
 	res = &PeekResult{Queue: q.Name, Type: q.Type, Total: q.Messages, Ready: q.Ready, Messages: []Message{}, PeekedAt: time.Now()}
 	res.SideEffects = peekSideEffects(PeekReleased, q.Type, brokerVersion)
 	want := opt.Limit
@@ -549,7 +549,7 @@ func peekAMQP1(ctx context.Context, b *amqp1Receiver, q retry.Queue, brokerVersi
 		// The messages read are good; the broker returned them (and the
 		// one it could not send) as after a crash.
 		note := fmt.Sprintf("stopped after %s: %s; the messages the browse held went back as after a crash, each with a delivery counted (x-delivery-count +1)%s",
-			retry.Plural(run.Read(), "message", "messages"), end.Error(), amqp1CrashHint(end.Err))
+			topology.Plural(run.Read(), "message", "messages"), end.Error(), amqp1CrashHint(end.Err))
 		res.Incomplete = note
 		res.SideEffects = append(res.SideEffects, note)
 		NoteDeadLettered(res, q, brokerVersion)

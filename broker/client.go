@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/moveplan"
+	"github.com/ladder-tui/ladder/retry/topology"
 )
 
 // Client is the small interface the terminal UI and the commands use. The
@@ -23,7 +25,7 @@ type Client interface {
 	Move(ctx context.Context, req MoveRequest, progress func(MoveProgress)) (*MoveReport, error)
 	// Topology reads the vhost's queues, exchanges and bindings fresh: what
 	// the planner routes with (replay).
-	Topology(ctx context.Context) (retry.Vhost, error)
+	Topology(ctx context.Context) (topology.Vhost, error)
 	// Publish publishes a batch loss-free: confirmed, mandatory where asked,
 	// returns watched (correlated by HeaderMoveID); a wait queue named by
 	// an Outgoing is declared first. One outcome per message, in order.
@@ -52,9 +54,9 @@ type Snapshot struct {
 	Vhost         string
 	BrokerVersion string
 	TakenAt       time.Time
-	Topology      retry.Vhost
+	Topology      topology.Vhost
 	Ladders       []retry.Ladder
-	Findings      []retry.Finding
+	Findings      []topology.Finding
 	// Refresh is how often to read this vhost again so that an idle TUI
 	// costs the broker no more than the management UI's Queues page (see
 	// AutoRefresh); 0 is BaseRefresh.
@@ -62,13 +64,13 @@ type Snapshot struct {
 }
 
 // Queue returns the named queue of the snapshot.
-func (s *Snapshot) Queue(name string) (retry.Queue, bool) {
+func (s *Snapshot) Queue(name string) (topology.Queue, bool) {
 	for _, q := range s.Topology.Queues {
 		if q.Name == name {
 			return q, true
 		}
 	}
-	return retry.Queue{}, false
+	return topology.Queue{}, false
 }
 
 // PeekOptions bound a peek.
@@ -186,9 +188,9 @@ type Message struct {
 	Deaths      []retry.Death      `json:"deaths"`
 	DeathErrors []retry.FieldError `json:"death_errors,omitempty"`
 	Origin      *retry.Origin      `json:"origin"`
-	HoL         *retry.HoLMark     `json:"hol"`
+	HoL         *topology.HoLMark  `json:"hol"`
 	BodySize    int                `json:"body_size"`
-	// BodyDigest identifies the whole body (see retry.BodyDigest), even
+	// BodyDigest identifies the whole body (see moveplan.BodyDigest), even
 	// when only a preview of it is kept.
 	BodyDigest  string `json:"body_sha256"`
 	BodyPreview string `json:"body_preview"`
@@ -215,17 +217,17 @@ type Properties struct {
 
 // Target kinds for a move.
 const (
-	TargetQueue    = retry.TargetQueue
-	TargetExchange = retry.TargetExchange
-	TargetOrigin   = retry.TargetOrigin
-	TargetOriginal = retry.TargetOriginal
+	TargetQueue    = moveplan.TargetQueue
+	TargetExchange = moveplan.TargetExchange
+	TargetOrigin   = moveplan.TargetOrigin
+	TargetOriginal = moveplan.TargetOriginal
 )
 
-// Target is where moved messages go (see retry.Target).
-type Target = retry.Target
+// Target is where moved messages go (see moveplan.Target).
+type Target = moveplan.Target
 
 // ParseTarget reads queue:NAME, exchange:NAME[:ROUTING_KEY] or origin.
-func ParseTarget(s string) (Target, error) { return retry.ParseTarget(s) }
+func ParseTarget(s string) (Target, error) { return moveplan.ParseTarget(s) }
 
 // MoveRequest describes one move or re-publish.
 type MoveRequest struct {
@@ -246,7 +248,7 @@ type MoveRequest struct {
 	// message whose route changed since stays in the source with a note.
 	Expect []PlannedMove
 	// Where chooses the messages (--where); Limit then counts chosen ones.
-	Where retry.Where
+	Where moveplan.Where
 	// MaxMoves (> 0) leaves messages ladder moved that often in place
 	// (the loop guard), unless Force.
 	MaxMoves int
@@ -263,7 +265,7 @@ type MoveRequest struct {
 	Gate *Gate
 	// Pick chooses messages by identity, each with its own delay (ladder
 	// unblock, see PrepareUnblock); the others stay, as with Where.
-	Pick []retry.Pick
+	Pick []moveplan.Pick
 }
 
 // chooses reports whether the move looks at every message and takes only
@@ -271,8 +273,8 @@ type MoveRequest struct {
 func (r MoveRequest) chooses() bool { return !r.Where.Empty() || r.Pick != nil }
 
 // Spec is the request as the planner reads it, at now.
-func (r MoveRequest) Spec(now time.Time) retry.MoveSpec {
-	return retry.MoveSpec{From: r.From, To: r.To, Delay: r.Delay, ResetRetries: r.ResetRetries,
+func (r MoveRequest) Spec(now time.Time) moveplan.Spec {
+	return moveplan.Spec{From: r.From, To: r.To, Delay: r.Delay, ResetRetries: r.ResetRetries,
 		Positions: r.Positions, PositionIDs: r.PositionIDs, Expect: r.Expect,
 		Where: r.Where, Now: now, MaxMoves: r.MaxMoves, Force: r.Force, Pick: r.Pick}
 }
@@ -291,10 +293,10 @@ type MoveReport struct {
 	// Via counts messages per way (direct, tier, delayed_exchange,
 	// delay_queue): in a dry run those planned, else those moved. Routes
 	// says the same per tier or wait queue passed through.
-	Via     map[retry.Via]int  `json:"via"`
-	Routes  []retry.RouteCount `json:"routes"`
-	DelayMS int64              `json:"delay_ms"`
-	DryRun  bool               `json:"dry_run"`
+	Via     map[topology.Via]int  `json:"via"`
+	Routes  []moveplan.RouteCount `json:"routes"`
+	DelayMS int64                 `json:"delay_ms"`
+	DryRun  bool                  `json:"dry_run"`
 	// DuplicatesPossible is true when a message may have reached the target
 	// without its source ack (connection lost between confirm and ack).
 	DuplicatesPossible bool `json:"duplicates_possible"`
@@ -314,15 +316,15 @@ type MoveReport struct {
 
 // NewMoveReport starts the report of req.
 func NewMoveReport(req MoveRequest) *MoveReport {
-	return &MoveReport{Target: req.To.String(), DelayMS: req.Delay.Milliseconds(), DryRun: req.DryRun, Via: map[retry.Via]int{}, Routes: []retry.RouteCount{}}
+	return &MoveReport{Target: req.To.String(), DelayMS: req.Delay.Milliseconds(), DryRun: req.DryRun, Via: map[topology.Via]int{}, Routes: []moveplan.RouteCount{}}
 }
 
 // Count adds one moved (or, in a dry run, planned) message on r's way.
 func (rep *MoveReport) Count(r PlannedMove) {
-	rep.Routes = retry.AddRoute(rep.Routes, r)
+	rep.Routes = moveplan.AddRoute(rep.Routes, r)
 	rep.Via[r.Via]++
-	if r.Via == retry.ViaDelayQueue && r.CrashRisk == "" {
-		rep.Note(retry.AtLeastOnceNote)
+	if r.Via == topology.ViaDelayQueue && r.CrashRisk == "" {
+		rep.Note(moveplan.AtLeastOnceNote)
 	}
 	if !rep.DryRun {
 		id := r.MessageID
@@ -364,8 +366,8 @@ type Outcome struct {
 	Err     error
 }
 
-// PlannedMove is one message's plan (see retry.MoveRoute).
-type PlannedMove = retry.MoveRoute
+// PlannedMove is one message's plan (see moveplan.Route).
+type PlannedMove = moveplan.Route
 
 // MoveProgress is reported while a move runs.
 type MoveProgress struct {

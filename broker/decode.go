@@ -7,6 +7,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/moveplan"
+	"github.com/ladder-tui/ladder/retry/topology"
 )
 
 // DecodeMessage fills what the retry engine reads from a message whose
@@ -28,7 +30,7 @@ func DecodeMessage(m *Message, body []byte, preview int, deathQueues, mains map[
 		m.Origin = &o
 	}
 	m.BodySize = len(body)
-	m.BodyDigest = retry.BodyDigest(body)
+	m.BodyDigest = moveplan.BodyDigest(body)
 	n := len(body)
 	if n > preview {
 		n, m.BodyTruncated = preview, true
@@ -51,9 +53,9 @@ func previewText(b []byte) string {
 
 // AnnotateHoL marks head-of-line blocking when the queue's messages can
 // expire at all (a queue TTL, or a per-message TTL on some message).
-func AnnotateHoL(res *PeekResult, set retry.QueueSettings, now time.Time) {
+func AnnotateHoL(res *PeekResult, set topology.QueueSettings, now time.Time) {
 	res.PeekedAt = now
-	in := make([]retry.HoLInput, len(res.Messages))
+	in := make([]topology.HoLInput, len(res.Messages))
 	some := set.HasMessageTTL
 	for i, m := range res.Messages {
 		in[i].Expiration, in[i].HasExpiration, in[i].Stripped = messageTTL(m, set.HasDeadLetterExchange)
@@ -67,7 +69,7 @@ func AnnotateHoL(res *PeekResult, set retry.QueueSettings, now time.Time) {
 	if set.HasMessageTTL {
 		ttl = set.MessageTTL
 	}
-	hr := retry.HoL(in, ttl, now)
+	hr := topology.HoL(in, ttl, now)
 	for i := range res.Messages {
 		mark := hr.Marks[i]
 		res.Messages[i].HoL = &mark

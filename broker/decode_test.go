@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/topology"
 )
 
 // A message dead-lettered with its TTL unspent lost its expiration: in a
@@ -17,17 +18,17 @@ func TestAnnotateHoLUsesOriginalExpirationOnlyInForwardingQueues(t *testing.T) {
 			OriginalExpiration: 60 * time.Second, HasOriginalExpiration: true}}}
 	}
 	wait := &PeekResult{Messages: []Message{msg()}}
-	AnnotateHoL(wait, retry.QueueSettings{HasDeadLetterExchange: true}, ts.Add(90*time.Second))
-	if h := wait.Messages[0].HoL; h == nil || !h.NeverDue || !h.Stuck || h.Overdue != 0 || h.NeverDueReason != retry.NeverDueStuck {
+	AnnotateHoL(wait, topology.QueueSettings{HasDeadLetterExchange: true}, ts.Add(90*time.Second))
+	if h := wait.Messages[0].HoL; h == nil || !h.NeverDue || !h.Stuck || h.Overdue != 0 || h.NeverDueReason != topology.NeverDueStuck {
 		t.Fatalf("wait queue: %+v", h)
 	}
 	withTTL := &PeekResult{Messages: []Message{msg()}}
-	AnnotateHoL(withTTL, retry.QueueSettings{HasDeadLetterExchange: true, HasMessageTTL: true, MessageTTL: 120 * time.Second}, ts.Add(90*time.Second))
+	AnnotateHoL(withTTL, topology.QueueSettings{HasDeadLetterExchange: true, HasMessageTTL: true, MessageTTL: 120 * time.Second}, ts.Add(90*time.Second))
 	if h := withTTL.Messages[0].HoL; h == nil || h.NeverDue || h.TTL != 120*time.Second || !h.DueAt.Equal(ts.Add(120*time.Second)) {
 		t.Fatalf("wait queue with a TTL: %+v", h)
 	}
 	dlq := &PeekResult{Messages: []Message{msg()}}
-	AnnotateHoL(dlq, retry.QueueSettings{}, ts.Add(90*time.Second))
+	AnnotateHoL(dlq, topology.QueueSettings{}, ts.Add(90*time.Second))
 	if dlq.Messages[0].HoL != nil {
 		t.Fatalf("a DLQ message got a due time: %+v", dlq.Messages[0].HoL)
 	}

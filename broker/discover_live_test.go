@@ -12,6 +12,7 @@ import (
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/topology"
 )
 
 // The topologies people run, declared on the real broker, with the names
@@ -120,7 +121,7 @@ func TestDiscoveryOnRealShapesWithAndWithoutAConsumer(t *testing.T) {
 					time.Sleep(200 * time.Millisecond)
 				}
 			}
-			check := func(onMain, onWait int, ls []retry.Ladder, fs []retry.Finding) {
+			check := func(onMain, onWait int, ls []retry.Ladder, fs []topology.Finding) {
 				t.Helper()
 				when := fmt.Sprintf("consumers on main %d, on wait queue %d", onMain, onWait)
 				if len(ls) != 1 || ls[0].Main != sh.main || !reflect.DeepEqual(ls[0].WaitQueues, []string{sh.wait}) || ls[0].DLQ != sh.dlq || len(ls[0].InferredFrom) == 0 {
@@ -130,11 +131,11 @@ func TestDiscoveryOnRealShapesWithAndWithoutAConsumer(t *testing.T) {
 				reported := false
 				for _, fd := range fs {
 					switch {
-					case fd.Code == retry.CodeNoConsumers && fd.Queue != sh.main:
+					case fd.Code == topology.CodeNoConsumers && fd.Queue != sh.main:
 						t.Errorf("%s: no-consumers on %s, not a main: %s", when, fd.Queue, fd.Message)
-					case fd.Code == retry.CodeWaitQueueConsumers:
+					case fd.Code == topology.CodeWaitQueueConsumers:
 						reported = fd.Queue == sh.wait
-					case fd.Code != retry.CodeNoConsumers:
+					case fd.Code != topology.CodeNoConsumers:
 						codes = append(codes, string(fd.Severity)+" "+fd.Code+" "+fd.Queue)
 					}
 				}
@@ -162,8 +163,8 @@ func TestDiscoveryOnRealShapesWithAndWithoutAConsumer(t *testing.T) {
 					v.Observe(q, m.Properties.Expiration != "", m.Deaths)
 				}
 			}
-			ls := retry.Discover(&v)
-			check(0, 0, ls, retry.Findings(&v, ls))
+			ls := topology.Discover(&v)
+			check(0, 0, ls, topology.Findings(&v, ls))
 			t.Logf("inferred from %q; after a peek %q", inferred, ls[0].InferredFrom)
 
 			consume := func(q string) *amqp.Channel {
@@ -186,7 +187,7 @@ func TestDiscoveryOnRealShapesWithAndWithoutAConsumer(t *testing.T) {
 					}
 				}
 				for _, fd := range snap.Findings {
-					if fd.Code == retry.CodeHoLRisk {
+					if fd.Code == topology.CodeHoLRisk {
 						t.Errorf("hol-risk on a worked queue: %+v", fd)
 					}
 				}

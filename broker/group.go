@@ -6,7 +6,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/moveplan"
 )
 
 // Group is messages that broke the same way (peek --group-by). JSON field
@@ -35,7 +35,7 @@ type Group struct {
 // GroupBy names what messages are grouped by.
 const (
 	// GroupError: the error's type and its message with ids, numbers and
-	// quoted values masked (retry.CauseOf), so one cause is one group.
+	// quoted values masked (moveplan.CauseOf), so one cause is one group.
 	GroupError = "error"
 	// GroupErrorText: the error text exactly as it is.
 	GroupErrorText = "error-text"
@@ -125,7 +125,7 @@ func GroupMessages(ms []Message, by string) []Group {
 func groupKey(m *Message, by string) (key, typ string) {
 	switch by {
 	case GroupError:
-		if c := retry.CauseOf(m.Headers, m.Retry); c.Key != "" {
+		if c := moveplan.CauseOf(m.Headers, m.Retry); c.Key != "" {
 			return c.Key, c.Type
 		}
 	case GroupErrorText:
@@ -160,13 +160,13 @@ func seenAt(m *Message) time.Time {
 }
 
 // Choose keeps the messages --where chooses, seen at now.
-func Choose(ms []Message, w retry.Where, now time.Time) []Message {
+func Choose(ms []Message, w moveplan.Where, now time.Time) []Message {
 	if w.Empty() {
 		return ms
 	}
 	out := ms[:0:0]
 	for _, m := range ms {
-		s := retry.Subject{Headers: m.Headers, Deaths: m.Deaths, Origin: m.Origin, Retry: m.Retry, Body: m.Body}
+		s := moveplan.Subject{Headers: m.Headers, Deaths: m.Deaths, Origin: m.Origin, Retry: m.Retry, Body: m.Body}
 		if m.Properties.Timestamp != nil {
 			s.Timestamp = *m.Properties.Timestamp
 		}

@@ -6,7 +6,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/moveplan"
+	"github.com/ladder-tui/ladder/retry/topology"
 )
 
 // Grouping the whole queue: the browse a dump does (Dump), with a writer
@@ -18,7 +19,7 @@ import (
 type GroupScanOptions struct {
 	Queue string
 	By    string // a GroupBy value
-	Where retry.Where
+	Where moveplan.Where
 	// Limit bounds the messages grouped (0: all, up to the dump bound,
 	// DefaultDumpLimit); with Where it counts chosen ones, as dump -n does.
 	Limit int
@@ -68,11 +69,11 @@ type GroupScan struct {
 	Groups   []Group       `json:"groups"`
 	Coverage GroupCoverage `json:"coverage"`
 	// Messages are the first Keep messages, decoded as a peek decodes them.
-	Messages    []Message   `json:"-"`
-	Queue       retry.Queue `json:"-"`
-	SideEffects []string    `json:"side_effects"`
-	Released    int64       `json:"released"`
-	ScannedAt   time.Time   `json:"scanned_at"`
+	Messages    []Message      `json:"-"`
+	Queue       topology.Queue `json:"-"`
+	SideEffects []string       `json:"side_effects"`
+	Released    int64          `json:"released"`
+	ScannedAt   time.Time      `json:"scanned_at"`
 	// browse is what the browse itself reported (no messages), when seen.
 	browse *PeekResult
 }
@@ -201,6 +202,6 @@ func (s *GroupScan) PeekResult() *PeekResult {
 	if s.browse != nil && !s.browse.PeekedAt.IsZero() {
 		at = s.browse.PeekedAt // the browse's clock (the simulation's own)
 	}
-	AnnotateHoL(res, retry.EffectiveSettings(&s.Queue), at)
+	AnnotateHoL(res, topology.EffectiveSettings(&s.Queue), at)
 	return res
 }

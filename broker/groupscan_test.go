@@ -11,6 +11,7 @@ import (
 	"github.com/ladder-tui/ladder/broker/brokertest"
 	"github.com/ladder-tui/ladder/broker/sim"
 	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/moveplan"
 )
 
 // simWithCauses is a quiet simulation whose DLQ holds n dead letters of
@@ -71,7 +72,7 @@ func TestScanGroupsSaysWhenCapped(t *testing.T) {
 // --where chooses what is grouped; the rest is looked at and counted.
 func TestScanGroupsWhere(t *testing.T) {
 	s := simWithCauses(t, 600)
-	w, err := retry.ParseWhere([]string{"error~Connect timed out"})
+	w, err := moveplan.ParseWhere([]string{"error~Connect timed out"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
 	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/moveplan"
 )
 
 // heapAfterGC is the live heap once garbage is collected.
@@ -51,7 +52,7 @@ func TestPeekOfAHugeBodyKeepsOnlyThePreview(t *testing.T) {
 	if m.BodySize != len(want) || !m.BodyTruncated || len(m.Body) != broker.DefaultBodyPreview || !bytes.Equal(m.Body, want[:len(m.Body)]) {
 		t.Fatalf("size %d truncated %v preview %d bytes", m.BodySize, m.BodyTruncated, len(m.Body))
 	}
-	if m.BodyDigest != retry.BodyDigest(want) {
+	if m.BodyDigest != moveplan.BodyDigest(want) {
 		t.Error("the digest is not the whole body's")
 	}
 	if retained > 4<<20 {

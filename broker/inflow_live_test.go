@@ -11,7 +11,7 @@ import (
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
-	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/topology"
 )
 
 // statsInterval is the broker's statistics interval (collect_statistics_interval,
@@ -108,8 +108,8 @@ func TestDeadLetteredInflowWithinTwoRefreshes(t *testing.T) {
 			if i == 0 {
 				t.Fatalf("the first refresh knows an inflow for orders.dlq with no history: %v", seen)
 			}
-			if rt.InSource != retry.InFromDepth {
-				t.Fatalf("refresh %d: inflow from %q, want %q (%v)", i+1, rt.InSource, retry.InFromDepth, seen)
+			if rt.InSource != topology.InFromDepth {
+				t.Fatalf("refresh %d: inflow from %q, want %q (%v)", i+1, rt.InSource, topology.InFromDepth, seen)
 			}
 			rep := snap.Report()
 			var dlq *broker.QueueReport
@@ -123,7 +123,7 @@ func TestDeadLetteredInflowWithinTwoRefreshes(t *testing.T) {
 					dlq = l.DLQ
 				}
 			}
-			if dlq == nil || dlq.InRate == nil || *dlq.InRate <= 0 || dlq.InRateSource == nil || *dlq.InRateSource != retry.InFromDepth {
+			if dlq == nil || dlq.InRate == nil || *dlq.InRate <= 0 || dlq.InRateSource == nil || *dlq.InRateSource != topology.InFromDepth {
 				t.Fatalf("topology JSON of orders.dlq: %+v", dlq)
 			}
 			t.Logf("orders.dlq's inflow seen at refresh %d (%s)", i+1, seen)
@@ -133,7 +133,7 @@ func TestDeadLetteredInflowWithinTwoRefreshes(t *testing.T) {
 	t.Fatalf("orders.dlq's inflow not seen within two refreshes after the first, %v apart: %v", statsInterval, seen)
 }
 
-func formatInflow(q retry.Queue) string {
+func formatInflow(q topology.Queue) string {
 	r := q.Rates
 	if !r.InKnown {
 		return fmt.Sprintf("depth %d, in ?", q.Messages)

@@ -7,9 +7,8 @@ import (
 	"strconv"
 	"unicode/utf8"
 
+	"github.com/ladder-tui/ladder/retry/topology"
 	amqp "github.com/rabbitmq/amqp091-go"
-
-	"github.com/ladder-tui/ladder/retry"
 )
 
 // A replay checks every line before it publishes anything: a message the
@@ -61,7 +60,7 @@ func (l *Live) PublishLimits(ctx context.Context) (PublishLimits, error) {
 			return lim, err
 		}
 		lim.MaxMessageSize, lim.Source = defaultMaxMessageSize3, "RabbitMQ 3.x's default max_message_size"
-		if retry.VersionAtLeast(v, 4, 0) {
+		if topology.VersionAtLeast(v, 4, 0) {
 			lim.MaxMessageSize, lim.Source = defaultMaxMessageSize4, "RabbitMQ 4.x's default max_message_size"
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/topology"
 )
 
 // ErrReadOnly refuses a mutation under --read-only.
@@ -56,13 +57,13 @@ type Live struct {
 
 	// adaptVhost lets tests present topology the broker cannot have here
 	// (a delayed-message exchange: the plugin is not installable).
-	adaptVhost func(*retry.Vhost)
+	adaptVhost func(*topology.Vhost)
 }
 
 // AdaptTopology makes the client present every vhost topology it plans moves
 // on through f first: for tests of broker features this machine cannot
 // have (the delayed-message exchange plugin, faked by a plain exchange).
-func (l *Live) AdaptTopology(f func(*retry.Vhost)) { l.adaptVhost = f }
+func (l *Live) AdaptTopology(f func(*topology.Vhost)) { l.adaptVhost = f }
 
 // NewLive returns a Client for the broker r describes. Nothing is dialled
 // until the first call; purpose names its AMQP connection ("ladder <purpose>").
@@ -153,11 +154,11 @@ func (l *Live) Snapshot(ctx context.Context) (*Snapshot, error) {
 	case <-time.After(identityWait):
 	}
 	discountOwn(&v, l.ownSince(time.Now()))
-	retry.Inflow(&v)
-	ladders := retry.Discover(&v)
+	topology.Inflow(&v)
+	ladders := topology.Discover(&v)
 	return &Snapshot{
 		Vhost: l.r.Vhost, BrokerVersion: version, TakenAt: time.Now(),
-		Topology: v, Ladders: ladders, Findings: retry.Findings(&v, ladders),
+		Topology: v, Ladders: ladders, Findings: topology.Findings(&v, ladders),
 		Refresh: l.mgmt.RefreshHint(),
 	}, nil
 }
@@ -404,7 +405,7 @@ func (l *Live) Peek(ctx context.Context, queue string, opt PeekOptions) (*PeekRe
 		}
 		return nil, err
 	}
-	if q.Type != retry.QueueStream {
+	if q.Type != topology.QueueStream {
 		if ready, err := passiveDepth(conn, queue); err == nil {
 			// Management counters lag by seconds; only unacked comes from there.
 			q.Ready = int64(ready)
@@ -419,7 +420,7 @@ func (l *Live) Peek(ctx context.Context, queue string, opt PeekOptions) (*PeekRe
 		}
 		return nil, err
 	}
-	ladders := retry.Discover(&v)
+	ladders := topology.Discover(&v)
 	deathQueues, mains := retry.DeathQueuesOf(ladders, queue), retry.MainQueues(ladders)
 	if browser != nil {
 		res, redelivered, ended, err := peekAMQP1(ctx, browser, q, version, opt, deathQueues, mains)

@@ -14,9 +14,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ladder-tui/ladder/retry/topology"
 	rabbithole "github.com/michaelklishin/rabbit-hole/v2"
-
-	"github.com/ladder-tui/ladder/retry"
 )
 
 // queuePageSize is the management API's maximum page size: 2,000 queues are
@@ -56,7 +55,7 @@ type Management struct {
 	// Bindings change rarely and cost the broker most after queues: they
 	// are re-read when older than topologyTTL or when a queue or exchange
 	// appeared or vanished.
-	bindings   []retry.Binding
+	bindings   []topology.Binding
 	bindingsAt time.Time
 	bindingsOf string // vhost + names the cache was read for
 
@@ -292,14 +291,14 @@ func (m *Management) listExchanges(ctx context.Context, vhost string) ([]apiExch
 }
 
 // listBindings reads the vhost's bindings.
-func (m *Management) listBindings(vhost string) ([]retry.Binding, error) {
+func (m *Management) listBindings(vhost string) ([]topology.Binding, error) {
 	list, err := m.rh.ListBindingsIn(vhost)
 	if err != nil {
 		return nil, m.r.APIError("list bindings in vhost "+vhost, err)
 	}
-	out := make([]retry.Binding, 0, len(list))
+	out := make([]topology.Binding, 0, len(list))
 	for _, b := range list {
-		out = append(out, retry.Binding{
+		out = append(out, topology.Binding{
 			Source: b.Source, Destination: b.Destination, DestinationType: b.DestinationType,
 			RoutingKey: b.RoutingKey, Arguments: b.Arguments,
 		})
@@ -310,7 +309,7 @@ func (m *Management) listBindings(vhost string) ([]retry.Binding, error) {
 // Vhost reads queues, exchanges and bindings of a vhost and adapts them to
 // the retry engine's description. Each call is a poll for client-side
 // rates; bindings may come from a cache (see topologyTTL).
-func (m *Management) Vhost(ctx context.Context, vhost string) (retry.Vhost, error) {
+func (m *Management) Vhost(ctx context.Context, vhost string) (topology.Vhost, error) {
 	if v, ok, err := m.steady(ctx, vhost); ok || err != nil {
 		return v, err
 	}
@@ -319,11 +318,11 @@ func (m *Management) Vhost(ctx context.Context, vhost string) (retry.Vhost, erro
 
 // VhostFresh is Vhost with bindings read now, for decisions that route
 // messages (a move), and without touching the rate history.
-func (m *Management) VhostFresh(ctx context.Context, vhost string) (retry.Vhost, error) {
+func (m *Management) VhostFresh(ctx context.Context, vhost string) (topology.Vhost, error) {
 	return m.read(ctx, vhost, true, false)
 }
 
-func (m *Management) read(ctx context.Context, vhost string, fresh, track bool) (retry.Vhost, error) {
+func (m *Management) read(ctx context.Context, vhost string, fresh, track bool) (topology.Vhost, error) {
 	// Queues, exchanges and (when the cache cannot serve them) bindings are
 	// independent requests: made at once, the wall time is the longest's.
 	m.mu.Lock()
@@ -337,7 +336,7 @@ func (m *Management) read(ctx context.Context, vhost string, fresh, track bool) 
 		wg               sync.WaitGroup
 		queues           []apiQueue
 		exchanges        []apiExchange
-		bindings         []retry.Binding
+		bindings         []topology.Binding
 		along            map[string]*promQueue
 		qErr, eErr, bErr error
 		alongErr         error
@@ -359,17 +358,17 @@ func (m *Management) read(ctx context.Context, vhost string, fresh, track bool) 
 	// from a missing vhost once.
 	for _, err := range []error{qErr, eErr, bErr} {
 		if err != nil {
-			return retry.Vhost{}, m.vhostMissing(ctx, vhost, err)
+			return topology.Vhost{}, m.vhostMissing(ctx, vhost, err)
 		}
 	}
-	v := retry.Vhost{Name: vhost}
+	v := topology.Vhost{Name: vhost}
 	var err error
 	if v.Bindings, err = m.cachedBindings(ctx, vhost, queues, exchanges, bindings, readBindings, now); err != nil {
-		return retry.Vhost{}, err
+		return topology.Vhost{}, err
 	}
 	off, err := m.statsOff(ctx, queues)
 	if err != nil {
-		return retry.Vhost{}, err
+		return topology.Vhost{}, err
 	}
 	var prom map[string]*promQueue
 	var promErr error
@@ -388,12 +387,12 @@ func (m *Management) read(ctx context.Context, vhost string, fresh, track bool) 
 	m.mu.Unlock()
 	switch {
 	case promRates:
-		v.RatesFrom = retry.RatesFromPrometheus
+		v.RatesFrom = topology.RatesFromPrometheus
 	case promErr != nil:
-		v.RatesFrom = retry.RatesUnavailable
+		v.RatesFrom = topology.RatesUnavailable
 		v.RatesNote = promErr.Error()
 	default:
-		v.RatesFrom = retry.RatesFromManagement
+		v.RatesFrom = topology.RatesFromManagement
 	}
 
 	m.mu.Lock()
@@ -437,7 +436,7 @@ func (m *Management) read(ctx context.Context, vhost string, fresh, track bool) 
 // cachedBindings returns the vhost's bindings: read (just read alongside
 // queues and exchanges, when read is true), or from the cache while it is
 // young and the set of queue and exchange names is unchanged.
-func (m *Management) cachedBindings(ctx context.Context, vhost string, queues []apiQueue, exchanges []apiExchange, list []retry.Binding, read bool, now time.Time) ([]retry.Binding, error) {
+func (m *Management) cachedBindings(ctx context.Context, vhost string, queues []apiQueue, exchanges []apiExchange, list []topology.Binding, read bool, now time.Time) ([]topology.Binding, error) {
 	h := fnv.New64a()
 	h.Write([]byte(vhost))
 	for _, q := range queues {
@@ -468,12 +467,12 @@ func (m *Management) cachedBindings(ctx context.Context, vhost string, queues []
 	return list, nil
 }
 
-func adaptQueue(aq apiQueue) (retry.Queue, queueCounters) {
+func adaptQueue(aq apiQueue) (topology.Queue, queueCounters) {
 	typ := aq.Type
 	if typ == "" {
-		typ = retry.QueueClassic
+		typ = topology.QueueClassic
 	}
-	q := retry.Queue{
+	q := topology.Queue{
 		Name: aq.Name, Type: typ, Arguments: aq.Arguments, Policy: aq.EffectivePolicyDefinition,
 		Messages: aq.Messages, Ready: aq.MessagesReady, Unacked: aq.MessagesUnacked, ReadyBytes: aq.MessageBytesReady,
 	}
@@ -504,7 +503,7 @@ func adaptQueue(aq apiQueue) (retry.Queue, queueCounters) {
 // Prometheus has no per-queue delivery counters: what left the queue is
 // what came in less what it grew by (an estimate that counts expiry and
 // dead-lettering as outflow, which for a wait queue it is).
-func withPrometheus(q retry.Queue, c queueCounters, p *promQueue) (retry.Queue, queueCounters) {
+func withPrometheus(q topology.Queue, c queueCounters, p *promQueue) (topology.Queue, queueCounters) {
 	if p == nil {
 		q.ConsumersUnknown = true
 		return q, c
@@ -525,8 +524,8 @@ func withPrometheus(q retry.Queue, c queueCounters, p *promQueue) (retry.Queue, 
 
 // rates prefers the server's smoothed rates and falls back to the deltas of
 // its counters between two polls (stats lag or are off on busy brokers).
-func rates(aq apiQueue, cur, prev queueCounters, havePrev bool, dt time.Duration) retry.Rates {
-	var r retry.Rates
+func rates(aq apiQueue, cur, prev queueCounters, havePrev bool, dt time.Duration) topology.Rates {
+	var r topology.Rates
 	if s := aq.MessageStats; s != nil && (s.PublishDetails != nil || s.DeliverGetDetail != nil || s.AckDetails != nil) {
 		r.Known = true
 		if s.PublishDetails != nil {
@@ -574,25 +573,25 @@ func perSec(delta int64, secs float64) float64 {
 var ErrNotFound = errors.New("not found")
 
 // Queue reads one queue (no paging, the same columns as a snapshot).
-func (m *Management) Queue(ctx context.Context, vhost, name string) (retry.Queue, error) {
+func (m *Management) Queue(ctx context.Context, vhost, name string) (topology.Queue, error) {
 	var aq apiQueue
 	q := url.Values{"columns": {queueColumns}}
 	err := m.getJSON(ctx, fmt.Sprintf("queue %q in vhost %s", name, vhost), "queues/"+url.PathEscape(vhost)+"/"+url.PathEscape(name), q, &aq)
 	if err != nil {
 		var ce *ConnError
 		if verr := m.vhostMissing(ctx, vhost, err); errors.As(verr, &ce) {
-			return retry.Queue{}, verr // the vhost is missing, or no management API answered
+			return topology.Queue{}, verr // the vhost is missing, or no management API answered
 		}
 		if isNotFound(err) {
-			return retry.Queue{}, fmt.Errorf("queue %q in vhost %s: %w", name, vhost, ErrNotFound)
+			return topology.Queue{}, fmt.Errorf("queue %q in vhost %s: %w", name, vhost, ErrNotFound)
 		}
-		return retry.Queue{}, err
+		return topology.Queue{}, err
 	}
 	out, _ := adaptQueue(aq)
 	if aq.Consumers == nil {
 		off, err := m.statsOff(ctx, []apiQueue{aq})
 		if err != nil {
-			return retry.Queue{}, err
+			return topology.Queue{}, err
 		}
 		out.ConsumersUnknown = off
 	}

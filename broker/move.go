@@ -15,18 +15,20 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/moveplan"
+	"github.com/ladder-tui/ladder/retry/topology"
 )
 
 // Headers ladder writes on every moved message.
 const (
-	HeaderMovedFrom = retry.HeaderMovedFrom
+	HeaderMovedFrom = moveplan.HeaderMovedFrom
 	// HeaderMoveID ("<run>/<n>") ties a basic.return to the publish it
 	// answers (returns carry no delivery tag) and lets consumers drop the
 	// duplicate a crash between confirm and ack can leave.
 	HeaderMoveID = "x-ladder-move-id"
 	// HeaderOriginalExpiration keeps a message's expiration property when a
 	// delayed move takes it off (it would shorten the delay).
-	HeaderOriginalExpiration = retry.HeaderOriginalExpiration
+	HeaderOriginalExpiration = moveplan.HeaderOriginalExpiration
 )
 
 // Move tuning.
@@ -67,7 +69,7 @@ type mover struct {
 	run   string
 	start time.Time
 
-	planner      *retry.MovePlanner
+	planner      *moveplan.Planner
 	waitDeclared map[string]time.Time // per-delay wait queues, last declared
 	waitArgs     map[string]retry.Headers
 	prefetch     int
@@ -91,7 +93,7 @@ type mover struct {
 	rereads rereads
 	// policies and opPolicies are the vhost's, as last listed
 	// (havePolicies: the listing answered).
-	policies, opPolicies []retry.PolicyDef
+	policies, opPolicies []topology.PolicyDef
 	havePolicies         bool
 }
 
@@ -142,9 +144,9 @@ func (l *Live) Move(ctx context.Context, req MoveRequest, progress func(MoveProg
 		if m == nil || !m.havePolicies {
 			return nil, false
 		}
-		return retry.EffectivePolicy(queue, typ, m.policies, m.opPolicies)
+		return topology.EffectivePolicy(queue, typ, m.policies, m.opPolicies)
 	}
-	planner, err := retry.NewMovePlanner(&v, retry.Discover(&v), spec)
+	planner, err := moveplan.NewPlanner(&v, topology.Discover(&v), spec)
 	if err != nil {
 		return rep, err
 	}
@@ -182,7 +184,7 @@ func (l *Live) Move(ctx context.Context, req MoveRequest, progress func(MoveProg
 		// Every planned message has left the queue: say so, as the
 		// simulation does, not "nothing to move".
 		rep.Requested = len(req.Pick)
-		rep.Notes = append(rep.Notes, retry.PicksGoneNote(len(req.Pick)))
+		rep.Notes = append(rep.Notes, moveplan.PicksGoneNote(len(req.Pick)))
 		if req.DryRun {
 			return rep, nil
 		}
@@ -335,14 +337,14 @@ func PreviewCostNotes(res *PeekResult) []string {
 // of the queue was found to be: they stay unmoved, counted as requested.
 func (m *mover) notePicksGone() {
 	if n := m.planner.PicksMissed(); n > 0 {
-		m.rep.Notes = append(m.rep.Notes, retry.PicksGoneNote(n))
+		m.rep.Notes = append(m.rep.Notes, moveplan.PicksGoneNote(n))
 	}
 }
 
 // plan routes one message and books it in the report: every plan in a dry
 // run, only the skipped ones otherwise (moved ones are counted as they
 // settle).
-func (m *mover) plan(msg retry.MoveMessage, dry bool) PlannedMove {
+func (m *mover) plan(msg moveplan.Message, dry bool) PlannedMove {
 	r := m.planner.Plan(msg)
 	if r.Unmatched {
 		m.rep.Unmatched++
@@ -351,7 +353,7 @@ func (m *mover) plan(msg retry.MoveMessage, dry bool) PlannedMove {
 	if !r.Moves() && r.BodyDigest == "" {
 		// A live move leaves the digest out until needed (take); Body is
 		// the whole body there. A dry run's messages carry theirs.
-		r.BodyDigest = retry.BodyDigest(msg.Body)
+		r.BodyDigest = moveplan.BodyDigest(msg.Body)
 	}
 	m.rep.Note(r.Note)
 	m.rep.Note(r.CrashRisk)
@@ -559,7 +561,7 @@ func (m *mover) move(ctx context.Context) (err error) {
 				continue // busy, blocked by the broker, pacing (--rate) or paused
 			}
 			if p.consuming && p.held >= m.prefetch-moveWindow {
-				m.rep.Notes = append(m.rep.Notes, fmt.Sprintf("stopped after holding back %s it could not move (ladder's limit is %d at a time): run the move again for the rest", retry.Plural(p.held, "message", "messages"), heldBudget))
+				m.rep.Notes = append(m.rep.Notes, fmt.Sprintf("stopped after holding back %s it could not move (ladder's limit is %d at a time): run the move again for the rest", topology.Plural(p.held, "message", "messages"), heldBudget))
 				p.fail(fmt.Errorf("move from %s: stopped after holding back %d messages: %w", m.req.From, p.held, ErrPartial))
 			}
 			stop()
@@ -628,7 +630,7 @@ func (m *mover) move(ctx context.Context) (err error) {
 	}
 	if m.req.Pick != nil {
 		// Every planned message counts, found or not: none is taken for
-		// another (see retry.Pick).
+		// another (see moveplan.Pick).
 		m.rep.Requested = len(m.req.Pick)
 		if p.failure == nil {
 			m.notePicksGone()
@@ -640,7 +642,7 @@ func (m *mover) move(ctx context.Context) (err error) {
 		failure = fmt.Errorf("move from %s: moved %d of %d (%d returned, %d failed, %d skipped)",
 			m.req.From, m.rep.Moved, m.rep.Requested, m.rep.Returned, m.rep.Failed, m.rep.Skipped)
 	}
-	if m.rep.Via[retry.ViaDelayedExchange] > 0 {
+	if m.rep.Via[topology.ViaDelayedExchange] > 0 {
 		m.rep.Notes = append(m.rep.Notes, "published to a delayed-message exchange without mandatory (it returns every mandatory message): a message unroutable after its delay is dropped by the plugin")
 	}
 	if m.rep.Returned > 0 {
@@ -723,13 +725,13 @@ func (p *pipeline) take(ctx context.Context, d *amqp.Delivery) error {
 		return m.checkDeliveryLimit(d)
 	}
 	p.taken++
-	msg := retry.MoveMessage{Position: pos, MessageID: d.MessageId, Exchange: d.Exchange, RoutingKey: d.RoutingKey,
+	msg := moveplan.Message{Position: pos, MessageID: d.MessageId, Exchange: d.Exchange, RoutingKey: d.RoutingKey,
 		Headers: fromTable(d.Headers), Expiration: d.Expiration, Body: d.Body, Timestamp: d.Timestamp, BodySize: len(d.Body)}
 	// The body's SHA-256 is worked out where it is read: by a plan that
 	// depends on it, to name a moved message without an id (MovedIDs), or
 	// in the plan of one left in the source (plan, unplan).
 	if d.MessageId == "" || m.planner.ReadsDigest() {
-		msg.BodyDigest = retry.BodyDigest(d.Body)
+		msg.BodyDigest = moveplan.BodyDigest(d.Body)
 	}
 	r := m.plan(msg, false)
 	if r.Unmatched {
@@ -748,10 +750,10 @@ func (p *pipeline) take(ctx context.Context, d *amqp.Delivery) error {
 		return m.checkDeliveryLimit(d)
 	}
 	pub := m.publishing(d, pos, r)
-	if r.Via == retry.ViaDelayQueue {
+	if r.Via == topology.ViaDelayQueue {
 		if err := m.ensureWaitQueue(r.Queue, r.WaitQueueArgs); err != nil {
 			if r.BodyDigest == "" {
-				r.BodyDigest = retry.BodyDigest(d.Body)
+				r.BodyDigest = moveplan.BodyDigest(d.Body)
 			}
 			m.unplan(r, err.Error())
 			p.hold(d.DeliveryTag)
@@ -864,7 +866,7 @@ func (p *pipeline) syncAcks() {
 	m.rep.DuplicatesPossible = true
 	m.rep.DuplicatesAtMost += p.unsynced
 	m.rep.Notes = append(m.rep.Notes, fmt.Sprintf("the broker did not confirm it processed the last %s sent to %s (the connection stalled or closed): up to %s may be back in %s as well as in the target",
-		retry.Plural(p.unsynced, "ack", "acks"), m.req.From, retry.Plural(p.unsynced, "message", "messages"), m.req.From))
+		topology.Plural(p.unsynced, "ack", "acks"), m.req.From, topology.Plural(p.unsynced, "message", "messages"), m.req.From))
 	p.fail(fmt.Errorf("move from %s: the source's last acks were not confirmed: %w", m.req.From, ErrPartial))
 	p.unsynced = 0
 }
@@ -1042,8 +1044,8 @@ func (m *mover) publishing(d *amqp.Delivery, pos int, r PlannedMove) amqp.Publis
 }
 
 // moveMessage is what the planner reads of a peeked message.
-func moveMessage(m *Message) retry.MoveMessage {
-	out := retry.MoveMessage{Position: m.Position, MessageID: m.Properties.MessageID, BodyDigest: m.BodyDigest, Exchange: m.Exchange,
+func moveMessage(m *Message) moveplan.Message {
+	out := moveplan.Message{Position: m.Position, MessageID: m.Properties.MessageID, BodyDigest: m.BodyDigest, Exchange: m.Exchange,
 		RoutingKey: m.RoutingKey, Headers: m.Headers, Expiration: m.Properties.Expiration, Body: m.Body, BodySize: m.BodySize}
 	if m.Properties.Timestamp != nil {
 		out.Timestamp = *m.Properties.Timestamp

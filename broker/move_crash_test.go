@@ -14,6 +14,8 @@ import (
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
 	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/moveplan"
+	"github.com/ladder-tui/ladder/retry/topology"
 )
 
 // depthOrGone is a queue's ready count, 0 when it no longer exists.
@@ -61,10 +63,10 @@ func TestDelayedMoveLosesNothingWhenTheBrokerIsKilledDuringTheWait(t *testing.T)
 	start := time.Now()
 	rep, err := l.Move(context.Background(), broker.MoveRequest{From: src, To: broker.Target{Kind: broker.TargetQueue, Name: dst}, Delay: delay}, nil)
 	took := time.Since(start)
-	if err != nil || rep.Moved != n || rep.Via[retry.ViaDelayQueue] != n || rep.DuplicatesPossible {
+	if err != nil || rep.Moved != n || rep.Via[topology.ViaDelayQueue] != n || rep.DuplicatesPossible {
 		t.Fatalf("move: %+v %v", rep, err)
 	}
-	if !strings.Contains(strings.Join(rep.Notes, "\n"), retry.AtLeastOnceNote) {
+	if !strings.Contains(strings.Join(rep.Notes, "\n"), moveplan.AtLeastOnceNote) {
 		t.Errorf("the report does not say a crash may deliver twice: %q", rep.Notes)
 	}
 	if took > delay {
@@ -125,7 +127,7 @@ func TestLadderWaitQueueKeepsDeadLettersItCannotDeliver(t *testing.T) {
 	l := f.live(false)
 	delay := 2 * time.Second
 	rep, err := l.Move(context.Background(), broker.MoveRequest{From: src, To: broker.Target{Kind: broker.TargetQueue, Name: dst}, Delay: delay}, nil)
-	if err != nil || rep.Moved != n || len(rep.Routes) != 1 || rep.Routes[0].Via != retry.ViaDelayQueue {
+	if err != nil || rep.Moved != n || len(rep.Routes) != 1 || rep.Routes[0].Via != topology.ViaDelayQueue {
 		t.Fatalf("move %+v %v", rep, err)
 	}
 	wait := rep.Routes[0].Through

@@ -7,9 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ladder-tui/ladder/retry/topology"
 	amqp "github.com/rabbitmq/amqp091-go"
-
-	"github.com/ladder-tui/ladder/retry"
 )
 
 // The delayed-message-exchange plugin cannot be installed on our machines.
@@ -65,17 +64,17 @@ func TestMoveThroughADelayedExchangeFake(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	l.adaptVhost = func(v *retry.Vhost) {
+	l.adaptVhost = func(v *topology.Vhost) {
 		for i := range v.Exchanges {
 			if v.Exchanges[i].Name == delayed {
-				v.Exchanges[i].Type = retry.ExchangeDelayed
+				v.Exchanges[i].Type = topology.ExchangeDelayed
 				v.Exchanges[i].Arguments = map[string]any{"x-delayed-type": "direct"}
 			}
 		}
 	}
 	time.Sleep(200 * time.Millisecond) // publishes above were unconfirmed
 	rep, err := l.Move(context.Background(), MoveRequest{From: src, To: Target{Kind: TargetExchange, Name: target, RoutingKey: "k", HasKey: true}, Delay: 3 * time.Second}, nil)
-	if version, _ := l.BrokerVersion(context.Background()); retry.DelayedExchangesGone(version) {
+	if version, _ := l.BrokerVersion(context.Background()); topology.DelayedExchangesGone(version) {
 		// 4.3 has no delayed-message exchange: the delay waits in ladder's
 		// own queue, whatever the topology lists.
 		for _, rt := range rep.Routes {
@@ -88,12 +87,12 @@ func TestMoveThroughADelayedExchangeFake(t *testing.T) {
 				}
 			})
 		}
-		if err != nil || rep.Moved != 3 || rep.Via[retry.ViaDelayQueue] != 3 {
+		if err != nil || rep.Moved != 3 || rep.Via[topology.ViaDelayQueue] != 3 {
 			t.Fatalf("4.3: %+v %v", rep, err)
 		}
 		return
 	}
-	if err != nil || rep.Moved != 3 || rep.Via[retry.ViaDelayedExchange] != 3 {
+	if err != nil || rep.Moved != 3 || rep.Via[topology.ViaDelayedExchange] != 3 {
 		t.Fatalf("%+v %v", rep, err)
 	}
 	if len(rep.Notes) == 0 {

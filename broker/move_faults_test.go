@@ -16,6 +16,7 @@ import (
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
 	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/topology"
 )
 
 // closeConnections closes, through the management API, every connection
@@ -157,7 +158,7 @@ func TestMoveWithDelayArrivesAfterTheDelay(t *testing.T) {
 	f.publishN(src, 20, "w")
 	start := time.Now()
 	rep, err := f.live(false).Move(context.Background(), broker.MoveRequest{From: src, To: broker.Target{Kind: broker.TargetQueue, Name: dst}, Delay: 4 * time.Second}, nil)
-	if err != nil || rep.Moved != 20 || rep.Via[retry.ViaDelayQueue] != 20 {
+	if err != nil || rep.Moved != 20 || rep.Via[topology.ViaDelayQueue] != 20 {
 		t.Fatalf("%+v %v", rep, err)
 	}
 	wait := retry.ReplayQueueName("", dst, 4000)
@@ -302,7 +303,7 @@ func TestDeathsAddUpAcrossAMove(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := strings.Count(string(js), `"carried":true`), map[bool]int{true: 1, false: 0}[retry.CarriesDeaths(version)]; got != want {
+	if got, want := strings.Count(string(js), `"carried":true`), map[bool]int{true: 1, false: 0}[topology.CarriesDeaths(version)]; got != want {
 		t.Errorf("broker %s: %d deaths marked carried in the JSON, want %d: %s", version, got, want, js)
 	}
 	t.Logf("broker %s: %d entries, %s", version, len(m.Deaths), js)

@@ -8,7 +8,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/ladder-tui/ladder/broker"
-	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/moveplan"
 )
 
 // Progress counts toward the plan the user confirmed, not the source's
@@ -21,7 +21,7 @@ func TestMoveProgressCountsTowardThePlan(t *testing.T) {
 		msgs = append(msgs, amqp.Publishing{MessageId: fmt.Sprint("p-", i), Headers: amqp.Table{"pick": fmt.Sprint(i%10 == 0)}, Body: []byte("x")})
 	}
 	f.publish("", src, msgs...)
-	where, err := retry.ParseWhere([]string{"header:pick=true"})
+	where, err := moveplan.ParseWhere([]string{"header:pick=true"})
 	if err != nil {
 		t.Fatal(err)
 	}

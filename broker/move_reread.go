@@ -5,9 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/ladder-tui/ladder/retry/topology"
 	amqp "github.com/rabbitmq/amqp091-go"
-
-	"github.com/ladder-tui/ladder/retry"
 )
 
 // A running move reads the queues it reaches again: a length limit a
@@ -62,7 +61,7 @@ func (r *rereadRun) count(route PlannedMove) {
 	for _, q := range route.Reaches {
 		r.pending[q]++
 	}
-	if route.Via == retry.ViaTier {
+	if route.Via == topology.ViaTier {
 		r.pending[route.Queue]++
 	}
 }
@@ -73,12 +72,12 @@ func (r *rereadRun) count(route PlannedMove) {
 type rereadResult struct {
 	ready    map[string]int64
 	listed   bool
-	user, op []retry.PolicyDef
+	user, op []topology.PolicyDef
 	err      error
 }
 
 // listPolicies lists the vhost's policies, bounded by policiesWait.
-func listPolicies(ctx context.Context, l *Live) (user, op []retry.PolicyDef, err error) {
+func listPolicies(ctx context.Context, l *Live) (user, op []topology.PolicyDef, err error) {
 	ctx, cancel := context.WithTimeout(ctx, policiesWait)
 	defer cancel()
 	return l.mgmt.Policies(ctx, l.r.Vhost)
@@ -96,7 +95,7 @@ func (m *mover) readPolicies(ctx context.Context) {
 // twice as long each time up to policiesBackoffMax (a user the API
 // refuses is not asked every second). During the move the report says so
 // once: a limit a policy adds meanwhile may go unseen.
-func (m *mover) policiesRead(user, op []retry.PolicyDef, err error, now time.Time, moving bool) {
+func (m *mover) policiesRead(user, op []topology.PolicyDef, err error, now time.Time, moving bool) {
 	rr := &m.rereads
 	if err == nil {
 		m.policies, m.opPolicies, m.havePolicies = user, op, true

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/topology"
 )
 
 // A failed policies listing puts the next off, twice as long each time up
@@ -29,7 +29,7 @@ func TestPoliciesListingBacksOffAfterAFailure(t *testing.T) {
 	if len(m.rep.Notes) != 1 || !strings.Contains(m.rep.Notes[0], "policies could not be read during the move (management API at h:15672: 401 Unauthorized)") {
 		t.Errorf("notes %q, want the one", m.rep.Notes)
 	}
-	user := []retry.PolicyDef{{Name: "p"}}
+	user := []topology.PolicyDef{{Name: "p"}}
 	m.policiesRead(user, nil, nil, now, true)
 	if !m.havePolicies || len(m.policies) != 1 || m.rereads.policyWait != 0 || !m.rereads.policyDue.IsZero() {
 		t.Errorf("after an answer: have %v %v, wait %v, due %v", m.havePolicies, m.policies, m.rereads.policyWait, m.rereads.policyDue)

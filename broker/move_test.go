@@ -12,6 +12,8 @@ import (
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/moveplan"
+	"github.com/ladder-tui/ladder/retry/topology"
 )
 
 func idsOf(ds []amqp.Delivery) map[string]int {
@@ -272,9 +274,9 @@ func TestMoveReturnedByTheBrokerStaysInSource(t *testing.T) {
 	ex := f.exchange("unbound", "direct", nil)
 	f.publishN(src, 20, "r")
 	l := f.live(false)
-	l.AdaptTopology(func(v *retry.Vhost) {
+	l.AdaptTopology(func(v *topology.Vhost) {
 		// A binding the broker no longer has.
-		v.Bindings = append(v.Bindings, retry.Binding{Source: ex, Destination: dst, DestinationType: "queue", RoutingKey: "k"})
+		v.Bindings = append(v.Bindings, topology.Binding{Source: ex, Destination: dst, DestinationType: "queue", RoutingKey: "k"})
 	})
 	rep, err := l.Move(context.Background(), broker.MoveRequest{From: src, To: broker.Target{Kind: broker.TargetExchange, Name: ex, RoutingKey: "k", HasKey: true}}, nil)
 	if !errors.Is(err, broker.ErrPartial) || rep.Returned != 20 || rep.Moved != 0 {
@@ -299,7 +301,7 @@ func TestMoveWhereChoosesOnTheLiveBroker(t *testing.T) {
 		msgs = append(msgs, amqp.Publishing{MessageId: fmt.Sprint("w-", i), Headers: amqp.Table{"tenant": tenant}, Body: []byte(fmt.Sprintf(`{"i":%d}`, i))})
 	}
 	f.publish("", src, msgs...)
-	where, err := retry.ParseWhere([]string{"header:tenant=a", "body~\"i\":[0-6]"})
+	where, err := moveplan.ParseWhere([]string{"header:tenant=a", "body~\"i\":[0-6]"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,7 @@ package broker
 import (
 	"time"
 
-	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/topology"
 )
 
 // A peek redelivers what earlier deliveries (peeks among them) returned,
@@ -56,7 +56,7 @@ func pruneOwn(own []ownRedeliveries, now time.Time) []ownRedeliveries {
 
 // discountOwn takes the client's own recent redeliveries out of each
 // queue's redeliver rate.
-func discountOwn(v *retry.Vhost, own []ownRedeliveries) {
+func discountOwn(v *topology.Vhost, own []ownRedeliveries) {
 	if len(own) == 0 {
 		return
 	}

@@ -5,12 +5,13 @@ import (
 	"time"
 
 	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/topology"
 )
 
-func storms(v *retry.Vhost, ladders []retry.Ladder) []string {
+func storms(v *topology.Vhost, ladders []retry.Ladder) []string {
 	var out []string
-	for _, f := range retry.Findings(v, ladders) {
-		if f.Code == retry.CodeRequeueStorm {
+	for _, f := range topology.Findings(v, ladders) {
+		if f.Code == topology.CodeRequeueStorm {
 			out = append(out, f.Queue)
 		}
 	}
@@ -22,9 +23,9 @@ func storms(v *retry.Vhost, ladders []retry.Ladder) []string {
 // as a requeue storm. The client's own redeliveries are taken out, so its
 // peeks never show as one; another queue's storm still does.
 func TestOwnPeeksAreNoStorm(t *testing.T) {
-	v := retry.Vhost{Queues: []retry.Queue{
-		{Name: "orders", Type: retry.QueueQuorum, Consumers: 1, Rates: retry.Rates{Known: true, Redeliver: 20}},
-		{Name: "billing", Type: retry.QueueClassic, Consumers: 1, Rates: retry.Rates{Known: true, Redeliver: 20}},
+	v := topology.Vhost{Queues: []topology.Queue{
+		{Name: "orders", Type: topology.QueueQuorum, Consumers: 1, Rates: topology.Rates{Known: true, Redeliver: 20}},
+		{Name: "billing", Type: topology.QueueClassic, Consumers: 1, Rates: topology.Rates{Known: true, Redeliver: 20}},
 	}}
 	ladders := []retry.Ladder{{Main: "orders"}, {Main: "billing"}}
 	if got := storms(&v, ladders); len(got) != 2 {

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ladder-tui/ladder/retry/moveplan"
+	"github.com/ladder-tui/ladder/retry/topology"
 	amqp "github.com/rabbitmq/amqp091-go"
-
-	"github.com/ladder-tui/ladder/retry"
 )
 
 // Peek defaults.
@@ -42,7 +42,7 @@ const (
 // bound (see browseChannels.close). Streams are read by offset.
 // deathQueues are the queues whose x-death counts are this queue's retries;
 // mains the vhost's ladder main queues (where "origin" leads).
-func peekQueue(ctx context.Context, conn *amqp.Connection, q retry.Queue, brokerVersion string, opt PeekOptions, deathQueues, mains map[string]bool) (*PeekResult, error) {
+func peekQueue(ctx context.Context, conn *amqp.Connection, q topology.Queue, brokerVersion string, opt PeekOptions, deathQueues, mains map[string]bool) (*PeekResult, error) {
 	if opt.Limit <= 0 {
 		opt.Limit = DefaultPeekLimit
 	}
@@ -59,7 +59,7 @@ func peekQueue(ctx context.Context, conn *amqp.Connection, q retry.Queue, broker
 	// a peek reads: not what arrives while it reads. A stream is read from
 	// its first offset.
 	want := opt.Limit
-	if q.Type != retry.QueueStream && q.Ready < int64(want) {
+	if q.Type != topology.QueueStream && q.Ready < int64(want) {
 		want = int(q.Ready)
 	}
 	run := NewBrowseRun(res, opt, want)
@@ -89,7 +89,7 @@ func peekQueue(ctx context.Context, conn *amqp.Connection, q retry.Queue, broker
 	}
 	// Quorum queues apply returns asynchronously: a count taken now would
 	// mistake returns in flight for released messages.
-	if q.Type == retry.QueueClassic && !forced {
+	if q.Type == topology.QueueClassic && !forced {
 		noteReleased(conn, q, res)
 	}
 	NoteDeadLettered(res, q, brokerVersion)
@@ -98,14 +98,14 @@ func peekQueue(ctx context.Context, conn *amqp.Connection, q retry.Queue, broker
 
 // ReleaseRoute says where a queue's expired messages go: its dead-letter
 // route, or nowhere.
-func ReleaseRoute(q retry.Queue) string {
-	t, route := retry.DeadLetterTarget(retry.EffectiveSettings(&q))
+func ReleaseRoute(q topology.Queue) string {
+	t, route := moveplan.DeadLetterTarget(topology.EffectiveSettings(&q))
 	switch {
-	case route == retry.DeadLettersDropped:
+	case route == moveplan.DeadLettersDropped:
 		return "nowhere (dropped: no dead-letter exchange)"
-	case route == retry.DeadLettersOwnKeysDefault:
+	case route == moveplan.DeadLettersOwnKeysDefault:
 		return "the default exchange with their own keys"
-	case t.Kind == retry.TargetQueue:
+	case t.Kind == moveplan.TargetQueue:
 		return "queue " + t.Name
 	case t.HasKey:
 		return "exchange " + t.Name + " with key " + t.RoutingKey
@@ -117,7 +117,7 @@ func ReleaseRoute(q retry.Queue) string {
 // a queue expires, so a message whose TTL ran out behind a longer-lived one
 // waits — until a consumer (this peek) takes the one ahead: then it is
 // dead-lettered or dropped at once. Other consumers may also have taken some.
-func noteReleased(conn *amqp.Connection, q retry.Queue, res *PeekResult) {
+func noteReleased(conn *amqp.Connection, q topology.Queue, res *PeekResult) {
 	after, err := passiveDepth(conn, q.Name)
 	if err != nil {
 		return
@@ -127,7 +127,7 @@ func noteReleased(conn *amqp.Connection, q retry.Queue, res *PeekResult) {
 		res.Released, res.ReleasedTo, res.ReleasedAt = gone, ReleaseRoute(q), &at
 		res.SideEffects = append(res.SideEffects, fmt.Sprintf(
 			"%s the queue during the peek, by %s, to %s: messages whose TTL ran out behind a longer-lived one leave as soon as a consumer uncovers them; other consumers may also have taken some",
-			retry.Plural(int(gone), "message left", "messages left"), at.Format("15:04:05"), res.ReleasedTo))
+			topology.Plural(int(gone), "message left", "messages left"), at.Format("15:04:05"), res.ReleasedTo))
 	}
 }
 
@@ -137,11 +137,11 @@ func noteReleased(conn *amqp.Connection, q retry.Queue, res *PeekResult) {
 // after that arrived during the read, and is not read); when no delivery
 // comes for a while; at the deadline; or at a message the AMQP client
 // cannot read.
-func collect(ctx context.Context, bc *browseChannels, q retry.Queue, brokerVersion string, opt PeekOptions, run *BrowseRun, deathQueues, mains map[string]bool) error {
+func collect(ctx context.Context, bc *browseChannels, q topology.Queue, brokerVersion string, opt PeekOptions, run *BrowseRun, deathQueues, mains map[string]bool) error {
 	if run.Done() {
 		return nil
 	}
-	chain := &consumerChain{ch: bc.main, queue: q.Name, stream: q.Type == retry.QueueStream}
+	chain := &consumerChain{ch: bc.main, queue: q.Name, stream: q.Type == topology.QueueStream}
 	if chain.stream {
 		chain.args = amqp.Table{"x-stream-offset": "first"}
 	}
@@ -158,7 +158,7 @@ func collect(ctx context.Context, bc *browseChannels, q retry.Queue, brokerVersi
 	var caughtUp time.Time
 	var settleRead int64
 	lastDelivery := time.Now() // or the last consumer's start
-	fence := q.Type == retry.QueueClassic
+	fence := q.Type == topology.QueueClassic
 	for !run.Done() {
 		if chain.due == 0 {
 			if !caughtUp.IsZero() {
@@ -280,7 +280,7 @@ func collect(ctx context.Context, bc *browseChannels, q retry.Queue, brokerVersi
 						continue
 					}
 					run.Stop(fmt.Sprintf("the broker delivered nothing for %s after %s with %d still ready (another consumer is preferred: single active consumer, or a consumer priority?)",
-						peekStall, retry.Plural(run.Read(), "message", "messages"), ready))
+						peekStall, topology.Plural(run.Read(), "message", "messages"), ready))
 				}
 			}
 			return nil
@@ -305,7 +305,7 @@ func unreadable(why *amqp.Error, pos int) (string, bool) {
 	if !clientCouldNotParse(why) {
 		return "", false
 	}
-	return fmt.Sprintf("stopped after %s: the AMQP client could not read the next (%s: %s); the connection was dropped and every browsed message returned to the queue", retry.Plural(pos, "message", "messages"), why.Reason, unparsedHint), true
+	return fmt.Sprintf("stopped after %s: the AMQP client could not read the next (%s: %s); the connection was dropped and every browsed message returned to the queue", topology.Plural(pos, "message", "messages"), why.Reason, unparsedHint), true
 }
 
 // clientCouldNotParse says whether a channel's close reason is the AMQP
@@ -315,8 +315,8 @@ func clientCouldNotParse(why *amqp.Error) bool { return parseFailure(why) }
 // unparsedHint is what may make a delivery unreadable to amqp091-go.
 const unparsedHint = "headers nested more than 32 deep, or a table of more than 8192 fields?"
 
-func finishPeek(res *PeekResult, q retry.Queue) *PeekResult {
-	AnnotateHoL(res, retry.EffectiveSettings(&q), time.Now())
+func finishPeek(res *PeekResult, q topology.Queue) *PeekResult {
+	AnnotateHoL(res, topology.EffectiveSettings(&q), time.Now())
 	return res
 }
 
@@ -344,11 +344,11 @@ const (
 // 0-9-1: over AMQP 1.0 they keep the same order and get the same
 // redelivered flag (seen on 4.0.5 and 4.3.6), and RabbitMQ's conversion to
 // AMQP 1.0 drops some 0-9-1 headers (see amqp1_message.go).
-func PeekModeOf(q retry.Queue, brokerVersion string) PeekMode {
+func PeekModeOf(q topology.Queue, brokerVersion string) PeekMode {
 	switch {
-	case q.Type == retry.QueueStream:
+	case q.Type == topology.QueueStream:
 		return PeekByOffset
-	case q.Type == retry.QueueQuorum && retry.VersionAtLeast(brokerVersion, 4, 3):
+	case q.Type == topology.QueueQuorum && topology.VersionAtLeast(brokerVersion, 4, 3):
 		return PeekReleased
 	}
 	return PeekConsumeClose
@@ -356,8 +356,8 @@ func PeekModeOf(q retry.Queue, brokerVersion string) PeekMode {
 
 // consumeMode is how an AMQP 0-9-1 peek reads q: streams by offset, the
 // rest by consume and close.
-func consumeMode(q retry.Queue) PeekMode {
-	if q.Type == retry.QueueStream {
+func consumeMode(q topology.Queue) PeekMode {
+	if q.Type == topology.QueueStream {
 		return PeekByOffset
 	}
 	return PeekConsumeClose
@@ -367,7 +367,7 @@ func consumeMode(q retry.Queue) PeekMode {
 // of this version, browsed the way PeekModeOf chooses (the demo simulation
 // says the same).
 func PeekSideEffects(queueType, brokerVersion string) []string {
-	return peekSideEffects(PeekModeOf(retry.Queue{Type: queueType}, brokerVersion), queueType, brokerVersion)
+	return peekSideEffects(PeekModeOf(topology.Queue{Type: queueType}, brokerVersion), queueType, brokerVersion)
 }
 
 // peekSideEffects says what a peek by mode costs. Seen here: a
@@ -385,12 +385,12 @@ func peekSideEffects(mode PeekMode, queueType, brokerVersion string) []string {
 			"quorum queue browsed over AMQP 1.0 and released: x-delivery-count and the delivery limit are untouched; each peek raises x-acquired-count by one, and later consumers see these messages as redelivered",
 			hidden,
 		}
-	case queueType == retry.QueueQuorum:
+	case queueType == topology.QueueQuorum:
 		count := "quorum queue: each peek increments x-delivery-count, which counts toward the queue's delivery limit if it has one"
 		switch v := brokerVersion; {
-		case retry.VersionAtLeast(v, 4, 3):
+		case topology.VersionAtLeast(v, 4, 3):
 			count = "quorum queue, browsed over AMQP 0-9-1 (AMQP 1.0 was not available): each peek increments x-delivery-count and x-acquired-count; the delivery count counts toward the delivery limit (20 unless set)"
-		case retry.VersionAtLeast(v, 4, 0):
+		case topology.VersionAtLeast(v, 4, 0):
 			count = "quorum queue: each peek increments x-delivery-count, which counts toward the delivery limit (20 unless set)"
 		}
 		return []string{
@@ -433,11 +433,11 @@ type PeekCost struct {
 // PeekCostOf is the cost of peeking q on a broker of brokerVersion, browsed
 // the way PeekModeOf chooses. A stream costs nothing: it is read by offset,
 // hidden from no one.
-func PeekCostOf(q retry.Queue, brokerVersion string) PeekCost {
+func PeekCostOf(q topology.Queue, brokerVersion string) PeekCost {
 	return peekCostVia(q, brokerVersion, PeekModeOf(q, brokerVersion))
 }
 
-func peekCostVia(q retry.Queue, brokerVersion string, mode PeekMode) PeekCost {
+func peekCostVia(q topology.Queue, brokerVersion string, mode PeekMode) PeekCost {
 	if mode == PeekByOffset {
 		return PeekCost{}
 	}
@@ -445,11 +445,11 @@ func peekCostVia(q retry.Queue, brokerVersion string, mode PeekMode) PeekCost {
 	switch {
 	case mode == PeekReleased:
 		c.Acquired = true
-	case q.Type == retry.QueueQuorum:
+	case q.Type == topology.QueueQuorum:
 		c.Counted = true
 		if limit, ok := deliveryLimit(q, brokerVersion); ok {
 			c.Limited, c.DeliveryLimit = true, limit
-			c.DefaultLimit = !retry.EffectiveSettings(&q).HasDeliveryLimit
+			c.DefaultLimit = !topology.EffectiveSettings(&q).HasDeliveryLimit
 		}
 	}
 	return c
@@ -498,7 +498,7 @@ func (e *PeekRefused) Unwrap() error { return e.Kind }
 // PeekRefusalOf is the refusal a peek of q by the mode PeekModeOf chooses
 // meets: nil when it may run. The terminal UI reads it before it asks, the
 // simulation follows it; Live.Peek applies the same rule.
-func PeekRefusalOf(q retry.Queue, brokerVersion string, readOnly, force bool) *PeekRefused {
+func PeekRefusalOf(q topology.Queue, brokerVersion string, readOnly, force bool) *PeekRefused {
 	return peekRefusal(q, brokerVersion, peekCostVia(q, brokerVersion, PeekModeOf(q, brokerVersion)), readOnly, force, "")
 }
 
@@ -506,7 +506,7 @@ func PeekRefusalOf(q retry.Queue, brokerVersion string, readOnly, force bool) *P
 // its type, limit and the broker's version, never a delivery — whether a
 // peek costing c may run. because says why no costless browse exists
 // ("" for the version's rule).
-func peekRefusal(q retry.Queue, brokerVersion string, c PeekCost, readOnly, force bool, because string) *PeekRefused {
+func peekRefusal(q topology.Queue, brokerVersion string, c PeekCost, readOnly, force bool, because string) *PeekRefused {
 	if !c.CountsDelivery() || (!readOnly && (force || !c.NeedsConsent())) {
 		return nil
 	}
@@ -533,7 +533,7 @@ func limitName(c PeekCost) string {
 }
 
 // deadLetteredTo says where a message past its delivery limit goes.
-func deadLetteredTo(q retry.Queue) string {
+func deadLetteredTo(q topology.Queue) string {
 	if r := ReleaseRoute(q); !strings.HasPrefix(r, "nowhere") {
 		return "dead-lettered to " + r
 	}
@@ -546,7 +546,7 @@ func deadLetteredTo(q retry.Queue) string {
 // delivered limit times before. Counted from each message's
 // x-delivery-count as delivered (exact; no waiting on a quorum queue's
 // asynchronous returns), on what the peek itself read.
-func NoteDeadLettered(res *PeekResult, q retry.Queue, brokerVersion string) {
+func NoteDeadLettered(res *PeekResult, q topology.Queue, brokerVersion string) {
 	limit, ok := deliveryLimit(q, brokerVersion)
 	if !ok {
 		return
@@ -565,14 +565,14 @@ func NoteDeadLettered(res *PeekResult, q retry.Queue, brokerVersion string) {
 	res.ReleasedTo, res.ReleasedAt = ReleaseRoute(q), &at
 	res.SideEffects = append(res.SideEffects, fmt.Sprintf(
 		"%s by this peek (position %s): delivered %d times before, the return passed the delivery limit of %d",
-		retry.Plural(len(gone), "message was "+deadLetteredTo(q), "messages were "+deadLetteredTo(q)), strings.Join(gone, ", "), limit, limit))
+		topology.Plural(len(gone), "message was "+deadLetteredTo(q), "messages were "+deadLetteredTo(q)), strings.Join(gone, ", "), limit, limit))
 }
 
 // RepeekDeadLetters counts the messages of prev, a consume-and-close peek
 // of q, that another such peek would dead-letter: read from the counts
 // prev saw, which its own return raised by one. The terminal UI refuses a
 // re-peek that would, without spending a delivery to find out.
-func RepeekDeadLetters(prev *PeekResult, q retry.Queue, brokerVersion string) int {
+func RepeekDeadLetters(prev *PeekResult, q topology.Queue, brokerVersion string) int {
 	c := PeekCostOf(q, brokerVersion)
 	if prev == nil || !c.Limited {
 		return 0
@@ -590,15 +590,15 @@ func RepeekDeadLetters(prev *PeekResult, q retry.Queue, brokerVersion string) in
 // deliveryLimit is the quorum queue's effective limit; RabbitMQ 4.0–4.2
 // apply 20 when none is set (4.3 no longer counts returns the same way, but
 // a conservative limit is still right for a peek).
-func deliveryLimit(q retry.Queue, brokerVersion string) (int64, bool) {
-	if q.Type != retry.QueueQuorum {
+func deliveryLimit(q topology.Queue, brokerVersion string) (int64, bool) {
+	if q.Type != topology.QueueQuorum {
 		return 0, false
 	}
-	s := retry.EffectiveSettings(&q)
+	s := topology.EffectiveSettings(&q)
 	if s.HasDeliveryLimit {
 		return s.DeliveryLimit, s.DeliveryLimit >= 0
 	}
-	if retry.VersionAtLeast(brokerVersion, 4, 0) {
+	if topology.VersionAtLeast(brokerVersion, 4, 0) {
 		return defaultDeliveryLimit4, true
 	}
 	return 0, false

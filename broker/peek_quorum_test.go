@@ -12,7 +12,7 @@ import (
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
-	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/topology"
 )
 
 // onEachBroker runs fn on the test broker (LADDER_TEST_AMQP_URL: 3.10 or
@@ -45,7 +45,7 @@ func limitedQuorum(f *fixture, n int) (q, dlq string) {
 	return q, dlq
 }
 
-func costless(version string) bool { return retry.VersionAtLeast(version, 4, 3) }
+func costless(version string) bool { return topology.VersionAtLeast(version, 4, 3) }
 
 // Issue 20's case: ten peeks (and ten more read-only) of a quorum queue
 // with x-delivery-limit 3 used to dead-letter all of it by the fourth. Now
@@ -168,7 +168,7 @@ func TestRepeekDeadLettersReadsTheLastPeek(t *testing.T) {
 		}
 		q, _ := limitedQuorum(f, 2)
 		l := f.live(false)
-		info := retry.Queue{Name: q, Type: retry.QueueQuorum, Arguments: map[string]any{"x-delivery-limit": int64(3)}}
+		info := topology.Queue{Name: q, Type: topology.QueueQuorum, Arguments: map[string]any{"x-delivery-limit": int64(3)}}
 		var res *broker.PeekResult
 		var err error
 		for i := 0; i < 3; i++ {

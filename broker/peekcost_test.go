@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/topology"
 )
 
 // The cost told before a peek follows the browse each version allows: a
@@ -16,23 +17,23 @@ import (
 func TestPeekCostOf(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
-		q       retry.Queue
+		q       topology.Queue
 		version string
 		want    PeekCost
 		felt    bool
 	}{
-		{"classic unconsumed", retry.Queue{Type: retry.QueueClassic}, "4.1.0", PeekCost{Redelivered: true}, false},
-		{"classic consumed", retry.Queue{Type: retry.QueueClassic, Consumers: 3}, "4.1.0", PeekCost{Consumers: 3, Redelivered: true}, true},
-		{"unknown consumers", retry.Queue{Type: retry.QueueClassic, ConsumersUnknown: true}, "3.13.7", PeekCost{ConsumersUnknown: true, Redelivered: true}, true},
-		{"quorum 4.0–4.2 default", retry.Queue{Type: retry.QueueQuorum}, "4.2.1", PeekCost{Redelivered: true, Counted: true, Limited: true, DeliveryLimit: 20, DefaultLimit: true}, true},
-		{"quorum 3 no limit", retry.Queue{Type: retry.QueueQuorum}, "3.13.7", PeekCost{Redelivered: true, Counted: true}, false},
-		{"quorum 3 own limit", retry.Queue{Type: retry.QueueQuorum, Arguments: map[string]any{"x-delivery-limit": int64(4)}}, "3.13.7",
+		{"classic unconsumed", topology.Queue{Type: topology.QueueClassic}, "4.1.0", PeekCost{Redelivered: true}, false},
+		{"classic consumed", topology.Queue{Type: topology.QueueClassic, Consumers: 3}, "4.1.0", PeekCost{Consumers: 3, Redelivered: true}, true},
+		{"unknown consumers", topology.Queue{Type: topology.QueueClassic, ConsumersUnknown: true}, "3.13.7", PeekCost{ConsumersUnknown: true, Redelivered: true}, true},
+		{"quorum 4.0–4.2 default", topology.Queue{Type: topology.QueueQuorum}, "4.2.1", PeekCost{Redelivered: true, Counted: true, Limited: true, DeliveryLimit: 20, DefaultLimit: true}, true},
+		{"quorum 3 no limit", topology.Queue{Type: topology.QueueQuorum}, "3.13.7", PeekCost{Redelivered: true, Counted: true}, false},
+		{"quorum 3 own limit", topology.Queue{Type: topology.QueueQuorum, Arguments: map[string]any{"x-delivery-limit": int64(4)}}, "3.13.7",
 			PeekCost{Redelivered: true, Counted: true, Limited: true, DeliveryLimit: 4}, true},
-		{"quorum 4.3 policy limit", retry.Queue{Type: retry.QueueQuorum, Policy: map[string]any{"delivery-limit": int64(9)}}, "4.3.0",
+		{"quorum 4.3 policy limit", topology.Queue{Type: topology.QueueQuorum, Policy: map[string]any{"delivery-limit": int64(9)}}, "4.3.0",
 			PeekCost{Redelivered: true, Acquired: true}, false},
-		{"quorum 4.3 consumed", retry.Queue{Type: retry.QueueQuorum, Consumers: 2}, "4.3.6", PeekCost{Consumers: 2, Redelivered: true, Acquired: true}, true},
-		{"quorum unlimited", retry.Queue{Type: retry.QueueQuorum, Arguments: map[string]any{"x-delivery-limit": int64(-1)}}, "4.1.0", PeekCost{Redelivered: true, Counted: true}, false},
-		{"stream", retry.Queue{Type: retry.QueueStream, Consumers: 5}, "4.1.0", PeekCost{}, false},
+		{"quorum 4.3 consumed", topology.Queue{Type: topology.QueueQuorum, Consumers: 2}, "4.3.6", PeekCost{Consumers: 2, Redelivered: true, Acquired: true}, true},
+		{"quorum unlimited", topology.Queue{Type: topology.QueueQuorum, Arguments: map[string]any{"x-delivery-limit": int64(-1)}}, "4.1.0", PeekCost{Redelivered: true, Counted: true}, false},
+		{"stream", topology.Queue{Type: topology.QueueStream, Consumers: 5}, "4.1.0", PeekCost{}, false},
 	} {
 		got := PeekCostOf(tc.q, tc.version)
 		if got != tc.want || got.Felt() != tc.felt {
@@ -46,12 +47,12 @@ func TestPeekCostOf(t *testing.T) {
 // The line names the queue and the cost; 4.3's browse is never refused.
 func TestPeekRefusalOf(t *testing.T) {
 	dlq := "orders.dlq"
-	limited := retry.Queue{Name: "orders.q", Type: retry.QueueQuorum, Arguments: map[string]any{
+	limited := topology.Queue{Name: "orders.q", Type: topology.QueueQuorum, Arguments: map[string]any{
 		"x-delivery-limit": int64(3), "x-dead-letter-exchange": "", "x-dead-letter-routing-key": dlq}}
-	unlimited := retry.Queue{Name: "plain.q", Type: retry.QueueQuorum}
+	unlimited := topology.Queue{Name: "plain.q", Type: topology.QueueQuorum}
 	for _, tc := range []struct {
 		name     string
-		q        retry.Queue
+		q        topology.Queue
 		version  string
 		readOnly bool
 		kind     error // nil: allowed
@@ -64,7 +65,7 @@ func TestPeekRefusalOf(t *testing.T) {
 		{"4.0 default limit", unlimited, "4.0.5", false, ErrPeekCostsDelivery, []string{"default delivery limit of 20", "dropped (no dead-letter exchange)"}},
 		{"3.10 no limit", unlimited, "3.10.8", false, nil, nil},
 		{"3.10 no limit read-only", unlimited, "3.10.8", true, ErrReadOnly, []string{"read-only: a peek of this quorum queue counts a delivery (x-delivery-count +1); RabbitMQ 3.10.8"}},
-		{"classic read-only", retry.Queue{Name: "c", Type: retry.QueueClassic}, "3.10.8", true, nil, nil},
+		{"classic read-only", topology.Queue{Name: "c", Type: topology.QueueClassic}, "3.10.8", true, nil, nil},
 	} {
 		r := PeekRefusalOf(tc.q, tc.version, tc.readOnly, false)
 		if tc.kind == nil {
@@ -102,21 +103,21 @@ func TestPeekSideEffectsByMode(t *testing.T) {
 		typ, version string
 		want, not    string
 	}{
-		{retry.QueueQuorum, "4.3.6", "x-delivery-count and the delivery limit are untouched", "increments x-delivery-count"},
-		{retry.QueueQuorum, "4.0.5", "increments x-delivery-count, which counts toward the delivery limit (20 unless set)", "AMQP 1.0"},
-		{retry.QueueQuorum, "3.10.8", "if it has one", "AMQP 1.0"},
-		{retry.QueueClassic, "4.3.6", "redelivered flag is now set", "x-delivery-count"},
+		{topology.QueueQuorum, "4.3.6", "x-delivery-count and the delivery limit are untouched", "increments x-delivery-count"},
+		{topology.QueueQuorum, "4.0.5", "increments x-delivery-count, which counts toward the delivery limit (20 unless set)", "AMQP 1.0"},
+		{topology.QueueQuorum, "3.10.8", "if it has one", "AMQP 1.0"},
+		{topology.QueueClassic, "4.3.6", "redelivered flag is now set", "x-delivery-count"},
 	} {
 		got := strings.Join(PeekSideEffects(tc.typ, tc.version), " ")
 		if !strings.Contains(got, tc.want) || strings.Contains(got, tc.not) {
 			t.Errorf("%s on %s: %q", tc.typ, tc.version, got)
 		}
 	}
-	if got := PeekSideEffects(retry.QueueStream, "4.3.6"); len(got) != 0 {
+	if got := PeekSideEffects(topology.QueueStream, "4.3.6"); len(got) != 0 {
 		t.Errorf("stream: %v", got)
 	}
 	// 4.3 without AMQP 1.0 falls back, and says what it costs then.
-	got := strings.Join(peekSideEffects(PeekConsumeClose, retry.QueueQuorum, "4.3.6"), " ")
+	got := strings.Join(peekSideEffects(PeekConsumeClose, topology.QueueQuorum, "4.3.6"), " ")
 	if !strings.Contains(got, "AMQP 1.0 was not available") || !strings.Contains(got, "increments x-delivery-count and x-acquired-count") {
 		t.Errorf("4.3 fallback: %q", got)
 	}
@@ -126,7 +127,7 @@ func TestPeekSideEffectsByMode(t *testing.T) {
 // 4.3.6 with x-delivery-limit 3: a message delivered with count 3 is
 // dead-lettered by its return): the report names those positions.
 func TestNoteDeadLettered(t *testing.T) {
-	q := retry.Queue{Name: "q", Type: retry.QueueQuorum, Arguments: map[string]any{"x-delivery-limit": int64(3)}}
+	q := topology.Queue{Name: "q", Type: topology.QueueQuorum, Arguments: map[string]any{"x-delivery-limit": int64(3)}}
 	res := &PeekResult{Messages: []Message{
 		{Position: 0, Headers: retry.Headers{"x-delivery-count": int64(3)}},
 		{Position: 1, Headers: retry.Headers{"x-delivery-count": int64(2)}},
@@ -139,7 +140,7 @@ func TestNoteDeadLettered(t *testing.T) {
 		t.Fatalf("released %d to %q: %q", res.Released, res.ReleasedTo, text)
 	}
 	none := &PeekResult{Messages: res.Messages}
-	NoteDeadLettered(none, retry.Queue{Name: "c", Type: retry.QueueClassic}, "4.0.5")
+	NoteDeadLettered(none, topology.Queue{Name: "c", Type: topology.QueueClassic}, "4.0.5")
 	if none.Released != 0 || len(none.SideEffects) != 0 {
 		t.Fatalf("classic: %+v", none)
 	}
@@ -148,7 +149,7 @@ func TestNoteDeadLettered(t *testing.T) {
 // A re-peek is judged from the counts the last peek saw: its own return
 // added one, the next adds another.
 func TestRepeekDeadLetters(t *testing.T) {
-	q := retry.Queue{Name: "q", Type: retry.QueueQuorum, Arguments: map[string]any{"x-delivery-limit": int64(3)}}
+	q := topology.Queue{Name: "q", Type: topology.QueueQuorum, Arguments: map[string]any{"x-delivery-limit": int64(3)}}
 	prev := &PeekResult{Messages: []Message{
 		{Headers: retry.Headers{"x-delivery-count": int64(2)}},
 		{Headers: retry.Headers{"x-delivery-count": int64(1)}},

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/topology"
 )
 
 func TestParsePromLine(t *testing.T) {
@@ -88,12 +88,12 @@ func TestReadPromQueuesFoldsOneVhost(t *testing.T) {
 		t.Fatalf("work = %+v\nwant %+v", *w, want)
 	}
 	// What left for good: acked, and delivered or fetched without an ack.
-	if _, c := withPrometheus(retry.Queue{}, queueCounters{}, w); !c.removedKnown || c.removed != 13 {
+	if _, c := withPrometheus(topology.Queue{}, queueCounters{}, w); !c.removedKnown || c.removed != 13 {
 		t.Fatalf("removed %d (known %v), want 8 acked + 5 without ack", c.removed, c.removedKnown)
 	}
 }
 
-func fromProm(name string, p *promQueue) (retry.Queue, queueCounters) {
+func fromProm(name string, p *promQueue) (topology.Queue, queueCounters) {
 	q, c := adaptQueue(apiQueue{Name: name})
 	return withPrometheus(q, c, p)
 }

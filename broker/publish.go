@@ -11,13 +11,14 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/topology"
 )
 
 // BrokerVersion implements Client.
 func (l *Live) BrokerVersion(ctx context.Context) (string, error) { return l.mgmt.BrokerVersion(ctx) }
 
 // Topology implements Client: the vhost read fresh, as moves read it.
-func (l *Live) Topology(ctx context.Context) (retry.Vhost, error) {
+func (l *Live) Topology(ctx context.Context) (topology.Vhost, error) {
 	v, err := l.mgmt.VhostFresh(ctx, l.r.Vhost)
 	if err != nil {
 		return v, err
@@ -409,7 +410,7 @@ func (l *Live) Drain(ctx context.Context, queue string, limit int, handle func(*
 	// not count them). Not a global prefetch: 4.3 denies it by default.
 	// Quorum queues get a fixed prefetch, as a move does, and every
 	// delivery's count is checked.
-	quorum := q.Type == retry.QueueQuorum
+	quorum := q.Type == topology.QueueQuorum
 	prefetch := 1
 	if quorum {
 		prefetch = min(max(look, 1), heldBudget+1, maxPrefetch)
@@ -445,7 +446,7 @@ func (l *Live) Drain(ctx context.Context, queue string, limit int, handle func(*
 		case <-time.After(moveIdle):
 			if quorum && held >= prefetch {
 				// The fixed prefetch is full of held-back messages.
-				return taken, fmt.Errorf("drain %s: stopped after holding back %s not chosen: %w", queue, retry.Plural(held, "message", "messages"), ErrPartial)
+				return taken, fmt.Errorf("drain %s: stopped after holding back %s not chosen: %w", queue, topology.Plural(held, "message", "messages"), ErrPartial)
 			}
 			if err := stillAnswers(conn, "drain "+queue, queue, stallCheck); err != nil {
 				return taken, drainLost(taken, err) // not emptied: stalled

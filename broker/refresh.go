@@ -5,7 +5,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/topology"
 )
 
 // A full read (queues with ladder's columns, exchanges, bindings) makes the
@@ -32,7 +32,7 @@ type fullRead struct {
 	at        time.Time
 	queues    []apiQueue
 	exchanges []apiExchange
-	bindings  []retry.Binding
+	bindings  []topology.Binding
 }
 
 // promTimeout bounds a Prometheus read of the steady refresh: an endpoint
@@ -64,7 +64,7 @@ func (m *Management) promUsable(now time.Time) bool {
 // are taken from (4.0+), or they are needed from it (stats off). m.mu is
 // held.
 func (m *Management) promCounters() bool {
-	return m.noStats || retry.VersionAtLeast(m.version, 4, 0)
+	return m.noStats || topology.VersionAtLeast(m.version, 4, 0)
 }
 
 // promFailed makes the next polls full reads for topologyTTL.
@@ -102,13 +102,13 @@ func (m *Management) steadyProm(ctx context.Context, vhost string) (map[string]*
 
 // steady is Vhost's refresh between full reads; ok is false when a full
 // read must be made instead.
-func (m *Management) steady(ctx context.Context, vhost string) (retry.Vhost, bool, error) {
+func (m *Management) steady(ctx context.Context, vhost string) (topology.Vhost, bool, error) {
 	m.mu.Lock()
 	needVersion := m.last != nil && m.version == ""
 	m.mu.Unlock()
 	if needVersion { // promUsable needs it (cached after the first ask)
 		if _, err := m.BrokerVersion(ctx); err != nil {
-			return retry.Vhost{}, false, nil
+			return topology.Vhost{}, false, nil
 		}
 	}
 	now := time.Now()
@@ -117,32 +117,32 @@ func (m *Management) steady(ctx context.Context, vhost string) (retry.Vhost, boo
 	ok := last != nil && last.vhost == vhost && now.Sub(last.at) < fullEvery(len(last.queues)) && m.promUsable(now)
 	m.mu.Unlock()
 	if !ok {
-		return retry.Vhost{}, false, nil
+		return topology.Vhost{}, false, nil
 	}
 	prom, err := m.steadyProm(ctx, vhost)
 	if err != nil {
 		if ctx.Err() != nil {
-			return retry.Vhost{}, false, ctx.Err()
+			return topology.Vhost{}, false, ctx.Err()
 		}
 		m.promFailed(now)
-		return retry.Vhost{}, false, nil
+		return topology.Vhost{}, false, nil
 	}
 	if len(prom) == 0 && len(last.queues) > 0 {
 		m.promFailed(now) // an answer without queues: not a usable endpoint
-		return retry.Vhost{}, false, nil
+		return topology.Vhost{}, false, nil
 	}
 	if !sameQueues(prom, last.queues) {
-		return retry.Vhost{}, false, nil // a queue appeared or vanished
+		return topology.Vhost{}, false, nil // a queue appeared or vanished
 	}
 	now = time.Now()
 
-	v := retry.Vhost{Name: vhost, Bindings: last.bindings, FullReadAt: last.at, Exchanges: adaptExchanges(last.exchanges)}
+	v := topology.Vhost{Name: vhost, Bindings: last.bindings, FullReadAt: last.at, Exchanges: adaptExchanges(last.exchanges)}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	counters := m.promCounters()
-	v.RatesFrom = retry.RatesFromManagement
+	v.RatesFrom = topology.RatesFromManagement
 	if m.noStats || m.prevProm && counters {
-		v.RatesFrom = retry.RatesFromPrometheus
+		v.RatesFrom = topology.RatesFromPrometheus
 	}
 	prev, prevAt := m.prev, m.prevAt
 	next := make(map[string]queueCounters, len(last.queues))
@@ -199,10 +199,10 @@ func sameQueues(prom map[string]*promQueue, queues []apiQueue) bool {
 	return true
 }
 
-func adaptExchanges(exchanges []apiExchange) []retry.Exchange {
-	var out []retry.Exchange
+func adaptExchanges(exchanges []apiExchange) []topology.Exchange {
+	var out []topology.Exchange
 	for _, e := range exchanges {
-		x := retry.Exchange{Name: e.Name, Type: e.Type, Arguments: e.Arguments, MessagesDelayed: -1}
+		x := topology.Exchange{Name: e.Name, Type: e.Type, Arguments: e.Arguments, MessagesDelayed: -1}
 		if e.MessagesDelayed != nil {
 			x.MessagesDelayed = *e.MessagesDelayed
 		}

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/moveplan"
+	"github.com/ladder-tui/ladder/retry/topology"
 )
 
 // Dump and replay are built on a Client's primitives (Peek, Drain,
@@ -25,7 +27,7 @@ import (
 type DumpOptions struct {
 	Queue string
 	Limit int // 0: every ready message (a browse takes at most DefaultDumpLimit)
-	Where retry.Where
+	Where moveplan.Where
 	// Consume drains the queue to the file: each message is acked only
 	// after its line is written and the file synced.
 	Consume  bool
@@ -116,7 +118,7 @@ func Dump(ctx context.Context, c Client, o DumpOptions, w DumpWriter) (*DumpRepo
 	if err != nil {
 		return rep, err
 	}
-	ladders := retry.Discover(&v)
+	ladders := topology.Discover(&v)
 	head, _ := json.Marshal(DumpHeader{LadderDump: DumpFormat, Vhost: c.Vhost(), Queue: o.Queue, BrokerVersion: version, DumpedAt: time.Now().UTC()})
 	if _, err := w.Write(append(head, '\n')); err != nil {
 		return rep, fmt.Errorf("dump: write: %w", err)
@@ -133,7 +135,7 @@ func Dump(ctx context.Context, c Client, o DumpOptions, w DumpWriter) (*DumpRepo
 		if m.Properties.Timestamp != nil {
 			ts = *m.Properties.Timestamp
 		}
-		return o.Where.Match(retry.SubjectOf(m.Headers, deaths, mains, m.Body, ts), now)
+		return o.Where.Match(moveplan.SubjectOf(m.Headers, deaths, mains, m.Body, ts), now)
 	}
 	mw, _ := w.(MessageWriter)
 	write := func(m *Message) error {
@@ -229,7 +231,7 @@ func browseDump(ctx context.Context, c Client, o DumpOptions, w DumpWriter, rep 
 			return rep, fmt.Errorf("dump: %w", err)
 		}
 		// Interrupted (Ctrl+C): the lines written are good.
-		rep.Incomplete = fmt.Sprintf("interrupted after %s", retry.Plural(rep.Written, "message", "messages"))
+		rep.Incomplete = fmt.Sprintf("interrupted after %s", topology.Plural(rep.Written, "message", "messages"))
 		return rep, partialError("dump %s: %s (%v): the rest is not in the file", o.Queue, rep.Incomplete, ctx.Err())
 	}
 	rep.SideEffects, rep.Released = res.SideEffects, res.Released
@@ -249,7 +251,7 @@ func browseDump(ctx context.Context, c Client, o DumpOptions, w DumpWriter, rep 
 		return rep, partialError("dump %s: %s", o.Queue, rep.Incomplete)
 	}
 	if len(rep.Skipped) > 0 {
-		return rep, partialError("dump %s: %s skipped (they stay queued), the first: %s", o.Queue, retry.Plural(len(rep.Skipped), "message", "messages"), rep.Skipped[0])
+		return rep, partialError("dump %s: %s skipped (they stay queued), the first: %s", o.Queue, topology.Plural(len(rep.Skipped), "message", "messages"), rep.Skipped[0])
 	}
 	return rep, nil
 }
@@ -275,7 +277,7 @@ type ReplayRequest struct {
 	To           Target
 	Delay        time.Duration
 	Rate         float64
-	Where        retry.Where
+	Where        moveplan.Where
 	Limit        int
 	DryRun       bool
 	Resume       bool
@@ -407,7 +409,7 @@ type replayJob struct {
 // possible duplicates. A replay locks the dump's progress file while it
 // runs: a second one at once is refused, naming the first.
 func Replay(ctx context.Context, c Client, req ReplayRequest, progress func(MoveProgress)) (*MoveReport, error) {
-	rep := &MoveReport{Target: req.To.String(), DelayMS: req.Delay.Milliseconds(), DryRun: req.DryRun, Via: map[retry.Via]int{}, Routes: []retry.RouteCount{}}
+	rep := &MoveReport{Target: req.To.String(), DelayMS: req.Delay.Milliseconds(), DryRun: req.DryRun, Via: map[topology.Via]int{}, Routes: []moveplan.RouteCount{}}
 	f, err := os.Open(req.File)
 	if err != nil {
 		return rep, fmt.Errorf("replay: %w", err)
@@ -477,10 +479,10 @@ func Replay(ctx context.Context, c Client, req ReplayRequest, progress func(Move
 	if head.Vhost != c.Vhost() {
 		rep.Note(fmt.Sprintf("the dump is of vhost %s; this replay publishes into vhost %s", head.Vhost, c.Vhost()))
 	}
-	spec := retry.MoveSpec{From: head.Queue, To: req.To, Delay: req.Delay, ResetRetries: req.ResetRetries,
+	spec := moveplan.Spec{From: head.Queue, To: req.To, Delay: req.Delay, ResetRetries: req.ResetRetries,
 		Where: req.Where, Now: time.Now(), MaxMoves: req.MaxMoves, Force: req.Force, Replay: true, Expect: req.Expect}
 	spec.ForBroker(version)
-	planner, err := retry.NewMovePlanner(&v, retry.Discover(&v), spec)
+	planner, err := moveplan.NewPlanner(&v, topology.Discover(&v), spec)
 	if err != nil {
 		return rep, fmt.Errorf("replay %s: %w", req.File, err)
 	}
@@ -503,7 +505,7 @@ func Replay(ctx context.Context, c Client, req ReplayRequest, progress func(Move
 			continue
 		}
 		r := dl.Record
-		m := retry.MoveMessage{Position: dl.Line, MessageID: r.Properties.MessageID, BodyDigest: retry.BodyDigest(r.Body),
+		m := moveplan.Message{Position: dl.Line, MessageID: r.Properties.MessageID, BodyDigest: moveplan.BodyDigest(r.Body),
 			Exchange: r.Exchange, RoutingKey: r.RoutingKey, Headers: r.Headers, Expiration: r.Properties.Expiration, Body: r.Body}
 		if r.Properties.Timestamp != nil {
 			m.Timestamp = time.Unix(*r.Properties.Timestamp, 0)
@@ -539,7 +541,7 @@ func Replay(ctx context.Context, c Client, req ReplayRequest, progress func(Move
 	}
 	rep.Requested += len(jobs)
 	if resumed > 0 {
-		rep.Note(fmt.Sprintf("resumed: %s already published by an earlier run %s skipped", retry.Plural(resumed, "line", "lines"), wasWere(resumed)))
+		rep.Note(fmt.Sprintf("resumed: %s already published by an earlier run %s skipped", topology.Plural(resumed, "line", "lines"), wasWere(resumed)))
 	}
 	if req.DryRun {
 		rep.Note("dry run: nothing was published")
@@ -631,7 +633,7 @@ func Replay(ctx context.Context, c Client, req ReplayRequest, progress func(Move
 			props := rec.MessageProperties()
 			props.Expiration = r.Expiration
 			o := Outgoing{Exchange: r.Exchange, RoutingKey: r.RoutingKey, Mandatory: r.Mandatory, Properties: props, Headers: h, Body: rec.Body}
-			if r.Via == retry.ViaDelayQueue {
+			if r.Via == topology.ViaDelayQueue {
 				o.WaitQueue, o.WaitQueueArgs = r.Queue, r.WaitQueueArgs
 			}
 			out = append(out, o)

@@ -13,6 +13,7 @@ import (
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
 	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/topology"
 )
 
 // writeDump writes a dump of n messages with ids "<prefix>-<i>", each
@@ -72,7 +73,7 @@ func TestReplayChecksEachLineBeforePublishing(t *testing.T) {
 	}
 	const n = 600
 	bad := map[int]string{3: "do not fit in one frame"} // dump line = i + 2
-	bigBody := retry.VersionAtLeast(version, 4, 0)
+	bigBody := topology.VersionAtLeast(version, 4, 0)
 	if bigBody {
 		bad[301] = "over the broker's maximum message size (16777216 bytes, RabbitMQ 4.x's default max_message_size)"
 	} else {

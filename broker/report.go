@@ -1,6 +1,9 @@
 package broker
 
-import "github.com/ladder-tui/ladder/retry"
+import (
+	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/topology"
+)
 
 // TopologyReport is `ladder topology -o json`; its field names are a contract.
 type TopologyReport struct {
@@ -8,11 +11,11 @@ type TopologyReport struct {
 	BrokerVersion string `json:"broker_version"`
 	// RatesFrom: management, prometheus (stats off on the broker) or
 	// unavailable, with RatesNote saying why.
-	RatesFrom string          `json:"rates_from"`
-	RatesNote string          `json:"rates_note,omitempty"`
-	Ladders   []LadderReport  `json:"ladders"`
-	Findings  []retry.Finding `json:"findings"`
-	Other     []QueueReport   `json:"other_queues"`
+	RatesFrom string             `json:"rates_from"`
+	RatesNote string             `json:"rates_note,omitempty"`
+	Ladders   []LadderReport     `json:"ladders"`
+	Findings  []topology.Finding `json:"findings"`
+	Other     []QueueReport      `json:"other_queues"`
 
 	// OverMS, with topology --over, is how far apart the two reads were
 	// whose changes the inflows and dlq-growing findings come from.
@@ -78,7 +81,7 @@ type DelayedExchangeReport struct {
 
 // Report adapts a snapshot for JSON: the same values the UI draws.
 func (s *Snapshot) Report() TopologyReport {
-	byName := make(map[string]retry.Queue, len(s.Topology.Queues))
+	byName := make(map[string]topology.Queue, len(s.Topology.Queues))
 	for _, q := range s.Topology.Queues {
 		byName[q.Name] = q
 	}
@@ -86,7 +89,7 @@ func (s *Snapshot) Report() TopologyReport {
 	rep := TopologyReport{Vhost: s.Vhost, BrokerVersion: s.BrokerVersion, RatesFrom: s.Topology.RatesFrom, RatesNote: s.Topology.RatesNote,
 		Ladders: []LadderReport{}, Findings: s.Findings, Other: []QueueReport{}}
 	if rep.Findings == nil {
-		rep.Findings = []retry.Finding{}
+		rep.Findings = []topology.Finding{}
 	}
 	for _, l := range s.Ladders {
 		lr := LadderReport{Main: queueReport(l.Main, byName), Tiers: []TierReport{}, WaitQueues: []QueueReport{}, DelayedExchanges: []DelayedExchangeReport{}, DelayQueues: []QueueReport{},
@@ -127,7 +130,7 @@ func (s *Snapshot) Report() TopologyReport {
 	return rep
 }
 
-func queueReport(name string, byName map[string]retry.Queue) QueueReport {
+func queueReport(name string, byName map[string]topology.Queue) QueueReport {
 	q, ok := byName[name]
 	if !ok {
 		return QueueReport{Name: name, OwnedByLadder: retry.OwnedByLadder(name)}
@@ -137,7 +140,7 @@ func queueReport(name string, byName map[string]retry.Queue) QueueReport {
 		n := q.Consumers
 		r.Consumers = &n
 	}
-	if d := retry.EffectiveSettings(&q).DelayedRetry; d != nil {
+	if d := topology.EffectiveSettings(&q).DelayedRetry; d != nil {
 		r.DelayedRetry = &DelayedRetryReport{Type: d.Type, MinMS: d.Min.Milliseconds(), MaxMS: d.Max.Milliseconds()}
 	}
 	if q.Rates.Known {
@@ -154,7 +157,7 @@ func ptr(f float64) *float64 { return &f }
 
 // Counted phrases for notes: "1 message was", "3 messages were".
 func were(n int, one, many string) string {
-	return retry.Plural(n, one, many) + " " + wasWere(n)
+	return topology.Plural(n, one, many) + " " + wasWere(n)
 }
 
 func wasWere(n int) string {
@@ -166,9 +169,9 @@ func wasWere(n int) string {
 
 func isAre(n int, one, many string) string {
 	if n == 1 {
-		return retry.Plural(n, one, many) + " is"
+		return topology.Plural(n, one, many) + " is"
 	}
-	return retry.Plural(n, one, many) + " are"
+	return topology.Plural(n, one, many) + " are"
 }
 
 func stayStays(n int) string {

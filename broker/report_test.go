@@ -5,18 +5,18 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/topology"
 )
 
 // Topology JSON says where rates came from, null for consumers the broker
 // did not report, and what a guessed ladder rested on.
 func TestTopologyReportJSONContract(t *testing.T) {
-	v := retry.Vhost{Name: "/", RatesFrom: retry.RatesUnavailable, RatesNote: "prometheus http://h:15692: connection refused", Queues: []retry.Queue{
-		{Name: "jobs", Type: retry.QueueClassic, ConsumersUnknown: true, Messages: 3, Ready: 3},
-		{Name: "jobs.delay", Type: retry.QueueClassic, Consumers: 0, Arguments: map[string]any{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "jobs"}},
+	v := topology.Vhost{Name: "/", RatesFrom: topology.RatesUnavailable, RatesNote: "prometheus http://h:15692: connection refused", Queues: []topology.Queue{
+		{Name: "jobs", Type: topology.QueueClassic, ConsumersUnknown: true, Messages: 3, Ready: 3},
+		{Name: "jobs.delay", Type: topology.QueueClassic, Consumers: 0, Arguments: map[string]any{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "jobs"}},
 	}}
-	ls := retry.Discover(&v)
-	s := &Snapshot{Vhost: "/", Topology: v, Ladders: ls, Findings: retry.Findings(&v, ls)}
+	ls := topology.Discover(&v)
+	s := &Snapshot{Vhost: "/", Topology: v, Ladders: ls, Findings: topology.Findings(&v, ls)}
 	js, err := json.Marshal(s.Report())
 	if err != nil {
 		t.Fatal(err)
@@ -33,7 +33,7 @@ func TestTopologyReportJSONContract(t *testing.T) {
 		}
 	}
 	for _, f := range s.Findings {
-		if f.Code == retry.CodeNoConsumers {
+		if f.Code == topology.CodeNoConsumers {
 			t.Errorf("no-consumers from an unknown consumer count: %+v", f)
 		}
 	}

@@ -5,7 +5,8 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/moveplan"
+	"github.com/ladder-tui/ladder/retry/topology"
 )
 
 // DefaultUnblockLook is how many messages ladder unblock reads by default.
@@ -32,7 +33,7 @@ var ErrPreviewDeadLetters = errors.New("the preview would dead-letter a message"
 
 // PrepareUnblock is PrepareUnblockWith, reading at most look messages,
 // where that costs no delivery toward a delivery limit.
-func PrepareUnblock(ctx context.Context, c Client, queue string, look int) (MoveRequest, retry.UnblockPlan, *PeekResult, error) {
+func PrepareUnblock(ctx context.Context, c Client, queue string, look int) (MoveRequest, moveplan.UnblockPlan, *PeekResult, error) {
 	return PrepareUnblockWith(ctx, c, queue, UnblockOptions{Look: look})
 }
 
@@ -47,35 +48,35 @@ func PrepareUnblock(ctx context.Context, c Client, queue string, look int) (Move
 // only with opt.ForcePeek; and when the counts it saw show that the
 // preview's read would dead-letter a message, the plan is returned with
 // ErrPreviewDeadLetters (nothing more is read).
-func PrepareUnblockWith(ctx context.Context, c Client, queue string, opt UnblockOptions) (MoveRequest, retry.UnblockPlan, *PeekResult, error) {
+func PrepareUnblockWith(ctx context.Context, c Client, queue string, opt UnblockOptions) (MoveRequest, moveplan.UnblockPlan, *PeekResult, error) {
 	look := opt.Look
 	if look <= 0 {
 		look = DefaultUnblockLook
 	}
 	v, err := c.Topology(ctx)
 	if err != nil {
-		return MoveRequest{}, retry.UnblockPlan{}, nil, fmt.Errorf("unblock %s: %w", queue, err)
+		return MoveRequest{}, moveplan.UnblockPlan{}, nil, fmt.Errorf("unblock %s: %w", queue, err)
 	}
 	q, ok := v.Queue(queue)
 	if !ok {
-		return MoveRequest{}, retry.UnblockPlan{}, nil, fmt.Errorf("unblock: queue %q in vhost %s: %w", queue, c.Vhost(), ErrNotFound)
+		return MoveRequest{}, moveplan.UnblockPlan{}, nil, fmt.Errorf("unblock: queue %q in vhost %s: %w", queue, c.Vhost(), ErrNotFound)
 	}
 	res, err := c.Peek(ctx, queue, PeekOptions{Limit: look, BodyPreview: 1, Force: opt.ForcePeek, Progress: opt.Progress})
 	if err != nil {
-		return MoveRequest{}, retry.UnblockPlan{}, nil, fmt.Errorf("unblock %s: %w", queue, err)
+		return MoveRequest{}, moveplan.UnblockPlan{}, nil, fmt.Errorf("unblock %s: %w", queue, err)
 	}
-	in := make([]retry.UnblockInput, 0, len(res.Messages))
+	in := make([]moveplan.UnblockInput, 0, len(res.Messages))
 	for _, m := range res.Messages {
 		if m.HoL == nil {
 			continue // nothing in this queue expires: nothing holds anything back
 		}
-		u := retry.UnblockInput{MessageID: m.Properties.MessageID, BodyDigest: m.BodyDigest, Expiration: m.Properties.Expiration, Mark: *m.HoL}
+		u := moveplan.UnblockInput{MessageID: m.Properties.MessageID, BodyDigest: m.BodyDigest, Expiration: m.Properties.Expiration, Mark: *m.HoL}
 		if m.Properties.Timestamp != nil {
 			u.Timestamp = *m.Properties.Timestamp
 		}
 		in = append(in, u)
 	}
-	plan, err := retry.PlanUnblock(queue, retry.EffectiveSettings(&q), in, res.Released, res.PeekedAt)
+	plan, err := moveplan.PlanUnblock(queue, topology.EffectiveSettings(&q), in, res.Released, res.PeekedAt)
 	if err != nil {
 		return MoveRequest{}, plan, res, err
 	}
@@ -91,7 +92,7 @@ func PrepareUnblockWith(ctx context.Context, c Client, queue string, opt Unblock
 		if n := RepeekDeadLetters(res, q, version); n > 0 {
 			// Known from the look, without spending another delivery.
 			return req, plan, res, fmt.Errorf("unblock %s: refused: its preview reads the queue again, which would dead-letter %s the look saw, delivered as often as the delivery limit of %d allows: %w",
-				queue, retry.Plural(n, "message", "messages"), PeekCostOf(q, version).DeliveryLimit, ErrPreviewDeadLetters)
+				queue, topology.Plural(n, "message", "messages"), PeekCostOf(q, version).DeliveryLimit, ErrPreviewDeadLetters)
 		}
 	}
 	return req, plan, res, nil

@@ -1,6 +1,7 @@
 package retry
 
 import (
+	"slices"
 	"strings"
 	"time"
 )
@@ -34,7 +35,7 @@ type Ladder struct {
 
 // OwnedByLadder reports whether a queue is one ladder declared for itself
 // (a per-delay wait queue of a delayed move, ReplayQueueName).
-func OwnedByLadder(queue string) bool { return strings.HasPrefix(queue, ReplayQueuePrefix) }
+func OwnedByLadder(queue string) bool { return strings.HasPrefix(queue, replayQueuePrefix) }
 
 // Tier is a wait queue with a TTL that dead-letters back to the main queue.
 type Tier struct {
@@ -45,10 +46,51 @@ type Tier struct {
 	ReturnExchange   string
 	ReturnRoutingKey string
 	KeepsRoutingKey  bool
+	// Exchange is where a worker publishes, with the tier's name as routing
+	// key, to reach the tier: an exchange bound to it by that name (the Go
+	// seed's orders.retry), or "" for the default exchange. Discovery
+	// leaves it "": a worker that declared its ladder knows it.
+	Exchange string
 }
 
 // DelayedExchange is an x-delayed-message exchange that routes to the main queue.
 type DelayedExchange struct {
 	Name            string
 	MessagesDelayed int64 // -1 when unknown
+}
+
+// DelayedRetry holds a quorum queue's returned messages back before
+// redelivery: delay = min(Min × delivery count, Max). Type says which
+// returns: all, failed or returned.
+type DelayedRetry struct {
+	Type     string
+	Min, Max time.Duration
+}
+
+func ladderHas(l *Ladder, q string) bool {
+	return l.Main == q || l.DLQ == q || slices.Contains(l.WaitQueues, q) ||
+		slices.ContainsFunc(l.Tiers, func(t Tier) bool { return t.Queue == q })
+}
+
+// MainQueues is the set of the ladders' main queues, for OriginIn.
+func MainQueues(ladders []Ladder) map[string]bool {
+	out := make(map[string]bool, len(ladders))
+	for _, l := range ladders {
+		out[l.Main] = true
+	}
+	return out
+}
+
+// Delay is the wait before the n-th redelivery.
+func (d DelayedRetry) Delay(n int) time.Duration {
+	w := d.Min * time.Duration(n)
+	if d.Max > 0 && w > d.Max {
+		return d.Max
+	}
+	return w
+}
+
+// Policy is the backoff that gives the same delays (schedule previews it).
+func (d DelayedRetry) Policy() Policy {
+	return Policy{Backoff: BackoffLinear, Base: d.Min, Cap: d.Max}
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/ladder-tui/ladder/retry/internal/amqpfield"
 )
 
 // ActionKind is what to do with a failed (or replayed) message.
@@ -12,20 +14,22 @@ type ActionKind string
 
 // Action kinds.
 const (
-	// ActionTier: publish the message so it lands in the tier Queue; its TTL
-	// returns it to the main queue. A tier that keeps routing keys
-	// (Tier.KeepsRoutingKey) must be reached with the message's own routing
-	// key, through an exchange bound to it, not the default exchange.
+	// ActionTier: publish to Exchange with RoutingKey (the tier's
+	// Tier.Exchange, else the default exchange, with the tier's name) so
+	// the message lands in the tier Queue; its TTL returns it to the main
+	// queue.
 	ActionTier ActionKind = "tier"
-	// ActionDelayedExchange: publish to Exchange with the message's routing
-	// key; Headers carry x-delay.
+	// ActionDelayedExchange: publish to Exchange with RoutingKey (the
+	// message's own, PlanOptions.RoutingKey); Headers carry x-delay.
 	ActionDelayedExchange ActionKind = "delayed_exchange"
 	// ActionDelayQueue: declare Queue with QueueArgs (redeclare before every
 	// publish: it renews x-expires), then publish to it through the default
-	// exchange. It dead-letters to the main queue.
+	// exchange (Exchange "", RoutingKey Queue). It dead-letters to the main
+	// queue.
 	ActionDelayQueue ActionKind = "delay_queue"
 	// ActionPark: retries are exhausted; the message belongs in the DLQ
-	// Queue (nack with requeue=false when the main queue dead-letters there).
+	// Queue: publish it there (Exchange "", RoutingKey Queue) and ack, or
+	// nack with requeue=false when the main queue dead-letters there.
 	ActionPark ActionKind = "park"
 	// ActionDrop: retries are exhausted and there is no DLQ.
 	ActionDrop ActionKind = "drop"
@@ -35,7 +39,9 @@ const (
 // it routes anything outside (0, MaxXDelay] at once.
 const MaxXDelay = 1<<32 - 1
 
-// Action is a planned step for one message.
+// Action is a planned step for one message: everything a worker needs to
+// publish it (Exchange, RoutingKey, Headers; Queue and QueueArgs to declare
+// a per-delay wait queue first) and then ack the delivery.
 type Action struct {
 	Kind ActionKind
 	// Attempt is the retry this action makes (1 for the first retry); 0 for
@@ -46,8 +52,11 @@ type Action struct {
 	Delay, Wanted time.Duration
 	// Queue is the tier, the per-delay wait queue, or the DLQ.
 	Queue string
-	// Exchange is the delayed exchange.
-	Exchange string
+	// Exchange and RoutingKey are what to publish with: the delayed
+	// exchange, the tier's exchange, or "" (the default exchange, which
+	// routes by queue name). Both are "" for drop.
+	Exchange   string
+	RoutingKey string
 	// Match says how the tier fits Wanted.
 	Match TierMatch
 	// Headers is the whole header table to publish with (a copy of the
@@ -66,10 +75,11 @@ func (a Action) MarshalJSON() ([]byte, error) {
 		WantedMS  int64      `json:"wanted_ms"`
 		Queue     string     `json:"queue,omitempty"`
 		Exchange  string     `json:"exchange,omitempty"`
+		Key       string     `json:"routing_key,omitempty"`
 		Match     TierMatch  `json:"tier_match,omitempty"`
 		Headers   Headers    `json:"headers,omitempty"`
 		QueueArgs Headers    `json:"queue_args,omitempty"`
-	}{a.Kind, a.Attempt, a.Delay.Milliseconds(), a.Wanted.Milliseconds(), a.Queue, a.Exchange, a.Match, a.Headers, a.QueueArgs})
+	}{a.Kind, a.Attempt, a.Delay.Milliseconds(), a.Wanted.Milliseconds(), a.Queue, a.Exchange, a.RoutingKey, a.Match, a.Headers, a.QueueArgs})
 }
 
 // PlanOptions configure Plan.
@@ -79,6 +89,9 @@ type PlanOptions struct {
 	// it the message is parked (or dropped). 0 means never retry.
 	MaxAttempts int
 	Ladder      *Ladder
+	// RoutingKey is the routing key the failed message was delivered with:
+	// a delayed exchange routes the retry by it.
+	RoutingKey string
 	// Rand is jitter's random source; nil uses math/rand/v2.
 	Rand Rand
 }
@@ -102,48 +115,31 @@ func Plan(h Headers, st RetryState, o PlanOptions) (Action, error) {
 	}
 	if st.Count >= int64(o.MaxAttempts) {
 		if o.Ladder.DLQ != "" {
-			return Action{Kind: ActionPark, Queue: o.Ladder.DLQ, Headers: h.Clone()}, nil
+			return Action{Kind: ActionPark, Queue: o.Ladder.DLQ, RoutingKey: o.Ladder.DLQ, Headers: h.Clone()}, nil
 		}
 		return Action{Kind: ActionDrop}, nil
 	}
 	next := int(st.Count) + 1
 	want := o.Policy.Delay(next, st.LastDelay, o.Rand)
-	a, err := route(o.Ladder, want, true, SetCount(h, st, int64(next)))
+	a, err := route(o.Ladder, want, o.RoutingKey, SetCount(h, st, int64(next)))
 	if err != nil {
 		return Action{}, fmt.Errorf("retry: plan attempt %d: %w", next, err)
 	}
 	a.Attempt = next
 	if v, ok := h[hdrPyRetryDelay]; ok {
 		// Keep the Python seed's record of the delay, in the type it had.
-		_, kind, _ := intValue(v)
-		a.Headers[hdrPyRetryDelay] = encodeCount(kind, a.Delay.Milliseconds())
+		_, kind, _ := amqpfield.Int(v)
+		a.Headers[hdrPyRetryDelay] = amqpfield.EncodeCount(kind, a.Delay.Milliseconds())
 	}
 	return a, nil
 }
 
-// PlanDelay plans moving a message back with a chosen delay (a replay): no
-// attempt logic, headers unchanged except x-delay. Only a tier whose TTL is
-// exactly delay qualifies, because a longer tier would silently change the
-// delay asked for; then the delayed exchange, then a per-delay wait queue.
-func PlanDelay(l *Ladder, delay time.Duration, h Headers) (Action, error) {
-	if l == nil {
-		return Action{}, errors.New("retry: plan delay: no ladder")
-	}
-	if delay <= 0 {
-		return Action{}, fmt.Errorf("retry: plan delay: delay %v must be positive", delay)
-	}
-	a, err := route(l, delay, false, h.Clone())
-	if err != nil {
-		return Action{}, fmt.Errorf("retry: plan delay %v: %w", delay, err)
-	}
-	return a, nil
-}
-
-// route picks tier, delayed exchange or per-delay queue for want; out is the
-// caller's copy of the headers, modified in place.
-func route(l *Ladder, want time.Duration, longerOK bool, out Headers) (Action, error) {
-	if t, m, ok := ChooseTier(l, want); ok && (m == TierExact || longerOK) {
-		return Action{Kind: ActionTier, Delay: t.TTL, Wanted: want, Queue: t.Queue, Match: m, Headers: out}, nil
+// route picks tier, delayed exchange or per-delay queue for want; key is the
+// message's routing key; out is the caller's copy of the headers, modified
+// in place.
+func route(l *Ladder, want time.Duration, key string, out Headers) (Action, error) {
+	if t, m, ok := chooseTier(l, want); ok {
+		return Action{Kind: ActionTier, Delay: t.TTL, Wanted: want, Queue: t.Queue, Exchange: t.Exchange, RoutingKey: t.Queue, Match: m, Headers: out}, nil
 	}
 	// The broker counts whole milliseconds.
 	ms := want.Milliseconds()
@@ -151,14 +147,14 @@ func route(l *Ladder, want time.Duration, longerOK bool, out Headers) (Action, e
 	if len(l.DelayedExchanges) > 0 && ms > 0 && ms <= MaxXDelay {
 		// int64: values above 2^31−1 are valid and would overflow an int32.
 		out[hdrDelay] = ms
-		return Action{Kind: ActionDelayedExchange, Delay: wait, Wanted: want, Exchange: l.DelayedExchanges[0].Name, Headers: out}, nil
+		return Action{Kind: ActionDelayedExchange, Delay: wait, Wanted: want, Exchange: l.DelayedExchanges[0].Name, RoutingKey: key, Headers: out}, nil
 	}
 	if l.Main == "" {
 		return Action{}, fmt.Errorf("no tier or delayed exchange fits %v and the ladder has no main queue to wait for", want)
 	}
-	name := DelayQueueName(l.Main, ms)
+	name := delayQueueName(l.Main, ms)
 	return Action{
-		Kind: ActionDelayQueue, Delay: wait, Wanted: want, Queue: name, Headers: out,
+		Kind: ActionDelayQueue, Delay: wait, Wanted: want, Queue: name, RoutingKey: name, Headers: out,
 		QueueArgs: Headers{
 			"x-message-ttl":             ms,
 			"x-dead-letter-exchange":    "",
@@ -171,11 +167,11 @@ func route(l *Ladder, want time.Duration, longerOK bool, out Headers) (Action, e
 	}, nil
 }
 
-// DelayQueueName names the per-delay wait queue that returns messages to
+// delayQueueName names the per-delay wait queue that returns messages to
 // the queue main after ms: the queue a replay to main through the default
 // exchange uses (ReplayQueueName), so retries and replays share one queue
 // declared with the same arguments. It names main because the queue
 // dead-letters to that one queue.
-func DelayQueueName(main string, ms int64) string {
+func delayQueueName(main string, ms int64) string {
 	return ReplayQueueName("", main, ms)
 }

@@ -152,43 +152,6 @@ func TestPlanErrors(t *testing.T) {
 	}
 }
 
-func TestPlanDelay(t *testing.T) {
-	l := ladderGoSeed()
-	l.DelayedExchanges = []DelayedExchange{{Name: "orders.delayed"}}
-	h := Headers{"x-retry-count": int32(3)}
-
-	a, err := PlanDelay(l, 30*time.Second, h)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if a.Kind != ActionTier || a.Queue != "orders.wait.30s" || a.Match != TierExact || a.Attempt != 0 || !reflect.DeepEqual(a.Headers, h) {
-		t.Errorf("exact tier: got %+v", a)
-	}
-	// 20s has a longer tier (30s), which a replay must not use.
-	a, _ = PlanDelay(l, 20*time.Second, h)
-	if a.Kind != ActionDelayedExchange || a.Headers["x-delay"] != int64(20000) || a.Headers["x-retry-count"] != int32(3) {
-		t.Errorf("no exact tier, delayed exchange: got %+v", a)
-	}
-	if _, ok := h["x-delay"]; ok {
-		t.Error("PlanDelay modified its input")
-	}
-	l.DelayedExchanges = nil
-	a, _ = PlanDelay(l, 20*time.Second, h)
-	if a.Kind != ActionDelayQueue || !strings.HasPrefix(a.Queue, "ladder.delay.20000.default.orders.process.") || a.Delay != 20*time.Second {
-		t.Errorf("no exact tier, no delayed exchange: got %+v", a)
-	}
-	a, _ = PlanDelay(l, 1500*time.Microsecond, h)
-	if a.Delay != time.Millisecond || a.Wanted != 1500*time.Microsecond || a.QueueArgs["x-message-ttl"] != int64(1) {
-		t.Errorf("sub-millisecond delay: the wait is what the broker counts, got %+v", a)
-	}
-	if _, err := PlanDelay(l, 0, h); err == nil {
-		t.Error("a zero delay should fail")
-	}
-	if _, err := PlanDelay(nil, time.Second, h); err == nil {
-		t.Error("no ladder should fail")
-	}
-}
-
 func TestActionJSON(t *testing.T) {
 	h := Headers{"x-retry-count": int32(1)}
 	a, err := Plan(h, ReadState(h, nil), PlanOptions{Policy: polGo, MaxAttempts: 3, Ladder: ladderGoSeed()})
@@ -199,7 +162,7 @@ func TestActionJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"kind":"tier","attempt":2,"delay_ms":30000,"wanted_ms":25000,"queue":"orders.wait.30s","tier_match":"longer","headers":{"x-retry-count":2}}`
+	want := `{"kind":"tier","attempt":2,"delay_ms":30000,"wanted_ms":25000,"queue":"orders.wait.30s","routing_key":"orders.wait.30s","tier_match":"longer","headers":{"x-retry-count":2}}`
 	if string(b) != want {
 		t.Errorf("got  %s\nwant %s", b, want)
 	}
@@ -210,24 +173,39 @@ func TestActionJSON(t *testing.T) {
 }
 
 func TestDelayQueueName(t *testing.T) {
-	if got := DelayQueueName("orders.process", 5000); !strings.HasPrefix(got, "ladder.delay.5000.default.orders.process.") {
+	if got := delayQueueName("orders.process", 5000); !strings.HasPrefix(got, "ladder.delay.5000.default.orders.process.") {
 		t.Errorf("got %q", got)
 	}
-	// A retry's wait queue and a replay's to the same queue are one queue,
-	// declared with the same arguments.
-	l := &Ladder{Main: "orders.process"}
-	a, err := Plan(Headers{}, RetryState{}, PlanOptions{Policy: polGo, MaxAttempts: 1, Ladder: l})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rt, err := PlanReplay(NewRouter(&Vhost{Queues: []Queue{{Name: "orders.process"}}}), nil, "", "orders.process", nil, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if a.Queue != rt.Queue || !reflect.DeepEqual(a.QueueArgs, rt.QueueArgs) {
-		t.Errorf("retry wait queue %q %v, replay wait queue %q %v", a.Queue, a.QueueArgs, rt.Queue, rt.QueueArgs)
-	}
-	if long := DelayQueueName(strings.Repeat("q", 300), 5000); len(long) > 255 {
+	if long := delayQueueName(strings.Repeat("q", 300), 5000); len(long) > 255 {
 		t.Errorf("name of %d bytes is over the broker's limit", len(long))
+	}
+}
+
+// An action names what to publish with: the tier's exchange and name, the
+// delayed exchange with the message's own key, or the default exchange.
+func TestPlanNamesWhereToPublish(t *testing.T) {
+	l := ladderGoSeed()
+	l.Tiers[0].Exchange = "orders.retry"
+	o := PlanOptions{Policy: polGo, MaxAttempts: 3, Ladder: l, RoutingKey: "orders.created"}
+	a, err := Plan(Headers{}, RetryState{}, o)
+	if err != nil || a.Kind != ActionTier || a.Exchange != "orders.retry" || a.RoutingKey != "orders.wait.5s" {
+		t.Errorf("tier with an exchange: %+v %v", a, err)
+	}
+	h := Headers{"x-retry-count": int32(1)}
+	if a, _ = Plan(h, ReadState(h, nil), o); a.Exchange != "" || a.RoutingKey != "orders.wait.30s" {
+		t.Errorf("tier through the default exchange: %+v", a)
+	}
+	h = Headers{"x-retry-count": int32(3)}
+	if a, _ = Plan(h, ReadState(h, nil), o); a.Kind != ActionPark || a.Exchange != "" || a.RoutingKey != "orders.dlq" {
+		t.Errorf("park: %+v", a)
+	}
+	l.Tiers = nil
+	l.DelayedExchanges = []DelayedExchange{{Name: "orders.delayed"}}
+	if a, _ = Plan(Headers{}, RetryState{}, o); a.Kind != ActionDelayedExchange || a.Exchange != "orders.delayed" || a.RoutingKey != "orders.created" {
+		t.Errorf("delayed exchange: %+v", a)
+	}
+	l.DelayedExchanges = nil
+	if a, _ = Plan(Headers{}, RetryState{}, o); a.Kind != ActionDelayQueue || a.Exchange != "" || a.RoutingKey != a.Queue {
+		t.Errorf("delay queue: %+v", a)
 	}
 }

@@ -150,10 +150,10 @@ func (p Policy) Nominal(attempt int) time.Duration {
 	return d
 }
 
-// Band is the range jitter can produce for attempt, assuming for decorrelated
+// band is the range jitter can produce for attempt, assuming for decorrelated
 // jitter that every earlier draw was the largest possible (the chain starts at
 // Base).
-func (p Policy) Band(attempt int) (lo, hi time.Duration) {
+func (p Policy) band(attempt int) (lo, hi time.Duration) {
 	d := p.Nominal(attempt)
 	switch p.Jitter {
 	case JitterFull:

@@ -86,7 +86,7 @@ func TestBand(t *testing.T) {
 		{"python attempt 10", polPython, 10, 300 * time.Second, 330 * time.Second},
 	}
 	for _, tt := range tests {
-		lo, hi := tt.p.Band(tt.att)
+		lo, hi := tt.p.band(tt.att)
 		if lo != tt.lo || hi != tt.hi {
 			t.Errorf("%s: band [%v, %v], want [%v, %v]", tt.name, lo, hi, tt.lo, tt.hi)
 		}
@@ -148,7 +148,7 @@ func TestDelayStaysInBand(t *testing.T) {
 		for trial := range 200 {
 			var prev time.Duration // each trial is one message's chain of retries
 			for attempt := 1; attempt <= 8; attempt++ {
-				lo, hi := p.Band(attempt)
+				lo, hi := p.band(attempt)
 				var got time.Duration
 				if trial%2 == 0 {
 					got = p.Delay(attempt, prev, nil) // the package's own source

@@ -42,7 +42,7 @@ func (a ScheduledAttempt) MarshalJSON() ([]byte, error) {
 }
 
 // Schedule lists attempts 1…attempts of p. With a ladder, each attempt names
-// the tier its nominal delay would use (see ChooseTier).
+// the tier its nominal delay would use (see chooseTier).
 func Schedule(p Policy, attempts int, l *Ladder) (RetrySchedule, error) {
 	if err := p.check(); err != nil {
 		return RetrySchedule{}, fmt.Errorf("retry: schedule: policy: %w", err)
@@ -53,9 +53,9 @@ func Schedule(p Policy, attempts int, l *Ladder) (RetrySchedule, error) {
 	s := RetrySchedule{Attempts: make([]ScheduledAttempt, 0, attempts)}
 	for n := 1; n <= attempts; n++ {
 		a := ScheduledAttempt{Attempt: n}
-		a.Min, a.Max = p.Band(n)
+		a.Min, a.Max = p.band(n)
 		a.Delay = min(max(p.Nominal(n), a.Min), a.Max)
-		if t, m, ok := ChooseTier(l, a.Delay); ok {
+		if t, m, ok := chooseTier(l, a.Delay); ok {
 			a.Tier, a.Match = t.Queue, m
 		}
 		s.Attempts = append(s.Attempts, a)

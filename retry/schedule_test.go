@@ -140,3 +140,20 @@ func TestScheduleDelaysStayWithinTheirBands(t *testing.T) {
 type randInt63n struct{ r *rand.Rand }
 
 func (r randInt63n) Int63n(n int64) int64 { return r.r.Int64N(n) }
+
+// Delays read back as they are written (FormatDelay is what every text shows).
+func FuzzFormatDelay(f *testing.F) {
+	for _, ms := range []int64{0, 1, 999, 1000, 61_000, 3_600_000, 86_400_000 * 3, 1<<53 - 1} {
+		f.Add(ms)
+	}
+	f.Fuzz(func(t *testing.T, ms int64) {
+		if ms < 0 || ms > 1<<53 {
+			return
+		}
+		d := time.Duration(ms) * time.Millisecond
+		s := FormatDelay(d)
+		if s == "" {
+			t.Fatalf("%v formats empty", d)
+		}
+	})
+}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ladder-tui/ladder/retry/internal/amqpfield"
 )
 
 // namedTable stands in for amqp091's amqp.Table: a named map type.
@@ -61,7 +63,7 @@ func TestReadCountMalformedFallsThrough(t *testing.T) {
 		}
 	}
 	st := ReadState(Headers{"x-retry-count": int32(-1)}, nil)
-	if !errors.Is(st.Invalid[0], errNegative) {
+	if !errors.Is(st.Invalid[0], amqpfield.ErrNegative) {
 		t.Errorf("negative count error should wrap errNegative, got %v", st.Invalid[0])
 	}
 	if st.Source != SourceNone || st.Count != 0 {

@@ -11,11 +11,11 @@ const (
 	TierLonger TierMatch = "longer" // the shortest TTL above the wanted delay
 )
 
-// ChooseTier picks the tier a delay of want should wait in: the tier whose
+// chooseTier picks the tier a delay of want should wait in: the tier whose
 // TTL is exactly want, else the shortest tier longer than want (waiting a
 // little longer is safe, coming back early is not), else none. Tiers with a
 // negative (unknown) TTL never match; ties go to the first listed.
-func ChooseTier(l *Ladder, want time.Duration) (Tier, TierMatch, bool) {
+func chooseTier(l *Ladder, want time.Duration) (Tier, TierMatch, bool) {
 	if l == nil {
 		return Tier{}, "", false
 	}

@@ -35,12 +35,12 @@ func TestChooseTier(t *testing.T) {
 		{5*time.Minute + 1, "", "", false},
 	}
 	for _, tt := range tests {
-		tier, m, ok := ChooseTier(l, tt.want)
+		tier, m, ok := chooseTier(l, tt.want)
 		if tier.Queue != tt.queue || m != tt.match || ok != tt.ok {
 			t.Errorf("ChooseTier(%v) = %q %q %v, want %q %q %v", tt.want, tier.Queue, m, ok, tt.queue, tt.match, tt.ok)
 		}
 	}
-	if _, _, ok := ChooseTier(nil, time.Second); ok {
+	if _, _, ok := chooseTier(nil, time.Second); ok {
 		t.Error("nil ladder should have no tier")
 	}
 }
@@ -53,13 +53,13 @@ func TestChooseTierUnsortedAndUnknown(t *testing.T) {
 		{Queue: "exact-late", TTL: 20 * time.Second},
 		{Queue: "exact-dup", TTL: 20 * time.Second},
 	}}
-	if tier, m, _ := ChooseTier(l, 15*time.Second); tier.Queue != "exact-late" || m != TierLonger {
+	if tier, m, _ := chooseTier(l, 15*time.Second); tier.Queue != "exact-late" || m != TierLonger {
 		t.Errorf("shortest longer tier should win regardless of order, got %q %q", tier.Queue, m)
 	}
-	if tier, m, _ := ChooseTier(l, 20*time.Second); tier.Queue != "exact-late" || m != TierExact {
+	if tier, m, _ := chooseTier(l, 20*time.Second); tier.Queue != "exact-late" || m != TierExact {
 		t.Errorf("exact match after a longer one, first of equals, got %q %q", tier.Queue, m)
 	}
-	if tier, _, _ := ChooseTier(l, 0); tier.Queue != "short" {
+	if tier, _, _ := chooseTier(l, 0); tier.Queue != "short" {
 		t.Errorf("a tier of unknown TTL must never be chosen, got %q", tier.Queue)
 	}
 }

@@ -5,8 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
+
+	"github.com/ladder-tui/ladder/retry/internal/amqpfield"
 )
 
 // Reason is why the broker dead-lettered a message.
@@ -149,24 +150,24 @@ func DecodeXDeath(h Headers) XDeath {
 // decodeDeaths reads an array of x-death tables (from header name).
 func decodeDeaths(v any, name string, errs *[]FieldError) []Death {
 	var out []Death
-	if arr, ok := hdrArray(v); ok {
+	if arr, ok := amqpfield.Array(v); ok {
 		out = make([]Death, 0, len(arr))
 		var keys []string // entries' routing keys share backing arrays: fewer allocations
 		for i, e := range arr {
-			m, ok := hdrTable(e)
+			m, ok := amqpfield.Table(e)
 			if !ok {
-				*errs = append(*errs, FieldError{Path: deathPathIn(name, i, ""), Err: fmt.Errorf("want a table, got %s", typeName(e))})
+				*errs = append(*errs, FieldError{Path: deathPathIn(name, i, ""), Err: fmt.Errorf("want a table, got %s", amqpfield.TypeName(e))})
 				continue
 			}
 			out = out[:len(out)+1]
 			keys = decodeDeathIn(name, &out[len(out)-1], m, i, errs, keys, len(arr)-i)
 		}
-	} else if m, ok := hdrTable(v); ok {
+	} else if m, ok := amqpfield.Table(v); ok {
 		*errs = append(*errs, FieldError{Path: name, Err: errors.New("want an array of tables, got one table")})
 		out = make([]Death, 1)
 		decodeDeathIn(name, &out[0], m, 0, errs, nil, 1)
 	} else {
-		*errs = append(*errs, FieldError{Path: name, Err: fmt.Errorf("want an array of tables, got %s", typeName(v))})
+		*errs = append(*errs, FieldError{Path: name, Err: fmt.Errorf("want an array of tables, got %s", amqpfield.TypeName(v))})
 	}
 	if out == nil {
 		out = []Death{}
@@ -181,9 +182,9 @@ func decodeDeaths(v any, name string, errs *[]FieldError) []Death {
 // when there is no history to carry.
 func CarryDeaths(h Headers) (value []any, ok bool) {
 	for _, name := range []string{hdrXDeath, HeaderCarriedDeaths} {
-		if arr, isArr := hdrArray(h[name]); isArr {
+		if arr, isArr := amqpfield.Array(h[name]); isArr {
 			value = append(value, arr...)
-		} else if m, isTable := hdrTable(h[name]); isTable {
+		} else if m, isTable := amqpfield.Table(h[name]); isTable {
 			value = append(value, m) // one table, as the decoder reads it too
 		}
 	}
@@ -195,7 +196,7 @@ func pointField(h Headers, key string, errs *[]FieldError) string {
 	if !ok {
 		return ""
 	}
-	s, err := textValue(v)
+	s, err := amqpfield.Text(v)
 	if err != nil {
 		*errs = append(*errs, FieldError{Path: key, Err: err})
 	}
@@ -229,7 +230,7 @@ func decodeDeathIn(name string, d *Death, m map[string]any, i int, errs *[]Field
 			fail(field, errMissing)
 			return ""
 		}
-		s, err := textValue(v)
+		s, err := amqpfield.Text(v)
 		if err != nil {
 			fail(field, err)
 		}
@@ -242,7 +243,7 @@ func decodeDeathIn(name string, d *Death, m map[string]any, i int, errs *[]Field
 
 	if v, ok := m["count"]; !ok {
 		fail("count", errMissing)
-	} else if n, _, err := countValue(v); err != nil {
+	} else if n, _, err := amqpfield.Count(v); err != nil {
 		fail("count", err)
 	} else {
 		d.Count = n
@@ -263,7 +264,7 @@ func decodeDeathIn(name string, d *Death, m map[string]any, i int, errs *[]Field
 	}
 
 	if v, ok := m["original-expiration"]; ok {
-		if n, _, err := countValue(v); err != nil {
+		if n, _, err := amqpfield.Count(v); err != nil {
 			fail("original-expiration", err)
 		} else {
 			d.OriginalExpiration = mulSat(time.Millisecond, float64(n))
@@ -284,9 +285,9 @@ func routingKeys(v any, buf []string, left int, fail func(string, error)) (got, 
 		fail("routing-keys", errors.New("want an array, got a string (read as one key)"))
 		return []string{x}, buf
 	}
-	arr, ok := hdrArray(v)
+	arr, ok := amqpfield.Array(v)
 	if !ok {
-		fail("routing-keys", fmt.Errorf("want an array of strings, got %s", typeName(v)))
+		fail("routing-keys", fmt.Errorf("want an array of strings, got %s", amqpfield.TypeName(v)))
 		return nil, buf
 	}
 	if cap(buf)-len(buf) < len(arr) {
@@ -294,7 +295,7 @@ func routingKeys(v any, buf []string, left int, fail func(string, error)) (got, 
 	}
 	start := len(buf)
 	for j, k := range arr {
-		s, err := textValue(k)
+		s, err := amqpfield.Text(k)
 		if err != nil {
 			fail("routing-keys["+strconv.Itoa(j)+"]", err)
 			continue
@@ -310,27 +311,6 @@ func parseReason(s string) Reason {
 		return r
 	}
 	return ReasonOther
-}
-
-// Summary is a one-line account for people, most recent first:
-// "expired ×3 in orders.wait.5s · rejected ×3 in orders.process".
-func (x XDeath) Summary() string {
-	var b strings.Builder
-	for i, d := range x.Deaths {
-		if i > 0 {
-			b.WriteString(" · ")
-		}
-		r := string(d.Reason)
-		if d.Reason == ReasonOther && d.RawReason != "" {
-			r = d.RawReason
-		}
-		q := d.Queue
-		if q == "" {
-			q = "?"
-		}
-		fmt.Fprintf(&b, "%s ×%d in %s", r, d.Count, q)
-	}
-	return b.String()
 }
 
 // Origin is where the message was published before its first death: the
@@ -388,4 +368,22 @@ func (x XDeath) Origin() (Origin, bool) {
 		}
 	}
 	return Origin{Exchange: oldest.Exchange, RoutingKey: oldest.RoutingKeys[0]}, true
+}
+
+// OriginIn is where to send a message back to one of the given queues
+// (usually the vhost's ladder main queues): the exchange and first routing
+// key of its x-death entry for the first such queue it died in, since it
+// was published there. A message that went main → tier → main → DLQ first
+// died in a tier, entered through the retry exchange; its main-queue entry
+// names the exchange that feeds the main queue. Without such an entry it is
+// x-first-death's Origin.
+func OriginIn(x XDeath, queues map[string]bool) (Origin, bool) {
+	// Entries are most recent first; the oldest matching one is last.
+	for i := len(x.Deaths) - 1; i >= 0; i-- {
+		d := x.Deaths[i]
+		if queues[d.Queue] && len(d.RoutingKeys) > 0 {
+			return Origin{Exchange: d.Exchange, RoutingKey: d.RoutingKeys[0]}, true
+		}
+	}
+	return x.Origin()
 }

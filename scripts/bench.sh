@@ -399,7 +399,7 @@ for v in $versions; do
 done
 
 echo "== Go benchmarks: engine and UI frames" >&2
-go test -run '^$' -bench . -benchmem -count "$count" ./retry/ ./ui/... | grep -E '^Benchmark' | tee "$work/go.txt" >&2
+go test -run '^$' -bench . -benchmem -count "$count" ./retry/... ./ui/... | grep -E '^Benchmark' | tee "$work/go.txt" >&2
 {
   echo "## Go benchmarks (medians)"
   echo

@@ -10,6 +10,7 @@ import (
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/internal/depthhistory"
 	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/topology"
 )
 
 // benchModel is a root model sized w×h, outside any program.
@@ -87,7 +88,7 @@ func fiftyLadders() *broker.Snapshot {
 			s.Topology.Queues = append(s.Topology.Queues, queue(name, int64(i+j), 0, 0, 1, 1))
 		}
 		s.Ladders = append(s.Ladders, l)
-		s.Findings = append(s.Findings, retry.Finding{Code: retry.CodeHoLRisk, Severity: retry.SeverityWarning, Queue: l.Tiers[2].Queue, Message: "wait queue relies on per-message expiration"})
+		s.Findings = append(s.Findings, topology.Finding{Code: topology.CodeHoLRisk, Severity: topology.SeverityWarning, Queue: l.Tiers[2].Queue, Message: "wait queue relies on per-message expiration"})
 		s.Topology.Queues = append(s.Topology.Queues, queue(fmt.Sprintf("other-%02d", i), 1, 0, 1, 1, 1))
 	}
 	return s

@@ -14,6 +14,8 @@ import (
 	"github.com/ladder-tui/ladder/internal/present"
 	"github.com/ladder-tui/ladder/internal/termtext"
 	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/moveplan"
+	"github.com/ladder-tui/ladder/retry/topology"
 	"github.com/ladder-tui/ladder/ui/component/list"
 	"github.com/ladder-tui/ladder/ui/movedialog"
 	"github.com/ladder-tui/ladder/ui/styled"
@@ -58,7 +60,7 @@ type browserModel struct {
 
 	filter list.Filter
 	// where chooses the shown messages (w); groupBy groups them (g).
-	where   retry.Where
+	where   moveplan.Where
 	groupBy string
 	groups  []broker.Group
 	groupAt int
@@ -78,7 +80,7 @@ func newBrowser(c *common) *browserModel {
 func (m *browserModel) open(queue string) tea.Cmd {
 	m.queue, m.res, m.err, m.rows, m.order, m.view, m.banner = queue, nil, nil, nil, nil, nil, nil
 	m.nav, m.marks, m.sortBy = list.Nav{}, map[int]bool{}, sortPosition
-	m.where, m.markedIDs = retry.Where{}, nil
+	m.where, m.markedIDs = moveplan.Where{}, nil
 	m.leaveGroups()
 	m.filter.Reset() // no refilter: there are no rows yet
 	m.ladder = ladderOf(m.snap, queue)
@@ -278,8 +280,8 @@ func cmpTime(a, b *time.Time) int {
 
 // cmpDue orders by due time, soonest (most overdue) first, never-due and
 // unknown last.
-func cmpDue(a, b *retry.HoLMark) int {
-	key := func(h *retry.HoLMark) (int, time.Time) {
+func cmpDue(a, b *topology.HoLMark) int {
+	key := func(h *topology.HoLMark) (int, time.Time) {
 		switch {
 		case h == nil:
 			return 2, time.Time{}

@@ -14,7 +14,8 @@ import (
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/internal/present"
 	"github.com/ladder-tui/ladder/internal/termtext"
-	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/moveplan"
+	"github.com/ladder-tui/ladder/retry/topology"
 	"github.com/ladder-tui/ladder/ui/movedialog"
 )
 
@@ -31,7 +32,7 @@ type unblockReadyMsg struct {
 	home  bool
 	read  int
 	req   broker.MoveRequest
-	plan  retry.UnblockPlan
+	plan  moveplan.UnblockPlan
 	// peek is the look's result, whose delivery counts the root keeps (the
 	// next read of the queue is judged by them).
 	peek *broker.PeekResult
@@ -111,7 +112,7 @@ func (m *homeModel) unblockRow() *homeRow {
 		return nil
 	}
 	for _, f := range r.finds {
-		if f.Code == retry.CodeHoLRisk || f.Code == retry.CodeHoLBlocked {
+		if f.Code == topology.CodeHoLRisk || f.Code == topology.CodeHoLBlocked {
 			return r
 		}
 	}
@@ -184,9 +185,9 @@ func (m *browserModel) askDump() tea.Cmd {
 
 // snapQueue is the browser's queue as its last snapshot has it, with the
 // broker's version.
-func (m *browserModel) snapQueue() (retry.Queue, string, bool) {
+func (m *browserModel) snapQueue() (topology.Queue, string, bool) {
 	if m.snap == nil {
-		return retry.Queue{}, "", false
+		return topology.Queue{}, "", false
 	}
 	q, ok := m.snap.Queue(m.queue)
 	return q, m.snap.BrokerVersion, ok
@@ -194,7 +195,7 @@ func (m *browserModel) snapQueue() (retry.Queue, string, bool) {
 
 // readyNow is the queue's ready count: the last peek's (exact), else the
 // snapshot's.
-func (m *browserModel) readyNow(q retry.Queue) int64 {
+func (m *browserModel) readyNow(q topology.Queue) int64 {
 	if m.res != nil {
 		return m.res.Ready
 	}
@@ -255,7 +256,7 @@ func (m *browserModel) setWhere(exprs string) tea.Cmd {
 	if err != nil {
 		return statusCmd(termtext.Sanitize(err.Error()), true)
 	}
-	w, err := retry.ParseWhere(words)
+	w, err := moveplan.ParseWhere(words)
 	if err != nil {
 		return statusCmd(termtext.Sanitize(err.Error()), true)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/ladder-tui/ladder/internal/present"
 	"github.com/ladder-tui/ladder/internal/termtext"
 	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/topology"
 	"github.com/ladder-tui/ladder/ui/component/table"
 	"github.com/ladder-tui/ladder/ui/style"
 	"github.com/ladder-tui/ladder/ui/styled"
@@ -178,7 +179,7 @@ func renderPeekBanner(res *broker.PeekResult, at time.Time, width int, st *style
 	}
 	typ := res.Type
 	if typ == "" {
-		typ = retry.QueueClassic
+		typ = topology.QueueClassic
 	}
 	head := termtext.Sanitize(res.Queue) + " · " + typ + " · peeked " + strconv.Itoa(len(res.Messages)) +
 		" of " + present.Count(res.Total) + " (" + present.Count(res.Ready) + " ready) at " + present.Clock(at)

@@ -6,12 +6,12 @@ import (
 	"time"
 
 	"github.com/ladder-tui/ladder/broker"
-	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/topology"
 )
 
 // A DLQ that grows gets a dlq-growing finding from the second refresh on,
 // with how much, how fast and how many wait; it goes once the DLQ has not
-// grown for retry.DLQGrowingWindow.
+// grown for topology.DLQGrowingWindow.
 func TestHomeAddsDLQGrowingFromPolls(t *testing.T) {
 	t0 := fixedNow
 	dlqAt := func(i int, depth int64) *broker.Snapshot {
@@ -24,10 +24,10 @@ func TestHomeAddsDLQGrowingFromPolls(t *testing.T) {
 		}
 		return s
 	}
-	growing := func(h *harness) []retry.Finding {
-		var out []retry.Finding
+	growing := func(h *harness) []topology.Finding {
+		var out []topology.Finding
 		for _, f := range h.m.home.snap.Findings {
-			if f.Code == retry.CodeDLQGrowing {
+			if f.Code == topology.CodeDLQGrowing {
 				out = append(out, f)
 			}
 		}
@@ -47,7 +47,7 @@ func TestHomeAddsDLQGrowingFromPolls(t *testing.T) {
 	}
 	poll(1, 5010)
 	fs := growing(h)
-	if len(fs) != 1 || fs[0].Queue != "orders.dlq" || fs[0].Severity != retry.SeverityWarning {
+	if len(fs) != 1 || fs[0].Queue != "orders.dlq" || fs[0].Severity != topology.SeverityWarning {
 		t.Fatalf("after the second refresh: %+v, want a warning on orders.dlq", fs)
 	}
 	if want := "grew by 10 in 2s (5/s), 5,010 waiting"; !strings.HasPrefix(fs[0].Message, want) {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/topology"
 )
 
 // fakeClient is a broker.Client with canned answers, for model tests.
@@ -121,9 +122,9 @@ func (f *fakeClient) Move(ctx context.Context, req broker.MoveRequest, progress 
 	}
 	rep := broker.NewMoveReport(req)
 	rep.Requested, rep.Target = len(msgs), targetName(req.To)
-	via, through := retry.ViaDirect, ""
+	via, through := topology.ViaDirect, ""
 	if req.Delay > 0 {
-		via, through = retry.ViaTier, "orders.wait.5s"
+		via, through = topology.ViaTier, "orders.wait.5s"
 	}
 	if skip != "" {
 		// As the live broker: skipped entries carry only the reason, and a
@@ -179,13 +180,13 @@ func (f *fakeClient) BrokerVersion(context.Context) (string, error) { return "4.
 
 // The UI tests do not dump or replay yet: these say so if called (but
 // Topology answers from the snapshot when topology is set: a dump reads it).
-func (f *fakeClient) Topology(context.Context) (retry.Vhost, error) {
+func (f *fakeClient) Topology(context.Context) (topology.Vhost, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.topology && f.snap != nil {
 		return f.snap.Topology, nil
 	}
-	return retry.Vhost{}, errors.New("fake: no topology")
+	return topology.Vhost{}, errors.New("fake: no topology")
 }
 func (f *fakeClient) Publish(context.Context, []broker.Outgoing) ([]broker.Outcome, error) {
 	return nil, errors.New("fake: no publish")
@@ -209,17 +210,17 @@ var fixedNow = time.Date(2026, 3, 4, 12, 0, 0, 0, time.UTC)
 
 const evilQueue = "evil\x1b]0;pwned\x07"
 
-func queue(name string, ready, unacked int64, consumers int, pub, del float64) retry.Queue {
-	return retry.Queue{
-		Name: name, Type: retry.QueueClassic, Consumers: consumers,
+func queue(name string, ready, unacked int64, consumers int, pub, del float64) topology.Queue {
+	return topology.Queue{
+		Name: name, Type: topology.QueueClassic, Consumers: consumers,
 		Messages: ready + unacked, Ready: ready, Unacked: unacked,
-		Rates: retry.Rates{Known: true, Publish: pub, Deliver: del, Ack: del, Net: pub - del, NetKnown: true,
-			In: pub, InSource: retry.InFromPublish, InKnown: true},
+		Rates: topology.Rates{Known: true, Publish: pub, Deliver: del, Ack: del, Net: pub - del, NetKnown: true,
+			In: pub, InSource: topology.InFromPublish, InKnown: true},
 	}
 }
 
 func fixtureSnapshot() *broker.Snapshot {
-	qs := []retry.Queue{
+	qs := []topology.Queue{
 		queue("orders", 1204, 12, 4, 50, 58.5),
 		queue("orders.retry.5s", 30, 0, 0, 2, 2),
 		queue("orders.retry.1m", 8, 0, 0, 0.4, 0.4),
@@ -229,10 +230,10 @@ func fixtureSnapshot() *broker.Snapshot {
 		queue("audit", 5, 0, 1, 1, 1),
 		queue(evilQueue, 1, 0, 0, 0, 0),
 	}
-	qs[4].Type = retry.QueueQuorum
+	qs[4].Type = topology.QueueQuorum
 	return &broker.Snapshot{
 		Vhost: "/", BrokerVersion: "4.1.0", TakenAt: fixedNow,
-		Topology: retry.Vhost{Name: "/", Queues: qs},
+		Topology: topology.Vhost{Name: "/", Queues: qs},
 		Ladders: []retry.Ladder{
 			{
 				Main: "orders",
@@ -245,14 +246,14 @@ func fixtureSnapshot() *broker.Snapshot {
 			},
 			{Main: "payments", Tiers: []retry.Tier{{Queue: "payments.wait", TTL: -1}}},
 		},
-		Findings: []retry.Finding{
-			{Code: retry.CodeStuck, Severity: retry.SeverityError, Queue: "payments.wait",
+		Findings: []topology.Finding{
+			{Code: topology.CodeStuck, Severity: topology.SeverityError, Queue: "payments.wait",
 				Message: `7 messages here never return to "payments": this queue is fed by dead-lettering, which strips per-message expiration, and has no TTL and no consumers`},
-			{Code: retry.CodeNoDLQ, Severity: retry.SeverityWarning, Queue: "payments",
+			{Code: topology.CodeNoDLQ, Severity: topology.SeverityWarning, Queue: "payments",
 				Message: "no dead-letter queue: this queue has no dead-letter exchange, so a message rejected for good (retries exhausted) is dropped"},
-			{Code: retry.CodeHoLRisk, Severity: retry.SeverityWarning, Queue: "orders.retry.1m",
+			{Code: topology.CodeHoLRisk, Severity: topology.SeverityWarning, Queue: "orders.retry.1m",
 				Message: `wait queue for "orders" has no queue TTL, so it relies on per-message expiration: a long delay at the head holds back every shorter one behind it`},
-			{Code: retry.CodeDeliveryLimit, Severity: retry.SeverityInfo, Queue: "payments",
+			{Code: topology.CodeDeliveryLimit, Severity: topology.SeverityInfo, Queue: "payments",
 				Message: "quorum queue with delivery-limit 20: a message's 21st return to it dead-letters the message; every requeue counts (from RabbitMQ 4.3 a nack with requeue does not), and before 4.3 a peek's too"},
 		},
 	}
@@ -295,7 +296,7 @@ func fixtureMessage(pos int) broker.Message {
 		Retry:    retry.RetryState{Count: 3, Source: retry.SourceRetryCount, Kind: "int32", LastError: "timeout calling payments", ErrorSource: "x-last-error"},
 		Deaths:   deaths,
 		Origin:   &retry.Origin{Exchange: "orders-x", RoutingKey: "orders.created"},
-		HoL:      &retry.HoLMark{Position: pos, DueAt: fixedNow.Add(time.Duration(pos-1) * 20 * time.Second), TTL: time.Minute, BlockedBy: -1},
+		HoL:      &topology.HoLMark{Position: pos, DueAt: fixedNow.Add(time.Duration(pos-1) * 20 * time.Second), TTL: time.Minute, BlockedBy: -1},
 		BodySize: len(body), Body: []byte(body),
 	}
 }

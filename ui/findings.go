@@ -9,7 +9,7 @@ import (
 
 	"github.com/ladder-tui/ladder/internal/termtext"
 	"github.com/ladder-tui/ladder/keymap"
-	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/topology"
 	"github.com/ladder-tui/ladder/ui/style"
 )
 
@@ -82,7 +82,7 @@ func (m *findingsModel) Update(msg tea.Msg) tea.Cmd {
 
 // jump goes back to the ladders screen with the cursor on the selected
 // finding's queue.
-func (m *findingsModel) jump(fs []retry.Finding) tea.Cmd {
+func (m *findingsModel) jump(fs []topology.Finding) tea.Cmd {
 	if m.sel < 0 || m.sel >= len(fs) {
 		return nil
 	}
@@ -132,7 +132,7 @@ func (m *findingsModel) clamp(n int) {
 }
 
 // findings are the snapshot's findings, the opening queue's first.
-func (m *findingsModel) findings() []retry.Finding {
+func (m *findingsModel) findings() []topology.Finding {
 	if s := m.home.snap; s != nil {
 		return findingsFirst(s.Findings, m.queue)
 	}
@@ -141,8 +141,8 @@ func (m *findingsModel) findings() []retry.Finding {
 
 // findingsFirst orders findings with those of queue first, each group in
 // its own (severity) order.
-func findingsFirst(fs []retry.Finding, queue string) []retry.Finding {
-	out := make([]retry.Finding, 0, len(fs))
+func findingsFirst(fs []topology.Finding, queue string) []topology.Finding {
+	out := make([]topology.Finding, 0, len(fs))
 	for _, f := range fs {
 		if f.Queue == queue {
 			out = append(out, f)
@@ -160,7 +160,7 @@ func findingsFirst(fs []retry.Finding, queue string) []retry.Finding {
 // finding's name and where, then its whole message, wrapped at words. The
 // selected one's head is marked (▸, reversed); starts are the line each
 // finding begins at.
-func renderFindings(fs []retry.Finding, width, sel int, st *style.Styles) (lines []string, starts []int) {
+func renderFindings(fs []topology.Finding, width, sel int, st *style.Styles) (lines []string, starts []int) {
 	if len(fs) == 0 {
 		return []string{st.Muted.Render(termtext.Truncate("no findings", width))}, nil
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/ladder-tui/ladder/internal/present"
 	"github.com/ladder-tui/ladder/internal/termtext"
 	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/topology"
 	"github.com/ladder-tui/ladder/ui/movedialog"
 )
 
@@ -314,7 +315,7 @@ func TestBrowserCellsFitAt80(t *testing.T) {
 			if long {
 				w = browserLayout(160).due
 			}
-			for _, h := range []*retry.HoLMark{{Overdue: d}, {DueAt: fixedNow.Add(d)}} {
+			for _, h := range []*topology.HoLMark{{Overdue: d}, {DueAt: fixedNow.Add(d)}} {
 				got := present.Due(h, fixedNow, dueForm(long))
 				if termtext.Width(got) > w {
 					t.Errorf("due %q (long %v) is wider than its column (%d)", got, long, w)
@@ -328,7 +329,7 @@ func TestBrowserCellsFitAt80(t *testing.T) {
 	// A whole row: no cell is cut (no ellipsis) for a plain message.
 	msg := fixtureMessage(1)
 	msg.Properties.Timestamp = ts(46*time.Minute + 30*time.Second)
-	msg.HoL = &retry.HoLMark{Overdue: 8*time.Minute + 24*time.Second}
+	msg.HoL = &topology.HoLMark{Overdue: 8*time.Minute + 24*time.Second}
 	row := renderBrowserRow(&msg, c, fixedNow)
 	if !strings.Contains(row, " 46m ") || !strings.Contains(row, "late 8m") {
 		t.Fatalf("row %q", row)
@@ -424,8 +425,8 @@ func TestFindingsReadInFullAt80x24(t *testing.T) {
 	fc := newFake()
 	long := "messages wait here for a very long time because the head of the queue holds a delay far longer than every message behind it, and nothing expires until it does"
 	fc.snap.Findings = append(fc.snap.Findings,
-		retry.Finding{Code: retry.CodeHoLRisk, Severity: retry.SeverityWarning, Queue: "orders.retry.1m", Message: long},
-		retry.Finding{Code: retry.CodeRequeueStorm, Severity: retry.SeverityWarning, Queue: "orders.retry.1m", Message: "second " + long})
+		topology.Finding{Code: topology.CodeHoLRisk, Severity: topology.SeverityWarning, Queue: "orders.retry.1m", Message: long},
+		topology.Finding{Code: topology.CodeRequeueStorm, Severity: topology.SeverityWarning, Queue: "orders.retry.1m", Message: "second " + long})
 	h := newHarness(t, fc, Options{}, 80, 24).start()
 	h.key("down", "down")
 	out := h.plain()
@@ -465,7 +466,7 @@ func TestBrowserTitleSaysSnapshotTime(t *testing.T) {
 func TestTitleCutsTheVhostNotItsFlags(t *testing.T) {
 	fc := newFake()
 	fc.vhost = "ladder-test.TestSomethingWithAVeryLongName-1764604800123"
-	fc.snap.Topology.RatesFrom = retry.RatesFromPrometheus
+	fc.snap.Topology.RatesFrom = topology.RatesFromPrometheus
 	h := newHarness(t, fc, Options{ReadOnly: true}, 80, 24).start()
 	title := strings.Split(h.plain(), "\n")[0]
 	for _, want := range []string{"vhost ladder-t", "4.1.0", "rates: prometheus", "read-only", "● live"} {

@@ -14,7 +14,7 @@ import (
 	"github.com/ladder-tui/ladder/internal/present"
 	"github.com/ladder-tui/ladder/internal/termtext"
 	"github.com/ladder-tui/ladder/keymap"
-	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/topology"
 	"github.com/ladder-tui/ladder/ui/component/table"
 	"github.com/ladder-tui/ladder/ui/style"
 )
@@ -123,7 +123,7 @@ func (m *browserModel) askScan() tea.Cmd {
 	}
 	queue, by := m.queue, m.groupBy
 	if m.snap != nil {
-		if i := slices.IndexFunc(m.snap.Topology.Queues, func(q retry.Queue) bool { return q.Name == queue }); i >= 0 {
+		if i := slices.IndexFunc(m.snap.Topology.Queues, func(q topology.Queue) bool { return q.Name == queue }); i >= 0 {
 			q := m.snap.Topology.Queues[i]
 			if cost := broker.PeekCostOf(q, m.snap.BrokerVersion); cost.Felt() {
 				name := termtext.Truncate(termtext.Sanitize(queue), max(16, m.w/3))

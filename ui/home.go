@@ -13,7 +13,7 @@ import (
 	"github.com/ladder-tui/ladder/internal/present"
 	"github.com/ladder-tui/ladder/internal/termtext"
 	"github.com/ladder-tui/ladder/keymap"
-	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/topology"
 	"github.com/ladder-tui/ladder/ui/component/list"
 	"github.com/ladder-tui/ladder/ui/movedialog"
 )
@@ -99,10 +99,10 @@ func (m *homeModel) setSnapshot(s *broker.Snapshot) {
 
 // withHistoryFindings adds the findings only the history shows: hol-blocked
 // (a wait queue relying on per-message expiration that keeps receiving
-// messages and has let none out for a while, retry.HoLBlockedFinding,
+// messages and has let none out for a while, topology.HoLBlockedFinding,
 // unless it is stuck: its messages never expire, that finding says so
 // already) and dlq-growing (a dead-letter queue whose depth grew within the
-// last retry.DLQGrowingWindow). The snapshot itself is left as the broker
+// last topology.DLQGrowingWindow). The snapshot itself is left as the broker
 // gave it.
 func (m *homeModel) withHistoryFindings(s *broker.Snapshot, at time.Time) *broker.Snapshot {
 	found := m.dlqGrowing(s)
@@ -112,12 +112,12 @@ func (m *homeModel) withHistoryFindings(s *broker.Snapshot, at time.Time) *broke
 			if !ok {
 				continue
 			}
-			ev := retry.HoLEvidence{Waiting: q.Messages, Stuck: hasFinding(s.Findings, retry.CodeStuck, w)}
+			ev := topology.HoLEvidence{Waiting: q.Messages, Stuck: hasFinding(s.Findings, topology.CodeStuck, w)}
 			ev.Window, ev.Left, ev.Arrived = m.hist.Quiet(w)
 			if !q.HeadMessageTimestamp.IsZero() && at.After(q.HeadMessageTimestamp) {
 				ev.HeadAge = at.Sub(q.HeadMessageTimestamp)
 			}
-			if f, ok := retry.HoLBlockedFinding(w, ev); ok {
+			if f, ok := topology.HoLBlockedFinding(w, ev); ok {
 				found = append(found, f)
 			}
 		}
@@ -127,36 +127,36 @@ func (m *homeModel) withHistoryFindings(s *broker.Snapshot, at time.Time) *broke
 	}
 	out := *s
 	out.Findings = append(slices.Clone(s.Findings), found...)
-	retry.SortFindings(out.Findings)
+	topology.SortFindings(out.Findings)
 	return &out
 }
 
 // dlqGrowing is a dlq-growing finding for each dead-letter queue whose
-// depth grew within the last retry.DLQGrowingWindow of the history.
-func (m *homeModel) dlqGrowing(s *broker.Snapshot) []retry.Finding {
-	var found []retry.Finding
+// depth grew within the last topology.DLQGrowingWindow of the history.
+func (m *homeModel) dlqGrowing(s *broker.Snapshot) []topology.Finding {
+	var found []topology.Finding
 	depth := make(map[string]int64, len(s.Topology.Queues))
 	for _, q := range s.Topology.Queues {
 		depth[q.Name] = q.Messages
 	}
-	for _, name := range retry.DeadLetterQueues(&s.Topology, s.Ladders) {
+	for _, name := range topology.DeadLetterQueues(&s.Topology, s.Ladders) {
 		waiting, ok := depth[name]
 		if !ok {
 			continue
 		}
-		grew, over, ok := m.hist.Growth(name, retry.DLQGrowingWindow)
+		grew, over, ok := m.hist.Growth(name, topology.DLQGrowingWindow)
 		if !ok {
 			continue
 		}
-		if f, ok := retry.DLQGrowingFinding(name, retry.DLQGrowth{Grew: grew, Over: over, Waiting: waiting}); ok {
+		if f, ok := topology.DLQGrowingFinding(name, topology.DLQGrowth{Grew: grew, Over: over, Waiting: waiting}); ok {
 			found = append(found, f)
 		}
 	}
 	return found
 }
 
-func hasFinding(fs []retry.Finding, code, queue string) bool {
-	return slices.ContainsFunc(fs, func(f retry.Finding) bool { return f.Code == code && f.Queue == queue })
+func hasFinding(fs []topology.Finding, code, queue string) bool {
+	return slices.ContainsFunc(fs, func(f topology.Finding) bool { return f.Code == code && f.Queue == queue })
 }
 
 // rebuild lays out the rows again, keeping the cursor on the same queue.
@@ -198,9 +198,9 @@ func (m *homeModel) fixScroll() {
 }
 
 // growth is how much queue grew within the history's last
-// retry.DLQGrowingWindow (the growth sort).
+// topology.DLQGrowingWindow (the growth sort).
 func (m *homeModel) growth(queue string) int64 {
-	g, _, _ := m.hist.Growth(queue, retry.DLQGrowingWindow)
+	g, _, _ := m.hist.Growth(queue, topology.DLQGrowingWindow)
 	return g
 }
 
@@ -411,13 +411,13 @@ func (m *homeModel) summary() string {
 	return termtext.Truncate(left, m.w)
 }
 
-func findingCounts(fs []retry.Finding) string {
+func findingCounts(fs []topology.Finding) string {
 	var e, w, i int
 	for _, f := range fs {
 		switch f.Severity {
-		case retry.SeverityError:
+		case topology.SeverityError:
 			e++
-		case retry.SeverityWarning:
+		case topology.SeverityWarning:
 			w++
 		default:
 			i++

@@ -11,6 +11,7 @@ import (
 	"github.com/ladder-tui/ladder/internal/depthhistory"
 	"github.com/ladder-tui/ladder/internal/present"
 	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/topology"
 )
 
 // Management counters move in steps: the last two polls of a 1 s refresh
@@ -54,24 +55,24 @@ func TestHomeAddsHoLBlockedFromPolls(t *testing.T) {
 		stuck.HeadMessageTimestamp = t0.Add(-time.Hour)
 		return &broker.Snapshot{
 			Vhost: "/", BrokerVersion: "4.1.0", TakenAt: at,
-			Topology: retry.Vhost{Name: "/", Queues: []retry.Queue{
+			Topology: topology.Vhost{Name: "/", Queues: []topology.Queue{
 				queue("jobs", 0, 0, 1, 1, 1), delay, queue("invoices", 0, 0, 1, 1, 1), stuck,
 			}},
 			Ladders: []retry.Ladder{
 				{Main: "jobs", WaitQueues: []string{"jobs.delay"}},
 				{Main: "invoices", WaitQueues: []string{"invoices.retry"}},
 			},
-			Findings: []retry.Finding{{Code: retry.CodeStuck, Severity: retry.SeverityError, Queue: "invoices.retry",
+			Findings: []topology.Finding{{Code: topology.CodeStuck, Severity: topology.SeverityError, Queue: "invoices.retry",
 				Message: `80 messages here never return to "invoices": this queue is fed by dead-lettering, which strips per-message expiration, and has no TTL and no consumers`}},
 		}
 	}
 	fc := newFake()
 	fc.snap = snapAt(0)
 	h := newHarness(t, fc, Options{}, 160, 48).start()
-	blocked := func() []retry.Finding {
-		var out []retry.Finding
+	blocked := func() []topology.Finding {
+		var out []topology.Finding
 		for _, f := range h.m.home.snap.Findings {
-			if f.Code == retry.CodeHoLBlocked {
+			if f.Code == topology.CodeHoLBlocked {
 				out = append(out, f)
 			}
 		}
@@ -120,13 +121,13 @@ func TestDemoShowsHoLBlockedWithinTwoMinutes(t *testing.T) {
 	s := sim.New(sim.Options{Now: clock, WarmUp: 10 * time.Minute})
 	t.Cleanup(func() { s.Close() })
 	h := newHarnessOn(t, s, Options{Title: "demo"}, 80, 24).start()
-	find := func(queue string) (retry.Finding, bool) {
+	find := func(queue string) (topology.Finding, bool) {
 		for _, f := range h.m.home.snap.Findings {
-			if f.Code == retry.CodeHoLBlocked && f.Queue == queue {
+			if f.Code == topology.CodeHoLBlocked && f.Queue == queue {
 				return f, true
 			}
 		}
-		return retry.Finding{}, false
+		return topology.Finding{}, false
 	}
 	var at time.Duration
 	for at = 0; at <= 90*time.Second; at += 2 * time.Second {

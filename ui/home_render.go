@@ -14,6 +14,7 @@ import (
 	"github.com/ladder-tui/ladder/internal/present"
 	"github.com/ladder-tui/ladder/internal/termtext"
 	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/topology"
 	"github.com/ladder-tui/ladder/ui/component/table"
 	"github.com/ladder-tui/ladder/ui/style"
 	"github.com/ladder-tui/ladder/ui/styled"
@@ -44,9 +45,9 @@ type homeRow struct {
 	ttl    time.Duration
 	last   bool // last member of its ladder: └ instead of ├
 	held   int64
-	q      *retry.Queue // nil when the snapshot lacks the queue
-	owned  bool         // one of ladder's own wait queues (a delayed move's)
-	finds  []retry.Finding
+	q      *topology.Queue // nil when the snapshot lacks the queue
+	owned  bool            // one of ladder's own wait queues (a delayed move's)
+	finds  []topology.Finding
 	dim    bool   // a ladder's member the filter does not match: context only
 	detail string // rowRetry: the policy, drawn across the figures' columns
 }
@@ -63,7 +64,7 @@ type homeSort int
 const (
 	sortName     homeSort = iota // ladders by main queue, queues by name: the broker's order
 	sortDepth                    // most messages first
-	sortGrowth                   // grown most within the history's last retry.DLQGrowingWindow first
+	sortGrowth                   // grown most within the history's last topology.DLQGrowingWindow first
 	sortFindings                 // worst finding first, then most findings
 	homeSorts
 )
@@ -102,11 +103,11 @@ func buildHomeRowsView(s *broker.Snapshot, view homeView) []homeRow {
 		return nil
 	}
 	filter := view.filter
-	queues := make(map[string]*retry.Queue, len(s.Topology.Queues))
+	queues := make(map[string]*topology.Queue, len(s.Topology.Queues))
 	for i := range s.Topology.Queues {
 		queues[s.Topology.Queues[i].Name] = &s.Topology.Queues[i]
 	}
-	finds := map[string][]retry.Finding{}
+	finds := map[string][]topology.Finding{}
 	for _, f := range s.Findings {
 		if f.Queue != "" {
 			finds[f.Queue] = append(finds[f.Queue], f)
@@ -289,11 +290,11 @@ func sortBlocks(blocks [][]homeRow, view homeView) {
 }
 
 // severityRank orders severities worst first (findings arrive sorted so).
-func severityRank(s retry.Severity) int {
+func severityRank(s topology.Severity) int {
 	switch s {
-	case retry.SeverityError:
+	case topology.SeverityError:
 		return 0
-	case retry.SeverityWarning:
+	case topology.SeverityWarning:
 		return 1
 	}
 	return 2
@@ -403,7 +404,7 @@ func renderHomeRow(r *homeRow, rs rowStats, c homeCols, st *style.Styles, select
 	case rowDLQ:
 		role = "DLQ"
 	case rowOther:
-		if r.q != nil && r.q.Type != "" && r.q.Type != retry.QueueClassic {
+		if r.q != nil && r.q.Type != "" && r.q.Type != topology.QueueClassic {
 			role = r.q.Type
 		}
 	}
@@ -477,11 +478,11 @@ func drainCell(depth int64, rs rowStats) string {
 // queue TTL (argument or policy) expires each within it, in order (one TTL
 // for all: no head-of-line blocking). None for a message a consumer holds
 // unacknowledged (it does not expire), a stream, or per-message TTLs.
-func drainBound(q *retry.Queue) time.Duration {
-	if q == nil || q.Unacked > 0 || q.Type == retry.QueueStream {
+func drainBound(q *topology.Queue) time.Duration {
+	if q == nil || q.Unacked > 0 || q.Type == topology.QueueStream {
 		return 0
 	}
-	if s := retry.EffectiveSettings(q); s.HasMessageTTL && s.MessageTTL > 0 {
+	if s := topology.EffectiveSettings(q); s.HasMessageTTL && s.MessageTTL > 0 {
 		return s.MessageTTL
 	}
 	return 0
@@ -510,17 +511,17 @@ type badgeText struct {
 
 // badgeNames: short names fit the 80-column layout, long ones wider screens.
 var badgeNames = map[string][2]string{
-	retry.CodeUnroutableDeadLetter: {"UNRT", "unroutable"},
-	retry.CodeStuck:                {"STUCK", "stuck"},
-	retry.CodeHoLRisk:              {"HOL", "hol-risk"},
-	retry.CodeHoLBlocked:           {"BLOCK", "hol-blocked"},
-	retry.CodeNoDLQ:                {"NODLQ", "no-dlq"},
-	retry.CodeDelayQueueSprawl:     {"SPRWL", "sprawl"},
-	retry.CodeWaitQueueConsumers:   {"CONS", "consumed"},
-	retry.CodeDeliveryLimit:        {"DLIM", "delivery-limit"},
-	retry.CodeRequeueStorm:         {"STORM", "requeue-storm"},
-	retry.CodeNoConsumers:          {"NOCON", "no-consumers"},
-	retry.CodeDLQGrowing:           {"GROW", "dlq-growing"},
+	topology.CodeUnroutableDeadLetter: {"UNRT", "unroutable"},
+	topology.CodeStuck:                {"STUCK", "stuck"},
+	topology.CodeHoLRisk:              {"HOL", "hol-risk"},
+	topology.CodeHoLBlocked:           {"BLOCK", "hol-blocked"},
+	topology.CodeNoDLQ:                {"NODLQ", "no-dlq"},
+	topology.CodeDelayQueueSprawl:     {"SPRWL", "sprawl"},
+	topology.CodeWaitQueueConsumers:   {"CONS", "consumed"},
+	topology.CodeDeliveryLimit:        {"DLIM", "delivery-limit"},
+	topology.CodeRequeueStorm:         {"STORM", "requeue-storm"},
+	topology.CodeNoConsumers:          {"NOCON", "no-consumers"},
+	topology.CodeDLQGrowing:           {"GROW", "dlq-growing"},
 }
 
 func badgeName(code string, long bool) string {
@@ -537,7 +538,7 @@ func badgeName(code string, long bool) string {
 // renderBadges lists the findings' badges that fit in width, then "+N" for
 // the rest. Findings arrive sorted by severity, so the worst shows first;
 // its severity colours the cell.
-func renderBadges(fs []retry.Finding, width int, long bool, st *style.Styles) badgeText {
+func renderBadges(fs []topology.Finding, width int, long bool, st *style.Styles) badgeText {
 	var out badgeText
 	if len(fs) == 0 {
 		return out
@@ -566,17 +567,17 @@ func renderBadges(fs []retry.Finding, width int, long bool, st *style.Styles) ba
 }
 
 // severityStyle picks the style a finding's severity is drawn with.
-func severityStyle(s retry.Severity, st *style.Styles) lipgloss.Style {
+func severityStyle(s topology.Severity, st *style.Styles) lipgloss.Style {
 	switch s {
-	case retry.SeverityError:
+	case topology.SeverityError:
 		return st.Error
-	case retry.SeverityWarning:
+	case topology.SeverityWarning:
 		return st.Warning
 	}
 	return st.Info
 }
 
-func severityGlyph(s retry.Severity) string { return present.SeverityGlyph(s) }
+func severityGlyph(s topology.Severity) string { return present.SeverityGlyph(s) }
 
 // renderRowDetails explains the selected row in at most height lines of
 // width cells: what the queue is, then each finding's one line, wrapped at
@@ -615,7 +616,7 @@ func renderRowDetails(r *homeRow, s *broker.Snapshot, width, height int, st *sty
 	if r.q != nil {
 		typ := r.q.Type
 		if typ == "" {
-			typ = retry.QueueClassic
+			typ = topology.QueueClassic
 		}
 		head += " · " + typ + " · " + present.Plural(int(r.q.Messages), "message", "messages")
 		if from := present.InflowFrom(r.q.Rates); from != "" {

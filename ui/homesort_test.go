@@ -6,12 +6,13 @@ import (
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/topology"
 )
 
 // bigVhost is many ladders in name order, a few of whose DLQs hold
 // messages, and other queues: what sorting is for.
 func bigVhost() *broker.Snapshot {
-	var qs []retry.Queue
+	var qs []topology.Queue
 	var ladders []retry.Ladder
 	depth := map[string]int64{"b.dlq": 500, "d.dlq": 40, "d": 3, "z-other": 9}
 	for _, p := range []string{"a", "b", "c", "d"} {
@@ -21,15 +22,15 @@ func bigVhost() *broker.Snapshot {
 		ladders = append(ladders, retry.Ladder{Main: p, Tiers: []retry.Tier{{Queue: p + ".wait", TTL: 5000}}, DLQ: p + ".dlq"})
 	}
 	qs = append(qs, queue("m-other", 0, 0, 0, 0, 0), queue("y-other", 2, 0, 0, 0, 0), queue("z-other", 9, 0, 0, 0, 0))
-	fs := []retry.Finding{
-		{Code: retry.CodeNoConsumers, Severity: retry.SeverityInfo, Queue: "a", Message: "info"},
-		{Code: retry.CodeStuck, Severity: retry.SeverityError, Queue: "c.wait", Message: "error"},
-		{Code: retry.CodeNoDLQ, Severity: retry.SeverityWarning, Queue: "y-other", Message: "warning"},
+	fs := []topology.Finding{
+		{Code: topology.CodeNoConsumers, Severity: topology.SeverityInfo, Queue: "a", Message: "info"},
+		{Code: topology.CodeStuck, Severity: topology.SeverityError, Queue: "c.wait", Message: "error"},
+		{Code: topology.CodeNoDLQ, Severity: topology.SeverityWarning, Queue: "y-other", Message: "warning"},
 	}
-	retry.SortFindings(fs)
+	topology.SortFindings(fs)
 	return &broker.Snapshot{
 		Vhost: "/", BrokerVersion: "4.3.6", TakenAt: fixedNow,
-		Topology: retry.Vhost{Name: "/", Queues: qs}, Ladders: ladders, Findings: fs,
+		Topology: topology.Vhost{Name: "/", Queues: qs}, Ladders: ladders, Findings: fs,
 	}
 }
 
@@ -127,7 +128,7 @@ func TestFindingsJumpToTheirQueue(t *testing.T) {
 	h.mustContain("a · main queue")
 	// A finding about an exchange names no queue to go to.
 	fc.mu.Lock()
-	fc.snap.Findings = []retry.Finding{{Code: retry.CodeUnroutableDeadLetter, Severity: retry.SeverityError, Exchange: "x", Message: "dropped"}}
+	fc.snap.Findings = []topology.Finding{{Code: topology.CodeUnroutableDeadLetter, Severity: topology.SeverityError, Exchange: "x", Message: "dropped"}}
 	fc.mu.Unlock()
 	h.send(pollMsg{gen: h.m.gen})
 	h.key("f", "enter")

@@ -5,8 +5,7 @@ import (
 	"testing"
 
 	"github.com/charmbracelet/x/ansi"
-
-	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/topology"
 )
 
 // Home's rows keep their columns whatever a queue name holds (issue 21: a
@@ -26,7 +25,7 @@ func TestHomeRowsKeepTheirWidthWithOddNames(t *testing.T) {
 	for _, n := range odd {
 		fc.snap.Topology.Queues = append(fc.snap.Topology.Queues, queue(n, 3, 0, 0, 1, 1))
 	}
-	fc.snap.Findings = append(fc.snap.Findings, retry.Finding{Code: retry.CodeNoConsumers, Severity: retry.SeverityInfo, Queue: odd[0], Message: "x"})
+	fc.snap.Findings = append(fc.snap.Findings, topology.Finding{Code: topology.CodeNoConsumers, Severity: topology.SeverityInfo, Queue: odd[0], Message: "x"})
 	for _, w := range []int{80, 160} {
 		h := newHarness(t, fc, Options{}, w, 48).start()
 		for _, line := range strings.Split(h.plain(), "\n") {

@@ -15,6 +15,7 @@ import (
 	"github.com/ladder-tui/ladder/internal/present"
 	"github.com/ladder-tui/ladder/internal/termtext"
 	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/moveplan"
 	"github.com/ladder-tui/ladder/ui/style"
 	"github.com/ladder-tui/ladder/ui/styled"
 )
@@ -296,8 +297,8 @@ func renderRetrySummary(m *broker.Message, at time.Time, width int, st *style.St
 		count += " (from " + r.Source + ")"
 	}
 	lines = kv(lines, "retries", count, width, st)
-	if v, ok := m.Headers[retry.HeaderMoves]; ok {
-		moved := movedTimes(scalarText(v)) + " by ladder (" + retry.HeaderMoves + "; --max-moves stops a loop)"
+	if v, ok := m.Headers[moveplan.HeaderMoves]; ok {
+		moved := movedTimes(scalarText(v)) + " by ladder (" + moveplan.HeaderMoves + "; --max-moves stops a loop)"
 		lines = kv(lines, "moved", moved, width, st)
 	}
 	if r.LastError != "" {

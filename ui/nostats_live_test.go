@@ -11,7 +11,7 @@ import (
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
-	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/topology"
 )
 
 // With management stats off the API has no message_stats and no consumer
@@ -89,7 +89,7 @@ func TestHomeShowsRatesWithManagementStatsOff(t *testing.T) {
 		row = lineWith(h.plain(), "work ")
 		snap := h.m.home.snap
 		if snap != nil {
-			if snap.Topology.RatesFrom != retry.RatesFromPrometheus {
+			if snap.Topology.RatesFrom != topology.RatesFromPrometheus {
 				t.Fatalf("rates from %q (%s), want prometheus", snap.Topology.RatesFrom, snap.Topology.RatesNote)
 			}
 			// Prometheus's gauges lag by its collection interval too.

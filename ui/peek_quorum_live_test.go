@@ -14,7 +14,7 @@ import (
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
-	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/topology"
 )
 
 // watchedLive is the live client, telling the test each peek it ran.
@@ -102,7 +102,7 @@ func tenTUIPeeks(t *testing.T, r *broker.Resolved, readOnly bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	costless := retry.VersionAtLeast(version, 4, 3)
+	costless := topology.VersionAtLeast(version, 4, 3)
 	w := watchedLive{Live: live, peeks: make(chan watchedPeek, 16)}
 	var mu sync.Mutex
 	frame := ""

@@ -13,6 +13,7 @@ import (
 	"github.com/ladder-tui/ladder/internal/present"
 	"github.com/ladder-tui/ladder/internal/termtext"
 	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/topology"
 	"github.com/ladder-tui/ladder/ui/movedialog"
 )
 
@@ -85,7 +86,7 @@ func (m *Model) countsKey(queue string) string { return m.c.client.Vhost() + "\x
 
 // wouldDeadLetter is why another peek of queue is refused: the last peek
 // of it saw messages that one more would dead-letter ("" when none).
-func (m *Model) wouldDeadLetter(queue string, q retry.Queue, version string) string {
+func (m *Model) wouldDeadLetter(queue string, q topology.Queue, version string) string {
 	return m.readWouldDeadLetter("peek", "another peek", queue, q, version)
 }
 
@@ -93,7 +94,7 @@ func (m *Model) wouldDeadLetter(queue string, q retry.Queue, version string) str
 // subject: its read, "its read") is refused: the last read of it ladder
 // saw (a peek, an unblock's look) showed messages that one more read would
 // dead-letter ("" when none).
-func (m *Model) readWouldDeadLetter(verb, subject, queue string, q retry.Queue, version string) string {
+func (m *Model) readWouldDeadLetter(verb, subject, queue string, q topology.Queue, version string) string {
 	n := broker.RepeekDeadLetters(m.seenCounts[m.countsKey(queue)], q, version)
 	if n == 0 {
 		return ""
@@ -104,14 +105,14 @@ func (m *Model) readWouldDeadLetter(verb, subject, queue string, q retry.Queue, 
 }
 
 // snapQueue is queue as the last snapshot has it.
-func (m *Model) snapQueue(queue string) (retry.Queue, string, bool) {
+func (m *Model) snapQueue(queue string) (topology.Queue, string, bool) {
 	s := m.home.snap
 	if s == nil {
-		return retry.Queue{}, "", false
+		return topology.Queue{}, "", false
 	}
-	i := slices.IndexFunc(s.Topology.Queues, func(q retry.Queue) bool { return q.Name == queue })
+	i := slices.IndexFunc(s.Topology.Queues, func(q topology.Queue) bool { return q.Name == queue })
 	if i < 0 {
-		return retry.Queue{}, "", false
+		return topology.Queue{}, "", false
 	}
 	return s.Topology.Queues[i], s.BrokerVersion, true
 }
@@ -145,7 +146,7 @@ func (m *Model) peekNeedsConsent(msg peekMsg) (tea.Cmd, bool) {
 	}
 	q, version, ok := m.snapQueue(msg.queue)
 	if !ok {
-		q = retry.Queue{Name: msg.queue}
+		q = topology.Queue{Name: msg.queue}
 	}
 	name := termtext.Sanitize(msg.queue)
 	// The browser says "peek QUEUE: " before the error: the reason alone.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/topology"
 )
 
 // consentClient is the fake, refusing a peek of limited unless forced, as
@@ -47,8 +48,8 @@ func limitedPayments(t *testing.T, dlv ...int64) *consentClient {
 	fc := newFake()
 	fc.snap.BrokerVersion = "4.1.0"
 	q := fixtureQueue(t, fc, "payments")
-	q.Type, q.Consumers, q.Arguments, q.Ready = retry.QueueQuorum, 0, map[string]any{"x-delivery-limit": int64(5)}, 2
-	res := &broker.PeekResult{Queue: "payments", Type: retry.QueueQuorum, Ready: 2, Total: 2}
+	q.Type, q.Consumers, q.Arguments, q.Ready = topology.QueueQuorum, 0, map[string]any{"x-delivery-limit": int64(5)}, 2
+	res := &broker.PeekResult{Queue: "payments", Type: topology.QueueQuorum, Ready: 2, Total: 2}
 	for i, n := range dlv {
 		h := retry.Headers{}
 		if n > 0 {

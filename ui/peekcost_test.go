@@ -9,7 +9,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/ladder-tui/ladder/internal/termtext"
-	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/topology"
 )
 
 // Opening a queue peeks it, and a peek is consume-then-requeue: a queue
@@ -22,10 +22,10 @@ func peekedQueues(fc *fakeClient) []string {
 }
 
 // fixtureQueue finds a queue of fc's snapshot, to change it before start.
-func fixtureQueue(t *testing.T, fc *fakeClient, name string) *retry.Queue {
+func fixtureQueue(t *testing.T, fc *fakeClient, name string) *topology.Queue {
 	t.Helper()
 	qs := fc.snap.Topology.Queues
-	i := slices.IndexFunc(qs, func(q retry.Queue) bool { return q.Name == name })
+	i := slices.IndexFunc(qs, func(q topology.Queue) bool { return q.Name == name })
 	if i < 0 {
 		t.Fatalf("no queue %q in the fixture", name)
 	}
@@ -198,7 +198,7 @@ func TestUnknownConsumersAsk(t *testing.T) {
 // Streams are read by offset: nobody loses anything, nothing is asked.
 func TestStreamWithConsumersOpensAtOnce(t *testing.T) {
 	fc := newFake()
-	fixtureQueue(t, fc, "orders").Type = retry.QueueStream
+	fixtureQueue(t, fc, "orders").Type = topology.QueueStream
 	h := newHarness(t, fc, Options{}, 80, 24).start()
 	h.key("enter")
 	if got := peekedQueues(fc); !slices.Equal(got, []string{"orders"}) {

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/ladder-tui/ladder/broker"
-	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/topology"
 )
 
 // previewClient is consentClient whose move previews (dry runs) of the
@@ -148,7 +148,7 @@ func TestHomeUnblockThatCountsADeliveryIsAsked(t *testing.T) {
 	c.topology = true
 	c.limited = "orders.retry.1m"
 	q := fixtureQueue(t, c.fakeClient, "orders.retry.1m")
-	q.Type, q.Arguments = retry.QueueQuorum, map[string]any{"x-delivery-limit": int64(5)}
+	q.Type, q.Arguments = topology.QueueQuorum, map[string]any{"x-delivery-limit": int64(5)}
 	h := newHarnessOn(t, c, Options{PeekLimit: 50}, 160, 40).start()
 	selectHome(t, h, "orders.retry.1m")
 	h.key("u")

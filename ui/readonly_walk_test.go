@@ -10,7 +10,7 @@ import (
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/sim"
-	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/moveplan"
 	"github.com/ladder-tui/ladder/ui/movedialog"
 )
 
@@ -146,7 +146,7 @@ func TestReadOnlyRefusesEveryMutatingPath(t *testing.T) {
 	for name, spec := range map[string]movedialog.Spec{
 		"move":    {Queue: "orders.dlq", Depth: 3},
 		"replay":  {Queue: "orders.dlq", ReplayFile: "old.jsonl"},
-		"unblock": {Queue: "orders.wait.5s", Unblock: &req, UnblockPlan: &retry.UnblockPlan{}},
+		"unblock": {Queue: "orders.wait.5s", Unblock: &req, UnblockPlan: &moveplan.UnblockPlan{}},
 	} {
 		h.send(openMoveMsg{spec: spec})
 		noMove("openMoveMsg " + name)

@@ -11,6 +11,8 @@ import (
 	"github.com/ladder-tui/ladder/internal/present"
 	"github.com/ladder-tui/ladder/internal/termtext"
 	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/moveplan"
+	"github.com/ladder-tui/ladder/retry/topology"
 	"github.com/ladder-tui/ladder/ui/style"
 )
 
@@ -76,17 +78,17 @@ func TestApproxUpNeverShortens(t *testing.T) {
 }
 
 func TestDrainBound(t *testing.T) {
-	tier := retry.Queue{Name: "t", Type: retry.QueueClassic, Arguments: map[string]any{"x-message-ttl": int32(30000)}}
+	tier := topology.Queue{Name: "t", Type: topology.QueueClassic, Arguments: map[string]any{"x-message-ttl": int32(30000)}}
 	if got := drainBound(&tier); got != 30*time.Second {
 		t.Fatalf("tier: %v", got)
 	}
-	byPolicy := retry.Queue{Name: "p", Type: retry.QueueQuorum, Policy: map[string]any{"message-ttl": float64(5000)}}
+	byPolicy := topology.Queue{Name: "p", Type: topology.QueueQuorum, Policy: map[string]any{"message-ttl": float64(5000)}}
 	if got := drainBound(&byPolicy); got != 5*time.Second {
 		t.Fatalf("policy TTL: %v", got)
 	}
 	held := tier
 	held.Unacked = 1
-	for name, q := range map[string]*retry.Queue{"unacked": &held, "no TTL": {Name: "q"}, "none": nil} {
+	for name, q := range map[string]*topology.Queue{"unacked": &held, "no TTL": {Name: "q"}, "none": nil} {
 		if got := drainBound(q); got != 0 {
 			t.Errorf("%s: %v, want no bound", name, got)
 		}
@@ -95,8 +97,8 @@ func TestDrainBound(t *testing.T) {
 
 func TestBadges(t *testing.T) {
 	st := newStylesForTest()
-	fs := []retry.Finding{{Code: retry.CodeStuck, Severity: retry.SeverityError}, {Code: retry.CodeNoDLQ, Severity: retry.SeverityWarning},
-		{Code: retry.CodeNoConsumers, Severity: retry.SeverityInfo}}
+	fs := []topology.Finding{{Code: topology.CodeStuck, Severity: topology.SeverityError}, {Code: topology.CodeNoDLQ, Severity: topology.SeverityWarning},
+		{Code: topology.CodeNoConsumers, Severity: topology.SeverityInfo}}
 	// Each badge carries its severity in a glyph: error and warning differ
 	// without colour.
 	if got := renderBadges(fs, 8, false, st).text; got != "✖STUCK+2" {
@@ -151,7 +153,7 @@ func TestBuildHomeRows(t *testing.T) {
 	if !rows[5].last || rows[4].last || !rows[7].last {
 		t.Fatal("tree ends misplaced")
 	}
-	if len(rows[7].finds) != 1 || rows[7].finds[0].Code != retry.CodeStuck {
+	if len(rows[7].finds) != 1 || rows[7].finds[0].Code != topology.CodeStuck {
 		t.Fatal("finding not attached to its queue")
 	}
 }
@@ -213,21 +215,21 @@ func TestRenderBody(t *testing.T) {
 func TestBrowserCells(t *testing.T) {
 	at := fixedNow
 	for _, tc := range []struct {
-		h    *retry.HoLMark
+		h    *topology.HoLMark
 		want string
 	}{
 		{nil, "–"},
-		{&retry.HoLMark{NeverDue: true}, "never"},
-		{&retry.HoLMark{Overdue: 3 * time.Minute}, "late 3m"},
-		{&retry.HoLMark{Overdue: 8*time.Minute + 24*time.Second}, "late 8m"},
-		{&retry.HoLMark{Overdue: 45 * time.Second}, "late 45s"},
-		{&retry.HoLMark{DueAt: at.Add(4 * time.Second)}, "4s"},
+		{&topology.HoLMark{NeverDue: true}, "never"},
+		{&topology.HoLMark{Overdue: 3 * time.Minute}, "late 3m"},
+		{&topology.HoLMark{Overdue: 8*time.Minute + 24*time.Second}, "late 8m"},
+		{&topology.HoLMark{Overdue: 45 * time.Second}, "late 45s"},
+		{&topology.HoLMark{DueAt: at.Add(4 * time.Second)}, "4s"},
 	} {
 		if got := present.Due(tc.h, at, dueForm(false)); got != tc.want {
 			t.Errorf("present.Due(%+v) = %q, want %q", tc.h, got, tc.want)
 		}
 	}
-	if got := present.Blocked(&retry.HoLMark{Blocked: true, BlockedBy: 3}, true); got != "HoL←#3" {
+	if got := present.Blocked(&topology.HoLMark{Blocked: true, BlockedBy: 3}, true); got != "HoL←#3" {
 		t.Errorf("holCell = %q", got)
 	}
 	if got := retryCell(retry.RetryState{Count: 3, Source: retry.SourceXDeath}, false); got != "3 xd" {
@@ -241,7 +243,7 @@ func TestBrowserCells(t *testing.T) {
 // The inspector says how often ladder moved the message (the loop guard's count).
 func TestInspectorShowsLadderMoves(t *testing.T) {
 	m := fixtureMessage(0)
-	m.Headers = retry.Headers{retry.HeaderMoves: int32(4)}
+	m.Headers = retry.Headers{moveplan.HeaderMoves: int32(4)}
 	text := ansi.Strip(strings.Join(renderRetrySummary(&m, fixedNow, 80, newStylesForTest()), "\n"))
 	if !strings.Contains(text, "4 times by ladder") {
 		t.Errorf("%s", text)

@@ -16,6 +16,7 @@ import (
 	"github.com/ladder-tui/ladder/internal/present"
 	"github.com/ladder-tui/ladder/internal/termtext"
 	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/topology"
 	"github.com/ladder-tui/ladder/ui/movedialog"
 	"github.com/ladder-tui/ladder/ui/styled"
 )
@@ -387,7 +388,7 @@ func (m *Model) peekQuestion(msg openQueueMsg) (openPromptMsg, bool) {
 	if msg.confirmed || s == nil {
 		return openPromptMsg{}, false
 	}
-	i := slices.IndexFunc(s.Topology.Queues, func(q retry.Queue) bool { return q.Name == msg.queue })
+	i := slices.IndexFunc(s.Topology.Queues, func(q topology.Queue) bool { return q.Name == msg.queue })
 	if i < 0 {
 		return openPromptMsg{}, false
 	}
@@ -621,7 +622,7 @@ func withDepths(s *broker.Snapshot, depths map[string]int64, at time.Time) *brok
 		if d, ok := depths[q.Name]; ok {
 			q.Ready, q.Messages = d, d+q.Unacked
 		}
-		q.Rates = retry.Rates{}
+		q.Rates = topology.Rates{}
 	}
 	return &c
 }
@@ -781,9 +782,9 @@ func (m *Model) titleBar() string {
 	var tail []string
 	if s := m.home.snap; s != nil {
 		switch s.Topology.RatesFrom {
-		case retry.RatesFromPrometheus:
+		case topology.RatesFromPrometheus:
 			tail = append(tail, "rates: prometheus")
-		case retry.RatesUnavailable:
+		case topology.RatesUnavailable:
 			tail = append(tail, "no rates")
 		}
 	}

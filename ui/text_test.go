@@ -13,7 +13,8 @@ import (
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/internal/present"
 	"github.com/ladder-tui/ladder/internal/termtext"
-	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/moveplan"
+	"github.com/ladder-tui/ladder/retry/topology"
 )
 
 // joined is the frame's text with its line breaks taken out, so a phrase
@@ -102,7 +103,7 @@ func TestMovedTimesWording(t *testing.T) {
 	st := newStylesForTest()
 	for v, want := range map[any]string{int64(1): "once by ladder", int32(3): "3 times by ladder"} {
 		m := fixtureMessage(0)
-		m.Headers[retry.HeaderMoves] = v
+		m.Headers[moveplan.HeaderMoves] = v
 		out := joined(ansi.Strip(strings.Join(renderRetrySummary(&m, fixedNow, 120, st), "\n")))
 		if !strings.Contains(out, want) || strings.Contains(out, "(s)") {
 			t.Errorf("%v: %s", v, out)
@@ -114,9 +115,9 @@ func TestMovedTimesWording(t *testing.T) {
 // glyph home's warning findings do.
 func TestOneWarningGlyph(t *testing.T) {
 	h := newHarness(t, newFake(), Options{}, 80, 24).start()
-	h.mustContain(severityGlyph(retry.SeverityWarning) + "HOL")
+	h.mustContain(severityGlyph(topology.SeverityWarning) + "HOL")
 	h.send(openQueueMsg{queue: "orders.dlq"})
-	h.mustContain(severityGlyph(retry.SeverityWarning) + " every browsed message was requeued")
+	h.mustContain(severityGlyph(topology.SeverityWarning) + " every browsed message was requeued")
 	h.mustNotContain("⚠")
 }
 
@@ -136,9 +137,9 @@ func TestRefusedLoginHomeSaysSo(t *testing.T) {
 func TestManyFindingsReachableAt80x24(t *testing.T) {
 	fc := newFake()
 	long := "messages wait here for a very long time because the head of the queue holds a delay far longer than every message behind it, and nothing expires until it does"
-	codes := []string{retry.CodeHoLBlocked, retry.CodeHoLRisk, retry.CodeRequeueStorm, retry.CodeNoConsumers, retry.CodeWaitQueueConsumers}
+	codes := []string{topology.CodeHoLBlocked, topology.CodeHoLRisk, topology.CodeRequeueStorm, topology.CodeNoConsumers, topology.CodeWaitQueueConsumers}
 	for i, c := range codes {
-		fc.snap.Findings = append(fc.snap.Findings, retry.Finding{Code: c, Severity: retry.SeverityWarning, Queue: "orders.retry.1m",
+		fc.snap.Findings = append(fc.snap.Findings, topology.Finding{Code: c, Severity: topology.SeverityWarning, Queue: "orders.retry.1m",
 			Message: "finding " + string(rune('A'+i)) + ": " + long + " (end " + string(rune('A'+i)) + ")"})
 	}
 	h := newHarness(t, fc, Options{}, 80, 24).start()

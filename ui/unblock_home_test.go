@@ -9,7 +9,7 @@ import (
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/sim"
-	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/moveplan"
 )
 
 // selectHome puts the ladders screen's cursor on queue.
@@ -116,7 +116,7 @@ func TestHomeUnblockPlanArrivingLateOpensNothing(t *testing.T) {
 	h := newHarness(t, newFake(), Options{}, 160, 40).start()
 	h.send(openQueueMsg{queue: "orders.dlq"})
 	browser := h.m.top()
-	plan := retry.UnblockPlan{Queue: "orders.retry.1m", Picks: []retry.UnblockPick{{Position: 0, Remaining: time.Minute}}}
+	plan := moveplan.UnblockPlan{Queue: "orders.retry.1m", Picks: []moveplan.UnblockPick{{Position: 0, Remaining: time.Minute}}}
 	h.send(unblockReadyMsg{queue: "orders.retry.1m", home: true, plan: plan})
 	if h.m.top() != browser {
 		t.Fatalf("top %T, want the browser still", h.m.top())

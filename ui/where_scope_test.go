@@ -8,7 +8,7 @@ import (
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/sim"
 	"github.com/ladder-tui/ladder/internal/present"
-	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/moveplan"
 )
 
 func TestSplitWhereReadsQuotesAsAShellDoes(t *testing.T) {
@@ -34,7 +34,7 @@ func TestSplitWhereReadsQuotesAsAShellDoes(t *testing.T) {
 	}
 	// What present.WhereText writes, splitWhere reads back.
 	exprs := []string{"error~database deadlock", `body~a"b\sc`, `error~\d+`, "reason=expired", "header:k=it's"}
-	w, err := retry.ParseWhere(exprs)
+	w, err := moveplan.ParseWhere(exprs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func TestMoveTakesWhatTheWhereFilterChose(t *testing.T) {
 		t.Fatal(err)
 	}
 	exprs := []string{"error~database deadlock"}
-	where, _ := retry.ParseWhere(exprs)
+	where, _ := moveplan.ParseWhere(exprs)
 	var want []string
 	for _, m := range broker.Choose(all.Messages, where, all.PeekedAt) {
 		want = append(want, m.Properties.MessageID)

@@ -12,7 +12,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/ladder-tui/ladder/broker"
-	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/topology"
 )
 
 // Hostile messages: what a broker may hand ladder that a terminal must never
@@ -204,7 +204,7 @@ func HugeBodyFor(t testing.TB, r *broker.Resolved) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if retry.VersionAtLeast(v, 4, 0) {
+	if topology.VersionAtLeast(v, 4, 0) {
 		return 16<<20 - 64<<10
 	}
 	return HugeBody

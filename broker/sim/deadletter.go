@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/topology"
 )
 
 // deadLetter does what rabbit_dead_letter does with a message leaving q for
@@ -31,11 +32,11 @@ func (s *Sim) deadLetter(q *queue, m *message, reason retry.Reason) {
 	if set.HasDeadLetterRoutingKey {
 		keys = []string{set.DeadLetterRoutingKey}
 		d.cc = nil
-		if !retry.CarriesDeaths(s.opt.BrokerVersion) {
+		if !topology.CarriesDeaths(s.opt.BrokerVersion) {
 			// Before 4.0 the broker takes the CC header off a dead letter
 			// given a routing key of its own (4.x keeps it; either way it
 			// no longer routes by it).
-			delete(h, retry.HeaderCC)
+			delete(h, topology.HeaderCC)
 		}
 	}
 	d.exchange, d.routingKey, d.headers = set.DeadLetterExchange, keys[0], h

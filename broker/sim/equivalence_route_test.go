@@ -14,6 +14,7 @@ import (
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
 	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/topology"
 )
 
 // The one planner, on topologies other than the Go seed's: where origin
@@ -43,13 +44,13 @@ type eqMessage struct {
 
 type eqCase struct {
 	name      string
-	exchanges []retry.Exchange
+	exchanges []topology.Exchange
 	queues    []eqQueue
-	bindings  []retry.Binding
+	bindings  []topology.Binding
 	messages  []eqMessage
 	req       broker.MoveRequest
 	// wantVia per planned message ("" = skipped); wantReaches per moving one.
-	wantVia     []retry.Via
+	wantVia     []topology.Via
 	wantReaches [][]string
 	// wantDepths after the move (and the delay, if any), by queue.
 	wantDepths map[string]int
@@ -59,15 +60,15 @@ type eqCase struct {
 // destination orders with groups billing and audit (see
 // retry.springGroups): a topic exchange, group queues bound with "#",
 // dead-lettering through the direct exchange DLX by queue name.
-func springDeclare() ([]retry.Exchange, []eqQueue, []retry.Binding) {
-	xs := []retry.Exchange{{Name: "orders", Type: retry.ExchangeTopic}, {Name: "DLX", Type: retry.ExchangeDirect}}
+func springDeclare() ([]topology.Exchange, []eqQueue, []topology.Binding) {
+	xs := []topology.Exchange{{Name: "orders", Type: topology.ExchangeTopic}, {Name: "DLX", Type: topology.ExchangeDirect}}
 	var qs []eqQueue
-	var bs []retry.Binding
+	var bs []topology.Binding
 	for _, g := range []string{"billing", "audit"} {
 		q := "orders." + g
 		qs = append(qs, eqQueue{q, map[string]any{"x-dead-letter-exchange": "DLX", "x-dead-letter-routing-key": q}}, eqQueue{q + ".dlq", nil})
-		bs = append(bs, retry.Binding{Source: "orders", Destination: q, DestinationType: "queue", RoutingKey: "#"},
-			retry.Binding{Source: "DLX", Destination: q + ".dlq", DestinationType: "queue", RoutingKey: q})
+		bs = append(bs, topology.Binding{Source: "orders", Destination: q, DestinationType: "queue", RoutingKey: "#"},
+			topology.Binding{Source: "DLX", Destination: q + ".dlq", DestinationType: "queue", RoutingKey: q})
 	}
 	return xs, qs, bs
 }
@@ -85,11 +86,11 @@ func springFailures() []eqMessage {
 func routeCases() []eqCase {
 	xs, qs, bs := springDeclare()
 	origin := broker.Target{Kind: broker.TargetOrigin}
-	d, q := retry.ViaDirect, retry.ViaDelayQueue
+	d, q := topology.ViaDirect, topology.ViaDelayQueue
 	audit := []string{"orders.audit"}
-	ccX := []retry.Exchange{{Name: "x", Type: retry.ExchangeDirect}}
+	ccX := []topology.Exchange{{Name: "x", Type: topology.ExchangeDirect}}
 	ccQ := []eqQueue{{"a", nil}, {"b", nil}, {"src", nil}}
-	ccB := []retry.Binding{{Source: "x", Destination: "a", DestinationType: "queue", RoutingKey: "ka"}, {Source: "x", Destination: "b", DestinationType: "queue", RoutingKey: "kb"}}
+	ccB := []topology.Binding{{Source: "x", Destination: "a", DestinationType: "queue", RoutingKey: "ka"}, {Source: "x", Destination: "b", DestinationType: "queue", RoutingKey: "kb"}}
 	four := func(h retry.Headers) []eqMessage {
 		var out []eqMessage
 		for i := range 4 {
@@ -100,25 +101,25 @@ func routeCases() []eqCase {
 	return []eqCase{
 		{name: "spring origin: the audit group only", exchanges: xs, queues: qs, bindings: bs, messages: springFailures(),
 			req:     broker.MoveRequest{From: "orders.audit.dlq", To: origin},
-			wantVia: []retry.Via{d, d}, wantReaches: [][]string{audit, audit},
+			wantVia: []topology.Via{d, d}, wantReaches: [][]string{audit, audit},
 			wantDepths: map[string]int{"orders.audit": 2, "orders.billing": 0, "orders.audit.dlq": 0, "orders.billing.dlq": 0}},
 		{name: "spring origin after a delay: a quorum wait queue into the audit group only", exchanges: xs, queues: qs, bindings: bs, messages: springFailures(),
 			req:     broker.MoveRequest{From: "orders.audit.dlq", To: origin, Delay: time.Second},
-			wantVia: []retry.Via{q, q}, wantReaches: [][]string{audit, audit},
+			wantVia: []topology.Via{q, q}, wantReaches: [][]string{audit, audit},
 			wantDepths: map[string]int{"orders.audit": 2, "orders.billing": 0, "orders.audit.dlq": 0}},
 		{name: "a CC header routes as the broker does", exchanges: ccX, queues: ccQ, bindings: ccB,
 			messages: []eqMessage{{id: "cc", key: "src", headers: retry.Headers{"CC": []any{"kb"}}}},
 			req:      broker.MoveRequest{From: "src", To: broker.Target{Kind: broker.TargetExchange, Name: "x", RoutingKey: "ka", HasKey: true}},
-			wantVia:  []retry.Via{d}, wantReaches: [][]string{{"a", "b"}}, wantDepths: map[string]int{"a": 1, "b": 1, "src": 0}},
+			wantVia:  []topology.Via{d}, wantReaches: [][]string{{"a", "b"}}, wantDepths: map[string]int{"a": 1, "b": 1, "src": 0}},
 		{name: "a drop-head target with room for 2 of 4: the move stops", queues: []eqQueue{{"src", nil}, {"t", map[string]any{"x-max-length": int32(2)}}},
 			messages: four(nil), req: broker.MoveRequest{From: "src", To: broker.Target{Kind: broker.TargetQueue, Name: "t"}},
-			wantVia: []retry.Via{d, d, "", ""}, wantReaches: [][]string{{"t"}, {"t"}}, wantDepths: map[string]int{"t": 2, "src": 2}},
+			wantVia: []topology.Via{d, d, "", ""}, wantReaches: [][]string{{"t"}, {"t"}}, wantDepths: map[string]int{"t": 2, "src": 2}},
 		{name: "a bytes-limited target with room for 3 of 4", queues: []eqQueue{{"src", nil}, {"t", map[string]any{"x-max-length-bytes": int32(35)}}},
 			messages: four(nil), req: broker.MoveRequest{From: "src", To: broker.Target{Kind: broker.TargetQueue, Name: "t"}},
-			wantVia: []retry.Via{d, d, d, ""}, wantReaches: [][]string{{"t"}, {"t"}, {"t"}}, wantDepths: map[string]int{"t": 3, "src": 1}},
+			wantVia: []topology.Via{d, d, d, ""}, wantReaches: [][]string{{"t"}, {"t"}, {"t"}}, wantDepths: map[string]int{"t": 3, "src": 1}},
 		{name: "a reject-publish target refuses what does not fit: it stays", queues: []eqQueue{{"src", nil}, {"t", map[string]any{"x-max-length": int32(2), "x-overflow": "reject-publish"}}},
 			messages: four(nil), req: broker.MoveRequest{From: "src", To: broker.Target{Kind: broker.TargetQueue, Name: "t"}},
-			wantVia: []retry.Via{d, d, d, d}, wantReaches: [][]string{{"t"}, {"t"}, {"t"}, {"t"}}, wantDepths: map[string]int{"t": 2, "src": 2}},
+			wantVia: []topology.Via{d, d, d, d}, wantReaches: [][]string{{"t"}, {"t"}, {"t"}, {"t"}}, wantDepths: map[string]int{"t": 2, "src": 2}},
 	}
 }
 

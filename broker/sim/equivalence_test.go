@@ -14,6 +14,8 @@ import (
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
 	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/moveplan"
+	"github.com/ladder-tui/ladder/retry/topology"
 )
 
 // The one planner, proven: every scenario runs through the simulation and
@@ -33,37 +35,37 @@ type scenario struct {
 	req     broker.MoveRequest
 	delayed bool // add a delayed-message exchange (a fake on the live broker)
 	// want, per message position, the via it must take ("" = skipped).
-	want []retry.Via
+	want []topology.Via
 }
 
 func scenarios() []scenario {
 	origin := broker.Target{Kind: broker.TargetOrigin}
 	main := broker.Target{Kind: broker.TargetQueue, Name: OrdersMain}
-	const skip = retry.Via("")
-	d, t, q, x := retry.ViaDirect, retry.ViaTier, retry.ViaDelayQueue, retry.ViaDelayedExchange
+	const skip = topology.Via("")
+	d, t, q, x := topology.ViaDirect, topology.ViaTier, topology.ViaDelayQueue, topology.ViaDelayedExchange
 	return []scenario{
-		{name: "origin now", req: broker.MoveRequest{To: origin}, want: []retry.Via{d, d, d, skip}},
-		{name: "origin via the 5s tier, whatever tier header each carries", req: broker.MoveRequest{To: origin, Delay: 5 * time.Second}, want: []retry.Via{t, t, t, skip}},
-		{name: "origin after 7s: no tier, a ladder delay queue", req: broker.MoveRequest{To: origin, Delay: 7 * time.Second}, want: []retry.Via{q, q, q, skip}},
-		{name: "origin after 7s through a delayed exchange", req: broker.MoveRequest{To: origin, Delay: 7 * time.Second}, delayed: true, want: []retry.Via{x, x, x, skip}},
-		{name: "queue now", req: broker.MoveRequest{To: main}, want: []retry.Via{d, d, d, d}},
-		{name: "queue after 30s: the tier returns elsewhere", req: broker.MoveRequest{To: main, Delay: 30 * time.Second}, want: []retry.Via{q, q, q, q}},
-		{name: "exchange without key keeps each key", req: broker.MoveRequest{To: broker.Target{Kind: broker.TargetExchange, Name: OrdersExchange}}, want: []retry.Via{d, d, d, d}},
-		{name: "exchange with key after 5s", req: broker.MoveRequest{To: broker.Target{Kind: broker.TargetExchange, Name: OrdersExchange, RoutingKey: "orders.created", HasKey: true}, Delay: 5 * time.Second}, want: []retry.Via{t, t, t, t}},
-		{name: "exchange with a key that routes nowhere", req: broker.MoveRequest{To: broker.Target{Kind: broker.TargetExchange, Name: OrdersExchange, RoutingKey: "nothing.here", HasKey: true}}, want: []retry.Via{skip, skip, skip, skip}},
-		{name: "reset retries", req: broker.MoveRequest{To: main, ResetRetries: true}, want: []retry.Via{d, d, d, d}},
-		{name: "picked by identity, each with its own delay (unblock)", req: broker.MoveRequest{To: origin, Pick: []retry.Pick{
+		{name: "origin now", req: broker.MoveRequest{To: origin}, want: []topology.Via{d, d, d, skip}},
+		{name: "origin via the 5s tier, whatever tier header each carries", req: broker.MoveRequest{To: origin, Delay: 5 * time.Second}, want: []topology.Via{t, t, t, skip}},
+		{name: "origin after 7s: no tier, a ladder delay queue", req: broker.MoveRequest{To: origin, Delay: 7 * time.Second}, want: []topology.Via{q, q, q, skip}},
+		{name: "origin after 7s through a delayed exchange", req: broker.MoveRequest{To: origin, Delay: 7 * time.Second}, delayed: true, want: []topology.Via{x, x, x, skip}},
+		{name: "queue now", req: broker.MoveRequest{To: main}, want: []topology.Via{d, d, d, d}},
+		{name: "queue after 30s: the tier returns elsewhere", req: broker.MoveRequest{To: main, Delay: 30 * time.Second}, want: []topology.Via{q, q, q, q}},
+		{name: "exchange without key keeps each key", req: broker.MoveRequest{To: broker.Target{Kind: broker.TargetExchange, Name: OrdersExchange}}, want: []topology.Via{d, d, d, d}},
+		{name: "exchange with key after 5s", req: broker.MoveRequest{To: broker.Target{Kind: broker.TargetExchange, Name: OrdersExchange, RoutingKey: "orders.created", HasKey: true}, Delay: 5 * time.Second}, want: []topology.Via{t, t, t, t}},
+		{name: "exchange with a key that routes nowhere", req: broker.MoveRequest{To: broker.Target{Kind: broker.TargetExchange, Name: OrdersExchange, RoutingKey: "nothing.here", HasKey: true}}, want: []topology.Via{skip, skip, skip, skip}},
+		{name: "reset retries", req: broker.MoveRequest{To: main, ResetRetries: true}, want: []topology.Via{d, d, d, d}},
+		{name: "picked by identity, each with its own delay (unblock)", req: broker.MoveRequest{To: origin, Pick: []moveplan.Pick{
 			// Due on the simulation's clock (onLiveClock moves it to the
 			// broker's); a pick waits in a ladder delay queue, never a tier.
-			{Position: 1, MessageID: "m1", BodyDigest: retry.BodyDigest([]byte(`{"id":"m1"}`)), Timestamp: t0, Delay: 5 * time.Second, DueAt: t0.Add(5 * time.Second)},
-			{Position: 2, MessageID: "m2", BodyDigest: retry.BodyDigest([]byte(`{"id":"m2"}`)), Timestamp: t0, Delay: 7 * time.Second, DueAt: t0.Add(7 * time.Second)},
-		}}, want: []retry.Via{q, q}},
+			{Position: 1, MessageID: "m1", BodyDigest: moveplan.BodyDigest([]byte(`{"id":"m1"}`)), Timestamp: t0, Delay: 5 * time.Second, DueAt: t0.Add(5 * time.Second)},
+			{Position: 2, MessageID: "m2", BodyDigest: moveplan.BodyDigest([]byte(`{"id":"m2"}`)), Timestamp: t0, Delay: 7 * time.Second, DueAt: t0.Add(7 * time.Second)},
+		}}, want: []topology.Via{q, q}},
 		// A pick carries its exact remaining delay as its expiration, which
 		// a delayed exchange would carry on into the target: a wait queue.
-		{name: "picked, with a delayed exchange there (unblock)", req: broker.MoveRequest{To: origin, Pick: []retry.Pick{
-			{Position: 2, MessageID: "m2", BodyDigest: retry.BodyDigest([]byte(`{"id":"m2"}`)), Timestamp: t0, Delay: 7 * time.Second, DueAt: t0.Add(7 * time.Second)},
-		}}, delayed: true, want: []retry.Via{q}},
-		{name: "positions with the ids shown", req: broker.MoveRequest{To: main, Positions: []int{1, 2}, PositionIDs: []string{"m1", "not-m2"}}, want: []retry.Via{d, skip}},
+		{name: "picked, with a delayed exchange there (unblock)", req: broker.MoveRequest{To: origin, Pick: []moveplan.Pick{
+			{Position: 2, MessageID: "m2", BodyDigest: moveplan.BodyDigest([]byte(`{"id":"m2"}`)), Timestamp: t0, Delay: 7 * time.Second, DueAt: t0.Add(7 * time.Second)},
+		}}, delayed: true, want: []topology.Via{q}},
+		{name: "positions with the ids shown", req: broker.MoveRequest{To: main, Positions: []int{1, 2}, PositionIDs: []string{"m1", "not-m2"}}, want: []topology.Via{d, skip}},
 	}
 }
 
@@ -75,13 +77,13 @@ func TestOnePlannerSimulationAndLiveBrokerAgree(t *testing.T) {
 			l, r := equivLive(t, sc.delayed)
 			version := brokerVersion(t, l)
 			s := equivSim(t, sc.delayed, version)
-			if sc.delayed && retry.DelayedExchangesGone(version) {
+			if sc.delayed && topology.DelayedExchangesGone(version) {
 				// 4.3 has no delayed-message exchange: both sides wait in a
 				// ladder delay queue instead.
 				sc.want = slices.Clone(sc.want)
 				for i, v := range sc.want {
-					if v == retry.ViaDelayedExchange {
-						sc.want[i] = retry.ViaDelayQueue
+					if v == topology.ViaDelayedExchange {
+						sc.want[i] = topology.ViaDelayQueue
 					}
 				}
 			}
@@ -216,7 +218,7 @@ func expectedDepths(plan []broker.PlannedMove) map[string]int {
 		switch {
 		case !p.Moves():
 			out[OrdersDLQ]++
-		case p.Via == retry.ViaTier || p.Via == retry.ViaDelayQueue:
+		case p.Via == topology.ViaTier || p.Via == topology.ViaDelayQueue:
 			out[p.Queue]++
 		default:
 			for _, q := range p.Reaches {
@@ -243,7 +245,7 @@ func equivSim(t *testing.T, delayed bool, version string) *Sim {
 	t.Cleanup(func() { s.Close() })
 	if delayed {
 		s.mu.Lock()
-		s.declareExchange("orders.delayed", retry.ExchangeDelayed, map[string]any{"x-delayed-type": "topic"})
+		s.declareExchange("orders.delayed", topology.ExchangeDelayed, map[string]any{"x-delayed-type": "topic"})
 		s.bind("orders.delayed", OrdersMain, "orders.#", nil)
 		s.mu.Unlock()
 	}
@@ -337,10 +339,10 @@ func equivLive(t *testing.T, delayed bool) (*broker.Live, *broker.Resolved) {
 	}
 	t.Cleanup(func() { l.Close() })
 	if delayed {
-		l.AdaptTopology(func(v *retry.Vhost) {
+		l.AdaptTopology(func(v *topology.Vhost) {
 			for i := range v.Exchanges {
 				if v.Exchanges[i].Name == "orders.delayed" {
-					v.Exchanges[i].Type = retry.ExchangeDelayed
+					v.Exchanges[i].Type = topology.ExchangeDelayed
 					v.Exchanges[i].Arguments = map[string]any{"x-delayed-type": "topic"}
 				}
 			}
@@ -425,7 +427,7 @@ func TestMoveStopsMessagesWhosePlanChanged(t *testing.T) {
 		dry := req
 		dry.DryRun = true
 		plan, err := c.Move(context.Background(), dry, nil)
-		if err != nil || plan.Via[retry.ViaTier] != 3 {
+		if err != nil || plan.Via[topology.ViaTier] != 3 {
 			t.Fatalf("%s: plan %+v %v", name, plan, err)
 		}
 		change()

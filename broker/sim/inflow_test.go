@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/topology"
 )
 
 // As on the live broker, dead letters are not publishes in the simulation:
@@ -26,10 +26,10 @@ func TestSimDeadLettersAreNotPublishes(t *testing.T) {
 	}
 	dlq, _ := snap.Queue("jobs.dlq")
 	jobs, _ := snap.Queue("jobs")
-	if jobs.Rates.Publish <= 0 || jobs.Rates.InSource != retry.InFromPublish {
+	if jobs.Rates.Publish <= 0 || jobs.Rates.InSource != topology.InFromPublish {
 		t.Fatalf("jobs: %+v, want its publishes", jobs.Rates)
 	}
-	if dlq.Messages != 20 || dlq.Rates.Publish != 0 || !dlq.Rates.InKnown || dlq.Rates.In <= 0 || dlq.Rates.InSource != retry.InFromDepth {
+	if dlq.Messages != 20 || dlq.Rates.Publish != 0 || !dlq.Rates.InKnown || dlq.Rates.In <= 0 || dlq.Rates.InSource != topology.InFromDepth {
 		t.Fatalf("jobs.dlq: depth %d, %+v: want no publishes and an inflow from the depth", dlq.Messages, dlq.Rates)
 	}
 }

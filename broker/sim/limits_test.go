@@ -10,6 +10,7 @@ import (
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/topology"
 )
 
 // The simulation's queues keep their length limits as the broker does: a
@@ -89,9 +90,9 @@ func TestSimMoveStopsWhenAPolicyLimitsTheTargetMidMove(t *testing.T) {
 // drops it.
 func TestSimQuorumWaitQueueKeepsDeadLettersUntilDelivered(t *testing.T) {
 	s := quiet(t)
-	args := retry.DelayQueueArgs("", "later", 1000, true)
+	args := topology.DelayQueueArgs("", "later", 1000, true)
 	s.testDeclare(t, "w", map[string]any(args))
-	s.testDeclare(t, "wc", map[string]any(retry.DelayQueueArgs("", "later", 1000, false)))
+	s.testDeclare(t, "wc", map[string]any(topology.DelayQueueArgs("", "later", 1000, false)))
 	s.testPublish(t, "", "w", "q", "", nil)
 	s.testPublish(t, "", "wc", "c", "", nil)
 	s.Advance(2 * time.Second)

@@ -9,7 +9,8 @@ import (
 	"time"
 
 	"github.com/ladder-tui/ladder/broker"
-	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/moveplan"
+	"github.com/ladder-tui/ladder/retry/topology"
 )
 
 // moveBatch is how many messages move per lock hold; progress is reported
@@ -17,7 +18,7 @@ import (
 const moveBatch = 100
 
 // MovedFromHeader records where a moved message came from.
-const MovedFromHeader = retry.HeaderMovedFrom
+const MovedFromHeader = moveplan.HeaderMovedFrom
 
 // hop is one selected message and its plan.
 type hop struct {
@@ -27,7 +28,7 @@ type hop struct {
 
 // Move moves ready messages of req.From loss-free: a message leaves the
 // source only once its publish reached a queue. Every message is routed by
-// retry.MovePlanner, the planner the live broker's move and every dry run
+// moveplan.Planner, the planner the live broker's move and every dry run
 // use, from the same inputs (its exchange, routing key, headers,
 // expiration and id).
 func (s *Sim) Move(ctx context.Context, req broker.MoveRequest, progress func(broker.MoveProgress)) (*broker.MoveReport, error) {
@@ -181,7 +182,7 @@ func (s *Sim) planMove(req broker.MoveRequest) (rep *broker.MoveReport, hops []h
 			v.Queues[i].Ready, v.Queues[i].ReadyBytes = int64(len(q.ready)), q.readyBytes()
 		}
 	}
-	planner, err := retry.NewMovePlanner(&v, topo.ladders, spec)
+	planner, err := moveplan.NewPlanner(&v, topo.ladders, spec)
 	if err != nil {
 		return rep, nil, nil, fmt.Errorf("sim: %w", err)
 	}
@@ -204,7 +205,7 @@ func (s *Sim) planMove(req broker.MoveRequest) (rep *broker.MoveReport, hops []h
 			}
 			continue
 		}
-		mm := retry.MoveMessage{Position: pos, MessageID: m.props.MessageID, BodyDigest: retry.BodyDigest(m.body), Exchange: m.exchange,
+		mm := moveplan.Message{Position: pos, MessageID: m.props.MessageID, BodyDigest: moveplan.BodyDigest(m.body), Exchange: m.exchange,
 			RoutingKey: m.routingKey, Headers: m.headers, Expiration: m.props.Expiration, Body: m.body}
 		if m.props.Timestamp != nil {
 			mm.Timestamp = *m.props.Timestamp
@@ -237,10 +238,10 @@ func (s *Sim) planMove(req broker.MoveRequest) (rep *broker.MoveReport, hops []h
 		roomNotes = planner.RoomNotes()
 	}
 	if req.Pick != nil {
-		// Every planned message counts, found or not (see retry.Pick).
+		// Every planned message counts, found or not (see moveplan.Pick).
 		rep.Requested = len(req.Pick)
 		if n := planner.PicksMissed(); n > 0 {
-			rep.Note(retry.PicksGoneNote(n))
+			rep.Note(moveplan.PicksGoneNote(n))
 		}
 	}
 	return rep, hops, roomNotes, nil
@@ -315,7 +316,7 @@ func (s *Sim) moveBatch(from, run string, batch []hop, rep *broker.MoveReport, f
 			stop = true
 			continue
 		}
-		if r.Via == retry.ViaDelayQueue {
+		if r.Via == topology.ViaDelayQueue {
 			if err := s.declareQueue(r.Queue, map[string]any(r.WaitQueueArgs)); err != nil {
 				s.putBack(src, h.m)
 				rep.Skipped++
@@ -357,12 +358,12 @@ func (s *Sim) fullNow(r broker.PlannedMove, size int, force bool, from string) s
 		return ""
 	}
 	qs := r.Reaches
-	if r.Via == retry.ViaTier && r.Queue != "" {
+	if r.Via == topology.ViaTier && r.Queue != "" {
 		qs = append(slices.Clone(qs), r.Queue)
 	}
 	for _, name := range qs {
 		q := s.byName[name]
-		if q == nil || q.set.Overflow == retry.OverflowRejectPublish || !q.full(size) {
+		if q == nil || q.set.Overflow == topology.OverflowRejectPublish || !q.full(size) {
 			continue
 		}
 		return fmt.Sprintf("%s is full now (at most %s): the move stopped here so as not to overflow it; left in %s (--force moves it anyway)", name, limitWords(q.set), from)
@@ -371,7 +372,7 @@ func (s *Sim) fullNow(r broker.PlannedMove, size int, force bool, from string) s
 }
 
 // limitWords is a queue's length limit in words.
-func limitWords(set retry.QueueSettings) string {
+func limitWords(set topology.QueueSettings) string {
 	var s string
 	if set.HasMaxLength {
 		s = plural(int(set.MaxLength), "message", "messages")

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/topology"
 )
 
 // dlqWith puts messages in orders.dlq the way the worker does: published to
@@ -36,7 +37,7 @@ func TestMoveToOriginReturnsWithTheOriginalKey(t *testing.T) {
 	dlqWith(t, s, "orders.created", "orders.paid")
 	s.testPublish(t, "", OrdersDLQ, "no-origin", "", nil) // never dead-lettered
 	rep := move(t, s, broker.MoveRequest{From: OrdersDLQ, To: broker.Target{Kind: broker.TargetOrigin}})
-	if rep.Requested != 3 || rep.Moved != 2 || rep.Skipped != 1 || rep.Via[retry.ViaDirect] != 2 || rep.Target != "origin" {
+	if rep.Requested != 3 || rep.Moved != 2 || rep.Skipped != 1 || rep.Via[topology.ViaDirect] != 2 || rep.Target != "origin" {
 		t.Errorf("report = %+v", rep)
 	}
 	if len(rep.Planned) != 1 || rep.Planned[0].MessageID != "no-origin" || rep.Planned[0].Skip == "" {
@@ -67,7 +68,7 @@ func TestMoveWithDelayUsesTheExactTier(t *testing.T) {
 	s := quiet(t)
 	dlqWith(t, s, "orders.paid")
 	rep := move(t, s, broker.MoveRequest{From: OrdersDLQ, To: broker.Target{Kind: broker.TargetOrigin}, Delay: 30 * time.Second})
-	if rep.Moved != 1 || rep.Via[retry.ViaTier] != 1 || rep.DelayMS != 30_000 {
+	if rep.Moved != 1 || rep.Via[topology.ViaTier] != 1 || rep.DelayMS != 30_000 {
 		t.Fatalf("report = %+v", rep)
 	}
 	if d := depth(t, s, OrdersWait30s); d != 1 {
@@ -91,7 +92,7 @@ func TestMoveWithDelayWithoutTierDeclaresADelayQueue(t *testing.T) {
 	dlqWith(t, s, "orders.created")
 	rep := move(t, s, broker.MoveRequest{From: OrdersDLQ, To: broker.Target{Kind: broker.TargetOrigin}, Delay: 7 * time.Second})
 	name := retry.ReplayQueueName(OrdersExchange, "orders.created", 7000)
-	if rep.Moved != 1 || rep.Via[retry.ViaDelayQueue] != 1 {
+	if rep.Moved != 1 || rep.Via[topology.ViaDelayQueue] != 1 {
 		t.Fatalf("report = %+v", rep)
 	}
 	if d := depth(t, s, name); d != 1 {
@@ -117,7 +118,7 @@ func TestMoveDryRunMovesNothing(t *testing.T) {
 	s := quiet(t)
 	dlqWith(t, s, "orders.created", "orders.paid")
 	rep := move(t, s, broker.MoveRequest{From: OrdersDLQ, To: broker.Target{Kind: broker.TargetOrigin}, Delay: 5 * time.Second, DryRun: true})
-	if !rep.DryRun || rep.Moved != 0 || rep.Requested != 2 || len(rep.Planned) != 2 || rep.Via[retry.ViaTier] != 2 {
+	if !rep.DryRun || rep.Moved != 0 || rep.Requested != 2 || len(rep.Planned) != 2 || rep.Via[topology.ViaTier] != 2 {
 		t.Fatalf("report = %+v", rep)
 	}
 	if p := rep.Planned[1]; p.Exchange != OrdersRetry || p.RoutingKey != "orders.paid" || p.Queue != OrdersWait5s || p.SetHeaders[TierHeader] != OrdersWait5s {

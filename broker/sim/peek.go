@@ -6,6 +6,7 @@ import (
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/topology"
 )
 
 // Peek browses the first ready messages of a queue without removing them,
@@ -72,7 +73,7 @@ func (s *Sim) Peek(ctx context.Context, name string, opt broker.PeekOptions) (*b
 		err := run.Take(decode(m, run.Read(), opt.BodyPreview, deathQueues, mains, version))
 		m.redelivered = true
 		taken++
-		if q.typ == retry.QueueQuorum {
+		if q.typ == topology.QueueQuorum {
 			m.acquiredCount++ // a quorum queue counts every acquisition (shown from 4.3)
 			if mode != broker.PeekReleased {
 				m.deliveryCount++ // a return counts a delivery
@@ -89,7 +90,7 @@ func (s *Sim) Peek(ctx context.Context, name string, opt broker.PeekOptions) (*b
 	for _, m := range again {
 		m.acquiredCount++
 	}
-	if q.typ == retry.QueueQuorum && mode != broker.PeekReleased {
+	if q.typ == topology.QueueQuorum && mode != broker.PeekReleased {
 		broker.NoteDeadLettered(res, info, version)
 		s.deadLetterPastLimit(q, browsed, info, version)
 	}
@@ -106,7 +107,7 @@ func (s *Sim) Peek(ctx context.Context, name string, opt broker.PeekOptions) (*b
 // stays (here it never changes); every message taken again counts one more
 // acquisition. Read before the browse counts its own.
 func restoreOrderTakes(q *queue, n int) []*message {
-	if q.typ != retry.QueueQuorum || n >= len(q.ready) {
+	if q.typ != topology.QueueQuorum || n >= len(q.ready) {
 		return nil
 	}
 	if first := q.ready[0]; first.acquiredCount == 0 && first.deliveryCount == 0 {
@@ -146,7 +147,7 @@ func restoreOrderTakes(q *queue, n int) []*message {
 // deadLetterPastLimit takes out of q the browsed messages whose return
 // passed the delivery limit (delivered more often than it) and
 // dead-letters them with reason delivery_limit.
-func (s *Sim) deadLetterPastLimit(q *queue, browsed []*message, info retry.Queue, version string) {
+func (s *Sim) deadLetterPastLimit(q *queue, browsed []*message, info topology.Queue, version string) {
 	c := broker.PeekCostOf(info, version)
 	if !c.Limited {
 		return
@@ -188,7 +189,7 @@ func decode(m *message, pos, preview int, deathQueues, mains map[string]bool, ve
 		if m.deliveryCount > 0 {
 			h["x-delivery-count"] = m.deliveryCount
 		}
-		if m.acquiredCount > 0 && retry.VersionAtLeast(version, 4, 3) {
+		if m.acquiredCount > 0 && topology.VersionAtLeast(version, 4, 3) {
 			h["x-acquired-count"] = m.acquiredCount
 		}
 		out.Headers = h

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/topology"
 )
 
 func TestPeekDoesNotRemoveAndSetsRedelivered(t *testing.T) {
@@ -24,7 +25,7 @@ func TestPeekDoesNotRemoveAndSetsRedelivered(t *testing.T) {
 	if got := ids(r1.Messages); !slices.Equal(got, []string{"a", "b"}) {
 		t.Fatalf("peek = %v, want [a b]", got)
 	}
-	if r1.Total != 3 || r1.Ready != 3 || r1.Type != retry.QueueClassic {
+	if r1.Total != 3 || r1.Ready != 3 || r1.Type != topology.QueueClassic {
 		t.Errorf("result = total %d ready %d type %q", r1.Total, r1.Ready, r1.Type)
 	}
 	if len(r1.SideEffects) == 0 || !strings.Contains(r1.SideEffects[0], "redelivered") {

@@ -5,16 +5,17 @@ import (
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/topology"
 )
 
 // Topology implements broker.Client.
-func (s *Sim) Topology(ctx context.Context) (retry.Vhost, error) {
+func (s *Sim) Topology(ctx context.Context) (topology.Vhost, error) {
 	defer s.mu.Unlock()
 	if err := s.enter(); err != nil {
-		return retry.Vhost{}, err
+		return topology.Vhost{}, err
 	}
 	v := s.topology().vhost
-	out := retry.Vhost{Name: v.Name}
+	out := topology.Vhost{Name: v.Name}
 	out.Queues = append(out.Queues, v.Queues...)
 	out.Exchanges = append(out.Exchanges, v.Exchanges...)
 	out.Bindings = append(out.Bindings, v.Bindings...)

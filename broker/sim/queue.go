@@ -6,6 +6,7 @@ import (
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/topology"
 )
 
 // message is one message in one queue. Routing to several queues copies the
@@ -42,7 +43,7 @@ type queue struct {
 	// policy is the effective policy definition (tests set it, as an
 	// operator would on the broker).
 	policy map[string]any
-	set    retry.QueueSettings
+	set    topology.QueueSettings
 	// dlx holds a quorum queue's dead letters awaiting at-least-once
 	// delivery (no queue took them yet): the broker's messages_dlx.
 	dlx       []deadLetter
@@ -137,8 +138,8 @@ func (q *queue) expiresAt() (time.Time, bool) {
 	return q.lastUsed.Add(q.set.Expires), true
 }
 
-func (q *queue) info() retry.Queue {
-	out := retry.Queue{
+func (q *queue) info() topology.Queue {
+	out := topology.Queue{
 		Name:        q.name,
 		Type:        q.typ,
 		Arguments:   cloneTable(q.args),
@@ -168,7 +169,7 @@ func (q *queue) readyBytes() int64 {
 // settle reads the queue's effective settings from its arguments and
 // policy.
 func (q *queue) settle() {
-	q.set = retry.EffectiveSettings(&retry.Queue{Name: q.name, Type: q.typ, Arguments: q.args, Policy: q.policy})
+	q.set = topology.EffectiveSettings(&topology.Queue{Name: q.name, Type: q.typ, Arguments: q.args, Policy: q.policy})
 }
 
 // full says whether one more message of size bytes exceeds a length limit
@@ -188,5 +189,5 @@ func (q *queue) over() bool {
 // took them (x-dead-letter-strategy at-least-once wants x-overflow
 // reject-publish; otherwise the broker falls back to at-most-once).
 func (q *queue) atLeastOnce() bool {
-	return q.typ == retry.QueueQuorum && q.set.DeadLetterStrategy == retry.DeadLetterAtLeastOnce && q.set.Overflow == retry.OverflowRejectPublish
+	return q.typ == topology.QueueQuorum && q.set.DeadLetterStrategy == topology.DeadLetterAtLeastOnce && q.set.Overflow == topology.OverflowRejectPublish
 }

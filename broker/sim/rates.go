@@ -3,7 +3,7 @@ package sim
 import (
 	"time"
 
-	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/topology"
 )
 
 // rateWindow is the span rates are averaged over, like the management
@@ -37,8 +37,8 @@ func (s *Sim) sample(t time.Time) {
 // what there is when the queue is younger). Net is the depth's change, and
 // Arrived the depth's change plus what was acked (as the live client
 // derives it: dead letters are not counted as publishes there either).
-func (q *queue) rates() retry.Rates {
-	r := retry.Rates{Known: true}
+func (q *queue) rates() topology.Rates {
+	r := topology.Rates{Known: true}
 	n := len(q.samples)
 	if n < 2 {
 		return r

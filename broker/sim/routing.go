@@ -6,13 +6,14 @@ import (
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/topology"
 )
 
 // topoCache is what routing and discovery need, rebuilt when the topology
 // (or a consumer count, which discovery reads) changes.
 type topoCache struct {
-	vhost   retry.Vhost
-	router  *retry.Router
+	vhost   topology.Vhost
+	router  *topology.Router
 	ladders []retry.Ladder
 }
 
@@ -21,13 +22,13 @@ func (s *Sim) topology() *topoCache {
 	if s.topo != nil {
 		return s.topo
 	}
-	v := retry.Vhost{Name: VhostName}
+	v := topology.Vhost{Name: VhostName}
 	for _, q := range s.queues {
-		v.Queues = append(v.Queues, retry.Queue{Name: q.name, Type: q.typ, Arguments: q.args, Policy: q.policy, Consumers: q.consumers})
+		v.Queues = append(v.Queues, topology.Queue{Name: q.name, Type: q.typ, Arguments: q.args, Policy: q.policy, Consumers: q.consumers})
 	}
 	v.Exchanges = slices.Clone(s.exchanges)
 	v.Bindings = slices.Clone(s.bindings)
-	s.topo = &topoCache{vhost: v, router: retry.NewRouter(&v), ladders: retry.Discover(&v)}
+	s.topo = &topoCache{vhost: v, router: topology.NewRouter(&v), ladders: topology.Discover(&v)}
 	return s.topo
 }
 
@@ -59,8 +60,8 @@ func (s *Sim) declareQueue(name string, args map[string]any) error {
 		q.lastUsed = s.now
 		return nil
 	}
-	typ := retry.QueueClassic
-	if t, ok := args["x-queue-type"].(string); ok && t == retry.QueueQuorum {
+	typ := topology.QueueClassic
+	if t, ok := args["x-queue-type"].(string); ok && t == topology.QueueQuorum {
 		typ = t
 	}
 	q := &queue{name: name, typ: typ, args: args, lastUsed: s.now}
@@ -75,24 +76,24 @@ func (s *Sim) declareQueue(name string, args map[string]any) error {
 func (s *Sim) deleteQueue(q *queue) {
 	s.queues = slices.DeleteFunc(s.queues, func(x *queue) bool { return x == q })
 	delete(s.byName, q.name)
-	s.bindings = slices.DeleteFunc(s.bindings, func(b retry.Binding) bool {
+	s.bindings = slices.DeleteFunc(s.bindings, func(b topology.Binding) bool {
 		return b.DestinationType == "queue" && b.Destination == q.name
 	})
 	s.topo = nil
 }
 
 func (s *Sim) declareExchange(name, kind string, args map[string]any) {
-	s.exchanges = append(s.exchanges, retry.Exchange{Name: name, Type: kind, Arguments: args, MessagesDelayed: -1})
+	s.exchanges = append(s.exchanges, topology.Exchange{Name: name, Type: kind, Arguments: args, MessagesDelayed: -1})
 	s.topo = nil
 }
 
 func (s *Sim) bind(exchange, queue, key string, args map[string]any) {
-	s.bindings = append(s.bindings, retry.Binding{Source: exchange, Destination: queue, DestinationType: "queue", RoutingKey: key, Arguments: args})
+	s.bindings = append(s.bindings, topology.Binding{Source: exchange, Destination: queue, DestinationType: "queue", RoutingKey: key, Arguments: args})
 	s.topo = nil
 }
 
 func (s *Sim) exchangeExists(name string) bool {
-	return name == "" || slices.ContainsFunc(s.exchanges, func(x retry.Exchange) bool { return x.Name == name })
+	return name == "" || slices.ContainsFunc(s.exchanges, func(x topology.Exchange) bool { return x.Name == name })
 }
 
 // route lists the queues a message published to exchange reaches.
@@ -115,17 +116,17 @@ func (s *Sim) publish(exchange, key string, props broker.Properties, h retry.Hea
 	if err != nil {
 		return nil, err
 	}
-	extra, err := retry.PublishKeys(h)
+	extra, err := topology.PublishKeys(h)
 	if err != nil {
 		return nil, s.errorf("PRECONDITION_FAILED - invalid message: %v", err)
 	}
 	var cc []string
-	if _, ok := h[retry.HeaderCC]; ok {
-		cc, _ = retry.PublishKeys(retry.Headers{retry.HeaderCC: h[retry.HeaderCC]})
+	if _, ok := h[topology.HeaderCC]; ok {
+		cc, _ = topology.PublishKeys(retry.Headers{topology.HeaderCC: h[topology.HeaderCC]})
 	}
-	if _, ok := h[retry.HeaderBCC]; ok {
+	if _, ok := h[topology.HeaderBCC]; ok {
 		h = h.Clone()
-		delete(h, retry.HeaderBCC)
+		delete(h, topology.HeaderBCC)
 	}
 	s.seq++
 	m := &message{seq: s.seq, exchange: exchange, routingKey: key, cc: cc, props: props, headers: h, body: body, ttl: ttl, hasTTL: hasTTL}
@@ -165,10 +166,10 @@ func (s *Sim) deliverTo(queues []string, m *message, published bool) (took, refu
 		c.enqueued = s.now
 		c.redelivered = false
 		mode := q.set.Overflow
-		if (mode == retry.OverflowRejectPublish || mode == retry.OverflowRejectPublishDLX) && q.full(len(m.body)) {
+		if (mode == topology.OverflowRejectPublish || mode == topology.OverflowRejectPublishDLX) && q.full(len(m.body)) {
 			refused = append(refused, name)
 			s.stats.Refused++
-			if mode == retry.OverflowRejectPublishDLX {
+			if mode == topology.OverflowRejectPublishDLX {
 				s.deadLetter(q, &c, retry.ReasonMaxlen)
 			}
 			continue
@@ -197,7 +198,7 @@ func (s *Sim) setPolicy(queue string, def map[string]any) {
 	q.policy = def
 	q.settle()
 	s.topo = nil
-	for q.over() && len(q.ready) > 0 && q.set.Overflow != retry.OverflowRejectPublish && q.set.Overflow != retry.OverflowRejectPublishDLX {
+	for q.over() && len(q.ready) > 0 && q.set.Overflow != topology.OverflowRejectPublish && q.set.Overflow != topology.OverflowRejectPublishDLX {
 		s.stats.MaxLenDrops++
 		s.deadLetter(q, q.pop(), retry.ReasonMaxlen)
 	}
@@ -216,7 +217,7 @@ func (s *Sim) intoQueue(queue, key string, h retry.Headers) (exchange string, ou
 			continue
 		}
 		try := h
-		if s.exchangeKind(b.Source) == retry.ExchangeHeaders {
+		if s.exchangeKind(b.Source) == topology.ExchangeHeaders {
 			try = h.Clone()
 			for k, v := range b.Arguments {
 				if k != "x-match" {

@@ -23,7 +23,7 @@ import (
 	"time"
 
 	"github.com/ladder-tui/ladder/broker"
-	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/topology"
 )
 
 // Options configure a simulation.
@@ -76,8 +76,8 @@ type Sim struct {
 
 	queues    []*queue // in declaration order (deterministic iteration)
 	byName    map[string]*queue
-	exchanges []retry.Exchange
-	bindings  []retry.Binding
+	exchanges []topology.Exchange
+	bindings  []topology.Binding
 	topo      *topoCache // nil when the topology changed
 
 	producers []*producer

@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/ladder-tui/ladder/broker"
-	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/topology"
 )
 
 // Snapshot describes the vhost the way the live client does: every queue
@@ -18,13 +18,13 @@ func (s *Sim) Snapshot(ctx context.Context) (*broker.Snapshot, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	v := retry.Vhost{Name: VhostName}
+	v := topology.Vhost{Name: VhostName}
 	for _, q := range s.queues {
 		qi := q.info()
 		qi.Rates = q.rates()
 		v.Queues = append(v.Queues, qi)
 	}
-	v.Exchanges = append(v.Exchanges, retry.Exchange{Name: "", Type: retry.ExchangeDirect, MessagesDelayed: -1})
+	v.Exchanges = append(v.Exchanges, topology.Exchange{Name: "", Type: topology.ExchangeDirect, MessagesDelayed: -1})
 	for _, x := range s.exchanges {
 		x.Arguments = cloneTable(x.Arguments)
 		v.Exchanges = append(v.Exchanges, x)
@@ -33,14 +33,14 @@ func (s *Sim) Snapshot(ctx context.Context) (*broker.Snapshot, error) {
 		b.Arguments = cloneTable(b.Arguments)
 		v.Bindings = append(v.Bindings, b)
 	}
-	retry.Inflow(&v)
-	ladders := retry.Discover(&v)
+	topology.Inflow(&v)
+	ladders := topology.Discover(&v)
 	return &broker.Snapshot{
 		Vhost:         VhostName,
 		BrokerVersion: s.opt.BrokerVersion,
 		TakenAt:       s.now,
 		Topology:      v,
 		Ladders:       ladders,
-		Findings:      retry.Findings(&v, ladders),
+		Findings:      topology.Findings(&v, ladders),
 	}, nil
 }

@@ -1,6 +1,6 @@
 package sim
 
-import "github.com/ladder-tui/ladder/retry"
+import "github.com/ladder-tui/ladder/retry/topology"
 
 // Demo queue and exchange names.
 const (
@@ -57,9 +57,9 @@ func (s *Sim) declareDemo() {
 			panic(err) // the demo topology is fixed: a failure is a bug here
 		}
 	}
-	s.declareExchange(OrdersExchange, retry.ExchangeTopic, nil)
-	s.declareExchange(OrdersRetry, retry.ExchangeHeaders, nil)
-	s.declareExchange(OrdersDLX, retry.ExchangeFanout, nil)
+	s.declareExchange(OrdersExchange, topology.ExchangeTopic, nil)
+	s.declareExchange(OrdersRetry, topology.ExchangeHeaders, nil)
+	s.declareExchange(OrdersDLX, topology.ExchangeFanout, nil)
 	must(s.declareQueue(OrdersMain, map[string]any{"x-dead-letter-exchange": OrdersDLX}))
 	s.bind(OrdersExchange, OrdersMain, "orders.#", nil)
 	for _, t := range []struct {
@@ -72,8 +72,8 @@ func (s *Sim) declareDemo() {
 	must(s.declareQueue(OrdersDLQ, nil))
 	s.bind(OrdersDLX, OrdersDLQ, "", nil)
 
-	s.declareExchange(PaymentsExchange, retry.ExchangeDirect, nil)
-	s.declareExchange(PaymentsDLX, retry.ExchangeFanout, nil)
+	s.declareExchange(PaymentsExchange, topology.ExchangeDirect, nil)
+	s.declareExchange(PaymentsDLX, topology.ExchangeFanout, nil)
 	must(s.declareQueue(PaymentsMain, map[string]any{"x-dead-letter-exchange": PaymentsDLX}))
 	s.bind(PaymentsExchange, PaymentsMain, "payments.authorize", nil)
 	must(s.declareQueue(PaymentsWait, map[string]any{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": PaymentsMain}))
@@ -83,7 +83,7 @@ func (s *Sim) declareDemo() {
 	must(s.declareQueue(InvoicesMain, map[string]any{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": InvoicesRetry}))
 	must(s.declareQueue(InvoicesRetry, map[string]any{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": InvoicesMain}))
 
-	s.declareExchange(NotifyRetryX, retry.ExchangeDirect, nil)
+	s.declareExchange(NotifyRetryX, topology.ExchangeDirect, nil)
 	must(s.declareQueue(NotifyMain, map[string]any{"x-dead-letter-exchange": NotifyRetryX, "x-dead-letter-routing-key": "retry"}))
 	must(s.declareQueue(NotifyRetryQ, map[string]any{
 		"x-message-ttl": int64(60_000), "x-dead-letter-exchange": "", "x-dead-letter-routing-key": notifyReturnTo,

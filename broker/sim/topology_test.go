@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/topology"
 )
 
 func TestDemoTopologyDiscovered(t *testing.T) {
@@ -39,22 +40,22 @@ func TestDemoTopologyDiscovered(t *testing.T) {
 
 	codes := map[string]string{} // code → queue
 	for _, f := range snap.Findings {
-		if strings.HasPrefix(f.Queue, "orders.") && f.Severity != retry.SeverityInfo {
+		if strings.HasPrefix(f.Queue, "orders.") && f.Severity != topology.SeverityInfo {
 			t.Errorf("finding about the orders ladder: %+v", f)
 		}
 		codes[f.Code] = f.Queue
 	}
 	for code, queue := range map[string]string{
-		retry.CodeHoLRisk:              PaymentsWait,
-		retry.CodeStuck:                InvoicesRetry,
-		retry.CodeUnroutableDeadLetter: NotifyRetryQ,
+		topology.CodeHoLRisk:              PaymentsWait,
+		topology.CodeStuck:                InvoicesRetry,
+		topology.CodeUnroutableDeadLetter: NotifyRetryQ,
 	} {
 		if codes[code] != queue {
 			t.Errorf("finding %s on %q, want on %s (findings %+v)", code, codes[code], queue, snap.Findings)
 		}
 	}
-	if _, ok := codes[retry.CodeNoDLQ]; !ok {
-		t.Errorf("no %s finding in %+v", retry.CodeNoDLQ, snap.Findings)
+	if _, ok := codes[topology.CodeNoDLQ]; !ok {
+		t.Errorf("no %s finding in %+v", topology.CodeNoDLQ, snap.Findings)
 	}
 	if q, _ := snap.Queue(OrdersMain); q.Consumers != 1 {
 		t.Errorf("orders.process consumers = %d, want the simulated worker", q.Consumers)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/topology"
 )
 
 // After ten simulated minutes, orders have gone main → tier → main … and
@@ -149,7 +150,7 @@ func TestPaymentsWaitOpensHoLBlocked(t *testing.T) {
 	if len(head) == 0 || head[0].Properties.Expiration != "1200000" {
 		t.Fatalf("head of %s: %+v, want the 20m retry-after", PaymentsWait, head)
 	}
-	q := func() retry.Queue {
+	q := func() topology.Queue {
 		snap, err := s.Snapshot(context.Background())
 		if err != nil {
 			t.Fatal(err)

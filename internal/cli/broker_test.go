@@ -18,7 +18,7 @@ import (
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
-	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/topology"
 )
 
 // brokerEnv points the commands at the test broker.
@@ -443,22 +443,22 @@ func TestLintCommandOnTheBroker(t *testing.T) {
 	// version 1; mirroring policies went in 4.0).
 	want := map[string]string{}
 	lazy := testQueue(t, r, "lazy", 0, amqp.Table{"x-queue-mode": "lazy"})
-	want[lazy] = retry.CodeQueueMode
+	want[lazy] = topology.CodeQueueMode
 	qq := testQueue(t, r, "qq", 0, amqp.Table{"x-queue-type": "quorum"})
-	want[qq] = retry.CodeQuorumNoDLX
+	want[qq] = topology.CodeQuorumNoDLX
 	nerr := 0
-	if !retry.VersionAtLeast(version, 4, 3) {
+	if !topology.VersionAtLeast(version, 4, 3) {
 		v1 := testQueue(t, r, "v1", 0, amqp.Table{"x-queue-version": int32(1)})
-		want[v1] = retry.CodeQueueVersion1
+		want[v1] = topology.CodeQueueVersion1
 		nerr++
 	}
-	if !retry.VersionAtLeast(version, 4, 0) {
+	if !topology.VersionAtLeast(version, 4, 0) {
 		mirrored := testQueue(t, r, "mirrored", 0, nil)
 		body := []byte(`{"pattern":"^` + mirrored + `$","definition":{"ha-mode":"all"},"apply-to":"queues"}`)
 		if err := brokertest.API(r, "PUT", "policies/"+url.PathEscape(r.Vhost)+"/mirror", body); err != nil {
 			t.Fatal(err)
 		}
-		want[mirrored] = retry.CodeClassicMirrored
+		want[mirrored] = topology.CodeClassicMirrored
 		nerr++
 	}
 	conn, err := r.DialAMQP(context.Background(), "test lint")
@@ -471,9 +471,9 @@ func TestLintCommandOnTheBroker(t *testing.T) {
 	if _, err := ch.QueueDeclare(temp, false, false, false, false, nil); err != nil {
 		t.Fatal(err)
 	}
-	want[temp] = retry.CodeTransientQueue
+	want[temp] = topology.CodeTransientQueue
 	var rep struct {
-		Findings []retry.Finding `json:"findings"`
+		Findings []topology.Finding `json:"findings"`
 	}
 	// The policy applies within a moment: poll for the findings.
 	ok := brokertest.WaitFor(30*time.Second, func() bool {

@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ladder-tui/ladder/broker"
-	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/moveplan"
 )
 
 func newDumpCmd(a *app) *cobra.Command {
@@ -52,7 +52,7 @@ FILE "-" writes to standard output. An existing FILE is refused unless --force.`
 			if o.Limit < 0 {
 				return usageErr("--limit %d: want 0 (all) or more", o.Limit)
 			}
-			w, err := retry.ParseWhere(where)
+			w, err := moveplan.ParseWhere(where)
 			if err != nil {
 				return usageErr("%w", err)
 			}

@@ -3,17 +3,16 @@ package cli
 import (
 	"fmt"
 
+	"github.com/ladder-tui/ladder/retry/topology"
 	"github.com/spf13/cobra"
-
-	"github.com/ladder-tui/ladder/retry"
 )
 
 // lintReport is `ladder lint -o json`.
 type lintReport struct {
-	For           string          `json:"for"`
-	Vhost         string          `json:"vhost"`
-	BrokerVersion string          `json:"broker_version"`
-	Findings      []retry.Finding `json:"findings"`
+	For           string             `json:"for"`
+	Vhost         string             `json:"vhost"`
+	BrokerVersion string             `json:"broker_version"`
+	Findings      []topology.Finding `json:"findings"`
 }
 
 func newLintCmd(a *app) *cobra.Command {
@@ -41,14 +40,14 @@ found or only warnings, 1 when it finds errors. Reads only.`,
 			if err != nil {
 				return err
 			}
-			fs, err := retry.Lint(&v, target)
+			fs, err := topology.Lint(&v, target)
 			if err != nil {
 				return usageErr("%w", err)
 			}
 			version, _ := c.BrokerVersion(cmd.Context())
 			rep := lintReport{For: target, Vhost: c.Vhost(), BrokerVersion: version, Findings: fs}
 			if rep.Findings == nil {
-				rep.Findings = []retry.Finding{}
+				rep.Findings = []topology.Finding{}
 			}
 			if a.json() {
 				if err := writeJSON(a.stdout, rep); err != nil {
@@ -58,20 +57,20 @@ found or only warnings, 1 when it finds errors. Reads only.`,
 				fmt.Fprint(a.stdout, renderLint(rep))
 			}
 			for _, f := range fs {
-				if f.Severity == retry.SeverityError {
-					n := countSeverity(fs, retry.SeverityError)
-					return fmt.Errorf("lint: %s on RabbitMQ %s", retry.Plural(n, "thing breaks", "things break"), target)
+				if f.Severity == topology.SeverityError {
+					n := countSeverity(fs, topology.SeverityError)
+					return fmt.Errorf("lint: %s on RabbitMQ %s", topology.Plural(n, "thing breaks", "things break"), target)
 				}
 			}
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&target, "for", "4.3", "the RabbitMQ version to upgrade to: 4.0 or 4.3")
-	_ = cmd.RegisterFlagCompletionFunc("for", cobra.FixedCompletions(retry.LintTargets, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("for", cobra.FixedCompletions(topology.LintTargets, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 
-func countSeverity(fs []retry.Finding, s retry.Severity) int {
+func countSeverity(fs []topology.Finding, s topology.Severity) int {
 	n := 0
 	for _, f := range fs {
 		if f.Severity == s {
@@ -84,6 +83,6 @@ func countSeverity(fs []retry.Finding, s retry.Severity) int {
 // renderLint is one finding a line, as topology prints them.
 func renderLint(r lintReport) string {
 	n := len(r.Findings)
-	head := fmt.Sprintf("vhost %s · RabbitMQ %s → %s: %s\n", clean(r.Vhost), clean(r.BrokerVersion), clean(r.For), retry.Plural(n, "finding", "findings"))
+	head := fmt.Sprintf("vhost %s · RabbitMQ %s → %s: %s\n", clean(r.Vhost), clean(r.BrokerVersion), clean(r.For), topology.Plural(n, "finding", "findings"))
 	return head + findingsTable(r.Findings)
 }

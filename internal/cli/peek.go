@@ -10,7 +10,7 @@ import (
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/internal/present"
-	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/moveplan"
 )
 
 // readingPrinter shows a browse's progress on a terminal's stderr, once it
@@ -82,7 +82,7 @@ Allowed in --read-only mode where it changes no count.`,
 			if opt.Limit < 1 {
 				return usageErr("--limit %d: want 1 or more", opt.Limit)
 			}
-			w, err := retry.ParseWhere(where)
+			w, err := moveplan.ParseWhere(where)
 			if err != nil {
 				return usageErr("%w", err)
 			}
@@ -151,7 +151,7 @@ Allowed in --read-only mode where it changes no count.`,
 // messages as a peek does. Its read is a peek's: bounded by --max-time, its
 // progress shown on a terminal. partial is set when the read stopped short
 // (what was read is grouped, and the result says why).
-func groupPeek(cmd *cobra.Command, c broker.Client, queue, by string, w retry.Where, opt broker.PeekOptions) (res *broker.PeekResult, partial, err error) {
+func groupPeek(cmd *cobra.Command, c broker.Client, queue, by string, w moveplan.Where, opt broker.PeekOptions) (res *broker.PeekResult, partial, err error) {
 	o := broker.GroupScanOptions{Queue: queue, By: by, Where: w, Force: opt.Force, Keep: opt.Limit, BodyPreview: opt.BodyPreview,
 		Deadline: opt.Deadline, Progress: opt.Progress}
 	if cmd.Flags().Changed("limit") {

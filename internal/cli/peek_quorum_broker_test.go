@@ -12,7 +12,7 @@ import (
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
-	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/topology"
 )
 
 // versionEnv points the commands at the test broker, or at the broker of
@@ -85,7 +85,7 @@ func TestTenCLIPeeksOfALimitedQuorumQueue(t *testing.T) {
 			dlq := testQueue(t, r, "dlq", 0, nil)
 			q := testQueue(t, r, "m", 5, amqp.Table{"x-queue-type": "quorum", "x-delivery-limit": int32(3),
 				"x-dead-letter-exchange": "", "x-dead-letter-routing-key": dlq})
-			costless := retry.VersionAtLeast(v, 4, 3)
+			costless := topology.VersionAtLeast(v, 4, 3)
 			for i := 0; i < 20; i++ {
 				args := []string{"peek", q, "-n", fmt.Sprint(5 - 3*(i%2)), "-o", "json"}
 				readOnly := i >= 10

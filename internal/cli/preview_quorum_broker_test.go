@@ -12,7 +12,7 @@ import (
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
-	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/topology"
 )
 
 // A move's or an unblock's preview reads the source as a peek does: on a
@@ -24,7 +24,7 @@ func TestCLIPreviewOfALimitedQuorumQueue(t *testing.T) {
 	for _, version := range []string{"", "4.0"} {
 		t.Run("broker "+version, func(t *testing.T) {
 			r, v := versionEnv(t, version)
-			if retry.VersionAtLeast(v, 4, 3) {
+			if topology.VersionAtLeast(v, 4, 3) {
 				t.Skipf("RabbitMQ %s previews quorum queues without counting a delivery", v)
 			}
 			dlq := testQueue(t, r, "dlq", 0, nil)

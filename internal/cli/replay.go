@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ladder-tui/ladder/broker"
-	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/moveplan"
 )
 
 // choose are the flags that choose and pace what moves (move and replay).
@@ -31,8 +31,8 @@ func (c *choose) register(cmd *cobra.Command) {
 }
 
 // parse checks the flags; a bad one is a usage error naming it.
-func (c *choose) parse() (retry.Where, float64, error) {
-	w, err := retry.ParseWhere(c.where)
+func (c *choose) parse() (moveplan.Where, float64, error) {
+	w, err := moveplan.ParseWhere(c.where)
 	if err != nil {
 		return w, 0, usageErr("%w", err)
 	}

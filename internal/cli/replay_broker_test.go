@@ -16,7 +16,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/ladder-tui/ladder/broker"
-	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/moveplan"
 )
 
 // Messages with every AMQP field type, published by two client libraries
@@ -87,7 +87,7 @@ func TestDumpReplayRoundTripKeepsEveryTypeOnTheBroker(t *testing.T) {
 		t.Fatalf("%d and %d records", len(a), len(b))
 	}
 	for i := range a {
-		for _, k := range []string{retry.HeaderMovedFrom, retry.HeaderMoves, broker.HeaderMoveID} {
+		for _, k := range []string{moveplan.HeaderMovedFrom, moveplan.HeaderMoves, broker.HeaderMoveID} {
 			delete(b[i].Headers, k)
 		}
 		a[i].Redelivered, b[i].Redelivered = false, false

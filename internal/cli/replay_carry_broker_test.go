@@ -10,7 +10,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/ladder-tui/ladder/broker/brokertest"
-	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/topology"
 )
 
 // Dead in main, dumped with --consume, replayed to its origin, dead again:
@@ -94,7 +94,7 @@ func TestDeathsAddUpAcrossADumpAndReplay(t *testing.T) {
 	if inMain != 2 {
 		t.Errorf("broker %s: died in main %v times by peek's deaths, want 2: %v", version, inMain, deaths)
 	}
-	if retry.CarriesDeaths(version) {
+	if topology.CarriesDeaths(version) {
 		// The first death, carried by the replay; the second, the broker's.
 		if len(deaths) != 2 || carried != 1 || deaths[1]["carried"] != true || deaths[0]["carried"] != nil {
 			t.Errorf("broker %s: want the broker's death then one carried, got %v", version, deaths)

@@ -10,6 +10,7 @@ import (
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/sim"
 	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/moveplan"
 )
 
 // dumpLines reads a dump file's records (without the header line).
@@ -68,7 +69,7 @@ func TestDumpReplayRoundTripOnTheSimulation(t *testing.T) {
 		ha := a[i].Headers.Clone()
 		hb := b[i].Headers.Clone()
 		// ladder's own marks on the way back are the only difference.
-		for _, k := range []string{retry.HeaderMovedFrom, retry.HeaderMoves, broker.HeaderMoveID} {
+		for _, k := range []string{moveplan.HeaderMovedFrom, moveplan.HeaderMoves, broker.HeaderMoveID} {
 			delete(hb, k)
 		}
 		la, _ := broker.MarshalRecord(broker.DumpRecord{Exchange: a[i].Exchange, RoutingKey: a[i].RoutingKey, Properties: a[i].Properties, Headers: ha, Body: a[i].Body}, false)

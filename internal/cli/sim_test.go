@@ -9,7 +9,8 @@ import (
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/sim"
-	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/moveplan"
+	"github.com/ladder-tui/ladder/retry/topology"
 )
 
 // Command tests on the embedded simulation: no broker needed. The
@@ -79,7 +80,7 @@ func TestPeekOnTheSimulation(t *testing.T) {
 // too, and are in the JSON, the same sentences either way.
 func TestPeekOutputKeepsItsSideEffects(t *testing.T) {
 	s := newSim(t)
-	want := broker.PeekSideEffects(retry.QueueClassic, sim.BrokerVersion)
+	want := broker.PeekSideEffects(topology.QueueClassic, sim.BrokerVersion)
 	if len(want) == 0 {
 		t.Fatal("a classic peek has no side effects to check")
 	}
@@ -126,7 +127,7 @@ func TestMoveOnTheSimulationDoesWhatTheDryRunSaid(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &plan); err != nil {
 		t.Fatal(err)
 	}
-	if len(plan.Planned) != 4 || plan.Via[retry.ViaTier] == 0 {
+	if len(plan.Planned) != 4 || plan.Via[topology.ViaTier] == 0 {
 		t.Fatalf("plan %+v", plan)
 	}
 	before := dlqDepth(t, s)
@@ -146,7 +147,7 @@ func TestMoveOnTheSimulationDoesWhatTheDryRunSaid(t *testing.T) {
 	}
 }
 
-func equalRoutes(a, b []retry.RouteCount) bool {
+func equalRoutes(a, b []moveplan.RouteCount) bool {
 	if len(a) != len(b) {
 		return false
 	}

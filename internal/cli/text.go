@@ -10,6 +10,7 @@ import (
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/internal/present"
 	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/topology"
 )
 
 // Pure renderers for the commands' tables. Everything from the broker goes
@@ -31,7 +32,7 @@ func queueRow(role string, q broker.QueueReport, ttl string) []string {
 // in_rate_source) rather than counted publishes.
 func inRate(q broker.QueueReport) string {
 	s := rate(q.InRate)
-	if q.InRate != nil && q.InRateSource != nil && *q.InRateSource != retry.InFromPublish {
+	if q.InRate != nil && q.InRateSource != nil && *q.InRateSource != topology.InFromPublish {
 		s = "~" + s
 	}
 	return s
@@ -52,7 +53,7 @@ func renderTopology(r broker.TopologyReport) string {
 		fmt.Fprintf(&b, " · read twice, %s apart", retry.FormatDelay(time.Duration(r.OverMS)*time.Millisecond))
 	}
 	b.WriteString("\n")
-	if r.RatesFrom == retry.RatesUnavailable {
+	if r.RatesFrom == topology.RatesUnavailable {
 		fmt.Fprintf(&b, "no rates: %s\n", clean(r.RatesNote))
 	}
 	b.WriteString("\n")
@@ -108,7 +109,7 @@ func renderTopology(r broker.TopologyReport) string {
 // derivedInflow: some ladder's queue shows an inflow derived from its depth.
 func derivedInflow(r broker.TopologyReport) bool {
 	derived := func(q broker.QueueReport) bool {
-		return q.InRate != nil && q.InRateSource != nil && *q.InRateSource != retry.InFromPublish
+		return q.InRate != nil && q.InRateSource != nil && *q.InRateSource != topology.InFromPublish
 	}
 	for _, l := range r.Ladders {
 		qs := append([]broker.QueueReport{l.Main}, l.WaitQueues...)
@@ -126,7 +127,7 @@ func derivedInflow(r broker.TopologyReport) bool {
 }
 
 // findingsTable is one finding a line: severity, code, what, message.
-func findingsTable(fs []retry.Finding) string {
+func findingsTable(fs []topology.Finding) string {
 	rows := make([][]string, 0, len(fs))
 	for _, f := range fs {
 		about := f.Queue
@@ -178,7 +179,7 @@ func renderPeek(r *broker.PeekResult, width int) string {
 }
 
 // peekDue is a message's due time, with the message holding it back.
-func peekDue(h *retry.HoLMark, at time.Time) string {
+func peekDue(h *topology.HoLMark, at time.Time) string {
 	s := present.Due(h, at, present.DueWide)
 	if b := present.Blocked(h, true); b != "" {
 		s += " " + b

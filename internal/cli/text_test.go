@@ -8,6 +8,8 @@ import (
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/internal/present"
 	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/moveplan"
+	"github.com/ladder-tui/ladder/retry/topology"
 )
 
 func f64(v float64) *float64 { return &v }
@@ -20,10 +22,10 @@ func TestRenderTopologySanitisesAndShowsTheLadder(t *testing.T) {
 	rep := broker.TopologyReport{
 		Vhost: "/", BrokerVersion: "3.10.8",
 		Ladders: []broker.LadderReport{{
-			Main:  broker.QueueReport{Name: "orders.process", Ready: 12, Consumers: intp(4), PublishRate: f64(50), AckRate: f64(49.5), InRate: f64(50), InRateSource: strp(retry.InFromPublish)},
+			Main:  broker.QueueReport{Name: "orders.process", Ready: 12, Consumers: intp(4), PublishRate: f64(50), AckRate: f64(49.5), InRate: f64(50), InRateSource: strp(topology.InFromPublish)},
 			Tiers: []broker.TierReport{{QueueReport: broker.QueueReport{Name: "evil\x1b]0;pwned\x07"}, TTLMS: 5000}},
 		}},
-		Findings: []retry.Finding{{Code: "no-dlq", Severity: retry.SeverityWarning, Queue: "orders.process", Message: "exhausted messages are dropped"}},
+		Findings: []topology.Finding{{Code: "no-dlq", Severity: topology.SeverityWarning, Queue: "orders.process", Message: "exhausted messages are dropped"}},
 	}
 	out := renderTopology(rep)
 	if strings.ContainsAny(out, "\x1b\x07") {
@@ -60,7 +62,7 @@ func TestRenderPeekShowsSideEffectsAndBlocking(t *testing.T) {
 	res := &broker.PeekResult{Queue: "w", Type: "classic", Total: 2, Ready: 2, SideEffects: []string{"redelivered flag set"},
 		Messages: []broker.Message{
 			{Position: 0, Properties: broker.Properties{MessageID: "a"}, Retry: retry.RetryState{Count: 2, Source: "x-retry-count"}},
-			{Position: 1, Properties: broker.Properties{MessageID: "b"}, HoL: &retry.HoLMark{Blocked: true, BlockedBy: 0, Overdue: 3 * time.Second},
+			{Position: 1, Properties: broker.Properties{MessageID: "b"}, HoL: &topology.HoLMark{Blocked: true, BlockedBy: 0, Overdue: 3 * time.Second},
 				Deaths: []retry.Death{{Queue: "orders.wait.5s", Reason: retry.ReasonExpired}}},
 		}}
 	out := renderPeek(res, 0)
@@ -86,16 +88,16 @@ func TestMoveQuestionNamesRoutesAndCounts(t *testing.T) {
 	req := broker.MoveRequest{From: "pay.dlq", To: broker.Target{Kind: broker.TargetOrigin}, Delay: 3 * time.Second}
 	dry := &broker.MoveReport{Requested: 7, Skipped: 1, DryRun: true}
 	for i := range 7 {
-		p := broker.PlannedMove{Position: i, TargetExchange: "pay.topic", TargetRoutingKey: "pay.charge", Via: retry.ViaTier, Queue: "pay.wait.3s", Reaches: []string{"pay.process"}}
+		p := broker.PlannedMove{Position: i, TargetExchange: "pay.topic", TargetRoutingKey: "pay.charge", Via: topology.ViaTier, Queue: "pay.wait.3s", Reaches: []string{"pay.process"}}
 		if i >= 3 {
-			p.Via, p.Queue = retry.ViaDelayQueue, "ladder.delay.3000.pay.topic.pay.charge.ab12"
+			p.Via, p.Queue = topology.ViaDelayQueue, "ladder.delay.3000.pay.topic.pay.charge.ab12"
 		}
 		if i == 6 {
 			p = broker.PlannedMove{Position: i, Skip: "no x-death origin"}
 		}
 		dry.Planned = append(dry.Planned, p)
 	}
-	dry.Routes = retry.CountRoutes(dry.Planned)
+	dry.Routes = moveplan.CountRoutes(dry.Planned)
 	got := moveQuestion(req, dry, previewCap)
 	want := "Move 6 messages from pay.dlq to their origin (pay.process) after 3s, 3 via tier pay.wait.3s, 3 via a ladder delay queue, reaching pay.process (1 stays in pay.dlq: see the plan above)? [y/N] "
 	if got != want {
@@ -107,15 +109,15 @@ func TestMoveQuestionNamesRoutesAndCounts(t *testing.T) {
 // names every queue each route reaches, and says what a crash during the
 // wait can cost.
 func TestMoveQuestionRepeatsWhereRateReachesAndCrashRisk(t *testing.T) {
-	w, err := retry.ParseWhere([]string{"reason=rejected", "age>1h"})
+	w, err := moveplan.ParseWhere([]string{"reason=rejected", "age>1h"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	req := broker.MoveRequest{From: "orders.dlq", To: broker.Target{Kind: broker.TargetExchange, Name: "orders"}, Delay: 5 * time.Second, Where: w, Rate: 50}
 	dry := &broker.MoveReport{Requested: 3, DryRun: true, Planned: []broker.PlannedMove{
-		{Via: retry.ViaTier, Queue: "orders.wait.5s", Reaches: []string{"orders.audit", "orders.billing"}, CrashRisk: "tier"},
-		{Via: retry.ViaDelayQueue, Queue: "ladder.delay.5000.x", Reaches: []string{"orders.audit"}},
-		{Via: retry.ViaDelayQueue, Queue: "ladder.delay.5000.x", Reaches: []string{"orders.audit"}},
+		{Via: topology.ViaTier, Queue: "orders.wait.5s", Reaches: []string{"orders.audit", "orders.billing"}, CrashRisk: "tier"},
+		{Via: topology.ViaDelayQueue, Queue: "ladder.delay.5000.x", Reaches: []string{"orders.audit"}},
+		{Via: topology.ViaDelayQueue, Queue: "ladder.delay.5000.x", Reaches: []string{"orders.audit"}},
 	}}
 	got := moveQuestion(req, dry, previewCap)
 	for _, want := range []string{
@@ -133,8 +135,8 @@ func TestMoveQuestionRepeatsWhereRateReachesAndCrashRisk(t *testing.T) {
 // The dry run names every queue each message reaches, then all of them.
 func TestDryRunNamesEveryQueueReached(t *testing.T) {
 	out := renderMove(&broker.MoveReport{DryRun: true, Target: "origin", Planned: []broker.PlannedMove{
-		{Position: 0, MessageID: "a", TargetRoutingKey: "orders.audit", RoutingKey: "orders.audit", Via: retry.ViaDirect, Reaches: []string{"orders.audit"}},
-		{Position: 1, MessageID: "b", TargetExchange: "orders", TargetRoutingKey: "k", Exchange: "orders", RoutingKey: "k", Via: retry.ViaDirect, Reaches: []string{"orders.audit", "orders.billing"}},
+		{Position: 0, MessageID: "a", TargetRoutingKey: "orders.audit", RoutingKey: "orders.audit", Via: topology.ViaDirect, Reaches: []string{"orders.audit"}},
+		{Position: 1, MessageID: "b", TargetExchange: "orders", TargetRoutingKey: "k", Exchange: "orders", RoutingKey: "k", Via: topology.ViaDirect, Reaches: []string{"orders.audit", "orders.billing"}},
 	}}, "orders.audit.dlq")
 	for _, want := range []string{"REACHES", "orders.audit, orders.billing", "queues reached: 1 → orders.audit, 1 → orders.audit + orders.billing"} {
 		if !strings.Contains(out, want) {

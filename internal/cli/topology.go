@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ladder-tui/ladder/broker"
-	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/topology"
 )
 
 func newTopologyCmd(a *app) *cobra.Command {
@@ -77,14 +77,14 @@ func withDLQGrowth(first, second *broker.Snapshot) *broker.Snapshot {
 		before[q.Name] = q.Messages
 	}
 	span := second.TakenAt.Sub(first.TakenAt)
-	var found []retry.Finding
-	for _, name := range retry.DeadLetterQueues(&second.Topology, second.Ladders) {
+	var found []topology.Finding
+	for _, name := range topology.DeadLetterQueues(&second.Topology, second.Ladders) {
 		q, ok := second.Queue(name)
 		was, seen := before[name]
 		if !ok || !seen {
 			continue
 		}
-		if f, ok := retry.DLQGrowingFinding(name, retry.DLQGrowth{Grew: q.Messages - was, Over: span, Waiting: q.Messages}); ok {
+		if f, ok := topology.DLQGrowingFinding(name, topology.DLQGrowth{Grew: q.Messages - was, Over: span, Waiting: q.Messages}); ok {
 			found = append(found, f)
 		}
 	}
@@ -92,7 +92,7 @@ func withDLQGrowth(first, second *broker.Snapshot) *broker.Snapshot {
 		return second
 	}
 	out := *second
-	out.Findings = append(append([]retry.Finding{}, second.Findings...), found...)
-	retry.SortFindings(out.Findings)
+	out.Findings = append(append([]topology.Finding{}, second.Findings...), found...)
+	topology.SortFindings(out.Findings)
 	return &out
 }

@@ -9,7 +9,7 @@ import (
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/sim"
-	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/topology"
 )
 
 // IN/S is the inflow: counted publishes as they are, one derived from the
@@ -17,10 +17,10 @@ import (
 // shows "-" rather than its zero publishes.
 func TestRenderTopologyInflow(t *testing.T) {
 	rep := broker.TopologyReport{Vhost: "/", BrokerVersion: "3.10.8", OverMS: 10000, Ladders: []broker.LadderReport{{
-		Main: broker.QueueReport{Name: "orders", PublishRate: f64(50), InRate: f64(50), InRateSource: strp(retry.InFromPublish)},
-		DLQ:  &broker.QueueReport{Name: "orders.dlq", PublishRate: f64(0), InRate: f64(4.13), InRateSource: strp(retry.InFromDepth)},
+		Main: broker.QueueReport{Name: "orders", PublishRate: f64(50), InRate: f64(50), InRateSource: strp(topology.InFromPublish)},
+		DLQ:  &broker.QueueReport{Name: "orders.dlq", PublishRate: f64(0), InRate: f64(4.13), InRateSource: strp(topology.InFromDepth)},
 	}, {
-		Main: broker.QueueReport{Name: "emails", PublishRate: f64(2), InRate: f64(2), InRateSource: strp(retry.InFromPublish)},
+		Main: broker.QueueReport{Name: "emails", PublishRate: f64(2), InRate: f64(2), InRateSource: strp(topology.InFromPublish)},
 		DLQ:  &broker.QueueReport{Name: "emails.dlq", PublishRate: f64(0)},
 	}}}
 	out := renderTopology(rep)
@@ -47,7 +47,7 @@ func TestRenderTopologyInflow(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	rep.Ladders[0].DLQ.InRateSource = strp(retry.InFromPublish)
+	rep.Ladders[0].DLQ.InRateSource = strp(topology.InFromPublish)
 	rep.OverMS = 0
 	if out := renderTopology(rep); strings.Contains(out, "~") || strings.Contains(out, "read twice") {
 		t.Errorf("no derived inflow, one read: no legend, no mark:\n%s", out)
@@ -77,8 +77,8 @@ func TestTopologyOverOnTheSimulation(t *testing.T) {
 	}
 	var grew []string
 	for _, f := range rep.Findings {
-		if f.Code == retry.CodeDLQGrowing {
-			if f.Severity != retry.SeverityWarning || !strings.HasPrefix(f.Message, "grew by ") || !strings.Contains(f.Message, " waiting") {
+		if f.Code == topology.CodeDLQGrowing {
+			if f.Severity != topology.SeverityWarning || !strings.HasPrefix(f.Message, "grew by ") || !strings.Contains(f.Message, " waiting") {
 				t.Errorf("finding %+v", f)
 			}
 			grew = append(grew, f.Queue)
@@ -92,13 +92,13 @@ func TestTopologyOverOnTheSimulation(t *testing.T) {
 			continue
 		}
 		// The simulation's rates are over its last 10 s, not the two reads.
-		if l.DLQ.InRate == nil || l.DLQ.InRateSource == nil || *l.DLQ.InRateSource != retry.InFromDepth {
+		if l.DLQ.InRate == nil || l.DLQ.InRateSource == nil || *l.DLQ.InRateSource != topology.InFromDepth {
 			t.Errorf("%s grew but its inflow is %s", l.DLQ.Name, inRate(*l.DLQ))
 		}
 	}
 	// One read sees no growth.
 	code, out, _ = runOnSim(t, s, "topology", "-o", "json")
-	if code != exitOK || strings.Contains(out, retry.CodeDLQGrowing) {
+	if code != exitOK || strings.Contains(out, topology.CodeDLQGrowing) {
 		t.Errorf("one read: exit %d, a dlq-growing finding:\n%s", code, out)
 	}
 	for _, bad := range []string{"500ms", "-1s"} {

@@ -10,11 +10,12 @@ import (
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/internal/present"
 	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/moveplan"
 )
 
 // unblockResult is `ladder unblock -o json`.
 type unblockResult struct {
-	Unblock retry.UnblockPlan `json:"unblock"`
+	Unblock moveplan.UnblockPlan `json:"unblock"`
 	// SideEffects are the peek's (it reads the queue as ladder peek does).
 	SideEffects []string           `json:"side_effects"`
 	Move        *broker.MoveReport `json:"move"`
@@ -132,7 +133,7 @@ dead-letter a message, the unblock is refused.`,
 // renderUnblock says which messages hold others back and the delay each
 // keeps, after what reading the queue did (the peek's side effects, as
 // ladder peek shows them).
-func renderUnblock(u retry.UnblockPlan, effects []string) string {
+func renderUnblock(u moveplan.UnblockPlan, effects []string) string {
 	var b strings.Builder
 	b.WriteString(clean(present.Unblock(u)) + "\n")
 	for _, e := range effects {

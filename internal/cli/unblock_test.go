@@ -11,6 +11,8 @@ import (
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/sim"
 	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/moveplan"
+	"github.com/ladder-tui/ladder/retry/topology"
 )
 
 // quietSim is the simulation with nothing running (no producers, no
@@ -58,7 +60,7 @@ func arrived(t *testing.T, s *sim.Sim) []string {
 	var out []string
 	for _, m := range res.Messages {
 		exp := m.Properties.Expiration
-		if v, ok := m.Headers[retry.HeaderOriginalExpiration].(string); ok {
+		if v, ok := m.Headers[moveplan.HeaderOriginalExpiration].(string); ok {
 			exp = v
 		}
 		out = append(out, string(m.Body)+"/"+exp)
@@ -125,7 +127,7 @@ func TestUnblockMovesOnlyTheHolderAmongLookAlikes(t *testing.T) {
 		}
 		moved := res.Move.Moved
 		if args[0] == "--dry-run" {
-			moved = res.Move.Via[retry.ViaDelayQueue]
+			moved = res.Move.Via[topology.ViaDelayQueue]
 		}
 		if len(res.Unblock.Picks) != 1 || res.Move.Requested != 1 || moved != 1 {
 			t.Errorf("%v: picks %d, requested %d, moved %d: %s", args, len(res.Unblock.Picks), res.Move.Requested, moved, out)
@@ -204,7 +206,7 @@ func TestUnblockKeepsTheDueTimeWhileConfirming(t *testing.T) {
 func TestUnblockOutputKeepsThePeeksSideEffects(t *testing.T) {
 	s := quietSim(t)
 	putWaiting(t, s, "long/600000", "short/20000")
-	want := broker.PeekSideEffects(retry.QueueClassic, sim.BrokerVersion)
+	want := broker.PeekSideEffects(topology.QueueClassic, sim.BrokerVersion)
 	if len(want) == 0 {
 		t.Fatal("a classic peek has no side effects to check")
 	}

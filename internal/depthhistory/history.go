@@ -8,7 +8,7 @@ package depthhistory
 import (
 	"time"
 
-	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/topology"
 )
 
 // Len is how many snapshots of depth each queue keeps: six minutes at
@@ -149,7 +149,7 @@ func (h *History) Growth(queue string, window time.Duration) (grew int64, over t
 
 // Quiet walks back from the newest sample while nothing left the queue and
 // returns how long that was, how many seem to have left in it (estimate
-// noise, at most retry.HoLQuietSlack) and how many arrived.
+// noise, at most topology.HoLQuietSlack) and how many arrived.
 //
 // Poll-to-poll figures cannot tell: management rates are smoothed and
 // depths and counters move in steps of the stats interval, so a poll often
@@ -183,7 +183,7 @@ func (h *History) Quiet(queue string) (window time.Duration, left, arrived float
 		w := newest.At.Sub(s[i-1].At)
 		growth := float64(newest.Depth - s[i-1].Depth)
 		a := max(in, growth)
-		if a-growth > retry.HoLQuietSlack(a, w) {
+		if a-growth > topology.HoLQuietSlack(a, w) {
 			break
 		}
 		window, left, arrived = w, a-growth, a

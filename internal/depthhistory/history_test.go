@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/topology"
 )
 
 func TestRing(t *testing.T) {
@@ -58,10 +58,10 @@ func TestHistoryQuietThroughSmoothedStats(t *testing.T) {
 		depth = d
 	}
 	w, left, arrived := h.Quiet("jobs.delay")
-	if w < 3*time.Minute+50*time.Second || arrived < 60 || left > retry.HoLQuietSlack(arrived, w) {
+	if w < 3*time.Minute+50*time.Second || arrived < 60 || left > topology.HoLQuietSlack(arrived, w) {
 		t.Fatalf("blocked queue: window %v left %.1f arrived %.1f, want nearly 4m of quiet", w, left, arrived)
 	}
-	if _, ok := retry.HoLBlockedFinding("jobs.delay", retry.HoLEvidence{Window: w, Left: left, Arrived: arrived, Waiting: depth}); !ok {
+	if _, ok := topology.HoLBlockedFinding("jobs.delay", topology.HoLEvidence{Window: w, Left: left, Arrived: arrived, Waiting: depth}); !ok {
 		t.Fatal("no hol-blocked for a queue nothing left in 4 minutes")
 	}
 
@@ -74,7 +74,7 @@ func TestHistoryQuietThroughSmoothedStats(t *testing.T) {
 		at, d, rate := statsView(t0, p, arrivedBy, leftBy)
 		healthy.RecordRates(at, map[string]int64{"w": d}, map[string]float64{"w": rate})
 	}
-	if w, left, arrived := healthy.Quiet("w"); w >= retry.HoLBlockedWatch {
+	if w, left, arrived := healthy.Quiet("w"); w >= topology.HoLBlockedWatch {
 		t.Errorf("healthy queue: quiet for %v (left %.1f of %.1f)", w, left, arrived)
 	}
 }

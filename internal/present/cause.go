@@ -8,7 +8,7 @@ import (
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/internal/termtext"
-	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/moveplan"
 )
 
 // FitCause fits a group key ("pkg.Type: message") into w cells keeping both
@@ -23,7 +23,7 @@ func FitCause(key string, w int) string {
 	if termtext.Width(key) <= w {
 		return key
 	}
-	typ, msg, ok := retry.SplitErrorType(key)
+	typ, msg, ok := moveplan.SplitErrorType(key)
 	if !ok || msg == "" {
 		if ok {
 			return termtext.TruncateLeft(ShortType(key), w) // a type alone: its name is its end

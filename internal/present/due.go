@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/topology"
 )
 
 // DueForm is how much room a due time has.
@@ -23,7 +24,7 @@ const (
 // Due says when a message's TTL runs out, seen at at (the time of the
 // peek, never the wall clock: a render is a function of its inputs). A
 // message that will never expire says so.
-func Due(h *retry.HoLMark, at time.Time, form DueForm) string {
+func Due(h *topology.HoLMark, at time.Time, form DueForm) string {
 	if h == nil {
 		return NoValue
 	}
@@ -51,7 +52,7 @@ func Due(h *retry.HoLMark, at time.Time, form DueForm) string {
 	return "due"
 }
 
-func dueSentence(h *retry.HoLMark, at time.Time) string {
+func dueSentence(h *topology.HoLMark, at time.Time) string {
 	var s string
 	switch {
 	case h.Stuck:
@@ -76,7 +77,7 @@ func dueSentence(h *retry.HoLMark, at time.Time) string {
 
 // Blocked flags a message held back by a longer TTL ahead of it: "HoL",
 // or with room "HoL←#3"; "" when it is not.
-func Blocked(h *retry.HoLMark, wide bool) string {
+func Blocked(h *topology.HoLMark, wide bool) string {
 	if h == nil || !h.Blocked {
 		return ""
 	}

@@ -6,14 +6,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/topology"
 )
 
 // A message whose expiration dead-lettering stripped, in a queue without a
 // TTL, reads as never due (stuck) in every form, never "due" or "overdue".
 func TestDueOfAStuckMessage(t *testing.T) {
 	at := time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)
-	hr := retry.HoL([]retry.HoLInput{{Expiration: time.Second, HasExpiration: true, Stripped: true, Timestamp: at.Add(-8 * time.Minute)}}, 0, at)
+	hr := topology.HoL([]topology.HoLInput{{Expiration: time.Second, HasExpiration: true, Stripped: true, Timestamp: at.Add(-8 * time.Minute)}}, 0, at)
 	h := &hr.Marks[0]
 	for form, want := range map[DueForm]string{DueCell: "stuck", DueWide: "never due (stuck)", DueSentence: "never due (stuck): dead-lettering stripped its expiration and this queue has no TTL"} {
 		if got := Due(h, at, form); got != want {

@@ -1,6 +1,6 @@
 package present
 
-import "github.com/ladder-tui/ladder/retry"
+import "github.com/ladder-tui/ladder/retry/topology"
 
 // Severity glyphs: they carry a finding's or a warning's severity where
 // colour does not (NO_COLOR), so every screen uses the same ones. ▲, not
@@ -12,11 +12,11 @@ const (
 )
 
 // SeverityGlyph is the glyph of a severity.
-func SeverityGlyph(s retry.Severity) string {
+func SeverityGlyph(s topology.Severity) string {
 	switch s {
-	case retry.SeverityError:
+	case topology.SeverityError:
 		return GlyphError
-	case retry.SeverityWarning:
+	case topology.SeverityWarning:
 		return GlyphWarning
 	}
 	return GlyphInfo

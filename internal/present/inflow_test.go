@@ -3,19 +3,19 @@ package present
 import (
 	"testing"
 
-	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/topology"
 )
 
 func TestInflow(t *testing.T) {
 	for _, tc := range []struct {
-		r    retry.Rates
+		r    topology.Rates
 		want string
 	}{
-		{retry.Rates{}, NoValue},
-		{retry.Rates{In: 12.5, InKnown: true, InSource: retry.InFromPublish}, "12.5"},
-		{retry.Rates{In: 4.13, InKnown: true, InSource: retry.InFromDepth}, "~4.1"},
-		{retry.Rates{In: 340, InKnown: true, InSource: retry.InFromTTL}, "~340"},
-		{retry.Rates{In: 0, InKnown: true, InSource: retry.InFromDepth}, "~0"},
+		{topology.Rates{}, NoValue},
+		{topology.Rates{In: 12.5, InKnown: true, InSource: topology.InFromPublish}, "12.5"},
+		{topology.Rates{In: 4.13, InKnown: true, InSource: topology.InFromDepth}, "~4.1"},
+		{topology.Rates{In: 340, InKnown: true, InSource: topology.InFromTTL}, "~340"},
+		{topology.Rates{In: 0, InKnown: true, InSource: topology.InFromDepth}, "~0"},
 	} {
 		if got := Inflow(tc.r); got != tc.want {
 			t.Errorf("Inflow(%+v) = %q, want %q", tc.r, got, tc.want)

@@ -7,10 +7,12 @@ import (
 	"time"
 
 	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/moveplan"
+	"github.com/ladder-tui/ladder/retry/topology"
 )
 
 // Plural is "1 message", "3 messages".
-func Plural(n int, one, many string) string { return retry.Plural(n, one, many) }
+func Plural(n int, one, many string) string { return topology.Plural(n, one, many) }
 
 // Publish names where a publish goes: "queue Q" (default exchange),
 // "X → key", or NoValue for nothing.
@@ -27,11 +29,11 @@ func Publish(exchange, key string) string {
 // Target says where a move sends n messages. For origin, planned (a dry
 // run's plan, may be nil) names the queue when the messages share one: the
 // queue each failed in, which is what origin reaches.
-func Target(t retry.Target, n int, planned []retry.MoveRoute) string {
+func Target(t moveplan.Target, n int, planned []moveplan.Route) string {
 	switch t.Kind {
-	case retry.TargetQueue:
+	case moveplan.TargetQueue:
 		return "queue " + t.Name
-	case retry.TargetExchange:
+	case moveplan.TargetExchange:
 		switch {
 		case t.HasKey:
 			return "exchange " + t.Name + " with key " + strconv.Quote(t.RoutingKey)
@@ -69,7 +71,7 @@ const maxReachGroups = 4
 // "orders.audit", "orders.audit + orders.billing" when they share the
 // queues, else per set with its count: "2 → orders.audit, 1 → orders.audit
 // + orders.billing". "" when nothing moves.
-func Reaches(planned []retry.MoveRoute) string {
+func Reaches(planned []moveplan.Route) string {
 	var order []string
 	count := map[string]int{}
 	for _, p := range planned {
@@ -105,7 +107,7 @@ func Reaches(planned []retry.MoveRoute) string {
 // CrashRisk counts the moving messages a broker crash during their wait
 // can lose: "a broker crash during the wait can lose 3 of them". "" when
 // none.
-func CrashRisk(planned []retry.MoveRoute) string {
+func CrashRisk(planned []moveplan.Route) string {
 	n, moving := 0, 0
 	for _, p := range planned {
 		if p.Moves() {
@@ -155,7 +157,7 @@ func Delay(d time.Duration) string {
 }
 
 // Unblock is ladder unblock's plan in one line, for the CLI and the TUI.
-func Unblock(u retry.UnblockPlan) string {
+func Unblock(u moveplan.UnblockPlan) string {
 	if len(u.Picks) == 0 && u.Kept > 0 {
 		// Some do, but none can be given its remaining delay (the notes
 		// say why): nothing to move is not "nothing holds others back".
@@ -181,17 +183,17 @@ func Unblock(u retry.UnblockPlan) string {
 }
 
 // Via says in words how one message travels.
-func Via(v retry.Via) string {
+func Via(v topology.Via) string {
 	switch v {
 	case "":
 		return ""
-	case retry.ViaDirect:
+	case topology.ViaDirect:
 		return "a direct publish"
-	case retry.ViaTier:
+	case topology.ViaTier:
 		return "via tier"
-	case retry.ViaDelayedExchange:
+	case topology.ViaDelayedExchange:
 		return "via delayed exchange"
-	case retry.ViaDelayQueue:
+	case topology.ViaDelayQueue:
 		return "via a ladder delay queue"
 	}
 	return strings.ReplaceAll(string(v), "_", " ")
@@ -200,16 +202,16 @@ func Via(v retry.Via) string {
 // Way is a plan's via in words with what it passes (a table's VIA column):
 // "tier orders.wait.5s", "delayed exchange orders.delayed", "ladder delay
 // queue ladder.delay.5s", "direct". The raw value is JSON's, not a reader's.
-func Way(r retry.MoveRoute) string {
+func Way(r moveplan.Route) string {
 	var way, through string
 	switch r.Via {
-	case retry.ViaDirect:
+	case topology.ViaDirect:
 		way = "direct"
-	case retry.ViaTier:
+	case topology.ViaTier:
 		way, through = "tier", r.Queue
-	case retry.ViaDelayedExchange:
+	case topology.ViaDelayedExchange:
 		way, through = "delayed exchange", r.Exchange
-	case retry.ViaDelayQueue:
+	case topology.ViaDelayQueue:
 		way, through = "ladder delay queue", r.Queue
 	default:
 		way, through = strings.ReplaceAll(string(r.Via), "_", " "), r.Queue
@@ -222,13 +224,13 @@ func Way(r retry.MoveRoute) string {
 
 // Routes says how many messages take which way: "3 via tier pay.wait.3s,
 // 3 via a ladder delay queue".
-func Routes(counts []retry.RouteCount) string {
+func Routes(counts []moveplan.RouteCount) string {
 	parts := make([]string, 0, len(counts))
 	// ladder's own delay queues are one way however many delays they keep.
 	delayQueues, delayAt := 0, -1
 	for _, c := range counts {
 		n := strconv.Itoa(c.Count)
-		if c.Via == retry.ViaDelayQueue {
+		if c.Via == topology.ViaDelayQueue {
 			if delayAt < 0 {
 				delayAt = len(parts)
 				parts = append(parts, "")
@@ -237,18 +239,18 @@ func Routes(counts []retry.RouteCount) string {
 			continue
 		}
 		switch c.Via {
-		case retry.ViaDirect:
+		case topology.ViaDirect:
 			parts = append(parts, n+" directly")
-		case retry.ViaTier:
+		case topology.ViaTier:
 			parts = append(parts, n+" via tier "+c.Through)
-		case retry.ViaDelayedExchange:
+		case topology.ViaDelayedExchange:
 			parts = append(parts, n+" via delayed exchange "+c.Through)
 		default:
 			parts = append(parts, n+" "+Via(c.Via))
 		}
 	}
 	if delayAt >= 0 {
-		parts[delayAt] = strconv.Itoa(delayQueues) + " " + Via(retry.ViaDelayQueue)
+		parts[delayAt] = strconv.Itoa(delayQueues) + " " + Via(topology.ViaDelayQueue)
 	}
 	return strings.Join(parts, ", ")
 }

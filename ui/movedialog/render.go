@@ -14,6 +14,7 @@ import (
 	"github.com/ladder-tui/ladder/internal/present"
 	"github.com/ladder-tui/ladder/internal/termtext"
 	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/topology"
 	"github.com/ladder-tui/ladder/ui/component/input"
 	"github.com/ladder-tui/ladder/ui/style"
 	"github.com/ladder-tui/ladder/ui/styled"
@@ -230,7 +231,7 @@ func renderPlanned(p broker.PlannedMove) string {
 		to = "default exchange"
 	}
 	s += " → " + to + " key " + strconv.Quote(termtext.Sanitize(p.RoutingKey))
-	if p.Via != retry.ViaDirect {
+	if p.Via != topology.ViaDirect {
 		s += " · " + present.Via(p.Via)
 		if p.Queue != "" {
 			s += " " + termtext.Sanitize(p.Queue)

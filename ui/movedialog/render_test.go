@@ -14,6 +14,8 @@ import (
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/internal/termtext"
 	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/moveplan"
+	"github.com/ladder-tui/ladder/retry/topology"
 	"github.com/ladder-tui/ladder/ui/style"
 )
 
@@ -48,7 +50,7 @@ func TestMoveWording(t *testing.T) {
 	}
 	st := newStylesForTest()
 	req := broker.MoveRequest{From: "q", To: broker.Target{Kind: broker.TargetQueue, Name: "orders"}, Delay: 5 * time.Minute}
-	rep := &broker.MoveReport{Requested: 2, Moved: 2, Via: map[retry.Via]int{retry.ViaDelayQueue: 2}, Routes: []retry.RouteCount{{Via: retry.ViaDelayQueue, Through: "ladder.delay.300000.default.orders.ab12", Count: 2}}, DelayMS: 300000, Target: "queue:orders"}
+	rep := &broker.MoveReport{Requested: 2, Moved: 2, Via: map[topology.Via]int{topology.ViaDelayQueue: 2}, Routes: []moveplan.RouteCount{{Via: topology.ViaDelayQueue, Through: "ladder.delay.300000.default.orders.ab12", Count: 2}}, DelayMS: 300000, Target: "queue:orders"}
 	all := ansi.Strip(strings.Join(renderMovePreview("q", req, rep, nil, 76, 20, st, nil), "\n") + strings.Join(renderMoveSummary("q", req, rep, nil, 76, st, nil), "\n"))
 	if strings.Contains(all, "delay_queue") || !strings.Contains(all, "2 via a ladder delay queue") {
 		t.Errorf("raw via shown:\n%s", all)
@@ -131,9 +133,9 @@ func TestMoveDialogWrapsAt80(t *testing.T) {
 	check("progress", renderMoveProgress("orders.dlq", req, broker.MoveProgress{Total: 10, Done: 2}, "", false, true, w, st, nil),
 		"in-flight confirms still settle)")
 	rep := &broker.MoveReport{Requested: 3, Planned: []broker.PlannedMove{
-		{Position: 0, MessageID: "msg-0000", Exchange: "orders-x", RoutingKey: "orders.created", Via: retry.ViaTier, Queue: "orders.retry.5s",
+		{Position: 0, MessageID: "msg-0000", Exchange: "orders-x", RoutingKey: "orders.created", Via: topology.ViaTier, Queue: "orders.retry.5s",
 			Note: "held at position 0, behind nothing: due now"},
-		{Position: 1, MessageID: "msg-0001", Exchange: "orders-x", RoutingKey: "orders.created", Via: retry.ViaTier, Queue: "orders.retry.5s"},
+		{Position: 1, MessageID: "msg-0001", Exchange: "orders-x", RoutingKey: "orders.created", Via: topology.ViaTier, Queue: "orders.retry.5s"},
 		{Position: 2, MessageID: "msg-0002", Skip: "no x-death origin: it was never dead-lettered"},
 	}}
 	check("preview", renderMovePreview("orders.dlq", req, rep, nil, w, 20, st, nil),
@@ -151,7 +153,7 @@ func TestMovePreviewSaysASharedNoteOnce(t *testing.T) {
 	rep := &broker.MoveReport{Requested: 3, Notes: []string{note}}
 	for i := range 3 {
 		rep.Planned = append(rep.Planned, broker.PlannedMove{Position: i, MessageID: "m" + string(rune('0'+i)), Exchange: "orders.retry",
-			RoutingKey: "orders.created", Via: retry.ViaTier, Queue: "orders.wait.5s", Note: note})
+			RoutingKey: "orders.created", Via: topology.ViaTier, Queue: "orders.wait.5s", Note: note})
 	}
 	req := broker.MoveRequest{From: "orders.dlq", To: broker.Target{Kind: broker.TargetOrigin}, Delay: 5 * time.Second}
 	out := joined(ansi.Strip(strings.Join(renderMovePreview("orders.dlq", req, rep, nil, 76, 17, newStylesForTest(), nil), "\n")))
@@ -168,8 +170,8 @@ func TestMovePreviewSaysASharedNoteOnce(t *testing.T) {
 func TestMovePreviewNamesEveryQueueReached(t *testing.T) {
 	risk := "a broker crash while it waits in tier orders.wait.5s can lose it"
 	rep := &broker.MoveReport{Requested: 2, Notes: []string{risk}, Planned: []broker.PlannedMove{
-		{Position: 0, MessageID: "m0", Exchange: "orders", RoutingKey: "k", Via: retry.ViaTier, Queue: "orders.wait.5s", Reaches: []string{"orders.audit", "orders.billing"}, CrashRisk: risk},
-		{Position: 1, MessageID: "m1", RoutingKey: "orders.audit", Via: retry.ViaDelayQueue, Queue: "ladder.delay.5000.x", Reaches: []string{"orders.audit"}},
+		{Position: 0, MessageID: "m0", Exchange: "orders", RoutingKey: "k", Via: topology.ViaTier, Queue: "orders.wait.5s", Reaches: []string{"orders.audit", "orders.billing"}, CrashRisk: risk},
+		{Position: 1, MessageID: "m1", RoutingKey: "orders.audit", Via: topology.ViaDelayQueue, Queue: "ladder.delay.5000.x", Reaches: []string{"orders.audit"}},
 	}}
 	req := broker.MoveRequest{From: "orders.dlq", To: broker.Target{Kind: broker.TargetExchange, Name: "orders"}, Delay: 5 * time.Second}
 	out := joined(ansi.Strip(strings.Join(renderMovePreview("orders.dlq", req, rep, nil, 76, 24, newStylesForTest(), nil), "\n")))
@@ -273,7 +275,7 @@ func TestMoveProgressShowsBlockedBroker(t *testing.T) {
 // The scope names how many the filter chose, and says when the peek did
 // not see the whole queue (the dry run counts the rest).
 func TestChosenScopeSaysWhatItCounted(t *testing.T) {
-	w, _ := retry.ParseWhere([]string{"reason=rejected"})
+	w, _ := moveplan.ParseWhere([]string{"reason=rejected"})
 	if got := chosenLabel(Spec{Where: w, Chosen: 277, Peeked: 1932, AllPeeked: true}); got != "the 277 chosen by the w filter" {
 		t.Errorf("whole queue peeked: %q", got)
 	}

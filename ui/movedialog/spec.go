@@ -10,6 +10,7 @@ package movedialog
 import (
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/moveplan"
 )
 
 // Spec is what the move dialog is opened on: the screens that open it
@@ -30,7 +31,7 @@ type Spec struct {
 	// Where is the browser's w filter: the dialog offers what it chooses
 	// across the whole queue (the move's --where), Chosen of the Peeked
 	// messages it chose (all of the queue when AllPeeked).
-	Where     retry.Where
+	Where     moveplan.Where
 	Chosen    int
 	Peeked    int
 	AllPeeked bool
@@ -40,5 +41,5 @@ type Spec struct {
 	// Unblock, when set, is ladder unblock's move (broker.PrepareUnblock):
 	// the dialog skips the form and goes straight to its dry run.
 	Unblock     *broker.MoveRequest
-	UnblockPlan *retry.UnblockPlan
+	UnblockPlan *moveplan.UnblockPlan
 }
