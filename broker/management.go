@@ -18,10 +18,6 @@ import (
 	rabbithole "github.com/michaelklishin/rabbit-hole/v2"
 )
 
-// queuePageSize is the management API's maximum page size: 2,000 queues are
-// four requests.
-const queuePageSize = 500
-
 // queueColumns keeps each queue row small: only what ladder reads.
 var queueColumns = strings.Join([]string{
 	"name", "type", "arguments", "policy", "effective_policy_definition",
@@ -212,11 +208,6 @@ type apiQueue struct {
 
 type apiRate struct {
 	Rate float64 `json:"rate"`
-}
-
-type apiQueuePage struct {
-	Items     []apiQueue `json:"items"`
-	PageCount int        `json:"page_count"`
 }
 
 type apiExchange struct {

@@ -203,8 +203,6 @@ func pointField(h Headers, key string, errs *[]FieldError) string {
 	return s
 }
 
-func deathPath(i int, field string) string { return deathPathIn(hdrXDeath, i, field) }
-
 func deathPathIn(name string, i int, field string) string {
 	p := name + "[" + strconv.Itoa(i) + "]"
 	if field != "" {
@@ -213,13 +211,9 @@ func deathPathIn(name string, i int, field string) string {
 	return p
 }
 
-// decodeDeath fills d from entry i. Routing keys are appended to keys, whose
-// spare capacity is shared with later entries (left more to come); it
-// returns keys for the next entry.
-func decodeDeath(d *Death, m map[string]any, i int, errs *[]FieldError, keys []string, left int) []string {
-	return decodeDeathIn(hdrXDeath, d, m, i, errs, keys, left)
-}
-
+// decodeDeathIn fills d from entry i of the header name. Routing keys are
+// appended to keys, whose spare capacity is shared with later entries (left
+// more to come); it returns keys for the next entry.
 func decodeDeathIn(name string, d *Death, m map[string]any, i int, errs *[]FieldError, keys []string, left int) []string {
 	fail := func(field string, err error) {
 		*errs = append(*errs, FieldError{Path: deathPathIn(name, i, field), Err: err})

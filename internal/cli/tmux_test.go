@@ -134,7 +134,7 @@ func TestTUIInTmuxAgainstRealBroker(t *testing.T) {
 	s.keys(strings.Split(strings.TrimPrefix(dlq, "ladder-test."), "")...)
 	// The filter keeps the matching ladder whole; its DLQ is the last row.
 	s.keys("Enter", "G", "Enter")
-	scr = s.waitFor("tmux-msg-1", "redelivered")
+	s.waitFor("tmux-msg-1", "redelivered")
 	s.keys("Enter")
 	scr = s.waitFor("Retry", "x-retry-count", "short (int16)")
 	if !strings.Contains(scr, `boom\x1b]0;pwned\x07`) {

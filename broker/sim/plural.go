@@ -1,0 +1,8 @@
+package sim
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
