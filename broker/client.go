@@ -379,3 +379,19 @@ type MoveProgress struct {
 	// more, until it clears. Empty when not blocked.
 	Blocked string
 }
+
+// LadderOf returns the ladder queue belongs to, as main, tier, wait queue
+// or DLQ.
+func LadderOf(ladders []retry.Ladder, queue string) (retry.Ladder, bool) {
+	for _, l := range ladders {
+		if l.Main == queue || l.DLQ == queue || slices.Contains(l.WaitQueues, queue) {
+			return l, true
+		}
+		for _, t := range l.Tiers {
+			if t.Queue == queue {
+				return l, true
+			}
+		}
+	}
+	return retry.Ladder{}, false
+}

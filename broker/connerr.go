@@ -11,29 +11,10 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 )
 
-// What became of an AMQP connection or channel that ended mid-operation,
-// for errors.Is: each is classified once, in amqpLost or amqpRefused.
-var (
-	// ErrConnLost: the connection ended under ladder (the node stopped or
-	// was killed, the network dropped it, the broker closed it).
-	ErrConnLost = errors.New("connection lost")
-	// ErrStalled: the peer stopped answering: no heartbeat (AMQP) or no
-	// answer within the deadline (the management API, --api-timeout).
-	ErrStalled = errors.New("no answer in time")
-	// ErrAPISlow is ErrStalled of the management API: slow, not down (a
-	// UI keeps what AMQP can tell meanwhile).
-	ErrAPISlow = fmt.Errorf("management API slow: %w", ErrStalled)
-	// ErrAccessRefused: the broker refused an operation (ACCESS_REFUSED:
-	// the user lacks a permission on a queue or exchange).
-	ErrAccessRefused = errors.New("access refused")
-	// ErrTooLarge: the broker refused a message larger than its
-	// max_message_size (see refusedSize: the one reading of its words).
-	ErrTooLarge = errors.New("message too large")
-	// ErrUnparsable: the AMQP client (amqp091-go) could not parse a frame
-	// the broker sent (headers nested more than 32 deep, a table of more
-	// than 8192 fields) and dropped the connection.
-	ErrUnparsable = errors.New("the AMQP client could not read a frame")
-)
+// connErr words a connection failure once (see broker.NewConnError).
+func connErr(kind, cause error, format string, a ...any) *ConnError {
+	return NewConnError(kind, cause, format, a...)
+}
 
 // parseFailure says whether a connection's close reason is amqp091's own
 // refusal of a frame it could not parse. amqp091 reports every read error

@@ -25,95 +25,6 @@ import (
 // dialTimeout bounds the TCP connect and AMQP handshake.
 const dialTimeout = 10 * time.Second
 
-// What a connection failure was, for errors.Is: each is classified once,
-// in amqpDialError or APIError, and carried by a *ConnError.
-var (
-	// ErrUnreachable: nothing answered at the broker's address.
-	ErrUnreachable = errors.New("broker unreachable")
-	// ErrLoginRefused: the broker refused the user or password.
-	ErrLoginRefused = errors.New("login refused")
-	// ErrVhostNotFound: the vhost does not exist.
-	ErrVhostNotFound = errors.New("vhost not found")
-	// ErrNoAccess: the user may not use the vhost (or the management API).
-	ErrNoAccess = errors.New("no access")
-	// ErrNotAMQP: something answered that does not speak the protocol
-	// asked for (an AMQP URL at the management port, http:// at AMQP).
-	ErrNotAMQP = errors.New("wrong protocol at this port")
-	// ErrTLS: the TLS handshake failed: the server's certificate did not
-	// verify (an unknown CA, another host's name, expired) or the server
-	// refused the handshake.
-	ErrTLS = errors.New("TLS handshake failed")
-)
-
-// ConnError is a failure to reach or log in to the broker, worded once for
-// the operator: "login refused for user guest at 127.0.0.1:5672". Its text
-// is the whole story; the cause stays in the chain for errors.Is/As only
-// (amqp091's "Exception (403) Reason: …" or Go's "Get \"…?columns=…\"" are
-// not repeated).
-type ConnError struct {
-	Msg  string
-	Kind error // one of the Err… above, or nil
-	Err  error // the cause, passwords redacted
-	// whole is Msg before it was bounded, so redaction sees every
-	// password whole (a cut one no longer matches).
-	whole string
-}
-
-func (e *ConnError) Error() string { return e.Msg }
-
-func (e *ConnError) Unwrap() []error {
-	var out []error
-	for _, err := range []error{e.Kind, e.Err} {
-		if err != nil {
-			out = append(out, err)
-		}
-	}
-	return out
-}
-
-// maxErrLine bounds a connection error's text, so that "ladder: " and it
-// stay within 200 characters on the terminal whatever a host or a broker's
-// reason is.
-const maxErrLine = 190
-
-func connErr(kind, cause error, format string, a ...any) *ConnError {
-	whole := fmt.Sprintf(format, a...)
-	return &ConnError{Msg: bound(whole, maxErrLine), Kind: kind, Err: cause, whole: whole}
-}
-
-// bound cuts s to n runes (the last one "…"); the messages name the
-// host:port before any cause, so the cut falls in the cause.
-func bound(s string, n int) string {
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
-}
-
-// Describe is the line to show for err. A connection failure is shown as
-// itself: "peek: queue \"q\" in vhost /: " before "login refused for user
-// guest at …" says nothing more. A partial run keeps its whole text (it
-// says how far it got).
-func Describe(err error) string {
-	if err == nil {
-		return ""
-	}
-	var ce *ConnError
-	if errors.As(err, &ce) && !errors.Is(err, ErrPartial) {
-		return ce.Msg
-	}
-	return err.Error()
-}
-
-// WaitsForUser is true for a failure that retrying unchanged will not
-// mend (a refused login, a missing vhost, the wrong port): a UI should
-// stop polling and let the user retry.
-func WaitsForUser(err error) bool {
-	return errors.Is(err, ErrLoginRefused) || errors.Is(err, ErrVhostNotFound) ||
-		errors.Is(err, ErrNoAccess) || errors.Is(err, ErrNotAMQP) || errors.Is(err, ErrTLS) ||
-		errors.Is(err, ErrTwoBrokers)
-}
-
 // tlsCause words a failed TLS handshake: "its certificate is signed by
 // an unknown authority (…)", without Go's "tls: failed to verify
 // certificate: x509: …" and its "possibly because of … while trying to
@@ -562,9 +473,8 @@ func apiReason(he rabbithole.ErrorResponse) string {
 // *url.Error's Err) that the redaction of the whole did not reach.
 func (r *Resolved) redactResult(err error) error {
 	var ce *ConnError
-	if errors.As(err, &ce) && ce.whole != "" {
-		ce.whole = RedactText(ce.whole, r.secrets()...)
-		ce.Msg = bound(ce.whole, maxErrLine)
+	if errors.As(err, &ce) {
+		ce.RedactWith(func(s string) string { return RedactText(s, r.secrets()...) })
 	}
 	return r.redact(err)
 }

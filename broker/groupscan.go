@@ -113,7 +113,7 @@ func ScanGroups(ctx context.Context, c Client, o GroupScanOptions) (*GroupScan, 
 	}
 	if rep.Incomplete != "" {
 		// Dump's words are a file's ("the rest is not in the file").
-		derr = partialError("group %s: %s", o.Queue, rep.Incomplete)
+		derr = PartialError("group %s: %s", o.Queue, rep.Incomplete)
 	}
 	scan.Groups, scan.Messages = w.g.Groups(), w.kept
 	scan.SideEffects, scan.Released = rep.SideEffects, rep.Released

@@ -81,30 +81,3 @@ func toValue(v any) any {
 		return v
 	}
 }
-
-// PlainHeaderValue reports whether v keeps fromTable's contract.
-func PlainHeaderValue(v any) bool {
-	switch x := v.(type) {
-	case nil, bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, float64, string, []byte, time.Time, retry.Decimal:
-		return true
-	case []any:
-		for _, e := range x {
-			if !PlainHeaderValue(e) {
-				return false
-			}
-		}
-		return true
-	case map[string]any:
-		for _, e := range x {
-			if !PlainHeaderValue(e) {
-				return false
-			}
-		}
-		return true
-	}
-	return false
-}
-
-// ValidHeaders says whether h can be published (amqp091's field types):
-// the live broker and the simulation refuse the same tables.
-func ValidHeaders(h retry.Headers) error { return toTable(h).Validate() }

@@ -43,3 +43,19 @@ func TestHeadersArePlainValuesAndRoundTrip(t *testing.T) {
 		t.Error("a client library type passes as plain")
 	}
 }
+
+// ValidHeaders is written without amqp091: it refuses exactly the tables
+// amqp091's Validate refuses, in its words, once converted for publishing.
+func TestValidHeadersIsAMQP091sValidate(t *testing.T) {
+	for _, h := range []retry.Headers{
+		nil, {}, fromTable(everyType()),
+		{"i": 1, "u": uint(2)}, {"u64": uint64(1)}, {"s": []string{"a"}},
+		{"arr": []any{int8(1), uint64(2)}}, {"m": map[string]any{"deep": []any{map[string]any{"x": struct{}{}}}}},
+		{"h": retry.Headers{"u": uint64(3)}}, {"d": retry.Decimal{Scale: 1, Value: 2}},
+	} {
+		want, got := toTable(h).Validate(), ValidHeaders(h)
+		if (want == nil) != (got == nil) || want != nil && want.Error() != got.Error() {
+			t.Errorf("%#v: ValidHeaders %v, amqp091 %v", h, got, want)
+		}
+	}
+}

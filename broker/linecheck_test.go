@@ -4,8 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	amqp "github.com/rabbitmq/amqp091-go"
-
 	"github.com/ladder-tui/ladder/retry"
 )
 
@@ -44,28 +42,13 @@ func TestCheckLineSaysWhyTheBrokerWouldRefuseIt(t *testing.T) {
 // propertiesSize counts what amqp091 writes: a string header of n bytes
 // costs 1 (name length) + len(name) + 1 (type) + 4 (length) + n.
 func TestPropertiesSizeCountsTheEncoding(t *testing.T) {
-	base := propertiesSize(amqp.Publishing{})
+	base := propertiesSize(Properties{}, nil)
 	if base != 14 {
 		t.Fatalf("empty properties: %d, want 14 (class, weight, body size, flags)", base)
 	}
-	got := propertiesSize(amqp.Publishing{MessageId: "abc", Headers: amqp.Table{"k": "12345", "n": int64(1), "t": amqp.Table{"a": true}}})
+	got := propertiesSize(Properties{MessageID: "abc"}, retry.Headers{"k": "12345", "n": int64(1), "t": map[string]any{"a": true}})
 	want := 14 + (1 + 3) + 4 + (1 + 1 + 1 + 4 + 5) + (1 + 1 + 9) + (1 + 1 + 1 + 4 + (1 + 1 + 2))
 	if got != want {
 		t.Errorf("size %d, want %d", got, want)
-	}
-}
-
-func TestRefusedSizeReadsTheBrokersMaximum(t *testing.T) {
-	for reason, want := range map[string]int64{
-		"PRECONDITION_FAILED - message size 17000000 is larger than configured max size 16777216": 16777216,
-		"PRECONDITION_FAILED - message size 600 is larger than max size 536870912":                536870912,
-		"PRECONDITION_FAILED - inequivalent arg 'x-max-length'":                                   0,
-	} {
-		if got := refusedSize(&amqp.Error{Code: amqp.PreconditionFailed, Reason: reason}); got != want {
-			t.Errorf("%q: %d, want %d", reason, got, want)
-		}
-	}
-	if refusedSize(nil) != 0 || refusedSize(&amqp.Error{Code: amqp.NotFound, Reason: "message size 2 is larger than max size 1"}) != 0 {
-		t.Error("read a maximum from something that is no size refusal")
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -14,9 +13,6 @@ import (
 
 	"github.com/ladder-tui/ladder/retry"
 )
-
-// ErrReadOnly refuses a mutation under --read-only.
-var ErrReadOnly = errors.New("read-only mode: ladder changes nothing on the broker")
 
 // Live is the Client for a real RabbitMQ.
 type Live struct {
@@ -332,24 +328,6 @@ func (b *blockState) blockedBy() string {
 	return r
 }
 
-type blockedNoticeKey struct{}
-
-// withBlockedNotice makes Publish, under ctx, tell notice whether a
-// resource alarm blocks its connection: the broker's reason, or "" when
-// not. It is called when Publish starts, on every change while it waits for
-// confirms, and when it returns (the same state may be told twice); replay
-// shows it in its progress.
-func withBlockedNotice(ctx context.Context, notice func(reason string)) context.Context {
-	return context.WithValue(ctx, blockedNoticeKey{}, notice)
-}
-
-func blockedNotice(ctx context.Context) func(string) {
-	if f, ok := ctx.Value(blockedNoticeKey{}).(func(string)); ok {
-		return f
-	}
-	return func(string) {}
-}
-
 // Peek implements Client. How it browses is decided from the queue and the
 // broker's version before any message is touched (PeekModeOf): a quorum
 // queue on 4.3+ over AMQP 1.0 (released: no delivery counted); a quorum
@@ -531,22 +509,6 @@ func (l *Live) dropAMQP1(s *amqp1Session) {
 	}
 	l.mu.Unlock()
 	s.close()
-}
-
-// LadderOf returns the ladder queue belongs to, as main, tier, wait queue
-// or DLQ.
-func LadderOf(ladders []retry.Ladder, queue string) (retry.Ladder, bool) {
-	for _, l := range ladders {
-		if l.Main == queue || l.DLQ == queue || slices.Contains(l.WaitQueues, queue) {
-			return l, true
-		}
-		for _, t := range l.Tiers {
-			if t.Queue == queue {
-				return l, true
-			}
-		}
-	}
-	return retry.Ladder{}, false
 }
 
 // passiveDepth asks the queue itself for its ready count, on a throwaway

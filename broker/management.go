@@ -570,9 +570,6 @@ func perSec(delta int64, secs float64) float64 {
 	return float64(delta) / secs
 }
 
-// ErrNotFound marks a queue or exchange that does not exist.
-var ErrNotFound = errors.New("not found")
-
 // Queue reads one queue (no paging, the same columns as a snapshot).
 func (m *Management) Queue(ctx context.Context, vhost, name string) (retry.Queue, error) {
 	var aq apiQueue

@@ -2,8 +2,6 @@ package broker
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"math"
@@ -15,18 +13,6 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/ladder-tui/ladder/retry"
-)
-
-// Headers ladder writes on every moved message.
-const (
-	HeaderMovedFrom = retry.HeaderMovedFrom
-	// HeaderMoveID ("<run>/<n>") ties a basic.return to the publish it
-	// answers (returns carry no delivery tag) and lets consumers drop the
-	// duplicate a crash between confirm and ack can leave.
-	HeaderMoveID = "x-ladder-move-id"
-	// HeaderOriginalExpiration keeps a message's expiration property when a
-	// delayed move takes it off (it would shorten the delay).
-	HeaderOriginalExpiration = retry.HeaderOriginalExpiration
 )
 
 // Move tuning.
@@ -49,12 +35,7 @@ const (
 	// shows the broker processed them (AMQP does not confirm acks), so a
 	// lost connection can only have lost the acks since.
 	ackSync = 4096
-	// maxBody keeps a browsed body whole (dumps, --where on bodies).
-	maxBody = 1 << 30
 )
-
-// ErrPartial marks a move that left messages in the source.
-var ErrPartial = errors.New("some messages were not moved")
 
 // mover runs one move: a consuming source channel, a confirming target channel.
 type mover struct {
@@ -151,7 +132,7 @@ func (l *Live) Move(ctx context.Context, req MoveRequest, progress func(MoveProg
 	m = &mover{
 		l: l, req: req, rep: rep, planner: planner,
 		waitDeclared: map[string]time.Time{}, waitArgs: map[string]retry.Headers{},
-		progress: progress, start: time.Now(), run: runID(), pace: NewPacer(req.Rate),
+		progress: progress, start: time.Now(), run: RunID(), pace: NewPacer(req.Rate),
 	}
 	for _, k := range req.Pick {
 		m.lastPick = max(m.lastPick, k.Position)
@@ -170,12 +151,12 @@ func (l *Live) Move(ctx context.Context, req MoveRequest, progress func(MoveProg
 	if err != nil {
 		return rep, fmt.Errorf("move: source queue %q: %w", req.From, err)
 	}
-	rep.Requested = requested(req, ready)
+	rep.Requested = Requested(req, ready)
 	if req.chooses() {
 		// Every message is looked at; Limit counts the chosen ones.
 		all := req
 		all.Limit = 0
-		rep.Requested = requested(all, ready)
+		rep.Requested = Requested(all, ready)
 		m.lookAt = rep.Requested
 	}
 	if req.Pick != nil && ready == 0 {
@@ -197,31 +178,6 @@ func (l *Live) Move(ctx context.Context, req MoveRequest, progress func(MoveProg
 	return rep, m.move(ctx)
 }
 
-func runID() string {
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}
-
-// requested is how many messages the move will take from the source.
-func requested(req MoveRequest, ready int) int {
-	n := ready
-	if len(req.Positions) > 0 {
-		n = 0
-		seen := map[int]bool{}
-		for _, p := range req.Positions {
-			if p >= 0 && p < ready && !seen[p] {
-				seen[p] = true
-				n++
-			}
-		}
-	}
-	if req.Limit > 0 && req.Limit < n {
-		n = req.Limit
-	}
-	return n
-}
-
 // selected says whether the message at pos is part of the move.
 func (m *mover) selected(pos int) bool {
 	return len(m.req.Positions) == 0 || slices.Contains(m.req.Positions, pos)
@@ -235,50 +191,13 @@ func (m *mover) lastPosition() int {
 	return slices.Max(m.req.Positions)
 }
 
-// PreviewReads is how many of the source's first messages a dry run of
-// req reads when ready are ready (the simulation's dry run reads as many):
-// those the move would take, or up to the last position or pick asked for;
-// a move that chooses (--where, picks) looks at every message, but no
-// further than it can hold back.
-func PreviewReads(req MoveRequest, ready int) int {
-	n, _ := previewReads(req, ready)
-	return n
-}
-
-// previewReads is PreviewReads; capped: the bound of what a move holds back
-// cut it short.
-func previewReads(req MoveRequest, ready int) (n int, capped bool) {
-	look := req
-	if req.chooses() {
-		look.Limit = 0 // every message is looked at; Limit counts chosen ones
-	}
-	n = requested(look, ready)
-	if len(req.Positions) > 0 {
-		if last := slices.Max(req.Positions); last >= 0 {
-			n = last + 1
-		}
-	}
-	if req.Pick != nil {
-		last := 0
-		for _, k := range req.Pick {
-			last = max(last, k.Position)
-		}
-		n = min(n, last+1) // no pick lies further back
-	}
-	if req.chooses() && n > heldBudget {
-		// A move looks no further than it can hold: nor does its preview.
-		return heldBudget, true
-	}
-	return n, false
-}
-
 // dryRun browses the messages the move would take (ready were ready) and
 // plans each one with the planner the move itself uses, from the same
 // inputs. Where that browse counts a delivery toward a delivery limit (a
 // quorum queue before 4.3) it runs only with req.ForcePeek: otherwise it is
 // refused before the queue is touched, as a peek is.
 func (m *mover) dryRun(ctx context.Context, ready int) error {
-	limit, capped := previewReads(m.req, ready)
+	limit, capped := PreviewReadsCapped(m.req, ready)
 	if capped {
 		m.rep.Note(fmt.Sprintf("--where looked at the first %d messages only (a move holds at most that many back at a time)", heldBudget))
 	}
@@ -287,7 +206,7 @@ func (m *mover) dryRun(ctx context.Context, ready int) error {
 	}
 	preview := 1
 	if !m.req.Where.Empty() {
-		preview = maxBody // body~REGEX reads the whole body, as the move will
+		preview = MaxBody // body~REGEX reads the whole body, as the move will
 	}
 	res, err := m.l.Peek(ctx, m.req.From, PeekOptions{Limit: limit, BodyPreview: preview, Force: m.req.ForcePeek})
 	if err != nil {
@@ -298,7 +217,7 @@ func (m *mover) dryRun(ctx context.Context, ready int) error {
 		if !m.selected(msg.Position) || n >= m.rep.Requested || (m.lookAt > 0 && m.req.Limit > 0 && n >= m.req.Limit) {
 			continue
 		}
-		r := m.plan(moveMessage(&msg), true)
+		r := m.plan(MoveMessageOf(&msg), true)
 		if !r.Unmatched {
 			n++
 		}
@@ -316,19 +235,6 @@ func (m *mover) dryRun(ctx context.Context, ready int) error {
 		m.rep.Note(n)
 	}
 	return nil
-}
-
-// PreviewCostNotes are the notes a dry run adds for what its browse of the
-// source cost beyond the redelivered flag: a delivery counted, messages its
-// return dead-lettered (the simulation's dry run says the same).
-func PreviewCostNotes(res *PeekResult) []string {
-	var out []string
-	for _, e := range res.SideEffects {
-		if strings.Contains(e, "x-delivery-count") || strings.Contains(e, "by this peek") {
-			out = append(out, "dry run: "+e)
-		}
-	}
-	return out
 }
 
 // notePicksGone says how many picked messages (ladder unblock) no message
@@ -1039,14 +945,4 @@ func (m *mover) publishing(d *amqp.Delivery, pos int, r PlannedMove) amqp.Publis
 		p.UserId = d.UserId
 	}
 	return p
-}
-
-// moveMessage is what the planner reads of a peeked message.
-func moveMessage(m *Message) retry.MoveMessage {
-	out := retry.MoveMessage{Position: m.Position, MessageID: m.Properties.MessageID, BodyDigest: m.BodyDigest, Exchange: m.Exchange,
-		RoutingKey: m.RoutingKey, Headers: m.Headers, Expiration: m.Properties.Expiration, Body: m.Body, BodySize: m.BodySize}
-	if m.Properties.Timestamp != nil {
-		out.Timestamp = *m.Properties.Timestamp
-	}
-	return out
 }

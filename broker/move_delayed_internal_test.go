@@ -146,7 +146,7 @@ func requireBroker(t *testing.T) *Resolved {
 
 // A position asked for twice is one message (the simulation agrees).
 func TestRequestedCountsEachPositionOnce(t *testing.T) {
-	if n := requested(MoveRequest{Positions: []int{2, 2, 0, 9}}, 5); n != 2 {
+	if n := Requested(MoveRequest{Positions: []int{2, 2, 0, 9}}, 5); n != 2 {
 		t.Errorf("requested %d, want 2", n)
 	}
 }

@@ -97,13 +97,13 @@ func (l *Live) Publish(ctx context.Context, batch []Outgoing) ([]Outcome, error)
 				// Checked before anything is written: why the channel
 				// closed is its close reason (see channelEnded).
 				stopped = err
-				notMade = fmt.Errorf("%w: the channel had closed", errNotReached)
+				notMade = fmt.Errorf("%w: the channel had closed", ErrNotReached)
 				out[i] = Outcome{NotSent: true, Err: notMade}
 			default:
 				// A write that failed part way: this one may have reached
 				// the broker; its connection is gone.
 				stopped = AMQPFailure(conn, "publish", err, watch)
-				notMade = fmt.Errorf("%w: the connection failed", errNotReached)
+				notMade = fmt.Errorf("%w: the connection failed", ErrNotReached)
 				out[i].Err = fmt.Errorf("%w: it may have reached the broker", stopped)
 			}
 			continue
@@ -128,10 +128,10 @@ func (l *Live) Publish(ctx context.Context, batch []Outgoing) ([]Outcome, error)
 		}
 	}
 	// While a resource alarm blocks the connection no confirm comes: the
-	// wait says so (see withBlockedNotice) and lasts until the alarm
+	// wait says so (see WithBlockedNotice) and lasts until the alarm
 	// clears or ctx ends; the confirms then get settleWait afresh.
 	blockedBy, change := l.blockOf(conn).state()
-	notice := blockedNotice(ctx)
+	notice := BlockedNotice(ctx)
 	cancel, cancelled := ctx.Done(), false
 	stoppedBlocked := func() ([]Outcome, error) {
 		unsettled(fmt.Errorf("stopped while the broker blocked publishing (%s): it may have reached the broker", blockedBy))
@@ -230,12 +230,6 @@ func drainReturns(returns <-chan amqp.Return, take func(amqp.Return)) <-chan amq
 	return nil
 }
 
-// errNotReached: a message of the batch the broker never took: it closed
-// the channel at an earlier one (and ignores what follows a channel.close),
-// or the channel had closed before it was sent. Nothing of it is on the
-// broker. A message refused as too large is ErrTooLarge (amqpRefused).
-var errNotReached = errors.New("not published: the broker closed the channel at an earlier message of the batch")
-
 // publishRefusal says whether the broker closed a channel over a publish
 // it refused: no write access, no such exchange, a message it will not
 // take (too large, a user-id not the user's…).
@@ -315,7 +309,7 @@ func (l *Live) channelEnded(conn *amqp.Connection, why *amqp.Error, batch []Outg
 		case k == at:
 			out[i] = Outcome{NotSent: true, Err: ended}
 		default:
-			out[i] = Outcome{NotSent: true, Err: errNotReached}
+			out[i] = Outcome{NotSent: true, Err: ErrNotReached}
 		}
 	}
 	return ended
@@ -458,7 +452,7 @@ func (l *Live) Drain(ctx context.Context, queue string, limit int, handle func(*
 			return taken, fmt.Errorf("drain %s: message %q has been delivered %d times (delivery limit %d); returning it once more may dead-letter it: stopped after %d: %w",
 				queue, d.MessageId, n, dlimit, taken, ErrPartial)
 		}
-		m := decodeDelivery(&d, pos, maxBody, map[string]bool{queue: true}, nil)
+		m := decodeDelivery(&d, pos, MaxBody, map[string]bool{queue: true}, nil)
 		take, err := handle(&m)
 		if err != nil {
 			return taken, err

@@ -51,7 +51,7 @@ func TestRefusedTooLargeInBothWordings(t *testing.T) {
 		if !out[1].NotSent || !errors.Is(out[1].Err, ErrTooLarge) || !strings.Contains(out[1].Err.Error(), "message too large: "+reason) {
 			t.Errorf("%q: refused one %+v", reason, out[1])
 		}
-		if !out[2].NotSent || !errors.Is(out[2].Err, errNotReached) || out[0].Err != nil {
+		if !out[2].NotSent || !errors.Is(out[2].Err, ErrNotReached) || out[0].Err != nil {
 			t.Errorf("%q: others %+v", reason, out)
 		}
 		if got := l.maxMsg.Load(); got != limit {
@@ -99,7 +99,7 @@ func TestChannelEndedTellsTheRefusedPublish(t *testing.T) {
 					t.Errorf("%q: #%d %+v, want the refused one", c.why.Reason, i, o)
 				}
 			default:
-				if !o.NotSent || !errors.Is(o.Err, errNotReached) {
+				if !o.NotSent || !errors.Is(o.Err, ErrNotReached) {
 					t.Errorf("%q: #%d %+v, want not reached", c.why.Reason, i, o)
 				}
 			}

@@ -84,16 +84,6 @@ type DumpReport struct {
 	Incomplete string `json:"incomplete,omitempty"`
 }
 
-// partialErr is a dump that left messages out: it is ErrPartial, worded
-// for a dump (ErrPartial's own words are a move's).
-type partialErr struct{ msg string }
-
-func partialError(format string, args ...any) error {
-	return &partialErr{fmt.Sprintf(format, args...)}
-}
-func (e *partialErr) Error() string        { return e.msg }
-func (e *partialErr) Is(target error) bool { return target == ErrPartial }
-
 // unkeptError is a message the dump format cannot keep exactly.
 type unkeptError struct{ err error }
 
@@ -220,7 +210,7 @@ func browseDump(ctx context.Context, c Client, o DumpOptions, w DumpWriter, rep 
 		}
 		return nil
 	}
-	res, err := c.Peek(ctx, o.Queue, PeekOptions{Limit: limit, BodyPreview: maxBody, Force: o.Force, Deadline: o.Deadline, Progress: o.Progress, Each: each})
+	res, err := c.Peek(ctx, o.Queue, PeekOptions{Limit: limit, BodyPreview: MaxBody, Force: o.Force, Deadline: o.Deadline, Progress: o.Progress, Each: each})
 	if err != nil {
 		switch serr := w.Sync(); {
 		case failed != nil:
@@ -230,7 +220,7 @@ func browseDump(ctx context.Context, c Client, o DumpOptions, w DumpWriter, rep 
 		}
 		// Interrupted (Ctrl+C): the lines written are good.
 		rep.Incomplete = fmt.Sprintf("interrupted after %s", retry.Plural(rep.Written, "message", "messages"))
-		return rep, partialError("dump %s: %s (%v): the rest is not in the file", o.Queue, rep.Incomplete, ctx.Err())
+		return rep, PartialError("dump %s: %s (%v): the rest is not in the file", o.Queue, rep.Incomplete, ctx.Err())
 	}
 	rep.SideEffects, rep.Released = res.SideEffects, res.Released
 	if err := w.Sync(); err != nil {
@@ -246,10 +236,10 @@ func browseDump(ctx context.Context, c Client, o DumpOptions, w DumpWriter, rep 
 		}
 	}
 	if rep.Incomplete != "" {
-		return rep, partialError("dump %s: %s", o.Queue, rep.Incomplete)
+		return rep, PartialError("dump %s: %s", o.Queue, rep.Incomplete)
 	}
 	if len(rep.Skipped) > 0 {
-		return rep, partialError("dump %s: %s skipped (they stay queued), the first: %s", o.Queue, retry.Plural(len(rep.Skipped), "message", "messages"), rep.Skipped[0])
+		return rep, PartialError("dump %s: %s skipped (they stay queued), the first: %s", o.Queue, retry.Plural(len(rep.Skipped), "message", "messages"), rep.Skipped[0])
 	}
 	return rep, nil
 }
@@ -442,7 +432,7 @@ func Replay(ctx context.Context, c Client, req ReplayRequest, progress func(Move
 	if st.exists && !req.Resume && !req.DryRun {
 		return rep, fmt.Errorf("replay %s: it was replayed before (progress in %s): --resume continues it; remove the progress file to replay it all again", req.File, progPath)
 	}
-	run := runID()
+	run := RunID()
 	record := func(e progressEntry) error {
 		b, _ := json.Marshal(e)
 		if _, err := prog.Write(append(b, '\n')); err != nil {
@@ -566,7 +556,7 @@ func Replay(ctx context.Context, c Client, req ReplayRequest, progress func(Move
 		}
 	}
 	// Publish says, from this goroutine, when an alarm blocks it.
-	pubCtx := withBlockedNotice(ctx, func(reason string) {
+	pubCtx := WithBlockedNotice(ctx, func(reason string) {
 		if reason == blocked {
 			return
 		}
@@ -688,7 +678,7 @@ func Replay(ctx context.Context, c Client, req ReplayRequest, progress func(Move
 			case res.Returned:
 				failed = append(failed, j.line.Line)
 				rep.Returned++
-			case res.NotSent && errors.Is(res.Err, errNotReached) && !stop:
+			case res.NotSent && errors.Is(res.Err, ErrNotReached) && !stop:
 				// Never reached the broker: published again next batch.
 				failed = append(failed, j.line.Line)
 				again = append(again, j)
@@ -699,7 +689,7 @@ func Replay(ctx context.Context, c Client, req ReplayRequest, progress func(Move
 			case res.NotSent:
 				failed = append(failed, j.line.Line)
 				rep.Failed++
-				if !stop || !errors.Is(res.Err, err) && !errors.Is(res.Err, errNotReached) {
+				if !stop || !errors.Is(res.Err, err) && !errors.Is(res.Err, ErrNotReached) {
 					rep.Note(fmt.Sprintf("line %d not published: %v", j.line.Line, res.Err))
 				}
 			default:

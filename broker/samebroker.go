@@ -2,17 +2,10 @@ package broker
 
 import (
 	"context"
-	"errors"
 	"net"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 )
-
-// ErrTwoBrokers: the AMQP URL and the management API reach different
-// clusters (an --api-url left at its default beside an --amqp-url of
-// another broker): every figure read from one would be applied to the
-// other.
-var ErrTwoBrokers = errors.New("AMQP and the management API reach different brokers")
 
 // brokerIdentity is what a broker says it is: its cluster's name and the
 // version of the node that answered.
