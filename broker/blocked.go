@@ -14,6 +14,7 @@ type blockedNoticeKey struct{}
 func WithBlockedNotice(ctx context.Context, notice func(reason string)) context.Context {
 	return context.WithValue(ctx, blockedNoticeKey{}, notice)
 }
+
 // BlockedNotice is the notice WithBlockedNotice put in ctx, or one that
 // hears nothing.
 func BlockedNotice(ctx context.Context) func(string) {

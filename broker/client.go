@@ -167,7 +167,7 @@ func (r *PeekResult) deliveryCounts() []deliveryCount {
 	}
 	var out []deliveryCount
 	for _, m := range r.Messages {
-		if n, ok := headerInt(m.Headers["x-delivery-count"]); ok && n > 0 {
+		if n, ok := HeaderInt(m.Headers["x-delivery-count"]); ok && n > 0 {
 			out = append(out, deliveryCount{m.Position, n})
 		}
 	}
@@ -266,9 +266,9 @@ type MoveRequest struct {
 	Pick []retry.Pick
 }
 
-// chooses reports whether the move looks at every message and takes only
+// Chooses reports whether the move looks at every message and takes only
 // those Where or Pick choose.
-func (r MoveRequest) chooses() bool { return !r.Where.Empty() || r.Pick != nil }
+func (r MoveRequest) Chooses() bool { return !r.Where.Empty() || r.Pick != nil }
 
 // Spec is the request as the planner reads it, at now.
 func (r MoveRequest) Spec(now time.Time) retry.MoveSpec {

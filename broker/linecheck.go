@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"unicode/utf8"
+
+	"github.com/ladder-tui/ladder/broker/dumpfile"
 )
 
 // A replay checks every line before it publishes anything: a message the
@@ -47,7 +49,7 @@ const headerAllowance = 1024
 const isolateAbove = 1 << 20
 
 // checkLine says why a dump line cannot be published as it is, or "".
-func checkLine(r *DumpRecord, lim PublishLimits) string {
+func checkLine(r *dumpfile.Record, lim PublishLimits) string {
 	p := r.Properties
 	for _, f := range []struct{ name, v string }{
 		{"exchange", r.Exchange}, {"routing key", r.RoutingKey}, {"content_type", p.ContentType},
@@ -76,7 +78,7 @@ func checkLine(r *DumpRecord, lim PublishLimits) string {
 	if lim.FrameMax > 0 {
 		// The frame's 8 bytes of framing, the properties, and room for
 		// what ladder adds; a carried x-death may be written twice.
-		n := 8 + propertiesSize(r.MessageProperties(), r.Headers) + headerAllowance
+		n := 8 + propertiesSize(RecordProperties(r), r.Headers) + headerAllowance
 		if d, ok := r.Headers["x-death"]; ok {
 			n += fieldSize(d)
 		}

@@ -4,26 +4,27 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ladder-tui/ladder/broker/dumpfile"
 	"github.com/ladder-tui/ladder/retry"
 )
 
 func TestCheckLineSaysWhyTheBrokerWouldRefuseIt(t *testing.T) {
 	lim := PublishLimits{MaxMessageSize: 1000, Source: "RabbitMQ 4.x's default max_message_size", FrameMax: 131072}
-	ok := DumpRecord{Properties: DumpProperties{MessageID: "m"}, Headers: retry.Headers{"x": "y"}, Body: make([]byte, 1000)}
+	ok := dumpfile.Record{Properties: dumpfile.Properties{MessageID: "m"}, Headers: retry.Headers{"x": "y"}, Body: make([]byte, 1000)}
 	if why := checkLine(&ok, lim); why != "" {
 		t.Fatalf("a line within every limit: %q", why)
 	}
 	for _, c := range []struct {
 		name string
-		edit func(*DumpRecord)
+		edit func(*dumpfile.Record)
 		want string
 	}{
-		{"body", func(r *DumpRecord) { r.Body = make([]byte, 1001) }, "body of 1001 bytes is over the broker's maximum message size (1000 bytes, RabbitMQ 4.x's default max_message_size)"},
-		{"headers", func(r *DumpRecord) { r.Headers = retry.Headers{"big": strings.Repeat("x", 140000)} }, "do not fit in one frame (the connection's frame_max is 131072 bytes)"},
-		{"property", func(r *DumpRecord) { r.Properties.MessageID = strings.Repeat("i", 256) }, "message_id is 256 bytes, more than AMQP's 255"},
-		{"header name", func(r *DumpRecord) { r.Headers = retry.Headers{strings.Repeat("k", 256): 1} }, "header name of 256 bytes"},
-		{"header name not UTF-8", func(r *DumpRecord) { r.Headers = retry.Headers{"a\xffb": 1} }, `header name "a\xffb" is not valid UTF-8`},
-		{"header type", func(r *DumpRecord) { r.Headers = retry.Headers{"u": uint64(1)} }, "headers AMQP cannot carry"},
+		{"body", func(r *dumpfile.Record) { r.Body = make([]byte, 1001) }, "body of 1001 bytes is over the broker's maximum message size (1000 bytes, RabbitMQ 4.x's default max_message_size)"},
+		{"headers", func(r *dumpfile.Record) { r.Headers = retry.Headers{"big": strings.Repeat("x", 140000)} }, "do not fit in one frame (the connection's frame_max is 131072 bytes)"},
+		{"property", func(r *dumpfile.Record) { r.Properties.MessageID = strings.Repeat("i", 256) }, "message_id is 256 bytes, more than AMQP's 255"},
+		{"header name", func(r *dumpfile.Record) { r.Headers = retry.Headers{strings.Repeat("k", 256): 1} }, "header name of 256 bytes"},
+		{"header name not UTF-8", func(r *dumpfile.Record) { r.Headers = retry.Headers{"a\xffb": 1} }, `header name "a\xffb" is not valid UTF-8`},
+		{"header type", func(r *dumpfile.Record) { r.Headers = retry.Headers{"u": uint64(1)} }, "headers AMQP cannot carry"},
 	} {
 		r := ok
 		c.edit(&r)

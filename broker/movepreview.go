@@ -61,7 +61,7 @@ func PreviewReads(req MoveRequest, ready int) int {
 // cut it short.
 func PreviewReadsCapped(req MoveRequest, ready int) (n int, capped bool) {
 	look := req
-	if req.chooses() {
+	if req.Chooses() {
 		look.Limit = 0 // every message is looked at; Limit counts chosen ones
 	}
 	n = Requested(look, ready)
@@ -77,9 +77,9 @@ func PreviewReadsCapped(req MoveRequest, ready int) (n int, capped bool) {
 		}
 		n = min(n, last+1) // no pick lies further back
 	}
-	if req.chooses() && n > heldBudget {
+	if req.Chooses() && n > HeldBudget {
 		// A move looks no further than it can hold: nor does its preview.
-		return heldBudget, true
+		return HeldBudget, true
 	}
 	return n, false
 }
@@ -109,3 +109,7 @@ func MoveMessageOf(m *Message) retry.MoveMessage {
 
 // MaxBody keeps a browsed body whole (dumps, --where on bodies).
 const MaxBody = 1 << 30
+
+// HeldBudget bounds the messages a move keeps unacked because it cannot
+// move them (deliveries sit in memory until the move ends).
+const HeldBudget = 10000

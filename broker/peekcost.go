@@ -35,11 +35,6 @@ func ReleaseRoute(q retry.Queue) string {
 	return "exchange " + t.Name + " with their own keys"
 }
 
-func finishPeek(res *PeekResult, q retry.Queue) *PeekResult {
-	AnnotateHoL(res, retry.EffectiveSettings(&q), time.Now())
-	return res
-}
-
 // PeekMode is how a peek browses a queue.
 type PeekMode int
 
@@ -61,9 +56,9 @@ func PeekModeOf(q retry.Queue, brokerVersion string) PeekMode {
 	return PeekConsumeClose
 }
 
-// consumeMode is how an AMQP 0-9-1 peek reads q: streams by offset, the
+// ConsumeMode is how an AMQP 0-9-1 peek reads q: streams by offset, the
 // rest by consume and close.
-func consumeMode(q retry.Queue) PeekMode {
+func ConsumeMode(q retry.Queue) PeekMode {
 	if q.Type == retry.QueueStream {
 		return PeekByOffset
 	}
@@ -74,15 +69,15 @@ func consumeMode(q retry.Queue) PeekMode {
 // of this version, browsed the way PeekModeOf chooses (the demo simulation
 // says the same).
 func PeekSideEffects(queueType, brokerVersion string) []string {
-	return peekSideEffects(PeekModeOf(retry.Queue{Type: queueType}, brokerVersion), queueType, brokerVersion)
+	return PeekSideEffectsVia(PeekModeOf(retry.Queue{Type: queueType}, brokerVersion), queueType, brokerVersion)
 }
 
-// peekSideEffects says what a peek by mode costs. Seen here: a
+// PeekSideEffectsVia says what a peek by mode costs. Seen here: a
 // consume-and-close peek raises x-delivery-count on 3.10, 4.0 and 4.3 (and
 // x-acquired-count on 4.3); from 4.0 a quorum queue has a delivery limit
 // of 20 unless set; an AMQP 1.0 browse released on 4.3 raises only
 // x-acquired-count, and later consumers see the messages redelivered.
-func peekSideEffects(mode PeekMode, queueType, brokerVersion string) []string {
+func PeekSideEffectsVia(mode PeekMode, queueType, brokerVersion string) []string {
 	const hidden = "while ladder held them, these messages were invisible to other consumers"
 	switch {
 	case mode == PeekByOffset:
@@ -141,10 +136,10 @@ type PeekCost struct {
 // the way PeekModeOf chooses. A stream costs nothing: it is read by offset,
 // hidden from no one.
 func PeekCostOf(q retry.Queue, brokerVersion string) PeekCost {
-	return peekCostVia(q, brokerVersion, PeekModeOf(q, brokerVersion))
+	return PeekCostVia(q, brokerVersion, PeekModeOf(q, brokerVersion))
 }
 
-func peekCostVia(q retry.Queue, brokerVersion string, mode PeekMode) PeekCost {
+func PeekCostVia(q retry.Queue, brokerVersion string, mode PeekMode) PeekCost {
 	if mode == PeekByOffset {
 		return PeekCost{}
 	}
@@ -154,7 +149,7 @@ func peekCostVia(q retry.Queue, brokerVersion string, mode PeekMode) PeekCost {
 		c.Acquired = true
 	case q.Type == retry.QueueQuorum:
 		c.Counted = true
-		if limit, ok := deliveryLimit(q, brokerVersion); ok {
+		if limit, ok := DeliveryLimit(q, brokerVersion); ok {
 			c.Limited, c.DeliveryLimit = true, limit
 			c.DefaultLimit = !retry.EffectiveSettings(&q).HasDeliveryLimit
 		}
@@ -207,14 +202,14 @@ func (e *PeekRefused) Unwrap() error { return e.Kind }
 // meets: nil when it may run. The terminal UI reads it before it asks, the
 // simulation follows it; Live.Peek applies the same rule.
 func PeekRefusalOf(q retry.Queue, brokerVersion string, readOnly, force bool) *PeekRefused {
-	return peekRefusal(q, brokerVersion, peekCostVia(q, brokerVersion, PeekModeOf(q, brokerVersion)), readOnly, force, "")
+	return PeekRefusal(q, brokerVersion, PeekCostVia(q, brokerVersion, PeekModeOf(q, brokerVersion)), readOnly, force, "")
 }
 
-// peekRefusal decides from what is known before the queue is touched —
+// PeekRefusal decides from what is known before the queue is touched —
 // its type, limit and the broker's version, never a delivery — whether a
 // peek costing c may run. because says why no costless browse exists
 // ("" for the version's rule).
-func peekRefusal(q retry.Queue, brokerVersion string, c PeekCost, readOnly, force bool, because string) *PeekRefused {
+func PeekRefusal(q retry.Queue, brokerVersion string, c PeekCost, readOnly, force bool, because string) *PeekRefused {
 	if !c.CountsDelivery() || (!readOnly && (force || !c.NeedsConsent())) {
 		return nil
 	}
@@ -255,7 +250,7 @@ func deadLetteredTo(q retry.Queue) string {
 // x-delivery-count as delivered (exact; no waiting on a quorum queue's
 // asynchronous returns), on what the peek itself read.
 func NoteDeadLettered(res *PeekResult, q retry.Queue, brokerVersion string) {
-	limit, ok := deliveryLimit(q, brokerVersion)
+	limit, ok := DeliveryLimit(q, brokerVersion)
 	if !ok {
 		return
 	}
@@ -287,7 +282,7 @@ func RepeekDeadLetters(prev *PeekResult, q retry.Queue, brokerVersion string) in
 	}
 	n := 0
 	for _, m := range prev.Messages {
-		seen, _ := headerInt(m.Headers["x-delivery-count"])
+		seen, _ := HeaderInt(m.Headers["x-delivery-count"])
 		if seen+1 >= c.DeliveryLimit {
 			n++
 		}
@@ -295,10 +290,10 @@ func RepeekDeadLetters(prev *PeekResult, q retry.Queue, brokerVersion string) in
 	return n
 }
 
-// deliveryLimit is the quorum queue's effective limit; RabbitMQ 4.0–4.2
+// DeliveryLimit is the quorum queue's effective limit; RabbitMQ 4.0–4.2
 // apply 20 when none is set (4.3 no longer counts returns the same way, but
 // a conservative limit is still right for a peek).
-func deliveryLimit(q retry.Queue, brokerVersion string) (int64, bool) {
+func DeliveryLimit(q retry.Queue, brokerVersion string) (int64, bool) {
 	if q.Type != retry.QueueQuorum {
 		return 0, false
 	}
@@ -312,7 +307,7 @@ func deliveryLimit(q retry.Queue, brokerVersion string) (int64, bool) {
 	return 0, false
 }
 
-func headerInt(v any) (int64, bool) {
+func HeaderInt(v any) (int64, bool) {
 	switch x := v.(type) {
 	case int8:
 		return int64(x), true

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/ladder-tui/ladder/broker/rabbit"
+
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
 )
@@ -36,7 +38,7 @@ func TestHostileMessagesInBrowserAndInspector(t *testing.T) {
 	q := brokertest.EmojiQueueName()
 	msgs := brokertest.HostileMessages(brokertest.HugeBodyFor(t, r))
 	brokertest.PublishHostile(t, r, q, msgs)
-	l, err := broker.NewLive(r, "test")
+	l, err := rabbit.NewLive(r, "test")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,9 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ladder-tui/ladder/broker/rabbit"
+
 	amqp "github.com/rabbitmq/amqp091-go"
 
-	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
 	"github.com/ladder-tui/ladder/retry"
 )
@@ -73,7 +74,7 @@ func TestHomeShowsRatesWithManagementStatsOff(t *testing.T) {
 	}()
 	defer func() { cancel(); _ = cch.Close(); _ = pch.Close(); wg.Wait() }()
 
-	live, err := broker.NewLive(r, "test")
+	live, err := rabbit.NewLive(r, "test")
 	if err != nil {
 		t.Fatal(err)
 	}

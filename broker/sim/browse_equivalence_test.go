@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/ladder-tui/ladder/broker/dumpfile"
+
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
 )
@@ -96,7 +98,7 @@ func TestBrowseBoundsSimulationAndLiveBrokerAgree(t *testing.T) {
 		if err != nil || rep.Written != 3 {
 			t.Fatalf("dump %d: %v %+v", i, err, rep)
 		}
-		_, ls, bad, err := broker.ReadDump(bytes.NewReader(w.Bytes()))
+		_, ls, bad, err := dumpfile.Read(bytes.NewReader(w.Bytes()))
 		if err != nil || len(bad) > 0 {
 			t.Fatal(err, bad)
 		}

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ladder-tui/ladder/broker/rabbit"
+
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/ladder-tui/ladder/broker"
@@ -229,7 +231,7 @@ func expectedDepths(plan []broker.PlannedMove) map[string]int {
 
 // equivSim is the demo topology, quiet, with the four DLQ messages.
 // brokerVersion is the live broker's version: the simulation plays it.
-func brokerVersion(t *testing.T, l *broker.Live) string {
+func brokerVersion(t *testing.T, l *rabbit.Live) string {
 	t.Helper()
 	v, err := l.BrokerVersion(context.Background())
 	if err != nil {
@@ -280,14 +282,14 @@ func equivMessages() []equivMessage {
 
 // equivLive declares the Go seed's ladder in a vhost of the test's own and
 // puts the same four messages in its DLQ, the same way.
-func equivLive(t *testing.T, delayed bool) (*broker.Live, *broker.Resolved) {
+func equivLive(t *testing.T, delayed bool) (*rabbit.Live, *rabbit.Resolved) {
 	r := brokertest.OwnVhost(t)
 	conn, err := r.DialAMQP(context.Background(), "test equivalence")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	if err := broker.DeclareGoSeed(conn, ""); err != nil {
+	if err := rabbit.DeclareGoSeed(conn, ""); err != nil {
 		t.Fatal(err)
 	}
 	ch, err := conn.Channel()
@@ -331,7 +333,7 @@ func equivLive(t *testing.T, delayed bool) (*broker.Live, *broker.Resolved) {
 		}
 		waitLiveDepth(t, r, OrdersDLQ, i+1)
 	}
-	l, err := broker.NewLive(r, "test equivalence")
+	l, err := rabbit.NewLive(r, "test equivalence")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -351,7 +353,7 @@ func equivLive(t *testing.T, delayed bool) (*broker.Live, *broker.Resolved) {
 
 // rejectLive takes the head of queue (waiting for one to arrive) and
 // rejects it without requeue: it is dead-lettered.
-func rejectLive(t *testing.T, ch *amqp.Channel, r *broker.Resolved, queue string) {
+func rejectLive(t *testing.T, ch *amqp.Channel, r *rabbit.Resolved, queue string) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -372,7 +374,7 @@ func rejectLive(t *testing.T, ch *amqp.Channel, r *broker.Resolved, queue string
 	}
 }
 
-func waitLiveDepth(t *testing.T, r *broker.Resolved, queue string, n int) {
+func waitLiveDepth(t *testing.T, r *rabbit.Resolved, queue string, n int) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for liveDepth(t, r, queue) != n {
@@ -384,7 +386,7 @@ func waitLiveDepth(t *testing.T, r *broker.Resolved, queue string, n int) {
 }
 
 // liveDepth is a queue's exact ready count (-1 when it does not exist).
-func liveDepth(t *testing.T, r *broker.Resolved, queue string) int {
+func liveDepth(t *testing.T, r *rabbit.Resolved, queue string) int {
 	t.Helper()
 	conn, err := r.DialAMQP(context.Background(), "test depth")
 	if err != nil {

@@ -98,7 +98,7 @@ func (s *Sim) Peek(ctx context.Context, name string, opt broker.PeekOptions) (*b
 }
 
 // restoreOrderTakes is what the live browse's second pass takes again
-// (broker.amqp1Receiver.restoreOrder): a quorum queue delivers the messages
+// (rabbit.amqp1Receiver.restoreOrder): a quorum queue delivers the messages
 // returned to it first, in the order returned, so a browse of the first n
 // that ends before the returned ones do would leave them behind the rest;
 // the browse takes messages again, in rounds of doubling credit, until it

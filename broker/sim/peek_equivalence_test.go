@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ladder-tui/ladder/broker/rabbit"
+
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/ladder-tui/ladder/broker"
@@ -37,11 +39,11 @@ func TestPeekSimulationAndLiveBrokerAgree(t *testing.T) {
 	}
 }
 
-func peekBothAlike(t *testing.T, r *broker.Resolved, readOnly bool) {
+func peekBothAlike(t *testing.T, r *rabbit.Resolved, readOnly bool) {
 	ctx := context.Background()
 	lr := *r
 	lr.ReadOnly = readOnly
-	live, err := broker.NewLive(&lr, "test peek equivalence")
+	live, err := rabbit.NewLive(&lr, "test peek equivalence")
 	if err != nil {
 		t.Fatal(err)
 	}

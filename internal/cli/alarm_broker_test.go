@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ladder-tui/ladder/broker/rabbit"
+
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
 )
@@ -125,7 +127,7 @@ func waitBlocked(t *testing.T, n *brokertest.OwnNode, lr *ladderRun, what string
 
 // countIDs takes every message of q and fails unless each of the test's
 // ids is there exactly once.
-func countIDs(t *testing.T, r *broker.Resolved, q, prefix string) {
+func countIDs(t *testing.T, r *rabbit.Resolved, q, prefix string) {
 	t.Helper()
 	conn, err := r.DialAMQP(context.Background(), "test count")
 	if err != nil {

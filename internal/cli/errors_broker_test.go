@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ladder-tui/ladder/broker/rabbit"
+
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
 )
@@ -195,9 +197,9 @@ func TestNotAManagementAPI(t *testing.T) {
 }
 
 // brokerVersion is the test broker's version, as its API says.
-func brokerVersion(t *testing.T, r *broker.Resolved) string {
+func brokerVersion(t *testing.T, r *rabbit.Resolved) string {
 	t.Helper()
-	m, err := broker.NewManagement(r)
+	m, err := rabbit.NewManagement(r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,7 +251,7 @@ func TestAMQPURLAtEitherManagementPort(t *testing.T) {
 // \"PRECONDITION_FAILED…\"", and nothing reaches stdout.
 func TestRealDemoQueueWithOtherArguments(t *testing.T) {
 	r := vhostEnv(t)
-	if err := brokertest.API(r, http.MethodPut, "queues/"+url.PathEscape(r.Vhost)+"/"+broker.DemoMain, []byte(`{"durable":true}`)); err != nil {
+	if err := brokertest.API(r, http.MethodPut, "queues/"+url.PathEscape(r.Vhost)+"/"+rabbit.DemoMain, []byte(`{"durable":true}`)); err != nil {
 		t.Fatal(err)
 	}
 	got := oneLine(t, "", "demo", "--real", "--duration", "10s")

@@ -6,14 +6,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ladder-tui/ladder/broker/rabbit"
+
 	amqp "github.com/rabbitmq/amqp091-go"
 
-	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
 )
 
 // ownNodeEnv points the commands at the own node, in a vhost of the test's.
-func ownNodeEnv(t *testing.T) (*brokertest.OwnNode, *broker.Resolved) {
+func ownNodeEnv(t *testing.T) (*brokertest.OwnNode, *rabbit.Resolved) {
 	t.Helper()
 	n := brokertest.RequireOwnNode(t)
 	r := brokertest.OwnVhostOn(t, n.Resolved)

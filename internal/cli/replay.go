@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ladder-tui/ladder/broker/dumpfile"
+
 	"github.com/spf13/cobra"
 
 	"github.com/ladder-tui/ladder/broker"
@@ -153,7 +155,7 @@ instead (nothing is published). Exit 3 when some lines were not published.`,
 				if plan.Skipped > 0 || len(plan.Planned) <= 20 {
 					fmt.Fprint(a.stderr, renderMove(plan, req.File))
 				}
-				head, err := broker.ReadDumpHeader(req.File)
+				head, err := dumpfile.ReadHeader(req.File)
 				if err != nil {
 					return err
 				}

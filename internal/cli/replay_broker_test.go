@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ladder-tui/ladder/broker/dumpfile"
+
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/ladder-tui/ladder/broker"
@@ -91,8 +93,8 @@ func TestDumpReplayRoundTripKeepsEveryTypeOnTheBroker(t *testing.T) {
 			delete(b[i].Headers, k)
 		}
 		a[i].Redelivered, b[i].Redelivered = false, false
-		la, _ := broker.MarshalRecord(a[i], false)
-		lb, _ := broker.MarshalRecord(b[i], false)
+		la, _ := dumpfile.MarshalRecord(a[i], false)
+		lb, _ := dumpfile.MarshalRecord(b[i], false)
 		if !bytes.Equal(la, lb) {
 			t.Errorf("record %d changed:\n%s\n%s", i, la, lb)
 		}

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ladder-tui/ladder/broker/rabbit"
+
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/ladder-tui/ladder/broker"
@@ -209,7 +211,7 @@ func TestUnblockKeepsTheDueTimeOnTheBroker(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	live, err := broker.NewLive(r, "test unblock lateness")
+	live, err := rabbit.NewLive(r, "test unblock lateness")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,7 +281,7 @@ func TestUnblockWhenThePickHasLeft(t *testing.T) {
 	if err := brokertest.PublishConfirmed(ctx, ch, "", "work.delay", msgs); err != nil {
 		t.Fatal(err)
 	}
-	live, err := broker.NewLive(r, "test unblock pick left")
+	live, err := rabbit.NewLive(r, "test unblock pick left")
 	if err != nil {
 		t.Fatal(err)
 	}
