@@ -89,7 +89,7 @@ func (e *unkeptError) Error() string { return e.err.Error() }
 func (e *unkeptError) Unwrap() error { return e.err }
 
 // Dump writes a queue's messages to w in the dump format.
-func Dump(ctx context.Context, c Client, o DumpOptions, w DumpWriter) (*DumpReport, error) {
+func Dump(ctx context.Context, c DumpSource, o DumpOptions, w DumpWriter) (*DumpReport, error) {
 	rep := &DumpReport{Queue: o.Queue, Consumed: o.Consume, SideEffects: []string{}}
 	// The topology, not a snapshot: no rates are needed, only the queue,
 	// its ladder and the version for the header line.
@@ -182,7 +182,7 @@ func Dump(ctx context.Context, c Client, o DumpOptions, w DumpWriter) (*DumpRepo
 // browseDump is a dump that browses: each message is written as the browse
 // reads it, in queue order, and let go (the browse still holds it unacked
 // on the broker until it ends; ladder keeps nothing).
-func browseDump(ctx context.Context, c Client, o DumpOptions, w DumpWriter, rep *DumpReport, chosen func(*Message) bool, write func(*Message) error) (*DumpReport, error) {
+func browseDump(ctx context.Context, c DumpSource, o DumpOptions, w DumpWriter, rep *DumpReport, chosen func(*Message) bool, write func(*Message) error) (*DumpReport, error) {
 	limit := o.Limit
 	if limit <= 0 || !o.Where.Empty() {
 		limit = max(limit, dumpLimit()) // --where looks as far as a browse may: Limit counts chosen ones
@@ -250,7 +250,7 @@ func idOf(id, digest string) string {
 }
 
 // auditorOf is c's audit hook, or one that records nothing.
-func auditorOf(c Client) func(AuditEvent) error {
+func auditorOf(c any) func(AuditEvent) error {
 	if a, ok := c.(Auditor); ok {
 		return a.Audit
 	}

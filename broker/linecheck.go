@@ -31,7 +31,7 @@ type publishLimiter interface {
 }
 
 // limitsOf asks c for its limits; a client that cannot tell has none.
-func limitsOf(ctx context.Context, c Client) (PublishLimits, error) {
+func limitsOf(ctx context.Context, c any) (PublishLimits, error) {
 	if l, ok := c.(publishLimiter); ok {
 		return l.PublishLimits(ctx)
 	}

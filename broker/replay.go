@@ -57,7 +57,7 @@ type replayJob struct {
 // skipped; lines it had in flight are published again and reported as
 // possible duplicates. A replay locks the dump's progress file while it
 // runs: a second one at once is refused, naming the first.
-func Replay(ctx context.Context, c Client, req ReplayRequest, progress func(MoveProgress)) (*MoveReport, error) {
+func Replay(ctx context.Context, c ReplayTarget, req ReplayRequest, progress func(MoveProgress)) (*MoveReport, error) {
 	rep := &MoveReport{Target: req.To.String(), DelayMS: req.Delay.Milliseconds(), DryRun: req.DryRun, Via: map[retry.Via]int{}, Routes: []retry.RouteCount{}}
 	f, err := os.Open(req.File)
 	if err != nil {

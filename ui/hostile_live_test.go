@@ -5,10 +5,9 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/ladder-tui/ladder/broker/rabbit"
-
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
+	"github.com/ladder-tui/ladder/broker/rabbit"
 )
 
 // frameSafe fails when a frame holds anything but our own SGR styling that

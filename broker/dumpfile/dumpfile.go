@@ -1,3 +1,5 @@
+// Package dumpfile is the dump file format (JSON Lines) and the progress
+// file a replay of one keeps beside it.
 package dumpfile
 
 import (

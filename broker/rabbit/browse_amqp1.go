@@ -11,10 +11,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ladder-tui/ladder/broker"
-
 	amqp1 "github.com/Azure/go-amqp"
 
+	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/internal/termtext"
 	"github.com/ladder-tui/ladder/retry"
 )

@@ -1,6 +1,7 @@
-// Package broker does all of ladder's I/O against RabbitMQ: AMQP 0-9-1
-// through amqp091-go and the management API through rabbit-hole. It adapts
-// what it reads into the plain values of package retry.
+// Package rabbit is ladder's live client: AMQP 0-9-1 through amqp091-go,
+// AMQP 1.0 browses through go-amqp and the management API through
+// rabbit-hole. It adapts what it reads into the plain values of packages
+// broker and retry, and implements every broker role (see broker.Client).
 package rabbit
 
 import (

@@ -5,10 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ladder-tui/ladder/broker/rabbit"
-
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
+	"github.com/ladder-tui/ladder/broker/rabbit"
 )
 
 // demo --real: the Go seed's ladder declared for real, traffic retried

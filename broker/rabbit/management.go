@@ -14,10 +14,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ladder-tui/ladder/broker"
-
 	rabbithole "github.com/michaelklishin/rabbit-hole/v2"
 
+	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/retry"
 )
 

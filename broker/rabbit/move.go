@@ -10,10 +10,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ladder-tui/ladder/broker"
-
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/retry"
 )
 

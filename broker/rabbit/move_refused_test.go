@@ -9,10 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ladder-tui/ladder/broker/rabbit"
-
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
+	"github.com/ladder-tui/ladder/broker/rabbit"
 )
 
 // A user who may read but not write: the broker refuses the move's first

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/ladder-tui/ladder/broker"
-
 	"github.com/ladder-tui/ladder/retry"
 )
 

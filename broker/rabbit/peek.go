@@ -7,10 +7,9 @@ import (
 	"slices"
 	"time"
 
-	"github.com/ladder-tui/ladder/broker"
-
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/retry"
 )
 

@@ -8,10 +8,9 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/ladder-tui/ladder/broker"
-
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/retry"
 )
 

@@ -5,10 +5,9 @@ import (
 	"regexp"
 	"strconv"
 
-	"github.com/ladder-tui/ladder/broker"
-
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/retry"
 )
 

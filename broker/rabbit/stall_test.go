@@ -13,10 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/dumpfile"
 	"github.com/ladder-tui/ladder/broker/rabbit"
-
-	"github.com/ladder-tui/ladder/broker"
 )
 
 // stallProxy forwards TCP connections to a broker until Stall: then it stops

@@ -7,10 +7,9 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/ladder-tui/ladder/broker/dumpfile"
-
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
+	"github.com/ladder-tui/ladder/broker/dumpfile"
 )
 
 // browseSeen is what a browse showed, in a form both sides share.

@@ -9,12 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ladder-tui/ladder/broker/rabbit"
-
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
+	"github.com/ladder-tui/ladder/broker/rabbit"
 	"github.com/ladder-tui/ladder/retry"
 )
 
@@ -227,6 +226,79 @@ func expectedDepths(plan []broker.PlannedMove) map[string]int {
 		}
 	}
 	return out
+}
+
+// Both refuse alike: the same error for errors.Is, the same report shape.
+// A partial move (messages left in the source) is asserted by
+// TestOnePlannerSimulationAndLiveBrokerAgree.
+func TestRefusalsSimulationAndLiveBrokerAgree(t *testing.T) {
+	brokertest.Require(t)
+	l, r := equivLive(t, false)
+	version := brokerVersion(t, l)
+	s := equivSim(t, false, version)
+	ro := *r
+	ro.ReadOnly = true
+	lro, err := rabbit.NewLive(&ro, "test refusal equivalence")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { lro.Close() })
+	sro := New(Options{Seed: 1, Now: fixedClock, Quiet: true, BrokerVersion: version, ReadOnly: true})
+	t.Cleanup(func() { sro.Close() })
+	ctx := context.Background()
+	const missing = "no.such.queue"
+	move := broker.MoveRequest{From: OrdersDLQ, To: broker.Target{Kind: broker.TargetQueue, Name: OrdersMain}}
+	for _, c := range []struct {
+		name string
+		want error
+		// call runs the refused operation on c; report says whether it
+		// handed back a report (or outcomes) with its error.
+		call func(c broker.Client) (report bool, err error)
+		ro   bool // on the read-only clients
+	}{
+		{"read-only move", broker.ErrReadOnly, func(c broker.Client) (bool, error) {
+			rep, err := c.Move(ctx, move, nil)
+			return rep != nil, err
+		}, true},
+		{"read-only publish", broker.ErrReadOnly, func(c broker.Client) (bool, error) {
+			out, err := c.Publish(ctx, []broker.Outgoing{{RoutingKey: OrdersMain, Headers: retry.Headers{broker.HeaderMoveID: "r/1"}, Body: []byte("x")}})
+			return out != nil, err
+		}, true},
+		{"read-only drain", broker.ErrReadOnly, func(c broker.Client) (bool, error) {
+			_, err := c.Drain(ctx, OrdersDLQ, 1, func(*broker.Message) (bool, error) { return false, nil })
+			return false, err
+		}, true},
+		{"peek of a missing queue", broker.ErrNotFound, func(c broker.Client) (bool, error) {
+			res, err := c.Peek(ctx, missing, broker.PeekOptions{Limit: 1})
+			return res != nil, err
+		}, false},
+		{"drain of a missing queue", broker.ErrNotFound, func(c broker.Client) (bool, error) {
+			_, err := c.Drain(ctx, missing, 1, func(*broker.Message) (bool, error) { return false, nil })
+			return false, err
+		}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var live, simulated broker.Client = l, s
+			if c.ro {
+				live, simulated = lro, sro
+			}
+			liveRep, liveErr := c.call(live)
+			simRep, simErr := c.call(simulated)
+			if !errors.Is(liveErr, c.want) || !errors.Is(simErr, c.want) {
+				t.Errorf("live %v, sim %v: want both %v", liveErr, simErr, c.want)
+			}
+			if liveRep != simRep {
+				t.Errorf("a report with the error: live %v, sim %v", liveRep, simRep)
+			}
+		})
+	}
+	// Nothing was taken or moved by any of them.
+	if n := liveDepth(t, r, OrdersDLQ); n != 4 {
+		t.Errorf("live DLQ holds %d, want 4", n)
+	}
+	if n := simDepth(s, OrdersDLQ); n != 4 {
+		t.Errorf("sim DLQ holds %d, want 4", n)
+	}
 }
 
 // equivSim is the demo topology, quiet, with the four DLQ messages.

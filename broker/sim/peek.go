@@ -31,7 +31,7 @@ func (s *Sim) Peek(ctx context.Context, name string, opt broker.PeekOptions) (*b
 	}
 	q := s.byName[name]
 	if q == nil {
-		return nil, s.errorf("peek %s: NOT_FOUND - no queue %q in vhost %q", name, name, VhostName)
+		return nil, s.errorf("peek: queue %q in vhost %s: %w", name, VhostName, broker.ErrNotFound)
 	}
 	if opt.Limit <= 0 {
 		opt.Limit = broker.DefaultPeekLimit

@@ -5,9 +5,8 @@ import (
 	"os"
 	"sync"
 
-	"github.com/ladder-tui/ladder/broker/rabbit"
-
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/broker/rabbit"
 )
 
 // connector builds the broker client a command works with, for cfg, and the

@@ -6,11 +6,10 @@ import (
 	"os"
 	"strings"
 
-	"github.com/ladder-tui/ladder/broker/rabbit"
-
 	"github.com/charmbracelet/x/term"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/broker/rabbit"
 )
 
 // fileEnv are the variables that may also be given as NAME_FILE, the file

@@ -5,11 +5,10 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/ladder-tui/ladder/broker/dumpfile"
-
 	"github.com/spf13/cobra"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/broker/dumpfile"
 	"github.com/ladder-tui/ladder/retry"
 )
 

@@ -14,10 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ladder-tui/ladder/broker/rabbit"
-
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
+	"github.com/ladder-tui/ladder/broker/rabbit"
 )
 
 // The 3 a.m. errors: one line on stderr naming the thing, a non-zero exit,

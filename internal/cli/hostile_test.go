@@ -12,12 +12,11 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/ladder-tui/ladder/broker/dumpfile"
-
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
+	"github.com/ladder-tui/ladder/broker/dumpfile"
 )
 
 // terminalSafe fails when s could act on a terminal: an ESC, a BEL, a C1

@@ -8,11 +8,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ladder-tui/ladder/broker/dumpfile"
-
 	"github.com/spf13/cobra"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/broker/dumpfile"
 	"github.com/ladder-tui/ladder/retry"
 )
 

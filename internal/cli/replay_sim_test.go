@@ -7,9 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ladder-tui/ladder/broker/dumpfile"
-
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/broker/dumpfile"
 	"github.com/ladder-tui/ladder/broker/sim"
 	"github.com/ladder-tui/ladder/retry"
 )

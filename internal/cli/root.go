@@ -10,11 +10,10 @@ import (
 	"sync/atomic"
 	"syscall"
 
-	"github.com/ladder-tui/ladder/broker/rabbit"
-
 	"github.com/spf13/cobra"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/broker/rabbit"
 )
 
 // Build says which ladder this is (set by the release build).

@@ -7,9 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ladder-tui/ladder/broker/rabbit"
-
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/broker/rabbit"
 	"github.com/ladder-tui/ladder/broker/sim"
 	"github.com/ladder-tui/ladder/retry"
 )

@@ -9,12 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ladder-tui/ladder/broker/rabbit"
-
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
+	"github.com/ladder-tui/ladder/broker/rabbit"
 )
 
 // A delay queue written to straight, with a 10-minute message at its head
