@@ -22,8 +22,8 @@ import (
 // queue's consumers until it ends.
 const DefaultPeekDeadline = 20 * time.Second
 
-// progressEvery spaces progress reports: a screen needs no more.
-const progressEvery = 100 * time.Millisecond
+// ProgressEvery spaces progress reports: a screen needs no more.
+const ProgressEvery = 100 * time.Millisecond
 
 // ErrStopBrowse, returned by PeekOptions.Each, ends a browse early and
 // without error: the caller has what it came for.
@@ -69,6 +69,9 @@ func (b *BrowseRun) Want() int { return b.want }
 func (b *BrowseRun) Read() int { return b.read }
 func (b *BrowseRun) Left() int { return b.want - b.read }
 
+// Result is the PeekResult the browse fills.
+func (b *BrowseRun) Result() *PeekResult { return b.res }
+
 // Done says the browse has read all it may.
 func (b *BrowseRun) Done() bool { return b.read >= b.want }
 
@@ -91,7 +94,7 @@ func (b *BrowseRun) Take(m Message) error {
 	if m.Redelivered {
 		r.redelivered++
 	}
-	if n, ok := headerInt(m.Headers["x-delivery-count"]); ok && n > 0 {
+	if n, ok := HeaderInt(m.Headers["x-delivery-count"]); ok && n > 0 {
 		r.counts = append(r.counts, deliveryCount{m.Position, n})
 	}
 	if b.opt.Each != nil {
@@ -139,7 +142,7 @@ func (b *BrowseRun) report(done bool) {
 		return
 	}
 	now := time.Now()
-	if !done && !b.reported.IsZero() && b.read < b.want && now.Sub(b.reported) < progressEvery {
+	if !done && !b.reported.IsZero() && b.read < b.want && now.Sub(b.reported) < ProgressEvery {
 		return
 	}
 	b.reported = now

@@ -1,3 +1,9 @@
+// Package broker is the contract between ladder's front ends (the UI, the
+// commands) and a broker: the roles a client plays, the values they
+// exchange, the errors they refuse with, and the use cases written once
+// against those roles (Dump, Replay, PrepareUnblock, Audited, grouping).
+// It does no I/O of its own: the live client is broker/rabbit, the
+// simulation broker/sim, the dump file format broker/dumpfile.
 package broker
 
 import (
@@ -10,22 +16,47 @@ import (
 	"github.com/ladder-tui/ladder/retry/topology"
 )
 
-// Client is the small interface the terminal UI and the commands use. The
-// live broker (Live) and the embedded demo simulation both implement it, so
-// neither the UI nor a command knows which one it talks to.
-type Client interface {
-	// Snapshot reads the vhost: queues with depths and rates, topology,
-	// discovered ladders and findings.
-	Snapshot(ctx context.Context) (*Snapshot, error)
-	// Peek browses the first messages of a queue without removing them and
-	// reports what that cost.
-	Peek(ctx context.Context, queue string, opt PeekOptions) (*PeekResult, error)
-	// Move moves or re-publishes messages loss-free. progress, if not nil, is
-	// called from the moving goroutine after each settled batch.
-	Move(ctx context.Context, req MoveRequest, progress func(MoveProgress)) (*MoveReport, error)
+// The broker's roles: small interfaces named by what their callers need.
+// The live client (broker/rabbit) and the simulation (broker/sim) both
+// implement every one of them, composed into Client; a use case takes only
+// the roles it uses (Dump a DumpSource, Replay a ReplayTarget, …), so a
+// test's fake stubs no more than that.
+
+// TopologyReader reads what a use case routes by and words its reports
+// with: the vhost's topology and the broker's version.
+type TopologyReader interface {
 	// Topology reads the vhost's queues, exchanges and bindings fresh: what
 	// the planner routes with (replay).
 	Topology(ctx context.Context) (topology.Vhost, error)
+	// BrokerVersion is the broker's RabbitMQ version ("4.3.6").
+	BrokerVersion(ctx context.Context) (string, error)
+	// Vhost is the virtual host this client works in.
+	Vhost() string
+}
+
+// Snapshotter reads a vhost for a refresh.
+type Snapshotter interface {
+	// Snapshot reads the vhost: queues with depths and rates, topology,
+	// discovered ladders and findings.
+	Snapshot(ctx context.Context) (*Snapshot, error)
+}
+
+// Peeker browses a queue.
+type Peeker interface {
+	// Peek browses the first messages of a queue without removing them and
+	// reports what that cost.
+	Peek(ctx context.Context, queue string, opt PeekOptions) (*PeekResult, error)
+}
+
+// Mover moves messages between queues.
+type Mover interface {
+	// Move moves or re-publishes messages loss-free. progress, if not nil, is
+	// called from the moving goroutine after each settled batch.
+	Move(ctx context.Context, req MoveRequest, progress func(MoveProgress)) (*MoveReport, error)
+}
+
+// Publisher publishes messages loss-free.
+type Publisher interface {
 	// Publish publishes a batch loss-free: confirmed, mandatory where asked,
 	// returns watched (correlated by HeaderMoveID); a wait queue named by
 	// an Outgoing is declared first. One outcome per message, in order.
@@ -33,20 +64,59 @@ type Client interface {
 	// them: why publishing stopped short (a refusal that closed the
 	// channel, a lost connection, ctx), each outcome saying the rest.
 	Publish(ctx context.Context, batch []Outgoing) ([]Outcome, error)
+}
+
+// Drainer takes messages off a queue.
+type Drainer interface {
 	// Drain takes up to limit ready messages of a queue (0: as many as are
 	// ready when it starts) in order; each is acked only after handle
 	// returns true with no error, kept (returned to the queue, in order,
 	// when Drain ends) when it returns false. An error stops the drain.
 	Drain(ctx context.Context, queue string, limit int, handle func(*Message) (bool, error)) (int, error)
-	// BrokerVersion is the broker's RabbitMQ version ("4.3.6").
-	BrokerVersion(ctx context.Context) (string, error)
+}
+
+// Session is the client's own state: the vhosts it can switch to, whether
+// it refuses mutations, and closing it.
+type Session interface {
 	// Vhosts lists the virtual hosts the user can see.
 	Vhosts(ctx context.Context) ([]string, error)
-	// Vhost is the virtual host this client works in.
-	Vhost() string
 	// ReadOnly reports whether mutations are refused.
 	ReadOnly() bool
 	Close() error
+}
+
+// Client is every role: what the terminal UI and the commands hold. The
+// live broker (rabbit.Live) and the embedded demo simulation (sim.Sim) both
+// implement it, so neither the UI nor a command knows which one it talks
+// to.
+type Client interface {
+	Snapshotter
+	TopologyReader
+	Peeker
+	Mover
+	Publisher
+	Drainer
+	Session
+}
+
+// DumpSource is what Dump reads a queue through: browsing it, or draining
+// it with --consume.
+type DumpSource interface {
+	TopologyReader
+	Peeker
+	Drainer
+}
+
+// ReplayTarget is what Replay publishes a dump through.
+type ReplayTarget interface {
+	TopologyReader
+	Publisher
+}
+
+// UnblockSource is what PrepareUnblock reads a queue's head through.
+type UnblockSource interface {
+	TopologyReader
+	Peeker
 }
 
 // Snapshot is one refresh of a vhost.
@@ -169,7 +239,7 @@ func (r *PeekResult) deliveryCounts() []deliveryCount {
 	}
 	var out []deliveryCount
 	for _, m := range r.Messages {
-		if n, ok := headerInt(m.Headers["x-delivery-count"]); ok && n > 0 {
+		if n, ok := HeaderInt(m.Headers["x-delivery-count"]); ok && n > 0 {
 			out = append(out, deliveryCount{m.Position, n})
 		}
 	}
@@ -268,9 +338,9 @@ type MoveRequest struct {
 	Pick []moveplan.Pick
 }
 
-// chooses reports whether the move looks at every message and takes only
+// Chooses reports whether the move looks at every message and takes only
 // those Where or Pick choose.
-func (r MoveRequest) chooses() bool { return !r.Where.Empty() || r.Pick != nil }
+func (r MoveRequest) Chooses() bool { return !r.Where.Empty() || r.Pick != nil }
 
 // Spec is the request as the planner reads it, at now.
 func (r MoveRequest) Spec(now time.Time) moveplan.Spec {
@@ -380,4 +450,20 @@ type MoveProgress struct {
 	// alarm blocks publishing: the move or replay waits, taking nothing
 	// more, until it clears. Empty when not blocked.
 	Blocked string
+}
+
+// LadderOf returns the ladder queue belongs to, as main, tier, wait queue
+// or DLQ.
+func LadderOf(ladders []retry.Ladder, queue string) (retry.Ladder, bool) {
+	for _, l := range ladders {
+		if l.Main == queue || l.DLQ == queue || slices.Contains(l.WaitQueues, queue) {
+			return l, true
+		}
+		for _, t := range l.Tiers {
+			if t.Queue == queue {
+				return l, true
+			}
+		}
+	}
+	return retry.Ladder{}, false
 }

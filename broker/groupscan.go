@@ -82,7 +82,7 @@ type GroupScan struct {
 // a peek's side effects (reported). The result is partial, with an
 // ErrPartial error, when the browse stopped short (its deadline, a message
 // the AMQP client could not read, Ctrl+C); what was read is grouped.
-func ScanGroups(ctx context.Context, c Client, o GroupScanOptions) (*GroupScan, error) {
+func ScanGroups(ctx context.Context, c DumpSource, o GroupScanOptions) (*GroupScan, error) {
 	v, err := c.Topology(ctx)
 	if err != nil {
 		return nil, err
@@ -103,7 +103,7 @@ func ScanGroups(ctx context.Context, c Client, o GroupScanOptions) (*GroupScan, 
 	// Dump's Limit counts chosen messages under a --where (it then looks
 	// as far as its bound); without one, what it looks at.
 	limit := max(0, o.Limit)
-	spy := &peekSpy{Client: c, queue: o.Queue}
+	spy := &peekSpy{DumpSource: c, queue: o.Queue}
 	rep, derr := Dump(ctx, spy, DumpOptions{Queue: o.Queue, Limit: min(limit, bound), Where: o.Where, Force: o.Force,
 		Deadline: o.Deadline, Progress: o.Progress}, w)
 	if rep == nil {
@@ -114,7 +114,7 @@ func ScanGroups(ctx context.Context, c Client, o GroupScanOptions) (*GroupScan, 
 	}
 	if rep.Incomplete != "" {
 		// Dump's words are a file's ("the rest is not in the file").
-		derr = partialError("group %s: %s", o.Queue, rep.Incomplete)
+		derr = PartialError("group %s: %s", o.Queue, rep.Incomplete)
 	}
 	scan.Groups, scan.Messages = w.g.Groups(), w.kept
 	scan.SideEffects, scan.Released = rep.SideEffects, rep.Released
@@ -140,13 +140,13 @@ func ScanGroups(ctx context.Context, c Client, o GroupScanOptions) (*GroupScan, 
 // peekSpy is c, noting the result of the browse a dump makes of queue: its
 // ready count is exact where the management API's is seconds old.
 type peekSpy struct {
-	Client
+	DumpSource
 	queue string
 	res   *PeekResult
 }
 
 func (p *peekSpy) Peek(ctx context.Context, queue string, opt PeekOptions) (*PeekResult, error) {
-	res, err := p.Client.Peek(ctx, queue, opt)
+	res, err := p.DumpSource.Peek(ctx, queue, opt)
 	if err == nil && queue == p.queue && p.res == nil {
 		cp := *res
 		cp.Messages = nil // the dump has them; the spy keeps what the browse said

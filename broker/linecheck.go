@@ -3,12 +3,9 @@ package broker
 import (
 	"context"
 	"fmt"
-	"regexp"
-	"strconv"
 	"unicode/utf8"
 
-	"github.com/ladder-tui/ladder/retry/topology"
-	amqp "github.com/rabbitmq/amqp091-go"
+	"github.com/ladder-tui/ladder/broker/dumpfile"
 )
 
 // A replay checks every line before it publishes anything: a message the
@@ -34,63 +31,11 @@ type publishLimiter interface {
 }
 
 // limitsOf asks c for its limits; a client that cannot tell has none.
-func limitsOf(ctx context.Context, c Client) (PublishLimits, error) {
+func limitsOf(ctx context.Context, c any) (PublishLimits, error) {
 	if l, ok := c.(publishLimiter); ok {
 		return l.PublishLimits(ctx)
 	}
 	return PublishLimits{}, nil
-}
-
-// Default max_message_size: 128 MiB from 3.8 on, 16 MiB from 4.0.
-const (
-	defaultMaxMessageSize3 = 128 << 20
-	defaultMaxMessageSize4 = 16 << 20
-)
-
-// PublishLimits implements publishLimiter. The management API does not
-// show max_message_size, so the limit is the version's default until the
-// broker refuses a message and names its configured one (then that).
-func (l *Live) PublishLimits(ctx context.Context) (PublishLimits, error) {
-	var lim PublishLimits
-	if n := l.maxMsg.Load(); n > 0 {
-		lim.MaxMessageSize, lim.Source = int(n), "the broker's configured max_message_size"
-	} else {
-		v, err := l.mgmt.BrokerVersion(ctx)
-		if err != nil {
-			return lim, err
-		}
-		lim.MaxMessageSize, lim.Source = defaultMaxMessageSize3, "RabbitMQ 3.x's default max_message_size"
-		if topology.VersionAtLeast(v, 4, 0) {
-			lim.MaxMessageSize, lim.Source = defaultMaxMessageSize4, "RabbitMQ 4.x's default max_message_size"
-		}
-	}
-	conn, err := l.connection(ctx)
-	if err != nil {
-		return lim, err
-	}
-	lim.FrameMax = conn.Config.FrameSize
-	return lim, nil
-}
-
-// sizeRefused reads the broker's refusal of a body over its maximum:
-// "message size 17000000 is larger than configured max size 16777216", or
-// "… is larger than max size 536870912" when the limit is at its ceiling.
-// The one parser of it: amqpRefused classifies by it (ErrTooLarge), a
-// publish learns the limit from it.
-var sizeRefused = regexp.MustCompile(`message size (\d+) is larger than (?:configured )?max size (\d+)`)
-
-// refusedSize is the maximum a 406 refusal of a message's size names, or
-// 0 when e is no such refusal.
-func refusedSize(e *amqp.Error) int64 {
-	if e == nil || e.Code != amqp.PreconditionFailed {
-		return 0
-	}
-	m := sizeRefused.FindStringSubmatch(e.Reason)
-	if m == nil {
-		return 0
-	}
-	n, _ := strconv.ParseInt(m[2], 10, 64)
-	return n
 }
 
 // headerAllowance is room left in the properties' frame for the headers a
@@ -104,7 +49,7 @@ const headerAllowance = 1024
 const isolateAbove = 1 << 20
 
 // checkLine says why a dump line cannot be published as it is, or "".
-func checkLine(r *DumpRecord, lim PublishLimits) string {
+func checkLine(r *dumpfile.Record, lim PublishLimits) string {
 	p := r.Properties
 	for _, f := range []struct{ name, v string }{
 		{"exchange", r.Exchange}, {"routing key", r.RoutingKey}, {"content_type", p.ContentType},
@@ -131,80 +76,15 @@ func checkLine(r *DumpRecord, lim PublishLimits) string {
 		return fmt.Sprintf("body of %d bytes is over the broker's maximum message size (%d bytes, %s)", len(r.Body), lim.MaxMessageSize, lim.Source)
 	}
 	if lim.FrameMax > 0 {
-		pub := publishingOf(Outgoing{Properties: r.MessageProperties(), Headers: r.Headers})
 		// The frame's 8 bytes of framing, the properties, and room for
 		// what ladder adds; a carried x-death may be written twice.
-		n := 8 + propertiesSize(pub) + headerAllowance
+		n := 8 + propertiesSize(RecordProperties(r), r.Headers) + headerAllowance
 		if d, ok := r.Headers["x-death"]; ok {
-			n += fieldSize(toValue(d))
+			n += fieldSize(d)
 		}
 		if n > lim.FrameMax {
 			return fmt.Sprintf("properties and headers of about %d bytes do not fit in one frame (the connection's frame_max is %d bytes)", n, lim.FrameMax)
 		}
 	}
 	return ""
-}
-
-// propertiesSize is the payload of a content header frame as amqp091
-// writes it: class, weight, body size, flags, then each set property.
-func propertiesSize(p amqp.Publishing) int {
-	n := 2 + 2 + 8 + 2
-	for _, s := range []string{p.ContentType, p.ContentEncoding, p.CorrelationId, p.ReplyTo, p.Expiration, p.MessageId, p.Type, p.UserId, p.AppId} {
-		if s != "" {
-			n += 1 + len(s)
-		}
-	}
-	if len(p.Headers) > 0 {
-		n += tableSize(p.Headers)
-	}
-	if p.DeliveryMode > 0 {
-		n++
-	}
-	if p.Priority > 0 {
-		n++
-	}
-	if !p.Timestamp.IsZero() {
-		n += 8
-	}
-	return n
-}
-
-// tableSize is an AMQP field table's encoded size (its 4-byte length
-// included), as amqp091 encodes each Go type.
-func tableSize(t amqp.Table) int {
-	n := 4
-	for k, v := range t {
-		n += 1 + len(k) + fieldSize(v)
-	}
-	return n
-}
-
-func fieldSize(v any) int {
-	switch x := v.(type) {
-	case nil:
-		return 1
-	case bool, byte, int8:
-		return 2
-	case int16, uint16:
-		return 3
-	case int, int32, uint32, float32:
-		return 5
-	case amqp.Decimal:
-		return 6
-	case int64, float64:
-		return 9
-	case string:
-		return 5 + len(x)
-	case []byte:
-		return 5 + len(x)
-	case []any:
-		n := 5
-		for _, e := range x {
-			n += fieldSize(e)
-		}
-		return n
-	case amqp.Table:
-		return 1 + tableSize(x)
-	}
-	return 9 // time.Time and anything else amqp091 writes in 8 bytes + type
 }

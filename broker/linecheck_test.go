@@ -4,28 +4,27 @@ import (
 	"strings"
 	"testing"
 
-	amqp "github.com/rabbitmq/amqp091-go"
-
+	"github.com/ladder-tui/ladder/broker/dumpfile"
 	"github.com/ladder-tui/ladder/retry"
 )
 
 func TestCheckLineSaysWhyTheBrokerWouldRefuseIt(t *testing.T) {
 	lim := PublishLimits{MaxMessageSize: 1000, Source: "RabbitMQ 4.x's default max_message_size", FrameMax: 131072}
-	ok := DumpRecord{Properties: DumpProperties{MessageID: "m"}, Headers: retry.Headers{"x": "y"}, Body: make([]byte, 1000)}
+	ok := dumpfile.Record{Properties: dumpfile.Properties{MessageID: "m"}, Headers: retry.Headers{"x": "y"}, Body: make([]byte, 1000)}
 	if why := checkLine(&ok, lim); why != "" {
 		t.Fatalf("a line within every limit: %q", why)
 	}
 	for _, c := range []struct {
 		name string
-		edit func(*DumpRecord)
+		edit func(*dumpfile.Record)
 		want string
 	}{
-		{"body", func(r *DumpRecord) { r.Body = make([]byte, 1001) }, "body of 1001 bytes is over the broker's maximum message size (1000 bytes, RabbitMQ 4.x's default max_message_size)"},
-		{"headers", func(r *DumpRecord) { r.Headers = retry.Headers{"big": strings.Repeat("x", 140000)} }, "do not fit in one frame (the connection's frame_max is 131072 bytes)"},
-		{"property", func(r *DumpRecord) { r.Properties.MessageID = strings.Repeat("i", 256) }, "message_id is 256 bytes, more than AMQP's 255"},
-		{"header name", func(r *DumpRecord) { r.Headers = retry.Headers{strings.Repeat("k", 256): 1} }, "header name of 256 bytes"},
-		{"header name not UTF-8", func(r *DumpRecord) { r.Headers = retry.Headers{"a\xffb": 1} }, `header name "a\xffb" is not valid UTF-8`},
-		{"header type", func(r *DumpRecord) { r.Headers = retry.Headers{"u": uint64(1)} }, "headers AMQP cannot carry"},
+		{"body", func(r *dumpfile.Record) { r.Body = make([]byte, 1001) }, "body of 1001 bytes is over the broker's maximum message size (1000 bytes, RabbitMQ 4.x's default max_message_size)"},
+		{"headers", func(r *dumpfile.Record) { r.Headers = retry.Headers{"big": strings.Repeat("x", 140000)} }, "do not fit in one frame (the connection's frame_max is 131072 bytes)"},
+		{"property", func(r *dumpfile.Record) { r.Properties.MessageID = strings.Repeat("i", 256) }, "message_id is 256 bytes, more than AMQP's 255"},
+		{"header name", func(r *dumpfile.Record) { r.Headers = retry.Headers{strings.Repeat("k", 256): 1} }, "header name of 256 bytes"},
+		{"header name not UTF-8", func(r *dumpfile.Record) { r.Headers = retry.Headers{"a\xffb": 1} }, `header name "a\xffb" is not valid UTF-8`},
+		{"header type", func(r *dumpfile.Record) { r.Headers = retry.Headers{"u": uint64(1)} }, "headers AMQP cannot carry"},
 	} {
 		r := ok
 		c.edit(&r)
@@ -44,28 +43,13 @@ func TestCheckLineSaysWhyTheBrokerWouldRefuseIt(t *testing.T) {
 // propertiesSize counts what amqp091 writes: a string header of n bytes
 // costs 1 (name length) + len(name) + 1 (type) + 4 (length) + n.
 func TestPropertiesSizeCountsTheEncoding(t *testing.T) {
-	base := propertiesSize(amqp.Publishing{})
+	base := propertiesSize(Properties{}, nil)
 	if base != 14 {
 		t.Fatalf("empty properties: %d, want 14 (class, weight, body size, flags)", base)
 	}
-	got := propertiesSize(amqp.Publishing{MessageId: "abc", Headers: amqp.Table{"k": "12345", "n": int64(1), "t": amqp.Table{"a": true}}})
+	got := propertiesSize(Properties{MessageID: "abc"}, retry.Headers{"k": "12345", "n": int64(1), "t": map[string]any{"a": true}})
 	want := 14 + (1 + 3) + 4 + (1 + 1 + 1 + 4 + 5) + (1 + 1 + 9) + (1 + 1 + 1 + 4 + (1 + 1 + 2))
 	if got != want {
 		t.Errorf("size %d, want %d", got, want)
-	}
-}
-
-func TestRefusedSizeReadsTheBrokersMaximum(t *testing.T) {
-	for reason, want := range map[string]int64{
-		"PRECONDITION_FAILED - message size 17000000 is larger than configured max size 16777216": 16777216,
-		"PRECONDITION_FAILED - message size 600 is larger than max size 536870912":                536870912,
-		"PRECONDITION_FAILED - inequivalent arg 'x-max-length'":                                   0,
-	} {
-		if got := refusedSize(&amqp.Error{Code: amqp.PreconditionFailed, Reason: reason}); got != want {
-			t.Errorf("%q: %d, want %d", reason, got, want)
-		}
-	}
-	if refusedSize(nil) != 0 || refusedSize(&amqp.Error{Code: amqp.NotFound, Reason: "message size 2 is larger than max size 1"}) != 0 {
-		t.Error("read a maximum from something that is no size refusal")
 	}
 }

@@ -84,10 +84,10 @@ func (g *Gate) Resume() {
 }
 
 // Paused reports whether the gate is closed.
-func (g *Gate) Paused() bool { return g.wait() != nil }
+func (g *Gate) Paused() bool { return g.Resumed() != nil }
 
-// wait is a channel closed on resume, or nil when the gate is open.
-func (g *Gate) wait() <-chan struct{} {
+// Resumed is a channel closed on resume, or nil when the gate is open.
+func (g *Gate) Resumed() <-chan struct{} {
 	if g == nil {
 		return nil
 	}
@@ -99,7 +99,7 @@ func (g *Gate) wait() <-chan struct{} {
 // Wait blocks while the gate is closed (false: done ended it first).
 func (g *Gate) Wait(done <-chan struct{}) bool {
 	for {
-		w := g.wait()
+		w := g.Resumed()
 		if w == nil {
 			return true
 		}

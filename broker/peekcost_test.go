@@ -89,10 +89,10 @@ func TestPeekRefusalOf(t *testing.T) {
 	}
 	// Forced, it runs (never under read-only).
 	c := PeekCostOf(limited, "4.0.5")
-	if r := peekRefusal(limited, "4.0.5", c, false, true, ""); r != nil {
+	if r := PeekRefusal(limited, "4.0.5", c, false, true, ""); r != nil {
 		t.Errorf("forced: %v", r)
 	}
-	if r := peekRefusal(limited, "4.0.5", c, true, true, ""); r == nil || !errors.Is(r, ErrReadOnly) {
+	if r := PeekRefusal(limited, "4.0.5", c, true, true, ""); r == nil || !errors.Is(r, ErrReadOnly) {
 		t.Errorf("forced under read-only: %v", r)
 	}
 }
@@ -117,7 +117,7 @@ func TestPeekSideEffectsByMode(t *testing.T) {
 		t.Errorf("stream: %v", got)
 	}
 	// 4.3 without AMQP 1.0 falls back, and says what it costs then.
-	got := strings.Join(peekSideEffects(PeekConsumeClose, topology.QueueQuorum, "4.3.6"), " ")
+	got := strings.Join(PeekSideEffectsVia(PeekConsumeClose, topology.QueueQuorum, "4.3.6"), " ")
 	if !strings.Contains(got, "AMQP 1.0 was not available") || !strings.Contains(got, "increments x-delivery-count and x-acquired-count") {
 		t.Errorf("4.3 fallback: %q", got)
 	}

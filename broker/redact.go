@@ -15,9 +15,9 @@ const redacted = "xxxxx"
 // amqp:/u:pw@h, a password with an unencoded "/"), nothing that may be a
 // password survives.
 func RedactURL(raw string) string {
-	if u, ok := plainURL(raw); ok {
+	if u, ok := PlainURL(raw); ok {
 		if _, has := u.User.Password(); has {
-			return redactedURL(u, u.User.Username(), true)
+			return RedactedURL(u, u.User.Username(), true)
 		}
 		return raw
 	}
@@ -32,12 +32,12 @@ func RedactURL(raw string) string {
 	return RedactText(raw)
 }
 
-// plainURL parses raw when it is scheme://[userinfo@]host… with no "@"
+// PlainURL parses raw when it is scheme://[userinfo@]host… with no "@"
 // after its host part. Go's parser takes "u:pa/ss@h" as host "u:pa" and
 // path "/ss@h", "u:@#pw@h" as user "u" and fragment "pw@h", "amqps:u:pw@h"
 // as opaque and "u:pw@h" as scheme "u": none of those may be shown as
 // they are. (A vhost holding "@" is written %40.)
-func plainURL(raw string) (*url.URL, bool) {
+func PlainURL(raw string) (*url.URL, bool) {
 	u, err := url.Parse(raw)
 	if err != nil || u.Scheme == "" || u.Opaque != "" || !strings.HasPrefix(raw[len(u.Scheme):], "://") {
 		return nil, false
@@ -49,10 +49,10 @@ func plainURL(raw string) (*url.URL, bool) {
 	return u, true
 }
 
-// redactedURL is the one way a URL is shown: u with user (when given) and
+// RedactedURL is the one way a URL is shown: u with user (when given) and
 // "xxxxx" for a password it had, "amqp://guest:xxxxx@h/", for AMQP, API
 // and Prometheus URLs alike.
-func redactedURL(u *url.URL, user string, hasPassword bool) string {
+func RedactedURL(u *url.URL, user string, hasPassword bool) string {
 	out := *u
 	switch {
 	case hasPassword:
@@ -115,35 +115,39 @@ type redactedError struct {
 func (e *redactedError) Error() string { return e.msg }
 func (e *redactedError) Unwrap() error { return e.err }
 
+// Reworded is err told in msg's words (already redacted): errors.Is and
+// As still see err, its text is never shown.
+func Reworded(msg string, err error) error { return &redactedError{msg: msg, err: err} }
+
 // redactErr returns err with any URL password (and the passwords in urls) hidden.
 func redactErr(err error, urls ...string) error {
 	var secrets []string
 	for _, raw := range urls {
-		secrets = append(secrets, secretsOf(raw)...)
+		secrets = append(secrets, SecretsOf(raw)...)
 	}
-	return redactSecrets(err, secrets...)
+	return RedactSecrets(err, secrets...)
 }
 
-// secretsOf is the password of a URL as it may appear in text (plain and
+// SecretsOf is the password of a URL as it may appear in text (plain and
 // escaped); none when it is the user name, which is shown anyway.
-func secretsOf(raw string) []string {
+func SecretsOf(raw string) []string {
 	u, err := url.Parse(raw)
 	if err != nil || u.User == nil {
 		return nil
 	}
 	p, _ := u.User.Password()
-	out := secretForms(u.User.Username(), p)
+	out := SecretForms(u.User.Username(), p)
 	// As typed, escapes and all: errors quote the URL given.
-	if typed := typedPassword(raw); typed != "" && typed != p && len(out) > 0 {
+	if typed := TypedPassword(raw); typed != "" && typed != p && len(out) > 0 {
 		out = append(out, typed)
 	}
 	return out
 }
 
-// typedPassword is the password of raw as it is written in it (before
+// TypedPassword is the password of raw as it is written in it (before
 // percent-decoding), "" when its authority holds none or it is the user
 // name (shown anyway: hiding it would print "xxxxx:xxxxx@").
-func typedPassword(raw string) string {
+func TypedPassword(raw string) string {
 	_, rest, ok := strings.Cut(raw, "://")
 	if !ok {
 		return ""
@@ -162,15 +166,15 @@ func typedPassword(raw string) string {
 	return pw
 }
 
-func secretForms(user, pass string) []string {
+func SecretForms(user, pass string) []string {
 	if pass == "" || pass == user {
 		return nil
 	}
 	return []string{pass, url.QueryEscape(pass), url.PathEscape(pass)}
 }
 
-// redactSecrets returns err with URL passwords and the bare secrets hidden.
-func redactSecrets(err error, secrets ...string) error {
+// RedactSecrets returns err with URL passwords and the bare secrets hidden.
+func RedactSecrets(err error, secrets ...string) error {
 	if err == nil {
 		return nil
 	}

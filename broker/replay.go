@@ -1,12 +1,10 @@
 package broker
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"os"
 	"slices"
@@ -14,7 +12,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/broker/dumpfile"
+	"github.com/ladder-tui/ladder/internal/wording"
 	"github.com/ladder-tui/ladder/retry/moveplan"
 	"github.com/ladder-tui/ladder/retry/topology"
 )
@@ -22,254 +21,6 @@ import (
 // Dump and replay are built on a Client's primitives (Peek, Drain,
 // Topology, Publish), so the live broker and the simulation run the same
 // code, and every message is routed by the one planner.
-
-// DumpOptions configure a dump.
-type DumpOptions struct {
-	Queue string
-	Limit int // 0: every ready message (a browse takes at most DefaultDumpLimit)
-	Where moveplan.Where
-	// Consume drains the queue to the file: each message is acked only
-	// after its line is written and the file synced.
-	Consume  bool
-	BodyText bool // write valid UTF-8 bodies as text
-	Force    bool // peek a quorum queue near its delivery limit
-	// Deadline (> 0) bounds how long a browsing dump reads (see
-	// PeekOptions.Deadline): one still reading then stops with what it
-	// wrote, Incomplete saying so. 0: no deadline but the context's.
-	Deadline time.Duration
-	// Progress, when set, hears how far a browsing dump has read (see
-	// PeekOptions.Progress).
-	Progress func(PeekProgress)
-}
-
-// DefaultDumpLimit bounds a browsing dump without --limit: a browse holds
-// every message it reads, unacked on the broker, until it ends.
-const DefaultDumpLimit = 100_000
-
-// dumpLimit is DefaultDumpLimit (a variable: a test lowers it).
-var dumpLimit = DefaultDumpLimit
-
-// DumpWriter is where a dump goes; Sync makes written lines durable. A
-// browsing dump writes each message as it reads it, in queue order, and
-// keeps none.
-type DumpWriter interface {
-	io.Writer
-	Sync() error
-}
-
-// MessageWriter is a DumpWriter that takes each chosen message itself, in
-// queue order, instead of its line (a scan that groups a whole queue, say):
-// Dump calls WriteMessage for it and writes no line, so every message is
-// taken, whatever the dump format could carry. The message is the writer's
-// only during the call (one it keeps, it copies; its body is whole). The
-// header line still goes to Write.
-type MessageWriter interface {
-	DumpWriter
-	WriteMessage(*Message) error
-}
-
-// DumpReport is what a dump did. JSON field names are a contract.
-type DumpReport struct {
-	Queue       string   `json:"queue"`
-	Written     int      `json:"written"`
-	Unmatched   int      `json:"unmatched"`
-	Consumed    bool     `json:"consumed"`
-	SideEffects []string `json:"side_effects"`
-	Released    int64    `json:"released"`
-	// Skipped, in a browsing dump, are the messages the format cannot keep
-	// exactly (a routing key or property that is not UTF-8), one note each:
-	// they stay in the queue, the others are written.
-	Skipped []string `json:"skipped,omitempty"`
-	// Incomplete, when set, says why a browsing dump stopped before the
-	// end of what it was to read (the queue's ready messages, or -n): the
-	// lines written are good, the rest is not in the file.
-	Incomplete string `json:"incomplete,omitempty"`
-}
-
-// partialErr is a dump that left messages out: it is ErrPartial, worded
-// for a dump (ErrPartial's own words are a move's).
-type partialErr struct{ msg string }
-
-func partialError(format string, args ...any) error {
-	return &partialErr{fmt.Sprintf(format, args...)}
-}
-func (e *partialErr) Error() string        { return e.msg }
-func (e *partialErr) Is(target error) bool { return target == ErrPartial }
-
-// unkeptError is a message the dump format cannot keep exactly.
-type unkeptError struct{ err error }
-
-func (e *unkeptError) Error() string { return e.err.Error() }
-func (e *unkeptError) Unwrap() error { return e.err }
-
-// Dump writes a queue's messages to w in the dump format.
-func Dump(ctx context.Context, c Client, o DumpOptions, w DumpWriter) (*DumpReport, error) {
-	rep := &DumpReport{Queue: o.Queue, Consumed: o.Consume, SideEffects: []string{}}
-	// The topology, not a snapshot: no rates are needed, only the queue,
-	// its ladder and the version for the header line.
-	v, err := c.Topology(ctx)
-	if err != nil {
-		return rep, err
-	}
-	if _, ok := v.Queue(o.Queue); !ok {
-		return rep, fmt.Errorf("dump: queue %q does not exist in vhost %s", o.Queue, c.Vhost())
-	}
-	version, err := c.BrokerVersion(ctx)
-	if err != nil {
-		return rep, err
-	}
-	ladders := topology.Discover(&v)
-	head, _ := json.Marshal(DumpHeader{LadderDump: DumpFormat, Vhost: c.Vhost(), Queue: o.Queue, BrokerVersion: version, DumpedAt: time.Now().UTC()})
-	if _, err := w.Write(append(head, '\n')); err != nil {
-		return rep, fmt.Errorf("dump: write: %w", err)
-	}
-	now := time.Now()
-	// --where reads a message as the move planner does: the same death
-	// queues and main queues, from the headers.
-	deaths, mains := retry.DeathQueuesOf(ladders, o.Queue), retry.MainQueues(ladders)
-	chosen := func(m *Message) bool {
-		if o.Where.Empty() {
-			return true
-		}
-		var ts time.Time
-		if m.Properties.Timestamp != nil {
-			ts = *m.Properties.Timestamp
-		}
-		return o.Where.Match(moveplan.SubjectOf(m.Headers, deaths, mains, m.Body, ts), now)
-	}
-	mw, _ := w.(MessageWriter)
-	write := func(m *Message) error {
-		if mw != nil {
-			if err := mw.WriteMessage(m); err != nil {
-				return fmt.Errorf("dump: write: %w", err)
-			}
-			rep.Written++
-			return nil
-		}
-		line, err := MarshalRecord(RecordOf(m), o.BodyText)
-		if err != nil {
-			return &unkeptError{fmt.Errorf("dump: message #%d: %w", m.Position, err)}
-		}
-		if _, err := w.Write(append(line, '\n')); err != nil {
-			return fmt.Errorf("dump: write: %w", err)
-		}
-		rep.Written++
-		return nil
-	}
-	if !o.Consume {
-		return browseDump(ctx, c, o, w, rep, chosen, write)
-	}
-	if err := w.Sync(); err != nil {
-		return rep, fmt.Errorf("dump: sync: %w", err)
-	}
-	audit := auditorOf(c)
-	ev := AuditEvent{Phase: "start", Action: "dump --consume", From: o.Queue, Limit: o.Limit, Where: o.Where.Exprs()}
-	if err := audit(ev); err != nil {
-		return rep, err
-	}
-	_, err = c.Drain(ctx, o.Queue, o.Limit, func(m *Message) (bool, error) {
-		if !chosen(m) {
-			rep.Unmatched++
-			return false, nil
-		}
-		if err := write(m); err != nil {
-			return false, err
-		}
-		// Durable before the ack: a crash now leaves the message in both
-		// the file and the queue, never in neither.
-		if err := w.Sync(); err != nil {
-			return false, fmt.Errorf("dump: sync: %w", err)
-		}
-		ev.Messages = append(ev.Messages, idOf(m.Properties.MessageID, m.BodyDigest))
-		return true, nil
-	})
-	ev.Phase, ev.Counts = "done", map[string]int{"written": rep.Written, "unmatched": rep.Unmatched}
-	if err != nil {
-		ev.Error = err.Error()
-	}
-	if aerr := audit(ev); aerr != nil && err == nil {
-		err = aerr
-	}
-	return rep, err
-}
-
-// browseDump is a dump that browses: each message is written as the browse
-// reads it, in queue order, and let go (the browse still holds it unacked
-// on the broker until it ends; ladder keeps nothing).
-func browseDump(ctx context.Context, c Client, o DumpOptions, w DumpWriter, rep *DumpReport, chosen func(*Message) bool, write func(*Message) error) (*DumpReport, error) {
-	limit := o.Limit
-	if limit <= 0 || !o.Where.Empty() {
-		limit = max(limit, dumpLimit) // --where looks as far as a browse may: Limit counts chosen ones
-	}
-	seen := 0
-	var failed error // the writer's: the dump's own error, said once
-	each := func(m *Message) error {
-		seen++
-		if !chosen(m) {
-			rep.Unmatched++
-			return nil
-		}
-		if err := write(m); err != nil {
-			var unkept *unkeptError
-			if !errors.As(err, &unkept) {
-				failed = err
-				return err
-			}
-			rep.Skipped = append(rep.Skipped, err.Error())
-		}
-		if o.Limit > 0 && rep.Written >= o.Limit {
-			return ErrStopBrowse
-		}
-		return nil
-	}
-	res, err := c.Peek(ctx, o.Queue, PeekOptions{Limit: limit, BodyPreview: maxBody, Force: o.Force, Deadline: o.Deadline, Progress: o.Progress, Each: each})
-	if err != nil {
-		switch serr := w.Sync(); {
-		case failed != nil:
-			return rep, failed
-		case serr != nil || rep.Written == 0 || ctx.Err() == nil:
-			return rep, fmt.Errorf("dump: %w", err)
-		}
-		// Interrupted (Ctrl+C): the lines written are good.
-		rep.Incomplete = fmt.Sprintf("interrupted after %s", topology.Plural(rep.Written, "message", "messages"))
-		return rep, partialError("dump %s: %s (%v): the rest is not in the file", o.Queue, rep.Incomplete, ctx.Err())
-	}
-	rep.SideEffects, rep.Released = res.SideEffects, res.Released
-	if err := w.Sync(); err != nil {
-		return rep, err
-	}
-	rep.Incomplete = res.Incomplete
-	if rep.Incomplete == "" && seen == limit && res.Ready > int64(limit) && (o.Limit <= 0 || rep.Written < o.Limit) {
-		// It stopped at its bound with more ready behind.
-		if o.Where.Empty() {
-			rep.Incomplete = fmt.Sprintf("read the first %d of %d ready messages: a browsing dump reads at most %d without -n (-n N reads further, --consume drains the queue)", limit, res.Ready, limit)
-		} else {
-			rep.Incomplete = fmt.Sprintf("--where looked at the first %d of %d ready messages only", limit, res.Ready)
-		}
-	}
-	if rep.Incomplete != "" {
-		return rep, partialError("dump %s: %s", o.Queue, rep.Incomplete)
-	}
-	if len(rep.Skipped) > 0 {
-		return rep, partialError("dump %s: %s skipped (they stay queued), the first: %s", o.Queue, topology.Plural(len(rep.Skipped), "message", "messages"), rep.Skipped[0])
-	}
-	return rep, nil
-}
-
-func idOf(id, digest string) string {
-	if id != "" {
-		return id
-	}
-	return "sha256:" + digest
-}
-
-// auditorOf is c's audit hook, or one that records nothing.
-func auditorOf(c Client) func(AuditEvent) error {
-	if a, ok := c.(Auditor); ok {
-		return a.Audit
-	}
-	return func(AuditEvent) error { return nil }
-}
 
 // ReplayRequest describes a replay of a dump file.
 type ReplayRequest struct {
@@ -291,113 +42,13 @@ type ReplayRequest struct {
 	Expect []PlannedMove
 }
 
-// DumpLine is one record of a dump file with its line number.
-type DumpLine struct {
-	Line   int
-	Record DumpRecord
-}
-
-// badLine is a line of a dump that cannot be read, and why.
-type badLine struct {
-	line int
-	why  string
-}
-
-// ReadDump reads a dump file: its header and records. A malformed line is
-// reported in bad (line number and why) and left out.
-func ReadDump(r io.Reader) (DumpHeader, []DumpLine, []string, error) {
-	head, lines, bad, err := readDump(r)
-	var out []string
-	for _, b := range bad {
-		out = append(out, fmt.Sprintf("line %d: %s", b.line, b.why))
-	}
-	return head, lines, out, err
-}
-
-// ReadDumpHeader reads the first line of the dump file at path.
-func ReadDumpHeader(path string) (DumpHeader, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return DumpHeader{}, err
-	}
-	defer f.Close()
-	line, err := bufio.NewReaderSize(f, 4096).ReadSlice('\n')
-	var head DumpHeader
-	if (err != nil && !errors.Is(err, io.EOF)) || json.Unmarshal(line, &head) != nil || head.LadderDump == 0 {
-		return head, fmt.Errorf("%s: line 1: not a ladder dump", path)
-	}
-	return head, nil
-}
-
-func readDump(r io.Reader) (DumpHeader, []DumpLine, []badLine, error) {
-	var head DumpHeader
-	var lines []DumpLine
-	var bad []badLine
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64*1024), 1<<30)
-	n := 0
-	for sc.Scan() {
-		n++
-		b := sc.Bytes()
-		if n == 1 {
-			if err := json.Unmarshal(b, &head); err != nil || head.LadderDump == 0 {
-				return head, nil, nil, errors.New(`line 1: not a ladder dump (want {"ladder_dump":1,…})`)
-			}
-			if head.LadderDump != DumpFormat {
-				return head, nil, nil, fmt.Errorf("line 1: dump format %d; this ladder reads %d", head.LadderDump, DumpFormat)
-			}
-			continue
-		}
-		if len(b) == 0 {
-			continue
-		}
-		rec, err := UnmarshalRecord(b)
-		if err != nil {
-			bad = append(bad, badLine{n, err.Error()})
-			continue
-		}
-		lines = append(lines, DumpLine{Line: n, Record: rec})
-	}
-	if err := sc.Err(); err != nil {
-		return head, lines, bad, fmt.Errorf("line %d: %w", n+1, err)
-	}
-	if n == 0 {
-		return head, nil, nil, errors.New("empty file: not a ladder dump")
-	}
-	return head, lines, bad, nil
-}
-
-// progress file: JSON lines beside the dump, {"sent":[lines]} before a batch
-// is published and {"done":[…]} / {"failed":[…]} once it is settled, each
-// synced. A line sent but neither done nor failed was in flight when the
-// replay stopped: it may have reached the broker. Each run first writes who
-// it is ({"lock":…}, see replaylock.go).
-type progressEntry struct {
-	// Dump names the dump the progress is of: a progress file of another
-	// dump (one written over this file's name) is refused.
-	Dump   *progressDump `json:"dump,omitempty"`
-	Run    string        `json:"run,omitempty"`
-	Lock   *lockRecord   `json:"lock,omitempty"`
-	Sent   []int         `json:"sent,omitempty"`
-	Done   []int         `json:"done,omitempty"`
-	Failed []int         `json:"failed,omitempty"`
-}
-
-type progressDump struct {
-	Queue    string    `json:"queue"`
-	DumpedAt time.Time `json:"dumped_at"`
-}
-
-// ProgressFile is where a replay of file keeps its progress.
-func ProgressFile(file string) string { return file + ".progress" }
-
-// replayBatch is how many messages are published before their confirms
+// ReplayBatch is how many messages are published before their confirms
 // are awaited and the progress file synced.
-const replayBatch = 256
+const ReplayBatch = 256
 
 // replayJob is one line of a replay and its plan.
 type replayJob struct {
-	line  DumpLine
+	line  dumpfile.Line
 	route PlannedMove
 }
 
@@ -408,28 +59,28 @@ type replayJob struct {
 // skipped; lines it had in flight are published again and reported as
 // possible duplicates. A replay locks the dump's progress file while it
 // runs: a second one at once is refused, naming the first.
-func Replay(ctx context.Context, c Client, req ReplayRequest, progress func(MoveProgress)) (*MoveReport, error) {
+func Replay(ctx context.Context, c ReplayTarget, req ReplayRequest, progress func(MoveProgress)) (*MoveReport, error) {
 	rep := &MoveReport{Target: req.To.String(), DelayMS: req.Delay.Milliseconds(), DryRun: req.DryRun, Via: map[topology.Via]int{}, Routes: []moveplan.RouteCount{}}
 	f, err := os.Open(req.File)
 	if err != nil {
 		return rep, fmt.Errorf("replay: %w", err)
 	}
-	head, lines, bad, err := readDump(f)
+	head, lines, bad, err := dumpfile.ReadLines(f)
 	f.Close()
 	if err != nil {
 		return rep, fmt.Errorf("replay %s: %w", req.File, err)
 	}
 	if len(bad) > 0 && req.Strict {
-		return rep, fmt.Errorf("replay %s: line %d: %s (--strict: nothing published)", req.File, bad[0].line, bad[0].why)
+		return rep, fmt.Errorf("replay %s: line %d: %s (--strict: nothing published)", req.File, bad[0].Line, bad[0].Why)
 	}
-	progPath := ProgressFile(req.File)
+	progPath := dumpfile.ProgressFile(req.File)
 	var prog *os.File
 	if req.DryRun {
-		err = checkUnlocked(progPath)
+		err = dumpfile.CheckUnlocked(progPath)
 	} else {
 		// Before the progress is read: two replays that both read "nothing
 		// published yet" would both publish everything.
-		prog, err = lockProgress(progPath)
+		prog, err = dumpfile.LockProgress(progPath)
 	}
 	if err != nil {
 		return rep, fmt.Errorf("replay %s: %w", req.File, err)
@@ -437,15 +88,15 @@ func Replay(ctx context.Context, c Client, req ReplayRequest, progress func(Move
 	if prog != nil {
 		defer prog.Close() // releases the lock
 	}
-	st, err := readProgress(progPath, head)
+	st, err := dumpfile.ReadProgress(progPath, head)
 	if err != nil {
 		return rep, fmt.Errorf("replay: progress file %s: %w", progPath, err)
 	}
-	if st.exists && !req.Resume && !req.DryRun {
+	if st.Exists && !req.Resume && !req.DryRun {
 		return rep, fmt.Errorf("replay %s: it was replayed before (progress in %s): --resume continues it; remove the progress file to replay it all again", req.File, progPath)
 	}
-	run := runID()
-	record := func(e progressEntry) error {
+	run := RunID()
+	record := func(e dumpfile.ProgressEntry) error {
 		b, _ := json.Marshal(e)
 		if _, err := prog.Write(append(b, '\n')); err != nil {
 			return fmt.Errorf("replay: progress file %s: %w", progPath, err)
@@ -460,7 +111,7 @@ func Replay(ctx context.Context, c Client, req ReplayRequest, progress func(Move
 				return rep, fmt.Errorf("replay: progress file %s: %w", progPath, err)
 			}
 		}
-		if err := record(progressEntry{Run: run, Lock: newLockRecord()}); err != nil {
+		if err := record(dumpfile.ProgressEntry{Run: run, Lock: dumpfile.NewLockRecord()}); err != nil {
 			return rep, err
 		}
 	}
@@ -495,12 +146,12 @@ func Replay(ctx context.Context, c Client, req ReplayRequest, progress func(Move
 	}
 	for _, b := range bad {
 		rep.Requested++
-		skip(PlannedMove{Position: b.line, Skip: "malformed line: " + b.why})
+		skip(PlannedMove{Position: b.Line, Skip: "malformed line: " + b.Why})
 	}
 	var jobs []replayJob
 	resumed := 0
 	for _, dl := range lines {
-		if st.done[dl.Line] {
+		if st.Done[dl.Line] {
 			resumed++
 			continue
 		}
@@ -541,14 +192,14 @@ func Replay(ctx context.Context, c Client, req ReplayRequest, progress func(Move
 	}
 	rep.Requested += len(jobs)
 	if resumed > 0 {
-		rep.Note(fmt.Sprintf("resumed: %s already published by an earlier run %s skipped", topology.Plural(resumed, "line", "lines"), wasWere(resumed)))
+		rep.Note(fmt.Sprintf("resumed: %s already published by an earlier run %s skipped", topology.Plural(resumed, "line", "lines"), wording.WasWere(resumed)))
 	}
 	if req.DryRun {
 		rep.Note("dry run: nothing was published")
 		return rep, nil
 	}
-	if !st.exists {
-		if err := record(progressEntry{Dump: &progressDump{Queue: head.Queue, DumpedAt: head.DumpedAt}}); err != nil {
+	if !st.Exists {
+		if err := record(dumpfile.ProgressEntry{Dump: &dumpfile.ProgressDump{Queue: head.Queue, DumpedAt: head.DumpedAt}}); err != nil {
 			return rep, err
 		}
 	}
@@ -568,7 +219,7 @@ func Replay(ctx context.Context, c Client, req ReplayRequest, progress func(Move
 		}
 	}
 	// Publish says, from this goroutine, when an alarm blocks it.
-	pubCtx := withBlockedNotice(ctx, func(reason string) {
+	pubCtx := WithBlockedNotice(ctx, func(reason string) {
 		if reason == blocked {
 			return
 		}
@@ -580,11 +231,11 @@ func Replay(ctx context.Context, c Client, req ReplayRequest, progress func(Move
 	})
 	var failure error
 	var doubt lineNotes // lines left in doubt, by why
-	batchSize := replayBatch
+	batchSize := ReplayBatch
 	if req.Rate > 0 {
 		// Each message waits its turn; a batch holds a tenth of a second's
 		// worth, so confirms are awaited ten times a second at most.
-		batchSize = max(1, min(replayBatch, int(req.Rate)/10))
+		batchSize = max(1, min(ReplayBatch, int(req.Rate)/10))
 	}
 	// queue holds what is still to publish, in line order; lines of a batch
 	// the broker did not reach (it closed the channel at a refused message
@@ -630,7 +281,7 @@ func Replay(ctx context.Context, c Client, req ReplayRequest, progress func(Move
 			r, rec := j.route, j.line.Record
 			h := r.Apply(rec.Headers)
 			h[HeaderMoveID] = run + "/" + strconv.Itoa(j.line.Line)
-			props := rec.MessageProperties()
+			props := RecordProperties(&rec)
 			props.Expiration = r.Expiration
 			o := Outgoing{Exchange: r.Exchange, RoutingKey: r.RoutingKey, Mandatory: r.Mandatory, Properties: props, Headers: h, Body: rec.Body}
 			if r.Via == topology.ViaDelayQueue {
@@ -643,7 +294,7 @@ func Replay(ctx context.Context, c Client, req ReplayRequest, progress func(Move
 			break // stopped while pacing: what was not published is not "sent"
 		}
 		batch = batch[:len(out)]
-		if err := record(progressEntry{Run: run, Sent: sent}); err != nil {
+		if err := record(dumpfile.ProgressEntry{Run: run, Sent: sent}); err != nil {
 			failure = err
 			break
 		}
@@ -667,7 +318,7 @@ func Replay(ctx context.Context, c Client, req ReplayRequest, progress func(Move
 			}
 			rep.Failed += len(batch)
 			failure = fmt.Errorf("replay %s: %w", req.File, err)
-			if rerr := record(progressEntry{Failed: failed}); rerr != nil {
+			if rerr := record(dumpfile.ProgressEntry{Failed: failed}); rerr != nil {
 				failure = rerr
 			}
 			report()
@@ -690,7 +341,7 @@ func Replay(ctx context.Context, c Client, req ReplayRequest, progress func(Move
 			case res.Returned:
 				failed = append(failed, j.line.Line)
 				rep.Returned++
-			case res.NotSent && errors.Is(res.Err, errNotReached) && !stop:
+			case res.NotSent && errors.Is(res.Err, ErrNotReached) && !stop:
 				// Never reached the broker: published again next batch.
 				failed = append(failed, j.line.Line)
 				again = append(again, j)
@@ -701,7 +352,7 @@ func Replay(ctx context.Context, c Client, req ReplayRequest, progress func(Move
 			case res.NotSent:
 				failed = append(failed, j.line.Line)
 				rep.Failed++
-				if !stop || !errors.Is(res.Err, err) && !errors.Is(res.Err, errNotReached) {
+				if !stop || !errors.Is(res.Err, err) && !errors.Is(res.Err, ErrNotReached) {
 					rep.Note(fmt.Sprintf("line %d not published: %v", j.line.Line, res.Err))
 				}
 			default:
@@ -717,7 +368,7 @@ func Replay(ctx context.Context, c Client, req ReplayRequest, progress func(Move
 		if stop {
 			failure = fmt.Errorf("replay %s: %w", req.File, err)
 		}
-		if err := record(progressEntry{Done: ok, Failed: failed}); err != nil {
+		if err := record(dumpfile.ProgressEntry{Done: ok, Failed: failed}); err != nil {
 			failure = err
 		}
 		if len(again) > 0 && failure == nil {
@@ -734,10 +385,10 @@ func Replay(ctx context.Context, c Client, req ReplayRequest, progress func(Move
 		rep.DuplicatesAtMost += again
 		n := len(inflightLines(st, jobs))
 		rep.Note(fmt.Sprintf("%s in flight when an earlier run stopped: published again, so %s be on the broker twice (%s %s)",
-			were(n, "line", "lines"), mayBe(n), plainPlural(n, "line", "lines"), lineList(inflightLines(st, jobs))))
+			wording.Were(n, "line", "lines"), wording.MayBe(n), wording.Plain(n, "line", "lines"), lineList(inflightLines(st, jobs))))
 	}
 	if rep.Returned > 0 {
-		rep.Note(fmt.Sprintf("%s returned as unroutable: not published (still in the dump)", were(rep.Returned, "message", "messages")))
+		rep.Note(fmt.Sprintf("%s returned as unroutable: not published (still in the dump)", wording.Were(rep.Returned, "message", "messages")))
 	}
 	ev.Phase, ev.Report, ev.Messages = "done", rep, rep.MovedIDs
 	if failure != nil {
@@ -764,10 +415,10 @@ func (e *replayPartial) Unwrap() error        { return e.err }
 func (e *replayPartial) Is(target error) bool { return target == ErrPartial }
 
 // inflightLines are the lines of jobs an earlier run left in doubt.
-func inflightLines(st progressState, jobs []replayJob) map[int]bool {
+func inflightLines(st dumpfile.ProgressState, jobs []replayJob) map[int]bool {
 	out := map[int]bool{}
 	for _, j := range jobs {
-		if st.doubt[j.line.Line] > 0 && j.route.Moves() {
+		if st.Doubt[j.line.Line] > 0 && j.route.Moves() {
 			out[j.line.Line] = true
 		}
 	}
@@ -776,10 +427,10 @@ func inflightLines(st progressState, jobs []replayJob) map[int]bool {
 
 // sumDoubt bounds the duplicates publishing jobs again can make: each
 // unanswered publish of a line by an earlier run may have left a copy.
-func sumDoubt(st progressState, jobs []replayJob) int {
+func sumDoubt(st dumpfile.ProgressState, jobs []replayJob) int {
 	n := 0
 	for l := range inflightLines(st, jobs) {
-		n += st.doubt[l]
+		n += st.Doubt[l]
 	}
 	return n
 }
@@ -806,7 +457,7 @@ func (n *lineNotes) add(why string, line int) {
 func (n *lineNotes) note(rep *MoveReport) {
 	for _, why := range n.order {
 		set := n.lines[why]
-		rep.Note(fmt.Sprintf("%s %s: %s", plainPlural(len(set), "line", "lines"), lineList(set), why))
+		rep.Note(fmt.Sprintf("%s %s: %s", wording.Plain(len(set), "line", "lines"), lineList(set), why))
 	}
 }
 

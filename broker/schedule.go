@@ -27,17 +27,20 @@ const (
 	perQueueFullRead = 50 * time.Millisecond
 )
 
-// fullEvery is how old the last full read may get before a steady refresh
-// makes a full read instead, for n queues: topologyTTL (30 s) up to 600
+// TopologyTTL bounds how stale cached bindings may be.
+const TopologyTTL = 30 * time.Second
+
+// FullEvery is how old the last full read may get before a steady refresh
+// makes a full read instead, for n queues: TopologyTTL (30 s) up to 600
 // queues, then perQueueFullRead each.
-func fullEvery(n int) time.Duration {
-	return max(topologyTTL, time.Duration(n)*perQueueFullRead)
+func FullEvery(n int) time.Duration {
+	return max(TopologyTTL, time.Duration(n)*perQueueFullRead)
 }
 
-// bigFor3x: a vhost of n queues is too big to read fully every refresh on
+// BigFor3x: a vhost of n queues is too big to read fully every refresh on
 // 3.x with stats on (see promUsable): a full read every BaseRefresh would
 // cost the broker more than the budget above.
-func bigFor3x(n int) bool { return time.Duration(n)*perQueueFull > BaseRefresh }
+func BigFor3x(n int) bool { return time.Duration(n)*perQueueFull > BaseRefresh }
 
 // AutoRefresh is the TUI's refresh for a vhost of n queues: steady says
 // whether refreshes between full reads read Prometheus (cheap) or each
@@ -48,24 +51,4 @@ func AutoRefresh(n int, steady bool) time.Duration {
 		per = perQueueSteady
 	}
 	return min(MaxRefresh, max(BaseRefresh, time.Duration(n)*per))
-}
-
-// bindingsTTL bounds how stale cached bindings may be: as stale as a full
-// read gets. m.mu is held.
-func (m *Management) bindingsTTL() time.Duration {
-	if m.last == nil {
-		return topologyTTL
-	}
-	return fullEvery(len(m.last.queues))
-}
-
-// RefreshHint is the refresh AutoRefresh gives the vhost last read: steady
-// when Prometheus serves the refreshes between full reads.
-func (m *Management) RefreshHint() time.Duration {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.last == nil {
-		return BaseRefresh
-	}
-	return AutoRefresh(len(m.last.queues), m.promUsable(time.Now()))
 }

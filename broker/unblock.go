@@ -33,7 +33,7 @@ var ErrPreviewDeadLetters = errors.New("the preview would dead-letter a message"
 
 // PrepareUnblock is PrepareUnblockWith, reading at most look messages,
 // where that costs no delivery toward a delivery limit.
-func PrepareUnblock(ctx context.Context, c Client, queue string, look int) (MoveRequest, moveplan.UnblockPlan, *PeekResult, error) {
+func PrepareUnblock(ctx context.Context, c UnblockSource, queue string, look int) (MoveRequest, moveplan.UnblockPlan, *PeekResult, error) {
 	return PrepareUnblockWith(ctx, c, queue, UnblockOptions{Look: look})
 }
 
@@ -48,7 +48,7 @@ func PrepareUnblock(ctx context.Context, c Client, queue string, look int) (Move
 // only with opt.ForcePeek; and when the counts it saw show that the
 // preview's read would dead-letter a message, the plan is returned with
 // ErrPreviewDeadLetters (nothing more is read).
-func PrepareUnblockWith(ctx context.Context, c Client, queue string, opt UnblockOptions) (MoveRequest, moveplan.UnblockPlan, *PeekResult, error) {
+func PrepareUnblockWith(ctx context.Context, c UnblockSource, queue string, opt UnblockOptions) (MoveRequest, moveplan.UnblockPlan, *PeekResult, error) {
 	look := opt.Look
 	if look <= 0 {
 		look = DefaultUnblockLook

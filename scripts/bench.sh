@@ -233,19 +233,19 @@ for v in $versions; do
 
   echo "== RabbitMQ $ver: move 20,000 (ladder, shovel, one at a time)" >&2
   for _ in $(seq "$count"); do
-    go test -run '^$' -bench '^Benchmark(Move20k|Shovel20k|OneByOne20k)$' -benchtime 1x -count 1 ./broker/ | grep -E '^Benchmark' | tee -a "$log" >&2
+    go test -run '^$' -bench '^Benchmark(Move20k|Shovel20k|OneByOne20k)$' -benchtime 1x -count 1 ./broker/rabbit/ | grep -E '^Benchmark' | tee -a "$log" >&2
   done
   if [ "$quick" != 1 ]; then
     echo "== RabbitMQ $ver: move 100,000 (ladder, shovel, one at a time), once" >&2
-    go test -run '^$' -bench '^Benchmark(Move100k|Shovel100k|OneByOne100k)$' -benchtime 1x -count 1 -timeout 30m ./broker/ | grep -E '^Benchmark' | tee -a "$log" >&2
+    go test -run '^$' -bench '^Benchmark(Move100k|Shovel100k|OneByOne100k)$' -benchtime 1x -count 1 -timeout 30m ./broker/rabbit/ | grep -E '^Benchmark' | tee -a "$log" >&2
   fi
   echo "== RabbitMQ $ver: redrive 20,000 to their origins (ladder, one at a time)" >&2
   for _ in $(seq "$count"); do
-    go test -run '^$' -bench '^Benchmark(RedriveOrigin20k|RedriveOneByOne20k)$' -benchtime 1x -count 1 -timeout 20m ./broker/ | grep -E '^Benchmark' | tee -a "$log" >&2
+    go test -run '^$' -bench '^Benchmark(RedriveOrigin20k|RedriveOneByOne20k)$' -benchtime 1x -count 1 -timeout 20m ./broker/rabbit/ | grep -E '^Benchmark' | tee -a "$log" >&2
   done
   echo "== RabbitMQ $ver: peek 1,000, snapshot" >&2
-  go test -run '^$' -bench '^Benchmark(Peek1000|ManagementGet1000)$' -benchtime 5x -count "$count" ./broker/ | grep -E '^Benchmark' | tee -a "$log" >&2
-  go test -run '^$' -bench '^BenchmarkSnapshot2000$' -benchtime 5x -count 1 ./broker/ | grep -E '^Benchmark' | tee -a "$log" >&2
+  go test -run '^$' -bench '^Benchmark(Peek1000|ManagementGet1000)$' -benchtime 5x -count "$count" ./broker/rabbit/ | grep -E '^Benchmark' | tee -a "$log" >&2
+  go test -run '^$' -bench '^BenchmarkSnapshot2000$' -benchtime 5x -count 1 ./broker/rabbit/ | grep -E '^Benchmark' | tee -a "$log" >&2
 
   echo "== RabbitMQ $ver: peek 10,000 (ladder binary, management get), TUI browse" >&2
   pv="${prefix}peek"

@@ -59,7 +59,7 @@ func snapshotBound(apiTimeout time.Duration) time.Duration {
 }
 
 // depthProber is a client that can tell depths over AMQP alone
-// (broker.Live): the UI asks it while the management API is slow.
+// (rabbit.Live): the UI asks it while the management API is slow.
 type depthProber interface {
 	QueueDepths(ctx context.Context, queues []string) (map[string]int64, error)
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
+	"github.com/ladder-tui/ladder/broker/rabbit"
 )
 
 // frameSafe fails when a frame holds anything but our own SGR styling that
@@ -36,7 +37,7 @@ func TestHostileMessagesInBrowserAndInspector(t *testing.T) {
 	q := brokertest.EmojiQueueName()
 	msgs := brokertest.HostileMessages(brokertest.HugeBodyFor(t, r))
 	brokertest.PublishHostile(t, r, q, msgs)
-	l, err := broker.NewLive(r, "test")
+	l, err := rabbit.NewLive(r, "test")
 	if err != nil {
 		t.Fatal(err)
 	}

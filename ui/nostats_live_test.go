@@ -9,8 +9,8 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
-	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
+	"github.com/ladder-tui/ladder/broker/rabbit"
 	"github.com/ladder-tui/ladder/retry/topology"
 )
 
@@ -73,7 +73,7 @@ func TestHomeShowsRatesWithManagementStatsOff(t *testing.T) {
 	}()
 	defer func() { cancel(); _ = cch.Close(); _ = pch.Close(); wg.Wait() }()
 
-	live, err := broker.NewLive(r, "test")
+	live, err := rabbit.NewLive(r, "test")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,12 +14,13 @@ import (
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
+	"github.com/ladder-tui/ladder/broker/rabbit"
 	"github.com/ladder-tui/ladder/retry/topology"
 )
 
 // watchedLive is the live client, telling the test each peek it ran.
 type watchedLive struct {
-	*broker.Live
+	*rabbit.Live
 	peeks chan watchedPeek
 }
 
@@ -76,7 +77,7 @@ func TestTenTUIPeeksOfALimitedQuorumQueueLoseNothing(t *testing.T) {
 	}
 }
 
-func tenTUIPeeks(t *testing.T, r *broker.Resolved, readOnly bool) {
+func tenTUIPeeks(t *testing.T, r *rabbit.Resolved, readOnly bool) {
 	ch := brokertest.Channel(t, r, "test tui peeks")
 	for _, q := range []struct {
 		name string
@@ -93,7 +94,7 @@ func tenTUIPeeks(t *testing.T, r *broker.Resolved, readOnly bool) {
 
 	lr := *r
 	lr.ReadOnly = readOnly
-	live, err := broker.NewLive(&lr, "test tui peeks")
+	live, err := rabbit.NewLive(&lr, "test tui peeks")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,8 +17,8 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	amqp "github.com/rabbitmq/amqp091-go"
 
-	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
+	"github.com/ladder-tui/ladder/broker/rabbit"
 )
 
 // The broker restarts while the UI runs (the own node, stopped and started
@@ -114,7 +114,7 @@ func newGoroutines(before map[int]string) []string {
 
 // declareLadder makes pay (main), pay.wait.5s (a TTL tier dead-lettering
 // back) and pay.dlq, with dlq messages in pay.dlq.
-func declareLadder(t *testing.T, r *broker.Resolved, dlq int) {
+func declareLadder(t *testing.T, r *rabbit.Resolved, dlq int) {
 	t.Helper()
 	conn, err := r.DialAMQP(context.Background(), "test ladder")
 	if err != nil {
@@ -183,7 +183,7 @@ func TestBrokerRestartWhileTheUIRuns(t *testing.T) {
 	before := goroutines()
 	start := time.Now()
 
-	live, err := broker.NewLive(r, "test restart")
+	live, err := rabbit.NewLive(r, "test restart")
 	if err != nil {
 		t.Fatal(err)
 	}

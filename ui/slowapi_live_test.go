@@ -11,8 +11,8 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
+	"github.com/ladder-tui/ladder/broker/rabbit"
 )
 
 // A slow management API (a test-local proxy holding every answer back
@@ -22,15 +22,15 @@ import (
 // says what it waits for.
 
 // slowUI runs the UI on r with its management API behind a delaying proxy.
-func slowUI(t *testing.T, r *broker.Resolved, delay time.Duration) (*brokertest.DelayedAPI, screenTap, func()) {
+func slowUI(t *testing.T, r *rabbit.Resolved, delay time.Duration) (*brokertest.DelayedAPI, screenTap, func()) {
 	t.Helper()
 	slow := brokertest.NewDelayedAPI(t, r.APIURL)
 	slow.SetDelay(delay)
-	cr, err := broker.Config{AMQPURL: r.AMQPURL, APIURL: slow.URL, Vhost: r.Vhost, APITimeout: time.Second}.Resolve()
+	cr, err := rabbit.Config{AMQPURL: r.AMQPURL, APIURL: slow.URL, Vhost: r.Vhost, APITimeout: time.Second}.Resolve()
 	if err != nil {
 		t.Fatal(err)
 	}
-	live, err := broker.NewLive(cr, "test slow api")
+	live, err := rabbit.NewLive(cr, "test slow api")
 	if err != nil {
 		t.Fatal(err)
 	}

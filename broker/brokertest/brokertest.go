@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/broker/rabbit"
 )
 
 // Env variables tests read, with the defaults of a local broker.
@@ -37,8 +37,8 @@ const (
 )
 
 // Config returns the test broker's configuration.
-func Config() broker.Config {
-	return broker.Config{
+func Config() rabbit.Config {
+	return rabbit.Config{
 		AMQPURL:       envOr(EnvAMQPURL, "amqp://guest:guest@127.0.0.1:5672/"),
 		APIURL:        envOr(EnvAPIURL, "http://127.0.0.1:15672"),
 		PrometheusURL: os.Getenv(EnvPromURL),
@@ -47,14 +47,14 @@ func Config() broker.Config {
 
 // Require returns a resolved config for a broker whose AMQP port and
 // management API both answer; otherwise it skips (or fails under CI).
-func Require(t testing.TB) *broker.Resolved {
+func Require(t testing.TB) *rabbit.Resolved {
 	t.Helper()
 	return require(t, Config(), "scripts/rabbitmq.sh up", EnvAMQPURL)
 }
 
 // NoStatsConfig is the stats-less broker's configuration.
-func NoStatsConfig() broker.Config {
-	return broker.Config{
+func NoStatsConfig() rabbit.Config {
+	return rabbit.Config{
 		AMQPURL:       envOr(EnvNoStatsAMQPURL, "amqp://guest:guest@127.0.0.1:5675/"),
 		APIURL:        envOr(EnvNoStatsAPIURL, "http://127.0.0.1:15675"),
 		PrometheusURL: envOr(EnvNoStatsPromURL, "http://127.0.0.1:15695"),
@@ -62,12 +62,12 @@ func NoStatsConfig() broker.Config {
 }
 
 // RequireNoStats is Require for the broker with management stats off.
-func RequireNoStats(t testing.TB) *broker.Resolved {
+func RequireNoStats(t testing.TB) *rabbit.Resolved {
 	t.Helper()
 	return require(t, NoStatsConfig(), "scripts/rabbitmq.sh up --version 4.3 --no-stats", EnvNoStatsAMQPURL)
 }
 
-func require(t testing.TB, cfg broker.Config, up, env string) *broker.Resolved {
+func require(t testing.TB, cfg rabbit.Config, up, env string) *rabbit.Resolved {
 	t.Helper()
 	r, err := cfg.Resolve()
 	if err != nil {
@@ -121,13 +121,13 @@ const VhostPrefix = "ladder-test."
 // ladder's own wait queues too) when the test ends. Tests that read a whole
 // vhost — snapshots, topology, discovery, the TUI — use one, so a broker
 // full of other people's queues cannot change what they see.
-func OwnVhost(t testing.TB) *broker.Resolved {
+func OwnVhost(t testing.TB) *rabbit.Resolved {
 	t.Helper()
 	return OwnVhostOn(t, Require(t))
 }
 
 // OwnVhostOn is OwnVhost on the broker r reaches.
-func OwnVhostOn(t testing.TB, r *broker.Resolved) *broker.Resolved {
+func OwnVhostOn(t testing.TB, r *rabbit.Resolved) *rabbit.Resolved {
 	t.Helper()
 	name := Name(t, "")
 	if len(name) > 100 {
@@ -152,7 +152,7 @@ func OwnVhostOn(t testing.TB, r *broker.Resolved) *broker.Resolved {
 
 // API sends one request to the test broker's management API (path after
 // /api/) and fails on any status of 300 or more.
-func API(r *broker.Resolved, method, path string, body []byte) error {
+func API(r *rabbit.Resolved, method, path string, body []byte) error {
 	req, err := http.NewRequest(method, r.APIURL.String()+"/api/"+path, bytes.NewReader(body))
 	if err != nil {
 		return err
@@ -198,12 +198,12 @@ func versionSuffix(v string) string { return strings.ReplaceAll(v, ".", "_") }
 
 // VersionConfig is the configuration of the test broker of version ("3.10",
 // "4.0" or "4.3"); ok is false for a version scripts/rabbitmq.sh does not run.
-func VersionConfig(version string) (cfg broker.Config, ok bool) {
+func VersionConfig(version string) (cfg rabbit.Config, ok bool) {
 	p, ok := versionPorts[version]
 	if !ok {
-		return broker.Config{}, false
+		return rabbit.Config{}, false
 	}
-	return broker.Config{
+	return rabbit.Config{
 		AMQPURL:       envOr(EnvVersionAMQPURL(version), "amqp://guest:guest@127.0.0.1:"+p[0]+"/"),
 		APIURL:        envOr(EnvVersionAPIURL(version), "http://127.0.0.1:"+p[1]),
 		PrometheusURL: envOr(EnvVersionPromURL(version), "http://127.0.0.1:"+p[2]),
@@ -215,7 +215,7 @@ func VersionConfig(version string) (cfg broker.Config, ok bool) {
 // (make test runs the suite on 3.10 and 4.3, and starts 4.0 for these). It
 // skips with the reason when that broker does not answer, or answers as
 // another version; under LADDER_REQUIRE_BROKER=1 it fails instead.
-func RequireVersion(t testing.TB, version string) *broker.Resolved {
+func RequireVersion(t testing.TB, version string) *rabbit.Resolved {
 	t.Helper()
 	cfg, ok := VersionConfig(version)
 	if !ok {
@@ -225,7 +225,7 @@ func RequireVersion(t testing.TB, version string) *broker.Resolved {
 	r := require(t, cfg, up, EnvVersionAMQPURL(version))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	m, err := broker.NewManagement(r)
+	m, err := rabbit.NewManagement(r)
 	if err != nil {
 		t.Fatalf("RabbitMQ %s: %v", version, err)
 	}

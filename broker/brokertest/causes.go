@@ -107,7 +107,7 @@ func Publishings(ms []CauseMessage) []amqp.Publishing {
 
 // PublishCauses publishes ms to queue through c's loss-free Publish (the
 // simulation or a live client), in batches, each confirmed.
-func PublishCauses(ctx context.Context, c broker.Client, queue string, ms []CauseMessage) error {
+func PublishCauses(ctx context.Context, c broker.Publisher, queue string, ms []CauseMessage) error {
 	for start := 0; start < len(ms); start += 500 {
 		var batch []broker.Outgoing
 		for i, m := range ms[start:min(start+500, len(ms))] {

@@ -4,15 +4,15 @@ import (
 	"context"
 	"testing"
 
-	amqp "github.com/rabbitmq/amqp091-go"
+	"github.com/ladder-tui/ladder/broker/rabbit"
 
-	"github.com/ladder-tui/ladder/broker"
+	amqp "github.com/rabbitmq/amqp091-go"
 )
 
 // Channel opens a connection named name to the broker r reaches and a
 // channel on it, both closed when the test ends: the setup most live tests
 // start with to declare and publish their fixtures.
-func Channel(t testing.TB, r *broker.Resolved, name string) *amqp.Channel {
+func Channel(t testing.TB, r *rabbit.Resolved, name string) *amqp.Channel {
 	t.Helper()
 	conn, err := r.DialAMQP(context.Background(), name)
 	if err != nil {

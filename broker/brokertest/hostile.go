@@ -11,7 +11,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
-	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/broker/rabbit"
 	"github.com/ladder-tui/ladder/retry/topology"
 )
 
@@ -145,7 +145,7 @@ func EmojiQueueName() string {
 // PublishHostile declares queue (deleted when the test ends) behind a
 // fanout exchange of its own, so routing keys can be anything, and
 // publishes msgs to it, confirmed.
-func PublishHostile(t testing.TB, r *broker.Resolved, queue string, msgs []Hostile) {
+func PublishHostile(t testing.TB, r *rabbit.Resolved, queue string, msgs []Hostile) {
 	t.Helper()
 	ctx := context.Background()
 	conn, err := r.DialAMQP(ctx, "test hostile")
@@ -194,9 +194,9 @@ func PublishHostile(t testing.TB, r *broker.Resolved, queue string, msgs []Hosti
 
 // HugeBodyFor is the huge body's size for the broker r reaches: HugeBody,
 // or on 4.x just under its default max_message_size of 16 MiB.
-func HugeBodyFor(t testing.TB, r *broker.Resolved) int {
+func HugeBodyFor(t testing.TB, r *rabbit.Resolved) int {
 	t.Helper()
-	m, err := broker.NewManagement(r)
+	m, err := rabbit.NewManagement(r)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/broker/rabbit"
 )
 
 // The own node: a fourth RabbitMQ 4.3 node in the chroot
@@ -40,7 +40,7 @@ const (
 type OwnNode struct {
 	// Resolved reaches the node's default vhost (tests take a vhost of
 	// their own on it with OwnVhostOn).
-	Resolved *broker.Resolved
+	Resolved *rabbit.Resolved
 	root     string // the repository, for scripts/rabbitmq.sh
 }
 
@@ -70,7 +70,7 @@ func RequireOwnNode(t testing.TB) *OwnNode {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := broker.Config{
+	r, err := rabbit.Config{
 		AMQPURL: "amqp://guest:guest@127.0.0.1:" + OwnAMQPPort + "/",
 		APIURL:  "http://127.0.0.1:" + OwnAPIPort,
 	}.Resolve()

@@ -8,7 +8,7 @@ import (
 	"net/url"
 	"testing"
 
-	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/broker/rabbit"
 )
 
 // Perms are a user's permissions on a vhost: regular expressions over the
@@ -19,7 +19,7 @@ type Perms struct{ Configure, Write, Read string }
 // User creates a user of the test's own on r's broker with tags (""
 // for none: no management API) and perms on r's vhost, deleted when the
 // test ends, and returns r as that user.
-func User(t testing.TB, r *broker.Resolved, tags string, perms Perms) *broker.Resolved {
+func User(t testing.TB, r *rabbit.Resolved, tags string, perms Perms) *rabbit.Resolved {
 	t.Helper()
 	name := Name(t, "user")
 	if len(name) > 100 {
@@ -44,7 +44,7 @@ func User(t testing.TB, r *broker.Resolved, tags string, perms Perms) *broker.Re
 	u := *r.AMQP
 	u.User = url.UserPassword(name, pw)
 	u.Path, u.RawPath = "/"+r.Vhost, "/"+url.PathEscape(r.Vhost)
-	out, err := broker.Config{AMQPURL: u.String(), APIURL: r.APIURL.String(), PrometheusURL: r.PrometheusURL.String(), Vhost: r.Vhost}.Resolve()
+	out, err := rabbit.Config{AMQPURL: u.String(), APIURL: r.APIURL.String(), PrometheusURL: r.PrometheusURL.String(), Vhost: r.Vhost}.Resolve()
 	if err != nil {
 		t.Fatal(err)
 	}

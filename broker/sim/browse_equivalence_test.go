@@ -9,6 +9,7 @@ import (
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
+	"github.com/ladder-tui/ladder/broker/dumpfile"
 )
 
 // browseSeen is what a browse showed, in a form both sides share.
@@ -96,7 +97,7 @@ func TestBrowseBoundsSimulationAndLiveBrokerAgree(t *testing.T) {
 		if err != nil || rep.Written != 3 {
 			t.Fatalf("dump %d: %v %+v", i, err, rep)
 		}
-		_, ls, bad, err := broker.ReadDump(bytes.NewReader(w.Bytes()))
+		_, ls, bad, err := dumpfile.Read(bytes.NewReader(w.Bytes()))
 		if err != nil || len(bad) > 0 {
 			t.Fatal(err, bad)
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
+	"github.com/ladder-tui/ladder/broker/rabbit"
 	"github.com/ladder-tui/ladder/retry"
 	"github.com/ladder-tui/ladder/retry/topology"
 )
@@ -248,7 +249,7 @@ func (s *Sim) testPublishBody(t *testing.T, exchange, key, id string, h retry.He
 
 // routeLive declares the case in a vhost of the test's own and fills it the
 // same way.
-func routeLive(t *testing.T, c eqCase) (*broker.Live, *broker.Resolved) {
+func routeLive(t *testing.T, c eqCase) (*rabbit.Live, *rabbit.Resolved) {
 	t.Helper()
 	r := brokertest.OwnVhost(t)
 	conn, err := r.DialAMQP(context.Background(), "test route equivalence")
@@ -298,7 +299,7 @@ func routeLive(t *testing.T, c eqCase) (*broker.Live, *broker.Resolved) {
 			waitLiveDepth(t, r, m.into, landed[m.into])
 		}
 	}
-	l, err := broker.NewLive(r, "test route equivalence")
+	l, err := rabbit.NewLive(r, "test route equivalence")
 	if err != nil {
 		t.Fatal(err)
 	}

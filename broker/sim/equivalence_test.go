@@ -13,6 +13,7 @@ import (
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
+	"github.com/ladder-tui/ladder/broker/rabbit"
 	"github.com/ladder-tui/ladder/retry"
 	"github.com/ladder-tui/ladder/retry/moveplan"
 	"github.com/ladder-tui/ladder/retry/topology"
@@ -229,9 +230,82 @@ func expectedDepths(plan []broker.PlannedMove) map[string]int {
 	return out
 }
 
+// Both refuse alike: the same error for errors.Is, the same report shape.
+// A partial move (messages left in the source) is asserted by
+// TestOnePlannerSimulationAndLiveBrokerAgree.
+func TestRefusalsSimulationAndLiveBrokerAgree(t *testing.T) {
+	brokertest.Require(t)
+	l, r := equivLive(t, false)
+	version := brokerVersion(t, l)
+	s := equivSim(t, false, version)
+	ro := *r
+	ro.ReadOnly = true
+	lro, err := rabbit.NewLive(&ro, "test refusal equivalence")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { lro.Close() })
+	sro := New(Options{Seed: 1, Now: fixedClock, Quiet: true, BrokerVersion: version, ReadOnly: true})
+	t.Cleanup(func() { sro.Close() })
+	ctx := context.Background()
+	const missing = "no.such.queue"
+	move := broker.MoveRequest{From: OrdersDLQ, To: broker.Target{Kind: broker.TargetQueue, Name: OrdersMain}}
+	for _, c := range []struct {
+		name string
+		want error
+		// call runs the refused operation on c; report says whether it
+		// handed back a report (or outcomes) with its error.
+		call func(c broker.Client) (report bool, err error)
+		ro   bool // on the read-only clients
+	}{
+		{"read-only move", broker.ErrReadOnly, func(c broker.Client) (bool, error) {
+			rep, err := c.Move(ctx, move, nil)
+			return rep != nil, err
+		}, true},
+		{"read-only publish", broker.ErrReadOnly, func(c broker.Client) (bool, error) {
+			out, err := c.Publish(ctx, []broker.Outgoing{{RoutingKey: OrdersMain, Headers: retry.Headers{broker.HeaderMoveID: "r/1"}, Body: []byte("x")}})
+			return out != nil, err
+		}, true},
+		{"read-only drain", broker.ErrReadOnly, func(c broker.Client) (bool, error) {
+			_, err := c.Drain(ctx, OrdersDLQ, 1, func(*broker.Message) (bool, error) { return false, nil })
+			return false, err
+		}, true},
+		{"peek of a missing queue", broker.ErrNotFound, func(c broker.Client) (bool, error) {
+			res, err := c.Peek(ctx, missing, broker.PeekOptions{Limit: 1})
+			return res != nil, err
+		}, false},
+		{"drain of a missing queue", broker.ErrNotFound, func(c broker.Client) (bool, error) {
+			_, err := c.Drain(ctx, missing, 1, func(*broker.Message) (bool, error) { return false, nil })
+			return false, err
+		}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var live, simulated broker.Client = l, s
+			if c.ro {
+				live, simulated = lro, sro
+			}
+			liveRep, liveErr := c.call(live)
+			simRep, simErr := c.call(simulated)
+			if !errors.Is(liveErr, c.want) || !errors.Is(simErr, c.want) {
+				t.Errorf("live %v, sim %v: want both %v", liveErr, simErr, c.want)
+			}
+			if liveRep != simRep {
+				t.Errorf("a report with the error: live %v, sim %v", liveRep, simRep)
+			}
+		})
+	}
+	// Nothing was taken or moved by any of them.
+	if n := liveDepth(t, r, OrdersDLQ); n != 4 {
+		t.Errorf("live DLQ holds %d, want 4", n)
+	}
+	if n := simDepth(s, OrdersDLQ); n != 4 {
+		t.Errorf("sim DLQ holds %d, want 4", n)
+	}
+}
+
 // equivSim is the demo topology, quiet, with the four DLQ messages.
 // brokerVersion is the live broker's version: the simulation plays it.
-func brokerVersion(t *testing.T, l *broker.Live) string {
+func brokerVersion(t *testing.T, l *rabbit.Live) string {
 	t.Helper()
 	v, err := l.BrokerVersion(context.Background())
 	if err != nil {
@@ -282,14 +356,14 @@ func equivMessages() []equivMessage {
 
 // equivLive declares the Go seed's ladder in a vhost of the test's own and
 // puts the same four messages in its DLQ, the same way.
-func equivLive(t *testing.T, delayed bool) (*broker.Live, *broker.Resolved) {
+func equivLive(t *testing.T, delayed bool) (*rabbit.Live, *rabbit.Resolved) {
 	r := brokertest.OwnVhost(t)
 	conn, err := r.DialAMQP(context.Background(), "test equivalence")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	if err := broker.DeclareGoSeed(conn, ""); err != nil {
+	if err := rabbit.DeclareGoSeed(conn, ""); err != nil {
 		t.Fatal(err)
 	}
 	ch, err := conn.Channel()
@@ -333,7 +407,7 @@ func equivLive(t *testing.T, delayed bool) (*broker.Live, *broker.Resolved) {
 		}
 		waitLiveDepth(t, r, OrdersDLQ, i+1)
 	}
-	l, err := broker.NewLive(r, "test equivalence")
+	l, err := rabbit.NewLive(r, "test equivalence")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -353,7 +427,7 @@ func equivLive(t *testing.T, delayed bool) (*broker.Live, *broker.Resolved) {
 
 // rejectLive takes the head of queue (waiting for one to arrive) and
 // rejects it without requeue: it is dead-lettered.
-func rejectLive(t *testing.T, ch *amqp.Channel, r *broker.Resolved, queue string) {
+func rejectLive(t *testing.T, ch *amqp.Channel, r *rabbit.Resolved, queue string) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -374,7 +448,7 @@ func rejectLive(t *testing.T, ch *amqp.Channel, r *broker.Resolved, queue string
 	}
 }
 
-func waitLiveDepth(t *testing.T, r *broker.Resolved, queue string, n int) {
+func waitLiveDepth(t *testing.T, r *rabbit.Resolved, queue string, n int) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for liveDepth(t, r, queue) != n {
@@ -386,7 +460,7 @@ func waitLiveDepth(t *testing.T, r *broker.Resolved, queue string, n int) {
 }
 
 // liveDepth is a queue's exact ready count (-1 when it does not exist).
-func liveDepth(t *testing.T, r *broker.Resolved, queue string) int {
+func liveDepth(t *testing.T, r *rabbit.Resolved, queue string) int {
 	t.Helper()
 	conn, err := r.DialAMQP(context.Background(), "test depth")
 	if err != nil {

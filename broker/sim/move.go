@@ -34,7 +34,8 @@ type hop struct {
 func (s *Sim) Move(ctx context.Context, req broker.MoveRequest, progress func(broker.MoveProgress)) (*broker.MoveReport, error) {
 	// A dry run changes nothing, so read-only mode allows it.
 	if s.opt.ReadOnly && !req.DryRun {
-		return nil, s.errorf("move from %s refused: the client is read-only", req.From)
+		// The live client's refusal: its error, and the request's report.
+		return broker.NewMoveReport(req), s.errorf("move from %s: %w", req.From, broker.ErrReadOnly)
 	}
 	start := time.Now()
 	s.mu.Lock()

@@ -32,7 +32,7 @@ func (s *Sim) Peek(ctx context.Context, name string, opt broker.PeekOptions) (*b
 	}
 	q := s.byName[name]
 	if q == nil {
-		return nil, s.errorf("peek %s: NOT_FOUND - no queue %q in vhost %q", name, name, VhostName)
+		return nil, s.errorf("peek: queue %q in vhost %s: %w", name, VhostName, broker.ErrNotFound)
 	}
 	if opt.Limit <= 0 {
 		opt.Limit = broker.DefaultPeekLimit
@@ -99,7 +99,7 @@ func (s *Sim) Peek(ctx context.Context, name string, opt broker.PeekOptions) (*b
 }
 
 // restoreOrderTakes is what the live browse's second pass takes again
-// (broker.amqp1Receiver.restoreOrder): a quorum queue delivers the messages
+// (rabbit.amqp1Receiver.restoreOrder): a quorum queue delivers the messages
 // returned to it first, in the order returned, so a browse of the first n
 // that ends before the returned ones do would leave them behind the rest;
 // the browse takes messages again, in rounds of doubling credit, until it

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
+	"github.com/ladder-tui/ladder/broker/rabbit"
 )
 
 // A peek of the quorum queue (x-delivery-limit 3, dead-lettering to
@@ -37,11 +38,11 @@ func TestPeekSimulationAndLiveBrokerAgree(t *testing.T) {
 	}
 }
 
-func peekBothAlike(t *testing.T, r *broker.Resolved, readOnly bool) {
+func peekBothAlike(t *testing.T, r *rabbit.Resolved, readOnly bool) {
 	ctx := context.Background()
 	lr := *r
 	lr.ReadOnly = readOnly
-	live, err := broker.NewLive(&lr, "test peek equivalence")
+	live, err := rabbit.NewLive(&lr, "test peek equivalence")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,7 +26,7 @@ func (s *Sim) Topology(ctx context.Context) (topology.Vhost, error) {
 // returned when mandatory, as the broker does.
 func (s *Sim) Publish(ctx context.Context, batch []broker.Outgoing) ([]broker.Outcome, error) {
 	if s.opt.ReadOnly {
-		return nil, s.errorf("publish refused: the client is read-only")
+		return nil, s.errorf("publish: %w", broker.ErrReadOnly)
 	}
 	defer s.mu.Unlock()
 	if err := s.enter(); err != nil {
@@ -64,7 +64,7 @@ func (s *Sim) Publish(ctx context.Context, batch []broker.Outgoing) ([]broker.Ou
 // Drain implements broker.Client.
 func (s *Sim) Drain(ctx context.Context, queue string, limit int, handle func(*broker.Message) (bool, error)) (int, error) {
 	if s.opt.ReadOnly {
-		return 0, s.errorf("drain %s refused: the client is read-only", queue)
+		return 0, s.errorf("drain %s: %w", queue, broker.ErrReadOnly)
 	}
 	if err := s.enter(); err != nil {
 		s.mu.Unlock()
@@ -73,7 +73,7 @@ func (s *Sim) Drain(ctx context.Context, queue string, limit int, handle func(*b
 	q := s.byName[queue]
 	if q == nil {
 		s.mu.Unlock()
-		return 0, s.errorf("drain %s: NOT_FOUND - no queue %q in vhost %q", queue, queue, VhostName)
+		return 0, s.errorf("drain: queue %q in vhost %s: %w", queue, VhostName, broker.ErrNotFound)
 	}
 	// Take the messages ready now; hand them over without the lock held.
 	msgs := append([]*message(nil), q.ready...)

@@ -35,8 +35,9 @@ type Options struct {
 	// Now is the wall clock; nil means time.Now. Tests pass a fixed clock
 	// and move the simulation with Advance.
 	Now func() time.Time
-	// ReadOnly makes Move refuse, as the live client does in read-only
-	// mode; a dry run, which changes nothing, is still answered.
+	// ReadOnly makes Move, Publish and Drain refuse with
+	// broker.ErrReadOnly, as the live client does in read-only mode; a dry
+	// run, which changes nothing, is still answered.
 	ReadOnly bool
 	// WarmUp runs the workload for this long before New returns, so the demo
 	// opens with messages in the tiers and the dead-letter queues. The

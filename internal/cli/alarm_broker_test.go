@@ -13,6 +13,7 @@ import (
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
+	"github.com/ladder-tui/ladder/broker/rabbit"
 )
 
 // A resource alarm on the target broker (its memory high watermark set
@@ -125,7 +126,7 @@ func waitBlocked(t *testing.T, n *brokertest.OwnNode, lr *ladderRun, what string
 
 // countIDs takes every message of q and fails unless each of the test's
 // ids is there exactly once.
-func countIDs(t *testing.T, r *broker.Resolved, q, prefix string) {
+func countIDs(t *testing.T, r *rabbit.Resolved, q, prefix string) {
 	t.Helper()
 	conn, err := r.DialAMQP(context.Background(), "test count")
 	if err != nil {

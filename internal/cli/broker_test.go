@@ -18,11 +18,12 @@ import (
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
+	"github.com/ladder-tui/ladder/broker/rabbit"
 	"github.com/ladder-tui/ladder/retry/topology"
 )
 
 // brokerEnv points the commands at the test broker.
-func brokerEnv(t *testing.T) *broker.Resolved {
+func brokerEnv(t *testing.T) *rabbit.Resolved {
 	t.Helper()
 	r := brokertest.Require(t)
 	cfg := brokertest.Config()
@@ -33,7 +34,7 @@ func brokerEnv(t *testing.T) *broker.Resolved {
 
 // vhostEnv points the commands at a vhost of the test's own, for commands
 // that read a whole vhost (topology, the TUI).
-func vhostEnv(t *testing.T) *broker.Resolved {
+func vhostEnv(t *testing.T) *rabbit.Resolved {
 	t.Helper()
 	brokerEnv(t)
 	r := brokertest.OwnVhost(t)
@@ -42,7 +43,7 @@ func vhostEnv(t *testing.T) *broker.Resolved {
 }
 
 // testQueue declares a unique queue with n messages, deleted at the end.
-func testQueue(t *testing.T, r *broker.Resolved, suffix string, n int, args amqp.Table) string {
+func testQueue(t *testing.T, r *rabbit.Resolved, suffix string, n int, args amqp.Table) string {
 	t.Helper()
 	conn, err := r.DialAMQP(context.Background(), "test cli")
 	if err != nil {
@@ -89,7 +90,7 @@ func testQueue(t *testing.T, r *broker.Resolved, suffix string, n int, args amqp
 	return name
 }
 
-func depthOf(t *testing.T, r *broker.Resolved, q string) int {
+func depthOf(t *testing.T, r *rabbit.Resolved, q string) int {
 	t.Helper()
 	conn, err := r.DialAMQP(context.Background(), "test depth")
 	if err != nil {
@@ -343,7 +344,7 @@ func TestMoveInterruptedBySIGINTReportsAndLosesNothing(t *testing.T) {
 
 // startMove builds the real binary, starts `move --from src --to queue:dst
 // --yes` with it and returns once at least 1,000 messages have arrived.
-func startMove(t *testing.T, r *broker.Resolved, src, dst string, stdout *strings.Builder, extra ...string) *exec.Cmd {
+func startMove(t *testing.T, r *rabbit.Resolved, src, dst string, stdout *strings.Builder, extra ...string) *exec.Cmd {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "ladder")
 	if out, err := exec.Command("go", "build", "-o", bin, "github.com/ladder-tui/ladder").CombinedOutput(); err != nil {
@@ -547,9 +548,9 @@ func TestDelayedRetryQueueOnTheBroker(t *testing.T) {
 }
 
 // liveVersion is the test broker's RabbitMQ version.
-func liveVersion(t *testing.T, r *broker.Resolved) string {
+func liveVersion(t *testing.T, r *rabbit.Resolved) string {
 	t.Helper()
-	l, err := broker.NewLive(r, "test version")
+	l, err := rabbit.NewLive(r, "test version")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,21 +6,22 @@ import (
 	"sync"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/broker/rabbit"
 )
 
 // connector builds the broker client a command works with, for cfg, and the
 // func that closes it. The real one is liveConnector; command tests put the
 // simulation here, so commands run without a broker.
-type connector func(cfg broker.Config, purpose string) (broker.Client, func(), error)
+type connector func(cfg rabbit.Config, purpose string) (broker.Client, func(), error)
 
 // liveConnector is the real broker: its AMQP connection is named
 // "ladder <purpose>".
-func liveConnector(cfg broker.Config, purpose string) (broker.Client, func(), error) {
+func liveConnector(cfg rabbit.Config, purpose string) (broker.Client, func(), error) {
 	r, err := cfg.Resolve()
 	if err != nil {
 		return nil, nil, usageErr("%w", err)
 	}
-	l, err := broker.NewLive(r, purpose)
+	l, err := rabbit.NewLive(r, purpose)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -34,7 +35,7 @@ func (a *app) client(purpose string) (broker.Client, func(), error) {
 }
 
 // clientFor is client for another configuration (the UI's vhost switcher).
-func (a *app) clientFor(cfg broker.Config, purpose string) (broker.Client, func(), error) {
+func (a *app) clientFor(cfg rabbit.Config, purpose string) (broker.Client, func(), error) {
 	f, err := a.openAudit()
 	if err != nil {
 		return nil, nil, err

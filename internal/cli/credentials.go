@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/x/term"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/broker/rabbit"
 )
 
 // fileEnv are the variables that may also be given as NAME_FILE, the file
@@ -49,7 +50,7 @@ func envValue(env string) (v, from string, err error) {
 // password), or asked for on the terminal when a URL names a user without
 // a password. Without a terminal that is an error saying what to give.
 // The answer is kept: the vhost switcher's clients need it too.
-func (a *app) credentials(cfg broker.Config) (broker.Config, error) {
+func (a *app) credentials(cfg rabbit.Config) (rabbit.Config, error) {
 	if a.cfg.Password != "" {
 		cfg.Password, cfg.PasswordFile = a.cfg.Password, ""
 		return cfg, nil
@@ -67,7 +68,7 @@ func (a *app) credentials(cfg broker.Config) (broker.Config, error) {
 		return cfg, nil
 	}
 	_, err := cfg.Resolve()
-	if !errors.Is(err, broker.ErrPasswordNeeded) {
+	if !errors.Is(err, rabbit.ErrPasswordNeeded) {
 		return cfg, nil // resolved, or an error Resolve will give again
 	}
 	in, ok := a.stdin.(*os.File)
@@ -92,7 +93,7 @@ func (a *app) credentials(cfg broker.Config) (broker.Config, error) {
 
 // passwordFor names the user and address a prompt asks the password of:
 // the AMQP URL's when it names a user without one, else the API's.
-func passwordFor(cfg broker.Config) (user, where string) {
+func passwordFor(cfg rabbit.Config) (user, where string) {
 	probe := cfg
 	probe.Password = "?" // resolves, so the URLs can be read
 	r, err := probe.Resolve()

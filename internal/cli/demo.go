@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/broker/rabbit"
 	"github.com/ladder-tui/ladder/broker/sim"
 )
 
@@ -68,10 +69,10 @@ func (a *app) runRealDemo(cmd *cobra.Command, d time.Duration) error {
 		ctx, cancel = context.WithTimeout(ctx, d)
 		defer cancel()
 	}
-	var progress func(broker.DemoStats)
+	var progress func(rabbit.DemoStats)
 	shown := false
 	if isTerminal(a.stderr) {
-		progress = func(s broker.DemoStats) {
+		progress = func(s rabbit.DemoStats) {
 			shown = true
 			fmt.Fprintf(a.stderr, "\rpublished %d · processed %d · retried %d · parked %d ", s.Published, s.Processed, s.Retried, s.Parked)
 		}
@@ -81,7 +82,7 @@ func (a *app) runRealDemo(cmd *cobra.Command, d time.Duration) error {
 	ready := func() {
 		fmt.Fprintf(a.stderr, "demo: Go seed ladder on %s vhost %s; Ctrl+C stops\n", r.RedactedAMQP(), r.Vhost)
 	}
-	st, err := broker.RunGoSeedDemo(ctx, r, broker.DemoOptions{Ready: ready}, progress)
+	st, err := rabbit.RunGoSeedDemo(ctx, r, rabbit.DemoOptions{Ready: ready}, progress)
 	if shown {
 		fmt.Fprintln(a.stderr) // end the progress line
 	}

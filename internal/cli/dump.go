@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/broker/dumpfile"
 	"github.com/ladder-tui/ladder/retry/moveplan"
 )
 
@@ -147,8 +148,8 @@ func openDumpFile(a *app, out string, force bool) (broker.DumpWriter, func(keep 
 		return nil, nil, fmt.Errorf("--out %s: %w", out, err)
 	}
 	// A replay's progress belongs to the file this one replaces.
-	if err := os.Remove(broker.ProgressFile(out)); err == nil {
-		fmt.Fprintf(a.stderr, "removed %s: the progress of a replay of the file this dump replaces\n", broker.ProgressFile(out))
+	if err := os.Remove(dumpfile.ProgressFile(out)); err == nil {
+		fmt.Fprintf(a.stderr, "removed %s: the progress of a replay of the file this dump replaces\n", dumpfile.ProgressFile(out))
 	}
 	return f, func(keep bool) {
 		f.Close()

@@ -16,6 +16,7 @@ import (
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
+	"github.com/ladder-tui/ladder/broker/rabbit"
 )
 
 // The 3 a.m. errors: one line on stderr naming the thing, a non-zero exit,
@@ -195,9 +196,9 @@ func TestNotAManagementAPI(t *testing.T) {
 }
 
 // brokerVersion is the test broker's version, as its API says.
-func brokerVersion(t *testing.T, r *broker.Resolved) string {
+func brokerVersion(t *testing.T, r *rabbit.Resolved) string {
 	t.Helper()
-	m, err := broker.NewManagement(r)
+	m, err := rabbit.NewManagement(r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,7 +250,7 @@ func TestAMQPURLAtEitherManagementPort(t *testing.T) {
 // \"PRECONDITION_FAILED…\"", and nothing reaches stdout.
 func TestRealDemoQueueWithOtherArguments(t *testing.T) {
 	r := vhostEnv(t)
-	if err := brokertest.API(r, http.MethodPut, "queues/"+url.PathEscape(r.Vhost)+"/"+broker.DemoMain, []byte(`{"durable":true}`)); err != nil {
+	if err := brokertest.API(r, http.MethodPut, "queues/"+url.PathEscape(r.Vhost)+"/"+rabbit.DemoMain, []byte(`{"durable":true}`)); err != nil {
 		t.Fatal(err)
 	}
 	got := oneLine(t, "", "demo", "--real", "--duration", "10s")

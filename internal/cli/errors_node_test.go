@@ -8,12 +8,12 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
-	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
+	"github.com/ladder-tui/ladder/broker/rabbit"
 )
 
 // ownNodeEnv points the commands at the own node, in a vhost of the test's.
-func ownNodeEnv(t *testing.T) (*brokertest.OwnNode, *broker.Resolved) {
+func ownNodeEnv(t *testing.T) (*brokertest.OwnNode, *rabbit.Resolved) {
 	t.Helper()
 	n := brokertest.RequireOwnNode(t)
 	r := brokertest.OwnVhostOn(t, n.Resolved)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
+	"github.com/ladder-tui/ladder/broker/dumpfile"
 )
 
 // terminalSafe fails when s could act on a terminal: an ESC, a BEL, a C1
@@ -107,12 +108,12 @@ func TestHostileMessagesPeekAndDump(t *testing.T) {
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	sc.Buffer(nil, 128<<20)
-	var recs []broker.DumpRecord
+	var recs []dumpfile.Record
 	for i := 0; sc.Scan(); i++ {
 		if i == 0 {
 			continue
 		}
-		rec, err := broker.UnmarshalRecord(sc.Bytes())
+		rec, err := dumpfile.UnmarshalRecord(sc.Bytes())
 		if err != nil {
 			t.Fatalf("dump line %d: %v", i, err)
 		}
@@ -126,7 +127,7 @@ func TestHostileMessagesPeekAndDump(t *testing.T) {
 	if code != exitPartial || !strings.Contains(errOut, ": 1 message skipped (they stay queued)") || !strings.Contains(errOut, "not valid UTF-8") {
 		t.Errorf("dump: exit %d, want %d naming the skipped message: %s", code, exitPartial, errOut)
 	}
-	got := map[string]broker.DumpRecord{}
+	got := map[string]dumpfile.Record{}
 	for _, rec := range recs {
 		got[rec.Properties.MessageID] = rec
 	}

@@ -12,16 +12,17 @@ import (
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
+	"github.com/ladder-tui/ladder/broker/rabbit"
 	"github.com/ladder-tui/ladder/retry/topology"
 )
 
 // versionEnv points the commands at the test broker, or at the broker of
 // version ("4.0"), and returns it with its version.
-func versionEnv(t *testing.T, version string) (*broker.Resolved, string) {
+func versionEnv(t *testing.T, version string) (*rabbit.Resolved, string) {
 	t.Helper()
 	if version == "" {
 		r := brokerEnv(t)
-		l, err := broker.NewLive(r, "test version")
+		l, err := rabbit.NewLive(r, "test version")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -36,7 +37,7 @@ func versionEnv(t *testing.T, version string) (*broker.Resolved, string) {
 	cfg, _ := brokertest.VersionConfig(version)
 	t.Setenv("LADDER_AMQP_URL", cfg.AMQPURL)
 	t.Setenv("LADDER_API_URL", cfg.APIURL)
-	l, err := broker.NewLive(r, "test version")
+	l, err := rabbit.NewLive(r, "test version")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +51,7 @@ func versionEnv(t *testing.T, version string) (*broker.Resolved, string) {
 
 // takeAll takes every message of q (acked) and returns their ids, with
 // the delivery counts they arrived with (3.10 shows 0 on a first delivery).
-func takeAll(t *testing.T, r *broker.Resolved, q string) (ids []string, counted []string) {
+func takeAll(t *testing.T, r *rabbit.Resolved, q string) (ids []string, counted []string) {
 	t.Helper()
 	conn, err := r.DialAMQP(context.Background(), "test drain")
 	if err != nil {
@@ -135,7 +136,7 @@ func TestTenCLIPeeksOfALimitedQuorumQueue(t *testing.T) {
 
 // waitDepth waits (bounded) until q holds n ready messages: quorum queues
 // apply returns asynchronously.
-func waitDepth(t *testing.T, r *broker.Resolved, q string, n int) {
+func waitDepth(t *testing.T, r *rabbit.Resolved, q string, n int) {
 	t.Helper()
 	if !brokertest.WaitFor(10*time.Second, func() bool { return depthOf(t, r, q) == n }) {
 		t.Fatalf("%s: depth %d, want %d", q, depthOf(t, r, q), n)

@@ -3,9 +3,9 @@ package cli
 import (
 	"fmt"
 
-	"github.com/spf13/cobra"
+	"github.com/ladder-tui/ladder/broker/rabbit"
 
-	"github.com/ladder-tui/ladder/broker"
+	"github.com/spf13/cobra"
 )
 
 // pingResult is `ladder ping -o json`.
@@ -40,7 +40,7 @@ func newPingCmd(a *app) *cobra.Command {
 			if err != nil {
 				return r.APIError("overview", err)
 			}
-			m, err := broker.NewManagement(r)
+			m, err := rabbit.NewManagement(r)
 			if err != nil {
 				return err
 			}

@@ -10,11 +10,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ladder-tui/ladder/broker/rabbit"
+
 	amqp "github.com/rabbitmq/amqp091-go"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-
-	"github.com/ladder-tui/ladder/broker"
 )
 
 // readOnlyClass is how --read-only treats one command: the runs it must
@@ -147,7 +147,7 @@ func TestReadOnlyRefusedByEveryMutatingCommand(t *testing.T) {
 		return out
 	}
 	state := func() map[string]int {
-		l, err := broker.NewLive(r, "test")
+		l, err := rabbit.NewLive(r, "test")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/broker/dumpfile"
 	"github.com/ladder-tui/ladder/retry/moveplan"
 )
 
@@ -153,7 +154,7 @@ instead (nothing is published). Exit 3 when some lines were not published.`,
 				if plan.Skipped > 0 || len(plan.Planned) <= 20 {
 					fmt.Fprint(a.stderr, renderMove(plan, req.File))
 				}
-				head, err := broker.ReadDumpHeader(req.File)
+				head, err := dumpfile.ReadHeader(req.File)
 				if err != nil {
 					return err
 				}

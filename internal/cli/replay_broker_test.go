@@ -16,6 +16,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/broker/dumpfile"
 	"github.com/ladder-tui/ladder/retry/moveplan"
 )
 
@@ -91,8 +92,8 @@ func TestDumpReplayRoundTripKeepsEveryTypeOnTheBroker(t *testing.T) {
 			delete(b[i].Headers, k)
 		}
 		a[i].Redelivered, b[i].Redelivered = false, false
-		la, _ := broker.MarshalRecord(a[i], false)
-		lb, _ := broker.MarshalRecord(b[i], false)
+		la, _ := dumpfile.MarshalRecord(a[i], false)
+		lb, _ := dumpfile.MarshalRecord(b[i], false)
 		if !bytes.Equal(la, lb) {
 			t.Errorf("record %d changed:\n%s\n%s", i, la, lb)
 		}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/broker/dumpfile"
 	"github.com/ladder-tui/ladder/broker/sim"
 )
 
@@ -79,7 +80,7 @@ func TestSecondReplayOfADumpIsRefusedNamingTheFirst(t *testing.T) {
 	}()
 	// The first holds the lock once its record is in the progress file.
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		b, _ := os.ReadFile(broker.ProgressFile(file))
+		b, _ := os.ReadFile(dumpfile.ProgressFile(file))
 		if strings.Contains(string(b), `"lock"`) {
 			break
 		}

@@ -8,24 +8,25 @@ import (
 	"testing"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/broker/dumpfile"
 	"github.com/ladder-tui/ladder/broker/sim"
 	"github.com/ladder-tui/ladder/retry"
 	"github.com/ladder-tui/ladder/retry/moveplan"
 )
 
 // dumpLines reads a dump file's records (without the header line).
-func dumpLines(t *testing.T, path string) []broker.DumpRecord {
+func dumpLines(t *testing.T, path string) []dumpfile.Record {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	_, lines, bad, err := broker.ReadDump(f)
+	_, lines, bad, err := dumpfile.Read(f)
 	if err != nil || len(bad) > 0 {
 		t.Fatalf("%s: %v %v", path, err, bad)
 	}
-	var out []broker.DumpRecord
+	var out []dumpfile.Record
 	for _, l := range lines {
 		out = append(out, l.Record)
 	}
@@ -72,8 +73,8 @@ func TestDumpReplayRoundTripOnTheSimulation(t *testing.T) {
 		for _, k := range []string{moveplan.HeaderMovedFrom, moveplan.HeaderMoves, broker.HeaderMoveID} {
 			delete(hb, k)
 		}
-		la, _ := broker.MarshalRecord(broker.DumpRecord{Exchange: a[i].Exchange, RoutingKey: a[i].RoutingKey, Properties: a[i].Properties, Headers: ha, Body: a[i].Body}, false)
-		lb, _ := broker.MarshalRecord(broker.DumpRecord{Exchange: b[i].Exchange, RoutingKey: b[i].RoutingKey, Properties: b[i].Properties, Headers: hb, Body: b[i].Body}, false)
+		la, _ := dumpfile.MarshalRecord(dumpfile.Record{Exchange: a[i].Exchange, RoutingKey: a[i].RoutingKey, Properties: a[i].Properties, Headers: ha, Body: a[i].Body}, false)
+		lb, _ := dumpfile.MarshalRecord(dumpfile.Record{Exchange: b[i].Exchange, RoutingKey: b[i].RoutingKey, Properties: b[i].Properties, Headers: hb, Body: b[i].Body}, false)
 		if string(la) != string(lb) {
 			t.Fatalf("line %d differs:\n%s\n%s", i+2, la, lb)
 		}
@@ -109,7 +110,7 @@ func TestReplaySkipsMalformedLinesOrRefusesThemStrictly(t *testing.T) {
 		t.Errorf("lenient: exit %d %s %+v", code, errOut, rep)
 	}
 	// In text, one line names it.
-	os.Remove(broker.ProgressFile(file))
+	os.Remove(dumpfile.ProgressFile(file))
 	code, out, _ = runOnSim(t, s, "replay", file, "--to", "queue:"+sim.OrdersMain, "--yes")
 	if code != exitPartial || !strings.Contains(out, "skipped #3: malformed line: ") {
 		t.Errorf("text: exit %d %s", code, out)
@@ -121,8 +122,8 @@ func TestReplaySkipsMalformedLinesOrRefusesThemStrictly(t *testing.T) {
 func TestLoopGuardStopsTheSixthMove(t *testing.T) {
 	s := sim.New(sim.Options{Quiet: true})
 	t.Cleanup(func() { s.Close() })
-	file := writeDump(t, broker.DumpRecord{Exchange: "", RoutingKey: "x", Headers: retry.Headers{"x-retry-count": int32(1)}, Body: []byte("loop"),
-		Properties: broker.DumpProperties{MessageID: "looping"}})
+	file := writeDump(t, dumpfile.Record{Exchange: "", RoutingKey: "x", Headers: retry.Headers{"x-retry-count": int32(1)}, Body: []byte("loop"),
+		Properties: dumpfile.Properties{MessageID: "looping"}})
 	if code, _, errOut := runOnSim(t, s, "replay", file, "--to", "queue:"+sim.OrdersDLQ, "--yes"); code != exitOK {
 		t.Fatalf("replay: %d %s", code, errOut)
 	}
@@ -146,12 +147,12 @@ func TestLoopGuardStopsTheSixthMove(t *testing.T) {
 }
 
 // writeDump writes a dump file of records.
-func writeDump(t *testing.T, recs ...broker.DumpRecord) string {
+func writeDump(t *testing.T, recs ...dumpfile.Record) string {
 	t.Helper()
-	head, _ := json.Marshal(broker.DumpHeader{LadderDump: broker.DumpFormat, Vhost: "/", Queue: "elsewhere"})
+	head, _ := json.Marshal(dumpfile.Header{LadderDump: dumpfile.Format, Vhost: "/", Queue: "elsewhere"})
 	out := string(head) + "\n"
 	for _, r := range recs {
-		line, err := broker.MarshalRecord(r, false)
+		line, err := dumpfile.MarshalRecord(r, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -210,21 +211,21 @@ func TestReplayProgressBelongsToItsDump(t *testing.T) {
 		t.Fatalf("replay: %d %s", code, errOut)
 	}
 	n := dlqDepth(t, s)
-	stale, _ := os.ReadFile(broker.ProgressFile(file))
+	stale, _ := os.ReadFile(dumpfile.ProgressFile(file))
 	code, _, errOut := runOnSim(t, s, "dump", sim.OrdersDLQ, "--out", file, "--consume", "--yes", "--force")
 	if code != exitOK || !strings.Contains(errOut, "removed") {
 		t.Fatalf("dump --force: %d %q", code, errOut)
 	}
-	if _, err := os.Stat(broker.ProgressFile(file)); err == nil {
+	if _, err := os.Stat(dumpfile.ProgressFile(file)); err == nil {
 		t.Fatal("the stale progress file is still there")
 	}
 	// Put the old progress back, as if another copy of the file had it.
-	os.WriteFile(broker.ProgressFile(file), stale, 0o600)
+	os.WriteFile(dumpfile.ProgressFile(file), stale, 0o600)
 	code, _, errOut = runOnSim(t, s, "replay", file, "--to", "original", "--resume", "--yes")
 	if code != exitError || !strings.Contains(errOut, "progress of another dump") {
 		t.Fatalf("resume with another dump's progress: %d %q", code, errOut)
 	}
-	os.Remove(broker.ProgressFile(file))
+	os.Remove(dumpfile.ProgressFile(file))
 	if code, _, errOut := runOnSim(t, s, "replay", file, "--to", "original", "--yes"); code != exitOK || dlqDepth(t, s) != n {
 		t.Fatalf("replay: %d %s, DLQ %d want %d", code, errOut, dlqDepth(t, s), n)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/broker/rabbit"
 )
 
 // Build says which ladder this is (set by the release build).
@@ -21,7 +22,7 @@ type Build struct{ Version, Commit, Date string }
 // app is what every command shares: configuration, streams, output mode,
 // and the one way to get a broker client.
 type app struct {
-	cfg      broker.Config
+	cfg      rabbit.Config
 	auditLog string
 	// logFile (--log-file): the TUI's debug log; a command writes its
 	// whole error chain there (the screen gets one line).
@@ -94,7 +95,7 @@ variable (shown in brackets); flags win over the environment.`,
 
 	u.register(root)
 	pf := root.PersistentFlags()
-	pf.StringVar(&a.cfg.AMQPURL, "amqp-url", broker.DefaultAMQPURL, "AMQP URL of the broker (amqp:// or amqps://)")
+	pf.StringVar(&a.cfg.AMQPURL, "amqp-url", rabbit.DefaultAMQPURL, "AMQP URL of the broker (amqp:// or amqps://)")
 	pf.StringVar(&a.cfg.APIURL, "api-url", "", "management API URL (default http://<amqp host>:15672, https://…:15671 for amqps; credentials from the AMQP URL)")
 	pf.StringVar(&a.cfg.PrometheusURL, "prometheus-url", "", "Prometheus endpoint (rabbitmq_prometheus): rates when management stats are off, and the TUI's steady refresh on 4.x (default http://<api host>:15692)")
 	pf.StringVar(&a.cfg.Vhost, "vhost", "", "virtual host (default: the AMQP URL's vhost, else /)")
@@ -105,10 +106,10 @@ variable (shown in brackets); flags win over the environment.`,
 	pf.BoolVar(&a.cfg.InsecureSkipVerify, "insecure-skip-verify", false, "do not verify the broker's TLS certificate")
 	pf.StringVar(&a.auditLog, "audit-log", "", "append every move (asked and done) to this file as JSON lines")
 	pf.StringVar(&a.cfg.PasswordFile, "password-file", "", "read the password of a URL that names a user without one from this file (refused when others may read it)")
-	pf.DurationVar(&a.cfg.APITimeout, "api-timeout", broker.DefaultAPITimeout, "how long a management API or Prometheus request may take")
+	pf.DurationVar(&a.cfg.APITimeout, "api-timeout", rabbit.DefaultAPITimeout, "how long a management API or Prometheus request may take")
 	pf.StringVar(&a.logFile, "log-file", "", "debug log: the UI's, or a command's whole error chain (never to the screen; also LADDER_DEBUG=1)")
 	// The default holds guest's password: show it redacted like every URL.
-	pf.Lookup("amqp-url").DefValue = broker.RedactURL(broker.DefaultAMQPURL)
+	pf.Lookup("amqp-url").DefValue = broker.RedactURL(rabbit.DefaultAMQPURL)
 	for _, e := range globalEnv {
 		f := pf.Lookup(e.flag)
 		f.Usage += " [$" + e.env + "]"
@@ -180,7 +181,7 @@ func (a *app) json() bool { return a.output == "json" }
 
 // resolve turns flags and environment into a checked broker configuration
 // (asking for a password on a terminal when a URL names a user without one).
-func (a *app) resolve() (*broker.Resolved, error) {
+func (a *app) resolve() (*rabbit.Resolved, error) {
 	cfg, err := a.credentials(a.cfg)
 	if err != nil {
 		return nil, err

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/broker/rabbit"
 	"github.com/ladder-tui/ladder/broker/sim"
 	"github.com/ladder-tui/ladder/retry/moveplan"
 	"github.com/ladder-tui/ladder/retry/topology"
@@ -28,7 +29,7 @@ func newSim(t *testing.T) *sim.Sim {
 func runOnSim(t *testing.T, s *sim.Sim, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	connect := func(broker.Config, string) (broker.Client, func(), error) { return s, func() {}, nil }
+	connect := func(rabbit.Config, string) (broker.Client, func(), error) { return s, func() {}, nil }
 	code = run(args, strings.NewReader(""), &out, &errb, Build{Version: "dev"}, connect)
 	return code, out.String(), errb.String()
 }
@@ -171,7 +172,7 @@ func dlqDepth(t *testing.T, s *sim.Sim) int {
 
 func TestMoveRefusalsNeverReachTheBroker(t *testing.T) {
 	var out, errb bytes.Buffer
-	connect := func(broker.Config, string) (broker.Client, func(), error) {
+	connect := func(rabbit.Config, string) (broker.Client, func(), error) {
 		t.Error("a refused move connected to the broker")
 		return nil, nil, nil
 	}

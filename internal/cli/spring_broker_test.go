@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	amqp "github.com/rabbitmq/amqp091-go"
+	"github.com/ladder-tui/ladder/broker/rabbit"
 
-	"github.com/ladder-tui/ladder/broker"
+	amqp "github.com/rabbitmq/amqp091-go"
 )
 
 // springConsumerGroups declares, in the test's own vhost, what Spring Cloud
@@ -116,7 +116,7 @@ func idsIn(t *testing.T, ch *amqp.Channel, q string) map[string]int {
 	}
 }
 
-func waitDepthCLI(t *testing.T, r *broker.Resolved, q string, n int, within time.Duration) {
+func waitDepthCLI(t *testing.T, r *rabbit.Resolved, q string, n int, within time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(within)
 	for depthOf(t, r, q) != n {

@@ -18,9 +18,9 @@ import (
 	"testing"
 	"time"
 
-	amqp "github.com/rabbitmq/amqp091-go"
+	"github.com/ladder-tui/ladder/broker/rabbit"
 
-	"github.com/ladder-tui/ladder/broker"
+	amqp "github.com/rabbitmq/amqp091-go"
 )
 
 // TLS for real: a RabbitMQ node that speaks only amqps and https
@@ -292,7 +292,7 @@ func TestTLSBroker(t *testing.T) {
 	// A quorum queue on 4.3 is browsed over AMQP 1.0: amqps to the same
 	// port, the same CA, the vhost as the open frame's hostname.
 	t.Run("peek a quorum queue over AMQP 1.0", func(t *testing.T) {
-		r, err := broker.Config{AMQPURL: "amqps://guest:guest@localhost:" + tlsAMQPPort + "/", APIURL: "https://localhost:" + tlsAPIPort, CACertFile: certs.ca}.Resolve()
+		r, err := rabbit.Config{AMQPURL: "amqps://guest:guest@localhost:" + tlsAMQPPort + "/", APIURL: "https://localhost:" + tlsAPIPort, CACertFile: certs.ca}.Resolve()
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
+	"github.com/ladder-tui/ladder/broker/rabbit"
 	"github.com/ladder-tui/ladder/broker/sim"
 )
 
@@ -49,7 +50,7 @@ func asLadder(args []string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	connect := func(broker.Config, string) (broker.Client, func(), error) { return heldMover{s}, func() {}, nil }
+	connect := func(rabbit.Config, string) (broker.Client, func(), error) { return heldMover{s}, func() {}, nil }
 	return run(args, os.Stdin, os.Stdout, os.Stderr, Build{Version: "dev"}, connect)
 }
 

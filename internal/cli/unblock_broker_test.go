@@ -13,6 +13,7 @@ import (
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
+	"github.com/ladder-tui/ladder/broker/rabbit"
 )
 
 // A delay queue written to straight, with a 10-minute message at its head
@@ -209,7 +210,7 @@ func TestUnblockKeepsTheDueTimeOnTheBroker(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	live, err := broker.NewLive(r, "test unblock lateness")
+	live, err := rabbit.NewLive(r, "test unblock lateness")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,7 +280,7 @@ func TestUnblockWhenThePickHasLeft(t *testing.T) {
 	if err := brokertest.PublishConfirmed(ctx, ch, "", "work.delay", msgs); err != nil {
 		t.Fatal(err)
 	}
-	live, err := broker.NewLive(r, "test unblock pick left")
+	live, err := rabbit.NewLive(r, "test unblock pick left")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,8 +30,8 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
-	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
+	"github.com/ladder-tui/ladder/broker/rabbit"
 )
 
 // benchPrefix starts the names the Go benchmarks give what they declare
@@ -96,7 +96,7 @@ func run(args []string) error {
 
 // vhost creates vhost with every permission for the broker's user and
 // returns an AMQP channel on it.
-func vhost(r *broker.Resolved, name string) (*amqp.Connection, *amqp.Channel, error) {
+func vhost(r *rabbit.Resolved, name string) (*amqp.Connection, *amqp.Channel, error) {
 	if err := brokertest.API(r, http.MethodPut, "vhosts/"+url.PathEscape(name), nil); err != nil {
 		return nil, nil, err
 	}
@@ -118,7 +118,7 @@ func vhost(r *broker.Resolved, name string) (*amqp.Connection, *amqp.Channel, er
 	return conn, ch, nil
 }
 
-func ladders(r *broker.Resolved, name string, n int) error {
+func ladders(r *rabbit.Resolved, name string, n int) error {
 	conn, ch, err := vhost(r, name)
 	if err != nil {
 		return err
@@ -133,7 +133,7 @@ func ladders(r *broker.Resolved, name string, n int) error {
 
 // dlqs fills the DLQs of the first k ladders of a vhost that ladders made
 // with n messages each: a big vhost where a few DLQs hold messages.
-func dlqs(r *broker.Resolved, name string, k, n int) error {
+func dlqs(r *rabbit.Resolved, name string, k, n int) error {
 	conn, ch, err := vhost(r, name)
 	if err != nil {
 		return err
@@ -152,7 +152,7 @@ func dlqs(r *broker.Resolved, name string, k, n int) error {
 	return nil
 }
 
-func queue(r *broker.Resolved, name, q string, n, size int) error {
+func queue(r *rabbit.Resolved, name, q string, n, size int) error {
 	conn, ch, err := vhost(r, name)
 	if err != nil {
 		return err
@@ -187,7 +187,7 @@ func queue(r *broker.Resolved, name, q string, n, size int) error {
 
 // ready waits until q holds n ready messages: a management "Get messages"
 // or a peek returns what it took a moment after it answered.
-func ready(r *broker.Resolved, vhost, q string, n int) error {
+func ready(r *rabbit.Resolved, vhost, q string, n int) error {
 	own := *r
 	own.Vhost = vhost
 	conn, err := own.DialAMQP(context.Background(), "benchfix")
@@ -216,7 +216,7 @@ func ready(r *broker.Resolved, vhost, q string, n int) error {
 	}
 }
 
-func sweep(r *broker.Resolved, prefix string, benchmarks bool) error {
+func sweep(r *rabbit.Resolved, prefix string, benchmarks bool) error {
 	var errs []error
 	del := func(path string) {
 		if err := brokertest.API(r, http.MethodDelete, path, nil); err != nil && !strings.Contains(err.Error(), "404") {
@@ -270,7 +270,7 @@ func sweep(r *broker.Resolved, prefix string, benchmarks bool) error {
 }
 
 // get reads one management API path (after /api/) into out.
-func get(r *broker.Resolved, path string, out any) error {
+func get(r *rabbit.Resolved, path string, out any) error {
 	req, err := http.NewRequest(http.MethodGet, r.APIURL.String()+"/api/"+path, nil)
 	if err != nil {
 		return err

@@ -7,10 +7,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ladder-tui/ladder/broker/rabbit"
+
 	rabbithole "github.com/michaelklishin/rabbit-hole/v2"
 	amqp "github.com/rabbitmq/amqp091-go"
-
-	"github.com/ladder-tui/ladder/broker"
 )
 
 // Noise is what a contributor's own broker holds: other teams' ladders and
@@ -23,7 +23,7 @@ const (
 	noiseQueues  = 200
 )
 
-func noiseUp(ctx context.Context, r *broker.Resolved, api *rabbithole.Client) error {
+func noiseUp(ctx context.Context, r *rabbit.Resolved, api *rabbithole.Client) error {
 	if _, err := api.PutVhost(noiseVhost, rabbithole.VhostSettings{}); err != nil {
 		return fmt.Errorf("create vhost %s: %w", noiseVhost, err)
 	}
@@ -45,7 +45,7 @@ func noiseUp(ctx context.Context, r *broker.Resolved, api *rabbithole.Client) er
 // queue, three TTL tiers, DLQ), some with messages waiting and dead, and
 // plain queues of every kind a broker holds: empty, deep, with a queue TTL,
 // with per-message expirations, quorum.
-func declareNoise(ctx context.Context, r *broker.Resolved) error {
+func declareNoise(ctx context.Context, r *rabbit.Resolved) error {
 	conn, err := r.DialAMQP(ctx, "test noise")
 	if err != nil {
 		return err

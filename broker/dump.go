@@ -1,0 +1,289 @@
+package broker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/ladder-tui/ladder/broker/dumpfile"
+	"github.com/ladder-tui/ladder/broker/internal/testhook"
+	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/moveplan"
+	"github.com/ladder-tui/ladder/retry/topology"
+)
+
+// DumpOptions configure a dump.
+type DumpOptions struct {
+	Queue string
+	Limit int // 0: every ready message (a browse takes at most DefaultDumpLimit)
+	Where moveplan.Where
+	// Consume drains the queue to the file: each message is acked only
+	// after its line is written and the file synced.
+	Consume  bool
+	BodyText bool // write valid UTF-8 bodies as text
+	Force    bool // peek a quorum queue near its delivery limit
+	// Deadline (> 0) bounds how long a browsing dump reads (see
+	// PeekOptions.Deadline): one still reading then stops with what it
+	// wrote, Incomplete saying so. 0: no deadline but the context's.
+	Deadline time.Duration
+	// Progress, when set, hears how far a browsing dump has read (see
+	// PeekOptions.Progress).
+	Progress func(PeekProgress)
+}
+
+// DefaultDumpLimit bounds a browsing dump without --limit: a browse holds
+// every message it reads, unacked on the broker, until it ends.
+const DefaultDumpLimit = 100_000
+
+// dumpLimit is DefaultDumpLimit, or what a test lowered it to.
+func dumpLimit() int {
+	if n := testhook.DumpLimit.Load(); n > 0 {
+		return int(n)
+	}
+	return DefaultDumpLimit
+}
+
+// DumpWriter is where a dump goes; Sync makes written lines durable. A
+// browsing dump writes each message as it reads it, in queue order, and
+// keeps none.
+type DumpWriter interface {
+	io.Writer
+	Sync() error
+}
+
+// MessageWriter is a DumpWriter that takes each chosen message itself, in
+// queue order, instead of its line (a scan that groups a whole queue, say):
+// Dump calls WriteMessage for it and writes no line, so every message is
+// taken, whatever the dump format could carry. The message is the writer's
+// only during the call (one it keeps, it copies; its body is whole). The
+// header line still goes to Write.
+type MessageWriter interface {
+	DumpWriter
+	WriteMessage(*Message) error
+}
+
+// DumpReport is what a dump did. JSON field names are a contract.
+type DumpReport struct {
+	Queue       string   `json:"queue"`
+	Written     int      `json:"written"`
+	Unmatched   int      `json:"unmatched"`
+	Consumed    bool     `json:"consumed"`
+	SideEffects []string `json:"side_effects"`
+	Released    int64    `json:"released"`
+	// Skipped, in a browsing dump, are the messages the format cannot keep
+	// exactly (a routing key or property that is not UTF-8), one note each:
+	// they stay in the queue, the others are written.
+	Skipped []string `json:"skipped,omitempty"`
+	// Incomplete, when set, says why a browsing dump stopped before the
+	// end of what it was to read (the queue's ready messages, or -n): the
+	// lines written are good, the rest is not in the file.
+	Incomplete string `json:"incomplete,omitempty"`
+}
+
+// unkeptError is a message the dump format cannot keep exactly.
+type unkeptError struct{ err error }
+
+func (e *unkeptError) Error() string { return e.err.Error() }
+
+func (e *unkeptError) Unwrap() error { return e.err }
+
+// Dump writes a queue's messages to w in the dump format.
+func Dump(ctx context.Context, c DumpSource, o DumpOptions, w DumpWriter) (*DumpReport, error) {
+	rep := &DumpReport{Queue: o.Queue, Consumed: o.Consume, SideEffects: []string{}}
+	// The topology, not a snapshot: no rates are needed, only the queue,
+	// its ladder and the version for the header line.
+	v, err := c.Topology(ctx)
+	if err != nil {
+		return rep, err
+	}
+	if _, ok := v.Queue(o.Queue); !ok {
+		return rep, fmt.Errorf("dump: queue %q does not exist in vhost %s", o.Queue, c.Vhost())
+	}
+	version, err := c.BrokerVersion(ctx)
+	if err != nil {
+		return rep, err
+	}
+	ladders := topology.Discover(&v)
+	head, _ := json.Marshal(dumpfile.Header{LadderDump: dumpfile.Format, Vhost: c.Vhost(), Queue: o.Queue, BrokerVersion: version, DumpedAt: time.Now().UTC()})
+	if _, err := w.Write(append(head, '\n')); err != nil {
+		return rep, fmt.Errorf("dump: write: %w", err)
+	}
+	now := time.Now()
+	// --where reads a message as the move planner does: the same death
+	// queues and main queues, from the headers.
+	deaths, mains := retry.DeathQueuesOf(ladders, o.Queue), retry.MainQueues(ladders)
+	chosen := func(m *Message) bool {
+		if o.Where.Empty() {
+			return true
+		}
+		var ts time.Time
+		if m.Properties.Timestamp != nil {
+			ts = *m.Properties.Timestamp
+		}
+		return o.Where.Match(moveplan.SubjectOf(m.Headers, deaths, mains, m.Body, ts), now)
+	}
+	mw, _ := w.(MessageWriter)
+	write := func(m *Message) error {
+		if mw != nil {
+			if err := mw.WriteMessage(m); err != nil {
+				return fmt.Errorf("dump: write: %w", err)
+			}
+			rep.Written++
+			return nil
+		}
+		line, err := dumpfile.MarshalRecord(RecordOf(m), o.BodyText)
+		if err != nil {
+			return &unkeptError{fmt.Errorf("dump: message #%d: %w", m.Position, err)}
+		}
+		if _, err := w.Write(append(line, '\n')); err != nil {
+			return fmt.Errorf("dump: write: %w", err)
+		}
+		rep.Written++
+		return nil
+	}
+	if !o.Consume {
+		return browseDump(ctx, c, o, w, rep, chosen, write)
+	}
+	if err := w.Sync(); err != nil {
+		return rep, fmt.Errorf("dump: sync: %w", err)
+	}
+	audit := auditorOf(c)
+	ev := AuditEvent{Phase: "start", Action: "dump --consume", From: o.Queue, Limit: o.Limit, Where: o.Where.Exprs()}
+	if err := audit(ev); err != nil {
+		return rep, err
+	}
+	_, err = c.Drain(ctx, o.Queue, o.Limit, func(m *Message) (bool, error) {
+		if !chosen(m) {
+			rep.Unmatched++
+			return false, nil
+		}
+		if err := write(m); err != nil {
+			return false, err
+		}
+		// Durable before the ack: a crash now leaves the message in both
+		// the file and the queue, never in neither.
+		if err := w.Sync(); err != nil {
+			return false, fmt.Errorf("dump: sync: %w", err)
+		}
+		ev.Messages = append(ev.Messages, idOf(m.Properties.MessageID, m.BodyDigest))
+		return true, nil
+	})
+	ev.Phase, ev.Counts = "done", map[string]int{"written": rep.Written, "unmatched": rep.Unmatched}
+	if err != nil {
+		ev.Error = err.Error()
+	}
+	if aerr := audit(ev); aerr != nil && err == nil {
+		err = aerr
+	}
+	return rep, err
+}
+
+// browseDump is a dump that browses: each message is written as the browse
+// reads it, in queue order, and let go (the browse still holds it unacked
+// on the broker until it ends; ladder keeps nothing).
+func browseDump(ctx context.Context, c DumpSource, o DumpOptions, w DumpWriter, rep *DumpReport, chosen func(*Message) bool, write func(*Message) error) (*DumpReport, error) {
+	limit := o.Limit
+	if limit <= 0 || !o.Where.Empty() {
+		limit = max(limit, dumpLimit()) // --where looks as far as a browse may: Limit counts chosen ones
+	}
+	seen := 0
+	var failed error // the writer's: the dump's own error, said once
+	each := func(m *Message) error {
+		seen++
+		if !chosen(m) {
+			rep.Unmatched++
+			return nil
+		}
+		if err := write(m); err != nil {
+			var unkept *unkeptError
+			if !errors.As(err, &unkept) {
+				failed = err
+				return err
+			}
+			rep.Skipped = append(rep.Skipped, err.Error())
+		}
+		if o.Limit > 0 && rep.Written >= o.Limit {
+			return ErrStopBrowse
+		}
+		return nil
+	}
+	res, err := c.Peek(ctx, o.Queue, PeekOptions{Limit: limit, BodyPreview: MaxBody, Force: o.Force, Deadline: o.Deadline, Progress: o.Progress, Each: each})
+	if err != nil {
+		switch serr := w.Sync(); {
+		case failed != nil:
+			return rep, failed
+		case serr != nil || rep.Written == 0 || ctx.Err() == nil:
+			return rep, fmt.Errorf("dump: %w", err)
+		}
+		// Interrupted (Ctrl+C): the lines written are good.
+		rep.Incomplete = fmt.Sprintf("interrupted after %s", topology.Plural(rep.Written, "message", "messages"))
+		return rep, PartialError("dump %s: %s (%v): the rest is not in the file", o.Queue, rep.Incomplete, ctx.Err())
+	}
+	rep.SideEffects, rep.Released = res.SideEffects, res.Released
+	if err := w.Sync(); err != nil {
+		return rep, err
+	}
+	rep.Incomplete = res.Incomplete
+	if rep.Incomplete == "" && seen == limit && res.Ready > int64(limit) && (o.Limit <= 0 || rep.Written < o.Limit) {
+		// It stopped at its bound with more ready behind.
+		if o.Where.Empty() {
+			rep.Incomplete = fmt.Sprintf("read the first %d of %d ready messages: a browsing dump reads at most %d without -n (-n N reads further, --consume drains the queue)", limit, res.Ready, limit)
+		} else {
+			rep.Incomplete = fmt.Sprintf("--where looked at the first %d of %d ready messages only", limit, res.Ready)
+		}
+	}
+	if rep.Incomplete != "" {
+		return rep, PartialError("dump %s: %s", o.Queue, rep.Incomplete)
+	}
+	if len(rep.Skipped) > 0 {
+		return rep, PartialError("dump %s: %s skipped (they stay queued), the first: %s", o.Queue, topology.Plural(len(rep.Skipped), "message", "messages"), rep.Skipped[0])
+	}
+	return rep, nil
+}
+
+func idOf(id, digest string) string {
+	if id != "" {
+		return id
+	}
+	return "sha256:" + digest
+}
+
+// auditorOf is c's audit hook, or one that records nothing.
+func auditorOf(c any) func(AuditEvent) error {
+	if a, ok := c.(Auditor); ok {
+		return a.Audit
+	}
+	return func(AuditEvent) error { return nil }
+}
+
+// RecordOf is the dump record of a peeked message (its body whole).
+func RecordOf(m *Message) dumpfile.Record {
+	p := m.Properties
+	r := dumpfile.Record{Position: m.Position, Exchange: m.Exchange, RoutingKey: m.RoutingKey, Redelivered: m.Redelivered,
+		Headers: m.Headers, Body: m.Body, Properties: dumpfile.Properties{
+			ContentType: p.ContentType, ContentEncoding: p.ContentEncoding, DeliveryMode: p.DeliveryMode,
+			Priority: p.Priority, CorrelationID: p.CorrelationID, ReplyTo: p.ReplyTo, Expiration: p.Expiration,
+			MessageID: p.MessageID, Type: p.Type, UserID: p.UserID, AppID: p.AppID,
+		}}
+	if p.Timestamp != nil {
+		s := p.Timestamp.Unix()
+		r.Properties.Timestamp = &s
+	}
+	return r
+}
+
+// RecordProperties are a dump record's properties as a Message has them.
+func RecordProperties(r *dumpfile.Record) Properties {
+	p := r.Properties
+	out := Properties{ContentType: p.ContentType, ContentEncoding: p.ContentEncoding, DeliveryMode: p.DeliveryMode,
+		Priority: p.Priority, CorrelationID: p.CorrelationID, ReplyTo: p.ReplyTo, Expiration: p.Expiration,
+		MessageID: p.MessageID, Type: p.Type, UserID: p.UserID, AppID: p.AppID}
+	if p.Timestamp != nil {
+		t := time.Unix(*p.Timestamp, 0).UTC()
+		out.Timestamp = &t
+	}
+	return out
+}

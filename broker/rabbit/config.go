@@ -1,0 +1,341 @@
+// Package rabbit is ladder's live client: AMQP 0-9-1 through amqp091-go,
+// AMQP 1.0 browses through go-amqp and the management API through
+// rabbit-hole. It adapts what it reads into the plain values of packages
+// broker and retry, and implements every broker role (see broker.Client).
+package rabbit
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/ladder-tui/ladder/broker"
+)
+
+// Defaults for a broker on the local machine.
+const (
+	DefaultAMQPURL  = "amqp://guest:guest@localhost:5672/"
+	defaultAPIPort  = "15672"
+	defaultAPITLS   = "15671"
+	defaultPromPort = "15692"
+	defaultPromTLS  = "15691"
+)
+
+// Config says how to reach one RabbitMQ: flags and environment end up here.
+type Config struct {
+	AMQPURL            string // amqp:// or amqps://
+	APIURL             string // http:// or https://; "" derives it from AMQPURL
+	PrometheusURL      string // http:// or https://; "" is the API host on 15692 (15691 for https)
+	Vhost              string // "" takes the AMQP URL's vhost, else "/"
+	CACertFile         string
+	InsecureSkipVerify bool
+	ReadOnly           bool
+	// PasswordFile (--password-file) holds the password of every URL that
+	// names a user and no password (see ReadSecretFile).
+	PasswordFile string
+	// Password is the same, got another way (a prompt on the terminal);
+	// PasswordFile is not read when it is set.
+	Password string
+	// APITimeout bounds each management API and Prometheus request (0:
+	// DefaultAPITimeout).
+	APITimeout time.Duration
+}
+
+// DefaultAPITimeout bounds a management API request unless --api-timeout
+// says otherwise.
+const DefaultAPITimeout = 15 * time.Second
+
+// Resolved is a Config with every default applied and checked.
+type Resolved struct {
+	AMQPURL string // as given, without a password from a file or prompt
+	AMQP    *url.URL
+	// AMQPUser and AMQPPassword log in over AMQP: the URL's, or a
+	// password from --password-file or a prompt.
+	AMQPUser, AMQPPassword string
+	APIURL                 *url.URL // without credentials
+	APIUser                string
+	APIPassword            string
+	// PrometheusURL is read only when the management API has no stats.
+	PrometheusURL      *url.URL // without credentials
+	PrometheusUser     string
+	PrometheusPassword string
+	Vhost              string
+	TLS                *tls.Config // nil unless a TLS URL or CA file asks for it
+	ReadOnly           bool
+	// APITimeout bounds each HTTP request (management API, Prometheus).
+	APITimeout time.Duration
+	// apiUserGiven, promUserGiven: the URL held a user, shown redacted;
+	// apiPassGiven, promPassGiven: and a password, shown as xxxxx.
+	apiUserGiven, promUserGiven bool
+	apiPassGiven, promPassGiven bool
+	// typed are the URLs' passwords as written in them (escapes and
+	// all), for redaction: errors quote URLs as given.
+	typed []string
+}
+
+// ErrPasswordNeeded: a URL names a user but no password, and neither
+// --password-file nor a prompt gave one. A terminal asks for it (the CLI
+// does), anything else must say where it is.
+var ErrPasswordNeeded = errors.New("password needed")
+
+// Resolve applies defaults (API URL from the AMQP host, credentials from the
+// AMQP URL, vhost from the AMQP path) and loads TLS material. Its errors
+// never hold a password, whatever was given: a URL that does not parse is
+// not echoed at all (see parseURL).
+func (c Config) Resolve() (*Resolved, error) {
+	raw := c.AMQPURL
+	given := raw != ""
+	if raw == "" {
+		raw = DefaultAMQPURL
+	}
+	au, err := parseURL("--amqp-url", raw, amqpURLShape, "amqp", "amqps")
+	if err != nil {
+		return nil, err
+	}
+	timeout := c.APITimeout
+	if timeout <= 0 {
+		timeout = DefaultAPITimeout
+	}
+	r := &Resolved{AMQPURL: raw, AMQP: au, ReadOnly: c.ReadOnly, APITimeout: timeout}
+	for _, u := range []string{raw, c.APIURL, c.PrometheusURL} {
+		if p := broker.TypedPassword(u); len(p) >= 3 {
+			r.typed = append(r.typed, p)
+		}
+	}
+
+	// One password, from a file or a prompt, for every URL naming a user
+	// without one; read at most once, and only when some URL needs it.
+	var pw string
+	var pwRead bool
+	password := func(flag, user string) (string, error) {
+		if !pwRead {
+			switch {
+			case c.Password != "":
+				pw = c.Password
+			case c.PasswordFile != "":
+				if pw, err = broker.ReadSecretFile(c.PasswordFile); err != nil {
+					return "", fmt.Errorf("--password-file: %w", err)
+				}
+			default:
+				return "", broker.Reworded(fmt.Sprintf("%s names user %s and no password: give it with --password-file FILE ($LADDER_PASSWORD_FILE), or run ladder on a terminal to be asked", flag, user), ErrPasswordNeeded)
+			}
+			pwRead = true
+		}
+		return pw, nil
+	}
+	switch p, has := au.User.Password(); {
+	case au.User == nil:
+		r.AMQPUser, r.AMQPPassword = "guest", "guest" // as the AMQP client itself would
+	case has:
+		r.AMQPUser, r.AMQPPassword = au.User.Username(), p
+	default:
+		if r.AMQPPassword, err = password("--amqp-url", au.User.Username()); err != nil {
+			return nil, err
+		}
+		r.AMQPUser = au.User.Username()
+	}
+
+	api, user, pass, hasPass, err := httpURL("--api-url", c.APIURL, au, defaultAPIPort, defaultAPITLS, au.Scheme == "amqps")
+	if err != nil {
+		return nil, err
+	}
+	r.APIURL = api
+	r.apiUserGiven, r.apiPassGiven = user != "", hasPass
+	switch {
+	case user == "":
+		r.APIUser, r.APIPassword = r.AMQPUser, r.AMQPPassword
+	case hasPass:
+		r.APIUser, r.APIPassword = user, pass
+	default:
+		if r.APIPassword, err = password("--api-url", user); err != nil {
+			return nil, err
+		}
+		r.APIUser = user
+	}
+	prom, user, pass, hasPass, err := httpURL("--prometheus-url", c.PrometheusURL, api, defaultPromPort, defaultPromTLS, api.Scheme == "https")
+	if err != nil {
+		return nil, err
+	}
+	prom.RawQuery = ""
+	// Prometheus gets a password only when its URL names a user: the
+	// endpoint is open by default, and no credential goes where none was
+	// asked for.
+	if user != "" && !hasPass {
+		if pass, err = password("--prometheus-url", user); err != nil {
+			return nil, err
+		}
+	}
+	r.PrometheusURL, r.PrometheusUser, r.PrometheusPassword = prom, user, pass
+	r.promUserGiven, r.promPassGiven = user != "", hasPass
+	if (c.Password != "" || c.PasswordFile != "") && !pwRead {
+		// A password no URL takes is a mistake worth a word: the user
+		// thinks it is used.
+		switch {
+		case !given:
+			return nil, fmt.Errorf("--password-file: no URL names a user to use it for (--amqp-url amqp://USER@host/)")
+		case au.User == nil:
+			return nil, fmt.Errorf("--password-file: --amqp-url names no user to use it for (amqp://USER@host/)")
+		}
+		return nil, fmt.Errorf("--password-file: --amqp-url has a password of its own: keep one (amqp://%s@host/ takes the file's)", au.User.Username())
+	}
+
+	switch {
+	case c.Vhost != "":
+		r.Vhost = c.Vhost
+	default:
+		r.Vhost = amqpVhost(au)
+	}
+
+	if au.Scheme == "amqps" || r.APIURL.Scheme == "https" || r.PrometheusURL.Scheme == "https" || c.CACertFile != "" || c.InsecureSkipVerify {
+		tc := &tls.Config{InsecureSkipVerify: c.InsecureSkipVerify} //nolint:gosec // only when the user asks
+		if c.CACertFile != "" {
+			pem, err := os.ReadFile(c.CACertFile)
+			if err != nil {
+				return nil, fmt.Errorf("--ca-cert %s: %w", c.CACertFile, err)
+			}
+			pool := x509.NewCertPool()
+			if !pool.AppendCertsFromPEM(pem) {
+				return nil, fmt.Errorf("--ca-cert %s: no PEM certificate found", c.CACertFile)
+			}
+			tc.RootCAs = pool
+		}
+		r.TLS = tc
+	}
+	return r, nil
+}
+
+// The shapes parseURL's errors show, never the URL given. No
+// scheme://user:password@ in them: redaction would show that as
+// user:xxxxx@, as if ladder hid something.
+const (
+	amqpURLShape = `"amqp://host:port/vhost"`
+	httpURLShape = `"http://host:port"`
+)
+
+// parseURL reads a URL given to flag and checks its scheme. Its errors
+// never echo raw or Go's parse error (both may hold the password: Go's
+// 'invalid port ":w" after host' is part of an unencoded one), only the
+// URL redacted when it parsed into scheme://[user[:xxxxx]@]host, else the
+// shape expected.
+func parseURL(flag, raw, shape string, schemes ...string) (*url.URL, error) {
+	invalid := func(why string) error {
+		return fmt.Errorf("%s is not a valid URL%s (%s, user:password@ before the host, special characters in the password percent-encoded)", flag, why, shape)
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, invalid("")
+	}
+	if _, ok := broker.PlainURL(raw); !ok {
+		if u.Scheme == "" || u.Opaque != "" || !strings.HasPrefix(raw[len(u.Scheme):], "://") {
+			// scheme:… without "//" (amqps:u:pw@h, amqp:/u:pw@h), or no
+			// scheme at all (u:pw@h parses as scheme "u").
+			return nil, invalid(": it must start with " + schemeList(schemes))
+		}
+		// An "@" after the host part: a password holding "/", "?" or "#"
+		// ended the host part early.
+		return nil, fmt.Errorf("%s is not a valid URL: an '@' follows the host part (in a password, / ? # are written %%2F %%3F %%23; in a vhost, @ is %%40)", flag)
+	}
+	if strings.ContainsAny(raw, " \t\r\n") {
+		return nil, invalid(": it holds a space or a line break")
+	}
+	shown := broker.RedactedURL(u, u.User.Username(), hasPassword(u))
+	if !slices.Contains(schemes, u.Scheme) {
+		return nil, fmt.Errorf("%s %s: scheme must be %s", flag, shown, schemeList(schemes))
+	}
+	if u.Hostname() == "" {
+		return nil, fmt.Errorf("%s %s: no host", flag, shown)
+	}
+	return u, nil
+}
+
+func hasPassword(u *url.URL) bool {
+	_, ok := u.User.Password()
+	return ok
+}
+
+// schemeList is "amqp:// or amqps://".
+func schemeList(schemes []string) string {
+	out := make([]string, len(schemes))
+	for i, s := range schemes {
+		out[i] = s + "://"
+	}
+	return strings.Join(out, " or ")
+}
+
+// httpURL reads an http(s) URL given to flag; "" is the host of from on
+// port (tlsPort when tls). The URL comes back without its credentials,
+// which are returned apart (hasPass: the URL held a password, maybe "").
+func httpURL(flag, raw string, from *url.URL, port, tlsPort string, useTLS bool) (u *url.URL, user, pass string, hasPass bool, err error) {
+	if raw == "" {
+		scheme := "http"
+		if useTLS {
+			scheme, port = "https", tlsPort
+		}
+		raw = scheme + "://" + net.JoinHostPort(from.Hostname(), port)
+	}
+	pu, err := parseURL(flag, raw, httpURLShape, "http", "https")
+	if err != nil {
+		return nil, "", "", false, err
+	}
+	if pu.User != nil {
+		user = pu.User.Username()
+		pass, hasPass = pu.User.Password()
+	}
+	out := *pu
+	out.User = nil
+	out.Path = strings.TrimSuffix(out.Path, "/")
+	return &out, user, pass, hasPass, nil
+}
+
+// amqpVhost follows the AMQP URI spec: the path minus its leading slash,
+// percent-decoded; an empty path means "/".
+func amqpVhost(u *url.URL) string {
+	p := strings.TrimPrefix(u.Path, "/")
+	if p == "" {
+		return "/"
+	}
+	return p
+}
+
+// Port returns the AMQP port, with the scheme's default when none is given.
+func (r *Resolved) Port() string {
+	if p := r.AMQP.Port(); p != "" {
+		return p
+	}
+	if r.AMQP.Scheme == "amqps" {
+		return "5671"
+	}
+	return "5672"
+}
+
+// RedactedAMQP is the AMQP URL safe to print.
+func (r *Resolved) RedactedAMQP() string { return broker.RedactURL(r.AMQPURL) }
+
+// RedactedPrometheus is the Prometheus URL safe to print.
+func (r *Resolved) RedactedPrometheus() string {
+	if r.PrometheusURL == nil {
+		return ""
+	}
+	if !r.promUserGiven {
+		return r.PrometheusURL.String()
+	}
+	return broker.RedactedURL(r.PrometheusURL, r.PrometheusUser, r.promPassGiven)
+}
+
+// RedactedAPI is the management API URL safe to print: a user given in
+// --api-url is shown as user:xxxxx@, the way RedactURL shows AMQP URLs.
+func (r *Resolved) RedactedAPI() string {
+	if !r.apiUserGiven {
+		return r.APIURL.String()
+	}
+	return broker.RedactedURL(r.APIURL, r.APIUser, r.apiPassGiven)
+}
+
+func (r *Resolved) amqpUser() string { return r.AMQPUser }

@@ -1,0 +1,47 @@
+package rabbit
+
+import (
+	"testing"
+	"time"
+
+	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/topology"
+)
+
+func storms(v *topology.Vhost, ladders []retry.Ladder) []string {
+	var out []string
+	for _, f := range topology.Findings(v, ladders) {
+		if f.Code == topology.CodeRequeueStorm {
+			out = append(out, f.Queue)
+		}
+	}
+	return out
+}
+
+// A peek of 100 messages redelivers them, and the broker's redeliver rate
+// shows it for a sample or two: 20/s on a main queue acking nothing reads
+// as a requeue storm. The client's own redeliveries are taken out, so its
+// peeks never show as one; another queue's storm still does.
+func TestOwnPeeksAreNoStorm(t *testing.T) {
+	v := topology.Vhost{Queues: []topology.Queue{
+		{Name: "orders", Type: topology.QueueQuorum, Consumers: 1, Rates: topology.Rates{Known: true, Redeliver: 20}},
+		{Name: "billing", Type: topology.QueueClassic, Consumers: 1, Rates: topology.Rates{Known: true, Redeliver: 20}},
+	}}
+	ladders := []retry.Ladder{{Main: "orders"}, {Main: "billing"}}
+	if got := storms(&v, ladders); len(got) != 2 {
+		t.Fatalf("before: storms %v", got)
+	}
+	l := &Live{}
+	l.noteOwn("orders", 100)
+	discountOwn(&v, l.ownSince(time.Now()))
+	if got := storms(&v, ladders); len(got) != 1 || got[0] != "billing" {
+		t.Fatalf("after ladder's own peek of orders: storms %v", got)
+	}
+	if v.Queues[0].Rates.Redeliver != 0 || v.Queues[1].Rates.Redeliver != 20 {
+		t.Errorf("rates %v %v", v.Queues[0].Rates, v.Queues[1].Rates)
+	}
+	// Forgotten after the window: a storm that goes on shows again.
+	if own := l.ownSince(time.Now().Add(ownWindow)); len(own) != 0 {
+		t.Errorf("still remembered: %v", own)
+	}
+}

@@ -1,0 +1,327 @@
+package rabbit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/retry/topology"
+)
+
+// Peek defaults.
+const (
+	// peekIdle is how long a peek waits for one more delivery once the
+	// broker has stopped sending: fewer ready messages than asked for.
+	peekIdle = 300 * time.Millisecond
+	// peekAssemble is the wait after a large delivery's bytes stopped
+	// arriving and before it was handed over.
+	peekAssemble = 3 * time.Second
+	// heartbeatFrame: bytes that arrive as a heartbeat are not a delivery.
+	heartbeatFrame = 8
+	// peekStall is how long a browse waits without a delivery while the
+	// queue says messages are ready (and it has credit): past it, the
+	// broker is taken to prefer another consumer.
+	peekStall = 5 * time.Second
+	// deliveryLimitMargin: a quorum message this close to its delivery limit
+	// stops a move or a drain (each return counts as a delivery).
+	deliveryLimitMargin = 2
+)
+
+// peekQueue browses q on its own channel (see collect), then closes it,
+// which returns every unacked message to the queue in its order, within a
+// bound (see browseChannels.close). Streams are read by offset.
+// deathQueues are the queues whose x-death counts are this queue's retries;
+// mains the vhost's ladder main queues (where "origin" leads).
+func peekQueue(ctx context.Context, conn *amqp.Connection, q topology.Queue, brokerVersion string, opt broker.PeekOptions, deathQueues, mains map[string]bool) (*broker.PeekResult, error) {
+	if opt.Limit <= 0 {
+		opt.Limit = broker.DefaultPeekLimit
+	}
+	if opt.BodyPreview <= 0 {
+		opt.BodyPreview = broker.DefaultBodyPreview
+	}
+	ch, err := conn.Channel()
+	if err != nil {
+		return nil, AMQPFailure(conn, "peek "+q.Name, err, nil)
+	}
+	res := &broker.PeekResult{Queue: q.Name, Type: q.Type, Total: q.Messages, Ready: q.Ready, Messages: []broker.Message{}, PeekedAt: time.Now()}
+	res.SideEffects = broker.PeekSideEffectsVia(broker.ConsumeMode(q), q.Type, brokerVersion)
+	// Ready messages are all a consumer can see, and those ready now are all
+	// a peek reads: not what arrives while it reads. A stream is read from
+	// its first offset.
+	want := opt.Limit
+	if q.Type != topology.QueueStream && q.Ready < int64(want) {
+		want = int(q.Ready)
+	}
+	run := broker.NewBrowseRun(res, opt, want)
+	bc := &browseChannels{conn: conn, main: ch}
+	err = collect(ctx, bc, q, brokerVersion, opt, run, deathQueues, mains)
+	// Closing the channel is what returns the messages: always do it.
+	forced := bc.close(browseCloseBound)
+	run.Finish()
+	if err != nil {
+		return nil, err
+	}
+	if res.Incomplete == "" && !forced {
+		// A connection that died under the peek (a stall ends so: silence,
+		// then a missed heartbeat) may have cut it short.
+		if lost := amqpLost(connAddr(conn), "peek "+q.Name, connClosed(conn)); lost != nil {
+			return nil, lost
+		}
+	}
+	if run.Read() == 0 && !slices.Contains(res.SideEffects, res.Incomplete) {
+		// Nothing was delivered, nothing changed (but a message the client
+		// could not read was delivered, and returned: its note says so).
+		res.SideEffects = []string{}
+	}
+	if forced {
+		res.SideEffects = append(res.SideEffects, fmt.Sprintf(
+			"the broker did not confirm closing ladder's channel within %s: ladder dropped its connection, so the broker returned every browsed message at once", browseCloseBound))
+	}
+	// Quorum queues apply returns asynchronously: a count taken now would
+	// mistake returns in flight for released messages.
+	if q.Type == topology.QueueClassic && !forced {
+		noteReleased(conn, q, res)
+	}
+	broker.NoteDeadLettered(res, q, brokerVersion)
+	return finishPeek(res, q), nil
+}
+
+// noteReleased counts messages that left during the peek. Only the head of
+// a queue expires, so a message whose TTL ran out behind a longer-lived one
+// waits — until a consumer (this peek) takes the one ahead: then it is
+// dead-lettered or dropped at once. Other consumers may also have taken some.
+func noteReleased(conn *amqp.Connection, q topology.Queue, res *broker.PeekResult) {
+	after, err := passiveDepth(conn, q.Name)
+	if err != nil {
+		return
+	}
+	if gone := q.Ready - int64(after); gone > 0 {
+		at := time.Now()
+		res.Released, res.ReleasedTo, res.ReleasedAt = gone, broker.ReleaseRoute(q), &at
+		res.SideEffects = append(res.SideEffects, fmt.Sprintf(
+			"%s the queue during the peek, by %s, to %s: messages whose TTL ran out behind a longer-lived one leave as soon as a consumer uncovers them; other consumers may also have taken some",
+			topology.Plural(int(gone), "message left", "messages left"), at.Format("15:04:05"), res.ReleasedTo))
+	}
+}
+
+// collect reads up to run.Want() messages on bc.main without acking them
+// (see consumerChain), in queue order. It ends when it has them all; when
+// the queue has nothing more ready for it (see probeSchedule: what arrives
+// after that arrived during the read, and is not read); when no delivery
+// comes for a while; at the deadline; or at a message the AMQP client
+// cannot read.
+func collect(ctx context.Context, bc *browseChannels, q topology.Queue, brokerVersion string, opt broker.PeekOptions, run *broker.BrowseRun, deathQueues, mains map[string]bool) error {
+	if run.Done() {
+		return nil
+	}
+	chain := &consumerChain{ch: bc.main, queue: q.Name, stream: q.Type == topology.QueueStream}
+	if chain.stream {
+		chain.args = amqp.Table{"x-stream-offset": "first"}
+	}
+	// A frame the AMQP client cannot read ends the whole connection: its
+	// reason says why (see unreadable).
+	closed := bc.main.NotifyClose(make(chan *amqp.Error, 1))
+	idle := time.NewTimer(firstDelivery)
+	defer idle.Stop()
+	// A stream has no ready count to ask: it never probes.
+	probe := newProbeSchedule(!chain.stream)
+	defer probe.stop()
+	lastRead, assembling := bc.received(), false
+	// caughtUp: the queue had nothing ready left (see below).
+	var caughtUp time.Time
+	var settleRead int64
+	lastDelivery := time.Now() // or the last consumer's start
+	fence := q.Type == topology.QueueClassic
+	for !run.Done() {
+		if chain.due == 0 {
+			if !caughtUp.IsZero() {
+				return nil // another consumer would only get what arrived since
+			}
+			if err := chain.open(run.Left()); err != nil {
+				return AMQPFailure(bc.conn, "peek "+q.Name, err, nil)
+			}
+			idle.Reset(firstDelivery)
+			probe.opened()
+			lastDelivery = time.Now()
+			lastRead = bc.received() // the answers to qos and consume are in
+		}
+		select {
+		case d, ok := <-chain.deliveries:
+			if !ok {
+				if !caughtUp.IsZero() && fence {
+					return nil // cancelled: every delivery sent before is in
+				}
+				if ctx.Err() != nil {
+					return fmt.Errorf("peek %s: %w", q.Name, ctx.Err())
+				}
+				var why *amqp.Error
+				select {
+				case why = <-closed:
+				case <-time.After(time.Second):
+				}
+				if note, ok := unreadable(why, run.Read()); ok {
+					// The messages read so far are good; the rest, this one
+					// among them, went back to the queue with the connection.
+					run.Stop(note)
+					run.Result().SideEffects = append(run.Result().SideEffects, note)
+					return nil
+				}
+				if why != nil {
+					return amqpLost(connAddr(bc.conn), "peek "+q.Name, why)
+				}
+				return fmt.Errorf("peek %s: the broker closed the channel", q.Name)
+			}
+			if err := chain.got(&d); err != nil {
+				return fmt.Errorf("peek %s: %w", q.Name, err)
+			}
+			if err := run.Take(decodeDelivery(&d, run.Read(), opt.BodyPreview, deathQueues, mains)); err != nil {
+				if errors.Is(err, broker.ErrStopBrowse) {
+					return nil
+				}
+				return err
+			}
+			idle.Reset(peekIdle)
+			lastDelivery = time.Now()
+			switch {
+			case caughtUp.IsZero():
+				probe.delivered()
+			case fence:
+				// Reading what came before the cancel's answer.
+			case time.Since(caughtUp) >= settleMost:
+				return nil
+			default:
+				settleRead = bc.received()
+				probe.settle()
+			}
+		case <-probe.c():
+			run.Tick()
+			if !caughtUp.IsZero() {
+				if n := bc.received(); n-settleRead > heartbeatFrame {
+					settleRead = n // a large delivery still arriving
+					probe.settle()
+					continue
+				}
+				return nil // settled: what was on its way is in
+			}
+			ready, err := bc.depth(q.Name)
+			if err != nil || ready > 0 {
+				probe.asked(err == nil)
+				continue
+			}
+			// This consumer has credit, yet nothing is ready: every message
+			// the queue held when the read began has been read or has left,
+			// and whatever comes now arrived since.
+			caughtUp, settleRead = time.Now(), bc.received()
+			if !fence {
+				// What is on its way comes within moments, from the queue's
+				// process as much as the cancel's answer would: take it.
+				probe.settle()
+				continue
+			}
+			// A classic queue sends its deliveries and its answer to a
+			// cancel the same way, in order: once the cancel is confirmed
+			// every delivery sent before is in (the channel closes when
+			// they are read), and nothing later comes.
+			probe.stop()
+			if err := chain.ch.Cancel(chain.tag, false); err != nil {
+				return fmt.Errorf("peek %s: cancel consumer: %w", q.Name, err)
+			}
+		case <-idle.C:
+			run.Tick()
+			// A delivery still arriving (a body of many megabytes) is
+			// not the end of the queue: wait while bytes come in.
+			if n := bc.received(); n >= 0 && n-lastRead > heartbeatFrame {
+				lastRead, assembling = n, true
+				idle.Reset(peekIdle)
+				continue
+			}
+			if assembling {
+				// The bytes are in; the client may still be putting the
+				// delivery together (a slow machine, -race): once more.
+				assembling = false
+				idle.Reset(peekAssemble)
+				continue
+			}
+			if !chain.stream && caughtUp.IsZero() {
+				if ready, err := bc.depth(q.Name); err == nil && ready > 0 {
+					// Messages wait and this consumer has credit: a busy
+					// broker (returning another read's messages, say)
+					// delivers them in a while; one that prefers another
+					// consumer never does.
+					if time.Since(lastDelivery) < peekStall {
+						idle.Reset(peekIdle)
+						continue
+					}
+					run.Stop(fmt.Sprintf("the broker delivered nothing for %s after %s with %d still ready (another consumer is preferred: single active consumer, or a consumer priority?)",
+						peekStall, topology.Plural(run.Read(), "message", "messages"), ready))
+				}
+			}
+			return nil
+		case <-run.Deadline():
+			run.TimedOut()
+			return nil
+		case <-ctx.Done():
+			return fmt.Errorf("peek %s: %w", q.Name, ctx.Err())
+		}
+	}
+	return nil
+}
+
+// unreadable says, for the close reason of a peek's channel, whether the
+// AMQP client itself gave up on a delivery it could not parse: amqp091-go
+// refuses a field table nested more than 32 deep or holding more than 8192
+// fields (RabbitMQ accepts both) and drops the connection. The note counts
+// the messages read before; deliveries already parsed but not yet handed
+// to the peek are lost with the connection, so the unreadable one may come
+// later than that.
+func unreadable(why *amqp.Error, pos int) (string, bool) {
+	if !clientCouldNotParse(why) {
+		return "", false
+	}
+	return fmt.Sprintf("stopped after %s: the AMQP client could not read the next (%s: %s); the connection was dropped and every browsed message returned to the queue", topology.Plural(pos, "message", "messages"), why.Reason, unparsedHint), true
+}
+
+// clientCouldNotParse says whether a channel's close reason is the AMQP
+// client's own refusal of a frame it could not parse, not the broker's.
+func clientCouldNotParse(why *amqp.Error) bool { return parseFailure(why) }
+
+// unparsedHint is what may make a delivery unreadable to amqp091-go.
+const unparsedHint = "headers nested more than 32 deep, or a table of more than 8192 fields?"
+
+// decodeDelivery turns a delivery into a Message. Only a bounded prefix of
+// the body is copied.
+func decodeDelivery(d *amqp.Delivery, pos, preview int, deathQueues, mains map[string]bool) broker.Message {
+	m := broker.Message{
+		Position:    pos,
+		Exchange:    d.Exchange,
+		RoutingKey:  d.RoutingKey,
+		Redelivered: d.Redelivered,
+		Properties:  propertiesOf(d),
+		Headers:     fromTable(d.Headers),
+	}
+	broker.DecodeMessage(&m, d.Body, preview, deathQueues, mains)
+	return m
+}
+
+func propertiesOf(d *amqp.Delivery) broker.Properties {
+	p := broker.Properties{
+		MessageID: d.MessageId, Expiration: d.Expiration, ContentType: d.ContentType,
+		ContentEncoding: d.ContentEncoding, DeliveryMode: d.DeliveryMode, Priority: d.Priority,
+		CorrelationID: d.CorrelationId, ReplyTo: d.ReplyTo, Type: d.Type, UserID: d.UserId, AppID: d.AppId,
+	}
+	if !d.Timestamp.IsZero() {
+		t := d.Timestamp
+		p.Timestamp = &t
+	}
+	return p
+}
+
+func finishPeek(res *broker.PeekResult, q topology.Queue) *broker.PeekResult {
+	broker.AnnotateHoL(res, topology.EffectiveSettings(&q), time.Now())
+	return res
+}
