@@ -213,7 +213,7 @@ func (f *fixture) live(readOnly bool) *rabbit.Live {
 // apply returns asynchronously.
 func (f *fixture) waitDepth(queue string, n int) {
 	f.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for {
 		d := f.depth(queue)
 		if d == n {
