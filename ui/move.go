@@ -298,6 +298,14 @@ func (m *moveModel) action() string {
 	return "move"
 }
 
+// what names the run in a refusal, as the commands do.
+func (m *moveModel) what() string {
+	if m.spec.replayFile != "" {
+		return "replay " + m.spec.replayFile
+	}
+	return "move from " + m.spec.queue
+}
+
 // stopMoveMsg: the user agreed to stop the running move id.
 type stopMoveMsg struct{ id int }
 
@@ -393,6 +401,9 @@ func (m *moveModel) Update(msg tea.Msg) tea.Cmd {
 func (m *moveModel) done(msg moveDoneMsg) tea.Cmd {
 	if msg.dryRun {
 		m.preview, m.err = msg.report, msg.err
+		if m.err == nil && m.preview != nil {
+			m.err = broker.CheckPreview(m.what(), m.spec.replayFile != "", m.preview)
+		}
 		return nil
 	}
 	if m.cancel != nil {
@@ -529,7 +540,7 @@ func (m *moveModel) cycle(d int) {
 
 // buildRequest turns the form into a MoveRequest or says what is wrong.
 func (m *moveModel) buildRequest() (broker.MoveRequest, error) {
-	req := broker.MoveRequest{From: m.spec.queue, ResetRetries: m.reset, MaxMoves: defaultMaxMoves}
+	req := broker.MoveRequest{From: m.spec.queue, ResetRetries: m.reset, MaxMoves: broker.DefaultMaxMoves}
 	switch m.scopes[m.scopeAt].kind {
 	case scopeSelected:
 		req.Positions = []int{m.spec.cursor.Position}
@@ -562,7 +573,7 @@ func (m *moveModel) buildRequest() (broker.MoveRequest, error) {
 	}
 	d := m.delays[m.delayAt]
 	if d.typed {
-		dd, err := parseDelay(m.tDelay.String())
+		dd, err := broker.ParseDelay(m.tDelay.String())
 		if err != nil {
 			return req, err
 		}
@@ -584,20 +595,6 @@ func parseTarget(s string) (broker.Target, error) {
 	return t, nil
 }
 
-// parseDelay reads a Go duration (90s, 1m30s, 250ms); a bare number is ms,
-// the broker's TTL unit.
-func parseDelay(s string) (time.Duration, error) {
-	s = strings.TrimSpace(s)
-	if n, err := strconv.ParseInt(s, 10, 64); err == nil && n >= 0 {
-		return time.Duration(n) * time.Millisecond, nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil || d < 0 {
-		return 0, fmt.Errorf("delay: %q is not a duration like 30s or 5m", s)
-	}
-	return d, nil
-}
-
 // submit validates the form and asks for a dry run: nothing moves before
 // the user has seen the plan and confirmed it.
 func (m *moveModel) submit() tea.Cmd {
@@ -614,8 +611,10 @@ func (m *moveModel) preflight(req broker.MoveRequest) tea.Cmd {
 	m.req = req
 	m.step, m.preview, m.err = stepPreview, nil, nil
 	m.id++
-	dry := req
-	dry.DryRun = true
+	if m.err = broker.RefuseReadOnly(m.c.readOnly, m.what()); m.err != nil {
+		return nil
+	}
+	dry := broker.PreviewRequest(req, m.spec.replayFile != "")
 	ctx, cancel := context.WithTimeout(context.Background(), peekTimeout)
 	cmd := moveCmd(ctx, m.c.client, m.id, dry, nil)
 	if m.spec.replayFile != "" {
@@ -643,13 +642,8 @@ func (m *moveModel) forcePreview(id int) tea.Cmd {
 func (m *moveModel) start() tea.Cmd {
 	m.step = stepRunning
 	m.id++
-	// The move executes the plan the user confirmed: the same messages
-	// (a move of "all" takes as many as were planned), each checked
-	// against its previewed route.
-	m.req.Expect = m.preview.Planned
-	if len(m.req.Positions) == 0 && m.preview.Requested > 0 {
-		m.req.Limit = m.preview.Requested
-	}
+	// The move executes the plan the user confirmed.
+	m.req = broker.Bind(m.req, m.preview)
 	m.gate = &broker.Gate{}
 	m.req.Gate = m.gate
 	m.progress = broker.MoveProgress{Total: m.preview.Requested}

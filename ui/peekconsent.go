@@ -254,7 +254,7 @@ func (m *Model) readConsent(msg tea.Msg) (tea.Cmd, bool) {
 		return nil, false
 	case moveDoneMsg:
 		if msg.dryRun && msg.err == nil && msg.id == m.move.id && m.move.spec.replayFile == "" {
-			m.rememberRead(m.move.spec.queue, broker.PreviewReads(m.move.req, math.MaxInt32))
+			m.rememberRead(m.move.spec.queue, broker.PreviewReads(broker.PreviewRequest(m.move.req, false), math.MaxInt32))
 		}
 		refused := costRefusal(msg.err)
 		if !msg.dryRun || refused == nil || msg.id != m.move.id || m.top() != screen(m.move) {

@@ -94,7 +94,7 @@ func TestMoveTakesWhatTheWhereFilterChose(t *testing.T) {
 	}
 	h.mustContain("Move "+itoa(len(want))+" messages (those chosen by --where", "error~database deadlock")
 	// move --where's own dry run (what the CLI asks the client for).
-	cli, err := s.Move(t.Context(), broker.MoveRequest{From: sim.OrdersDLQ, To: dlg.req.To, Where: where, MaxMoves: defaultMaxMoves, DryRun: true}, nil)
+	cli, err := s.Move(t.Context(), broker.MoveRequest{From: sim.OrdersDLQ, To: dlg.req.To, Where: where, MaxMoves: broker.DefaultMaxMoves, DryRun: true}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
