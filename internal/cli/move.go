@@ -87,11 +87,8 @@ may then be both in the target and in the source (duplicates_possible).`,
 				return err
 			}
 			req.Where, req.Rate, req.MaxMoves, req.Force = w, rate, ch.maxMoves, ch.force
-			if err := broker.RefuseReadOnly(a.cfg.ReadOnly && !req.DryRun, "move from "+req.From); err != nil {
+			if err := a.mayRun("move from "+req.From, req.DryRun, yes); err != nil {
 				return err
-			}
-			if !req.DryRun && !yes && !isTerminal(a.stdin) {
-				return usageErr("move from %s: not a terminal, so no one can confirm: pass --yes (or try --dry-run first)", req.From)
 			}
 			c, closeClient, err := a.client("move")
 			if err != nil {

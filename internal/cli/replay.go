@@ -137,11 +137,8 @@ instead (nothing is published). Exit 3 when some lines were not published.`,
 				return err
 			}
 			req.To, req.Where, req.Rate, req.MaxMoves, req.Force = t, w, rate, ch.maxMoves, ch.force
-			if err := broker.RefuseReadOnly(a.cfg.ReadOnly && !req.DryRun, "replay "+req.File); err != nil {
+			if err := a.mayRun("replay "+req.File, req.DryRun, yes); err != nil {
 				return err
-			}
-			if !req.DryRun && !yes && !isTerminal(a.stdin) {
-				return usageErr("replay %s: not a terminal, so no one can confirm: pass --yes (or try --dry-run first)", req.File)
 			}
 			c, closeClient, err := a.client("replay")
 			if err != nil {

@@ -60,11 +60,8 @@ dead-letter a message, the unblock is refused.`,
 			if look < 0 {
 				return usageErr("--look %d: want 1 or more", look)
 			}
-			if err := broker.RefuseReadOnly(a.cfg.ReadOnly && !dryRun, "unblock "+queue); err != nil {
+			if err := a.mayRun("unblock "+queue, dryRun, yes); err != nil {
 				return err
-			}
-			if !dryRun && !yes && !isTerminal(a.stdin) {
-				return usageErr("unblock %s: not a terminal, so no one can confirm: pass --yes (or try --dry-run first)", queue)
 			}
 			c, closeClient, err := a.client("unblock")
 			if err != nil {
