@@ -32,8 +32,8 @@ type hop struct {
 // expiration and id).
 func (s *Sim) Move(ctx context.Context, req broker.MoveRequest, progress func(broker.MoveProgress)) (*broker.MoveReport, error) {
 	// A dry run changes nothing, so read-only mode allows it.
-	if s.opt.ReadOnly && !req.DryRun {
-		return nil, s.errorf("move from %s refused: the client is read-only", req.From)
+	if err := broker.RefuseReadOnly(s.opt.ReadOnly && !req.DryRun, "move from "+req.From); err != nil {
+		return nil, s.errorf("%w", err) // as the live broker refuses it
 	}
 	start := time.Now()
 	s.mu.Lock()
