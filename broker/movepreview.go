@@ -97,16 +97,6 @@ func PreviewCostNotes(res *PeekResult) []string {
 	return out
 }
 
-// MoveMessageOf is what the planner reads of a peeked message.
-func MoveMessageOf(m *Message) moveplan.Message {
-	out := moveplan.Message{Position: m.Position, MessageID: m.Properties.MessageID, BodyDigest: m.BodyDigest, Exchange: m.Exchange,
-		RoutingKey: m.RoutingKey, Headers: m.Headers, Expiration: m.Properties.Expiration, Body: m.Body, BodySize: m.BodySize}
-	if m.Properties.Timestamp != nil {
-		out.Timestamp = *m.Properties.Timestamp
-	}
-	return out
-}
-
 // MaxBody keeps a browsed body whole (dumps, --where on bodies).
 const MaxBody = 1 << 30
 

@@ -156,11 +156,7 @@ func Replay(ctx context.Context, c ReplayTarget, req ReplayRequest, progress fun
 			continue
 		}
 		r := dl.Record
-		m := moveplan.Message{Position: dl.Line, MessageID: r.Properties.MessageID, BodyDigest: moveplan.BodyDigest(r.Body),
-			Exchange: r.Exchange, RoutingKey: r.RoutingKey, Headers: r.Headers, Expiration: r.Properties.Expiration, Body: r.Body}
-		if r.Properties.Timestamp != nil {
-			m.Timestamp = time.Unix(*r.Properties.Timestamp, 0)
-		}
+		m := RecordInput(&r, dl.Line).Message(true)
 		// Checked before it is planned: the planner holds a line to the
 		// confirmed plan, which skipped it for this same reason.
 		why := checkLine(&dl.Record, lim)
@@ -171,22 +167,14 @@ func Replay(ctx context.Context, c ReplayTarget, req ReplayRequest, progress fun
 			route = PlannedMove{Position: dl.Line, MessageID: r.Properties.MessageID, BodyDigest: m.BodyDigest, Skip: why}
 			route.Unmatched = !req.Where.Empty() && planner.Plan(m).Unmatched
 		}
-		if route.Unmatched {
-			rep.Unmatched++
-			continue
-		}
-		if req.Limit > 0 && len(jobs) >= req.Limit {
+		if !route.Unmatched && req.Limit > 0 && len(jobs) >= req.Limit {
 			break
 		}
-		if why != "" && req.Strict {
+		if !route.Unmatched && why != "" && req.Strict {
 			return rep, fmt.Errorf("replay %s: line %d: %s (--strict: nothing published)", req.File, dl.Line, why)
 		}
-		rep.Note(route.Note)
-		if !route.Moves() {
-			skip(route)
-		} else if req.DryRun {
-			rep.Count(route)
-			rep.Planned = append(rep.Planned, route)
+		if route = rep.Book(m, route); route.Unmatched {
+			continue
 		}
 		jobs = append(jobs, replayJob{dl, route})
 	}

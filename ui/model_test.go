@@ -448,7 +448,8 @@ func TestMoveFirstNFromHome(t *testing.T) {
 		t.Fatalf("first-N request %+v", fc.moves)
 	}
 	h.key("esc", "up", "left", "enter") // back, up to the scope, whole queue
-	if fc.moves[1].Limit != 0 || fc.moves[1].Positions != nil {
+	// The whole queue's dry run stops at the commands' cap.
+	if fc.moves[1].Limit != broker.PreviewCap || fc.moves[1].Positions != nil {
 		t.Fatalf("whole-queue request %+v", fc.moves[1])
 	}
 }

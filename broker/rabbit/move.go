@@ -220,7 +220,7 @@ func (m *mover) dryRun(ctx context.Context, ready int) error {
 		if !m.selected(msg.Position) || n >= m.rep.Requested || (m.lookAt > 0 && m.req.Limit > 0 && n >= m.req.Limit) {
 			continue
 		}
-		r := m.plan(broker.MoveMessageOf(&msg), true)
+		r := m.plan(msg.MoveInput().Message(true))
 		if !r.Unmatched {
 			n++
 		}
@@ -251,28 +251,8 @@ func (m *mover) notePicksGone() {
 // plan routes one message and books it in the report: every plan in a dry
 // run, only the skipped ones otherwise (moved ones are counted as they
 // settle).
-func (m *mover) plan(msg moveplan.Message, dry bool) broker.PlannedMove {
-	r := m.planner.Plan(msg)
-	if r.Unmatched {
-		m.rep.Unmatched++
-		return r
-	}
-	if !r.Moves() && r.BodyDigest == "" {
-		// A live move leaves the digest out until needed (take); Body is
-		// the whole body there. A dry run's messages carry theirs.
-		r.BodyDigest = moveplan.BodyDigest(msg.Body)
-	}
-	m.rep.Note(r.Note)
-	m.rep.Note(r.CrashRisk)
-	if !r.Moves() {
-		m.rep.Skipped++
-	} else if dry {
-		m.rep.Count(r)
-	}
-	if dry || !r.Moves() {
-		m.rep.Planned = append(m.rep.Planned, r)
-	}
-	return r
+func (m *mover) plan(msg moveplan.Message) broker.PlannedMove {
+	return m.rep.Book(msg, m.planner.Plan(msg))
 }
 
 // move is the loss-free pipeline.
@@ -632,15 +612,10 @@ func (p *pipeline) take(ctx context.Context, d *amqp.Delivery) error {
 		return m.checkDeliveryLimit(d)
 	}
 	p.taken++
-	msg := moveplan.Message{Position: pos, MessageID: d.MessageId, Exchange: d.Exchange, RoutingKey: d.RoutingKey,
-		Headers: fromTable(d.Headers), Expiration: d.Expiration, Body: d.Body, Timestamp: d.Timestamp, BodySize: len(d.Body)}
-	// The body's SHA-256 is worked out where it is read: by a plan that
-	// depends on it, to name a moved message without an id (MovedIDs), or
-	// in the plan of one left in the source (plan, unplan).
-	if d.MessageId == "" || m.planner.ReadsDigest() {
-		msg.BodyDigest = moveplan.BodyDigest(d.Body)
-	}
-	r := m.plan(msg, false)
+	// The body's SHA-256 is worked out where it is read (MoveInput.Message,
+	// Book, unplan).
+	r := m.plan(broker.MoveInput{Position: pos, MessageID: d.MessageId, Exchange: d.Exchange, RoutingKey: d.RoutingKey,
+		Headers: fromTable(d.Headers), Expiration: d.Expiration, Timestamp: &d.Timestamp, Body: d.Body}.Message(m.planner.ReadsDigest()))
 	if r.Unmatched {
 		p.hold(d.DeliveryTag)
 		return m.checkDeliveryLimit(d)

@@ -206,25 +206,12 @@ func (s *Sim) planMove(req broker.MoveRequest) (rep *broker.MoveReport, hops []h
 			}
 			continue
 		}
-		mm := moveplan.Message{Position: pos, MessageID: m.props.MessageID, BodyDigest: moveplan.BodyDigest(m.body), Exchange: m.exchange,
-			RoutingKey: m.routingKey, Headers: m.headers, Expiration: m.props.Expiration, Body: m.body}
-		if m.props.Timestamp != nil {
-			mm.Timestamp = *m.props.Timestamp
-		}
-		r := planner.Plan(mm)
+		// Every digest now: a message may yet stay after its plan (moveBatch).
+		mm := broker.MoveInput{Position: pos, MessageID: m.props.MessageID, Exchange: m.exchange, RoutingKey: m.routingKey,
+			Headers: m.headers, Expiration: m.props.Expiration, Timestamp: m.props.Timestamp, Body: m.body}.Message(true)
+		r := rep.Book(mm, planner.Plan(mm))
 		if r.Unmatched {
-			rep.Unmatched++
 			continue
-		}
-		rep.Note(r.Note)
-		rep.Note(r.CrashRisk)
-		if !r.Moves() {
-			rep.Skipped++
-		} else if req.DryRun {
-			rep.Count(r)
-		}
-		if req.DryRun || !r.Moves() {
-			rep.Planned = append(rep.Planned, r)
 		}
 		hops = append(hops, hop{m: m, route: r})
 		selected++

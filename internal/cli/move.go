@@ -17,7 +17,7 @@ func newMoveCmd(a *app) *cobra.Command {
 		req   broker.MoveRequest
 		to    string
 		yes   bool
-		delay time.Duration
+		delay delayFlag
 		ch    choose
 	)
 	cmd := &cobra.Command{
@@ -81,20 +81,14 @@ may then be both in the target and in the source (duplicates_possible).`,
 			if req.Limit < 0 {
 				return usageErr("--limit %d: want 0 (all) or more", req.Limit)
 			}
-			if delay < 0 {
-				return usageErr("--delay %v: must not be negative", delay)
-			}
-			req.To, req.Delay = t, delay
+			req.To, req.Delay = t, time.Duration(delay)
 			w, rate, err := ch.parse()
 			if err != nil {
 				return err
 			}
 			req.Where, req.Rate, req.MaxMoves, req.Force = w, rate, ch.maxMoves, ch.force
-			if a.cfg.ReadOnly && !req.DryRun {
-				return fmt.Errorf("move from %s: %w", req.From, broker.ErrReadOnly)
-			}
-			if !req.DryRun && !yes && !isTerminal(a.stdin) {
-				return usageErr("move from %s: not a terminal, so no one can confirm: pass --yes (or try --dry-run first)", req.From)
+			if err := a.mayRun("move from "+req.From, req.DryRun, yes); err != nil {
+				return err
 			}
 			c, closeClient, err := a.client("move")
 			if err != nil {
@@ -135,7 +129,7 @@ may then be both in the target and in the source (duplicates_possible).`,
 	f := cmd.Flags()
 	f.StringVar(&req.From, "from", "", "source queue")
 	f.StringVar(&to, "to", "", "target: queue:NAME, exchange:NAME[:ROUTING_KEY] or origin")
-	f.DurationVar(&delay, "delay", 0, "wait this long before the message reaches the target (e.g. 30s, 5m)")
+	f.Var(&delay, "delay", "wait this long before the message reaches the target (e.g. 30s, 5m)")
 	f.IntVarP(&req.Limit, "limit", "n", 0, "move at most N messages (0: every message ready now)")
 	f.BoolVar(&req.DryRun, "dry-run", false, "say what would go where; publish and acknowledge nothing")
 	f.BoolVar(&req.ResetRetries, "reset-retries", false, "set each message's retry count to zero, in its own convention")
@@ -149,40 +143,25 @@ may then be both in the target and in the source (duplicates_possible).`,
 	return cmd
 }
 
-// previewCap bounds the dry run a confirmation shows (it browses every
-// message it plans).
-const previewCap = 10000
-
 // confirm dry-runs the move, shows the plan and asks; it returns the
 // request to run: bound to the plan that was confirmed.
 func confirm(ctx context.Context, a *app, c broker.Client, req broker.MoveRequest) (broker.MoveRequest, error) {
-	dry := req
-	dry.DryRun = true
-	if len(dry.Positions) == 0 && (dry.Limit == 0 || dry.Limit > previewCap) {
-		dry.Limit = previewCap
-	}
-	plan, err := c.Move(ctx, dry, nil)
-	if retry, ok := previewConsent(a, err, dry, ""); ok {
-		dry, req.ForcePeek = retry, true
-		plan, err = c.Move(ctx, dry, nil)
-	}
-	if err != nil {
-		return req, err
-	}
-	if plan.Requested == 0 {
-		return req, fmt.Errorf("move from %s: no message is ready: nothing to move", req.From)
-	}
-	if plan.Skipped > 0 || len(plan.Planned) <= 20 {
-		fmt.Fprint(a.stderr, renderMove(plan, req.From))
-	}
-	if err := ask(a, moveQuestion(req, plan, previewCap)); err != nil {
-		return req, err
-	}
-	req.Expect = plan.Planned
-	if len(req.Positions) == 0 && plan.Requested < previewCap {
-		req.Limit = plan.Requested // what was planned, not what arrived since
-	}
-	return req, nil
+	return broker.ConfirmThenBind(ctx, req, broker.Confirmation{
+		What: "move from " + req.From,
+		DryRun: func(ctx context.Context, dry broker.MoveRequest) (*broker.MoveReport, error) {
+			return c.Move(ctx, dry, nil)
+		},
+		Consent: func(err error, dry broker.MoveRequest) bool {
+			_, ok := previewConsent(a, err, dry, "")
+			return ok
+		},
+		Ask: func(plan *broker.MoveReport) error {
+			if plan.Skipped > 0 || len(plan.Planned) <= 20 {
+				fmt.Fprint(a.stderr, renderMove(plan, req.From))
+			}
+			return ask(a, moveQuestion(req, plan, false))
+		},
+	})
 }
 
 // progressPrinter shows progress on a terminal's stderr, at most 10 times a

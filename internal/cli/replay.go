@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -27,7 +28,7 @@ func (c *choose) register(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringArrayVar(&c.where, "where", nil, "choose messages: reason=…, queue=Q, origin=X[:KEY], error~RE, header:N=V, header:N~RE, body~RE, age>DUR, age<DUR, retries>=N (repeatable, all must hold)")
 	f.StringVar(&c.rate, "rate", "", "publish at most N messages a second (e.g. 50/s)")
-	f.IntVar(&c.maxMoves, "max-moves", 5, "leave a message ladder already moved this many times in place (a loop guard; 0: none)")
+	f.IntVar(&c.maxMoves, "max-moves", broker.DefaultMaxMoves, "leave a message ladder already moved this many times in place (a loop guard; 0: none)")
 	f.BoolVar(&c.force, "force", false, "move messages past --max-moves, and into a target its length limit would make drop")
 }
 
@@ -74,20 +75,26 @@ func parseRate(s string) (float64, error) {
 // replayQuestion is the confirmation a replay asks, from its dry run; a
 // dump of another vhost says so first.
 func replayQuestion(req broker.ReplayRequest, plan *broker.MoveReport, dumpVhost, vhost string) string {
-	mreq := broker.MoveRequest{From: req.File, To: req.To, Delay: req.Delay, ResetRetries: req.ResetRetries, Where: req.Where, Rate: req.Rate}
-	q := strings.Replace(moveQuestion(mreq, plan, 1<<30), "Move ", "Replay ", 1)
+	q := strings.Replace(moveQuestion(replayMove(req), plan, true), "Move ", "Replay ", 1)
 	if dumpVhost != vhost {
 		q = fmt.Sprintf("! %s is a dump of vhost %s; this replays it into vhost %s\n", clean(req.File), clean(dumpVhost), clean(vhost)) + q
 	}
 	return q
 }
 
+// replayMove is a replay as the move it runs through: what confirms it.
+func replayMove(req broker.ReplayRequest) broker.MoveRequest {
+	return broker.MoveRequest{From: req.File, To: req.To, Delay: req.Delay, ResetRetries: req.ResetRetries, Where: req.Where, Rate: req.Rate,
+		Limit: req.Limit, MaxMoves: req.MaxMoves, Force: req.Force}
+}
+
 func newReplayCmd(a *app) *cobra.Command {
 	var (
-		req broker.ReplayRequest
-		to  string
-		ch  choose
-		yes bool
+		req   broker.ReplayRequest
+		to    string
+		delay delayFlag
+		ch    choose
+		yes   bool
 	)
 	cmd := &cobra.Command{
 		Use:   "replay FILE --to TARGET",
@@ -122,9 +129,7 @@ instead (nothing is published). Exit 3 when some lines were not published.`,
 			if err != nil {
 				return usageErr("%w", err)
 			}
-			if req.Delay < 0 {
-				return usageErr("--delay %v: must not be negative", req.Delay)
-			}
+			req.Delay = time.Duration(delay)
 			if req.Limit < 0 {
 				return usageErr("--limit %d: want 0 (all) or more", req.Limit)
 			}
@@ -133,11 +138,8 @@ instead (nothing is published). Exit 3 when some lines were not published.`,
 				return err
 			}
 			req.To, req.Where, req.Rate, req.MaxMoves, req.Force = t, w, rate, ch.maxMoves, ch.force
-			if a.cfg.ReadOnly && !req.DryRun {
-				return fmt.Errorf("replay %s: %w", req.File, broker.ErrReadOnly)
-			}
-			if !req.DryRun && !yes && !isTerminal(a.stdin) {
-				return usageErr("replay %s: not a terminal, so no one can confirm: pass --yes (or try --dry-run first)", req.File)
+			if err := a.mayRun("replay "+req.File, req.DryRun, yes); err != nil {
+				return err
 			}
 			c, closeClient, err := a.client("replay")
 			if err != nil {
@@ -145,26 +147,28 @@ instead (nothing is published). Exit 3 when some lines were not published.`,
 			}
 			defer closeClient()
 			if !req.DryRun && !yes {
-				dry := req
-				dry.DryRun = true
-				plan, err := broker.Replay(cmd.Context(), c, dry, nil)
+				bound, err := broker.ConfirmThenBind(cmd.Context(), replayMove(req), broker.Confirmation{
+					What: "replay " + req.File, File: true,
+					DryRun: func(ctx context.Context, dry broker.MoveRequest) (*broker.MoveReport, error) {
+						r := req
+						r.DryRun, r.Limit = true, dry.Limit
+						return broker.Replay(ctx, c, r, nil)
+					},
+					Ask: func(plan *broker.MoveReport) error {
+						if plan.Skipped > 0 || len(plan.Planned) <= 20 {
+							fmt.Fprint(a.stderr, renderMove(plan, req.File))
+						}
+						head, err := dumpfile.ReadHeader(req.File)
+						if err != nil {
+							return err
+						}
+						return ask(a, replayQuestion(req, plan, head.Vhost, c.Vhost()))
+					},
+				})
 				if err != nil {
 					return err
 				}
-				if plan.Skipped > 0 || len(plan.Planned) <= 20 {
-					fmt.Fprint(a.stderr, renderMove(plan, req.File))
-				}
-				head, err := dumpfile.ReadHeader(req.File)
-				if err != nil {
-					return err
-				}
-				if err := ask(a, replayQuestion(req, plan, head.Vhost, c.Vhost())); err != nil {
-					return err
-				}
-				req.Expect = plan.Planned // the replay runs the plan that was confirmed
-				if req.Limit == 0 {
-					req.Limit = plan.Requested
-				}
+				req.Expect, req.Limit = bound.Expect, bound.Limit // the replay runs the plan that was confirmed
 			}
 			rep, err := broker.Replay(cmd.Context(), c, req, progressPrinter(a))
 			if err != nil && !errors.Is(err, broker.ErrPartial) && rep.Moved == 0 && !rep.DuplicatesPossible {
@@ -185,7 +189,7 @@ instead (nothing is published). Exit 3 when some lines were not published.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&to, "to", "", "target: queue:NAME, exchange:NAME[:ROUTING_KEY], origin or original")
-	f.DurationVar(&req.Delay, "delay", 0, "wait this long before each message reaches the target")
+	f.Var(&delay, "delay", "wait this long before each message reaches the target")
 	f.IntVarP(&req.Limit, "limit", "n", 0, "replay at most N messages (0: all)")
 	f.BoolVar(&req.DryRun, "dry-run", false, "say what would go where; publish nothing")
 	f.BoolVar(&req.Resume, "resume", false, "continue an interrupted replay (see FILE.progress)")

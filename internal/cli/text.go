@@ -250,7 +250,7 @@ func renderMove(r *broker.MoveReport, from string) string {
 // messages go where, through which routes, every queue they reach, which
 // --where chose them and how fast they go, what a crash can cost, and how
 // many stay.
-func moveQuestion(req broker.MoveRequest, dry *broker.MoveReport, previewCap int) string {
+func moveQuestion(req broker.MoveRequest, dry *broker.MoveReport, file bool) string {
 	moving := dry.Requested - dry.Skipped
 	var b strings.Builder
 	fmt.Fprintf(&b, "Move %s from %s to %s", present.Plural(moving, "message", "messages"), clean(req.From), clean(present.Target(req.To, moving, dry.Planned)))
@@ -282,8 +282,8 @@ func moveQuestion(req broker.MoveRequest, dry *broker.MoveReport, previewCap int
 		}
 		fmt.Fprintf(&b, " (%d %s in %s: see the plan above)", dry.Skipped, verb, clean(req.From))
 	}
-	if dry.Requested >= previewCap && len(req.Positions) == 0 && (req.Limit == 0 || req.Limit > previewCap) {
-		fmt.Fprintf(&b, "; the first %d were planned, the rest are planned one by one as they move", previewCap)
+	if !file && broker.PreviewCapped(req, dry) {
+		b.WriteString("; " + present.PreviewCapped(broker.PreviewCap))
 	}
 	b.WriteString("? [y/N] ")
 	return b.String()

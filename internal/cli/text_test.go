@@ -98,7 +98,7 @@ func TestMoveQuestionNamesRoutesAndCounts(t *testing.T) {
 		dry.Planned = append(dry.Planned, p)
 	}
 	dry.Routes = moveplan.CountRoutes(dry.Planned)
-	got := moveQuestion(req, dry, previewCap)
+	got := moveQuestion(req, dry, false)
 	want := "Move 6 messages from pay.dlq to their origin (pay.process) after 3s, 3 via tier pay.wait.3s, 3 via a ladder delay queue, reaching pay.process (1 stays in pay.dlq: see the plan above)? [y/N] "
 	if got != want {
 		t.Errorf("got  %q\nwant %q", got, want)
@@ -119,7 +119,7 @@ func TestMoveQuestionRepeatsWhereRateReachesAndCrashRisk(t *testing.T) {
 		{Via: topology.ViaDelayQueue, Queue: "ladder.delay.5000.x", Reaches: []string{"orders.audit"}},
 		{Via: topology.ViaDelayQueue, Queue: "ladder.delay.5000.x", Reaches: []string{"orders.audit"}},
 	}}
-	got := moveQuestion(req, dry, previewCap)
+	got := moveQuestion(req, dry, false)
 	for _, want := range []string{
 		"reaching 1 → orders.audit + orders.billing, 2 → orders.audit",
 		"; chosen by --where reason=rejected --where age>1h",

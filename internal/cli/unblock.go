@@ -61,11 +61,8 @@ dead-letter a message, the unblock is refused.`,
 			if look < 0 {
 				return usageErr("--look %d: want 1 or more", look)
 			}
-			if a.cfg.ReadOnly && !dryRun {
-				return fmt.Errorf("unblock %s: %w", queue, broker.ErrReadOnly)
-			}
-			if !dryRun && !yes && !isTerminal(a.stdin) {
-				return usageErr("unblock %s: not a terminal, so no one can confirm: pass --yes (or try --dry-run first)", queue)
+			if err := a.mayRun("unblock "+queue, dryRun, yes); err != nil {
+				return err
 			}
 			c, closeClient, err := a.client("unblock")
 			if err != nil {

@@ -298,3 +298,9 @@ func DelayedRetry(d *retry.DelayedRetry) string {
 	}
 	return s
 }
+
+// PreviewCapped says that a move's preview planned only its first n
+// messages (broker.PreviewCap).
+func PreviewCapped(n int) string {
+	return fmt.Sprintf("the first %d were planned, the rest are planned one by one as they move", n)
+}

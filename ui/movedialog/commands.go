@@ -126,15 +126,11 @@ func replayCmd(ctx context.Context, c broker.Client, id int, file string, req br
 		}
 		rep, err := broker.Replay(ctx, c, broker.ReplayRequest{
 			File: file, To: req.To, Delay: req.Delay, Limit: req.Limit, DryRun: req.DryRun,
-			ResetRetries: req.ResetRetries, MaxMoves: defaultMaxMoves, Gate: req.Gate, Expect: req.Expect,
+			ResetRetries: req.ResetRetries, MaxMoves: broker.DefaultMaxMoves, Gate: req.Gate, Expect: req.Expect,
 		}, progress)
 		return DoneMsg{ID: id, DryRun: req.DryRun, Report: rep, Err: err}
 	}
 }
-
-// defaultMaxMoves is the loop guard of moves and replays the UI starts, as
-// the commands' --max-moves default.
-const defaultMaxMoves = 5
 
 // waitProgress reads one progress report; the dialog re-issues it after each.
 func waitProgress(id int, ch <-chan broker.MoveProgress) tea.Cmd {

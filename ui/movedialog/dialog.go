@@ -267,6 +267,14 @@ func (m *Model) Running() bool { return m.step == StepRunning }
 // to stop the move, which then stops after the batch in flight is settled.
 func (m *Model) Back() (bool, tea.Cmd) { return true, m.cancelStep() }
 
+// what names the run in a refusal, as the commands do.
+func (m *Model) what() string {
+	if m.spec.ReplayFile != "" {
+		return "replay " + m.spec.ReplayFile
+	}
+	return "move from " + m.spec.Queue
+}
+
 // Action is what the dialog runs, for questions: "move" or "replay".
 func (m *Model) Action() string {
 	if m.spec.ReplayFile != "" {
@@ -370,6 +378,9 @@ func (m *Model) Update(msg tea.Msg) tea.Cmd {
 func (m *Model) done(msg DoneMsg) tea.Cmd {
 	if msg.DryRun {
 		m.preview, m.err = msg.Report, msg.Err
+		if m.err == nil && m.preview != nil {
+			m.err = broker.CheckPreview(m.what(), m.spec.ReplayFile != "", m.preview)
+		}
 		return nil
 	}
 	if m.cancel != nil {
@@ -506,7 +517,7 @@ func (m *Model) cycle(d int) {
 
 // buildRequest turns the form into a MoveRequest or says what is wrong.
 func (m *Model) buildRequest() (broker.MoveRequest, error) {
-	req := broker.MoveRequest{From: m.spec.Queue, ResetRetries: m.reset, MaxMoves: defaultMaxMoves}
+	req := broker.MoveRequest{From: m.spec.Queue, ResetRetries: m.reset, MaxMoves: broker.DefaultMaxMoves}
 	switch m.scopes[m.scopeAt].kind {
 	case scopeSelected:
 		req.Positions = []int{m.spec.Cursor.Position}
@@ -539,7 +550,7 @@ func (m *Model) buildRequest() (broker.MoveRequest, error) {
 	}
 	d := m.delays[m.delayAt]
 	if d.typed {
-		dd, err := parseDelay(m.tDelay.String())
+		dd, err := broker.ParseDelay(m.tDelay.String())
 		if err != nil {
 			return req, err
 		}
@@ -561,20 +572,6 @@ func parseTarget(s string) (broker.Target, error) {
 	return t, nil
 }
 
-// parseDelay reads a Go duration (90s, 1m30s, 250ms); a bare number is ms,
-// the broker's TTL unit.
-func parseDelay(s string) (time.Duration, error) {
-	s = strings.TrimSpace(s)
-	if n, err := strconv.ParseInt(s, 10, 64); err == nil && n >= 0 {
-		return time.Duration(n) * time.Millisecond, nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil || d < 0 {
-		return 0, fmt.Errorf("delay: %q is not a duration like 30s or 5m", s)
-	}
-	return d, nil
-}
-
 // submit validates the form and asks for a dry run: nothing moves before
 // the user has seen the plan and confirmed it.
 func (m *Model) submit() tea.Cmd {
@@ -591,8 +588,10 @@ func (m *Model) preflight(req broker.MoveRequest) tea.Cmd {
 	m.req = req
 	m.step, m.preview, m.err = StepPreview, nil, nil
 	m.id++
-	dry := req
-	dry.DryRun = true
+	if m.err = broker.RefuseReadOnly(m.env.Client().ReadOnly(), m.what()); m.err != nil {
+		return nil
+	}
+	dry := broker.PreviewRequest(req, m.spec.ReplayFile != "")
 	ctx, cancel := context.WithTimeout(m.env.Context(), dryRunTimeout)
 	cmd := moveCmd(ctx, m.env.Client(), m.id, dry, nil)
 	if m.spec.ReplayFile != "" {
@@ -620,13 +619,8 @@ func (m *Model) ForcePreview(id int) tea.Cmd {
 func (m *Model) start() tea.Cmd {
 	m.step = StepRunning
 	m.id++
-	// The move executes the plan the user confirmed: the same messages
-	// (a move of "all" takes as many as were planned), each checked
-	// against its previewed route.
-	m.req.Expect = m.preview.Planned
-	if len(m.req.Positions) == 0 && m.preview.Requested > 0 {
-		m.req.Limit = m.preview.Requested
-	}
+	// The move executes the plan the user confirmed.
+	m.req = broker.Bind(m.req, m.preview)
 	m.gate = &broker.Gate{}
 	m.req.Gate = m.gate
 	m.progress = broker.MoveProgress{Total: m.preview.Requested}

@@ -69,7 +69,7 @@ func renderMoveForm(f moveForm, width int, st *style.Styles) []string {
 		field(FieldCount, FieldCount, "N", "", f.count, "how many messages from the head of the queue")
 	}
 	field(FieldTarget, FieldTargetText, "Target", f.target, f.tTarget, "type queue:NAME or exchange:NAME[:KEY]")
-	field(FieldDelay, FieldDelayText, "Delay", f.delay, f.tDelay, "type 30s, 5m, 1h30m (a bare number is ms)")
+	field(FieldDelay, FieldDelayText, "Delay", f.delay, f.tDelay, "type 30s, 5m, 1h30m or 500ms (a unit each)")
 	reset := "no: keep the retry count"
 	if f.reset {
 		reset = "yes: reset the retry count to 0"
@@ -162,6 +162,9 @@ func renderMovePreview(queue string, req broker.MoveRequest, rep *broker.MoveRep
 	}
 	if req.ResetRetries {
 		what += ", retry count reset to 0"
+	}
+	if !isReplaySource(queue) && broker.PreviewCapped(req, rep) {
+		what += "; " + present.PreviewCapped(broker.PreviewCap)
 	}
 	lines = append(lines, styled.Wrap(st.Strong, what+"?", width)...)
 	if v := present.CrashRisk(rep.Planned); v != "" {

@@ -207,14 +207,15 @@ func TestParseTargetAndDelay(t *testing.T) {
 			t.Errorf("parseTarget(%q) accepted", bad)
 		}
 	}
-	for in, want := range map[string]time.Duration{"90s": 90 * time.Second, "1m30s": 90 * time.Second, "250": 250 * time.Millisecond} {
-		if got, err := parseDelay(in); err != nil || got != want {
-			t.Errorf("parseDelay(%q) = %v, %v", in, got, err)
+	for in, want := range map[string]time.Duration{"90s": 90 * time.Second, "1m30s": 90 * time.Second, "250ms": 250 * time.Millisecond} {
+		if got, err := broker.ParseDelay(in); err != nil || got != want {
+			t.Errorf("ParseDelay(%q) = %v, %v", in, got, err)
 		}
 	}
-	for _, bad := range []string{"", "-5s", "soon"} {
-		if _, err := parseDelay(bad); err == nil {
-			t.Errorf("parseDelay(%q) accepted", bad)
+	// A bare number is refused, as --delay refuses it (a unit each).
+	for _, bad := range []string{"", "-5s", "soon", "250"} {
+		if _, err := broker.ParseDelay(bad); err == nil {
+			t.Errorf("ParseDelay(%q) accepted", bad)
 		}
 	}
 }

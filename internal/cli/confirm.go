@@ -1,0 +1,16 @@
+package cli
+
+import "github.com/ladder-tui/ladder/broker"
+
+// mayRun refuses, before connecting, a run of move, replay or unblock that
+// read-only mode forbids (broker.RefuseReadOnly, the TUI's refusal) or that
+// no one could confirm; what names it ("move from Q").
+func (a *app) mayRun(what string, dryRun, yes bool) error {
+	if err := broker.RefuseReadOnly(a.cfg.ReadOnly && !dryRun, what); err != nil {
+		return err
+	}
+	if !dryRun && !yes && !isTerminal(a.stdin) {
+		return usageErr("%s: not a terminal, so no one can confirm: pass --yes (or try --dry-run first)", what)
+	}
+	return nil
+}
