@@ -2,6 +2,15 @@ package cli
 
 import "github.com/ladder-tui/ladder/broker"
 
+// clientToRun is the client of a move, replay or unblock (purpose), once
+// mayRun lets it run.
+func (a *app) clientToRun(purpose, what string, dryRun, yes bool) (broker.Client, func(), error) {
+	if err := a.mayRun(what, dryRun, yes); err != nil {
+		return nil, nil, err
+	}
+	return a.client(purpose)
+}
+
 // mayRun refuses, before connecting, a run of move, replay or unblock that
 // read-only mode forbids (broker.RefuseReadOnly, the TUI's refusal) or that
 // no one could confirm; what names it ("move from Q").

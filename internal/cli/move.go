@@ -87,10 +87,7 @@ may then be both in the target and in the source (duplicates_possible).`,
 				return err
 			}
 			req.Where, req.Rate, req.MaxMoves, req.Force = w, rate, ch.maxMoves, ch.force
-			if err := a.mayRun("move from "+req.From, req.DryRun, yes); err != nil {
-				return err
-			}
-			c, closeClient, err := a.client("move")
+			c, closeClient, err := a.clientToRun("move", "move from "+req.From, req.DryRun, yes)
 			if err != nil {
 				return err
 			}

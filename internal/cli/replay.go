@@ -138,10 +138,7 @@ instead (nothing is published). Exit 3 when some lines were not published.`,
 				return err
 			}
 			req.To, req.Where, req.Rate, req.MaxMoves, req.Force = t, w, rate, ch.maxMoves, ch.force
-			if err := a.mayRun("replay "+req.File, req.DryRun, yes); err != nil {
-				return err
-			}
-			c, closeClient, err := a.client("replay")
+			c, closeClient, err := a.clientToRun("replay", "replay "+req.File, req.DryRun, yes)
 			if err != nil {
 				return err
 			}

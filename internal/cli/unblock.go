@@ -61,10 +61,7 @@ dead-letter a message, the unblock is refused.`,
 			if look < 0 {
 				return usageErr("--look %d: want 1 or more", look)
 			}
-			if err := a.mayRun("unblock "+queue, dryRun, yes); err != nil {
-				return err
-			}
-			c, closeClient, err := a.client("unblock")
+			c, closeClient, err := a.clientToRun("unblock", "unblock "+queue, dryRun, yes)
 			if err != nil {
 				return err
 			}
