@@ -174,7 +174,6 @@ func New(opts Options) *Model {
 	}
 	c := &common{
 		ctx:       context.Background(), // Run gives the program's
-		client:    opts.Client,
 		policy:    opts.Policy,
 		keys:      &keys,
 		styles:    style.New(style.DefaultTheme(), opts.NoColor),

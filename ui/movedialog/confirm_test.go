@@ -19,7 +19,7 @@ func TestReadOnlyRefusedBeforeTheDryRun(t *testing.T) {
 	defer s.Close()
 	keys := keymap.Default()
 	m := New(Env{Keys: &keys, Styles: style.New(style.DefaultTheme(), true),
-		Client: func() broker.Client { return s }, Context: context.Background})
+		Client: func() Mover { return s }, Context: context.Background})
 	for _, spec := range []Spec{{Queue: sim.OrdersDLQ, Depth: 3}, {Queue: sim.OrdersDLQ, ReplayFile: "d.jsonl"}} {
 		m.Open(spec)
 		cmd := m.preflight(broker.MoveRequest{From: sim.OrdersDLQ, To: broker.Target{Kind: broker.TargetOrigin}})
