@@ -34,6 +34,11 @@ type browserRow struct {
 type browserModel struct {
 	c    *common
 	w, h int
+	// source is the broker the browser reads its queue through: a peek
+	// (broker.Peeker), unblock's look (broker.UnblockSource), a dump and a
+	// group scan (broker.DumpSource, which holds the others). The root
+	// hands it the client of the moment (a vhost switch changes it).
+	source func() broker.DumpSource
 
 	queue  string
 	ladder *retry.Ladder
@@ -70,8 +75,8 @@ type browserModel struct {
 	markedIDs map[int]string
 }
 
-func newBrowser(c *common) *browserModel {
-	m := &browserModel{c: c, marks: map[int]bool{}}
+func newBrowser(c *common, source func() broker.DumpSource) *browserModel {
+	m := &browserModel{c: c, source: source, marks: map[int]bool{}}
 	m.filter = list.NewFilter(m.refilter)
 	return m
 }
@@ -107,7 +112,7 @@ func (m *browserModel) peek() tea.Cmd {
 	// peekconsent.go): it covers this peek only.
 	opt := broker.PeekOptions{Limit: m.c.peekLimit, Force: m.force}
 	m.force = false
-	peek := peekCmd(r, m.c.client, m.queue, opt, m.c.now)
+	peek := peekCmd(r, m.source(), m.queue, opt, m.c.now)
 	cols := m.cols
 	return tea.Batch(func() tea.Msg {
 		msg := peek().(peekMsg)

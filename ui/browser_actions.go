@@ -68,7 +68,8 @@ func (m *browserModel) prepareUnblockFor(queue string, home, force bool) tea.Cmd
 		return m.alreadyReading()
 	}
 	r.queue = queue // home's may be another queue than the browser's
-	c, ctx, id, ch := m.c.client, r.ctx, r.id, r.ch
+	var c broker.UnblockSource = m.source()
+	ctx, id, ch := r.ctx, r.id, r.ch
 	opt := broker.UnblockOptions{Look: broker.DefaultUnblockLook, Progress: r.report, ForcePeek: force}
 	// In sequence: batched, a quick answer (an error) could arrive first
 	// and be overwritten by "reading the queue…".
@@ -205,7 +206,7 @@ func (m *browserModel) readyNow(q topology.Queue) int64 {
 // dump writes the queue to file for read r: a browse, as `ladder dump`
 // does, its progress shown. force: the user said yes to its cost.
 func (m *browserModel) dump(r *reading, file string, force bool) tea.Cmd {
-	c, queue := m.c.client, m.queue
+	c, queue := m.source(), m.queue
 	ctx, id, ch, progress := r.ctx, r.id, r.ch, r.report
 	return func() tea.Msg {
 		defer close(ch) // ends the progress wait

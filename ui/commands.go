@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"io"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -26,7 +27,7 @@ const (
 	moveTimeout = 30 * time.Minute
 )
 
-func snapshotCmd(parent context.Context, c broker.Client, gen int, bound time.Duration, now func() time.Time, done chan struct{}) tea.Cmd {
+func snapshotCmd(parent context.Context, c broker.Snapshotter, gen int, bound time.Duration, now func() time.Time, done chan struct{}) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(parent, bound)
 		defer cancel()
@@ -79,7 +80,7 @@ func probeCmd(parent context.Context, p depthProber, gen int, queues []string, n
 // peekCmd peeks queue for read r: under its context (cancelled when the
 // peek is replaced), reporting progress to it, and bounded by the broker's
 // deadline (a peek holds what it read from the queue's consumers).
-func peekCmd(r *reading, c broker.Client, queue string, opt broker.PeekOptions, now func() time.Time) tea.Cmd {
+func peekCmd(r *reading, c broker.Peeker, queue string, opt broker.PeekOptions, now func() time.Time) tea.Cmd {
 	ctx, id, ch := r.ctx, r.id, r.ch
 	opt.Progress, opt.Deadline = r.report, broker.DefaultPeekDeadline
 	return func() tea.Msg {
@@ -93,7 +94,13 @@ func peekCmd(r *reading, c broker.Client, queue string, opt broker.PeekOptions, 
 	}
 }
 
-func vhostsCmd(parent context.Context, c broker.Client) tea.Cmd {
+// vhostLister lists the vhosts a session can see (broker.Session's
+// Vhosts): all the vhost switcher asks of the broker.
+type vhostLister interface {
+	Vhosts(ctx context.Context) ([]string, error)
+}
+
+func vhostsCmd(parent context.Context, c vhostLister) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(parent, vhostsTimeout)
 		defer cancel()
@@ -109,7 +116,7 @@ func openCmd(open func(string) (broker.Client, error), vhost string) tea.Cmd {
 	}
 }
 
-func closeCmd(c broker.Client) tea.Cmd {
+func closeCmd(c io.Closer) tea.Cmd {
 	return func() tea.Msg {
 		if err := c.Close(); err != nil {
 			return statusMsg{text: "closing the previous connection: " + err.Error(), err: true}

@@ -24,9 +24,6 @@ type common struct {
 	// derives from it, so its end (SIGTERM, ctrl+c outside the terminal)
 	// cancels what runs, a move included, which then stops cleanly.
 	ctx context.Context
-	// client is the broker the screens' commands talk to; the root swaps it
-	// on a vhost switch.
-	client broker.Client
 	// policy, when set, offers its next delay in the move dialog.
 	policy   *retry.Policy
 	keys     *keymap.KeyMap

@@ -19,33 +19,33 @@ import (
 	"github.com/ladder-tui/ladder/retry/topology"
 )
 
-// fakeClient is a broker.Client with canned answers, for model tests.
-type fakeClient struct {
-	mu      sync.Mutex
-	vhost   string
-	snap    *broker.Snapshot
-	snapErr error
-	snaps   int
-	peeks   map[string]*broker.PeekResult
-	peekErr error
-	peeked  []string
-	// peekGate, when set, makes Peek report peekReport and wait until the
-	// gate closes or its context ends (a read that takes a while).
-	peekGate   chan struct{}
-	peekReport broker.PeekProgress
-	peekOpts   []broker.PeekOptions // what each Peek was asked
-	topology   bool                 // Topology answers from snap
-	moves      []broker.MoveRequest
-	moveStep   time.Duration // pause between progress reports (teatest flows)
-	skipNote   string        // when set, every message is skipped for this reason
-	vhosts     []string
-	readOnly   bool
-	closed     bool
+// The test fake comes in role-sized pieces, one per broker role (or a
+// pair that reads the same state), so a test of one screen or command
+// builds only the pieces for the roles it takes; fakeClient composes them
+// all for the root-level flows, which take a whole broker.Client.
+//
+// Every piece locks mu, a pointer: the composed fake points them all at
+// its own lock, so a test that holds fakeClient.mu may change any piece
+// while the UI's commands run. A piece used alone is given a lock of its
+// own (new(sync.Mutex)).
+
+// fakeSnapshots answers Snapshot (broker.Snapshotter) and the
+// TopologyReader role, both from one snapshot of one vhost.
+type fakeSnapshots struct {
+	mu       *sync.Mutex
+	vhost    string
+	snap     *broker.Snapshot
+	snapErr  error
+	snaps    int
+	topology bool // Topology answers from snap
 }
 
-var _ broker.Client = (*fakeClient)(nil)
+var (
+	_ broker.Snapshotter    = (*fakeSnapshots)(nil)
+	_ broker.TopologyReader = (*fakeSnapshots)(nil)
+)
 
-func (f *fakeClient) Snapshot(ctx context.Context) (*broker.Snapshot, error) {
+func (f *fakeSnapshots) Snapshot(ctx context.Context) (*broker.Snapshot, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.snaps++
@@ -55,7 +55,36 @@ func (f *fakeClient) Snapshot(ctx context.Context) (*broker.Snapshot, error) {
 	return f.snap, nil
 }
 
-func (f *fakeClient) Peek(ctx context.Context, queue string, opt broker.PeekOptions) (*broker.PeekResult, error) {
+// Topology answers from the snapshot when topology is set (a dump and a
+// group scan read it), else says the fake has none.
+func (f *fakeSnapshots) Topology(context.Context) (topology.Vhost, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.topology && f.snap != nil {
+		return f.snap.Topology, nil
+	}
+	return topology.Vhost{}, errors.New("fake: no topology")
+}
+
+func (f *fakeSnapshots) BrokerVersion(context.Context) (string, error) { return "4.1.0", nil }
+func (f *fakeSnapshots) Vhost() string                                 { return f.vhost }
+
+// fakePeeks answers Peek (broker.Peeker) with canned results by queue.
+type fakePeeks struct {
+	mu      *sync.Mutex
+	peeks   map[string]*broker.PeekResult
+	peekErr error
+	peeked  []string
+	// peekGate, when set, makes Peek report peekReport and wait until the
+	// gate closes or its context ends (a read that takes a while).
+	peekGate   chan struct{}
+	peekReport broker.PeekProgress
+	peekOpts   []broker.PeekOptions // what each Peek was asked
+}
+
+var _ broker.Peeker = (*fakePeeks)(nil)
+
+func (f *fakePeeks) Peek(ctx context.Context, queue string, opt broker.PeekOptions) (*broker.PeekResult, error) {
 	f.mu.Lock()
 	f.peeked = append(f.peeked, queue)
 	f.peekOpts = append(f.peekOpts, opt)
@@ -96,16 +125,33 @@ func (f *fakeClient) Peek(ctx context.Context, queue string, opt broker.PeekOpti
 	return &broker.PeekResult{Queue: queue, Type: "classic"}, nil
 }
 
+// fakeMoves answers Move (broker.Mover), recording each request. It moves
+// the messages a peek of the source shows (from, sharing its lock; none
+// when nil) and refuses while the session is read-only (session, if set).
+type fakeMoves struct {
+	mu       *sync.Mutex
+	from     *fakePeeks
+	session  *fakeSession
+	moves    []broker.MoveRequest
+	moveStep time.Duration // pause between progress reports (teatest flows)
+	skipNote string        // when set, every message is skipped for this reason
+}
+
+var _ broker.Mover = (*fakeMoves)(nil)
+
 // Move plans every requested position (or the first Limit of the peek) and
 // reports progress message by message.
-func (f *fakeClient) Move(ctx context.Context, req broker.MoveRequest, progress func(broker.MoveProgress)) (*broker.MoveReport, error) {
+func (f *fakeMoves) Move(ctx context.Context, req broker.MoveRequest, progress func(broker.MoveProgress)) (*broker.MoveReport, error) {
 	f.mu.Lock()
 	f.moves = append(f.moves, req)
-	peek := f.peeks[req.From]
+	var peek *broker.PeekResult
+	if f.from != nil {
+		peek = f.from.peeks[req.From]
+	}
 	step := f.moveStep
 	skip := f.skipNote
 	f.mu.Unlock()
-	if f.readOnly {
+	if f.session != nil && f.session.ReadOnly() {
 		return nil, errors.New("read-only")
 	}
 	var msgs []broker.Message
@@ -174,33 +220,64 @@ func targetName(t broker.Target) string {
 	return "queue " + t.Name
 }
 
-func (f *fakeClient) Vhosts(ctx context.Context) ([]string, error) { return f.vhosts, nil }
+// fakeSession answers the Session role: the vhosts to switch to, whether
+// mutations are refused, and Close (recorded).
+type fakeSession struct {
+	mu       *sync.Mutex
+	vhosts   []string
+	readOnly bool
+	closed   bool
+}
 
-func (f *fakeClient) BrokerVersion(context.Context) (string, error) { return "4.1.0", nil }
+var _ broker.Session = (*fakeSession)(nil)
 
-// The UI tests do not dump or replay yet: these say so if called (but
-// Topology answers from the snapshot when topology is set: a dump reads it).
-func (f *fakeClient) Topology(context.Context) (topology.Vhost, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.topology && f.snap != nil {
-		return f.snap.Topology, nil
-	}
-	return topology.Vhost{}, errors.New("fake: no topology")
-}
-func (f *fakeClient) Publish(context.Context, []broker.Outgoing) ([]broker.Outcome, error) {
-	return nil, errors.New("fake: no publish")
-}
-func (f *fakeClient) Drain(context.Context, string, int, func(*broker.Message) (bool, error)) (int, error) {
-	return 0, errors.New("fake: no drain")
-}
-func (f *fakeClient) Vhost() string  { return f.vhost }
-func (f *fakeClient) ReadOnly() bool { return f.readOnly }
-func (f *fakeClient) Close() error {
+func (f *fakeSession) Vhosts(ctx context.Context) ([]string, error) { return f.vhosts, nil }
+func (f *fakeSession) ReadOnly() bool                               { return f.readOnly }
+func (f *fakeSession) Close() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.closed = true
 	return nil
+}
+
+// fakeNoWrites stands in for the Publisher and Drainer roles, which no
+// test of the fake reaches (dumps browse; the flows that replay or drain
+// run on the simulation): each says so if called.
+type fakeNoWrites struct{}
+
+var (
+	_ broker.Publisher = fakeNoWrites{}
+	_ broker.Drainer   = fakeNoWrites{}
+)
+
+func (fakeNoWrites) Publish(context.Context, []broker.Outgoing) ([]broker.Outcome, error) {
+	return nil, errors.New("fake: no publish")
+}
+func (fakeNoWrites) Drain(context.Context, string, int, func(*broker.Message) (bool, error)) (int, error) {
+	return 0, errors.New("fake: no drain")
+}
+
+// fakeClient is every piece: a broker.Client with canned answers, for the
+// root-level model tests and flows.
+type fakeClient struct {
+	// mu is every piece's lock (see above).
+	mu sync.Mutex
+	fakeSnapshots
+	fakePeeks
+	fakeMoves
+	fakeSession
+	fakeNoWrites
+}
+
+var _ broker.Client = (*fakeClient)(nil)
+
+// newFakeClient composes the pieces on one lock, the moves planned from
+// the peeks and refused by the session.
+func newFakeClient() *fakeClient {
+	f := &fakeClient{}
+	f.fakeSnapshots.mu, f.fakePeeks.mu, f.fakeMoves.mu, f.fakeSession.mu = &f.mu, &f.mu, &f.mu, &f.mu
+	f.fakeMoves.from, f.fakeMoves.session = &f.fakePeeks, &f.fakeSession
+	return f
 }
 
 // --- fixtures ---
@@ -322,11 +399,11 @@ func fixturePeek(n int) *broker.PeekResult {
 }
 
 func newFake() *fakeClient {
-	return &fakeClient{
-		vhost: "/", snap: fixtureSnapshot(),
-		peeks:  map[string]*broker.PeekResult{"orders.dlq": fixturePeek(3)},
-		vhosts: []string{"/", "staging"},
-	}
+	f := newFakeClient()
+	f.vhost, f.snap = "/", fixtureSnapshot()
+	f.peeks = map[string]*broker.PeekResult{"orders.dlq": fixturePeek(3)}
+	f.vhosts = []string{"/", "staging"}
+	return f
 }
 
 // --- driving a model without a program ---
@@ -338,8 +415,11 @@ func newFake() *fakeClient {
 // next key, and mustContain waits for pending work before it gives up, so
 // no step depends on how fast the machine is.
 type harness struct {
-	t         *testing.T
-	m         *Model
+	t *testing.T
+	m *Model // nil when the harness drives one screen (newScreenHarness)
+	// update and view are the model's (m's, or the screen's).
+	update    func(tea.Msg) tea.Cmd
+	view      func() string
 	clipboard []string
 	pending   []chan tea.Msg
 }
@@ -368,9 +448,30 @@ func newHarnessOn(t *testing.T, c broker.Client, opts Options, w, h int) *harnes
 	// Ticks would only arrive after real time; tests send pollMsg and
 	// countdownMsg themselves.
 	m.c.tick = func(time.Duration, func(time.Time) tea.Msg) tea.Cmd { return nil }
-	hs := &harness{t: t, m: m}
+	hs := &harness{t: t, m: m,
+		update: func(msg tea.Msg) tea.Cmd { _, cmd := m.Update(msg); return cmd },
+		view:   func() string { return m.View().Content }}
 	hs.send(tea.WindowSizeMsg{Width: w, Height: h})
 	return hs
+}
+
+// newScreenHarness drives one screen without the root: what the screen
+// asks of the root (a status line, navigation) comes back to the screen,
+// which ignores it. The screen talks to no more of the broker than the
+// roles it was built with.
+func newScreenHarness(t *testing.T, s screen, w, h int) *harness {
+	t.Helper()
+	s.SetSize(w, h)
+	return &harness{t: t, update: s.Update, view: s.View}
+}
+
+// screenCommon is the common of a screen driven alone: the model tests'
+// clock, and no ticks.
+func screenCommon() *common {
+	c := newCommon(Options{})
+	c.now = func() time.Time { return fixedNow }
+	c.tick = func(time.Duration, func(time.Time) tea.Msg) tea.Cmd { return nil }
+	return c
 }
 
 // start runs Init (the first snapshot).
@@ -386,8 +487,7 @@ func (h *harness) send(msg tea.Msg) {
 }
 
 func (h *harness) apply(msg tea.Msg) {
-	_, cmd := h.m.Update(msg)
-	h.run(cmd)
+	h.run(h.update(msg))
 }
 
 func (h *harness) run(cmd tea.Cmd) {
@@ -522,7 +622,7 @@ func keyMsg(k string) tea.KeyPressMsg {
 }
 
 // raw is the frame as the terminal would get it; plain strips the styling.
-func (h *harness) raw() string   { return h.m.View().Content }
+func (h *harness) raw() string   { return h.view() }
 func (h *harness) plain() string { h.deliver(); return ansi.Strip(h.raw()) }
 
 func (h *harness) mustContain(subs ...string) {

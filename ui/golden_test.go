@@ -82,7 +82,7 @@ func TestGolden(t *testing.T) {
 
 // emptyQueues refreshes the harness's fake with the named queues empty.
 func emptyQueues(h *harness, names ...string) {
-	fc := h.m.c.client.(*fakeClient)
+	fc := h.m.client.(*fakeClient)
 	fc.mu.Lock()
 	for i := range fc.snap.Topology.Queues {
 		q := &fc.snap.Topology.Queues[i]

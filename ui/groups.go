@@ -160,7 +160,7 @@ func (m *browserModel) startScan(force bool) tea.Cmd {
 	s.id++
 	ctx, cancel, read := r.ctx, r.cancel, r.id
 	*s = groupScan{id: s.id, by: m.groupBy, peek: m.id, where: strings.Join(m.where.Exprs(), " "), running: true, cancel: cancel}
-	c, queue, id, opts := m.c.client, m.queue, s.id, broker.GroupScanOptions{Queue: m.queue, By: m.groupBy, Where: m.where, Force: force}
+	c, queue, id, opts := m.source(), m.queue, s.id, broker.GroupScanOptions{Queue: m.queue, By: m.groupBy, Where: m.where, Force: force}
 	// It holds what it read from the queue's consumers, as a peek does.
 	opts.Progress, opts.Deadline = r.report, broker.DefaultPeekDeadline
 	ch := r.ch

@@ -577,7 +577,7 @@ func TestVhostSwitch(t *testing.T) {
 	h.key("v")
 	h.mustContain("Switch vhost", "staging")
 	h.key("down", "enter")
-	if !slices.Equal(opened, []string{"staging"}) || h.m.c.client != second || h.m.top() != h.m.home {
+	if !slices.Equal(opened, []string{"staging"}) || h.m.client != second || h.m.top() != h.m.home {
 		t.Fatalf("switch: opened %v", opened)
 	}
 	h.mustContain("vhost staging", "LADDERS (0)")

@@ -82,7 +82,7 @@ func countOf(v any) int64 {
 	return 0
 }
 
-func (m *Model) countsKey(queue string) string { return m.c.client.Vhost() + "\x00" + queue }
+func (m *Model) countsKey(queue string) string { return m.client.Vhost() + "\x00" + queue }
 
 // wouldDeadLetter is why another peek of queue is refused: the last peek
 // of it saw messages that one more would dead-letter ("" when none).

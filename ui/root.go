@@ -3,6 +3,7 @@ package ui
 import (
 	"context"
 	"errors"
+	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -40,10 +41,14 @@ var reconnectPolicy = retry.Policy{Backoff: retry.BackoffExponential, Base: time
 // Model is the root model: it owns the screen stack, global keys, the
 // polling loop and the chrome (title bar, status line, help line).
 type Model struct {
-	c     *common
-	open  func(string) (broker.Client, error)
-	owned []broker.Client // clients opened by the vhost switcher, closed on exit
-	title string
+	c *common
+	// client is the broker shown: the composition root holds every role
+	// and hands each screen the ones it uses, through closures that read
+	// this field, so a vhost switch (which swaps it) reaches them all.
+	client broker.Client
+	open   func(string) (broker.Client, error)
+	owned  []io.Closer // clients opened by the vhost switcher, closed on exit
+	title  string
 	// snapBound bounds a snapshot (see snapshotBound); pollDone is closed
 	// when the snapshot in flight returns (it ends pendingCmd's wait).
 	snapBound time.Duration
@@ -77,6 +82,7 @@ type Model struct {
 func newModel(opts Options, c *common) *Model {
 	m := &Model{
 		c:         c,
+		client:    opts.Client,
 		open:      opts.Open,
 		title:     opts.Title,
 		snapBound: snapshotBound(opts.APITimeout),
@@ -85,17 +91,17 @@ func newModel(opts Options, c *common) *Model {
 		c.keys.Vhost.SetEnabled(false)
 	}
 	m.home = newHome(c)
-	m.browser = newBrowser(c)
+	m.browser = newBrowser(c, func() broker.DumpSource { return m.client })
 	m.inspector = newInspector(c)
 	m.move = movedialog.New(movedialog.Env{
 		Keys: c.keys, Styles: c.styles, Policy: c.policy,
-		Client:  func() broker.Client { return c.client },
+		Client:  func() movedialog.Mover { return m.client },
 		Context: func() context.Context { return c.ctx },
 		AppKeys: func() []key.Binding { return appKeys(c, false) },
 	})
 	m.helpView = newHelp(c)
 	m.findings = newFindings(c, m.home)
-	m.vhosts = newVhosts(c)
+	m.vhosts = newVhosts(c, func() vhostSource { return m.client })
 	m.prompt = newPrompt(c)
 	m.picker = newPicker(c)
 	m.stack = []screen{m.home}
@@ -131,7 +137,7 @@ func (m *Model) poll() tea.Cmd {
 	cs := &m.c.conn
 	cs.polling, cs.probed = m.c.now(), false
 	m.pollDone = make(chan struct{})
-	return tea.Batch(snapshotCmd(m.c.ctx, m.c.client, m.gen, m.snapBound, m.c.now, m.pollDone),
+	return tea.Batch(snapshotCmd(m.c.ctx, m.client, m.gen, m.snapBound, m.c.now, m.pollDone),
 		pendingCmd(m.pollDone, m.gen, time.Second))
 }
 
@@ -540,7 +546,7 @@ const maxProbe = 300
 // probe asks AMQP for the depths of the queues the last snapshot listed,
 // when the client can (nil otherwise).
 func (m *Model) probe() tea.Cmd {
-	p, ok := m.c.client.(depthProber)
+	p, ok := m.client.(depthProber)
 	if !ok {
 		return nil
 	}
@@ -652,7 +658,7 @@ func (m *Model) switchClient(msg clientOpenedMsg) tea.Cmd {
 		return m.setStatus("open vhost "+termtext.Sanitize(msg.vhost)+": "+termtext.Sanitize(broker.Describe(msg.err)), true)
 	}
 	var cmds []tea.Cmd
-	old := m.c.client
+	old := m.client
 	for i, c := range m.owned {
 		if c == old {
 			m.owned = append(m.owned[:i], m.owned[i+1:]...)
@@ -661,7 +667,7 @@ func (m *Model) switchClient(msg clientOpenedMsg) tea.Cmd {
 		}
 	}
 	m.owned = append(m.owned, msg.client)
-	m.c.client = msg.client
+	m.client = msg.client
 	if msg.client.ReadOnly() && !m.c.readOnly {
 		m.c.readOnly = true
 		m.c.keys.ReadOnly()
@@ -774,7 +780,7 @@ func (m *Model) titleBar() string {
 	}
 	rw := termtext.Width(right)
 
-	vhost := termtext.Sanitize(m.c.client.Vhost())
+	vhost := termtext.Sanitize(m.client.Vhost())
 	version := ""
 	if m.home.snap != nil && m.home.snap.BrokerVersion != "" {
 		version = termtext.Sanitize(m.home.snap.BrokerVersion)

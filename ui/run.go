@@ -162,7 +162,11 @@ func stopOnDone(ctx context.Context, p *tea.Program, kill func(), ended <-chan s
 }
 
 // New builds the root model without running it (tests drive it directly).
-func New(opts Options) *Model {
+func New(opts Options) *Model { return newModel(opts, newCommon(opts)) }
+
+// newCommon is what the screens share, as opts set it (a screen's test
+// builds one to drive that screen alone).
+func newCommon(opts Options) *common {
 	keys := keymap.Default()
 	ro := opts.ReadOnly || (opts.Client != nil && opts.Client.ReadOnly())
 	if ro {
@@ -172,9 +176,8 @@ func New(opts Options) *Model {
 	if limit <= 0 {
 		limit = defaultPeekLimit
 	}
-	c := &common{
+	return &common{
 		ctx:       context.Background(), // Run gives the program's
-		client:    opts.Client,
 		policy:    opts.Policy,
 		keys:      &keys,
 		styles:    style.New(style.DefaultTheme(), opts.NoColor),
@@ -185,7 +188,6 @@ func New(opts Options) *Model {
 		log:       log.New(io.Discard, "", 0),
 		peekLimit: limit,
 	}
-	return newModel(opts, c)
 }
 
 // openLog opens the debug log: opts' file, or ladder-debug.log under

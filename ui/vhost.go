@@ -15,7 +15,10 @@ import (
 // vhostModel lists the vhosts the user can see; choosing one opens a new
 // client through Options.Open.
 type vhostModel struct {
-	c       *common
+	c *common
+	// source is the client of the moment (the root hands it, a switch
+	// changes it): its vhosts listed, its own vhost starred.
+	source  func() vhostSource
 	w, h    int
 	vhosts  []string
 	loading bool
@@ -24,12 +27,21 @@ type vhostModel struct {
 	nav     list.Nav
 }
 
-func newVhosts(c *common) *vhostModel { return &vhostModel{c: c} }
+// vhostSource is what the vhost switcher reads of the client: the vhosts
+// it can switch to and the one it is in.
+type vhostSource interface {
+	vhostLister
+	Vhost() string
+}
+
+func newVhosts(c *common, source func() vhostSource) *vhostModel {
+	return &vhostModel{c: c, source: source}
+}
 
 // open asks for the list.
 func (m *vhostModel) open() tea.Cmd {
 	m.vhosts, m.err, m.loading, m.opening, m.nav = nil, nil, true, "", list.Nav{}
-	return vhostsCmd(m.c.ctx, m.c.client)
+	return vhostsCmd(m.c.ctx, m.source())
 }
 
 func (m *vhostModel) SetSize(w, h int)      { m.w, m.h = w, h }
@@ -40,7 +52,7 @@ func (m *vhostModel) Update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case vhostsMsg:
 		m.loading, m.vhosts, m.err = false, msg.vhosts, msg.err
-		cur := m.c.client.Vhost()
+		cur := m.source().Vhost()
 		for i, v := range m.vhosts {
 			if v == cur {
 				m.nav.Cursor = i
@@ -74,7 +86,7 @@ func (m *vhostModel) View() string {
 	case m.loading:
 		lines = append(lines, st.Muted.Render("listing vhosts…"))
 	}
-	cur := m.c.client.Vhost()
+	cur := m.source().Vhost()
 	end := min(len(m.vhosts), m.nav.Offset+max(1, m.h-len(lines)))
 	for i := m.nav.Offset; i < end; i++ {
 		v := termtext.Sanitize(m.vhosts[i])

@@ -13,6 +13,17 @@ import (
 	"github.com/ladder-tui/ladder/ui/style"
 )
 
+// Mover is the part of a broker client the dialog uses: Move for a move
+// and its dry run, what broker.Replay publishes a dump file through for a
+// replay, and ReadOnly to refuse either before its dry run. The app hands
+// it its broker.Client; a test, a fake of these alone.
+type Mover interface {
+	broker.Mover
+	broker.ReplayTarget
+	// ReadOnly reports whether the session refuses mutations.
+	ReadOnly() bool
+}
+
 // Env is what the dialog takes from the app around it.
 type Env struct {
 	Keys   *keymap.KeyMap
@@ -22,7 +33,7 @@ type Env struct {
 	Policy *retry.Policy
 	// Client is the broker the dialog's moves run on now (a vhost switch
 	// changes it).
-	Client func() broker.Client
+	Client func() Mover
 	// Context is the program's: every move's and dry run's context
 	// derives from it, so its end (SIGTERM) stops a running move as esc
 	// does, after the batch in flight.
@@ -85,7 +96,7 @@ func navCmd(m tea.Msg) tea.Cmd {
 // progress callback keeps only the newest report in ch (capacity 1): the bar
 // needs the latest figures, not every batch, and the mover never blocks on
 // a slow screen. ch is closed when Move returns, which ends the wait loop.
-func moveCmd(ctx context.Context, c broker.Client, id int, req broker.MoveRequest, ch chan broker.MoveProgress) tea.Cmd {
+func moveCmd(ctx context.Context, c broker.Mover, id int, req broker.MoveRequest, ch chan broker.MoveProgress) tea.Cmd {
 	return func() tea.Msg {
 		var progress func(broker.MoveProgress)
 		if ch != nil {
@@ -111,7 +122,7 @@ func moveCmd(ctx context.Context, c broker.Client, id int, req broker.MoveReques
 
 // replayCmd replays file as the move dialog's request says (the browser's
 // R): broker.Replay, the same the command runs.
-func replayCmd(ctx context.Context, c broker.Client, id int, file string, req broker.MoveRequest, ch chan broker.MoveProgress) tea.Cmd {
+func replayCmd(ctx context.Context, c broker.ReplayTarget, id int, file string, req broker.MoveRequest, ch chan broker.MoveProgress) tea.Cmd {
 	return func() tea.Msg {
 		var progress func(broker.MoveProgress)
 		if ch != nil {

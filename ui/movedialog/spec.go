@@ -2,9 +2,9 @@
 // preview (the dry run), confirm, watch progress, read the summary. It is
 // the UI's only caller of Client.Move and broker.Replay, so the
 // confirmation rule lives in one place. The app opens it on a Spec and
-// gives it an Env (keys, styles, the client, the program's context); it
-// answers with BackMsg, ClosedMsg and AskMsg. Its renderers (render.go)
-// are pure.
+// gives it an Env (keys, styles, a Mover: the roles of the client it uses,
+// the program's context); it answers with BackMsg, ClosedMsg and AskMsg.
+// Its renderers (render.go) are pure.
 package movedialog
 
 import (
