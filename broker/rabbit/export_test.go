@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -69,3 +70,16 @@ func BrowseAMQP1ForTest(ctx context.Context, l *Live, queue string, n int) ([]st
 
 // FromTable is how a delivery's headers reach the decoder.
 var FromTable = fromTable
+
+// SlowTake makes each move's first n takes take d each, until the test
+// ends.
+func SlowTake(t testing.TB, n int, d time.Duration) {
+	var left atomic.Int64
+	left.Store(int64(n))
+	slowTake = func() {
+		if left.Add(-1) >= 0 {
+			time.Sleep(d)
+		}
+	}
+	t.Cleanup(func() { slowTake = nil })
+}

@@ -40,6 +40,10 @@ const (
 	ackSync = 4096
 )
 
+// slowTake, set by a test, runs after each message is taken: a step as slow
+// as a wait queue's declare on a busy broker.
+var slowTake func()
+
 // mover runs one move: a consuming source channel, a confirming target channel.
 type mover struct {
 	l     *Live
@@ -356,6 +360,43 @@ func (m *mover) move(ctx context.Context) (err error) {
 		p.consuming = false
 	}
 
+	// deliver takes one delivery (ok false: the deliveries closed).
+	deliver := func(d amqp.Delivery, ok bool) {
+		if !ok {
+			// amqp091 posts a channel's close reason before it closes
+			// the deliveries: take the reason when there is one.
+			select {
+			case e, ok := <-srcClosed:
+				if ok {
+					sourceClosed(e)
+					srcClosed = nil
+					return
+				}
+			default:
+			}
+			p.fail(fmt.Errorf("move from %s: the broker closed the source channel", m.req.From))
+			stop()
+			return
+		}
+		last = time.Now()
+		seq := p.seq
+		err := p.take(ctx, &d)
+		if slowTake != nil {
+			slowTake()
+		}
+		if p.seq != seq {
+			m.rereadSent(p.inflight[p.seq]) // published while a read is under way
+		}
+		if err != nil {
+			p.fail(err)
+			stop()
+			return
+		}
+		if p.done() {
+			stop()
+		}
+	}
+
 	var paceC <-chan time.Time
 	for p.consuming || len(p.inflight) > 0 {
 		var in <-chan amqp.Delivery
@@ -372,36 +413,7 @@ func (m *mover) move(ctx context.Context) (err error) {
 		case <-paceC:
 			paceC, last = nil, time.Now()
 		case d, ok := <-in:
-			if !ok {
-				// amqp091 posts a channel's close reason before it closes
-				// the deliveries: take the reason when there is one.
-				select {
-				case e, ok := <-srcClosed:
-					if ok {
-						sourceClosed(e)
-						srcClosed = nil
-						continue
-					}
-				default:
-				}
-				p.fail(fmt.Errorf("move from %s: the broker closed the source channel", m.req.From))
-				stop()
-				continue
-			}
-			last = time.Now()
-			seq := p.seq
-			err := p.take(ctx, &d)
-			if p.seq != seq {
-				m.rereadSent(p.inflight[p.seq]) // published while a read is under way
-			}
-			if err != nil {
-				p.fail(err)
-				stop()
-				continue
-			}
-			if p.done() {
-				stop()
-			}
+			deliver(d, ok)
 		case c, ok := <-confirms:
 			if !ok {
 				confirms = nil
@@ -446,6 +458,18 @@ func (m *mover) move(ctx context.Context) (err error) {
 		case <-idle.C:
 			if time.Since(last) < moveIdle || p.blocked || paceC != nil || resumed != nil {
 				continue // busy, blocked by the broker, pacing (--rate) or paused
+			}
+			if in != nil {
+				// Idle only if no delivery is waiting: a slow step (a
+				// wait queue's declare on a busy broker) or a starved
+				// goroutine leaves last old while deliveries queue up,
+				// and select picks among ready cases at random.
+				select {
+				case d, ok := <-in:
+					deliver(d, ok)
+					continue
+				default:
+				}
 			}
 			if p.consuming && p.held >= m.prefetch-moveWindow {
 				m.rep.Notes = append(m.rep.Notes, fmt.Sprintf("stopped after holding back %s it could not move (ladder's limit is %d at a time): run the move again for the rest", topology.Plural(p.held, "message", "messages"), heldBudget))

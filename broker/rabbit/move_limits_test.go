@@ -15,6 +15,7 @@ import (
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
+	"github.com/ladder-tui/ladder/broker/rabbit"
 )
 
 // countAll counts every message of the queues by id (taking them out).
@@ -135,6 +136,24 @@ func TestMoveStopsWhenAPolicyLimitsTheTargetMidMove(t *testing.T) {
 	}
 	if d := f.depth(dst); d > limit {
 		t.Errorf("dst holds %d", d)
+	}
+	everyOnce(t, f.countAll(src, dst), "m", n)
+}
+
+// A slow step after taking a message (a wait queue's declare on a busy
+// broker) is not the source going quiet: with deliveries waiting, the move
+// goes on. (It stopped after the first message about half the times each
+// such step came: the idle tick and a waiting delivery were picked at
+// random.)
+func TestASlowTakeIsNotAnIdleSource(t *testing.T) {
+	f := newFixture(t)
+	src, dst := f.queue("src", nil), f.queue("dst", nil)
+	const n = 50
+	f.publishN(src, n, "m")
+	rabbit.SlowTake(t, 5, 2500*time.Millisecond) // each longer than moveIdle
+	rep, err := f.live(false).Move(context.Background(), broker.MoveRequest{From: src, To: broker.Target{Kind: broker.TargetQueue, Name: dst}}, nil)
+	if err != nil || rep.Moved != n {
+		t.Fatalf("moved %d of %d: %v", rep.Moved, n, err)
 	}
 	everyOnce(t, f.countAll(src, dst), "m", n)
 }
