@@ -36,20 +36,17 @@ const (
 	SourceNone          = "none"                // no convention: a first delivery
 )
 
-// countSources is the priority order ReadState tries. Counters a worker
-// writes on purpose come first: they survive republishing, and ResetCount can
-// only reset those. x-death comes next: it counts real trips through the
-// ladder but is broker-owned (and 4.x ignores a client-published one). The
-// quorum delivery count comes last: it also counts redeliveries after a
-// crash, and restarts at zero when a message is republished.
+// After the conventions' own counters (the table's order), ReadState tries
+// x-death, then the quorum delivery count. Counters a worker writes on
+// purpose come first: they survive republishing, and ResetCount can only
+// reset those. x-death comes next: it counts real trips through the ladder
+// but is broker-owned (and 4.x ignores a client-published one). The quorum
+// delivery count comes last: it also counts redeliveries after a crash, and
+// restarts at zero when a message is republished.
 // x-acquired-count (RabbitMQ 4.3+) is not a count of retries: every browse
 // raises it — ladder's own peeks over AMQP 1.0 raise nothing else — so a
 // message ladder merely looked at would read as retried. Nack-and-requeue
 // loops, which on 4.3 raise only it, show as the requeue-storm finding.
-var countSources = [...]string{
-	SourceRetryCount, SourceYiiAttempt, SourceMassTransit, SourceNServiceBus,
-	SourceXDeath, SourceDeliveryCount,
-}
 
 // Headers of the other conventions ReadState surfaces.
 const (
@@ -59,10 +56,13 @@ const (
 	hdrDelay           = "x-delay"           // delayed-message exchange, ms (−d after the delay)
 	hdrYiiDelay        = "yii-delay"         // yii2-queue, seconds
 	hdrSpringError     = "x-exception-message"
+	hdrSpringStack     = "x-exception-stacktrace"
 	hdrSpringExchange  = "x-original-exchange"
 	hdrSpringKey       = "x-original-routingKey"
 	hdrMTError         = "MT-Fault-Message"
 	hdrMTErrorTime     = "MT-Fault-Timestamp"
+	hdrMTRetryCount    = "MT-Fault-RetryCount"   // immediate retries of the attempt that faulted
+	hdrMTInput         = "MT-Fault-InputAddress" // the endpoint's address: its queue is the last segment
 	hdrNSBError        = "NServiceBus.ExceptionInfo.Message"
 	hdrNSBErrorTime    = "NServiceBus.TimeOfFailure"
 	hdrNSBFailedQ      = "NServiceBus.FailedQ"
@@ -72,29 +72,49 @@ const (
 type RetryState struct {
 	// Count is the number of retries already made: 0 on a first delivery.
 	Count int64 `json:"count"`
-	// Source is the convention Count was read from (a Source* constant).
+	// Source is where Count was read from: a Source* constant, or the path
+	// of a framework's header from Conventions, read as people write it
+	// ("MT-Fault-RetryCount", "retry_info.num_attempts",
+	// "rascal.recovery.orders.republished").
 	Source string `json:"source"`
 	// Kind is the Go type the count header had ("int8", "string", …); empty
-	// for x-death (a sum) and SourceNone. SetCount writes the same type.
+	// for x-death (a sum), SourceNone and counts inside a table or JSON.
+	// SetCount writes the same type.
 	Kind string `json:"kind,omitempty"`
+	// Framework names the convention whose headers the message carries
+	// (Convention.Name), when one marks it.
+	Framework string `json:"framework,omitempty"`
 	// LastError is the last failure's text from the first convention that
-	// carries one: x-last-error (Python seed), x-exception-message (Spring
-	// AMQP), MT-Fault-Message (MassTransit), NServiceBus.ExceptionInfo.Message.
+	// carries one (Conventions' order): x-last-error (Python seed),
+	// x-exception-message (Spring AMQP), MT-Fault-Message (MassTransit),
+	// NServiceBus.ExceptionInfo.Message, Sneakers' retry_info,
+	// rascal's error.message.
 	LastError string `json:"last_error,omitempty"`
 	// LastErrorTime is when, if that convention says (Spring does not).
 	LastErrorTime time.Time `json:"last_error_time,omitzero"`
 	// ErrorSource is the header LastError came from.
 	ErrorSource string `json:"error_source,omitempty"`
+	// ErrorType is the failure's exception type (or code), and StackTrace
+	// its stack trace, from the same convention as LastError.
+	ErrorType  string `json:"error_type,omitempty"`
+	StackTrace string `json:"stack_trace,omitempty"`
 	// LastDelay is the previous retry's delay from x-retry-delay (ms),
 	// x-delay (ms; negative once the delayed exchange released it) or
 	// yii-delay (s), in that order; 0 when none. Decorrelated jitter uses it.
 	LastDelay time.Duration `json:"-"`
-	// FailedQueue is where processing failed (NServiceBus.FailedQ).
+	// FailedQueue is the queue processing failed in, as a framework records
+	// it: NServiceBus.FailedQ, the queue of MassTransit's
+	// MT-Fault-InputAddress, rascal's originalQueue.
 	FailedQueue string `json:"failed_queue,omitempty"`
-	// OriginalExchange and OriginalRoutingKey are where Spring AMQP's
-	// RepublishMessageRecoverer found the message (x-original-*).
+	// FailedQueueSource is the header FailedQueue came from.
+	FailedQueueSource string `json:"failed_queue_source,omitempty"`
+	// OriginalExchange and OriginalRoutingKey are where a framework found
+	// the message before it republished it: Spring AMQP's
+	// RepublishMessageRecoverer (x-original-*), rascal's republish.
 	OriginalExchange   string `json:"original_exchange,omitempty"`
 	OriginalRoutingKey string `json:"original_routing_key,omitempty"`
+	// OriginalSource is the header OriginalExchange came from.
+	OriginalSource string `json:"original_source,omitempty"`
 	// Invalid lists headers that were present but unreadable; a malformed
 	// count is skipped and the next convention tried.
 	Invalid []FieldError `json:"invalid,omitempty"`
@@ -137,91 +157,71 @@ func (e FieldError) MarshalJSON() ([]byte, error) {
 }
 
 // ReadState reads a message's retry state. The count comes from the first
-// readable of x-retry-count, yii-attempt, MT-Redelivery-Count,
-// NServiceBus.Retries, x-death, x-delivery-count: counters a worker writes
-// on purpose, then the broker's dead-letter history, then the quorum
-// delivery count (never x-acquired-count: peeks raise it). For x-death it
-// is the sum of the counts of the entries for deathQueues (see
-// DeathQueues); nil skips x-death. It never panics: unreadable values land
-// in Invalid and the next convention is tried.
+// readable counter of Conventions (x-retry-count, yii-attempt,
+// MT-Redelivery-Count, MT-Fault-RetryCount, NServiceBus.Retries, Celery's
+// retries, Sneakers' retry_info, rascal's recovery count), then x-death,
+// then x-delivery-count: counters written on purpose, then the broker's
+// dead-letter history, then the quorum delivery count (never
+// x-acquired-count: peeks raise it). For x-death it is the sum of the counts
+// of the entries for deathQueues (see DeathQueues); nil skips x-death. The
+// error, its time, type and stack trace, and where the message failed come
+// from the conventions too. It never panics: unreadable values land in
+// Invalid and the next convention is tried.
 func ReadState(h Headers, deathQueues map[string]bool) RetryState {
 	st := RetryState{Source: SourceNone}
+	r := fieldReader{h: h, st: &st}
 	found := false
-	for _, src := range countSources {
-		if src == SourceXDeath {
-			if found || len(deathQueues) == 0 {
-				continue
-			}
-			_, broker := h[SourceXDeath]
-			_, carried := h[HeaderCarriedDeaths]
-			if !broker && !carried {
-				continue
-			}
-			x := DecodeXDeath(h)
-			st.Invalid = append(st.Invalid, x.Errors...)
-			var sum int64
-			matched := false
-			for _, d := range x.Deaths {
-				if deathQueues[d.Queue] {
-					matched = true
-					sum = satAdd(sum, d.Count)
-				}
-			}
-			if matched {
-				st.Count, st.Source, found = sum, SourceXDeath, true
-			}
+	for i := range conventions {
+		c := &conventions[i]
+		if !r.applies(c) {
 			continue
 		}
-		v, ok := h[src]
-		if !ok || found {
-			continue
+		if st.Framework == "" && r.marked(c) {
+			st.Framework = c.Name
 		}
-		n, kind, err := amqpfield.Count(v)
-		if err == nil && src == SourceYiiAttempt {
-			// yii-attempt numbers the run, starting at 1: retries made = attempt − 1.
-			if n < 1 {
-				err = fmt.Errorf("attempt %d: yii-attempt starts at 1", n)
-			} else {
-				n--
-			}
+		if !found {
+			found = r.readCount(c)
 		}
-		if err != nil {
-			st.Invalid = append(st.Invalid, FieldError{Path: src, Err: err})
-			continue
-		}
-		st.Count, st.Source, st.Kind, found = n, src, kind, true
 	}
-
-	st.readError(h)
+	if !found && len(deathQueues) > 0 {
+		found = st.readXDeath(h, deathQueues)
+	}
+	if !found {
+		if v, ok := h[SourceDeliveryCount]; ok {
+			if n, kind, err := amqpfield.Count(v); err != nil {
+				st.Invalid = append(st.Invalid, FieldError{Path: SourceDeliveryCount, Err: err})
+			} else {
+				st.Count, st.Source, st.Kind = n, SourceDeliveryCount, kind
+			}
+		}
+	}
+	r.readError()
+	r.readOrigin()
 	st.readDelay(h)
-	st.FailedQueue = st.text(h, hdrNSBFailedQ)
-	st.OriginalExchange = st.text(h, hdrSpringExchange)
-	st.OriginalRoutingKey = st.text(h, hdrSpringKey)
 	return st
 }
 
-func (st *RetryState) readError(h Headers) {
-	for _, c := range [...]struct{ msg, at string }{
-		{hdrPyLastError, hdrPyLastErrorTime},
-		{hdrSpringError, ""},
-		{hdrMTError, hdrMTErrorTime},
-		{hdrNSBError, hdrNSBErrorTime},
-	} {
-		msg := st.text(h, c.msg)
-		if msg == "" {
-			continue
-		}
-		st.LastError, st.ErrorSource = msg, c.msg
-		if v, ok := h[c.at]; ok && c.at != "" {
-			t, err := timeValue(v)
-			if err != nil {
-				st.Invalid = append(st.Invalid, FieldError{Path: c.at, Err: err})
-			} else {
-				st.LastErrorTime = t
-			}
-		}
-		return
+// readXDeath counts the deaths in deathQueues; false when none matched.
+func (st *RetryState) readXDeath(h Headers, deathQueues map[string]bool) bool {
+	_, broker := h[SourceXDeath]
+	_, carried := h[HeaderCarriedDeaths]
+	if !broker && !carried {
+		return false
 	}
+	x := DecodeXDeath(h)
+	st.Invalid = append(st.Invalid, x.Errors...)
+	var sum int64
+	matched := false
+	for _, d := range x.Deaths {
+		if deathQueues[d.Queue] {
+			matched = true
+			sum = satAdd(sum, d.Count)
+		}
+	}
+	if matched {
+		st.Count, st.Source, st.Kind = sum, SourceXDeath, ""
+	}
+	return matched
 }
 
 func (st *RetryState) readDelay(h Headers) {
@@ -244,19 +244,6 @@ func (st *RetryState) readDelay(h Headers) {
 		st.LastDelay = mulSat(c.unit, float64(n))
 		return
 	}
-}
-
-// text reads a string header, recording a non-string as invalid.
-func (st *RetryState) text(h Headers, key string) string {
-	v, ok := h[key]
-	if !ok {
-		return ""
-	}
-	s, err := amqpfield.Text(v)
-	if err != nil {
-		st.Invalid = append(st.Invalid, FieldError{Path: key, Err: err})
-	}
-	return s
 }
 
 // DeathQueues is the set of queues whose x-death counts are retries of l's

@@ -1,0 +1,157 @@
+package retry
+
+// Convention is how one framework (or ladder's seeds) records a message's
+// retry state in its headers, written from the framework's own source
+// (Source). ReadState reads every field through this table; discovery may
+// read the recognition fields.
+//
+// Each field lists header paths, the first readable one wins:
+//
+//	NAME           the header NAME (any dots are part of the name)
+//	NAME/K1/K2     key K2 of table K1 of table header NAME; a key
+//	               {origin} stands for the origin queue read first
+//	NAME#K1.K2     NAME holds JSON text; field K2 of object K1 (an
+//	               array is read at its first element: the newest)
+type Convention struct {
+	// Name is the framework's name as people say it.
+	Name string
+	// Source is the framework's source it follows: repository and file.
+	Source string
+
+	// Recognising it. Marks are headers only it writes (a message carrying
+	// one is its message). Requires are headers that must all be present
+	// before its fields are read (for generic names such as Celery's
+	// "retries"). QueueNames are its naming of the queues it declares,
+	// {queue} standing for the work queue; ErrorQueues are those among
+	// them that are the dead end of {queue}. Exchanges are the exchanges
+	// (name: type) its documented setup declares.
+	Marks       []string
+	Requires    []string
+	QueueNames  []string
+	ErrorQueues []string
+	Exchanges   []string
+
+	// Count is where the number of retries already made lives;
+	// CountIsAttempt when it numbers attempts instead (the first is 1).
+	Count          []string
+	CountIsAttempt bool
+	Error          []string
+	ErrorType      []string
+	ErrorTime      []string
+	StackTrace     []string
+	// OriginQueue is the queue processing failed in; OriginIsAddress when
+	// it is an endpoint address whose last path segment names the queue.
+	OriginQueue      []string
+	OriginIsAddress  bool
+	OriginExchange   []string
+	OriginRoutingKey []string
+}
+
+// conventions is the table, in the order ReadState tries counts and
+// errors: counters written on purpose first, as before the table existed
+// (x-retry-count, yii-attempt, Spring's error, MassTransit, NServiceBus).
+// x-death and the quorum delivery count come after all of them
+// (countSources).
+var conventions = [...]Convention{
+	{
+		Name:   "ladder seeds",
+		Source: "github.com/ladder-tui/ladder: examples/worker/main.go (Go seed), the Python seed's worker (x-last-error*)",
+		Count:  []string{SourceRetryCount},
+		// The Python seed writes isoformat() of utcnow().
+		Error:     []string{hdrPyLastError},
+		ErrorTime: []string{hdrPyLastErrorTime},
+	},
+	{
+		Name:           "yii2-queue",
+		Source:         "yiisoft/yii2-queue: src/drivers/amqp_interop/Queue.php",
+		Marks:          []string{SourceYiiAttempt},
+		Count:          []string{SourceYiiAttempt},
+		CountIsAttempt: true,
+	},
+	{
+		// RepublishMessageRecoverer publishes the failed message itself
+		// (no x-death): its count is the ladder's x-death, if any.
+		Name:             "Spring AMQP / Spring Cloud Stream",
+		Source:           "spring-projects/spring-amqp: spring-rabbit/src/main/java/org/springframework/amqp/rabbit/retry/RepublishMessageRecoverer.java; spring-cloud/spring-cloud-stream: binders/rabbit-binder/spring-cloud-stream-binder-rabbit-core/src/main/java/org/springframework/cloud/stream/binder/rabbit/provisioning/RabbitExchangeQueueProvisioner.java",
+		Marks:            []string{hdrSpringError, hdrSpringStack, hdrSpringExchange},
+		QueueNames:       []string{"{queue}.dlq"},
+		ErrorQueues:      []string{"{queue}.dlq"},
+		Exchanges:        []string{"DLX: direct"},
+		Error:            []string{hdrSpringError},
+		StackTrace:       []string{hdrSpringStack},
+		OriginExchange:   []string{hdrSpringExchange},
+		OriginRoutingKey: []string{hdrSpringKey},
+	},
+	{
+		Name:        "MassTransit",
+		Source:      "MassTransit/MassTransit: src/MassTransit.Abstractions/MessageHeaders.cs, src/MassTransit/SendContextExtensions.cs (SetExceptionHeaders, redelivery count)",
+		Marks:       []string{SourceMassTransit, hdrMTError, hdrMTInput},
+		QueueNames:  []string{"{queue}", "{queue}_error", "{queue}_skipped"},
+		ErrorQueues: []string{"{queue}_error", "{queue}_skipped"},
+		Exchanges:   []string{"{queue}: fanout", "{queue}_error: fanout", "{queue}_skipped: fanout", "delayed redelivery: x-delayed-message"},
+		// Redeliveries (delayed, through the broker) first, then the
+		// immediate retries of the attempt that faulted.
+		Count:           []string{SourceMassTransit, hdrMTRetryCount},
+		Error:           []string{hdrMTError},
+		ErrorType:       []string{"MT-Fault-ExceptionType"},
+		ErrorTime:       []string{hdrMTErrorTime},
+		StackTrace:      []string{"MT-Fault-StackTrace"},
+		OriginQueue:     []string{hdrMTInput},
+		OriginIsAddress: true,
+	},
+	{
+		Name:        "NServiceBus",
+		Source:      "Particular/NServiceBus: src/NServiceBus.Core/Headers.cs (NServiceBus.Retries), src/NServiceBus.Core/Recoverability/Faults/FaultsHeaderKeys.cs, src/NServiceBus.Core/Recoverability/Faults/AddExceptionHeadersBehavior.cs (ExceptionInfo.*, TimeOfFailure); Particular/NServiceBus.RabbitMQ: src/NServiceBus.Transport.RabbitMQ/DelayedDelivery/DelayInfrastructure.cs",
+		Marks:       []string{SourceNServiceBus, hdrNSBError, hdrNSBFailedQ},
+		QueueNames:  []string{"{queue}", "error", "nsb.v2.delay-level-00 … nsb.v2.delay-level-27"},
+		ErrorQueues: []string{"error"},
+		Exchanges:   []string{"nsb.v2.delay-level-NN: topic", "nsb.v2.delay-delivery: topic"},
+		Count:       []string{SourceNServiceBus},
+		Error:       []string{hdrNSBError},
+		ErrorType:   []string{"NServiceBus.ExceptionInfo.ExceptionType"},
+		ErrorTime:   []string{hdrNSBErrorTime},
+		StackTrace:  []string{"NServiceBus.ExceptionInfo.StackTrace"},
+		OriginQueue: []string{hdrNSBFailedQ},
+	},
+	{
+		// Celery's error text lives in its result backend, not in headers.
+		Name:     "Celery",
+		Source:   "celery/celery: celery/app/amqp.py (as_task_v2 headers), celery/app/task.py (retry)",
+		Marks:    []string{"task", "id"},
+		Requires: []string{"task", "id"},
+		Count:    []string{"retries"},
+	},
+	{
+		// Maxretry publishes the message to the error exchange with
+		// retry_info: a JSON object, or an array of them (newest first)
+		// when it had failed before.
+		Name:           "Sneakers",
+		Source:         "jondot/sneakers: lib/sneakers/handlers/maxretry.rb",
+		Marks:          []string{"retry_info"},
+		QueueNames:     []string{"{queue}", "{queue}-retry", "{queue}-error", "{queue}-retry-requeue"},
+		ErrorQueues:    []string{"{queue}-error"},
+		Exchanges:      []string{"{queue}-retry: topic", "{queue}-error: topic", "{queue}-retry-requeue: topic"},
+		Count:          []string{"retry_info#num_attempts"},
+		CountIsAttempt: true,
+		Error:          []string{"retry_info#error_message", "retry_info#error"},
+		ErrorType:      []string{"retry_info#error_class"},
+		ErrorTime:      []string{"retry_info#failed_at"},
+		StackTrace:     []string{"retry_info#backtrace"},
+	},
+	{
+		// Everything is in one nested table header, "rascal".
+		Name:             "rascal",
+		Source:           "onebeyond/rascal: lib/amqp/SubscriberError.js (recovery counts, error), lib/amqp/Subscription.js (originalQueue, set on each delivery)",
+		Marks:            []string{"rascal"},
+		Exchanges:        []string{"delay: topic", "retry: topic", "dead_letters: topic"},
+		Count:            []string{"rascal/recovery/{origin}/republished"},
+		Error:            []string{"rascal/error/message"},
+		ErrorType:        []string{"rascal/error/code"},
+		OriginQueue:      []string{"rascal/originalQueue"},
+		OriginExchange:   []string{"rascal/originalExchange"},
+		OriginRoutingKey: []string{"rascal/originalRoutingKey"},
+	},
+}
+
+// Conventions is the table ReadState reads, in the order it tries them.
+func Conventions() []Convention { return append([]Convention(nil), conventions[:]...) }
