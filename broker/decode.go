@@ -26,7 +26,7 @@ func DecodeMessage(m *Message, body []byte, preview int, deathQueues, mains map[
 		m.Deaths = []retry.Death{}
 	}
 	m.DeathErrors = xd.Errors
-	if o, ok := retry.OriginIn(xd, mains); ok {
+	if o, ok := retry.OriginOf(xd, m.Retry, mains); ok {
 		m.Origin = &o
 	}
 	m.BodySize = len(body)

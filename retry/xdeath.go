@@ -104,6 +104,9 @@ type XDeath struct {
 type Origin struct {
 	Exchange   string `json:"exchange"`
 	RoutingKey string `json:"routing_key"`
+	// By names the framework header the origin was read from; empty when
+	// it is the broker's x-death.
+	By string `json:"by,omitempty"`
 }
 
 const hdrXDeath = "x-death"
@@ -380,4 +383,27 @@ func OriginIn(x XDeath, queues map[string]bool) (Origin, bool) {
 		}
 	}
 	return x.Origin()
+}
+
+// OriginOf is where a message came from: the one answer the inspector, the
+// browser, peek, --where and the move planner's recorded routes all use.
+// x-death comes first (OriginIn over queues): the broker recorded the queue
+// the message failed in. Without it, what the message's framework recorded
+// (st is ReadState of the same headers): the exchange and key it had been
+// published with (Spring's x-original-*, rascal's originalExchange), else
+// the queue it failed in (NServiceBus.FailedQ, MassTransit's input address,
+// rascal's originalQueue), reached through the default exchange. ok is
+// false when nothing says; what x-death knew is still returned then.
+func OriginOf(x XDeath, st RetryState, queues map[string]bool) (Origin, bool) {
+	o, ok := OriginIn(x, queues)
+	if ok {
+		return o, true
+	}
+	switch {
+	case st.OriginalSource != "":
+		return Origin{Exchange: st.OriginalExchange, RoutingKey: st.OriginalRoutingKey, By: st.OriginalSource}, true
+	case st.FailedQueue != "":
+		return Origin{RoutingKey: st.FailedQueue, By: st.FailedQueueSource}, true
+	}
+	return o, false
 }

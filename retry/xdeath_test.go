@@ -175,7 +175,7 @@ func TestOrigin(t *testing.T) {
 		want Origin
 		ok   bool
 	}{
-		{"first-death headers", xdeathSeenHere(), Origin{"orders.topic", "orders.created"}, true},
+		{"first-death headers", xdeathSeenHere(), Origin{Exchange: "orders.topic", RoutingKey: "orders.created"}, true},
 		{"oldest entry for the first queue, matching reason", Headers{
 			"x-death": []any{
 				entry("main", "expired", "x.late", "late.key"),
@@ -183,7 +183,7 @@ func TestOrigin(t *testing.T) {
 				entry("main", "rejected", "orders", "orders.created"),
 			},
 			"x-first-death-queue": "main", "x-first-death-exchange": "orders", "x-first-death-reason": "rejected",
-		}, Origin{"orders", "orders.created"}, true},
+		}, Origin{Exchange: "orders", RoutingKey: "orders.created"}, true},
 		{"first queue's oldest entry has another reason", Headers{
 			"x-death": []any{
 				entry("main", "rejected", "orders", "orders.created"),
@@ -191,11 +191,11 @@ func TestOrigin(t *testing.T) {
 				entry("main", "expired", "x.retry", "late.key"),
 			},
 			"x-first-death-queue": "main", "x-first-death-exchange": "orders", "x-first-death-reason": "rejected",
-		}, Origin{"orders", "orders.created"}, true},
+		}, Origin{Exchange: "orders", RoutingKey: "orders.created"}, true},
 		{"default exchange", Headers{
 			"x-death":             []any{entry("main", "rejected", "", "main")},
 			"x-first-death-queue": "main", "x-first-death-exchange": "", "x-first-death-reason": "rejected",
-		}, Origin{"", "main"}, true},
+		}, Origin{Exchange: "", RoutingKey: "main"}, true},
 		{"first queue has no entry", Headers{
 			"x-death":             []any{entry("wait", "expired", "x.retry", "retry")},
 			"x-first-death-queue": "gone", "x-first-death-exchange": "orders",
@@ -205,10 +205,10 @@ func TestOrigin(t *testing.T) {
 			"x-first-death-queue": "main", "x-first-death-exchange": "orders",
 		}, Origin{Exchange: "orders"}, false},
 		{"no first-death headers, one entry", Headers{"x-death": []any{entry("main", "rejected", "orders", "k")}},
-			Origin{"orders", "k"}, true},
+			Origin{Exchange: "orders", RoutingKey: "k"}, true},
 		{"no first-death headers, entries agree", Headers{"x-death": []any{
 			entry("wait", "expired", "orders", "k"), entry("main", "rejected", "orders", "k", "cc")}},
-			Origin{"orders", "k"}, true},
+			Origin{Exchange: "orders", RoutingKey: "k"}, true},
 		{"no first-death headers, entries disagree", Headers{"x-death": []any{
 			entry("wait", "expired", "x.retry", "retry"), entry("main", "rejected", "orders", "k")}},
 			Origin{}, false},

@@ -313,9 +313,11 @@ func renderRetrySummary(m *broker.Message, at time.Time, width int, st *style.St
 	}
 	switch {
 	case m.Origin != nil:
-		lines = kv(lines, "origin", "exchange "+exName(m.Origin.Exchange)+", key "+strconv.Quote(termtext.Sanitize(m.Origin.RoutingKey)), width, st)
-	case r.OriginalExchange != "" || r.OriginalRoutingKey != "":
-		lines = kv(lines, "origin", "exchange "+exName(r.OriginalExchange)+", key "+strconv.Quote(termtext.Sanitize(r.OriginalRoutingKey))+" (x-original-*)", width, st)
+		o := "exchange " + exName(m.Origin.Exchange) + ", key " + strconv.Quote(termtext.Sanitize(m.Origin.RoutingKey))
+		if m.Origin.By != "" {
+			o += " (" + m.Origin.By + ")" // a framework's record, not the broker's
+		}
+		lines = kv(lines, "origin", o, width, st)
 	default:
 		lines = kv(lines, "origin", "unknown (no x-death history)", width, st)
 	}

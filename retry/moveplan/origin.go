@@ -2,7 +2,6 @@ package moveplan
 
 import (
 	"github.com/ladder-tui/ladder/retry"
-	"github.com/ladder-tui/ladder/retry/internal/amqpfield"
 	"github.com/ladder-tui/ladder/retry/topology"
 	"slices"
 	"strings"
@@ -34,19 +33,23 @@ const (
 
 // failedIn says where the message with headers h, now in queue in, failed,
 // from what it carries. This is the one place that answers it (move and
-// replay --to origin, the UI); a framework convention that records it its
-// own way is read here.
+// replay --to origin, the UI); what a framework records is read by
+// retry.ReadState from the conventions table, the same reading
+// retry.OriginOf gives the inspector, peek and --where.
 //
 //   - x-death (most recent entry first): the first queue other than in
 //     itself. A wait queue there (a tier of a ladder, a wait queue, ladder's
 //     own delay queues) is not where it failed but on its way back to work:
 //     the failure is in the queue it dead-letters into (its ladder's main
 //     queue), which the message was then taken from.
-//   - Spring's republished dead letters (no x-death): x-original-exchange and
-//     x-original-routingKey route to the consumer queues of the
-//     destination; the one that failed is the one whose dead letters come to
-//     in (Spring republishes through the queue's own dead-letter exchange
-//     and key), else in's name without ".dlq".
+//   - the queue its framework says it failed in (NServiceBus.FailedQ,
+//     MassTransit's MT-Fault-InputAddress, rascal's originalQueue).
+//   - a framework's record of the route it had (Spring's x-original-*,
+//     rascal's originalExchange/originalRoutingKey): the consumer queue
+//     that route reaches whose dead letters come to in (Spring republishes
+//     through the queue's own dead-letter exchange and key), else the
+//     queue the framework's naming makes in the dead end of (Q.dlq,
+//     Q_error, Q-error), else the one queue the route reaches.
 //   - x-first-death-* alone (a client kept only those).
 //
 // ok is false when nothing says.
@@ -64,7 +67,15 @@ func failedIn(r *topology.Router, ladders []retry.Ladder, in string, h retry.Hea
 		}
 		return Failure{Queue: d.Queue, Routes: deathRoutes(x.Deaths, d.Queue), By: "x-death"}, true
 	}
-	if f, ok := springFailedIn(r, in, h); ok {
+	st := retry.ReadState(h, nil)
+	if q := st.FailedQueue; q != "" && q != in {
+		f := Failure{Queue: q, Routes: deathRoutes(x.Deaths, q), By: st.FailedQueueSource}
+		if st.OriginalSource != "" {
+			f.Routes = addOrigin(f.Routes, retry.Origin{Exchange: st.OriginalExchange, RoutingKey: st.OriginalRoutingKey})
+		}
+		return f, true
+	}
+	if f, ok := recordedRouteFailedIn(r, in, h, st); ok {
 		return f, true
 	}
 	if q := x.First.Queue; q != "" && q != in {
@@ -151,19 +162,18 @@ func addOrigin(out []retry.Origin, o retry.Origin) []retry.Origin {
 	return append(out, o)
 }
 
-// springFailedIn reads Spring's republished dead letters.
-func springFailedIn(r *topology.Router, in string, h retry.Headers) (Failure, bool) {
-	ex, okx := h[HeaderSpringOriginalExchange]
-	key, okk := h[HeaderSpringOriginalRoutingKey]
-	if !okx || !okk {
+// recordedRouteFailedIn reads a framework's record of the route the
+// message had before it was republished into in (st.Original*).
+func recordedRouteFailedIn(r *topology.Router, in string, h retry.Headers, st retry.RetryState) (Failure, bool) {
+	if st.OriginalSource == "" {
 		return Failure{}, false
 	}
-	exchange, err1 := amqpfield.Text(ex)
-	rk, err2 := amqpfield.Text(key)
-	if err1 != nil || err2 != nil {
-		return Failure{}, false
+	exchange, rk := st.OriginalExchange, st.OriginalRoutingKey
+	by := st.OriginalSource
+	if by == HeaderSpringOriginalExchange {
+		by += "/" + HeaderSpringOriginalRoutingKey
 	}
-	f := Failure{Routes: []retry.Origin{{Exchange: exchange, RoutingKey: rk}}, By: HeaderSpringOriginalExchange + "/" + HeaderSpringOriginalRoutingKey}
+	f := Failure{Routes: []retry.Origin{{Exchange: exchange, RoutingKey: rk}}, By: by}
 	reached := r.RouteKeys(exchange, []string{rk}, h)
 	var feeding []string
 	for _, q := range reached.Queues {
@@ -171,16 +181,39 @@ func springFailedIn(r *topology.Router, in string, h retry.Headers) (Failure, bo
 			feeding = append(feeding, q)
 		}
 	}
-	switch {
-	case len(feeding) == 1:
+	if len(feeding) == 1 {
 		f.Queue = feeding[0]
-	case strings.HasSuffix(in, ".dlq") && r.QueueIndex(strings.TrimSuffix(in, ".dlq")) >= 0:
-		// Spring's naming: the DLQ of group queue Q is Q.dlq.
-		f.Queue = strings.TrimSuffix(in, ".dlq")
-	case len(reached.Queues) == 1 && reached.Queues[0] != in:
-		f.Queue = reached.Queues[0]
-	default:
-		return Failure{}, false
+		return f, true
 	}
-	return f, true
+	if q := namedWorkQueue(r, in, st.Framework); q != "" {
+		f.Queue = q
+		return f, true
+	}
+	if len(reached.Queues) == 1 && reached.Queues[0] != in {
+		f.Queue = reached.Queues[0]
+		return f, true
+	}
+	return Failure{}, false
+}
+
+// namedWorkQueue is the existing queue whose dead end in is by the naming
+// of the framework the message carries the headers of ("" when none):
+// Spring's Q.dlq, MassTransit's Q_error, Sneakers' Q-error.
+func namedWorkQueue(r *topology.Router, in, framework string) string {
+	for _, c := range retry.Conventions() {
+		if c.Name != framework {
+			continue
+		}
+		for _, pat := range c.ErrorQueues {
+			pre, suf, ok := strings.Cut(pat, "{queue}")
+			if !ok {
+				continue
+			}
+			q, found := strings.CutPrefix(in, pre)
+			if q, found = strings.CutSuffix(q, suf); found && q != "" && q != in && r.QueueIndex(q) >= 0 {
+				return q
+			}
+		}
+	}
+	return ""
 }

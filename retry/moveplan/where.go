@@ -26,7 +26,7 @@ type Subject struct {
 func SubjectOf(h retry.Headers, deathQueues, mains map[string]bool, body []byte, ts time.Time) Subject {
 	x := retry.DecodeXDeath(h)
 	s := Subject{Headers: h, Deaths: x.Deaths, Retry: retry.ReadState(h, deathQueues), Body: body, Timestamp: ts}
-	if o, ok := retry.OriginIn(x, mains); ok {
+	if o, ok := retry.OriginOf(x, s.Retry, mains); ok {
 		s.Origin = &o
 	}
 	return s
