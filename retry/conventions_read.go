@@ -111,7 +111,7 @@ func (r *fieldReader) readError() {
 			st.LastErrorTime = t
 			break
 		}
-		st.ErrorType, _ = r.text(c.ErrorType)
+		st.ErrorType, st.ErrorTypeSource = r.text(c.ErrorType)
 		st.StackTrace, _ = r.text(c.StackTrace)
 		return
 	}

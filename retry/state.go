@@ -98,6 +98,8 @@ type RetryState struct {
 	// its stack trace, from the same convention as LastError.
 	ErrorType  string `json:"error_type,omitempty"`
 	StackTrace string `json:"stack_trace,omitempty"`
+	// ErrorTypeSource is the header ErrorType came from.
+	ErrorTypeSource string `json:"error_type_source,omitempty"`
 	// LastDelay is the previous retry's delay from x-retry-delay (ms),
 	// x-delay (ms; negative once the delayed exchange released it) or
 	// yii-delay (s), in that order; 0 when none. Decorrelated jitter uses it.

@@ -39,11 +39,16 @@ const (
 // (ReadState of the same headers): the type from the framework's type header
 // when it has one (MassTransit, NServiceBus, the first "Caused by" of a
 // Spring stack trace, whose message x-exception-message is), else from the
-// text when it reads "pkg.Type: message"; the key from both. A later table
-// of framework conventions can supply the type and text instead: errorCause
-// does the rest.
+// type the conventions table read (RetryState.ErrorType: Sneakers'
+// error_class, rascal's error code), else from the text when it reads
+// "pkg.Type: message"; the key from both. errorCause does the rest.
 func CauseOf(h retry.Headers, st retry.RetryState) Cause {
 	typ, from := errorTypeIn(h)
+	if typ == "" && strings.TrimSpace(st.ErrorType) != "" {
+		// The conventions table's type field (Sneakers' error_class,
+		// rascal's error code, …).
+		typ, from = st.ErrorType, st.ErrorTypeSource
+	}
 	return errorCause(st.LastError, typ, from)
 }
 

@@ -32,7 +32,7 @@ type originChoice struct {
 func (p *Planner) origin(m Message, r *Route) (exchange, key string, err error) {
 	f, ok := failedIn(p.router, p.ladders, p.spec.From, m.Headers)
 	if !ok {
-		return "", "", errors.New("nothing says where it failed (no x-death, no x-original-exchange): left in " + p.left())
+		return "", "", errors.New("nothing says where it failed (no x-death, no framework header that records it): left in " + p.left())
 	}
 	if p.router.QueueIndex(f.Queue) < 0 {
 		return "", "", fmt.Errorf("it failed in queue %q, which does not exist: left in %s", f.Queue, p.left())

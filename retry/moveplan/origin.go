@@ -50,6 +50,7 @@ const (
 //     through the queue's own dead-letter exchange and key), else the
 //     queue the framework's naming makes in the dead end of (Q.dlq,
 //     Q_error, Q-error), else the one queue the route reaches.
+//   - the framework's naming alone (Sneakers' Q-error records no route).
 //   - x-first-death-* alone (a client kept only those).
 //
 // ok is false when nothing says.
@@ -77,6 +78,10 @@ func failedIn(r *topology.Router, ladders []retry.Ladder, in string, h retry.Hea
 	}
 	if f, ok := recordedRouteFailedIn(r, in, h, st); ok {
 		return f, true
+	}
+	if q := namedWorkQueue(r, in, st.Framework); q != "" {
+		// Sneakers records no route: its naming is all there is.
+		return Failure{Queue: q, Routes: deathRoutes(x.Deaths, q), By: st.Framework + " naming"}, true
 	}
 	if q := x.First.Queue; q != "" && q != in {
 		f := Failure{Queue: q, Routes: deathRoutes(x.Deaths, q), By: "x-first-death-queue"}
@@ -200,6 +205,9 @@ func recordedRouteFailedIn(r *topology.Router, in string, h retry.Headers, st re
 // of the framework the message carries the headers of ("" when none):
 // Spring's Q.dlq, MassTransit's Q_error, Sneakers' Q-error.
 func namedWorkQueue(r *topology.Router, in, framework string) string {
+	if framework == "" {
+		return ""
+	}
 	for _, c := range retry.Conventions() {
 		if c.Name != framework {
 			continue
@@ -209,8 +217,9 @@ func namedWorkQueue(r *topology.Router, in, framework string) string {
 			if !ok {
 				continue
 			}
-			q, found := strings.CutPrefix(in, pre)
-			if q, found = strings.CutSuffix(q, suf); found && q != "" && q != in && r.QueueIndex(q) >= 0 {
+			q, hasPre := strings.CutPrefix(in, pre)
+			q, hasSuf := strings.CutSuffix(q, suf)
+			if hasPre && hasSuf && q != "" && q != in && r.QueueIndex(q) >= 0 {
 				return q
 			}
 		}

@@ -1,0 +1,220 @@
+package retry
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// Messages as each framework writes them, from the source its Convention
+// cites; what ReadState and OriginOf must read from them.
+func TestConventionsReadEachFramework(t *testing.T) {
+	at := time.Date(2024, 3, 1, 10, 20, 30, 0, time.UTC)
+	tests := []struct {
+		name string
+		h    Headers
+		// want
+		framework, source    string
+		count                int64
+		errText, errSrc, typ string
+		when                 time.Time
+		trace                string
+		failedQueue          string
+		origin               Origin
+		originOK             bool
+	}{{
+		// spring-rabbit .../retry/RepublishMessageRecoverer.java: the
+		// exception message and stack trace, and the exchange and key the
+		// message was received with. No count of its own: none here.
+		name: "Spring RepublishMessageRecoverer",
+		h: Headers{"x-exception-message": "Order A-1 rejected", "x-exception-stacktrace": "org.springframework.amqp.rabbit.support.ListenerExecutionFailedException: Listener threw\n\tat x.y(Z.java:1)\nCaused by: java.lang.IllegalStateException: Order A-1 rejected",
+			"x-original-exchange": "orders", "x-original-routingKey": "orders.billing"},
+		framework: "Spring AMQP / Spring Cloud Stream", source: SourceNone,
+		errText: "Order A-1 rejected", errSrc: "x-exception-message",
+		trace:  "org.springframework.amqp.rabbit.support.ListenerExecutionFailedException: Listener threw\n\tat x.y(Z.java:1)\nCaused by: java.lang.IllegalStateException: Order A-1 rejected",
+		origin: Origin{Exchange: "orders", RoutingKey: "orders.billing", By: "x-original-exchange"}, originOK: true,
+	}, {
+		// MassTransit src/MassTransit/SendContextExtensions.cs
+		// (SetExceptionHeaders): MT-Fault-* on the _error copy; the
+		// retry count only when retries were made; the input address is
+		// the endpoint URI.
+		name: "MassTransit fault",
+		h: Headers{"MT-Reason": "fault", "MT-Fault-ExceptionType": "System.InvalidOperationException", "MT-Fault-InputAddress": "rabbitmq://localhost/shop/submit-order?bind=true",
+			"MT-Fault-Message": "Order A-2 rejected", "MT-Fault-Timestamp": "2024-03-01T10:20:30.0000000Z", "MT-Fault-StackTrace": "   at Shop.Consume()", "MT-Fault-RetryCount": int32(2)},
+		framework: "MassTransit", source: "MT-Fault-RetryCount", count: 2,
+		errText: "Order A-2 rejected", errSrc: "MT-Fault-Message", typ: "System.InvalidOperationException", when: at,
+		trace: "   at Shop.Consume()", failedQueue: "submit-order",
+		origin: Origin{RoutingKey: "submit-order", By: "MT-Fault-InputAddress"}, originOK: true,
+	}, {
+		// Redelivered through the delayed exchange: MT-Redelivery-Count
+		// (ApplyRedeliveryOptions) counts before the immediate retries.
+		name:      "MassTransit redelivery",
+		h:         Headers{"MT-Redelivery-Count": int32(3), "MT-Fault-RetryCount": int32(2), "MT-Fault-InputAddress": "queue:submit-order"},
+		framework: "MassTransit", source: SourceMassTransit, count: 3, failedQueue: "submit-order",
+		origin: Origin{RoutingKey: "submit-order", By: "MT-Fault-InputAddress"}, originOK: true,
+	}, {
+		// NServiceBus Headers.cs (NServiceBus.Retries), FaultsHeaderKeys.cs
+		// (FailedQ), AddExceptionHeadersBehavior.cs (ExceptionInfo.*,
+		// TimeOfFailure in its wire format).
+		name: "NServiceBus error queue",
+		h: Headers{"NServiceBus.Retries": "2", "NServiceBus.FailedQ": "Sales", "NServiceBus.ExceptionInfo.ExceptionType": "System.TimeoutException",
+			"NServiceBus.ExceptionInfo.Message": "db down", "NServiceBus.ExceptionInfo.StackTrace": "at Sales.Handle()", "NServiceBus.TimeOfFailure": "2024-03-01 10:20:30:000000 Z"},
+		framework: "NServiceBus", source: SourceNServiceBus, count: 2,
+		errText: "db down", errSrc: "NServiceBus.ExceptionInfo.Message", typ: "System.TimeoutException", when: at,
+		trace: "at Sales.Handle()", failedQueue: "Sales",
+		origin: Origin{RoutingKey: "Sales", By: "NServiceBus.FailedQ"}, originOK: true,
+	}, {
+		// celery/app/amqp.py as_task_v2: task, id, retries, eta; no error
+		// text (it lives in the result backend).
+		name:      "Celery retried task",
+		h:         Headers{"lang": "py", "task": "shop.charge", "id": "5b0c", "retries": int64(2), "eta": "2024-03-01T10:25:30+00:00", "origin": "gen1@host"},
+		framework: "Celery", source: "retries", count: 2,
+	}, {
+		// lib/sneakers/handlers/maxretry.rb: retry_info JSON, num_attempts
+		// counting this failure, the exception's class, message, time and
+		// the first backtrace lines.
+		name: "Sneakers error queue",
+		h: Headers{"retry_info": `{"error":"boom","num_attempts":6,"failed_at":"2024-03-01T10:20:30+00:00","properties":{"headers":{}},` +
+			`"error_class":"RuntimeError","error_message":"Order A-3 rejected","backtrace":["worker.rb:3:in 'work'","sneakers.rb:9"]}`},
+		framework: "Sneakers", source: "retry_info.num_attempts", count: 5,
+		errText: "Order A-3 rejected", errSrc: "retry_info.error_message", typ: "RuntimeError", when: at,
+		trace: "worker.rb:3:in 'work'\nsneakers.rb:9",
+	}, {
+		// A message that failed before keeps the older records behind the
+		// newest: an array, newest first.
+		name:      "Sneakers twice failed",
+		h:         Headers{"retry_info": []byte(`[{"error":"reject","num_attempts":3,"failed_at":"2024-03-01T10:20:30Z"},{"error":"timeout","num_attempts":3}]`)},
+		framework: "Sneakers", source: "retry_info.num_attempts", count: 2,
+		errText: "reject", errSrc: "retry_info.error", when: at,
+	}, {
+		// lib/amqp/SubscriberError.js (republish: recovery.<queue>.republished,
+		// originalExchange/RoutingKey, error.message/code) and
+		// lib/amqp/Subscription.js (originalQueue): one nested table.
+		name: "rascal republished",
+		h: Headers{"rascal": map[string]any{"originalQueue": "q1", "originalVhost": "/", "originalExchange": "e1", "originalRoutingKey": "k1",
+			"recovery": map[string]any{"q1": map[string]any{"republished": int32(4)}},
+			"error":    map[string]any{"message": "Order A-4 rejected", "code": "E_ORDER"}}},
+		framework: "rascal", source: "rascal.recovery.q1.republished", count: 4,
+		errText: "Order A-4 rejected", errSrc: "rascal.error.message", typ: "E_ORDER", failedQueue: "q1",
+		origin: Origin{Exchange: "e1", RoutingKey: "k1", By: "rascal.originalExchange"}, originOK: true,
+	}, {
+		// Forwarded to a dead-letter publication: no republish count.
+		name:      "rascal forwarded",
+		h:         Headers{"rascal": map[string]any{"originalQueue": "q1", "recovery": map[string]any{"q1": map[string]any{"forwarded": int32(1)}}, "error": map[string]any{"message": "nope"}}},
+		framework: "rascal", source: SourceNone, errText: "nope", errSrc: "rascal.error.message", failedQueue: "q1",
+		origin: Origin{RoutingKey: "q1", By: "rascal.originalQueue"}, originOK: true,
+	}, {
+		// A generic "retries" header without Celery's task headers is not
+		// Celery's.
+		name: "retries alone", h: Headers{"retries": int32(7)}, source: SourceNone,
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st := ReadState(tt.h, nil)
+			if len(st.Invalid) != 0 {
+				t.Errorf("invalid: %v", st.Invalid)
+			}
+			if st.Framework != tt.framework || st.Source != tt.source || st.Count != tt.count {
+				t.Errorf("framework %q count %d from %q, want %q %d from %q", st.Framework, st.Count, st.Source, tt.framework, tt.count, tt.source)
+			}
+			if st.LastError != tt.errText || st.ErrorSource != tt.errSrc || st.ErrorType != tt.typ || !st.LastErrorTime.Equal(tt.when) || st.StackTrace != tt.trace {
+				t.Errorf("error %q from %q type %q at %v trace %q; want %q from %q type %q at %v trace %q",
+					st.LastError, st.ErrorSource, st.ErrorType, st.LastErrorTime, st.StackTrace, tt.errText, tt.errSrc, tt.typ, tt.when, tt.trace)
+			}
+			if st.FailedQueue != tt.failedQueue {
+				t.Errorf("failed queue %q, want %q", st.FailedQueue, tt.failedQueue)
+			}
+			o, ok := OriginOf(DecodeXDeath(tt.h), st, map[string]bool{"main": true})
+			if ok != tt.originOK || o != tt.origin {
+				t.Errorf("origin %+v %v, want %+v %v", o, ok, tt.origin, tt.originOK)
+			}
+		})
+	}
+}
+
+// x-death stays first: a framework's record of the origin never overrides
+// the queue the broker saw the message die in.
+func TestOriginOfPrefersXDeath(t *testing.T) {
+	h := Headers{
+		"x-death": []any{map[string]any{"count": int64(1), "reason": "rejected", "queue": "main", "exchange": "work", "routing-keys": []any{"main.key"}}},
+		"rascal":  map[string]any{"originalQueue": "elsewhere"},
+	}
+	st := ReadState(h, map[string]bool{"main": true})
+	o, ok := OriginOf(DecodeXDeath(h), st, map[string]bool{"main": true})
+	if !ok || o != (Origin{Exchange: "work", RoutingKey: "main.key"}) {
+		t.Errorf("got %+v %v, want x-death's route", o, ok)
+	}
+	// Counts too: rascal wrote none, so x-death counts.
+	if st.Source != SourceXDeath || st.Count != 1 || st.Framework != "rascal" {
+		t.Errorf("got %+v", st)
+	}
+}
+
+// Shapes no framework writes are reported, never read as counts or errors.
+func TestConventionsMalformed(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		h    Headers
+		path string
+	}{
+		{"retry_info not JSON", Headers{"retry_info": "{num_attempts: 6"}, "retry_info"},
+		{"retry_info not text", Headers{"retry_info": int32(6)}, "retry_info"},
+		{"num_attempts zero", Headers{"retry_info": `{"num_attempts":0}`}, "retry_info.num_attempts"},
+		{"num_attempts fraction", Headers{"retry_info": `{"num_attempts":1.5}`}, "retry_info.num_attempts"},
+		{"rascal not a table", Headers{"rascal": "x"}, "rascal"},
+		{"rascal recovery not a table", Headers{"rascal": map[string]any{"originalQueue": "q", "recovery": int32(1)}}, "rascal.recovery"},
+		{"MassTransit address without queue", Headers{"MT-Fault-InputAddress": "rabbitmq://host/"}, "MT-Fault-InputAddress"},
+	} {
+		st := ReadState(tt.h, nil)
+		if st.Source != SourceNone || st.Count != 0 || st.LastError != "" {
+			t.Errorf("%s: read %+v", tt.name, st)
+		}
+		if len(st.Invalid) != 1 || st.Invalid[0].Path != tt.path {
+			t.Errorf("%s: invalid %v, want %s", tt.name, st.Invalid, tt.path)
+		}
+	}
+}
+
+// Every entry cites the source it follows, and every path is well formed.
+func TestConventionsCiteTheirSource(t *testing.T) {
+	for _, c := range Conventions() {
+		if c.Name == "" || !strings.Contains(c.Source, ": ") || !strings.Contains(c.Source, "/") {
+			t.Errorf("%q: source %q should be repo: file path", c.Name, c.Source)
+		}
+		for _, paths := range [][]string{c.Count, c.Error, c.ErrorType, c.ErrorTime, c.StackTrace, c.OriginQueue, c.OriginExchange, c.OriginRoutingKey} {
+			for _, p := range paths {
+				if p == "" || strings.Count(p, "#") > 1 || strings.HasPrefix(p, "/") || strings.HasSuffix(p, "/") {
+					t.Errorf("%q: bad path %q", c.Name, p)
+				}
+			}
+		}
+		for _, q := range c.ErrorQueues {
+			if !strings.Contains(q, "{queue}") && len(c.OriginQueue) == 0 && c.Name != "NServiceBus" {
+				t.Errorf("%q: error queue %q names no work queue", c.Name, q)
+			}
+		}
+	}
+}
+
+// FuzzConventionHeaders feeds arbitrary text to the JSON and table
+// conventions: ReadState never panics, and a count it reads is never
+// negative.
+func FuzzConventionHeaders(f *testing.F) {
+	f.Add(`{"num_attempts":6,"error":"x","backtrace":["a","b"]}`, "q")
+	f.Add(`[{"num_attempts":1e3}]`, "")
+	f.Add(`[]`, "{origin}")
+	f.Add(`{"num_attempts":"7","failed_at":12}`, "rabbitmq://h/v/q?x=%zz")
+	f.Fuzz(func(t *testing.T, info, s string) {
+		for _, h := range []Headers{
+			{"retry_info": info},
+			{"retry_info": []byte(info), "MT-Fault-InputAddress": s, "NServiceBus.FailedQ": s},
+			{"rascal": map[string]any{"originalQueue": s, "recovery": map[string]any{s: map[string]any{"republished": info}}, "error": map[string]any{"message": info, "code": s}}},
+		} {
+			st := ReadState(h, map[string]bool{s: true})
+			if st.Count < 0 {
+				t.Fatalf("negative count %d from %v", st.Count, h)
+			}
+			_, _ = OriginOf(DecodeXDeath(h), st, nil)
+		}
+	})
+}

@@ -1,0 +1,97 @@
+package moveplan
+
+import (
+	"testing"
+
+	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/topology"
+)
+
+// frameworkQueues: work queues and the error queues frameworks publish
+// their failures into (no dead-lettering, so no x-death): NServiceBus's
+// shared "error", MassTransit's submit-order_error, Sneakers' jobs-error,
+// rascal's dead_letters.
+func frameworkQueues() *topology.Vhost {
+	v := &topology.Vhost{Name: "/", Exchanges: []topology.Exchange{{Name: "jobs-error", Type: topology.ExchangeTopic, MessagesDelayed: -1}}}
+	for _, q := range []string{"Sales", "error", "submit-order", "submit-order_error", "jobs", "jobs-error", "q1", "dead_letters"} {
+		v.Queues = append(v.Queues, topology.Queue{Name: q, Type: topology.QueueClassic})
+	}
+	v.Bindings = append(v.Bindings, topology.Binding{Source: "jobs-error", Destination: "jobs-error", DestinationType: "queue", RoutingKey: "#"})
+	return v
+}
+
+func TestFailedInReadsFrameworkRecords(t *testing.T) {
+	v := frameworkQueues()
+	r := topology.NewRouter(v)
+	ladders := topology.Discover(v)
+	for _, tt := range []struct {
+		name, in string
+		h        retry.Headers
+		want, by string
+	}{
+		// NServiceBus FaultsHeaderKeys.cs: FailedQ.
+		{"NServiceBus", "error", retry.Headers{"NServiceBus.FailedQ": "Sales", "NServiceBus.ExceptionInfo.Message": "db down"}, "Sales", "NServiceBus.FailedQ"},
+		// MassTransit SetExceptionHeaders: the input address.
+		{"MassTransit", "submit-order_error", retry.Headers{"MT-Fault-InputAddress": "rabbitmq://localhost/submit-order", "MT-Fault-Message": "no"}, "submit-order", "MT-Fault-InputAddress"},
+		// rascal Subscription.js: originalQueue.
+		{"rascal", "dead_letters", retry.Headers{"rascal": map[string]any{"originalQueue": "q1", "error": map[string]any{"message": "no"}}}, "q1", "rascal.originalQueue"},
+		// Sneakers maxretry.rb publishes to <q>-error keeping the key the
+		// message had; only the naming says which queue.
+		{"Sneakers", "jobs-error", retry.Headers{"retry_info": `{"num_attempts":6,"error":"boom"}`}, "jobs", "Sneakers naming"},
+		// The same naming without Sneakers' header says nothing.
+		{"unmarked", "jobs-error", retry.Headers{"x-other": "1"}, "", ""},
+	} {
+		f, ok := failedIn(r, ladders, tt.in, tt.h)
+		if tt.want == "" {
+			if ok {
+				t.Errorf("%s: got %+v, want no answer", tt.name, f)
+			}
+			continue
+		}
+		if !ok || f.Queue != tt.want || f.By != tt.by {
+			t.Errorf("%s: got %+v %v, want %s by %s", tt.name, f, ok, tt.want, tt.by)
+		}
+	}
+}
+
+// A message with x-death moves where it did before: the framework's record
+// comes after the broker's.
+func TestFailedInKeepsXDeathFirst(t *testing.T) {
+	v := frameworkQueues()
+	h := rejectedIn("jobs", "", "jobs")
+	h["rascal"] = map[string]any{"originalQueue": "q1"}
+	h["NServiceBus.FailedQ"] = "Sales"
+	f, ok := failedIn(topology.NewRouter(v), topology.Discover(v), "dead_letters", h)
+	if !ok || f.Queue != "jobs" || f.By != "x-death" {
+		t.Errorf("got %+v %v, want jobs by x-death", f, ok)
+	}
+}
+
+// Republished with a recorded route that reaches nothing any more: the
+// framework's own naming of its dead end names the queue.
+func TestFailedInByFrameworkNaming(t *testing.T) {
+	v := springGroups()
+	v.Bindings = v.Bindings[:0] // the group queues' bindings are gone
+	h := springRepublished()
+	f, ok := failedIn(topology.NewRouter(v), topology.Discover(v), "orders.billing.dlq", h)
+	if !ok || f.Queue != "orders.billing" {
+		t.Errorf("got %+v %v, want orders.billing from Spring's Q.dlq naming", f, ok)
+	}
+}
+
+// --group-by error takes the type the conventions table read when no
+// type header of its own says one (Sneakers' error_class, rascal's code).
+func TestCauseTakesTheConventionsType(t *testing.T) {
+	for _, tt := range []struct {
+		h         retry.Headers
+		typ, from string
+	}{
+		{retry.Headers{"retry_info": `{"num_attempts":6,"error_class":"RuntimeError","error_message":"Order A-7 rejected"}`}, "RuntimeError", "retry_info.error_class"},
+		{retry.Headers{"rascal": map[string]any{"error": map[string]any{"message": "Order A-8 rejected", "code": "E_ORDER"}}}, "E_ORDER", "rascal.error.code"},
+	} {
+		c := CauseOf(tt.h, retry.ReadState(tt.h, nil))
+		if c.Type != tt.typ || c.TypeFrom != tt.from {
+			t.Errorf("got %+v, want type %s from %s", c, tt.typ, tt.from)
+		}
+	}
+}
