@@ -143,6 +143,9 @@ func collect(ctx context.Context, bc *browseChannels, q topology.Queue, brokerVe
 				return nil // another consumer would only get what arrived since
 			}
 			if err := chain.open(run.Left()); err != nil {
+				if stopUnreadable(run, err) {
+					return nil
+				}
 				return AMQPFailure(bc.conn, "peek "+q.Name, err, nil)
 			}
 			idle.Reset(firstDelivery)
@@ -164,11 +167,7 @@ func collect(ctx context.Context, bc *browseChannels, q topology.Queue, brokerVe
 				case why = <-closed:
 				case <-time.After(time.Second):
 				}
-				if note, ok := unreadable(why, run.Read()); ok {
-					// The messages read so far are good; the rest, this one
-					// among them, went back to the queue with the connection.
-					run.Stop(note)
-					run.Result().SideEffects = append(run.Result().SideEffects, note)
+				if stopUnreadable(run, why) {
 					return nil
 				}
 				if why != nil {
@@ -229,6 +228,9 @@ func collect(ctx context.Context, bc *browseChannels, q topology.Queue, brokerVe
 			// they are read), and nothing later comes.
 			probe.stop()
 			if err := chain.ch.Cancel(chain.tag, false); err != nil {
+				if stopUnreadable(run, err) {
+					return nil
+				}
 				return fmt.Errorf("peek %s: cancel consumer: %w", q.Name, err)
 			}
 		case <-idle.C:
@@ -284,6 +286,25 @@ func unreadable(why *amqp.Error, pos int) (string, bool) {
 		return "", false
 	}
 	return fmt.Sprintf("stopped after %s: the AMQP client could not read the next (%s: %s); the connection was dropped and every browsed message returned to the queue", topology.Plural(pos, "message", "messages"), why.Reason, unparsedHint), true
+}
+
+// stopUnreadable ends the browse run where the AMQP client gave up on a
+// delivery it could not parse (err, or the channel's close reason, says
+// so), whichever step met it: the delivery loop, or a cancel or a next
+// consumer that found the connection gone. The messages read so far are
+// good; the rest, that one among them, went back to the queue with the
+// connection.
+func stopUnreadable(run *broker.BrowseRun, err error) bool {
+	var why *amqp.Error
+	if !errors.As(err, &why) {
+		return false
+	}
+	note, ok := unreadable(why, run.Read())
+	if ok {
+		run.Stop(note)
+		run.Result().SideEffects = append(run.Result().SideEffects, note)
+	}
+	return ok
 }
 
 // clientCouldNotParse says whether a channel's close reason is the AMQP

@@ -138,7 +138,7 @@ func TestTenCLIPeeksOfALimitedQuorumQueue(t *testing.T) {
 // apply returns asynchronously.
 func waitDepth(t *testing.T, r *rabbit.Resolved, q string, n int) {
 	t.Helper()
-	if !brokertest.WaitFor(10*time.Second, func() bool { return depthOf(t, r, q) == n }) {
+	if !brokertest.WaitFor(time.Minute, func() bool { return depthOf(t, r, q) == n }) {
 		t.Fatalf("%s: depth %d, want %d", q, depthOf(t, r, q), n)
 	}
 }
