@@ -258,8 +258,13 @@ type Message struct {
 	Deaths      []retry.Death      `json:"deaths"`
 	DeathErrors []retry.FieldError `json:"death_errors,omitempty"`
 	Origin      *retry.Origin      `json:"origin"`
-	HoL         *topology.HoLMark  `json:"hol"`
-	BodySize    int                `json:"body_size"`
+	// Seen is the best time known for when the message entered its retry
+	// story (see SeenTime) and SeenFrom where it was read (a Seen*
+	// constant); zero and "" when nothing says.
+	Seen     time.Time         `json:"seen,omitzero"`
+	SeenFrom string            `json:"seen_from,omitempty"`
+	HoL      *topology.HoLMark `json:"hol"`
+	BodySize int               `json:"body_size"`
 	// BodyDigest identifies the whole body (see moveplan.BodyDigest), even
 	// when only a preview of it is kept.
 	BodyDigest  string `json:"body_sha256"`

@@ -13,7 +13,7 @@ import (
 
 // DecodeMessage fills what the retry engine reads from a message whose
 // Headers (and properties) are set: retry state, x-death entries, origin,
-// and a bounded copy of the body. The live broker and the demo simulation
+// the best time known (Seen), and a bounded copy of the body. The live broker and the demo simulation
 // decode through this one function.
 func DecodeMessage(m *Message, body []byte, preview int, deathQueues, mains map[string]bool) {
 	if m.Headers == nil {
@@ -29,6 +29,7 @@ func DecodeMessage(m *Message, body []byte, preview int, deathQueues, mains map[
 	if o, ok := retry.OriginOf(xd, m.Retry, mains); ok {
 		m.Origin = &o
 	}
+	m.Seen, m.SeenFrom = SeenTime(m.Properties.Timestamp, m.Deaths, m.Retry)
 	m.BodySize = len(body)
 	m.BodyDigest = moveplan.BodyDigest(body)
 	n := len(body)

@@ -148,15 +148,14 @@ func groupKey(m *Message, by string) (key, typ string) {
 	return groupNone, ""
 }
 
-// seenAt is when the message last died, else its timestamp.
+// seenAt is when the message last died, else the best time known of it
+// (Seen: its timestamp, else x-death's or the framework's fault time).
 func seenAt(m *Message) time.Time {
 	if len(m.Deaths) > 0 && !m.Deaths[0].Time.IsZero() {
 		return m.Deaths[0].Time
 	}
-	if m.Properties.Timestamp != nil {
-		return *m.Properties.Timestamp
-	}
-	return time.Time{}
+	t, _ := m.BestTime()
+	return t
 }
 
 // Choose keeps the messages --where chooses, seen at now.

@@ -259,7 +259,7 @@ func (m *browserModel) resort() {
 	}
 	switch m.sortBy {
 	case sortAge:
-		by(func(a, b *broker.Message) int { return cmpTime(a.Properties.Timestamp, b.Properties.Timestamp) })
+		by(func(a, b *broker.Message) int { return cmpSeen(a, b) })
 	case sortRetries:
 		by(func(a, b *broker.Message) int { return cmp.Compare(b.Retry.Count, a.Retry.Count) })
 	case sortSize:
@@ -270,17 +270,20 @@ func (m *browserModel) resort() {
 	m.refilterKeeping(keep)
 }
 
-// cmpTime orders known times oldest first, unknown last.
-func cmpTime(a, b *time.Time) int {
+// cmpSeen orders messages by their best time known (BestTime), oldest
+// first, unknown last.
+func cmpSeen(a, b *broker.Message) int {
+	ta, _ := a.BestTime()
+	tb, _ := b.BestTime()
 	switch {
-	case a == nil && b == nil:
+	case ta.IsZero() && tb.IsZero():
 		return 0
-	case a == nil:
+	case ta.IsZero():
 		return 1
-	case b == nil:
+	case tb.IsZero():
 		return -1
 	}
-	return a.Compare(*b)
+	return ta.Compare(tb)
 }
 
 // cmpDue orders by due time, soonest (most overdue) first, never-due and

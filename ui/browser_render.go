@@ -96,9 +96,12 @@ func renderBrowserRow(m *broker.Message, c browserCols, at time.Time) string {
 	if id == "" {
 		id = present.NoValue
 	}
-	var ts time.Time
-	if m.Properties.Timestamp != nil {
-		ts = *m.Properties.Timestamp
+	// AGE is the timestamp's; a time read elsewhere (x-death, a fault
+	// time) is marked "~" (the inspector names where it came from).
+	seen, from := m.BestTime()
+	age := present.Age(seen, at)
+	if from != broker.SeenTimestamp {
+		age = present.AgeEstimated(seen, at)
 	}
 	// Ids often share a prefix (app-timestamp-n): keep the end that differs.
 	idText := termtext.Sanitize(id)
@@ -106,7 +109,7 @@ func renderBrowserRow(m *broker.Message, c browserCols, at time.Time) string {
 		idText = termtext.TruncateLeft(idText, c.id)
 	}
 	return table.Join(table.Cells(c.columns(),
-		strconv.Itoa(m.Position), idText, present.Age(ts, at), retryCell(m.Retry, c.long),
+		strconv.Itoa(m.Position), idText, age, retryCell(m.Retry, c.long),
 		termtext.Sanitize(lastDeath(m.Deaths)), present.Due(m.HoL, at, dueForm(c.long)), present.Blocked(m.HoL, c.long),
 		present.Bytes(m.BodySize), termtext.Sanitize(m.RoutingKey)))
 }

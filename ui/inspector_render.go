@@ -236,6 +236,21 @@ func kv(lines []string, label, value string, width int, st *style.Styles) []stri
 	return lines
 }
 
+// seenSource says where a message's best time known was read, for a
+// message without a timestamp property.
+func seenSource(from, framework string) string {
+	switch from {
+	case broker.SeenXDeath:
+		return "x-death's earliest death, no timestamp"
+	case broker.SeenErrorTime:
+		if framework != "" {
+			return framework + "'s fault time, no timestamp"
+		}
+		return "the recorded error time, no timestamp"
+	}
+	return from
+}
+
 // renderProperties lists the basic properties that are set, plus how the
 // message arrived.
 func renderProperties(m *broker.Message, at time.Time, width int, st *style.Styles) []string {
@@ -249,6 +264,10 @@ func renderProperties(m *broker.Message, at time.Time, width int, st *style.Styl
 	add("message-id", p.MessageID)
 	if p.Timestamp != nil {
 		lines = kv(lines, "timestamp", p.Timestamp.UTC().Format(time.RFC3339)+" ("+present.Age(*p.Timestamp, at)+" before the peek)", width, st)
+	}
+	// Without a timestamp, AGE ("~") comes from elsewhere: name it.
+	if seen, from := m.BestTime(); from != "" && from != broker.SeenTimestamp {
+		lines = kv(lines, "seen", seen.UTC().Format(time.RFC3339)+" ("+present.Age(seen, at)+" before the peek; "+seenSource(from, m.Retry.Framework)+")", width, st)
 	}
 	add("content-type", p.ContentType)
 	add("content-encoding", p.ContentEncoding)

@@ -99,6 +99,19 @@ func Age(t, now time.Time) string {
 	return Short(now.Sub(t))
 }
 
+// AgeEstimated is Age for a time that is not the publisher's timestamp
+// (an x-death time, a framework's fault time): "~" and rounded coarser
+// (~5m, ~3h, ~2d), in at most 6 cells; NoValue when t is unknown.
+func AgeEstimated(t, now time.Time) string {
+	if t.IsZero() {
+		return NoValue
+	}
+	if t.After(now) {
+		return "~-" + Approx(t.Sub(now))
+	}
+	return "~" + Approx(now.Sub(t))
+}
+
 // Short is Dur without seconds from 10 minutes on, where they are
 // noise and would not fit a narrow column.
 func Short(d time.Duration) string {

@@ -32,6 +32,10 @@ func TestFormatters(t *testing.T) {
 		{Age(fixedNow.Add(-time.Minute), fixedNow), "1m"},
 		{Age(time.Time{}, fixedNow), "–"},
 		{Age(fixedNow.Add(time.Second), fixedNow), "-1s"},
+		{AgeEstimated(fixedNow.Add(-(23*time.Hour + 59*time.Minute)), fixedNow), "~24h"},
+		{AgeEstimated(fixedNow.Add(-1000*24*time.Hour), fixedNow), "~1000d"},
+		{AgeEstimated(time.Time{}, fixedNow), "–"},
+		{AgeEstimated(fixedNow.Add(time.Minute), fixedNow), "~-1m"},
 	} {
 		if tc.got != tc.want {
 			t.Errorf("got %q, want %q", tc.got, tc.want)

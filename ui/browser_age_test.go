@@ -1,0 +1,46 @@
+package ui
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/ladder-tui/ladder/retry"
+)
+
+// A message without a timestamp property shows AGE from x-death's earliest
+// first death, marked "~", and the inspector names where it came from.
+func TestBrowserAgeFromXDeathWithoutTimestamp(t *testing.T) {
+	msg := fixtureMessage(1)
+	msg.Properties.Timestamp = nil
+	msg.Seen, msg.SeenFrom = time.Time{}, "" // as a peek without a timestamp decodes it: BestTime reads it
+	c := browserLayout(80)
+	row := renderBrowserRow(&msg, c, fixedNow)
+	// fixtureMessage's deaths are 3 and 10 minutes old: the earliest wins.
+	if !strings.Contains(row, " ~10m ") {
+		t.Fatalf("row %q", row)
+	}
+	props := strings.Join(strings.Fields(ansi.Strip(strings.Join(renderProperties(&msg, fixedNow, 80, newStylesForTest()), "\n"))), " ")
+	if !strings.Contains(props, "seen 2026-03-04T11:50:00Z (10m before the peek; x-death's earliest death, no timestamp)") {
+		t.Errorf("%s", props)
+	}
+
+	// With a timestamp the AGE is the timestamp's, unmarked, and the
+	// inspector adds nothing.
+	msg = fixtureMessage(1)
+	row = renderBrowserRow(&msg, c, fixedNow)
+	if strings.Contains(row, "~") || !strings.Contains(row, " 11m ") {
+		t.Fatalf("row %q", row)
+	}
+	if props := ansi.Strip(strings.Join(renderProperties(&msg, fixedNow, 80, newStylesForTest()), "\n")); strings.Contains(props, "no timestamp") {
+		t.Errorf("%s", props)
+	}
+
+	// Nothing known: "–" as before.
+	msg.Properties.Timestamp, msg.Deaths = nil, []retry.Death{}
+	if row := renderBrowserRow(&msg, c, fixedNow); strings.Contains(row, "~") {
+		t.Errorf("row %q", row)
+	}
+}
