@@ -45,6 +45,9 @@ type Convention struct {
 	OriginIsAddress  bool
 	OriginExchange   []string
 	OriginRoutingKey []string
+	// DueTime is when the framework means the message to run (Celery's
+	// eta): the message's due time when nothing else gives one.
+	DueTime []string
 }
 
 // conventions is the table, in the order ReadState tries counts and
@@ -120,6 +123,8 @@ var conventions = [...]Convention{
 		Marks:    []string{"task", "id"},
 		Requires: []string{"task", "id"},
 		Count:    []string{"retries"},
+		// ISO 8601 (eta.isoformat()), None when the task runs at once.
+		DueTime: []string{"eta"},
 	},
 	{
 		// Maxretry publishes the message to the error exchange with

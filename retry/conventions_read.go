@@ -117,6 +117,30 @@ func (r *fieldReader) readError() {
 	}
 }
 
+// readDue fills the due time from the first convention that records one.
+// An absent or void value (Celery's eta None) is no due time.
+func (r *fieldReader) readDue() {
+	for i := range conventions {
+		c := &conventions[i]
+		if !r.applies(c) {
+			continue
+		}
+		for _, p := range c.DueTime {
+			v, name, ok := r.lookup(p)
+			if !ok || v == nil {
+				continue
+			}
+			t, err := timeValue(v)
+			if err != nil {
+				r.fail(name, err)
+				continue
+			}
+			r.st.DueTime, r.st.DueSource = t, name
+			return
+		}
+	}
+}
+
 // readOrigin fills where the message failed and where it had been
 // published, each from the first convention that records it.
 func (r *fieldReader) readOrigin() {

@@ -218,3 +218,28 @@ func FuzzConventionHeaders(f *testing.F) {
 		}
 	})
 }
+
+// Celery's eta is the message's due time: ISO 8601, None (void) when the
+// task runs at once, and a garbled one is reported, not guessed.
+func TestCeleryETAIsTheDueTime(t *testing.T) {
+	base := Headers{"task": "shop.charge", "id": "5b0c", "retries": int64(1)}
+	with := func(eta any) Headers {
+		h := base.Clone()
+		h["eta"] = eta
+		return h
+	}
+	st := ReadState(with("2024-03-01T10:25:30.123456+00:00"), nil)
+	if want := time.Date(2024, 3, 1, 10, 25, 30, 123456000, time.UTC); !st.DueTime.Equal(want) || st.DueSource != "eta" || len(st.Invalid) != 0 {
+		t.Errorf("due %v from %q, invalid %v", st.DueTime, st.DueSource, st.Invalid)
+	}
+	if st := ReadState(with(nil), nil); !st.DueTime.IsZero() || st.DueSource != "" || len(st.Invalid) != 0 {
+		t.Errorf("eta None: due %v, invalid %v", st.DueTime, st.Invalid)
+	}
+	if st := ReadState(with("soon"), nil); !st.DueTime.IsZero() || len(st.Invalid) != 1 || st.Invalid[0].Path != "eta" {
+		t.Errorf("eta garbled: due %v, invalid %v", st.DueTime, st.Invalid)
+	}
+	// An "eta" without Celery's task headers is not Celery's.
+	if st := ReadState(Headers{"eta": "2024-03-01T10:25:30Z"}, nil); !st.DueTime.IsZero() {
+		t.Errorf("bare eta read as due %v", st.DueTime)
+	}
+}

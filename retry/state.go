@@ -115,6 +115,10 @@ type RetryState struct {
 	// RepublishMessageRecoverer (x-original-*), rascal's republish.
 	OriginalExchange   string `json:"original_exchange,omitempty"`
 	OriginalRoutingKey string `json:"original_routing_key,omitempty"`
+	// DueTime is when the framework means the message to run (Celery's
+	// eta), and DueSource the header it came from.
+	DueTime   time.Time `json:"due_time,omitzero"`
+	DueSource string    `json:"due_source,omitempty"`
 	// OriginalSource is the header OriginalExchange came from.
 	OriginalSource string `json:"original_source,omitempty"`
 	// Invalid lists headers that were present but unreadable; a malformed
@@ -199,6 +203,7 @@ func ReadState(h Headers, deathQueues map[string]bool) RetryState {
 	}
 	r.readError()
 	r.readOrigin()
+	r.readDue()
 	st.readDelay(h)
 	return st
 }

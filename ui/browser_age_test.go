@@ -44,3 +44,18 @@ func TestBrowserAgeFromXDeathWithoutTimestamp(t *testing.T) {
 		t.Errorf("row %q", row)
 	}
 }
+
+// A Celery task's eta is its DUE when no TTL gives one, in the browser's
+// 80-column cell and the inspector alike.
+func TestBrowserDueFromCeleryETA(t *testing.T) {
+	msg := fixtureMessage(1)
+	msg.HoL = nil
+	msg.Retry.DueTime, msg.Retry.DueSource = fixedNow.Add(4*time.Minute), "eta"
+	if row := renderBrowserRow(&msg, browserLayout(80), fixedNow); !strings.Contains(row, "eta 4m") {
+		t.Fatalf("row %q", row)
+	}
+	sum := strings.Join(strings.Fields(ansi.Strip(strings.Join(renderRetrySummary(&msg, fixedNow, 80, newStylesForTest()), "\n"))), " ")
+	if !strings.Contains(sum, `in 4m (the framework's run time, header "eta"; no TTL applies)`) {
+		t.Errorf("%s", sum)
+	}
+}

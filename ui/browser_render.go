@@ -110,7 +110,7 @@ func renderBrowserRow(m *broker.Message, c browserCols, at time.Time) string {
 	}
 	return table.Join(table.Cells(c.columns(),
 		strconv.Itoa(m.Position), idText, age, retryCell(m.Retry, c.long),
-		termtext.Sanitize(lastDeath(m.Deaths)), present.Due(m.HoL, at, dueForm(c.long)), present.Blocked(m.HoL, c.long),
+		termtext.Sanitize(lastDeath(m.Deaths)), present.DueOf(m.HoL, m.Retry.DueTime, m.Retry.DueSource, at, dueForm(c.long)), present.Blocked(m.HoL, c.long),
 		present.Bytes(m.BodySize), termtext.Sanitize(m.RoutingKey)))
 }
 
@@ -212,7 +212,7 @@ func renderPeekBanner(res *broker.PeekResult, at time.Time, width int, st *style
 // hasDue says whether any message of the peek has a due time.
 func hasDue(res *broker.PeekResult) bool {
 	for i := range res.Messages {
-		if res.Messages[i].HoL != nil {
+		if res.Messages[i].HoL != nil || !res.Messages[i].Retry.DueTime.IsZero() {
 			return true
 		}
 	}

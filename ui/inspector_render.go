@@ -343,9 +343,9 @@ func renderRetrySummary(m *broker.Message, at time.Time, width int, st *style.St
 	if r.FailedQueue != "" {
 		lines = kv(lines, "failed in", termtext.Sanitize(r.FailedQueue), width, st)
 	}
-	if h := m.HoL; h != nil {
+	if h := m.HoL; h != nil || !r.DueTime.IsZero() {
 		// As of the peek: the time does not count down on screen.
-		lines = kv(lines, "due", "as of "+present.Clock(at)+", "+present.Due(h, at, present.DueSentence), width, st)
+		lines = kv(lines, "due", "as of "+present.Clock(at)+", "+termtext.Sanitize(present.DueOf(h, r.DueTime, r.DueSource, at, present.DueSentence)), width, st)
 	}
 	for _, e := range append(slices.Clone(r.Invalid), m.DeathErrors...) {
 		lines = append(lines, styled.Wrap(st.Warning, "  unreadable "+termtext.Sanitize(e.Error()), width)...)

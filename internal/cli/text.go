@@ -172,15 +172,17 @@ func renderPeek(r *broker.PeekResult, width int) string {
 		if len(m.Deaths) > 0 {
 			last = string(m.Deaths[0].Reason) + "@" + m.Deaths[0].Queue
 		}
-		rows = append(rows, []string{strconv.Itoa(m.Position), clean(m.Properties.MessageID), retries, clean(last), peekDue(m.HoL, r.PeekedAt), clean(m.RoutingKey), strconv.Itoa(m.BodySize)})
+		rows = append(rows, []string{strconv.Itoa(m.Position), clean(m.Properties.MessageID), retries, clean(last), peekDue(m, r.PeekedAt), clean(m.RoutingKey), strconv.Itoa(m.BodySize)})
 	}
 	b.WriteString(table(rows))
 	return b.String()
 }
 
-// peekDue is a message's due time, with the message holding it back.
-func peekDue(h *topology.HoLMark, at time.Time) string {
-	s := present.Due(h, at, present.DueWide)
+// peekDue is a message's due time (its TTL's, else Celery's eta), with
+// the message holding it back.
+func peekDue(m broker.Message, at time.Time) string {
+	h := m.HoL
+	s := present.DueOf(h, m.Retry.DueTime, m.Retry.DueSource, at, present.DueWide)
 	if b := present.Blocked(h, true); b != "" {
 		s += " " + b
 	}

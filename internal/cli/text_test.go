@@ -73,6 +73,22 @@ func TestRenderPeekShowsSideEffectsAndBlocking(t *testing.T) {
 	}
 }
 
+// A Celery task with an eta and no TTL shows the eta as its DUE.
+func TestRenderPeekShowsCeleryETA(t *testing.T) {
+	at := time.Date(2024, 3, 1, 10, 20, 30, 0, time.UTC)
+	res := &broker.PeekResult{Queue: "celery", Type: "classic", Total: 2, Ready: 2, PeekedAt: at,
+		Messages: []broker.Message{
+			{Position: 0, Properties: broker.Properties{MessageID: "a"}, Retry: retry.RetryState{Count: 1, Source: "retries", DueTime: at.Add(5 * time.Minute), DueSource: "eta"}},
+			{Position: 1, Properties: broker.Properties{MessageID: "b"}, Retry: retry.RetryState{DueTime: at.Add(-time.Minute), DueSource: "eta"}, HoL: &topology.HoLMark{NeverDue: true}},
+		}}
+	out := renderPeek(res, 0)
+	for _, want := range []string{"eta in 5m", "eta 1m ago"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
 func TestRenderMoveSaysDuplicatesAndSkips(t *testing.T) {
 	out := renderMove(&broker.MoveReport{Requested: 3, Moved: 1, Returned: 1, Skipped: 1, Target: "origin", DuplicatesPossible: true,
 		Planned: []broker.PlannedMove{{Position: 2, MessageID: "m2", Skip: "no x-death origin"}}}, "orders.dlq")

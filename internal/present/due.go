@@ -52,6 +52,33 @@ func Due(h *topology.HoLMark, at time.Time, form DueForm) string {
 	return "due"
 }
 
+// DueOf is a message's due time: its TTL's (Due), else, when no TTL gives
+// one (no mark, or never due), the time its framework set (Celery's eta,
+// read from the header source), saying "eta".
+func DueOf(h *topology.HoLMark, eta time.Time, source string, at time.Time, form DueForm) string {
+	if eta.IsZero() || (h != nil && (h.Stuck || !h.NeverDue)) {
+		return Due(h, at, form)
+	}
+	d := eta.Sub(at)
+	switch form {
+	case DueCell:
+		if d < 0 {
+			return "eta -" + Approx(-d)
+		}
+		return "eta " + Approx(d)
+	case DueWide:
+		if d < 0 {
+			return "eta " + Short(-d) + " ago"
+		}
+		return "eta in " + Short(d)
+	}
+	when := "in " + Dur(d)
+	if d < 0 {
+		when = Dur(-d) + " ago"
+	}
+	return "eta " + eta.UTC().Format(time.RFC3339) + ", " + when + " (the framework's run time, header " + strconv.Quote(source) + "; no TTL applies)"
+}
+
 func dueSentence(h *topology.HoLMark, at time.Time) string {
 	var s string
 	switch {

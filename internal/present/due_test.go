@@ -25,3 +25,29 @@ func TestDueOfAStuckMessage(t *testing.T) {
 		t.Errorf("JSON %s %v", js, err)
 	}
 }
+
+// A due time a framework set (Celery's eta) shows when no TTL gives one,
+// saying "eta"; a TTL's due time wins over it.
+func TestDueOfACeleryETA(t *testing.T) {
+	at := time.Date(2024, 3, 1, 10, 20, 30, 0, time.UTC)
+	eta := at.Add(90 * time.Second)
+	for _, tc := range []struct {
+		h    *topology.HoLMark
+		eta  time.Time
+		form DueForm
+		want string
+	}{
+		{nil, eta, DueCell, "eta 2m"},
+		{nil, at.Add(-3 * time.Minute), DueCell, "eta -3m"},
+		{&topology.HoLMark{NeverDue: true}, eta, DueWide, "eta in 1m30s"},
+		{nil, at.Add(-3 * time.Minute), DueWide, "eta 3m ago"},
+		{nil, eta, DueSentence, `eta 2024-03-01T10:22:00Z, in 1m30s (the framework's run time, header "eta"; no TTL applies)`},
+		{&topology.HoLMark{DueAt: at.Add(4 * time.Second)}, eta, DueCell, "4s"},
+		{&topology.HoLMark{Stuck: true, NeverDue: true}, eta, DueCell, "stuck"},
+		{nil, time.Time{}, DueCell, NoValue},
+	} {
+		if got := DueOf(tc.h, tc.eta, "eta", at, tc.form); got != tc.want {
+			t.Errorf("DueOf(%+v, %v, %d) = %q, want %q", tc.h, tc.eta, tc.form, got, tc.want)
+		}
+	}
+}
