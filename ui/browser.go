@@ -15,7 +15,6 @@ import (
 	"github.com/ladder-tui/ladder/internal/termtext"
 	"github.com/ladder-tui/ladder/retry"
 	"github.com/ladder-tui/ladder/retry/moveplan"
-	"github.com/ladder-tui/ladder/retry/topology"
 	"github.com/ladder-tui/ladder/ui/component/list"
 	"github.com/ladder-tui/ladder/ui/movedialog"
 	"github.com/ladder-tui/ladder/ui/styled"
@@ -259,13 +258,13 @@ func (m *browserModel) resort() {
 	}
 	switch m.sortBy {
 	case sortAge:
-		by(func(a, b *broker.Message) int { return cmpSeen(a, b) })
+		by(cmpSeen)
 	case sortRetries:
 		by(func(a, b *broker.Message) int { return cmp.Compare(b.Retry.Count, a.Retry.Count) })
 	case sortSize:
 		by(func(a, b *broker.Message) int { return cmp.Compare(b.BodySize, a.BodySize) })
 	case sortDue:
-		by(func(a, b *broker.Message) int { return cmpDue(a.HoL, b.HoL) })
+		by(cmpDue)
 	}
 	m.refilterKeeping(keep)
 }
@@ -286,11 +285,14 @@ func cmpSeen(a, b *broker.Message) int {
 	return ta.Compare(tb)
 }
 
-// cmpDue orders by due time, soonest (most overdue) first, never-due and
-// unknown last.
-func cmpDue(a, b *topology.HoLMark) int {
-	key := func(h *topology.HoLMark) (int, time.Time) {
+// cmpDue orders by due time (a TTL's, else Celery's eta, as DueOf shows
+// it), soonest (most overdue) first, never-due and unknown last.
+func cmpDue(a, b *broker.Message) int {
+	key := func(m *broker.Message) (int, time.Time) {
+		h, eta := m.HoL, m.Retry.DueTime
 		switch {
+		case !eta.IsZero() && (h == nil || (h.NeverDue && !h.Stuck)):
+			return 0, eta
 		case h == nil:
 			return 2, time.Time{}
 		case h.NeverDue:

@@ -8,6 +8,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/topology"
 )
 
 // A message without a timestamp property shows AGE from x-death's earliest
@@ -57,5 +58,22 @@ func TestBrowserDueFromCeleryETA(t *testing.T) {
 	sum := strings.Join(strings.Fields(ansi.Strip(strings.Join(renderRetrySummary(&msg, fixedNow, 80, newStylesForTest()), "\n"))), " ")
 	if !strings.Contains(sum, `in 4m (the framework's run time, header "eta"; no TTL applies)`) {
 		t.Errorf("%s", sum)
+	}
+}
+
+// Sorting by due and by age reads what the cells show: an eta sorts with
+// TTL due times, and a time from x-death sorts with timestamps.
+func TestBrowserSortsByTheTimesShown(t *testing.T) {
+	eta, never := fixtureMessage(0), fixtureMessage(1)
+	eta.HoL, eta.Retry.DueTime = nil, fixedNow.Add(time.Minute)
+	never.HoL = &topology.HoLMark{NeverDue: true}
+	if cmpDue(&eta, &never) >= 0 {
+		t.Error("an eta sorts after never-due")
+	}
+	old := fixtureMessage(2) // timestamp 12 minutes before
+	noTS := fixtureMessage(3)
+	noTS.Properties.Timestamp = nil // x-death: 10 minutes before
+	if cmpSeen(&old, &noTS) >= 0 {
+		t.Error("the older timestamp sorts after the x-death time")
 	}
 }
