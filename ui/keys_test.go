@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"slices"
@@ -15,6 +14,7 @@ import (
 	"github.com/charmbracelet/x/exp/teatest/v2"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/broker/brokertest"
 	"github.com/ladder-tui/ladder/ui/movedialog"
 )
 
@@ -506,7 +506,7 @@ func TestProgramContextEndingStopsAMoveCleanly(t *testing.T) {
 	fc.peeks["orders.dlq"] = fixturePeek(8)
 	fc.moveStep = 150 * time.Millisecond
 	c := &stepClient{fakeClient: fc}
-	var audit syncBuffer
+	var audit brokertest.SyncBuffer
 	m := New(Options{Client: broker.Audited(c, &audit, "amqp://guest@localhost/")})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -534,22 +534,4 @@ func TestProgramContextEndingStopsAMoveCleanly(t *testing.T) {
 		!strings.Contains(lines[1], context.Canceled.Error()) {
 		t.Fatalf("the audit log has no final line saying the move was cancelled:\n%s", audit.String())
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for the mover's goroutine and the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

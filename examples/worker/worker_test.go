@@ -1,12 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"log"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,24 +13,6 @@ import (
 	"github.com/ladder-tui/ladder/broker/brokertest"
 	"github.com/ladder-tui/ladder/retry"
 )
-
-// syncBuffer is the worker's log, read while it writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 func TestFlags(t *testing.T) {
 	cfg, err := parseFlags([]string{"-prefix", "p", "-tiers", "1s, 2s", "-fail", "^x"})
@@ -57,7 +37,7 @@ func TestFlags(t *testing.T) {
 // the main queue or the tiers.
 func TestWorkerRoutesFailuresThroughTheLadder(t *testing.T) {
 	r := brokertest.Require(t)
-	var logBuf syncBuffer
+	var logBuf brokertest.SyncBuffer
 	cfg := config{
 		URL:    r.AMQPURL,
 		Prefix: brokertest.Name(t, ""),

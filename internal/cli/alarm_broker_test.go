@@ -1,13 +1,11 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,27 +22,9 @@ import (
 // alarmMessages is how many messages the source holds.
 const alarmMessages = 2000
 
-// syncBuffer is a bytes.Buffer read while a command writes it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // ladderRun is a command running in the background.
 type ladderRun struct {
-	stdout, stderr syncBuffer
+	stdout, stderr brokertest.SyncBuffer
 	code           int
 	done           chan struct{}
 }
