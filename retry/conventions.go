@@ -74,11 +74,15 @@ var conventions = [...]Convention{
 	{
 		// RepublishMessageRecoverer publishes the failed message itself
 		// (no x-death): its count is the ladder's x-death, if any.
-		Name:             "Spring AMQP / Spring Cloud Stream",
-		Source:           "spring-projects/spring-amqp: spring-rabbit/src/main/java/org/springframework/amqp/rabbit/retry/RepublishMessageRecoverer.java; spring-cloud/spring-cloud-stream: binders/rabbit-binder/spring-cloud-stream-binder-rabbit-core/src/main/java/org/springframework/cloud/stream/binder/rabbit/provisioning/RabbitExchangeQueueProvisioner.java",
-		Marks:            []string{hdrSpringError, hdrSpringStack, hdrSpringExchange},
-		QueueNames:       []string{"{queue}.dlq"},
-		ErrorQueues:      []string{"{queue}.dlq"},
+		Name:   "Spring AMQP / Spring Cloud Stream",
+		Source: "spring-projects/spring-amqp: spring-rabbit/src/main/java/org/springframework/amqp/rabbit/retry/RepublishMessageRecoverer.java; spring-cloud/spring-cloud-stream: binders/rabbit-binder/spring-cloud-stream-binder-rabbit-core/src/main/java/org/springframework/cloud/stream/binder/rabbit/provisioning/RabbitExchangeQueueProvisioner.java",
+		Marks:  []string{hdrSpringError, hdrSpringStack, hdrSpringExchange},
+		// {queue}.parkingLot is the binder documentation's parking lot
+		// (spring-cloud-stream-binder-rabbit's docs, "Putting it All
+		// Together": ORIGINAL_QUEUE + ".parkingLot"), where the
+		// application republishes what has failed too often.
+		QueueNames:       []string{"{queue}.dlq", "{queue}.parkingLot"},
+		ErrorQueues:      []string{"{queue}.dlq", "{queue}.parkingLot"},
 		Exchanges:        []string{"DLX: direct"},
 		Error:            []string{hdrSpringError},
 		StackTrace:       []string{hdrSpringStack},
