@@ -359,7 +359,7 @@ func (t *discTopo) waitsFor(w, m int) (ok bool, why []string) {
 			}
 			return false, nil
 		}
-		nw, nm := nameWaits(qw.Name), nameWaits(qm.Name)
+		nw, nm := nameWaits(qw.Name, qm.Name), nameWaits(qm.Name, qw.Name)
 		if nw != nm {
 			if nw {
 				return says("names: " + qw.Name + " reads as a wait queue")
@@ -386,9 +386,9 @@ func (t *discTopo) waitsFor(w, m int) (ok bool, why []string) {
 		return says(qm.Name + " dead-letters onward, so it is not " + qw.Name + "'s DLQ")
 	case t.pubFed[m] && !t.pubFed[w]:
 		return says("publishers' exchanges feed " + qm.Name + ", not " + qw.Name + ": it is a work queue, not " + qw.Name + "'s DLQ")
-	case nameSays(qw.Name, dlqWords) || nameSays(qm.Name, dlqWords) || nameSays(qm.Name, waitWords):
+	case nameSaysApart(qw.Name, qm.Name, dlqWords) || nameSaysApart(qm.Name, qw.Name, dlqWords) || nameSaysApart(qm.Name, qw.Name, waitWords):
 		return false, nil
-	case nameSays(qw.Name, waitWords):
+	case nameSaysApart(qw.Name, qm.Name, waitWords):
 		return says("names: " + qw.Name + " reads as a wait queue")
 	}
 	if !qw.ConsumersUnknown && qw.Consumers > 0 {
@@ -402,8 +402,11 @@ func (t *discTopo) waitsFor(w, m int) (ok bool, why []string) {
 }
 
 // nameWaits: the name reads as a waiting place (a wait queue, or a DLQ a
-// loop sends back from) rather than a work queue.
-func nameWaits(name string) bool { return nameSays(name, waitWords) || nameSays(name, dlqWords) }
+// loop sends back from) rather than a work queue, by the words it does not
+// share with other's.
+func nameWaits(name, other string) bool {
+	return nameSaysApart(name, other, waitWords) || nameSaysApart(name, other, dlqWords)
+}
 
 // loopWorkFirst decides a loop nothing else tells apart, the same way from
 // either side: a is the work queue when its name is the shorter, then the
@@ -423,15 +426,26 @@ var (
 
 // nameSays reports whether one of the name's words (split at . _ - : /) is
 // in words.
-func nameSays(name string, words []string) bool {
-	for _, f := range strings.FieldsFunc(strings.ToLower(name), func(r rune) bool {
-		return r == '.' || r == '_' || r == '-' || r == ':' || r == '/' || r == ' '
-	}) {
-		if slices.Contains(words, f) {
+func nameSays(name string, words []string) bool { return nameSaysApart(name, "", words) }
+
+// nameSaysApart is nameSays of the words of name that other's name does not
+// have: a word both share (a library's or an application's prefix,
+// "retry-lib.orders" and "retry-lib.delay") tells neither side apart, so it
+// never decides which one waits.
+func nameSaysApart(name, other string, words []string) bool {
+	theirs := nameWords(other)
+	for _, f := range nameWords(name) {
+		if slices.Contains(words, f) && !slices.Contains(theirs, f) {
 			return true
 		}
 	}
 	return false
+}
+
+func nameWords(name string) []string {
+	return strings.FieldsFunc(strings.ToLower(name), func(r rune) bool {
+		return r == '.' || r == '_' || r == '-' || r == ':' || r == '/' || r == ' '
+	})
 }
 
 func (t *discTopo) ladder(m int) retry.Ladder {
