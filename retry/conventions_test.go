@@ -281,6 +281,12 @@ func TestConventionsCiteTheirSource(t *testing.T) {
 				if p == "" || strings.Count(p, "#") > 1 || strings.HasPrefix(p, "/") || strings.HasSuffix(p, "/") {
 					t.Errorf("%q: bad path %q", c.Name, p)
 				}
+				// An array selector is one lookup knows.
+				if _, field, ok := strings.Cut(p, "#"); ok && strings.HasPrefix(field, "[") {
+					if sel, _, _ := strings.Cut(field, "."); sel != selLast && sel != selMax {
+						t.Errorf("%q: unknown array selector in %q", c.Name, p)
+					}
+				}
 			}
 		}
 		for _, q := range c.ErrorQueues {
