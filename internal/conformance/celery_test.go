@@ -49,6 +49,9 @@ func TestCeleryRetryThenReject(t *testing.T) {
 		if !l.has("dlq_from") || l.DLQFrom != "" {
 			t.Errorf("dlq_from %q (present: %v), want \"\": the DLQ is the queue's dead-letter route", l.DLQFrom, l.has("dlq_from"))
 		}
+		if eq := names(t, l.ErrorQueues); !l.has("error_queues") || len(eq) != 0 {
+			t.Errorf("error_queues %q (present: %v), want none besides the DLQ", eq, l.has("error_queues"))
+		}
 		if !l.has("retries_in_consumer") || !l.RetriesInConsumer {
 			t.Errorf("retries_in_consumer %v (present: %v), want true", l.RetriesInConsumer, l.has("retries_in_consumer"))
 		}

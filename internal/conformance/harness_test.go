@@ -39,9 +39,8 @@ import (
 // message reaches the dead end, not after a fixed time.
 const scriptTimeout = 90 * time.Second
 
-// requireLibrary returns the first of candidates (interpreters, with the
-// arguments that follow) for which probe succeeds: the framework's library
-// loads. Otherwise the test skips saying what to install, or fails under
+// requireLibrary returns the first of candidates (interpreter names or
+// paths) for which probe's command succeeds: the framework's library loads. Otherwise the test skips saying what to install, or fails under
 // LADDER_REQUIRE_BROKER=1, where scripts/clients.sh has installed it.
 func requireLibrary(t *testing.T, what string, probe func(bin string) *exec.Cmd, candidates ...string) string {
 	t.Helper()

@@ -50,6 +50,9 @@ func TestSneakersMaxretry(t *testing.T) {
 		if !l.has("dlq_from") || !strings.HasPrefix(l.DLQFrom, "Sneakers") || !strings.Contains(l.DLQFrom, "{queue}-error") {
 			t.Errorf("dlq_from %q (present: %v), want Sneakers' naming {queue}-error", l.DLQFrom, l.has("dlq_from"))
 		}
+		if eq := names(t, l.ErrorQueues); !l.has("error_queues") || len(eq) != 0 {
+			t.Errorf("error_queues %q (present: %v), want none besides the DLQ", eq, l.has("error_queues"))
+		}
 		if l.RetriesInConsumer {
 			t.Error("retries_in_consumer is true: Sneakers retries through its retry queue")
 		}
