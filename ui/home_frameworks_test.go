@@ -45,7 +45,7 @@ func TestHomeShowsFrameworkShapes(t *testing.T) {
 			}
 		}
 	}
-	for _, want := range []string{"nsb.v2.delay-level-00…02", "delay", "shared: 3 queues, 1s…4s, 3 waiting", "submit-order_skipped", "error"} {
+	for _, want := range []string{"nsb.v2.delay-level-00…02", "delay", "3 queues 1s…4s · 3 waiting", "submit-order_skipped", "error"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("no %q on the screen:\n%s", want, all)
 		}

@@ -196,7 +196,7 @@ func buildHomeRowsView(s *broker.Snapshot, view homeView) []homeRow {
 				}
 			}
 			rows = append(rows, homeRow{kind: rowDelays, name: d.Name, ladder: li, held: held,
-				detail: fmt.Sprintf("shared: %d queues, %s…%s, %s waiting", len(d.Queues), retry.FormatDelay(d.MinTTL), retry.FormatDelay(d.MaxTTL), present.Count(held))})
+				detail: fmt.Sprintf("%d queues %s…%s · %s waiting", len(d.Queues), present.Approx(d.MinTTL), present.Approx(d.MaxTTL), present.Count(held))})
 		}
 		if l.DLQ != "" {
 			rows = append(rows, homeRow{kind: rowDLQ, name: l.DLQ, ladder: li, q: queues[l.DLQ], finds: finds[l.DLQ], named: l.DLQFrom})
