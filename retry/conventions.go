@@ -40,10 +40,13 @@ type Convention struct {
 	// CountIsAttempt when it numbers attempts instead (the first is 1).
 	Count          []string
 	CountIsAttempt bool
-	Error          []string
-	ErrorType      []string
-	ErrorTime      []string
-	StackTrace     []string
+	// CountSums: each Count path counts one kind of retry (rascal's
+	// republished and forwarded): the count is the sum of those readable.
+	CountSums  bool
+	Error      []string
+	ErrorType  []string
+	ErrorTime  []string
+	StackTrace []string
 	// TimeIsMillis: its times are Unix milliseconds (JavaScript's
 	// Date.now()), not seconds. StackIsBase64: its stack trace is base64
 	// text (Moleculer encodes it so that any transport's headers carry it).
@@ -159,11 +162,15 @@ var conventions = [...]Convention{
 	},
 	{
 		// Everything is in one nested table header, "rascal".
-		Name:             "rascal",
-		Source:           "onebeyond/rascal: lib/amqp/SubscriberError.js (recovery counts, error), lib/amqp/Subscription.js (originalQueue, set on each delivery)",
-		Marks:            []string{"rascal"},
-		Exchanges:        []string{"delay: topic", "retry: topic", "dead_letters: topic"},
-		Count:            []string{"rascal/recovery/{origin}/republished"},
+		Name:      "rascal",
+		Source:    "onebeyond/rascal: lib/amqp/SubscriberError.js (recovery counts, error), lib/amqp/Subscription.js (originalQueue, set on each delivery)",
+		Marks:     []string{"rascal"},
+		Exchanges: []string{"delay: topic", "retry: topic", "dead_letters: topic"},
+		// Each recovery strategy counts its own attempts: republish (an
+		// immediate retry) and forward (through a delay queue, the
+		// README's retry loop).
+		Count:            []string{"rascal/recovery/{origin}/republished", "rascal/recovery/{origin}/forwarded"},
+		CountSums:        true,
 		Error:            []string{"rascal/error/message"},
 		ErrorType:        []string{"rascal/error/code"},
 		OriginQueue:      []string{"rascal/originalQueue"},

@@ -58,6 +58,7 @@ func (r *fieldReader) marked(c *Convention) bool {
 // readCount fills the count from c's first readable count path.
 func (r *fieldReader) readCount(c *Convention) bool {
 	r.origin = r.originQueue(c, false)
+	found := false
 	for _, p := range c.Count {
 		v, name, ok := r.lookup(p)
 		if !ok {
@@ -79,10 +80,17 @@ func (r *fieldReader) readCount(c *Convention) bool {
 		if name != p {
 			kind = "" // inside a table or JSON: SetCount cannot write it back
 		}
+		if c.CountSums && found {
+			r.st.Count, r.st.Source, r.st.Kind = satAdd(r.st.Count, n), r.st.Source+" + "+name, ""
+			continue
+		}
 		r.st.Count, r.st.Source, r.st.Kind = n, name, kind
-		return true
+		found = true
+		if !c.CountSums {
+			return true
+		}
 	}
-	return false
+	return found
 }
 
 // readError fills the error, its time, type and stack trace from the

@@ -98,10 +98,18 @@ func TestConventionsReadEachFramework(t *testing.T) {
 		errText: "Order A-4 rejected", errSrc: "rascal.error.message", typ: "E_ORDER", failedQueue: "q1",
 		origin: Origin{Exchange: "e1", RoutingKey: "k1", By: "rascal.originalExchange"}, originOK: true,
 	}, {
-		// Forwarded to a dead-letter publication: no republish count.
+		// Forwarded (through a delay publication: the README's retry
+		// loop) counts as republished does: each is one recovery attempt.
 		name:      "rascal forwarded",
 		h:         Headers{"rascal": map[string]any{"originalQueue": "q1", "recovery": map[string]any{"q1": map[string]any{"forwarded": int32(1)}}, "error": map[string]any{"message": "nope"}}},
-		framework: "rascal", source: SourceNone, errText: "nope", errSrc: "rascal.error.message", failedQueue: "q1",
+		framework: "rascal", source: "rascal.recovery.q1.forwarded", count: 1, errText: "nope", errSrc: "rascal.error.message", failedQueue: "q1",
+		origin: Origin{RoutingKey: "q1", By: "rascal.originalQueue"}, originOK: true,
+	}, {
+		// Each strategy counts its own attempts: republished once, then
+		// forwarded twice is three retries.
+		name:      "rascal republished and forwarded",
+		h:         Headers{"rascal": map[string]any{"originalQueue": "q1", "recovery": map[string]any{"q1": map[string]any{"republished": int32(1), "forwarded": int64(2)}}, "error": map[string]any{"message": "nope"}}},
+		framework: "rascal", source: "rascal.recovery.q1.republished + rascal.recovery.q1.forwarded", count: 3, errText: "nope", errSrc: "rascal.error.message", failedQueue: "q1",
 		origin: Origin{RoutingKey: "q1", By: "rascal.originalQueue"}, originOK: true,
 	}, {
 		// symfony/messenger Serializer.php: one X-Message-Stamp-<class>
