@@ -34,6 +34,10 @@ type Convention struct {
 	Requires    []string
 	QueueNames  []string
 	ErrorQueues []string
+	// DelayQueues are those among QueueNames that the workers consume and
+	// hold each message in until it is due (Dramatiq's {queue}.DQ): no
+	// TTL, consumed by design, part of {queue}'s ladder.
+	DelayQueues []string
 	Exchanges   []string
 
 	// Count is where the number of retries already made lives;
@@ -212,6 +216,7 @@ var conventions = [...]Convention{
 		Source:      "Bogdanp/dramatiq: dramatiq/brokers/rabbitmq.py (queues and their arguments), dramatiq/common.py (dq_name, xq_name), dramatiq/middleware/retries.py (options.retries, options.traceback)",
 		QueueNames:  []string{"{queue}", "{queue}.DQ", "{queue}.XQ"},
 		ErrorQueues: []string{"{queue}.XQ"},
+		DelayQueues: []string{"{queue}.DQ"},
 	},
 	{
 		// middleware.Retry retries inside the handler: nothing on the

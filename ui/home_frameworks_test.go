@@ -72,3 +72,29 @@ func TestHomeShowsFrameworkShapes(t *testing.T) {
 		t.Errorf("submit-order_skipped: %q", d)
 	}
 }
+
+// Dramatiq's delay queue is its main's: held by the workers, no TTL.
+func TestHomeShowsAHeldDelayQueue(t *testing.T) {
+	s := &broker.Snapshot{Vhost: "/"}
+	for _, q := range []string{"default", "default.DQ", "default.XQ"} {
+		s.Topology.Queues = append(s.Topology.Queues, queue(q, 2, 0, 1, 0, 0))
+	}
+	s.Ladders = []retry.Ladder{{Main: "default", DLQ: "default.XQ",
+		Delays: []retry.Delay{{Name: "default.DQ", Queues: []string{"default.DQ"}, HeldByConsumers: true}}}}
+	rows := buildHomeRowsView(s, homeView{})
+	st := newStylesForTest()
+	for i := range rows {
+		if rows[i].name != "default.DQ" {
+			continue
+		}
+		line := ansi.Strip(renderHomeRow(&rows[i], rowStats{}, homeLayout(120), st, false, false))
+		if !strings.Contains(line, "held by the workers until due · 2 waiting") {
+			t.Errorf("row %q", line)
+		}
+		if d := ansi.Strip(strings.Join(renderRowDetails(&rows[i], s, 200, 4, st, ""), "\n")); !strings.Contains(d, "delay queue of default: its workers hold each message until due") {
+			t.Errorf("details %q", d)
+		}
+		return
+	}
+	t.Fatalf("no default.DQ row: %+v", rows)
+}

@@ -75,6 +75,9 @@ func renderTopology(r broker.TopologyReport) string {
 		}
 		for _, d := range l.Delays {
 			ttl := present.Dur(time.Duration(d.MinTTLMS)*time.Millisecond) + "…" + present.Dur(time.Duration(d.MaxTTLMS)*time.Millisecond)
+			if d.HeldByConsumers {
+				ttl = "until due" // the workers hold each message: no TTL
+			}
 			rows = append(rows, []string{"  delays", clean(d.Name), ttl, strconv.FormatInt(d.Messages, 10), "-", "-", "-", "-"})
 		}
 		if l.RetriesInConsumer {

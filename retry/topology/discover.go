@@ -43,7 +43,9 @@ import (
 //     levels): the chain is one Ladder.Delays entry of every queue it
 //     reaches, and its queues are never mains, tiers or wait queues.
 //  7. a framework's naming gives M an error queue that exists
-//     (errorqueue.go: MassTransit's M_error, Sneakers' M-error…).
+//     (errorqueue.go: MassTransit's M_error, Sneakers' M-error…); a
+//     queue it names as M's delay queue held by the workers (Dramatiq's
+//     M.DQ) is one of M's Delays, never a main.
 //  8. M's dead letters end in a dead end (a DLQ as below) and M is neither
 //     a tier or wait queue of a main by 1–6 nor a stage on another queue's
 //     dead-letter route (fed by dead letters alone): a work queue and its
@@ -253,10 +255,17 @@ func (t *discTopo) mains() []bool {
 			}
 		}
 	}
-	// Queues that wait for a main (its tiers and wait queues) are no mains
-	// of their own by rules 7 and 8.
+	// Queues that wait for a main (its tiers and wait queues) or that a
+	// framework's workers hold its messages in are no mains of their own
+	// by rules 7 and 8.
 	waits := make([]bool, n)
 	for m := range n {
+		if !t.canon[m] {
+			continue
+		}
+		for _, d := range t.heldDelayQueues(m) {
+			waits[d] = true
+		}
 		if !out[m] {
 			continue
 		}
@@ -488,6 +497,10 @@ func (t *discTopo) ladder(m int) retry.Ladder {
 	slices.Sort(l.ErrorQueues)
 	for _, ci := range t.chainsInto(m) {
 		l.Delays = append(l.Delays, t.delay(ci))
+	}
+	for _, d := range t.heldDelayQueues(m) {
+		n := v.Queues[d].Name
+		l.Delays = append(l.Delays, retry.Delay{Name: n, Queues: []string{n}, HeldByConsumers: true})
 	}
 	l.DelayQueues = slices.Sorted(slices.Values(t.ownedInto[m]))
 	l.DelayedRetry = t.set[m].DelayedRetry

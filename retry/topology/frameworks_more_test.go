@@ -129,13 +129,8 @@ func TestDiscoverMoreFrameworks(t *testing.T) {
 		{name: "Symfony Messenger", v: symfonyMessenger(), want: []retry.Ladder{{Main: "messages", Tiers: symfonyTiers}}},
 		// Rejected in default, dead-lettered to default.XQ; retries wait
 		// in default.DQ (held by the workers until their eta).
-		{name: "Dramatiq", v: dramatiq(), want: []retry.Ladder{{Main: "default", DLQ: "default.XQ"}},
-			known: []retry.Ladder{
-				{Main: "default", DLQ: "default.XQ", RetriesInConsumer: true},
-				{Main: "default.DQ", DLQ: "default.XQ", RetriesInConsumer: true},
-			},
-			knownWhy: "discovery reads Dramatiq's delay queue default.DQ (its {queue}.DQ naming) as a ladder of its own, " +
-				"and default's retries as in the consumer, though they wait in default.DQ"},
+		{name: "Dramatiq", v: dramatiq(), want: []retry.Ladder{{Main: "default", DLQ: "default.XQ",
+			Delays: []retry.Delay{{Name: "default.DQ", Queues: []string{"default.DQ"}, HeldByConsumers: true}}}}},
 		// Nothing dead-letters and nothing waits; the error queue is
 		// named by the application (Watermill) or one default name for
 		// every channel (Moleculer): no ladder.
