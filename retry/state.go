@@ -163,9 +163,10 @@ func (e FieldError) MarshalJSON() ([]byte, error) {
 }
 
 // ReadState reads a message's retry state. The count comes from the first
-// readable counter of Conventions (x-retry-count, yii-attempt,
-// MT-Redelivery-Count, MT-Fault-RetryCount, NServiceBus.Retries, Celery's
-// retries, Sneakers' retry_info, rascal's recovery count), then x-death,
+// readable counter of Conventions, in the table's order (x-retry-count,
+// yii-attempt, MassTransit's, NServiceBus.Retries, Celery's retries,
+// Sneakers' retry_info, rascal's recovery counts, Symfony's redelivery
+// stamps, Moleculer's…; a convention with CountSums adds its counters up), then x-death,
 // then x-delivery-count: counters written on purpose, then the broker's
 // dead-letter history, then the quorum delivery count (never
 // x-acquired-count: peeks raise it). For x-death it is the sum of the counts
