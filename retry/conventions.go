@@ -89,6 +89,16 @@ var conventions = [...]Convention{
 		CountIsAttempt: true,
 	},
 	{
+		// Spring AMQP 3.2 counts republishes in retry-count
+		// (MessageProperties.RETRY_COUNT), which its listener reads in
+		// place of x-death: on 4.x a republished x-death stays at 1. A
+		// generic name, so read only beside Spring's exception header.
+		Name:     "Spring AMQP / Spring Cloud Stream",
+		Source:   "spring-projects/spring-amqp: spring-amqp/src/main/java/org/springframework/amqp/core/MessageProperties.java (RETRY_COUNT, retry-count)",
+		Requires: []string{"retry-count", hdrSpringError},
+		Count:    []string{"retry-count"},
+	},
+	{
 		// RepublishMessageRecoverer publishes the failed message itself
 		// (no x-death): its count is the ladder's x-death, if any.
 		Name:   "Spring AMQP / Spring Cloud Stream",
@@ -108,8 +118,11 @@ var conventions = [...]Convention{
 	},
 	{
 		Name:        "MassTransit",
-		Source:      "MassTransit/MassTransit: src/MassTransit.Abstractions/MessageHeaders.cs, src/MassTransit/SendContextExtensions.cs (SetExceptionHeaders, redelivery count)",
-		Marks:       []string{SourceMassTransit, hdrMTError, hdrMTInput},
+		Source:      "MassTransit/MassTransit: src/MassTransit.Abstractions/MessageHeaders.cs, src/MassTransit.Abstractions/Contexts/SendContextExtensions.cs (SetExceptionHeaders, redelivery count)",
+		// MT-Reason ("skip", "fault"…) is set on whatever its dead-letter
+		// transport moves to {queue}_skipped (src/Transports/
+		// MassTransit.RabbitMqTransport/RabbitMqTransport/RabbitMqDeadLetterTransport.cs).
+		Marks:       []string{SourceMassTransit, hdrMTError, hdrMTInput, "MT-Reason"},
 		QueueNames:  []string{"{queue}", "{queue}_error", "{queue}_skipped"},
 		ErrorQueues: []string{"{queue}_error", "{queue}_skipped"},
 		Exchanges:   []string{"{queue}: fanout", "{queue}_error: fanout", "{queue}_skipped: fanout", "delayed redelivery: x-delayed-message"},
@@ -125,7 +138,7 @@ var conventions = [...]Convention{
 	},
 	{
 		Name:        "NServiceBus",
-		Source:      "Particular/NServiceBus: src/NServiceBus.Core/Headers.cs (NServiceBus.Retries), src/NServiceBus.Core/Recoverability/Faults/FaultsHeaderKeys.cs, src/NServiceBus.Core/Recoverability/Faults/AddExceptionHeadersBehavior.cs (ExceptionInfo.*, TimeOfFailure); Particular/NServiceBus.RabbitMQ: src/NServiceBus.Transport.RabbitMQ/DelayedDelivery/DelayInfrastructure.cs",
+		Source:      "Particular/NServiceBus: src/NServiceBus.Core/Headers.cs (NServiceBus.Retries), src/NServiceBus.Core/Recoverability/Faults/FaultsHeaderKeys.cs, src/NServiceBus.Core/Recoverability/Faults/FaultMetadataExtractor.cs (ExceptionInfo.*, TimeOfFailure); Particular/NServiceBus.RabbitMQ: src/NServiceBus.Transport.RabbitMQ/DelayedDelivery/DelayInfrastructure.cs",
 		Marks:       []string{SourceNServiceBus, hdrNSBError, hdrNSBFailedQ},
 		QueueNames:  []string{"{queue}", "error", "nsb.v2.delay-level-00 … nsb.v2.delay-level-27"},
 		ErrorQueues: []string{"error"},

@@ -34,6 +34,20 @@ func TestConventionsReadEachFramework(t *testing.T) {
 		trace:  "org.springframework.amqp.rabbit.support.ListenerExecutionFailedException: Listener threw\n\tat x.y(Z.java:1)\nCaused by: java.lang.IllegalStateException: Order A-1 rejected",
 		origin: Origin{Exchange: "orders", RoutingKey: "orders.billing", By: "x-original-exchange"}, originOK: true,
 	}, {
+		// spring-amqp MessageProperties.RETRY_COUNT (3.2): the binder's
+		// republishes counted in retry-count, read before x-death (which
+		// 4.x leaves at 1 on a republished message).
+		name: "Spring retry-count",
+		h: Headers{"x-exception-message": "Order A-1 rejected", "retry-count": int64(3),
+			"x-death": []any{map[string]any{"queue": "orders.billing.dlq", "reason": "expired", "count": int64(1)}}},
+		framework: "Spring AMQP / Spring Cloud Stream", source: "retry-count", count: 3,
+		errText: "Order A-1 rejected", errSrc: "x-exception-message",
+	}, {
+		// A retry-count of someone else's (no Spring exception header)
+		// is not read.
+		name: "retry-count alone",
+		h:    Headers{"retry-count": int64(3)}, source: SourceNone,
+	}, {
 		// MassTransit src/MassTransit/SendContextExtensions.cs
 		// (SetExceptionHeaders): MT-Fault-* on the _error copy; the
 		// retry count only when retries were made; the input address is

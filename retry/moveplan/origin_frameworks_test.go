@@ -38,6 +38,10 @@ func TestFailedInReadsFrameworkRecords(t *testing.T) {
 		// Sneakers maxretry.rb publishes to <q>-error keeping the key the
 		// message had; only the naming says which queue.
 		{"Sneakers", "jobs-error", retry.Headers{"retry_info": `{"num_attempts":6,"error":"boom"}`}, "jobs", "Sneakers naming"},
+		// MassTransit's dead-letter transport moves a message no consumer
+		// took to <q>_skipped with MT-Reason and no fault headers: its
+		// naming says which queue.
+		{"MassTransit skipped", "submit-order_skipped", retry.Headers{"MT-Reason": "skip", "MT-Host-MachineName": "web-1"}, "submit-order", "MassTransit naming"},
 		// The same naming without Sneakers' header says nothing.
 		{"unmarked", "jobs-error", retry.Headers{"x-other": "1"}, "", ""},
 	} {
