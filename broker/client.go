@@ -457,11 +457,11 @@ type MoveProgress struct {
 	Blocked string
 }
 
-// LadderOf returns the ladder queue belongs to, as main, tier, wait queue
-// or DLQ.
+// LadderOf returns the ladder queue belongs to, as main, tier, wait queue,
+// DLQ or error queue.
 func LadderOf(ladders []retry.Ladder, queue string) (retry.Ladder, bool) {
 	for _, l := range ladders {
-		if l.Main == queue || l.DLQ == queue || slices.Contains(l.WaitQueues, queue) {
+		if l.Main == queue || l.DLQ == queue || slices.Contains(l.WaitQueues, queue) || slices.Contains(l.ErrorQueues, queue) {
 			return l, true
 		}
 		for _, t := range l.Tiers {

@@ -35,6 +35,28 @@ type LadderReport struct {
 	// InferredFrom says what discovery rested on where it had to guess
 	// which queue waits (wait_queues); empty when the topology was plain.
 	InferredFrom []string `json:"inferred_from"`
+	// DLQFrom is "" when the DLQ is on the main queue's dead-letter route,
+	// else the framework naming that linked it ("MassTransit:
+	// {queue}_error"): failures are published there.
+	DLQFrom string `json:"dlq_from"`
+	// ErrorQueues are further error queues by a framework's naming.
+	ErrorQueues []QueueReport `json:"error_queues"`
+	// Delays are shared delay infrastructures delivering into the main
+	// queue (NServiceBus's delay levels).
+	Delays []DelayReport `json:"delays"`
+	// RetriesInConsumer: nothing makes messages wait; failures go straight
+	// to the DLQ, so any retrying happens in the consumer.
+	RetriesInConsumer bool `json:"retries_in_consumer"`
+}
+
+// DelayReport is one shared delay infrastructure: its queues, their TTLs
+// and how many messages wait in them in all.
+type DelayReport struct {
+	Name     string   `json:"name"`
+	Queues   []string `json:"queues"`
+	MinTTLMS int64    `json:"min_ttl_ms"`
+	MaxTTLMS int64    `json:"max_ttl_ms"`
+	Messages int64    `json:"messages"`
 }
 
 // QueueReport is a queue's depth and rates; a rate is null when unknown.
@@ -93,7 +115,20 @@ func (s *Snapshot) Report() TopologyReport {
 	}
 	for _, l := range s.Ladders {
 		lr := LadderReport{Main: queueReport(l.Main, byName), Tiers: []TierReport{}, WaitQueues: []QueueReport{}, DelayedExchanges: []DelayedExchangeReport{}, DelayQueues: []QueueReport{},
-			InferredFrom: append([]string{}, l.InferredFrom...)}
+			InferredFrom: append([]string{}, l.InferredFrom...), DLQFrom: l.DLQFrom, ErrorQueues: []QueueReport{}, Delays: []DelayReport{},
+			RetriesInConsumer: l.RetriesInConsumer}
+		for _, e := range l.ErrorQueues {
+			lr.ErrorQueues = append(lr.ErrorQueues, queueReport(e, byName))
+			in[e] = true
+		}
+		for _, d := range l.Delays {
+			dr := DelayReport{Name: d.Name, Queues: append([]string{}, d.Queues...), MinTTLMS: d.MinTTL.Milliseconds(), MaxTTLMS: d.MaxTTL.Milliseconds()}
+			for _, q := range d.Queues {
+				dr.Messages += byName[q].Messages
+				in[q] = true
+			}
+			lr.Delays = append(lr.Delays, dr)
+		}
 		for _, w := range l.DelayQueues {
 			lr.DelayQueues = append(lr.DelayQueues, queueReport(w, byName))
 			in[w] = true

@@ -31,6 +31,34 @@ type Ladder struct {
 	// DelayedRetry is the main queue's built-in delayed retry (RabbitMQ
 	// 4.3 quorum queues): the queue is its own wait tier.
 	DelayedRetry *DelayedRetry
+	// Delays are shared delay infrastructures that deliver into the main
+	// queue: chains of TTL queues dead-lettering into one another
+	// (NServiceBus's delay levels), one mechanism for every queue they
+	// reach, never tiers and never ladders of their own.
+	Delays []Delay
+	// DLQFrom says how DLQ was found: "" when it is on the main queue's
+	// dead-letter route, else the framework naming it follows
+	// ("MassTransit: {queue}_error"): an error queue the framework
+	// publishes failures into.
+	DLQFrom string
+	// ErrorQueues are further dead ends of the main queue by a framework's
+	// naming (MassTransit's {queue}_skipped, Spring's {queue}.parkingLot),
+	// fed by publishing, sorted by name.
+	ErrorQueues []string
+	// RetriesInConsumer: nothing makes messages wait (no tier, wait queue,
+	// delayed exchange, delay infrastructure or delayed retry): failures go
+	// straight to the dead end, so any retrying happens in the consumer.
+	RetriesInConsumer bool
+}
+
+// Delay is a delay infrastructure shared by the queues it delivers into: a
+// chain of TTL queues (Queues, sorted by name) whose dead letters go down
+// the chain to their destination.
+type Delay struct {
+	// Name reads the queues as one ("nsb.v2.delay-level-00…27").
+	Name           string
+	Queues         []string
+	MinTTL, MaxTTL time.Duration
 }
 
 // OwnedByLadder reports whether a queue is one ladder declared for itself
@@ -68,7 +96,7 @@ type DelayedRetry struct {
 }
 
 func ladderHas(l *Ladder, q string) bool {
-	return l.Main == q || l.DLQ == q || slices.Contains(l.WaitQueues, q) ||
+	return l.Main == q || l.DLQ == q || slices.Contains(l.WaitQueues, q) || slices.Contains(l.ErrorQueues, q) ||
 		slices.ContainsFunc(l.Tiers, func(t Tier) bool { return t.Queue == q })
 }
 

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -32,6 +33,7 @@ const (
 	rowTier
 	rowDelayed // a delayed-message exchange: shown, not selectable
 	rowRetry   // the main queue's built-in delayed retry (4.3): shown, not selectable
+	rowDelays  // a shared delay infrastructure (NServiceBus's levels): shown, not selectable
 	rowDLQ
 	rowOther // a queue outside every ladder
 )
@@ -49,13 +51,20 @@ type homeRow struct {
 	owned  bool            // one of ladder's own wait queues (a delayed move's)
 	finds  []topology.Finding
 	dim    bool   // a ladder's member the filter does not match: context only
-	detail string // rowRetry: the policy, drawn across the figures' columns
+	detail string // rowRetry, rowDelays: what it is, drawn across the figures' columns
+	// named: an error queue linked by a framework's naming (rowDLQ), not
+	// by a dead-letter route: the naming (Ladder.DLQFrom) for the DLQ,
+	// namedMore for Ladder.ErrorQueues.
+	named string
 }
+
+// namedMore marks a row of Ladder.ErrorQueues.
+const namedMore = "more"
 
 // selectable: the cursor lands only on queues, and with a filter only on
 // those it matches.
 func (r *homeRow) selectable() bool {
-	return r.kind != rowSection && r.kind != rowDelayed && r.kind != rowRetry && !r.dim
+	return r.kind != rowSection && r.kind != rowDelayed && r.kind != rowRetry && r.kind != rowDelays && !r.dim
 }
 
 // homeSort is the order of the ladders screen's rows.
@@ -137,6 +146,16 @@ func buildHomeRowsView(s *broker.Snapshot, view homeView) []homeRow {
 		for _, d := range l.DelayedExchanges {
 			names = append(names, d.Name)
 		}
+		for _, e := range l.ErrorQueues {
+			inLadder[e] = true
+			names = append(names, e)
+		}
+		for _, d := range l.Delays {
+			for _, q := range d.Queues {
+				inLadder[q] = true
+			}
+			names = append(names, d.Name)
+		}
 		inLadder[l.Main] = true
 		if l.DLQ != "" {
 			inLadder[l.DLQ] = true
@@ -169,8 +188,21 @@ func buildHomeRowsView(s *broker.Snapshot, view homeView) []homeRow {
 		if d := l.DelayedRetry; d != nil {
 			rows = append(rows, homeRow{kind: rowRetry, name: "delayed retry", detail: present.DelayedRetry(d), ladder: li, held: -1})
 		}
+		for _, d := range l.Delays {
+			var held int64
+			for _, q := range d.Queues {
+				if qq := queues[q]; qq != nil {
+					held += qq.Messages
+				}
+			}
+			rows = append(rows, homeRow{kind: rowDelays, name: d.Name, ladder: li, held: held,
+				detail: fmt.Sprintf("shared: %d queues, %s…%s, %s waiting", len(d.Queues), retry.FormatDelay(d.MinTTL), retry.FormatDelay(d.MaxTTL), present.Count(held))})
+		}
 		if l.DLQ != "" {
-			rows = append(rows, homeRow{kind: rowDLQ, name: l.DLQ, ladder: li, q: queues[l.DLQ], finds: finds[l.DLQ]})
+			rows = append(rows, homeRow{kind: rowDLQ, name: l.DLQ, ladder: li, q: queues[l.DLQ], finds: finds[l.DLQ], named: l.DLQFrom})
+		}
+		for _, e := range l.ErrorQueues {
+			rows = append(rows, homeRow{kind: rowDLQ, name: e, ladder: li, q: queues[e], finds: finds[e], named: namedMore})
 		}
 		if n := len(rows); rows[n-1].kind != rowMain {
 			rows[n-1].last = true
@@ -231,7 +263,7 @@ func sectionTitle(what string, shown, hidden int, view homeView) string {
 // delayed exchange of it (one that does not say counts as empty).
 func blockEmpty(rows []homeRow) bool {
 	for _, r := range rows {
-		if r.q != nil && r.q.Messages > 0 || r.kind == rowDelayed && r.held > 0 {
+		if r.q != nil && r.q.Messages > 0 || (r.kind == rowDelayed || r.kind == rowDelays) && r.held > 0 {
 			return false
 		}
 	}
@@ -381,7 +413,7 @@ func renderHomeRow(r *homeRow, rs rowStats, c homeCols, st *style.Styles, select
 	}
 	name := termtext.Sanitize(r.name)
 	switch r.kind {
-	case rowTier, rowDelayed, rowDLQ, rowRetry:
+	case rowTier, rowDelayed, rowDLQ, rowRetry, rowDelays:
 		glyph := "├─"
 		if r.last {
 			glyph = "└─"
@@ -401,8 +433,13 @@ func renderHomeRow(r *homeRow, rs rowStats, c homeCols, st *style.Styles, select
 		role = "delay"
 	case rowRetry:
 		role = "retry"
+	case rowDelays:
+		role = "delay" // a delay mechanism, as a delayed exchange's row
 	case rowDLQ:
 		role = "DLQ"
+		if r.named == namedMore {
+			role = "error"
+		}
 	case rowOther:
 		if r.q != nil && r.q.Type != "" && r.q.Type != topology.QueueClassic {
 			role = r.q.Type
@@ -413,7 +450,7 @@ func renderHomeRow(r *homeRow, rs rowStats, c homeCols, st *style.Styles, select
 	}
 	ready, unack, cons, in, out, drain := present.NoValue, present.NoValue, present.NoValue, present.NoValue, present.NoValue, ""
 	spark := strings.Repeat(" ", c.spark)
-	if r.kind == rowDelayed || r.kind == rowRetry {
+	if r.kind == rowDelayed || r.kind == rowRetry || r.kind == rowDelays {
 		ready, unack, cons, in, out = present.Count(r.held), "", "", "", ""
 	} else if r.q != nil {
 		q := r.q
@@ -424,7 +461,7 @@ func renderHomeRow(r *homeRow, rs rowStats, c homeCols, st *style.Styles, select
 	}
 	badges := renderBadges(r.finds, c.badges, c.longBadges, st)
 	cells := table.Cells(c.columns(), name, role, ready, unack, cons, in, out, spark, drain, badges.text)
-	if r.kind == rowRetry {
+	if r.kind == rowRetry || r.kind == rowDelays {
 		// The policy is all this row says, and the name column cut it at 80
 		// columns: it takes the figures' columns, which it has none of (the
 		// emptied cells keep their gaps, so the width is unchanged).
@@ -593,6 +630,9 @@ func renderRowDetails(r *homeRow, s *broker.Snapshot, width, height int, st *sty
 	switch r.kind {
 	case rowMain:
 		what = "main queue"
+		if s.Ladders[r.ladder].RetriesInConsumer {
+			what += ", no wait tier: its retries happen in the consumer"
+		}
 	case rowTier:
 		ttl := "TTL " + retry.FormatDelay(r.ttl)
 		if r.ttl < 0 {
@@ -603,6 +643,15 @@ func renderRowDetails(r *homeRow, s *broker.Snapshot, width, height int, st *sty
 		what = "delayed-message exchange for " + termtext.Sanitize(s.Ladders[r.ladder].Main)
 	case rowDLQ:
 		what = "dead-letter queue of " + termtext.Sanitize(s.Ladders[r.ladder].Main)
+		if r.named != "" {
+			what = "error queue of " + termtext.Sanitize(s.Ladders[r.ladder].Main) + " by its naming"
+			if r.named != namedMore {
+				what += " (" + termtext.Sanitize(r.named) + ")"
+			}
+			what += ": failures are published there, no dead-letter route"
+		}
+	case rowDelays:
+		what = "delay infrastructure shared by every queue it delivers into, " + termtext.Sanitize(r.detail)
 	case rowOther:
 		what = "queue outside every ladder"
 	}
@@ -625,7 +674,7 @@ func renderRowDetails(r *homeRow, s *broker.Snapshot, width, height int, st *sty
 	}
 	// Wrapped at words, like the findings: a queue name is never cut.
 	lines = append(lines, styled.Wrap(st.Strong, head, width)...)
-	if len(r.finds) == 0 && r.kind != rowDelayed && r.kind != rowRetry && r.kind != rowSection {
+	if len(r.finds) == 0 && r.kind != rowDelayed && r.kind != rowRetry && r.kind != rowDelays && r.kind != rowSection {
 		lines = append(lines, st.Muted.Render(termtext.Truncate("no findings", width)))
 	}
 	for _, f := range r.finds {

@@ -159,10 +159,15 @@ func publish(t *testing.T, ch *amqp.Channel, q string, n int) {
 	}
 }
 
-// row is the screen's line for queue q ("" when none).
+// row is the screen's line for queue q ("" when none); a ladder member's
+// name is drawn after its ├─ or └─.
 func row(screen, q string) []string {
 	for _, l := range strings.Split(screen, "\n") {
-		if f := strings.Fields(l); len(f) > 1 && slices.Contains(f, q) {
+		f := strings.Fields(l)
+		for i := range f {
+			f[i] = strings.TrimLeft(f[i], "├└─")
+		}
+		if len(f) > 1 && slices.Contains(f, q) {
 			return f
 		}
 	}

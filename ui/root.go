@@ -569,6 +569,9 @@ func (m *Model) probe() tea.Cmd {
 				add(w)
 			}
 			add(l.DLQ)
+			for _, e := range l.ErrorQueues {
+				add(e)
+			}
 		}
 		for _, q := range s.Topology.Queues {
 			add(q.Name)

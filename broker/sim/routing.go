@@ -32,7 +32,8 @@ func (s *Sim) topology() *topoCache {
 	return s.topo
 }
 
-// ladderOf returns the discovered ladder whose main, tier or DLQ is queue.
+// ladderOf returns the discovered ladder whose main, tier, DLQ or error
+// queue is queue.
 func (s *Sim) ladderOf(queue string) *retry.Ladder {
 	ls := s.topology().ladders
 	for i := range ls {
@@ -42,7 +43,7 @@ func (s *Sim) ladderOf(queue string) *retry.Ladder {
 	}
 	for i := range ls {
 		l := &ls[i]
-		if l.DLQ == queue || slices.ContainsFunc(l.Tiers, func(t retry.Tier) bool { return t.Queue == queue }) {
+		if l.DLQ == queue || slices.Contains(l.ErrorQueues, queue) || slices.ContainsFunc(l.Tiers, func(t retry.Tier) bool { return t.Queue == queue }) {
 			return l
 		}
 	}

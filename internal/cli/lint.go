@@ -25,9 +25,11 @@ changes on an upgrade to RabbitMQ --for (4.0 or 4.3): classic queue version 1
 (refused on 4.3), delayed-message exchanges (the plugin is gone in 4.3), classic
 mirroring policies (removed in 4.0), quorum queues without a dead-letter target
 (from 4.0 a message redelivered 20 times is dropped silently), lazy queue mode
-(ignored), transient non-exclusive queues (deprecated), and retries counted from
-an x-death the consumer publishes itself (4.x ignores it). Exit 0 when nothing is
-found or only warnings, 1 when it finds errors. Reads only.`,
+(ignored), transient non-exclusive queues (deprecated), and Spring Cloud Stream
+retry loops (a DLQ with a TTL back to its queue): the binder republishes failures
+with their x-death, which 4.x no longer counts, so a limit read from x-death
+never trips. Exit 0 when nothing is found or only warnings, 1 when it finds
+errors. Reads only.`,
 		Example: "  ladder lint --for 4.3\n  ladder lint --for 4.0 -o json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

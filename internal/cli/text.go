@@ -73,10 +73,20 @@ func renderTopology(r broker.TopologyReport) string {
 			}
 			rows = append(rows, []string{"  delayed", clean(d.Name), "x-delay", held, "-", "-", "-", "-"})
 		}
+		for _, d := range l.Delays {
+			ttl := retry.FormatDelay(time.Duration(d.MinTTLMS)*time.Millisecond) + "…" + retry.FormatDelay(time.Duration(d.MaxTTLMS)*time.Millisecond)
+			rows = append(rows, []string{"  delays", clean(d.Name), ttl, strconv.FormatInt(d.Messages, 10), "-", "-", "-", "-"})
+		}
+		if l.RetriesInConsumer {
+			rows = append(rows, []string{"  tier", "(none: retries in the consumer)", "", "", "", "", "", ""})
+		}
 		if l.DLQ != nil {
 			rows = append(rows, queueRow("  dlq", *l.DLQ, ""))
 		} else {
 			rows = append(rows, []string{"  dlq", "(none)", "", "", "", "", "", ""})
+		}
+		for _, e := range l.ErrorQueues {
+			rows = append(rows, queueRow("  error", e, ""))
 		}
 	}
 	if len(r.Ladders) > 0 {
@@ -98,6 +108,18 @@ func renderTopology(r broker.TopologyReport) string {
 	if len(inferred) > 0 {
 		b.WriteString("\nINFERRED FROM\n")
 		b.WriteString(table(inferred))
+	}
+	// Error queues the graph cannot link: say which naming did, and that
+	// failures are published there rather than dead-lettered.
+	var named [][]string
+	for _, l := range r.Ladders {
+		if l.DLQFrom != "" && l.DLQ != nil {
+			named = append(named, []string{clean(l.Main.Name), clean(l.DLQ.Name), clean(l.DLQFrom)})
+		}
+	}
+	if len(named) > 0 {
+		b.WriteString("\nDLQ BY NAMING (failures are published there, no dead-letter route)\n")
+		b.WriteString(table(named))
 	}
 	if len(r.Findings) > 0 {
 		b.WriteString("\nFINDINGS\n")

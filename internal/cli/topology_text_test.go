@@ -107,3 +107,38 @@ func TestTopologyOverOnTheSimulation(t *testing.T) {
 		}
 	}
 }
+
+// What discovery learned from a framework's shape shows in the table: a
+// shared delay infrastructure as one row with its TTL range and depth, a
+// ladder without tiers saying its retries are in the consumer, error
+// queues by naming, and which naming linked a DLQ (failures are published
+// there: no dead-letter route leads to it).
+func TestRenderTopologyFrameworkShapes(t *testing.T) {
+	rep := broker.TopologyReport{Vhost: "/", BrokerVersion: "4.3.6", Ladders: []broker.LadderReport{{
+		Main: broker.QueueReport{Name: "Sales"},
+		Delays: []broker.DelayReport{{Name: "nsb.v2.delay-level-00…27", Queues: []string{"nsb.v2.delay-level-00", "nsb.v2.delay-level-01", "nsb.v2.delay-level-02"},
+			MinTTLMS: 1000, MaxTTLMS: 4000, Messages: 7}},
+		DLQ: &broker.QueueReport{Name: "error"}, DLQFrom: "NServiceBus: error (shared)",
+	}, {
+		Main: broker.QueueReport{Name: "submit-order"}, RetriesInConsumer: true,
+		DLQ: &broker.QueueReport{Name: "submit-order_error"}, DLQFrom: "MassTransit: {queue}_error",
+		ErrorQueues: []broker.QueueReport{{Name: "submit-order_skipped"}},
+	}}}
+	out := renderTopology(rep)
+	for _, want := range []string{
+		"  delays  nsb.v2.delay-level-00…27",
+		"1s…4s",
+		"(none: retries in the consumer)",
+		"  error   submit-order_skipped",
+		"DLQ BY NAMING",
+		"submit-order  submit-order_error  MassTransit: {queue}_error",
+		"Sales         error               NServiceBus: error (shared)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in\n%s", want, out)
+		}
+	}
+	if strings.Count(out, "retries in the consumer") != 1 {
+		t.Errorf("only submit-order retries in the consumer:\n%s", out)
+	}
+}

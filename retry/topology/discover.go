@@ -39,14 +39,26 @@ import (
 //     A loop of two TTL-less queues is one ladder.
 //  5. M is a quorum queue with built-in delayed retry (RabbitMQ 4.3): it
 //     holds its own returned messages back (Ladder.DelayedRetry).
+//  6. a delay chain delivers into M (delaychain.go: NServiceBus's delay
+//     levels): the chain is one Ladder.Delays entry of every queue it
+//     reaches, and its queues are never mains, tiers or wait queues.
+//  7. a framework's naming gives M an error queue that exists
+//     (errorqueue.go: MassTransit's M_error, Sneakers' M-error…).
+//  8. M's dead letters end in a dead end (a DLQ as below) and M is neither
+//     a tier or wait queue of a main by 1–6 nor a stage on another queue's
+//     dead-letter route (fed by dead letters alone): a work queue and its
+//     DLQ. With nothing that makes messages wait, its retries (if any)
+//     happen in the consumer (Ladder.RetriesInConsumer).
 //
-// Anything else is left out: a plain queue whose dead letters go to a DLQ is
-// not a ladder. Tiers are those of 1 and 3, sorted by TTL then name.
+// Tiers are those of 1 and 3, sorted by TTL then name.
 // The DLQ is the nearest queue on M's dead-letter route whose dead letters do
 // not come back to M and which is not a (broken) tier: one without a TTL, or
 // with a TTL but no dead-letter exchange (a DLQ with retention). A TTL queue
 // forwarding elsewhere is looked through. Ties go to the queue without a TTL,
-// then by name.
+// then by name. With no DLQ on the route, the first error queue a
+// framework's naming gives (7, or the shared one of the framework whose delay
+// chain delivers into M) is the DLQ, saying so in DLQFrom; the others are
+// ErrorQueues.
 //
 // A tier whose dead letters keep their routing keys "may reach" every queue
 // bound to its dead-letter exchange, so with a shared exchange it appears in
@@ -59,6 +71,8 @@ func Discover(v *Vhost) []retry.Ladder {
 		if isMain {
 			l := t.ladder(qi)
 			l.WaitQueues, l.InferredFrom = t.waitQueues(qi, mains)
+			l.RetriesInConsumer = len(l.Tiers) == 0 && len(l.WaitQueues) == 0 && len(l.DelayedExchanges) == 0 &&
+				len(l.Delays) == 0 && l.DelayedRetry == nil && len(l.DelayQueues) == 0
 			out = append(out, l)
 		}
 	}
@@ -85,6 +99,10 @@ type discTopo struct {
 	// pubFed: a publishers' exchange (one that is nobody's dead-letter
 	// exchange, nor delayed) may route to the queue.
 	pubFed []bool
+	// chains are the vhost's delay chains (delaychain.go); chainOf[i] is
+	// the chain queue i belongs to, or -1.
+	chains  []delayChain
+	chainOf []int
 }
 
 func discBuild(v *Vhost) *discTopo {
@@ -150,6 +168,7 @@ func discBuild(v *Vhost) *discTopo {
 			t.delayedTo[qi] = append(t.delayedTo[qi], xi)
 		}
 	}
+	t.findDelayChains()
 	return t
 }
 
@@ -186,7 +205,7 @@ func (t *discTopo) terminalLike(qi int) bool {
 func (t *discTopo) tiers(m int) []int {
 	var out []int
 	for _, w := range t.dlFrom[m] {
-		if !t.hasTTL(w) || t.fedByTTLOrDelay(w) {
+		if !t.hasTTL(w) || t.fedByTTLOrDelay(w) || t.inChain(w) {
 			continue
 		}
 		if t.v.Queues[w].Consumers > 0 && t.terminalLike(m) {
@@ -210,20 +229,21 @@ func (t *discTopo) tiers(m int) []int {
 	return out
 }
 
-// mains marks the ladder mains by rules 1–4 of Discover.
+// mains marks the ladder mains by rules 1–8 of Discover.
 func (t *discTopo) mains() []bool {
 	n := len(t.v.Queues)
 	main := make([]bool, n)
 	for m := range n {
-		if !t.canon[m] {
+		if !t.canon[m] || t.inChain(m) {
 			continue
 		}
-		// 5. a quorum queue with built-in delayed retry (4.3) waits itself.
-		main[m] = len(t.delayedTo[m]) > 0 || len(t.tiers(m)) > 0 || t.set[m].DelayedRetry != nil
+		// 5. a quorum queue with built-in delayed retry (4.3) waits itself;
+		// 6. a delay chain delivers into it.
+		main[m] = len(t.delayedTo[m]) > 0 || len(t.tiers(m)) > 0 || t.set[m].DelayedRetry != nil || len(t.chainsInto(m)) > 0
 	}
 	out := slices.Clone(main)
 	for m := range n {
-		if out[m] || !t.canon[m] {
+		if out[m] || !t.canon[m] || t.inChain(m) {
 			continue
 		}
 		for _, w := range t.dlFrom[m] {
@@ -232,6 +252,32 @@ func (t *discTopo) mains() []bool {
 				break
 			}
 		}
+	}
+	// Queues that wait for a main (its tiers and wait queues) are no mains
+	// of their own by rules 7 and 8.
+	waits := make([]bool, n)
+	for m := range n {
+		if !out[m] {
+			continue
+		}
+		for _, w := range t.tiers(m) {
+			waits[w] = true
+		}
+		for _, w := range t.dlFrom[m] {
+			if ok, _ := t.waitsFor(w, m); ok && !main[w] {
+				waits[w] = true
+			}
+		}
+	}
+	for m := range n {
+		if out[m] || !t.canon[m] || waits[m] || t.inChain(m) {
+			continue
+		}
+		// 7. a framework's naming gives it an error queue; 8. its dead
+		// letters end in a dead end and it is not a stage on another
+		// queue's dead-letter route (fed by dead letters alone).
+		byRoute := t.set[m].HasDeadLetterExchange && t.dlq(m) != "" && (len(t.dlFrom[m]) == 0 || t.pubFed[m])
+		out[m] = byRoute || len(t.namedErrorQueues(m)) > 0
 	}
 	return out
 }
@@ -287,7 +333,7 @@ func (t *discTopo) waitLike(qi int) bool {
 // consumer attached to a wait queue changes none of those (Findings reports
 // the latter); they only confirm a guess out of a loop.
 func (t *discTopo) waitsFor(w, m int) (ok bool, why []string) {
-	if t.hasTTL(w) || w == m || t.fedByTTLOrDelay(w) {
+	if t.hasTTL(w) || w == m || t.fedByTTLOrDelay(w) || t.inChain(w) || t.inChain(m) {
 		return false, nil
 	}
 	qw, qm := &t.v.Queues[w], &t.v.Queues[m]
@@ -415,6 +461,20 @@ func (t *discTopo) ladder(m int) retry.Ladder {
 	}
 	slices.SortFunc(l.DelayedExchanges, func(a, b retry.DelayedExchange) int { return cmp.Compare(a.Name, b.Name) })
 	l.DLQ = t.dlq(m)
+	for _, e := range append(t.namedErrorQueues(m), t.sharedErrorQueues(m)...) {
+		name := v.Queues[e.queue].Name
+		switch {
+		case name == l.DLQ || slices.Contains(l.ErrorQueues, name) || slices.ContainsFunc(tiers, func(w int) bool { return w == e.queue }):
+		case l.DLQ == "":
+			l.DLQ, l.DLQFrom = name, e.from
+		default:
+			l.ErrorQueues = append(l.ErrorQueues, name)
+		}
+	}
+	slices.Sort(l.ErrorQueues)
+	for _, ci := range t.chainsInto(m) {
+		l.Delays = append(l.Delays, t.delay(ci))
+	}
 	l.DelayQueues = slices.Sorted(slices.Values(t.ownedInto[m]))
 	l.DelayedRetry = t.set[m].DelayedRetry
 	return l
@@ -429,7 +489,7 @@ func (t *discTopo) dlq(m int) string {
 		best := -1
 		var next []int
 		for _, c := range frontier {
-			if seen[c] {
+			if seen[c] || t.inChain(c) {
 				continue
 			}
 			seen[c] = true

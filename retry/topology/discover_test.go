@@ -87,12 +87,15 @@ func TestDiscoverShapes(t *testing.T) {
 		want []retry.Ladder
 	}{
 		{
-			name: "plain queue with a DLQ is not a ladder",
+			// The engineer sees which DLQ belongs to which service; the
+			// retries, if any, happen in the consumer.
+			name: "plain queue with a DLQ is a ladder with its retries in the consumer",
 			v: &Vhost{
 				Queues:    []Queue{q("emails", 2, dlx("dlx")), q("emails.dlq", 0, nil)},
 				Exchanges: []Exchange{{Name: "dlx", Type: ExchangeFanout}},
 				Bindings:  []Binding{bind("dlx", "emails.dlq", "")},
 			},
+			want: []retry.Ladder{{Main: "emails", DLQ: "emails.dlq", RetriesInConsumer: true}},
 		},
 		{
 			name: "main's dead letters go to the tier, which returns: no DLQ",
@@ -113,6 +116,7 @@ func TestDiscoverShapes(t *testing.T) {
 				Exchanges: []Exchange{{Name: "dlx", Type: ExchangeFanout}},
 				Bindings:  []Binding{bind("dlx", "fresh.dlq", "")},
 			},
+			want: []retry.Ladder{{Main: "fresh", DLQ: "fresh.dlq", RetriesInConsumer: true}},
 		},
 		{
 			name: "main with its own TTL is not a tier of its DLQ even with workers down",
@@ -176,6 +180,7 @@ func TestDiscoverShapes(t *testing.T) {
 				Exchanges: []Exchange{{Name: "dlx", Type: ExchangeFanout}},
 				Bindings:  []Binding{bind("dlx", "emails.dlq", "")},
 			},
+			want: []retry.Ladder{{Main: "emails", DLQ: "emails.dlq", RetriesInConsumer: true}},
 		},
 		{
 			name: "stuck loop: main → wait queue without TTL → main",
@@ -413,7 +418,7 @@ func TestDiscoverShapesWithAndWithoutConsumers(t *testing.T) {
 			findings: []string{"warning no-dlq a", "warning stuck b"},
 		},
 		{
-			name: "a work queue and its DLQ are no ladder, workers or not",
+			name: "a work queue and its DLQ are one ladder, workers or not",
 			v: func(workers int) *Vhost {
 				return &Vhost{
 					Queues: []Queue{
@@ -422,7 +427,7 @@ func TestDiscoverShapesWithAndWithoutConsumers(t *testing.T) {
 					},
 				}
 			},
-			noLadders: true,
+			main: "orders", dlq: "orders.dlq",
 		},
 	}
 	for _, sh := range shapes {
@@ -439,7 +444,7 @@ func TestDiscoverShapesWithAndWithoutConsumers(t *testing.T) {
 				if len(ls) != 1 || ls[0].Main != sh.main || !reflect.DeepEqual(ls[0].WaitQueues, sh.wait) || ls[0].DLQ != sh.dlq {
 					t.Fatalf("workers=%d: ladders %+v, want main %s wait %v dlq %q", workers, ls, sh.main, sh.wait, sh.dlq)
 				}
-				if len(ls[0].InferredFrom) == 0 {
+				if len(ls[0].InferredFrom) == 0 && len(sh.wait) > 0 {
 					t.Errorf("workers=%d: a guessed wait queue says nothing of how: %+v", workers, ls[0])
 				}
 				var got []string
@@ -475,8 +480,12 @@ func TestDiscoverWaitSideFromEvidenceNotConsumers(t *testing.T) {
 		inferred   []string
 		findings   []string // topology findings, runtime ones left out
 		// consumersConfirm: nothing but consumers tells the sides apart, so
-		// a consumer on the wait side makes it a work queue (no ladder).
+		// a consumer on the wait side makes it a work queue (a ladder of its
+		// own whose DLQ is the other queue).
 		consumersConfirm bool
+		// deadEnd: with no wait queue, the first queue is a ladder whose
+		// failures end in the second (its retries in the consumer).
+		deadEnd [2]string
 	}
 	loop := func(a, b string) *Vhost {
 		return &Vhost{Queues: []Queue{
@@ -577,6 +586,7 @@ func TestDiscoverWaitSideFromEvidenceNotConsumers(t *testing.T) {
 					{Name: "orders.process", Ready: 2},
 				}}
 			},
+			deadEnd: [2]string{"orders.incoming", "orders.process"},
 		},
 		{
 			name: "per-message expiration seen over a DLQ-like name",
@@ -607,13 +617,14 @@ func TestDiscoverWaitSideFromEvidenceNotConsumers(t *testing.T) {
 			findings: []string{"warning no-dlq x", "warning hol-risk x.failed"},
 		},
 		{
-			name: "a DLQ name with nothing else: no ladder",
+			name: "a DLQ name with nothing else: a ladder into it",
 			v: func() *Vhost {
 				return &Vhost{Queues: []Queue{
 					{Name: "orders", Ready: 2, Messages: 2, Arguments: dl("orders.rejected")},
 					{Name: "orders.rejected", Ready: 2},
 				}}
 			},
+			deadEnd: [2]string{"orders", "orders.rejected"},
 		},
 	}
 	for _, tt := range tests {
@@ -636,17 +647,18 @@ func TestDiscoverWaitSideFromEvidenceNotConsumers(t *testing.T) {
 				seedQueue(v, onWait).Consumers = c[1]
 				ls := Discover(v)
 				if tt.consumersConfirm && c[1] > 0 {
-					if len(ls) != 0 {
-						t.Errorf("consumers %v: a consumed %s with nothing else to tell is a work queue; ladders %+v", c, onWait, ls)
+					if want := []retry.Ladder{{Main: onWait, DLQ: onMain, RetriesInConsumer: true}}; !reflect.DeepEqual(ls, want) {
+						t.Errorf("consumers %v: a consumed %s with nothing else to tell is a work queue; ladders %+v, want %+v", c, onWait, ls, want)
 					}
 					continue
 				}
 				if first == nil {
 					first = ls
 					switch {
-					case tt.main == "" && len(ls) != 0:
-						t.Fatalf("ladders %+v, want none", ls)
 					case tt.main == "":
+						if want := []retry.Ladder{{Main: tt.deadEnd[0], DLQ: tt.deadEnd[1], RetriesInConsumer: true}}; !reflect.DeepEqual(ls, want) {
+							t.Fatalf("ladders %+v, want %+v", ls, want)
+						}
 					case len(ls) != 1 || ls[0].Main != tt.main || !reflect.DeepEqual(ls[0].InferredFrom, tt.inferred):
 						t.Fatalf("ladders %+v, want main %s, inferred %q", ls, tt.main, tt.inferred)
 					case tt.wait != "" && !reflect.DeepEqual(ls[0].WaitQueues, []string{tt.wait}):
@@ -658,7 +670,7 @@ func TestDiscoverWaitSideFromEvidenceNotConsumers(t *testing.T) {
 				var got []string
 				for _, f := range Findings(v, ls) {
 					switch {
-					case f.Code == CodeNoConsumers && f.Queue != tt.main:
+					case f.Code == CodeNoConsumers && f.Queue != tt.main && f.Queue != tt.deadEnd[0]:
 						t.Errorf("consumers %v: no-consumers on %s, which is no main", c, f.Queue)
 					case f.Code == CodeNoConsumers && c[0] > 0:
 						t.Errorf("consumers %v: no-consumers on a consumed main", c)
@@ -681,37 +693,39 @@ func TestDiscoverWaitSideFromEvidenceNotConsumers(t *testing.T) {
 
 // The commonest topology, a worked queue dead-lettering into a DLQ whose
 // name says nothing: while its worker runs it is no wait queue (no hol-risk
-// on a healthy main); with nothing consuming, the guess says so.
-func TestDiscoverConsumedQueueIntoANeutralQueueIsNoLadder(t *testing.T) {
+// on a healthy main) but a ladder of its own into that DLQ; with nothing
+// consuming, the guess says so.
+func TestDiscoverConsumedQueueIntoANeutralQueueIsALadderIntoIt(t *testing.T) {
 	v := &Vhost{Queues: []Queue{
 		{Name: "emails", Consumers: 2, Arguments: map[string]any{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "emails.archive"}},
 		{Name: "emails.archive"},
 	}}
-	if ls := Discover(v); len(ls) != 0 {
-		t.Fatalf("ladders %+v, want none", ls)
+	ls := Discover(v)
+	if want := []retry.Ladder{{Main: "emails", DLQ: "emails.archive", RetriesInConsumer: true}}; !reflect.DeepEqual(ls, want) {
+		t.Fatalf("ladders %+v, want %+v", ls, want)
 	}
-	for _, f := range Findings(v, nil) {
+	for _, f := range Findings(v, ls) {
 		if f.Code == CodeHoLRisk {
 			t.Errorf("finding %+v on a worked queue", f)
 		}
 	}
 	v.Queues[0].Consumers = 0
-	ls := Discover(v)
+	ls = Discover(v)
 	if len(ls) != 1 || !strings.Contains(strings.Join(ls[0].InferredFrom, " "), "nothing consumes emails") {
 		t.Errorf("worker down: ladders %+v, want the guess, saying so", ls)
 	}
 }
 
-// A work queue with a TTL expiring stale messages into its DLQ is no
-// ladder, with its workers running or down.
+// A work queue with a TTL expiring stale messages into its DLQ is no tier
+// of that DLQ, with its workers running or down: a ladder of its own.
 func TestDiscoverTTLQueueIntoADLQIsNoTierWithWorkersDown(t *testing.T) {
 	for _, workers := range []int{3, 0} {
 		v := &Vhost{Queues: []Queue{
 			{Name: "fresh", Consumers: workers, Arguments: map[string]any{"x-message-ttl": int32(3600000), "x-dead-letter-exchange": "", "x-dead-letter-routing-key": "fresh.dlq"}},
 			{Name: "fresh.dlq"},
 		}}
-		if ls := Discover(v); len(ls) != 0 {
-			t.Errorf("workers %d: ladders %+v, want none", workers, ls)
+		if ls, want := Discover(v), []retry.Ladder{{Main: "fresh", DLQ: "fresh.dlq", RetriesInConsumer: true}}; !reflect.DeepEqual(ls, want) {
+			t.Errorf("workers %d: ladders %+v, want %+v", workers, ls, want)
 		}
 	}
 }

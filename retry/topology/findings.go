@@ -94,8 +94,10 @@ func Findings(v *Vhost, ladders []retry.Ladder) []Finding {
 				tierOf[w], inLadder[w] = true, true
 			}
 		}
-		if d := t.r.QueueIndex(l.DLQ); d >= 0 && l.DLQ != "" {
-			inLadder[d] = true
+		for _, q := range append([]string{l.DLQ}, l.ErrorQueues...) {
+			if d := t.r.QueueIndex(q); d >= 0 && q != "" {
+				inLadder[d] = true
+			}
 		}
 	}
 
@@ -349,9 +351,10 @@ func fndRate(perSec float64) string {
 }
 
 // DeadLetterQueues lists, sorted, the queues where dead letters end: every
-// ladder's DLQ, and every other queue something dead-letters into that is
-// no ladder's main, tier or wait queue (a plain queue's DLQ). ladder's own
-// wait queues dead-letter into move targets, which this does not count.
+// ladder's DLQ and error queues, and every other queue something
+// dead-letters into that is no ladder's main, tier or wait queue nor part
+// of a delay infrastructure (a plain queue's DLQ). ladder's own wait queues
+// dead-letter into move targets, which this does not count.
 func DeadLetterQueues(v *Vhost, ladders []retry.Ladder) []string {
 	t := discBuild(v)
 	inLadder := map[string]bool{}
@@ -368,11 +371,18 @@ func DeadLetterQueues(v *Vhost, ladders []retry.Ladder) []string {
 		for _, w := range l.DelayQueues {
 			inLadder[w] = true
 		}
+		for _, d := range l.Delays {
+			for _, w := range d.Queues {
+				inLadder[w] = true
+			}
+		}
 	}
 	for _, l := range ladders {
-		if l.DLQ != "" && !seen[l.DLQ] {
-			seen[l.DLQ] = true
-			out = append(out, l.DLQ)
+		for _, q := range append([]string{l.DLQ}, l.ErrorQueues...) {
+			if q != "" && !seen[q] {
+				seen[q] = true
+				out = append(out, q)
+			}
 		}
 	}
 	for qi := range v.Queues {

@@ -2,10 +2,13 @@ package topology
 
 import (
 	"fmt"
+	"github.com/ladder-tui/ladder/retry"
 	"github.com/ladder-tui/ladder/retry/internal/amqpfield"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Upgrade-lint finding codes (ladder lint): what breaks or changes when the
@@ -63,7 +66,7 @@ func Lint(v *Vhost, target string) ([]Finding, error) {
 				Message: "transient, non-exclusive queue: deprecated since 4.0 (the transient_nonexcl_queues feature); permitted by default on 4.0 and 4.3 but refused where it is denied; declare it durable or exclusive"})
 		}
 	}
-	for _, f := range republishedTiers(v) {
+	for _, f := range xDeathLoops(v, target) {
 		add(f)
 	}
 	for _, x := range v.Exchanges {
@@ -82,60 +85,86 @@ func Lint(v *Vhost, target string) ([]Finding, error) {
 	return out, nil
 }
 
-// republishedTiers finds ladders whose tiers the main queue does not
-// dead-letter into: the consumer publishes a failed message into a tier
-// itself, with the headers it got. Counting retries from that x-death
-// works on 3.x, where the broker interprets a client-published x-death;
-// from 4.0 it does not, and the count restarts at 1 on every retry.
-// Topology cannot show what the consumer counts with, so this warns.
-func republishedTiers(v *Vhost) []Finding {
-	var out []Finding
-	r := NewRouter(v)
-	byName := map[string]*Queue{}
-	for i := range v.Queues {
-		byName[v.Queues[i].Name] = &v.Queues[i]
+// xDeathLoops finds retry loops whose limit, by the evidence, is read from
+// an x-death the application republishes: on a target of 4.0 or later
+// (CarriesDeaths) such a limit never trips. RabbitMQ 4.0.1's release notes:
+// 4.x no longer interprets an x-death header a client (re-)publishes; seen
+// here on 4.0.5 and 4.3.6, the count restarts at 1 after every republish
+// (shared/reference/rabbitmq-retry-facts.md, "x-death").
+//
+// A loop is a queue something consumes (or may: consumers unknown) whose
+// dead-letter route reaches a queue with a TTL that dead-letters back to it.
+// What says the application republishes into it and counts from x-death is
+// Spring Cloud Stream's RabbitMQ binder shape, which only that binder
+// declares (spring-cloud/spring-cloud-stream:
+// binders/rabbit-binder/spring-cloud-stream-binder-rabbit-core/src/main/java/org/springframework/cloud/stream/binder/rabbit/provisioning/RabbitExchangeQueueProvisioner.java,
+// autoBindDLQ and queueArgs): queue Q with x-dead-letter-exchange
+// <prefix>DLX and x-dead-letter-routing-key Q, its DLQ Q.dlq bound to that
+// exchange, and with dlqTtl and dlqDeadLetterExchange a queue TTL and a
+// dead-letter route back to Q. republishToDlq defaults to true: the binder
+// then publishes a failed message to the DLX itself, headers and all
+// (RabbitMessageChannelBinder.getErrorMessageHandler, even for
+// AmqpRejectAndDontRequeueException), and the binder's documentation
+// limits the loop by x-death's count (docs/modules/ROOT/pages/rabbit/
+// rabbit_overview/rabbitmq-retry.adoc and putting-it-all-together.adoc).
+//
+// Not loops: queues nothing consumes (a delay level, a parking queue), a
+// chain of TTL queues dead-lettering into each other (NServiceBus's delay
+// levels: their endpoint queues have no dead-letter route at all), and a
+// DLQ without a TTL. Lint reads no messages, so what the application
+// really counts with is not known; a newer binder also writes Spring
+// AMQP 3.2's retry-count header, but the documented listener reads x-death.
+func xDeathLoops(v *Vhost, target string) []Finding {
+	if !CarriesDeaths(target) {
+		return nil
 	}
-	for _, l := range Discover(v) {
-		main := byName[l.Main]
-		if main == nil || len(l.Tiers) == 0 {
+	r := NewRouter(v)
+	var out []Finding
+	for i := range v.Queues {
+		q := &v.Queues[i]
+		if !q.ConsumersUnknown && q.Consumers == 0 {
 			continue
 		}
-		set := EffectiveSettings(main)
-		var entered []string
-		for _, t := range l.Tiers {
-			if !set.HasDeadLetterExchange || !deadLettersInto(r, v, set, t.Queue) {
-				entered = append(entered, t.Queue)
-			}
-		}
-		if len(entered) == 0 {
+		dlq, ttl, ok := springRetryLoop(r, q)
+		if !ok {
 			continue
 		}
-		out = append(out, Finding{Code: CodeClientXDeath, Severity: SeverityWarning, Queue: l.Main, Message: fmt.Sprintf(
-			"the consumer publishes failed messages into %s itself (the main queue does not dead-letter there): if it counts retries from x-death, from 4.0 that count restarts at 1 on every retry (client-published x-death is no longer interpreted) and messages retry forever; count in a header of your own (x-retry-count)",
-			strings.Join(entered, ", "))})
+		out = append(out, Finding{Code: CodeClientXDeath, Severity: SeverityError, Queue: q.Name, Message: fmt.Sprintf(
+			"Spring Cloud Stream retry loop %q → %q (TTL %s) → back: the binder republishes failures (republishToDlq, default true) with their x-death, which 4.x no longer counts (it restarts at 1), so a limit read from x-death never trips and messages loop forever; set republishToDlq=false, count in a header the app owns (x-retry-count, Spring AMQP 3.2's retry-count), or use a quorum delivery-limit or 4.3's delayed retry",
+			q.Name, dlq, retry.FormatDelay(ttl))})
 	}
 	return out
 }
 
-// deadLettersInto reports whether the queue with settings set dead-letters
-// into tier: through its dead-letter routing key, or a binding of its
-// dead-letter exchange to the tier when messages keep their own keys.
-func deadLettersInto(r *Router, v *Vhost, set QueueSettings, tier string) bool {
-	if set.HasDeadLetterRoutingKey {
-		for _, q := range r.Route(set.DeadLetterExchange, set.DeadLetterRoutingKey, nil).Queues {
-			if q == tier {
-				return true
-			}
-		}
-		return false
+// springRetryLoop reports whether q is the work queue of the Spring binder's
+// retry loop (see xDeathLoops), and its DLQ and the DLQ's TTL. The route is
+// read, not the arguments alone: a DLQ the dead letters do not reach, or
+// whose own dead letters go elsewhere (a parking lot), makes no loop.
+func springRetryLoop(r *Router, q *Queue) (dlq string, ttl time.Duration, ok bool) {
+	set := EffectiveSettings(q)
+	if !set.HasDeadLetterExchange || !strings.HasSuffix(set.DeadLetterExchange, springDLX) ||
+		!set.HasDeadLetterRoutingKey || set.DeadLetterRoutingKey != q.Name {
+		return "", 0, false
 	}
-	for _, b := range v.Bindings {
-		if b.Source == set.DeadLetterExchange && b.Destination == tier && b.DestinationType != "exchange" {
-			return true
-		}
+	dlq = q.Name + springDLQSuffix
+	d := r.QueueIndex(dlq)
+	if d < 0 || !slices.Contains(r.DeadLetters(q.Name).Queues, dlq) {
+		return "", 0, false
 	}
-	return false
+	dset := EffectiveSettings(&r.Vhost().Queues[d])
+	if !dset.HasMessageTTL || !slices.Contains(r.DeadLetters(dlq).Queues, q.Name) {
+		return "", 0, false
+	}
+	return dlq, dset.MessageTTL, true
 }
+
+// The Spring binder's names (RabbitExchangeQueueProvisioner): its
+// dead-letter exchange is <prefix>DLX, a queue's DLQ the queue's name and
+// ".dlq".
+const (
+	springDLX       = "DLX"
+	springDLQSuffix = ".dlq"
+)
 
 func lintMinor(target string) (int, error) {
 	major, minor, ok := strings.Cut(target, ".")

@@ -1,0 +1,83 @@
+package topology
+
+import (
+	"strings"
+
+	"github.com/ladder-tui/ladder/retry"
+)
+
+// Error queues fed by publishing: frameworks that retry in the consumer
+// publish a message that has failed for good into a queue named after the
+// work queue (MassTransit's {queue}_error, Sneakers' {queue}-error, Spring's
+// {queue}.dlq and {queue}.parkingLot), with no dead-letter route between
+// the two: the graph cannot see the link, the naming in each convention of
+// retry.Conventions can. NServiceBus's one "error" queue serves every
+// endpoint its delay infrastructure delivers into (sharedErrorQueues).
+
+// namedErrorQueue is one queue that a convention's naming makes an error
+// queue of a work queue.
+type namedErrorQueue struct {
+	queue int
+	from  string // "MassTransit: {queue}_error"
+}
+
+// namedErrorQueues lists, for work queue m, the existing queues the
+// conventions name as its error queues, in the table's order; tiers,
+// queues of delay chains and m itself are never among them.
+func (t *discTopo) namedErrorQueues(m int) []namedErrorQueue {
+	name := t.v.Queues[m].Name
+	var out []namedErrorQueue
+	for _, c := range retry.Conventions() {
+		for _, pat := range c.ErrorQueues {
+			if !strings.Contains(pat, "{queue}") {
+				continue
+			}
+			e := t.r.QueueIndex(strings.ReplaceAll(pat, "{queue}", name))
+			if e < 0 || e == m || !t.canon[e] || t.inChain(e) || t.hasTTL(e) && t.set[e].HasDeadLetterExchange {
+				continue
+			}
+			out = append(out, namedErrorQueue{queue: e, from: c.Name + ": " + pat})
+		}
+	}
+	return out
+}
+
+// sharedErrorQueues are the existing error queues a convention names
+// without a work queue ("error") whose delay chain delivers into m: the
+// chain's common name prefix is how that convention names its delay queues.
+func (t *discTopo) sharedErrorQueues(m int) []namedErrorQueue {
+	var out []namedErrorQueue
+	for _, ci := range t.chainsInto(m) {
+		d := t.delay(ci)
+		prefix := d.Name[:strings.Index(d.Name, "…")]
+		prefix = strings.TrimRight(prefix, "0123456789")
+		for _, c := range retry.Conventions() {
+			if !conventionNames(c, prefix) {
+				continue
+			}
+			for _, pat := range c.ErrorQueues {
+				if strings.Contains(pat, "{queue}") {
+					continue
+				}
+				if e := t.r.QueueIndex(pat); e >= 0 && e != m && t.canon[e] {
+					out = append(out, namedErrorQueue{queue: e, from: c.Name + ": " + pat + " (shared)"})
+				}
+			}
+		}
+	}
+	return out
+}
+
+// conventionNames: one of c's queue names starts with prefix (a delay
+// chain's common prefix, at least a few characters long).
+func conventionNames(c retry.Convention, prefix string) bool {
+	if len(prefix) < 4 {
+		return false
+	}
+	for _, q := range c.QueueNames {
+		if !strings.Contains(q, "{queue}") && strings.HasPrefix(q, prefix) {
+			return true
+		}
+	}
+	return false
+}

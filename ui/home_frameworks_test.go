@@ -1,0 +1,74 @@
+package ui
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/retry"
+)
+
+// A framework's ladder reads on the home screen as the framework means it:
+// a shared delay infrastructure is one row (its queues out of OTHER
+// QUEUES), error queues by naming sit in the ladder and say how they were
+// linked, and a ladder with nothing that makes messages wait says its
+// retries are in the consumer.
+func TestHomeShowsFrameworkShapes(t *testing.T) {
+	levels := []string{"nsb.v2.delay-level-00", "nsb.v2.delay-level-01", "nsb.v2.delay-level-02"}
+	s := &broker.Snapshot{Vhost: "/"}
+	for i, q := range levels {
+		s.Topology.Queues = append(s.Topology.Queues, queue(q, int64(i), 0, 0, 0, 0))
+	}
+	for _, q := range []string{"Sales", "error", "submit-order", "submit-order_error", "submit-order_skipped"} {
+		s.Topology.Queues = append(s.Topology.Queues, queue(q, 1, 0, 1, 0, 0))
+	}
+	s.Ladders = []retry.Ladder{
+		{Main: "Sales", Delays: []retry.Delay{{Name: "nsb.v2.delay-level-00…02", Queues: levels, MinTTL: time.Second, MaxTTL: 4 * time.Second}},
+			DLQ: "error", DLQFrom: "NServiceBus: error (shared)"},
+		{Main: "submit-order", DLQ: "submit-order_error", DLQFrom: "MassTransit: {queue}_error", ErrorQueues: []string{"submit-order_skipped"}, RetriesInConsumer: true},
+	}
+	rows := buildHomeRowsView(s, homeView{})
+	st := newStylesForTest()
+	cols := homeLayout(120)
+	var screen []string
+	for i := range rows {
+		screen = append(screen, ansi.Strip(renderHomeRow(&rows[i], rowStats{}, cols, st, false, false)))
+	}
+	all := strings.Join(screen, "\n")
+	for _, r := range rows {
+		for _, q := range levels {
+			if r.name == q {
+				t.Errorf("delay level %s has a row of its own:\n%s", q, all)
+			}
+		}
+	}
+	for _, want := range []string{"nsb.v2.delay-level-00…02", "delay", "shared: 3 queues, 1s…4s, 3 waiting", "submit-order_skipped", "error"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("no %q on the screen:\n%s", want, all)
+		}
+	}
+	details := func(name string) string {
+		for i := range rows {
+			if rows[i].name == name && rows[i].kind != rowSection {
+				return ansi.Strip(strings.Join(renderRowDetails(&rows[i], s, 200, 6, st, ""), "\n"))
+			}
+		}
+		t.Fatalf("no row %s:\n%s", name, all)
+		return ""
+	}
+	if d := details("submit-order"); !strings.Contains(d, "retries happen in the consumer") {
+		t.Errorf("submit-order: %q", d)
+	}
+	if d := details("Sales"); strings.Contains(d, "consumer") {
+		t.Errorf("Sales waits in the delay levels, not in its consumer: %q", d)
+	}
+	if d := details("error"); !strings.Contains(d, "error queue of Sales by its naming (NServiceBus: error (shared))") {
+		t.Errorf("error: %q", d)
+	}
+	if d := details("submit-order_skipped"); !strings.Contains(d, "error queue of submit-order by its naming: failures are published there") {
+		t.Errorf("submit-order_skipped: %q", d)
+	}
+}
