@@ -256,8 +256,9 @@ func TestNServiceBusErrorQueue(t *testing.T) {
 		if l.DLQ == nil || l.DLQ.Name != nsbError || !strings.HasPrefix(l.DLQFrom, "NServiceBus") {
 			t.Errorf("ladder %s: dlq %+v from %q, want %s by NServiceBus's naming:\n%s", nsbEndpoint, l.DLQ, l.DLQFrom, nsbError, raw)
 		}
-		if len(l.Tiers) != 0 || len(l.WaitQueues) != 0 {
-			t.Errorf("ladder %s: tiers %v, wait queues %v; the delay levels are no tiers:\n%s", nsbEndpoint, l.tierNames(), l.WaitQueues, raw)
+		if len(l.Tiers) != 0 || len(l.WaitQueues) != 0 || l.RetriesInConsumer {
+			t.Errorf("ladder %s: tiers %v, wait queues %v, retries_in_consumer %v; the delay levels are no tiers, and the delayed retries wait in them, not in the consumer:\n%s",
+				nsbEndpoint, l.tierNames(), l.WaitQueues, l.RetriesInConsumer, raw)
 		}
 		if len(l.Delays) != 1 {
 			t.Errorf("ladder %s: %d delays, want one (the delay levels):\n%s", nsbEndpoint, len(l.Delays), raw)

@@ -216,9 +216,13 @@ func TestSpringCloudStreamDLQTTLParkingLot(t *testing.T) {
 		if len(l.Tiers) != 1 || l.Tiers[0].Name != dlq || l.Tiers[0].TTLMS != dlqTTL {
 			t.Errorf("ladder %s: tiers %v, want %s (%d ms: its expired messages come back):\n%s", queue, l.tierNames(), dlq, dlqTTL, raw)
 		}
-		parkedIn := slices.Contains(l.errorQueues(), parkingLot) || l.DLQ != nil && l.DLQ.Name == parkingLot && strings.HasPrefix(l.DLQFrom, "Spring")
-		if !parkedIn {
-			t.Errorf("ladder %s: dlq %+v (from %q), error queues %v; want %s as its dead end:\n%s", queue, l.DLQ, l.DLQFrom, l.errorQueues(), parkingLot, raw)
+		// Nothing dead-letters into the parking lot: only Spring's naming
+		// makes it the ladder's dead end.
+		if l.DLQ == nil || l.DLQ.Name != parkingLot || !strings.HasPrefix(l.DLQFrom, "Spring") || !strings.Contains(l.DLQFrom, ".parkingLot") {
+			t.Errorf("ladder %s: dlq %+v (from %q), error queues %v; want %s by Spring's {queue}.parkingLot naming:\n%s", queue, l.DLQ, l.DLQFrom, l.errorQueues(), parkingLot, raw)
+		}
+		if l.RetriesInConsumer {
+			t.Errorf("ladder %s: retries_in_consumer, but its retries wait in the tier %s:\n%s", queue, dlq, raw)
 		}
 	}
 	for _, f := range top.findingsOn(queue, dlq, parkingLot) {
