@@ -225,6 +225,8 @@ func gcNames(raw json.RawMessage) []string {
 	if json.Unmarshal(raw, &names) == nil {
 		return names
 	}
+	// A failed decode leaves what it filled in: start again.
+	names = nil
 	var qs []gcQueue
 	if json.Unmarshal(raw, &qs) == nil {
 		for _, q := range qs {
