@@ -28,6 +28,11 @@ import (
 //     mandatory, to the error exchange with the routing key it was delivered
 //     with, its properties and headers kept, host headers (MT-Host-*) and
 //     the exception headers added, its expiration cleared; then acked.
+//   - RabbitMqTransport/RabbitMqDeadLetterTransport.cs and
+//     src/MassTransit/Middleware/DeadLetterTransportFilter.cs: a message no
+//     consumer of the endpoint takes is moved the same way (host headers,
+//     MT-Reason "dead-letter", no fault headers) to "<queue>_skipped"
+//     (DefaultDeadLetterQueueNameFormatter, RabbitMqDeadLetterSettings).
 //   - src/MassTransit.Abstractions/Contexts/SendContextExtensions.cs
 //     SetExceptionHeaders and MessageHeaders.cs: MT-Reason "fault",
 //     MT-Fault-ExceptionType, MT-Fault-InputAddress (the endpoint's
@@ -51,6 +56,51 @@ const (
 	mtFaultText   = "Order 42 could not be submitted: the warehouse is closed"
 )
 
+// mtHostHeaders are SetHostHeaders' headers, on every message MassTransit
+// moves to _error or _skipped.
+var mtHostHeaders = map[string]any{
+	"MT-Host-MachineName": "build-agent-7", "MT-Host-ProcessName": "Sales.Service", "MT-Host-ProcessId": "4242",
+	"MT-Host-Assembly": "Sales.Service", "MT-Host-AssemblyVersion": "1.0.0.0", "MT-Host-MassTransitVersion": "8.3.0.0",
+	"MT-Host-FrameworkVersion": "8.0.0", "MT-Host-OperatingSystemVersion": "Unix 6.8.0",
+}
+
+// mtDeclareEndpoint declares the receive endpoint submit-order and its
+// message type's exchange, bound to it.
+func mtDeclareEndpoint(e *gcEnv) {
+	e.must(e.ch.ExchangeDeclare(mtQueue, amqp.ExchangeFanout, true, false, false, false, nil), "declare exchange "+mtQueue)
+	_, err := e.ch.QueueDeclare(mtQueue, true, false, false, false, nil)
+	e.must(err, "declare queue "+mtQueue)
+	e.must(e.ch.QueueBind(mtQueue, "", mtQueue, false, nil), "bind "+mtQueue)
+	e.must(e.ch.ExchangeDeclare(mtMessageType, amqp.ExchangeFanout, true, false, false, false, nil), "declare exchange "+mtMessageType)
+	e.must(e.ch.ExchangeBind(mtQueue, "", mtMessageType, false, nil), "bind "+mtMessageType+" to "+mtQueue)
+}
+
+// mtDeclareMoveQueue declares _error's or _skipped's exchange and queue,
+// bound, as the move transport's topology filter does on its first use.
+func mtDeclareMoveQueue(e *gcEnv, name string) {
+	e.must(e.ch.ExchangeDeclare(name, amqp.ExchangeFanout, true, false, false, false, nil), "declare exchange "+name)
+	_, err := e.ch.QueueDeclare(name, true, false, false, false, nil)
+	e.must(err, "declare queue "+name)
+	e.must(e.ch.QueueBind(name, "", name, false, nil), "bind "+name)
+}
+
+// mtMove is RabbitMqMoveTransport.Move: d published to the exchange name
+// with its routing key and properties, its headers with the host headers
+// and extra added (the expiration cleared), then acked.
+func mtMove(e *gcEnv, d amqp.Delivery, name string, extra map[string]any) {
+	e.t.Helper()
+	h := gcCopy(d.Headers)
+	for k, v := range mtHostHeaders {
+		h[k] = v
+	}
+	for k, v := range extra {
+		h[k] = v
+	}
+	e.publish(name, d.RoutingKey, true, amqp.Publishing{
+		MessageId: d.MessageId, DeliveryMode: d.DeliveryMode, ContentType: d.ContentType, Headers: h, Body: d.Body})
+	e.must(d.Ack(false), "ack")
+}
+
 // TestMassTransitErrorQueue: a MassTransit endpoint's faults in
 // submit-order_error are one ladder of submit-order (retries in the
 // consumer, the DLQ found by MassTransit's naming), peek reads the fault
@@ -63,13 +113,7 @@ func TestMassTransitErrorQueue(t *testing.T) {
 	errQ := mtQueue + "_error"
 	inputAddress := "rabbitmq://" + e.r.AMQP.Hostname() + "/" + e.r.Vhost + "/" + mtQueue
 
-	// The receive endpoint and the message type's exchange.
-	e.must(e.ch.ExchangeDeclare(mtQueue, amqp.ExchangeFanout, true, false, false, false, nil), "declare exchange "+mtQueue)
-	_, err := e.ch.QueueDeclare(mtQueue, true, false, false, false, nil)
-	e.must(err, "declare queue "+mtQueue)
-	e.must(e.ch.QueueBind(mtQueue, "", mtQueue, false, nil), "bind "+mtQueue)
-	e.must(e.ch.ExchangeDeclare(mtMessageType, amqp.ExchangeFanout, true, false, false, false, nil), "declare exchange "+mtMessageType)
-	e.must(e.ch.ExchangeBind(mtQueue, "", mtMessageType, false, nil), "bind "+mtMessageType+" to "+mtQueue)
+	mtDeclareEndpoint(e)
 
 	// Publish: properties as MassTransit's RabbitMQ send sets them.
 	for _, id := range ids {
@@ -95,20 +139,13 @@ func TestMassTransitErrorQueue(t *testing.T) {
 
 	// The redelivery faults again: the error transport declares its
 	// topology and moves the message there.
-	e.must(e.ch.ExchangeDeclare(errQ, amqp.ExchangeFanout, true, false, false, false, nil), "declare exchange "+errQ)
-	_, err = e.ch.QueueDeclare(errQ, true, false, false, false, nil)
-	e.must(err, "declare queue "+errQ)
-	e.must(e.ch.QueueBind(errQ, "", errQ, false, nil), "bind "+errQ)
+	mtDeclareMoveQueue(e, errQ)
 	faultAt := map[string]time.Time{}
 	for range n {
 		d := e.take(mtQueue)
 		at := time.Now().UTC()
 		faultAt[d.MessageId] = at.Truncate(100 * time.Nanosecond)
-		h := gcCopy(d.Headers)
-		for k, v := range map[string]any{
-			"MT-Host-MachineName": "build-agent-7", "MT-Host-ProcessName": "Sales.Service", "MT-Host-ProcessId": "4242",
-			"MT-Host-Assembly": "Sales.Service", "MT-Host-AssemblyVersion": "1.0.0.0", "MT-Host-MassTransitVersion": "8.3.0.0",
-			"MT-Host-FrameworkVersion": "8.0.0", "MT-Host-OperatingSystemVersion": "Unix 6.8.0",
+		mtMove(e, d, errQ, map[string]any{
 			"MT-Reason":              "fault",
 			"MT-Fault-ExceptionType": "System.InvalidOperationException",
 			"MT-Fault-InputAddress":  inputAddress,
@@ -118,12 +155,7 @@ func TestMassTransitErrorQueue(t *testing.T) {
 			"MT-Fault-ConsumerType":  "Sales.SubmitOrderConsumer",
 			"MT-Fault-MessageType":   "Contracts.SubmitOrder",
 			"MT-Fault-RetryCount":    int32(mtImmediate),
-		} {
-			h[k] = v
-		}
-		e.publish(errQ, d.RoutingKey, true, amqp.Publishing{
-			MessageId: d.MessageId, DeliveryMode: d.DeliveryMode, ContentType: d.ContentType, Headers: h, Body: d.Body})
-		e.must(d.Ack(false), "ack")
+		})
 	}
 	e.waitDepth(errQ, n)
 	if e.depth(mtQueue) != 0 {
@@ -142,6 +174,9 @@ func TestMassTransitErrorQueue(t *testing.T) {
 		}
 		if !strings.HasPrefix(l.DLQFrom, "MassTransit") || !strings.Contains(l.DLQFrom, "_error") {
 			t.Errorf("ladder %s: dlq_from %q, want MassTransit's {queue}_error naming:\n%s", mtQueue, l.DLQFrom, raw)
+		}
+		if got := l.errorQueues(); len(got) != 0 {
+			t.Errorf("ladder %s: error queues %v, want none (no _skipped here, and _error is the DLQ):\n%s", mtQueue, got, raw)
 		}
 		if len(l.Tiers) != 0 || len(l.Delays) != 0 || !l.RetriesInConsumer {
 			t.Errorf("ladder %s: tiers %v, delays %v, retries_in_consumer %v; want no tier or delay, retries in the consumer:\n%s",

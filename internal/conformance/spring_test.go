@@ -231,14 +231,17 @@ func TestSpringCloudStreamDLQTTLParkingLot(t *testing.T) {
 		}
 	}
 
-	// The retries are the binder's retry-count (on 3.x x-death says as
-	// many); the error its x-exception-message; it failed in the group's
+	// The retries are the binder's retry-count, and on 3.x x-death says as
+	// many; the error its x-exception-message; it failed in the group's
 	// queue.
 	msgs := e.peek(parkingLot, n)
 	for _, id := range ids {
 		m := msgs[id]
-		if m.Retry.Count != cycles || m.Retry.LastError != text {
-			t.Errorf("%s: count %d (from %s), error %q; want %d (retry-count), %q", id, m.Retry.Count, m.Retry.Source, m.Retry.LastError, cycles, text)
+		if !e.is4() && m.Retry.Count != cycles {
+			t.Errorf("%s: count %d (from %s), want %d (x-death and retry-count)", id, m.Retry.Count, m.Retry.Source, cycles)
+		}
+		if m.Retry.LastError != text {
+			t.Errorf("%s: error %q, want %q", id, m.Retry.LastError, text)
 		}
 		if m.Origin == nil || m.Origin.RoutingKey != queue {
 			t.Errorf("%s: origin %+v, want %s", id, m.Origin, queue)
