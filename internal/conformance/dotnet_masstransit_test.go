@@ -209,6 +209,6 @@ func TestMassTransitErrorQueue(t *testing.T) {
 	}
 
 	// move --to origin: every message back in submit-order, nowhere else.
-	e.moveToOrigin(errQ, n, mtQueue)
-	e.checkBackIn(mtQueue, ids)
+	e.moveToOrigin(errQ, gcHomes(mtQueue, ids))
+	e.checkBackIn(gcHomes(mtQueue, ids))
 }

@@ -167,28 +167,37 @@ func nsbPublishing(id string, headers map[string]string, body []byte, delaySecon
 	return p
 }
 
-// TestNServiceBusErrorQueue: the endpoint Sales with NServiceBus's delay
-// infrastructure is one ladder whose DLQ is the shared error queue and whose
-// delays are the 28 levels (one shared mechanism, not 28 ladders or tiers,
-// and no finding on them); peek reads the fault headers as NServiceBus
-// writes them; move --to origin returns every message to Sales only.
+// TestNServiceBusErrorQueue: two endpoints, Sales and Billing, with
+// NServiceBus's delay infrastructure, are one ladder each, both with the
+// shared error queue as DLQ and the 28 delay levels as their one delay
+// (one shared mechanism, not 28 ladders or tiers, and no finding on it);
+// peek reads the fault headers as NServiceBus writes them; move --to origin
+// returns every message to the endpoint it failed in, and only there.
 func TestNServiceBusErrorQueue(t *testing.T) {
 	e := gcStart(t)
-	const n = 3
-	ids := gcIDs("nsb", n)
+	const n = 3 // per endpoint
+	endpoints := []string{nsbEndpoint, "Billing"}
+	homes := map[string]string{}
+	for _, ep := range endpoints {
+		for id := range gcHomes(ep, gcIDs("nsb-"+ep, n)) {
+			homes[id] = ep
+		}
+	}
 
 	nsbDeclareDelayInfrastructure(e)
-	for _, q := range []string{nsbEndpoint, nsbError} {
+	for _, q := range append([]string{nsbError}, endpoints...) {
 		_, err := e.ch.QueueDeclare(q, true, false, false, false, amqp.Table{"x-queue-type": "quorum"})
 		e.must(err, "declare queue "+q)
 		e.must(e.ch.ExchangeDeclare(q, amqp.ExchangeFanout, true, false, false, false, nil), "declare exchange "+q)
 		e.must(e.ch.QueueBind(q, "", q, false, nil), "bind "+q)
 	}
-	e.must(e.ch.ExchangeBind(nsbEndpoint, "#."+nsbEndpoint, nsbDelivery, false, nil), "bind "+nsbEndpoint+" to "+nsbDelivery)
+	for _, ep := range endpoints {
+		e.must(e.ch.ExchangeBind(ep, "#."+ep, nsbDelivery, false, nil), "bind "+ep+" to "+nsbDelivery)
+	}
 
-	// A sender (ClientUI) sends PlaceOrder to Sales.
-	for _, id := range ids {
-		e.publish(nsbEndpoint, "", true, nsbPublishing(id, map[string]string{
+	// A sender (ClientUI) sends a command to each endpoint.
+	for id, ep := range homes {
+		e.publish(ep, "", true, nsbPublishing(id, map[string]string{
 			"NServiceBus.MessageId": id, "NServiceBus.MessageIntent": "Send", "NServiceBus.ContentType": "application/json",
 			"NServiceBus.EnclosedMessageTypes": "Messages.PlaceOrder, Messages, Version=1.0.0.0",
 			"NServiceBus.ConversationId":       id, "NServiceBus.CorrelationId": id,
@@ -198,82 +207,90 @@ func TestNServiceBusErrorQueue(t *testing.T) {
 	}
 
 	// Each delayed retry: the handler fails (immediate retries in memory),
-	// DelayedRetry sends the message to Sales with attempt k's delay (k s)
-	// through the delay levels.
+	// DelayedRetry sends the message to its own endpoint with attempt k's
+	// delay (k s) through the delay levels.
 	for attempt := 1; attempt <= nsbDelayed; attempt++ {
-		for range n {
-			d := e.take(nsbEndpoint)
-			h := nsbRetrieveHeaders(d)
-			h["NServiceBus.Retries"] = fmt.Sprint(attempt)
-			h["NServiceBus.Retries.Timestamp"] = nsbWireTime(time.Now())
-			key, level := nsbRoutingKey(attempt, nsbEndpoint)
-			e.publish(nsbLevel(level), key, true, nsbPublishing(d.MessageId, h, d.Body, attempt))
-			e.must(d.Ack(false), "ack")
+		for _, ep := range endpoints {
+			for range n {
+				d := e.take(ep)
+				h := nsbRetrieveHeaders(d)
+				h["NServiceBus.Retries"] = fmt.Sprint(attempt)
+				h["NServiceBus.Retries.Timestamp"] = nsbWireTime(time.Now())
+				key, level := nsbRoutingKey(attempt, ep)
+				e.publish(nsbLevel(level), key, true, nsbPublishing(d.MessageId, h, d.Body, attempt))
+				e.must(d.Ack(false), "ack")
+			}
 		}
 	}
 
 	// The last attempt fails too: MoveToError.
 	failedAt := map[string]time.Time{}
-	for range n {
-		d := e.take(nsbEndpoint)
-		if d.Headers["NServiceBus.Retries"] != fmt.Sprint(nsbDelayed) {
-			t.Fatalf("%s came back to %s with NServiceBus.Retries %v, want %d", d.MessageId, nsbEndpoint, d.Headers["NServiceBus.Retries"], nsbDelayed)
+	for _, ep := range endpoints {
+		for range n {
+			d := e.take(ep)
+			if homes[d.MessageId] != ep || d.Headers["NServiceBus.Retries"] != fmt.Sprint(nsbDelayed) {
+				t.Fatalf("%s came back to %s with NServiceBus.Retries %v; want it in %s with %d", d.MessageId, ep, d.Headers["NServiceBus.Retries"], homes[d.MessageId], nsbDelayed)
+			}
+			h := nsbRetrieveHeaders(d)
+			delete(h, "NServiceBus.Retries")
+			delete(h, "NServiceBus.FLRetries")
+			at := time.Now().UTC().Truncate(time.Microsecond)
+			failedAt[d.MessageId] = at
+			for k, v := range map[string]string{
+				"NServiceBus.ProcessingMachine": "build-agent-7", "NServiceBus.ProcessingEndpoint": ep,
+				"$.diagnostics.hostid": "2f1d0c5e9b7a4c1e8d3f6a0b9c8d7e6f", "$.diagnostics.hostdisplayname": "build-agent-7",
+				"NServiceBus.FailedQ":                     ep,
+				"NServiceBus.ExceptionInfo.ExceptionType": "System.InvalidOperationException",
+				"NServiceBus.ExceptionInfo.Message":       nsbFaultText,
+				"NServiceBus.ExceptionInfo.Source":        ep,
+				"NServiceBus.ExceptionInfo.StackTrace":    "System.InvalidOperationException: " + nsbFaultText + "\n   at " + ep + ".PlaceOrderHandler.Handle(PlaceOrder message, IMessageHandlerContext context)",
+				"NServiceBus.TimeOfFailure":               nsbWireTime(at),
+			} {
+				h[k] = v
+			}
+			e.publish(nsbError, "", true, nsbPublishing(d.MessageId, h, d.Body, 0))
+			e.must(d.Ack(false), "ack")
 		}
-		h := nsbRetrieveHeaders(d)
-		delete(h, "NServiceBus.Retries")
-		delete(h, "NServiceBus.FLRetries")
-		at := time.Now().UTC().Truncate(time.Microsecond)
-		failedAt[d.MessageId] = at
-		for k, v := range map[string]string{
-			"NServiceBus.ProcessingMachine": "build-agent-7", "NServiceBus.ProcessingEndpoint": nsbEndpoint,
-			"$.diagnostics.hostid": "2f1d0c5e9b7a4c1e8d3f6a0b9c8d7e6f", "$.diagnostics.hostdisplayname": "build-agent-7",
-			"NServiceBus.FailedQ":                     nsbEndpoint,
-			"NServiceBus.ExceptionInfo.ExceptionType": "System.InvalidOperationException",
-			"NServiceBus.ExceptionInfo.Message":       nsbFaultText,
-			"NServiceBus.ExceptionInfo.Source":        "Sales",
-			"NServiceBus.ExceptionInfo.StackTrace":    "System.InvalidOperationException: " + nsbFaultText + "\n   at Sales.PlaceOrderHandler.Handle(PlaceOrder message, IMessageHandlerContext context)",
-			"NServiceBus.TimeOfFailure":               nsbWireTime(at),
-		} {
-			h[k] = v
-		}
-		e.publish(nsbError, "", true, nsbPublishing(d.MessageId, h, d.Body, 0))
-		e.must(d.Ack(false), "ack")
 	}
-	e.waitDepth(nsbError, n)
+	e.waitDepth(nsbError, len(homes))
 
-	// topology: one ladder, Sales, whose DLQ is error and whose delays are
-	// the levels; the levels are neither ladders nor tiers, and nothing is
-	// found against them.
+	// topology: one ladder per endpoint, whose DLQ is error and whose delay
+	// is the levels; the levels are neither ladders nor tiers, and nothing
+	// is found against them.
 	levels := make([]string, 0, nsbMaxLevel+1)
 	for level := 0; level <= nsbMaxLevel; level++ {
 		levels = append(levels, nsbLevel(level))
 	}
 	top, raw := e.topology()
-	if got := top.mains(); !slices.Equal(got, []string{nsbEndpoint}) {
-		t.Errorf("ladders of %v, want exactly one, of %s:\n%s", got, nsbEndpoint, raw)
+	if got, want := top.mains(), slices.Sorted(slices.Values(endpoints)); !slices.Equal(got, want) {
+		t.Errorf("ladders of %v, want exactly one of each of %v:\n%s", got, want, raw)
 	}
-	if l, ok := top.ladderOf(t, nsbEndpoint, raw); ok {
+	for _, ep := range endpoints {
+		l, ok := top.ladderOf(t, ep, raw)
+		if !ok {
+			continue
+		}
 		if l.DLQ == nil || l.DLQ.Name != nsbError || !strings.HasPrefix(l.DLQFrom, "NServiceBus") {
-			t.Errorf("ladder %s: dlq %+v from %q, want %s by NServiceBus's naming:\n%s", nsbEndpoint, l.DLQ, l.DLQFrom, nsbError, raw)
+			t.Errorf("ladder %s: dlq %+v from %q, want %s by NServiceBus's naming:\n%s", ep, l.DLQ, l.DLQFrom, nsbError, raw)
 		}
 		if len(l.Tiers) != 0 || len(l.WaitQueues) != 0 || l.RetriesInConsumer {
 			t.Errorf("ladder %s: tiers %v, wait queues %v, retries_in_consumer %v; the delay levels are no tiers, and the delayed retries wait in them, not in the consumer:\n%s",
-				nsbEndpoint, l.tierNames(), l.WaitQueues, l.RetriesInConsumer, raw)
+				ep, l.tierNames(), l.WaitQueues, l.RetriesInConsumer, raw)
 		}
 		if len(l.Delays) != 1 {
-			t.Errorf("ladder %s: %d delays, want one (the delay levels):\n%s", nsbEndpoint, len(l.Delays), raw)
-		} else {
-			got := slices.Sorted(slices.Values(l.Delays[0].queues()))
-			if d := l.Delays[0]; !slices.Equal(got, levels) || d.MinTTLMS != 1000 || d.MaxTTLMS != int64(1<<nsbMaxLevel)*1000 {
-				t.Errorf("ladder %s: delay %s of %d queues, %d–%d ms; want the 28 levels, 1000–%d ms:\n%s",
-					nsbEndpoint, d.Name, len(got), d.MinTTLMS, d.MaxTTLMS, int64(1<<nsbMaxLevel)*1000, raw)
-			}
+			t.Errorf("ladder %s: %d delays, want one (the delay levels):\n%s", ep, len(l.Delays), raw)
+			continue
+		}
+		got := slices.Sorted(slices.Values(l.Delays[0].queues()))
+		if d := l.Delays[0]; !slices.Equal(got, levels) || d.MinTTLMS != 1000 || d.MaxTTLMS != int64(1<<nsbMaxLevel)*1000 {
+			t.Errorf("ladder %s: delay %s of %d queues, %d–%d ms; want the 28 levels, 1000–%d ms:\n%s",
+				ep, d.Name, len(got), d.MinTTLMS, d.MaxTTLMS, int64(1<<nsbMaxLevel)*1000, raw)
 		}
 	}
 	if f := top.findingsOn(levels...); len(f) != 0 {
 		t.Errorf("findings against the delay levels: %v", f)
 	}
-	for _, f := range top.findingsOn(nsbEndpoint, nsbError) {
+	for _, f := range top.findingsOn(append([]string{nsbError}, endpoints...)...) {
 		if strings.HasPrefix(f, "no-dlq ") || strings.HasPrefix(f, "unroutable-dead-letter ") {
 			t.Errorf("false finding: %s", f)
 		}
@@ -282,8 +299,8 @@ func TestNServiceBusErrorQueue(t *testing.T) {
 	// peek: MoveToError removed NServiceBus.Retries, so the message says no
 	// count; the error is ExceptionInfo.Message at TimeOfFailure, the origin
 	// NServiceBus.FailedQ.
-	msgs := e.peek(nsbError, n)
-	for _, id := range ids {
+	msgs := e.peek(nsbError, len(homes))
+	for id, ep := range homes {
 		m := msgs[id]
 		if m.Retry.Count != 0 {
 			t.Errorf("%s: retry count %d from %q; NServiceBus's error message carries none (MoveToError removes NServiceBus.Retries)", id, m.Retry.Count, m.Retry.Source)
@@ -294,11 +311,11 @@ func TestNServiceBusErrorQueue(t *testing.T) {
 		if !m.Retry.LastErrorTime.Equal(failedAt[id]) {
 			t.Errorf("%s: error time %v, want NServiceBus.TimeOfFailure %v", id, m.Retry.LastErrorTime, failedAt[id])
 		}
-		if m.Retry.FailedQueue != nsbEndpoint || m.Origin == nil || m.Origin.Exchange != "" || m.Origin.RoutingKey != nsbEndpoint {
-			t.Errorf("%s: failed in %q, origin %+v; want %s (NServiceBus.FailedQ)", id, m.Retry.FailedQueue, m.Origin, nsbEndpoint)
+		if m.Retry.FailedQueue != ep || m.Origin == nil || m.Origin.Exchange != "" || m.Origin.RoutingKey != ep {
+			t.Errorf("%s: failed in %q, origin %+v; want %s (NServiceBus.FailedQ)", id, m.Retry.FailedQueue, m.Origin, ep)
 		}
 	}
 
-	e.moveToOrigin(nsbError, n, nsbEndpoint)
-	e.checkBackIn(nsbEndpoint, ids)
+	e.moveToOrigin(nsbError, homes)
+	e.checkBackIn(homes)
 }

@@ -365,11 +365,13 @@ type gcMove struct {
 	Notes []string `json:"notes"`
 }
 
-// moveToOrigin dry-runs `move --from q --to origin` and checks that every
-// message's plan reaches exactly want, then moves them for real, without a
-// question (--yes), and checks that all n moved.
-func (e *gcEnv) moveToOrigin(q string, n int, want string, extra ...string) {
+// moveToOrigin dry-runs `move --from q --to origin` and checks that it
+// plans every message of homes (id → the queue it failed in) to reach its
+// home and nothing else, then moves them for real, without a question
+// (--yes), and checks that all moved.
+func (e *gcEnv) moveToOrigin(q string, homes map[string]string, extra ...string) {
 	e.t.Helper()
+	n := len(homes)
 	args := append([]string{"move", "--from", q, "--to", "origin"}, extra...)
 	var plan gcMove
 	out := e.ladderJSON(&plan, append(args, "--dry-run")...)
@@ -377,7 +379,8 @@ func (e *gcEnv) moveToOrigin(q string, n int, want string, extra ...string) {
 		e.t.Fatalf("dry run of the move from %s plans %d messages, want %d:\n%s", q, len(plan.Planned), n, out)
 	}
 	for _, p := range plan.Planned {
-		if p.Skip != "" || !slices.Equal(p.Reaches, []string{want}) {
+		want, ok := homes[p.MessageID]
+		if !ok || p.Skip != "" || !slices.Equal(p.Reaches, []string{want}) {
 			e.t.Errorf("dry run: %s would reach %v (skip %q), want [%s] only:\n%s", p.MessageID, p.Reaches, p.Skip, want, out)
 		}
 	}
@@ -413,12 +416,13 @@ func (e *gcEnv) idsEverywhere() map[string]map[string]int {
 	return out
 }
 
-// checkBackIn checks that each of ids is in queue home once and in no other
-// queue of the vhost.
-func (e *gcEnv) checkBackIn(home string, ids []string) {
+// checkBackIn checks that each message of homes (id → the queue it failed
+// in) is in its home once and in no other queue of the vhost, and that no
+// other message is anywhere.
+func (e *gcEnv) checkBackIn(homes map[string]string) {
 	e.t.Helper()
 	where := e.idsEverywhere()
-	for _, id := range ids {
+	for id, home := range homes {
 		if where[home][id] != 1 {
 			e.t.Errorf("%s is in %s %d times, want once", id, home, where[home][id])
 		}
@@ -430,11 +434,22 @@ func (e *gcEnv) checkBackIn(home string, ids []string) {
 	}
 	for q, byID := range where {
 		for id, n := range byID {
-			if !slices.Contains(ids, id) {
+			if _, ok := homes[id]; !ok {
 				e.t.Errorf("%s holds %q %d times, a message the test did not send", q, id, n)
 			}
 		}
 	}
+}
+
+// gcHomes says that every message of ids failed in home.
+func gcHomes(home string, ids ...[]string) map[string]string {
+	out := map[string]string{}
+	for _, some := range ids {
+		for _, id := range some {
+			out[id] = home
+		}
+	}
+	return out
 }
 
 // gcIDs is n distinct message ids.

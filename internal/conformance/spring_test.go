@@ -116,8 +116,8 @@ func TestSpringAMQPRepublishMessageRecoverer(t *testing.T) {
 			t.Errorf("%s: origin %+v, want exchange %s key %s by x-original-exchange", id, m.Origin, queue, queue)
 		}
 	}
-	e.moveToOrigin(dlq, n, queue)
-	e.checkBackIn(queue, ids)
+	e.moveToOrigin(dlq, gcHomes(queue, ids))
+	e.checkBackIn(gcHomes(queue, ids))
 }
 
 // TestSpringCloudStreamDLQTTLParkingLot: the binder's republishToDlq with a
@@ -247,6 +247,6 @@ func TestSpringCloudStreamDLQTTLParkingLot(t *testing.T) {
 			t.Errorf("%s: origin %+v, want %s", id, m.Origin, queue)
 		}
 	}
-	e.moveToOrigin(parkingLot, n, queue)
-	e.checkBackIn(queue, ids)
+	e.moveToOrigin(parkingLot, gcHomes(queue, ids))
+	e.checkBackIn(gcHomes(queue, ids))
 }
