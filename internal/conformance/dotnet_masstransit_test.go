@@ -212,3 +212,47 @@ func TestMassTransitErrorQueue(t *testing.T) {
 	e.moveToOrigin(errQ, gcHomes(mtQueue, ids))
 	e.checkBackIn(gcHomes(mtQueue, ids))
 }
+
+// TestMassTransitSkippedQueue: messages MassTransit's dead-letter transport
+// moved to submit-order_skipped (no consumer of the endpoint took them) are
+// an error queue of submit-order's ladder, and move --to origin returns
+// them to submit-order: they carry no fault headers, only MassTransit's
+// naming says where they were skipped.
+func TestMassTransitSkippedQueue(t *testing.T) {
+	e := gcStart(t)
+	const n = 3
+	ids := gcIDs("mt-skipped", n)
+	skipQ := mtQueue + "_skipped"
+	mtDeclareEndpoint(e)
+	// Sent to the endpoint (its exchange), of a type none of its consumers
+	// takes.
+	for _, id := range ids {
+		e.publish(mtQueue, "", true, amqp.Publishing{
+			MessageId: id, DeliveryMode: amqp.Persistent, ContentType: "application/vnd.masstransit+json",
+			Headers: amqp.Table{"Content-Type": "application/vnd.masstransit+json"},
+			Body:    []byte(fmt.Sprintf(`{"messageId":%q,"messageType":["urn:message:Contracts:CancelOrder"],"message":{"orderId":42}}`, id)),
+		})
+	}
+	mtDeclareMoveQueue(e, skipQ)
+	for range n {
+		mtMove(e, e.take(mtQueue), skipQ, map[string]any{"MT-Reason": "dead-letter"})
+	}
+	e.waitDepth(skipQ, n)
+
+	top, raw := e.topology()
+	if got := top.mains(); !slices.Equal(got, []string{mtQueue}) {
+		t.Errorf("ladders of %v, want exactly one, of %s:\n%s", got, mtQueue, raw)
+	}
+	if l, ok := top.ladderOf(t, mtQueue, raw); ok {
+		if !slices.Contains(l.errorQueues(), skipQ) && (l.DLQ == nil || l.DLQ.Name != skipQ) {
+			t.Errorf("ladder %s: dlq %+v, error queues %v; want %s among them:\n%s", mtQueue, l.DLQ, l.errorQueues(), skipQ, raw)
+		}
+	}
+	for id, m := range e.peek(skipQ, n) {
+		if m.Origin == nil || m.Origin.RoutingKey != mtQueue {
+			t.Errorf("%s in %s: origin %+v, want %s (MassTransit's {queue}_skipped naming)", id, skipQ, m.Origin, mtQueue)
+		}
+	}
+	e.moveToOrigin(skipQ, gcHomes(mtQueue, ids))
+	e.checkBackIn(gcHomes(mtQueue, ids))
+}
