@@ -57,6 +57,9 @@ type DelayReport struct {
 	MinTTLMS int64    `json:"min_ttl_ms"`
 	MaxTTLMS int64    `json:"max_ttl_ms"`
 	Messages int64    `json:"messages"`
+	// HeldByConsumers: the framework's workers hold each message until it
+	// is due (Dramatiq's {queue}.DQ); no TTL.
+	HeldByConsumers bool `json:"held_by_consumers"`
 }
 
 // QueueReport is a queue's depth and rates; a rate is null when unknown.
@@ -122,7 +125,7 @@ func (s *Snapshot) Report() TopologyReport {
 			in[e] = true
 		}
 		for _, d := range l.Delays {
-			dr := DelayReport{Name: d.Name, Queues: append([]string{}, d.Queues...), MinTTLMS: d.MinTTL.Milliseconds(), MaxTTLMS: d.MaxTTL.Milliseconds()}
+			dr := DelayReport{Name: d.Name, Queues: append([]string{}, d.Queues...), MinTTLMS: d.MinTTL.Milliseconds(), MaxTTLMS: d.MaxTTL.Milliseconds(), HeldByConsumers: d.HeldByConsumers}
 			for _, q := range d.Queues {
 				dr.Messages += byName[q].Messages
 				in[q] = true

@@ -12,6 +12,11 @@ package retry
 //	               {origin} stands for the origin queue read first
 //	NAME#K1.K2     NAME holds JSON text; field K2 of object K1 (an
 //	               array is read at its first element: the newest)
+//	NAME#[-1].K    the same, an array read at its last element (the
+//	               newest where a framework appends)
+//	NAME#[max].K   the same, the element whose K is the largest count
+//	{A}.{B}        the texts of headers A and B with the text between
+//	               (Moleculer's queue, "{group}.{channel}")
 type Convention struct {
 	// Name is the framework's name as people say it.
 	Name string
@@ -29,16 +34,28 @@ type Convention struct {
 	Requires    []string
 	QueueNames  []string
 	ErrorQueues []string
+	// DelayQueues are those among QueueNames that the workers consume and
+	// hold each message in until it is due (Dramatiq's {queue}.DQ): no
+	// TTL, consumed by design, part of {queue}'s ladder.
+	DelayQueues []string
 	Exchanges   []string
 
 	// Count is where the number of retries already made lives;
 	// CountIsAttempt when it numbers attempts instead (the first is 1).
 	Count          []string
 	CountIsAttempt bool
-	Error          []string
-	ErrorType      []string
-	ErrorTime      []string
-	StackTrace     []string
+	// CountSums: each Count path counts one kind of retry (rascal's
+	// republished and forwarded): the count is the sum of those readable.
+	CountSums  bool
+	Error      []string
+	ErrorType  []string
+	ErrorTime  []string
+	StackTrace []string
+	// TimeIsMillis: its times are Unix milliseconds (JavaScript's
+	// Date.now()), not seconds. StackIsBase64: its stack trace is base64
+	// text (Moleculer encodes it so that any transport's headers carry it).
+	TimeIsMillis  bool
+	StackIsBase64 bool
 	// OriginQueue is the queue processing failed in; OriginIsAddress when
 	// it is an endpoint address whose last path segment names the queue.
 	OriginQueue      []string
@@ -149,18 +166,104 @@ var conventions = [...]Convention{
 	},
 	{
 		// Everything is in one nested table header, "rascal".
-		Name:             "rascal",
-		Source:           "onebeyond/rascal: lib/amqp/SubscriberError.js (recovery counts, error), lib/amqp/Subscription.js (originalQueue, set on each delivery)",
-		Marks:            []string{"rascal"},
-		Exchanges:        []string{"delay: topic", "retry: topic", "dead_letters: topic"},
-		Count:            []string{"rascal/recovery/{origin}/republished"},
+		Name:      "rascal",
+		Source:    "onebeyond/rascal: lib/amqp/SubscriberError.js (recovery counts, error), lib/amqp/Subscription.js (originalQueue, set on each delivery)",
+		Marks:     []string{"rascal"},
+		Exchanges: []string{"delay: topic", "retry: topic", "dead_letters: topic"},
+		// Each recovery strategy counts its own attempts: republish (an
+		// immediate retry) and forward (through a delay queue, the
+		// README's retry loop).
+		Count:            []string{"rascal/recovery/{origin}/republished", "rascal/recovery/{origin}/forwarded"},
+		CountSums:        true,
 		Error:            []string{"rascal/error/message"},
 		ErrorType:        []string{"rascal/error/code"},
 		OriginQueue:      []string{"rascal/originalQueue"},
 		OriginExchange:   []string{"rascal/originalExchange"},
 		OriginRoutingKey: []string{"rascal/originalRoutingKey"},
 	},
+	{
+		// Symfony Serializer only (messenger.transport.symfony_serializer):
+		// each stamp class is one header, a JSON array of its stamps,
+		// oldest first. The default PhpSerializer keeps every stamp inside
+		// the PHP-serialized body, where ladder reads nothing. Going to the
+		// failure transport appends a RedeliveryStamp(0): the retries made
+		// are the history's largest count, not its last.
+		Name: "Symfony Messenger",
+		Source: "symfony/amqp-messenger: Transport/Connection.php (delay queues), Transport/AmqpSender.php; " +
+			"symfony/messenger: Transport/Serialization/Serializer.php (X-Message-Stamp-*), EventListener/SendFailedMessageForRetryListener.php, " +
+			"EventListener/SendFailedMessageToFailureTransportListener.php, EventListener/AddErrorDetailsStampListener.php",
+		Marks: []string{symfonyRedelivery, symfonyErrorDetails, symfonySentToFailure},
+		// Retries wait in delay_<exchange>_<queue>_<ms>_retry (TTL <ms>,
+		// x-expires <ms> + 10 s, dead-lettering to the queue through the default
+		// exchange). "failed" is the documentation's failure transport.
+		QueueNames:  []string{"{queue}", "delay_{exchange}_{queue}_{delay}_retry", "failed"},
+		ErrorQueues: []string{"failed"},
+		Exchanges:   []string{"messages: fanout", "delays: direct", "failed: fanout"},
+		Count:       []string{symfonyRedelivery + "#[max].retryCount"},
+		Error:       []string{symfonyErrorDetails + "#[-1].exceptionMessage"},
+		ErrorType:   []string{symfonyErrorDetails + "#[-1].exceptionClass"},
+		// RedeliveryStamp's time is when the failure was handled.
+		ErrorTime:  []string{symfonyRedelivery + "#[-1].redeliveredAt"},
+		StackTrace: []string{symfonyErrorDetails + "#[-1].flattenException.trace_as_string"},
+	},
+	{
+		// Dramatiq writes no headers: its retry count, traceback and eta
+		// are in the JSON body's options, which ladder does not read (see
+		// the README's Frameworks). A message in {queue}.XQ was rejected
+		// in {queue}: its x-death says so. {queue}.DQ is consumed by the
+		// workers, which hold each message until its eta.
+		Name:        "Dramatiq",
+		Source:      "Bogdanp/dramatiq: dramatiq/brokers/rabbitmq.py (queues and their arguments), dramatiq/common.py (dq_name, xq_name), dramatiq/middleware/retries.py (options.retries, options.traceback)",
+		QueueNames:  []string{"{queue}", "{queue}.DQ", "{queue}.XQ"},
+		ErrorQueues: []string{"{queue}.XQ"},
+		DelayQueues: []string{"{queue}.DQ"},
+	},
+	{
+		// middleware.Retry retries inside the handler: nothing on the
+		// message counts them. PoisonQueue publishes what still fails to a
+		// topic the application names, with the error and the topic it
+		// was subscribed to; watermill-amqp's DefaultMarshaler writes
+		// metadata as headers. With the queue configs the topic is the
+		// queue; with the pub/sub configs the queue is topic_suffix.
+		Name:        "Watermill",
+		Source:      "ThreeDotsLabs/watermill: message/router/middleware/poison.go, message/router/middleware/retry.go; ThreeDotsLabs/watermill-amqp: pkg/amqp/marshaler.go, pkg/amqp/config.go",
+		Marks:       []string{"reason_poisoned", "topic_poisoned", "_watermill_message_uuid"},
+		QueueNames:  []string{"{queue}", "poison_queue"},
+		ErrorQueues: []string{"poison_queue"}, // the name in Watermill's examples
+		Exchanges:   []string{"{queue}: fanout (pub/sub configs; the queue configs use the default exchange)"},
+		Error:       []string{"reason_poisoned"},
+		OriginQueue: []string{"topic_poisoned"},
+	},
+	{
+		// The AMQP adapter republishes a failed message straight to its
+		// queue with x-redelivered-count, and after maxRetries publishes
+		// it to the dead-letter exchange with new headers: the error and
+		// its channel and group, but no count.
+		Name:          "Moleculer Channels",
+		Source:        "moleculerjs/moleculer-channels: src/adapters/amqp.js (redelivery, moveToDeadLetter), src/constants.js, src/utils.js (transformErrorToHeaders)",
+		Marks:         []string{"x-original-channel", "x-original-group", "x-redelivered-count"},
+		QueueNames:    []string{"{group}.{channel}", "FAILED_MESSAGES"},
+		ErrorQueues:   []string{"FAILED_MESSAGES"},
+		Exchanges:     []string{"{channel}: fanout", "DEAD_LETTER: fanout"},
+		Count:         []string{"x-redelivered-count"},
+		Error:         []string{"x-error-message"},
+		ErrorType:     []string{"x-error-name", "x-error-type"},
+		ErrorTime:     []string{"x-error-timestamp"},
+		TimeIsMillis:  true,
+		StackTrace:    []string{"x-error-stack"},
+		StackIsBase64: true,
+		// The queue, not the channel's fanout exchange: republishing
+		// there would reach every group, those that succeeded too.
+		OriginQueue: []string{"{x-original-group}.{x-original-channel}"},
+	},
 }
+
+// Symfony Messenger's stamp headers: X-Message-Stamp- and the stamp's class.
+const (
+	symfonyRedelivery    = `X-Message-Stamp-Symfony\Component\Messenger\Stamp\RedeliveryStamp`
+	symfonyErrorDetails  = `X-Message-Stamp-Symfony\Component\Messenger\Stamp\ErrorDetailsStamp`
+	symfonySentToFailure = `X-Message-Stamp-Symfony\Component\Messenger\Stamp\SentToFailureTransportStamp`
+)
 
 // Conventions is the table ReadState reads, in the order it tries them.
 func Conventions() []Convention { return append([]Convention(nil), conventions[:]...) }

@@ -2,11 +2,13 @@ package retry
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/ladder-tui/ladder/retry/internal/amqpfield"
 )
@@ -56,6 +58,7 @@ func (r *fieldReader) marked(c *Convention) bool {
 // readCount fills the count from c's first readable count path.
 func (r *fieldReader) readCount(c *Convention) bool {
 	r.origin = r.originQueue(c, false)
+	found := false
 	for _, p := range c.Count {
 		v, name, ok := r.lookup(p)
 		if !ok {
@@ -77,10 +80,17 @@ func (r *fieldReader) readCount(c *Convention) bool {
 		if name != p {
 			kind = "" // inside a table or JSON: SetCount cannot write it back
 		}
+		if c.CountSums && found {
+			r.st.Count, r.st.Source, r.st.Kind = satAdd(r.st.Count, n), r.st.Source+" + "+name, ""
+			continue
+		}
 		r.st.Count, r.st.Source, r.st.Kind = n, name, kind
-		return true
+		found = true
+		if !c.CountSums {
+			return true
+		}
 	}
-	return false
+	return found
 }
 
 // readError fills the error, its time, type and stack trace from the
@@ -103,7 +113,7 @@ func (r *fieldReader) readError() {
 			if !ok {
 				continue
 			}
-			t, err := timeValue(v)
+			t, err := timeOf(c, v)
 			if err != nil {
 				r.fail(name, err)
 				continue
@@ -112,7 +122,17 @@ func (r *fieldReader) readError() {
 			break
 		}
 		st.ErrorType, st.ErrorTypeSource = r.text(c.ErrorType)
-		st.StackTrace, _ = r.text(c.StackTrace)
+		trace, src := r.text(c.StackTrace)
+		if trace != "" && c.StackIsBase64 {
+			b, err := base64.StdEncoding.DecodeString(strings.TrimSpace(trace))
+			if err != nil {
+				r.fail(src, fmt.Errorf("not base64: %w", err))
+				trace = ""
+			} else {
+				trace = string(b)
+			}
+		}
+		st.StackTrace = trace
 		return
 	}
 }
@@ -195,6 +215,20 @@ func (r *fieldReader) originQueue(c *Convention, record bool) string {
 	return ""
 }
 
+// timeOf reads a time of c: Unix milliseconds when c says so (a number,
+// or its decimal text, as JavaScript's Date.now() gives it), else as
+// timeValue reads any header time.
+func timeOf(c *Convention, v any) (time.Time, error) {
+	if !c.TimeIsMillis {
+		return timeValue(v)
+	}
+	ms, _, err := amqpfield.Int(v)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("want Unix milliseconds: %w", err)
+	}
+	return timeValue(time.UnixMilli(ms).UTC())
+}
+
 // text is the first non-empty text of paths and the path it came from.
 func (r *fieldReader) text(paths []string) (string, string) {
 	for _, p := range paths {
@@ -228,7 +262,14 @@ func (r *fieldReader) fail(path string, err error) {
 // the value is absent; a value of the wrong shape on the way is recorded
 // in Invalid and absent.
 func (r *fieldReader) lookup(p string) (v any, name string, ok bool) {
+	if strings.HasPrefix(p, "{") {
+		return r.template(p)
+	}
 	if hdr, field, isJSON := strings.Cut(p, "#"); isJSON {
+		sel := ""
+		if strings.HasPrefix(field, "[") {
+			sel, field, _ = strings.Cut(field, ".")
+		}
 		name = hdr + "." + field
 		raw, present := r.h[hdr]
 		if !present {
@@ -244,21 +285,18 @@ func (r *fieldReader) lookup(p string) (v any, name string, ok bool) {
 			if len(arr) == 0 {
 				return nil, name, false
 			}
-			v = arr[0]
-		}
-		for _, k := range strings.Split(field, ".") {
-			m, isObj := v.(map[string]any)
-			if !isObj {
-				return nil, name, false
+			switch sel {
+			case selLast:
+				v = arr[len(arr)-1]
+			case selMax:
+				v = maxField(arr, field)
+				return v, name, v != nil
+			default:
+				v = arr[0]
 			}
-			if v, ok = m[k]; !ok {
-				return nil, name, false
-			}
 		}
-		if n, isNum := v.(json.Number); isNum {
-			v = string(n) // read like a decimal header
-		}
-		return v, name, v != nil
+		v, ok = jsonField(v, field)
+		return v, name, ok
 	}
 	parts := strings.Split(p, "/")
 	for i, k := range parts {
@@ -280,6 +318,91 @@ func (r *fieldReader) lookup(p string) (v any, name string, ok bool) {
 		v, ok = m[parts[i]]
 	}
 	return v, name, ok
+}
+
+// Array selectors of a JSON path (see Convention).
+const (
+	selLast = "[-1]"
+	selMax  = "[max]"
+)
+
+// jsonField is field (dotted keys) of a parsed JSON value; ok is false when
+// it is absent or null.
+func jsonField(v any, field string) (any, bool) {
+	for _, k := range strings.Split(field, ".") {
+		m, isObj := v.(map[string]any)
+		if !isObj {
+			return nil, false
+		}
+		if v = m[k]; v == nil {
+			return nil, false
+		}
+	}
+	if n, isNum := v.(json.Number); isNum {
+		v = string(n) // read like a decimal header
+	}
+	return v, true
+}
+
+// maxField is the largest count among the elements' field: Symfony's
+// retry history ends with the failure transport's RedeliveryStamp(0), so
+// its last element is not the retries made. An element whose field is not
+// a count is passed over; none at all gives the first element's field,
+// for the count reader to report.
+func maxField(arr []any, field string) any {
+	var best any
+	var bestN int64 = -1
+	for _, e := range arr {
+		v, ok := jsonField(e, field)
+		if !ok {
+			continue
+		}
+		if n, _, err := amqpfield.Count(v); err == nil && n > bestN {
+			best, bestN = v, n
+		}
+	}
+	if best == nil {
+		best, _ = jsonField(arr[0], field)
+	}
+	return best
+}
+
+// template reads a path of header names in braces with text between
+// ("{x-original-group}.{x-original-channel}"): their texts put in place.
+// Absent when any of them is absent, empty or not text; its name is the
+// headers' names joined by " + ".
+func (r *fieldReader) template(p string) (any, string, bool) {
+	var b strings.Builder
+	var names []string
+	rest := p
+	for rest != "" {
+		open := strings.IndexByte(rest, '{')
+		if open < 0 {
+			b.WriteString(rest)
+			break
+		}
+		b.WriteString(rest[:open])
+		end := strings.IndexByte(rest[open:], '}')
+		if end < 0 {
+			return nil, p, false
+		}
+		hdr := rest[open+1 : open+end]
+		rest = rest[open+end+1:]
+		names = append(names, hdr)
+		v, ok := r.h[hdr]
+		if !ok {
+			return nil, strings.Join(names, " + "), false
+		}
+		s, err := textOf(v)
+		if err != nil {
+			r.fail(hdr, err)
+		}
+		if err != nil || s == "" {
+			return nil, strings.Join(names, " + "), false
+		}
+		b.WriteString(s)
+	}
+	return b.String(), strings.Join(names, " + "), true
 }
 
 // parse reads a JSON header once per message.

@@ -98,11 +98,78 @@ func TestConventionsReadEachFramework(t *testing.T) {
 		errText: "Order A-4 rejected", errSrc: "rascal.error.message", typ: "E_ORDER", failedQueue: "q1",
 		origin: Origin{Exchange: "e1", RoutingKey: "k1", By: "rascal.originalExchange"}, originOK: true,
 	}, {
-		// Forwarded to a dead-letter publication: no republish count.
+		// Forwarded (through a delay publication: the README's retry
+		// loop) counts as republished does: each is one recovery attempt.
 		name:      "rascal forwarded",
 		h:         Headers{"rascal": map[string]any{"originalQueue": "q1", "recovery": map[string]any{"q1": map[string]any{"forwarded": int32(1)}}, "error": map[string]any{"message": "nope"}}},
-		framework: "rascal", source: SourceNone, errText: "nope", errSrc: "rascal.error.message", failedQueue: "q1",
+		framework: "rascal", source: "rascal.recovery.q1.forwarded", count: 1, errText: "nope", errSrc: "rascal.error.message", failedQueue: "q1",
 		origin: Origin{RoutingKey: "q1", By: "rascal.originalQueue"}, originOK: true,
+	}, {
+		// Each strategy counts its own attempts: republished once, then
+		// forwarded twice is three retries.
+		name:      "rascal republished and forwarded",
+		h:         Headers{"rascal": map[string]any{"originalQueue": "q1", "recovery": map[string]any{"q1": map[string]any{"republished": int32(1), "forwarded": int64(2)}}, "error": map[string]any{"message": "nope"}}},
+		framework: "rascal", source: "rascal.recovery.q1.republished + rascal.recovery.q1.forwarded", count: 3, errText: "nope", errSrc: "rascal.error.message", failedQueue: "q1",
+		origin: Origin{RoutingKey: "q1", By: "rascal.originalQueue"}, originOK: true,
+	}, {
+		// symfony/messenger Serializer.php: one X-Message-Stamp-<class>
+		// header per stamp class, a JSON array oldest first;
+		// SendFailedMessageForRetryListener appends RedeliveryStamp(n),
+		// AddErrorDetailsStampListener an ErrorDetailsStamp (whose
+		// flattenException FlattenExceptionNormalizer writes). Waiting in
+		// no queue: the retried message back in its queue.
+		name: "Symfony Messenger retried",
+		h: Headers{"type": `App\Message\ChargeCard`,
+			symfonyRedelivery: `[{"retryCount":1,"redeliveredAt":"2024-03-01T10:20:00+00:00"},{"retryCount":2,"redeliveredAt":"2024-03-01T10:20:30+00:00"}]`,
+			symfonyErrorDetails: `[{"exceptionClass":"App\\Exception\\CardDeclined","exceptionCode":0,"exceptionMessage":"Card A-5 declined",` +
+				`"flattenException":{"message":"Card A-5 declined","code":0,"headers":[],"class":"App\\Exception\\CardDeclined","file":"/app/src/ChargeHandler.php","line":41,` +
+				`"previous":null,"status":500,"status_text":"Internal Server Error","trace":[],"trace_as_string":"#0 /app/src/Worker.php(9): ChargeHandler->__invoke()\n#1 {main}"}}]`,
+			`X-Message-Stamp-Symfony\Component\Messenger\Stamp\DelayStamp`: `[{"delay":2000}]`},
+		framework: "Symfony Messenger", source: symfonyRedelivery + ".retryCount", count: 2,
+		errText: "Card A-5 declined", errSrc: symfonyErrorDetails + ".exceptionMessage", typ: `App\Exception\CardDeclined`, when: at,
+		trace: "#0 /app/src/Worker.php(9): ChargeHandler->__invoke()\n#1 {main}",
+	}, {
+		// SendFailedMessageToFailureTransportListener appends
+		// RedeliveryStamp(0) on its way to the failure transport: the
+		// retries made are the largest count; the newest error (the
+		// array's last) is the one that sent it there.
+		name: "Symfony Messenger failure transport",
+		h: Headers{
+			symfonyRedelivery: `[{"retryCount":1,"redeliveredAt":"2024-03-01T10:19:00+00:00"},{"retryCount":2,"redeliveredAt":"2024-03-01T10:19:30+00:00"},` +
+				`{"retryCount":3,"redeliveredAt":"2024-03-01T10:20:00+00:00"},{"retryCount":0,"redeliveredAt":"2024-03-01T10:20:30+00:00"}]`,
+			symfonyErrorDetails:  `[{"exceptionClass":"RuntimeException","exceptionCode":0,"exceptionMessage":"timeout"},{"exceptionClass":"LogicException","exceptionCode":7,"exceptionMessage":"Order A-6 rejected"}]`,
+			symfonySentToFailure: `[{"originalReceiverName":"async"}]`},
+		framework: "Symfony Messenger", source: symfonyRedelivery + ".retryCount", count: 3,
+		errText: "Order A-6 rejected", errSrc: symfonyErrorDetails + ".exceptionMessage", typ: "LogicException", when: at,
+	}, {
+		// watermill poison.go: the error and where it was subscribed, as
+		// metadata; watermill-amqp marshaler.go writes metadata as headers
+		// beside the message UUID. No count: Retry retried in the handler.
+		name: "Watermill poisoned",
+		h: Headers{"_watermill_message_uuid": "7b1c", "reason_poisoned": "order A-7: payment service unavailable",
+			"topic_poisoned": "orders", "handler_poisoned": "charge", "subscriber_poisoned": "amqp.Subscriber"},
+		framework: "Watermill", source: SourceNone,
+		errText: "order A-7: payment service unavailable", errSrc: "reason_poisoned", failedQueue: "orders",
+		origin: Origin{RoutingKey: "orders", By: "topic_poisoned"}, originOK: true,
+	}, {
+		// moleculer-channels amqp.js: a retry is republished to
+		// <group>.<channel> with x-redelivered-count, headers kept.
+		name:      "Moleculer Channels redelivered",
+		h:         Headers{"x-redelivered-count": int32(2)},
+		framework: "Moleculer Channels", source: "x-redelivered-count", count: 2,
+	}, {
+		// moveToDeadLetter: new headers, the channel and group and
+		// transformErrorToHeaders' x-error-* (stack base64, timestamp
+		// Date.now() as text); no count.
+		name: "Moleculer Channels dead letter",
+		h: Headers{"x-original-channel": "order.created", "x-original-group": "billing",
+			"x-error-message": "Order A-8 rejected", "x-error-name": "MoleculerRetryableError", "x-error-type": "ORDER_REJECTED", "x-error-code": "500",
+			"x-error-retryable": "true", "x-error-timestamp": "1709288430000",
+			"x-error-stack": "TW9sZWN1bGVyUmV0cnlhYmxlRXJyb3I6IE9yZGVyIEEtOCByZWplY3RlZAogICAgYXQgYmlsbGluZy5qczo0Mg=="},
+		framework: "Moleculer Channels", source: SourceNone,
+		errText: "Order A-8 rejected", errSrc: "x-error-message", typ: "MoleculerRetryableError", when: at,
+		trace: "MoleculerRetryableError: Order A-8 rejected\n    at billing.js:42", failedQueue: "billing.order.created",
+		origin: Origin{RoutingKey: "billing.order.created", By: "x-original-group + x-original-channel"}, originOK: true,
 	}, {
 		// A generic "retries" header without Celery's task headers is not
 		// Celery's.
@@ -164,6 +231,9 @@ func TestConventionsMalformed(t *testing.T) {
 		{"rascal not a table", Headers{"rascal": "x"}, "rascal"},
 		{"rascal recovery not a table", Headers{"rascal": map[string]any{"originalQueue": "q", "recovery": int32(1)}}, "rascal.recovery"},
 		{"MassTransit address without queue", Headers{"MT-Fault-InputAddress": "rabbitmq://host/"}, "MT-Fault-InputAddress"},
+		{"Symfony stamps not JSON", Headers{symfonyRedelivery: `[{retryCount:1}`}, symfonyRedelivery},
+		{"Symfony retryCount never a count", Headers{symfonyRedelivery: `[{"retryCount":"x"},{"retryCount":-1}]`}, symfonyRedelivery + ".retryCount"},
+		{"Moleculer group not text", Headers{"x-original-group": int32(3), "x-original-channel": "c"}, "x-original-group"},
 	} {
 		st := ReadState(tt.h, nil)
 		if st.Source != SourceNone || st.Count != 0 || st.LastError != "" {
@@ -172,6 +242,39 @@ func TestConventionsMalformed(t *testing.T) {
 		if len(st.Invalid) != 1 || st.Invalid[0].Path != tt.path {
 			t.Errorf("%s: invalid %v, want %s", tt.name, st.Invalid, tt.path)
 		}
+	}
+}
+
+// Moleculer's stack trace is base64 and its time Unix milliseconds: a
+// value of neither shape is reported and the rest still read.
+func TestMoleculerMalformedStackAndTime(t *testing.T) {
+	st := ReadState(Headers{"x-original-group": "g", "x-original-channel": "c", "x-error-message": "boom",
+		"x-error-stack": "not base64!", "x-error-timestamp": "yesterday"}, nil)
+	if st.LastError != "boom" || st.StackTrace != "" || !st.LastErrorTime.IsZero() || st.FailedQueue != "g.c" {
+		t.Errorf("read %+v", st)
+	}
+	var paths []string
+	for _, e := range st.Invalid {
+		paths = append(paths, e.Path)
+	}
+	if strings.Join(paths, " ") != "x-error-timestamp x-error-stack" {
+		t.Errorf("invalid %v, want x-error-timestamp and x-error-stack", st.Invalid)
+	}
+}
+
+// Dramatiq writes no headers (dramatiq/brokers/rabbitmq.py publishes
+// with delivery mode and priority only): a message in <queue>.XQ
+// carries the broker's x-death of its rejection in <queue>, and that is
+// all ladder reads; the retries in the body's options are not.
+func TestDramatiqDeadLetterReadsXDeath(t *testing.T) {
+	h := Headers{"x-death": []any{map[string]any{"count": int64(1), "reason": "rejected", "queue": "default", "exchange": "", "routing-keys": []any{"default"}}}}
+	queues := map[string]bool{"default": true}
+	st := ReadState(h, queues)
+	if st.Framework != "" || st.Source != SourceXDeath || st.Count != 1 || st.LastError != "" {
+		t.Errorf("read %+v", st)
+	}
+	if o, ok := OriginOf(DecodeXDeath(h), st, queues); !ok || o != (Origin{RoutingKey: "default"}) {
+		t.Errorf("origin %+v %v, want the default exchange to default", o, ok)
 	}
 }
 
@@ -186,10 +289,18 @@ func TestConventionsCiteTheirSource(t *testing.T) {
 				if p == "" || strings.Count(p, "#") > 1 || strings.HasPrefix(p, "/") || strings.HasSuffix(p, "/") {
 					t.Errorf("%q: bad path %q", c.Name, p)
 				}
+				// An array selector is one lookup knows.
+				if _, field, ok := strings.Cut(p, "#"); ok && strings.HasPrefix(field, "[") {
+					if sel, _, _ := strings.Cut(field, "."); sel != selLast && sel != selMax {
+						t.Errorf("%q: unknown array selector in %q", c.Name, p)
+					}
+				}
 			}
 		}
 		for _, q := range c.ErrorQueues {
-			if !strings.Contains(q, "{queue}") && len(c.OriginQueue) == 0 && c.Name != "NServiceBus" {
+			// NServiceBus's "error" and Symfony's failure transport are one
+			// queue for every work queue, named by their documentation.
+			if !strings.Contains(q, "{queue}") && len(c.OriginQueue) == 0 && c.Name != "NServiceBus" && c.Name != "Symfony Messenger" {
 				t.Errorf("%q: error queue %q names no work queue", c.Name, q)
 			}
 		}
@@ -204,11 +315,17 @@ func FuzzConventionHeaders(f *testing.F) {
 	f.Add(`[{"num_attempts":1e3}]`, "")
 	f.Add(`[]`, "{origin}")
 	f.Add(`{"num_attempts":"7","failed_at":12}`, "rabbitmq://h/v/q?x=%zz")
+	f.Add(`[{"retryCount":3,"redeliveredAt":"2024-03-01T10:20:00+00:00"},{"retryCount":0}]`, "1709288430000")
+	f.Add(`[{"exceptionMessage":"x","exceptionClass":"E","flattenException":{"trace_as_string":"t"}},{"retryCount":"9"}]`, "{")
+	f.Add(`[{"retryCount":null},{}]`, "TW9sZWN1bGVy")
 	f.Fuzz(func(t *testing.T, info, s string) {
 		for _, h := range []Headers{
 			{"retry_info": info},
 			{"retry_info": []byte(info), "MT-Fault-InputAddress": s, "NServiceBus.FailedQ": s},
 			{"rascal": map[string]any{"originalQueue": s, "recovery": map[string]any{s: map[string]any{"republished": info}}, "error": map[string]any{"message": info, "code": s}}},
+			{symfonyRedelivery: info, symfonyErrorDetails: []byte(info), symfonySentToFailure: s},
+			{"x-original-group": s, "x-original-channel": info, "x-error-message": s, "x-error-stack": info, "x-error-timestamp": s, "x-redelivered-count": info},
+			{"reason_poisoned": info, "topic_poisoned": s},
 		} {
 			st := ReadState(h, map[string]bool{s: true})
 			if st.Count < 0 {

@@ -31,10 +31,11 @@ type Ladder struct {
 	// DelayedRetry is the main queue's built-in delayed retry (RabbitMQ
 	// 4.3 quorum queues): the queue is its own wait tier.
 	DelayedRetry *DelayedRetry
-	// Delays are shared delay infrastructures that deliver into the main
-	// queue: chains of TTL queues dead-lettering into one another
-	// (NServiceBus's delay levels), one mechanism for every queue they
-	// reach, never tiers and never ladders of their own.
+	// Delays are delay infrastructures that deliver into the main queue:
+	// chains of TTL queues dead-lettering into one another (NServiceBus's
+	// delay levels), one mechanism for every queue they reach, and queues
+	// a framework's workers hold messages in until due (Dramatiq's
+	// {queue}.DQ); never tiers and never ladders of their own.
 	Delays []Delay
 	// DLQFrom says how DLQ was found: "" when it is on the main queue's
 	// dead-letter route, else the framework naming it follows
@@ -53,12 +54,15 @@ type Ladder struct {
 
 // Delay is a delay infrastructure shared by the queues it delivers into: a
 // chain of TTL queues (Queues, sorted by name) whose dead letters go down
-// the chain to their destination.
+// the chain to their destination; or, HeldByConsumers, one queue a
+// framework's workers consume and hold each message in until it is due
+// (Dramatiq's {queue}.DQ: no TTL).
 type Delay struct {
 	// Name reads the queues as one ("nsb.v2.delay-level-00…27").
-	Name           string
-	Queues         []string
-	MinTTL, MaxTTL time.Duration
+	Name            string
+	Queues          []string
+	MinTTL, MaxTTL  time.Duration
+	HeldByConsumers bool
 }
 
 // OwnedByLadder reports whether a queue is one ladder declared for itself

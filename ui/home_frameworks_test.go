@@ -45,7 +45,7 @@ func TestHomeShowsFrameworkShapes(t *testing.T) {
 			}
 		}
 	}
-	for _, want := range []string{"nsb.v2.delay-level-00…02", "delay", "shared: 3 queues, 1s…4s, 3 waiting", "submit-order_skipped", "error"} {
+	for _, want := range []string{"nsb.v2.delay-level-00…02", "delay", "3 queues 1s…4s · 3 waiting", "submit-order_skipped", "error"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("no %q on the screen:\n%s", want, all)
 		}
@@ -71,4 +71,30 @@ func TestHomeShowsFrameworkShapes(t *testing.T) {
 	if d := details("submit-order_skipped"); !strings.Contains(d, "error queue of submit-order by its naming: failures are published there") {
 		t.Errorf("submit-order_skipped: %q", d)
 	}
+}
+
+// Dramatiq's delay queue is its main's: held by the workers, no TTL.
+func TestHomeShowsAHeldDelayQueue(t *testing.T) {
+	s := &broker.Snapshot{Vhost: "/"}
+	for _, q := range []string{"default", "default.DQ", "default.XQ"} {
+		s.Topology.Queues = append(s.Topology.Queues, queue(q, 2, 0, 1, 0, 0))
+	}
+	s.Ladders = []retry.Ladder{{Main: "default", DLQ: "default.XQ",
+		Delays: []retry.Delay{{Name: "default.DQ", Queues: []string{"default.DQ"}, HeldByConsumers: true}}}}
+	rows := buildHomeRowsView(s, homeView{})
+	st := newStylesForTest()
+	for i := range rows {
+		if rows[i].name != "default.DQ" {
+			continue
+		}
+		line := ansi.Strip(renderHomeRow(&rows[i], rowStats{}, homeLayout(120), st, false, false))
+		if !strings.Contains(line, "held by the workers until due · 2 waiting") {
+			t.Errorf("row %q", line)
+		}
+		if d := ansi.Strip(strings.Join(renderRowDetails(&rows[i], s, 200, 4, st, ""), "\n")); !strings.Contains(d, "delay queue of default: its workers hold each message until due") {
+			t.Errorf("details %q", d)
+		}
+		return
+	}
+	t.Fatalf("no default.DQ row: %+v", rows)
 }

@@ -195,8 +195,11 @@ func buildHomeRowsView(s *broker.Snapshot, view homeView) []homeRow {
 					held += qq.Messages
 				}
 			}
-			rows = append(rows, homeRow{kind: rowDelays, name: d.Name, ladder: li, held: held,
-				detail: fmt.Sprintf("shared: %d queues, %s…%s, %s waiting", len(d.Queues), retry.FormatDelay(d.MinTTL), retry.FormatDelay(d.MaxTTL), present.Count(held))})
+			detail := fmt.Sprintf("%d queues %s…%s · %s waiting", len(d.Queues), present.Approx(d.MinTTL), present.Approx(d.MaxTTL), present.Count(held))
+			if d.HeldByConsumers {
+				detail = "held by the workers until due · " + present.Count(held) + " waiting"
+			}
+			rows = append(rows, homeRow{kind: rowDelays, name: d.Name, ladder: li, held: held, detail: detail})
 		}
 		if l.DLQ != "" {
 			rows = append(rows, homeRow{kind: rowDLQ, name: l.DLQ, ladder: li, q: queues[l.DLQ], finds: finds[l.DLQ], named: l.DLQFrom})
@@ -652,6 +655,11 @@ func renderRowDetails(r *homeRow, s *broker.Snapshot, width, height int, st *sty
 		}
 	case rowDelays:
 		what = "delay infrastructure shared by every queue it delivers into, " + termtext.Sanitize(r.detail)
+		for _, d := range s.Ladders[r.ladder].Delays {
+			if d.Name == r.name && d.HeldByConsumers {
+				what = "delay queue of " + termtext.Sanitize(s.Ladders[r.ladder].Main) + ": its workers hold each message until due, then publish it back"
+			}
+		}
 	case rowOther:
 		what = "queue outside every ladder"
 	}

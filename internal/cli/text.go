@@ -74,7 +74,10 @@ func renderTopology(r broker.TopologyReport) string {
 			rows = append(rows, []string{"  delayed", clean(d.Name), "x-delay", held, "-", "-", "-", "-"})
 		}
 		for _, d := range l.Delays {
-			ttl := retry.FormatDelay(time.Duration(d.MinTTLMS)*time.Millisecond) + "…" + retry.FormatDelay(time.Duration(d.MaxTTLMS)*time.Millisecond)
+			ttl := present.Dur(time.Duration(d.MinTTLMS)*time.Millisecond) + "…" + present.Dur(time.Duration(d.MaxTTLMS)*time.Millisecond)
+			if d.HeldByConsumers {
+				ttl = "until due" // the workers hold each message: no TTL
+			}
 			rows = append(rows, []string{"  delays", clean(d.Name), ttl, strconv.FormatInt(d.Messages, 10), "-", "-", "-", "-"})
 		}
 		if l.RetriesInConsumer {

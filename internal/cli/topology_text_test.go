@@ -123,11 +123,16 @@ func TestRenderTopologyFrameworkShapes(t *testing.T) {
 		Main: broker.QueueReport{Name: "submit-order"}, RetriesInConsumer: true,
 		DLQ: &broker.QueueReport{Name: "submit-order_error"}, DLQFrom: "MassTransit: {queue}_error",
 		ErrorQueues: []broker.QueueReport{{Name: "submit-order_skipped"}},
+	}, {
+		Main:   broker.QueueReport{Name: "default"},
+		Delays: []broker.DelayReport{{Name: "default.DQ", Queues: []string{"default.DQ"}, HeldByConsumers: true, Messages: 2}},
+		DLQ:    &broker.QueueReport{Name: "default.XQ"},
 	}}}
 	out := renderTopology(rep)
 	for _, want := range []string{
 		"  delays  nsb.v2.delay-level-00…27",
 		"1s…4s",
+		"  delays  default.DQ                       until due",
 		"(none: retries in the consumer)",
 		"  error   submit-order_skipped",
 		"DLQ BY NAMING",

@@ -266,3 +266,51 @@ func FuzzNormaliseError(f *testing.F) {
 		}
 	})
 }
+
+// --group-by error over the four frameworks' records: one group per
+// exception type (the type their conventions read: Symfony's
+// ErrorDetailsStamp exceptionClass, Moleculer's x-error-name), the
+// values in the message masked; Watermill records no type, so its texts
+// group by their masked form; Dramatiq's error is in the body: one group
+// without an error.
+func TestCauseGroupsMoreFrameworksByType(t *testing.T) {
+	symfony := func(class, msg string) retry.Headers {
+		return retry.Headers{`X-Message-Stamp-Symfony\Component\Messenger\Stamp\ErrorDetailsStamp`: `[{"exceptionClass":"` + class + `","exceptionCode":0,"exceptionMessage":"` + msg + `"}]`}
+	}
+	moleculer := func(name, msg string) retry.Headers {
+		return retry.Headers{"x-original-group": "billing", "x-original-channel": "order.created", "x-error-name": name, "x-error-message": msg}
+	}
+	watermill := func(msg string) retry.Headers {
+		return retry.Headers{"reason_poisoned": msg, "topic_poisoned": "orders"}
+	}
+	dramatiq := rejectedIn("default", "", "default")
+	for _, tt := range []struct {
+		name   string
+		msgs   []retry.Headers
+		groups int
+		types  []string
+	}{
+		{"Symfony Messenger", []retry.Headers{
+			symfony(`App\\Exception\\CardDeclined`, "Card A-1 declined"), symfony(`App\\Exception\\CardDeclined`, "Card B-22 declined"),
+			symfony("RuntimeException", "Card A-1 declined")}, 2, []string{`App\Exception\CardDeclined`, `App\Exception\CardDeclined`, "RuntimeException"}},
+		{"Moleculer Channels", []retry.Headers{
+			moleculer("MoleculerRetryableError", "Order A-1 rejected"), moleculer("MoleculerRetryableError", "Order A-2 rejected"),
+			moleculer("ValidationError", "Order A-1 rejected")}, 2, []string{"MoleculerRetryableError", "MoleculerRetryableError", "ValidationError"}},
+		{"Watermill", []retry.Headers{
+			watermill("order A-1: payment service unavailable"), watermill("order B-9: payment service unavailable"),
+			watermill("order A-1: card declined")}, 2, []string{"", "", ""}},
+		{"Dramatiq", []retry.Headers{dramatiq, dramatiq}, 1, []string{"", ""}},
+	} {
+		keys := map[string]bool{}
+		for i, h := range tt.msgs {
+			c := CauseOf(h, retry.ReadState(h, nil))
+			keys[c.Key] = true
+			if c.Type != tt.types[i] {
+				t.Errorf("%s message %d: type %q (from %q), want %q", tt.name, i, c.Type, c.TypeFrom, tt.types[i])
+			}
+		}
+		if len(keys) != tt.groups {
+			t.Errorf("%s: %d groups %v, want %d", tt.name, len(keys), keys, tt.groups)
+		}
+	}
+}

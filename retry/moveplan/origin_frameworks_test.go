@@ -54,6 +54,69 @@ func TestFailedInReadsFrameworkRecords(t *testing.T) {
 	}
 }
 
+// frameworksMoreQueues: the four frameworks' work and error queues as
+// they declare them. Symfony (symfony/amqp-messenger Connection.php): the
+// transport's queue "messages", a retry's delay queue dead-lettering back
+// to it through the default exchange, the failure transport's "failed".
+// Dramatiq (dramatiq/brokers/rabbitmq.py): "default" dead-letters to
+// "default.XQ". Watermill's poison topic and Moleculer's FAILED_MESSAGES
+// are published to.
+func frameworksMoreQueues() *topology.Vhost {
+	v := &topology.Vhost{Name: "/"}
+	for _, q := range []string{"messages", "failed", "default.XQ", "orders", "poison_queue", "billing.order.created", "FAILED_MESSAGES"} {
+		v.Queues = append(v.Queues, topology.Queue{Name: q, Type: topology.QueueClassic})
+	}
+	v.Queues = append(v.Queues,
+		topology.Queue{Name: "delay_messages_messages_4000_retry", Type: topology.QueueClassic,
+			Arguments: map[string]any{"x-message-ttl": int64(4000), "x-expires": int64(14000), "x-dead-letter-exchange": "", "x-dead-letter-routing-key": "messages"}},
+		topology.Queue{Name: "default", Type: topology.QueueClassic, Consumers: 1,
+			Arguments: map[string]any{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "default.XQ"}})
+	return v
+}
+
+// Where each of the four says a message failed (or that nothing says).
+func TestFailedInReadsMoreFrameworks(t *testing.T) {
+	v := frameworksMoreQueues()
+	r := topology.NewRouter(v)
+	ladders := topology.Discover(v)
+	symfonyRetried := retry.Headers{
+		`X-Message-Stamp-Symfony\Component\Messenger\Stamp\RedeliveryStamp`: `[{"retryCount":3},{"retryCount":0}]`,
+		// AmqpStamp::createFromAmqpEnvelope keeps the headers the message
+		// was received with: the x-death of its last wait.
+		"x-death": []any{map[string]any{"count": int64(1), "reason": "expired", "queue": "delay_messages_messages_4000_retry", "exchange": "delays",
+			"routing-keys": []any{"delay_messages_messages_4000_retry"}}},
+	}
+	for _, tt := range []struct {
+		name, in string
+		h        retry.Headers
+		want, by string
+	}{
+		{"Symfony after a wait", "failed", symfonyRetried, "messages", "x-death"},
+		// Failed at once (max_retries 0): no wait, no x-death, and its
+		// stamps name no queue (SentToFailureTransportStamp names the
+		// transport).
+		{"Symfony never retried", "failed", retry.Headers{`X-Message-Stamp-Symfony\Component\Messenger\Stamp\SentToFailureTransportStamp`: `[{"originalReceiverName":"async"}]`}, "", ""},
+		// Dramatiq: rejected in default, dead-lettered to default.XQ.
+		{"Dramatiq", "default.XQ", rejectedIn("default", "", "default"), "default", "x-death"},
+		// Watermill poison.go: topic_poisoned, the queue with the queue configs.
+		{"Watermill", "poison_queue", retry.Headers{"reason_poisoned": "no", "topic_poisoned": "orders"}, "orders", "topic_poisoned"},
+		// moleculer-channels amqp.js moveToDeadLetter: group and channel.
+		{"Moleculer Channels", "FAILED_MESSAGES", retry.Headers{"x-original-group": "billing", "x-original-channel": "order.created", "x-error-message": "no"},
+			"billing.order.created", "x-original-group + x-original-channel"},
+	} {
+		f, ok := failedIn(r, ladders, tt.in, tt.h)
+		if tt.want == "" {
+			if ok {
+				t.Errorf("%s: got %+v, want no answer", tt.name, f)
+			}
+			continue
+		}
+		if !ok || f.Queue != tt.want || f.By != tt.by {
+			t.Errorf("%s: got %+v %v, want %s by %s", tt.name, f, ok, tt.want, tt.by)
+		}
+	}
+}
+
 // A message with x-death moves where it did before: the framework's record
 // comes after the broker's.
 func TestFailedInKeepsXDeathFirst(t *testing.T) {

@@ -43,7 +43,9 @@ import (
 //     levels): the chain is one Ladder.Delays entry of every queue it
 //     reaches, and its queues are never mains, tiers or wait queues.
 //  7. a framework's naming gives M an error queue that exists
-//     (errorqueue.go: MassTransit's M_error, Sneakers' M-error…).
+//     (errorqueue.go: MassTransit's M_error, Sneakers' M-error…); a
+//     queue it names as M's delay queue held by the workers (Dramatiq's
+//     M.DQ) is one of M's Delays, never a main.
 //  8. M's dead letters end in a dead end (a DLQ as below) and M is neither
 //     a tier or wait queue of a main by 1–6 nor a stage on another queue's
 //     dead-letter route (fed by dead letters alone): a work queue and its
@@ -253,10 +255,17 @@ func (t *discTopo) mains() []bool {
 			}
 		}
 	}
-	// Queues that wait for a main (its tiers and wait queues) are no mains
-	// of their own by rules 7 and 8.
+	// Queues that wait for a main (its tiers and wait queues) or that a
+	// framework's workers hold its messages in are no mains of their own
+	// by rules 7 and 8.
 	waits := make([]bool, n)
 	for m := range n {
+		if !t.canon[m] {
+			continue
+		}
+		for _, d := range t.heldDelayQueues(m) {
+			waits[d] = true
+		}
 		if !out[m] {
 			continue
 		}
@@ -359,7 +368,7 @@ func (t *discTopo) waitsFor(w, m int) (ok bool, why []string) {
 			}
 			return false, nil
 		}
-		nw, nm := nameWaits(qw.Name), nameWaits(qm.Name)
+		nw, nm := nameWaits(qw.Name, qm.Name), nameWaits(qm.Name, qw.Name)
 		if nw != nm {
 			if nw {
 				return says("names: " + qw.Name + " reads as a wait queue")
@@ -386,9 +395,9 @@ func (t *discTopo) waitsFor(w, m int) (ok bool, why []string) {
 		return says(qm.Name + " dead-letters onward, so it is not " + qw.Name + "'s DLQ")
 	case t.pubFed[m] && !t.pubFed[w]:
 		return says("publishers' exchanges feed " + qm.Name + ", not " + qw.Name + ": it is a work queue, not " + qw.Name + "'s DLQ")
-	case nameSays(qw.Name, dlqWords) || nameSays(qm.Name, dlqWords) || nameSays(qm.Name, waitWords):
+	case nameSaysApart(qw.Name, qm.Name, dlqWords) || nameSaysApart(qm.Name, qw.Name, dlqWords) || nameSaysApart(qm.Name, qw.Name, waitWords):
 		return false, nil
-	case nameSays(qw.Name, waitWords):
+	case nameSaysApart(qw.Name, qm.Name, waitWords):
 		return says("names: " + qw.Name + " reads as a wait queue")
 	}
 	if !qw.ConsumersUnknown && qw.Consumers > 0 {
@@ -402,8 +411,11 @@ func (t *discTopo) waitsFor(w, m int) (ok bool, why []string) {
 }
 
 // nameWaits: the name reads as a waiting place (a wait queue, or a DLQ a
-// loop sends back from) rather than a work queue.
-func nameWaits(name string) bool { return nameSays(name, waitWords) || nameSays(name, dlqWords) }
+// loop sends back from) rather than a work queue, by the words it does not
+// share with other's.
+func nameWaits(name, other string) bool {
+	return nameSaysApart(name, other, waitWords) || nameSaysApart(name, other, dlqWords)
+}
 
 // loopWorkFirst decides a loop nothing else tells apart, the same way from
 // either side: a is the work queue when its name is the shorter, then the
@@ -423,15 +435,26 @@ var (
 
 // nameSays reports whether one of the name's words (split at . _ - : /) is
 // in words.
-func nameSays(name string, words []string) bool {
-	for _, f := range strings.FieldsFunc(strings.ToLower(name), func(r rune) bool {
-		return r == '.' || r == '_' || r == '-' || r == ':' || r == '/' || r == ' '
-	}) {
-		if slices.Contains(words, f) {
+func nameSays(name string, words []string) bool { return nameSaysApart(name, "", words) }
+
+// nameSaysApart is nameSays of the words of name that other's name does not
+// have: a word both share (a library's or an application's prefix,
+// "retry-lib.orders" and "retry-lib.delay") tells neither side apart, so it
+// never decides which one waits.
+func nameSaysApart(name, other string, words []string) bool {
+	theirs := nameWords(other)
+	for _, f := range nameWords(name) {
+		if slices.Contains(words, f) && !slices.Contains(theirs, f) {
 			return true
 		}
 	}
 	return false
+}
+
+func nameWords(name string) []string {
+	return strings.FieldsFunc(strings.ToLower(name), func(r rune) bool {
+		return r == '.' || r == '_' || r == '-' || r == ':' || r == '/' || r == ' '
+	})
 }
 
 func (t *discTopo) ladder(m int) retry.Ladder {
@@ -474,6 +497,10 @@ func (t *discTopo) ladder(m int) retry.Ladder {
 	slices.Sort(l.ErrorQueues)
 	for _, ci := range t.chainsInto(m) {
 		l.Delays = append(l.Delays, t.delay(ci))
+	}
+	for _, d := range t.heldDelayQueues(m) {
+		n := v.Queues[d].Name
+		l.Delays = append(l.Delays, retry.Delay{Name: n, Queues: []string{n}, HeldByConsumers: true})
 	}
 	l.DelayQueues = slices.Sorted(slices.Values(t.ownedInto[m]))
 	l.DelayedRetry = t.set[m].DelayedRetry

@@ -81,3 +81,19 @@ func conventionNames(c retry.Convention, prefix string) bool {
 	}
 	return false
 }
+
+// heldDelayQueues lists, for work queue m, the existing queues a
+// convention names as m's delay queues held by its workers (Dramatiq's
+// {queue}.DQ).
+func (t *discTopo) heldDelayQueues(m int) []int {
+	name := t.v.Queues[m].Name
+	var out []int
+	for _, c := range retry.Conventions() {
+		for _, pat := range c.DelayQueues {
+			if d := t.r.QueueIndex(strings.ReplaceAll(pat, "{queue}", name)); d >= 0 && d != m && t.canon[d] && !t.inChain(d) {
+				out = append(out, d)
+			}
+		}
+	}
+	return out
+}

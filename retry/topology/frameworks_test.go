@@ -307,3 +307,55 @@ func TestSpringParkingLotCountsTheTierDeaths(t *testing.T) {
 		t.Fatalf("count %d from %q, want 2 from x-death", st.Count, st.Source)
 	}
 }
+
+// A library's name in every queue it declares decides nothing: a wait
+// queue with no TTL shared by two work queues gets the same ladders and
+// the same hol-risk whether the library is called "retry-kit" or "kit";
+// and what messages showed (per-message expirations in the shared queue)
+// makes it a wait queue whatever the names say.
+func TestNamesSharedByBothSidesDecideNothing(t *testing.T) {
+	shape := func(lib string) *Vhost {
+		return &Vhost{Name: "/",
+			Queues: []Queue{
+				// The library publishes failures and delayed retries
+				// itself: no dead-letter exchange on the work queues.
+				fwQueue(lib+".orders", 1, nil),
+				fwQueue(lib+".emails", 1, nil),
+				fwQueue(lib+".hold", 0, map[string]any{"x-dead-letter-exchange": lib + ".back"}),
+			},
+			Exchanges: []Exchange{{Name: lib + ".back", Type: ExchangeTopic}, {Name: lib + ".in", Type: ExchangeTopic}, {Name: lib + ".later", Type: ExchangeTopic}},
+			Bindings: []Binding{fwBind(lib+".back", lib+".orders", "orders.#"), fwBind(lib+".back", lib+".emails", "emails.#"),
+				fwBind(lib+".later", lib+".hold", "#"), fwBind(lib+".in", lib+".orders", "orders.#"), fwBind(lib+".in", lib+".emails", "emails.#")},
+		}
+	}
+	strip := func(v *Vhost, lib string) (mains []string, codes []string) {
+		ls := Discover(v)
+		for _, l := range ls {
+			mains = append(mains, strings.TrimPrefix(l.Main, lib)+" waits in "+strings.Join(l.WaitQueues, ","))
+		}
+		for _, f := range Findings(v, ls) {
+			codes = append(codes, f.Code+" "+strings.TrimPrefix(f.Queue, lib))
+		}
+		return mains, codes
+	}
+	plainMains, plainCodes := strip(shape("kit"), "kit")
+	if !slices.Contains(plainCodes, CodeHoLRisk+" .hold") {
+		t.Fatalf("neutral names: findings %q, want hol-risk on the shared queue", plainCodes)
+	}
+	for _, lib := range []string{"retry-kit", "kit-retry", "dead-kit"} {
+		mains, codes := strip(shape(lib), lib)
+		if !reflect.DeepEqual(codes, plainCodes) || len(mains) != len(plainMains) {
+			t.Errorf("%s: ladders %q findings %q; under neutral names %q %q", lib, mains, codes, plainMains, plainCodes)
+		}
+	}
+	// Evidence over names: the same queue called "kit.failed" after all.
+	v := shape("kit")
+	v.Queues[2].Name = "kit.failed"
+	if _, codes := strip(v, "kit"); slices.Contains(codes, CodeHoLRisk+".failed") {
+		t.Fatalf("a DLQ-like name with nothing seen: %q", codes)
+	}
+	v.Observe("kit.failed", true, nil)
+	if _, codes := strip(v, "kit"); !slices.Contains(codes, CodeHoLRisk+" .failed") {
+		t.Errorf("per-message expirations seen in kit.failed: findings %q, want hol-risk", codes)
+	}
+}
