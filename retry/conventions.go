@@ -117,8 +117,8 @@ var conventions = [...]Convention{
 		OriginRoutingKey: []string{hdrSpringKey},
 	},
 	{
-		Name:        "MassTransit",
-		Source:      "MassTransit/MassTransit: src/MassTransit.Abstractions/MessageHeaders.cs, src/MassTransit.Abstractions/Contexts/SendContextExtensions.cs (SetExceptionHeaders, redelivery count)",
+		Name:   "MassTransit",
+		Source: "MassTransit/MassTransit: src/MassTransit.Abstractions/MessageHeaders.cs, src/MassTransit.Abstractions/Contexts/SendContextExtensions.cs (SetExceptionHeaders, redelivery count)",
 		// MT-Reason ("skip", "fault"…) is set on whatever its dead-letter
 		// transport moves to {queue}_skipped (src/Transports/
 		// MassTransit.RabbitMqTransport/RabbitMqTransport/RabbitMqDeadLetterTransport.cs).
