@@ -11,10 +11,43 @@ import (
 	"github.com/ladder-tui/ladder/retry/topology"
 )
 
+// Decoder decodes the messages of one queue with what the vhost tells
+// about them: the x-death entries that count as retries (DeathQueues), the
+// ladders' main queues, and where --to origin would send a message no
+// record names an origin for (moveplan.FailedIn: a framework's naming,
+// MassTransit's Q_skipped), so a peek shows the origin a move uses.
+type Decoder struct {
+	DeathQueues, Mains map[string]bool
+	queue              string
+	router             *topology.Router
+	ladders            []retry.Ladder
+}
+
+// NewDecoder is the Decoder of queue in v, whose ladders are ladders.
+func NewDecoder(v *topology.Vhost, ladders []retry.Ladder, queue string) *Decoder {
+	return &Decoder{DeathQueues: retry.DeathQueuesOf(ladders, queue), Mains: retry.MainQueues(ladders),
+		queue: queue, router: topology.NewRouter(v), ladders: ladders}
+}
+
+// Decode is DecodeMessage with d's vhost; a nil d decodes as DecodeMessage
+// with nothing known.
+func (d *Decoder) Decode(m *Message, body []byte, preview int) {
+	if d == nil {
+		DecodeMessage(m, body, preview, nil, nil)
+		return
+	}
+	DecodeMessage(m, body, preview, d.DeathQueues, d.Mains)
+	if m.Origin == nil && d.router != nil {
+		if f, ok := moveplan.FailedIn(d.router, d.ladders, d.queue, m.Headers); ok {
+			m.Origin = &retry.Origin{RoutingKey: f.Queue, By: f.By}
+		}
+	}
+}
+
 // DecodeMessage fills what the retry engine reads from a message whose
 // Headers (and properties) are set: retry state, x-death entries, origin,
 // the best time known (Seen), and a bounded copy of the body. The live broker and the demo simulation
-// decode through this one function.
+// decode through this one function (by Decoder.Decode).
 func DecodeMessage(m *Message, body []byte, preview int, deathQueues, mains map[string]bool) {
 	if m.Headers == nil {
 		m.Headers = retry.Headers{}

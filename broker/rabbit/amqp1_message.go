@@ -46,7 +46,7 @@ import (
 
 // decodeAMQP1 turns a message received over AMQP 1.0 into a Message,
 // through the same decoder as the 0-9-1 peek.
-func decodeAMQP1(m *amqp1.Message, pos, preview int, deathQueues, mains map[string]bool) broker.Message {
+func decodeAMQP1(m *amqp1.Message, pos, preview int, dec *broker.Decoder) broker.Message {
 	props, idHeaders := amqp1Properties(m)
 	h := amqp1Headers(m)
 	for k, v := range idHeaders {
@@ -69,7 +69,7 @@ func decodeAMQP1(m *amqp1.Message, pos, preview int, deathQueues, mains map[stri
 		Properties:  props,
 		Headers:     h,
 	}
-	broker.DecodeMessage(&out, body, preview, deathQueues, mains)
+	dec.Decode(&out, body, preview)
 	return out
 }
 

@@ -82,8 +82,8 @@ func TestDecodeAMQP1AsAMQP091(t *testing.T) {
 	}
 	deathQueues := map[string]bool{"orders.process": true}
 	mains := map[string]bool{"orders.process": true}
-	want := decodeDelivery(&d, 3, 64, deathQueues, mains)
-	got := decodeAMQP1(m, 3, 64, deathQueues, mains)
+	want := decodeDelivery(&d, 3, 64, &broker.Decoder{DeathQueues: deathQueues, Mains: mains})
+	got := decodeAMQP1(m, 3, 64, &broker.Decoder{DeathQueues: deathQueues, Mains: mains})
 	sameMessage(t, "0-9-1 published", got, want)
 	if got.Retry.Count != 2 || len(got.Deaths) != 1 || got.Deaths[0].Count != 2 || got.Origin == nil {
 		t.Errorf("retry %+v deaths %+v origin %+v", got.Retry, got.Deaths, got.Origin)
@@ -105,7 +105,7 @@ func TestDecodeAMQP1TransientDefaults(t *testing.T) {
 	d := amqp.Delivery{MessageId: "t", Body: []byte("x")}
 	m := &amqp1.Message{Header: &amqp1.MessageHeader{Priority: 4, FirstAcquirer: true},
 		Properties: &amqp1.MessageProperties{MessageID: "t"}, Data: [][]byte{[]byte("x")}}
-	sameMessage(t, "transient", decodeAMQP1(m, 0, 10, nil, nil), decodeDelivery(&d, 0, 10, nil, nil))
+	sameMessage(t, "transient", decodeAMQP1(m, 0, 10, nil), decodeDelivery(&d, 0, 10, nil))
 }
 
 // Messages published over AMQP 1.0, as RabbitMQ 4.3.6 gives them to a 0-9-1
@@ -138,7 +138,7 @@ func TestDecodeAMQP1PublishedOverAMQP1(t *testing.T) {
 			amqp.Delivery{ReplyTo: "/exchanges/e/k", Headers: amqp.Table{"u64": int64(-1) << 63, "sym": "s",
 				"CC": []interface{}{"a", "b"}, "timestamp_in_ms": recv.UnixMilli(), "x-custom": "ann"}}},
 	} {
-		sameMessage(t, tc.name, decodeAMQP1(tc.m, 0, 4096, nil, nil), decodeDelivery(&tc.d, 0, 4096, nil, nil))
+		sameMessage(t, tc.name, decodeAMQP1(tc.m, 0, 4096, nil), decodeDelivery(&tc.d, 0, 4096, nil))
 	}
 }
 

@@ -521,7 +521,7 @@ func (b *amqp1Receiver) close() {
 // of the ready messages, decoded as the 0-9-1 peek decodes them. ended:
 // the broker ended the browse (its link, or the session: see
 // sessionEnded), and the result says so.
-func peekAMQP1(ctx context.Context, b *amqp1Receiver, q topology.Queue, brokerVersion string, opt broker.PeekOptions, deathQueues, mains map[string]bool) (res *broker.PeekResult, redelivered int, ended *amqp1Ended, err error) {
+func peekAMQP1(ctx context.Context, b *amqp1Receiver, q topology.Queue, brokerVersion string, opt broker.PeekOptions, dec *broker.Decoder) (res *broker.PeekResult, redelivered int, ended *amqp1Ended, err error) {
 	res = &broker.PeekResult{Queue: q.Name, Type: q.Type, Total: q.Messages, Ready: q.Ready, Messages: []broker.Message{}, PeekedAt: time.Now()}
 	res.SideEffects = broker.PeekSideEffectsVia(broker.PeekReleased, q.Type, brokerVersion)
 	want := opt.Limit
@@ -539,7 +539,7 @@ func peekAMQP1(ctx context.Context, b *amqp1Receiver, q topology.Queue, brokerVe
 		defer cancel()
 	}
 	redelivered, reordered, err := b.browse(bctx, want, int(q.Ready), func(m *amqp1.Message) error {
-		return run.Take(decodeAMQP1(m, run.Read(), opt.BodyPreview, deathQueues, mains))
+		return run.Take(decodeAMQP1(m, run.Read(), opt.BodyPreview, dec))
 	})
 	if reordered != "" {
 		res.SideEffects = append(res.SideEffects, reordered)

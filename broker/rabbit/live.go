@@ -12,7 +12,6 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/ladder-tui/ladder/broker"
-	"github.com/ladder-tui/ladder/retry"
 	"github.com/ladder-tui/ladder/retry/topology"
 )
 
@@ -400,9 +399,9 @@ func (l *Live) Peek(ctx context.Context, queue string, opt broker.PeekOptions) (
 		return nil, err
 	}
 	ladders := topology.Discover(&v)
-	deathQueues, mains := retry.DeathQueuesOf(ladders, queue), retry.MainQueues(ladders)
+	dec := broker.NewDecoder(&v, ladders, queue)
 	if browser != nil {
-		res, redelivered, ended, err := peekAMQP1(ctx, browser, q, version, opt, deathQueues, mains)
+		res, redelivered, ended, err := peekAMQP1(ctx, browser, q, version, opt, dec)
 		if ended != nil {
 			if sessionEnded(ended) {
 				l.dropAMQP1(browser.s)
@@ -415,7 +414,7 @@ func (l *Live) Peek(ctx context.Context, queue string, opt broker.PeekOptions) (
 		}
 		return finishPeek(res, q), nil
 	}
-	res, err := peekQueue(ctx, conn, q, version, opt, deathQueues, mains)
+	res, err := peekQueue(ctx, conn, q, version, opt, dec)
 	if err != nil {
 		return nil, err
 	}

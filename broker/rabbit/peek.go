@@ -37,7 +37,7 @@ const (
 // bound (see browseChannels.close). Streams are read by offset.
 // deathQueues are the queues whose x-death counts are this queue's retries;
 // mains the vhost's ladder main queues (where "origin" leads).
-func peekQueue(ctx context.Context, conn *amqp.Connection, q topology.Queue, brokerVersion string, opt broker.PeekOptions, deathQueues, mains map[string]bool) (*broker.PeekResult, error) {
+func peekQueue(ctx context.Context, conn *amqp.Connection, q topology.Queue, brokerVersion string, opt broker.PeekOptions, dec *broker.Decoder) (*broker.PeekResult, error) {
 	if opt.Limit <= 0 {
 		opt.Limit = broker.DefaultPeekLimit
 	}
@@ -59,7 +59,7 @@ func peekQueue(ctx context.Context, conn *amqp.Connection, q topology.Queue, bro
 	}
 	run := broker.NewBrowseRun(res, opt, want)
 	bc := &browseChannels{conn: conn, main: ch}
-	err = collect(ctx, bc, q, brokerVersion, opt, run, deathQueues, mains)
+	err = collect(ctx, bc, q, brokerVersion, opt, run, dec)
 	// Closing the channel is what returns the messages: always do it.
 	forced := bc.close(browseCloseBound)
 	run.Finish()
@@ -115,7 +115,7 @@ func noteReleased(conn *amqp.Connection, q topology.Queue, res *broker.PeekResul
 // after that arrived during the read, and is not read); when no delivery
 // comes for a while; at the deadline; or at a message the AMQP client
 // cannot read.
-func collect(ctx context.Context, bc *browseChannels, q topology.Queue, brokerVersion string, opt broker.PeekOptions, run *broker.BrowseRun, deathQueues, mains map[string]bool) error {
+func collect(ctx context.Context, bc *browseChannels, q topology.Queue, brokerVersion string, opt broker.PeekOptions, run *broker.BrowseRun, dec *broker.Decoder) error {
 	if run.Done() {
 		return nil
 	}
@@ -178,7 +178,7 @@ func collect(ctx context.Context, bc *browseChannels, q topology.Queue, brokerVe
 			if err := chain.got(&d); err != nil {
 				return fmt.Errorf("peek %s: %w", q.Name, err)
 			}
-			if err := run.Take(decodeDelivery(&d, run.Read(), opt.BodyPreview, deathQueues, mains)); err != nil {
+			if err := run.Take(decodeDelivery(&d, run.Read(), opt.BodyPreview, dec)); err != nil {
 				if errors.Is(err, broker.ErrStopBrowse) {
 					return nil
 				}
@@ -316,7 +316,7 @@ const unparsedHint = "headers nested more than 32 deep, or a table of more than 
 
 // decodeDelivery turns a delivery into a Message. Only a bounded prefix of
 // the body is copied.
-func decodeDelivery(d *amqp.Delivery, pos, preview int, deathQueues, mains map[string]bool) broker.Message {
+func decodeDelivery(d *amqp.Delivery, pos, preview int, dec *broker.Decoder) broker.Message {
 	m := broker.Message{
 		Position:    pos,
 		Exchange:    d.Exchange,
@@ -325,7 +325,7 @@ func decodeDelivery(d *amqp.Delivery, pos, preview int, deathQueues, mains map[s
 		Properties:  propertiesOf(d),
 		Headers:     fromTable(d.Headers),
 	}
-	broker.DecodeMessage(&m, d.Body, preview, deathQueues, mains)
+	dec.Decode(&m, d.Body, preview)
 	return m
 }
 

@@ -59,8 +59,7 @@ func (s *Sim) Peek(ctx context.Context, name string, opt broker.PeekOptions) (*b
 		res.SideEffects = []string{} // nothing delivered, nothing changed
 		return res, nil
 	}
-	deathQueues := retry.DeathQueuesOf(s.topology().ladders, name)
-	mains := retry.MainQueues(s.topology().ladders)
+	dec := broker.NewDecoder(&s.topology().vhost, s.topology().ladders, name)
 	n := run.Want()
 	var again []*message
 	if mode == broker.PeekReleased {
@@ -70,7 +69,7 @@ func (s *Sim) Peek(ctx context.Context, name string, opt broker.PeekOptions) (*b
 	taken := 0
 	for _, m := range browsed {
 		// Position is given by the run: queue order.
-		err := run.Take(decode(m, run.Read(), opt.BodyPreview, deathQueues, mains, version))
+		err := run.Take(decode(m, run.Read(), opt.BodyPreview, dec, version))
 		m.redelivered = true
 		taken++
 		if q.typ == topology.QueueQuorum {
@@ -175,7 +174,7 @@ func (s *Sim) deadLetterPastLimit(q *queue, browsed []*message, info topology.Qu
 // same decoder as the live broker. A quorum queue's counters show as the
 // broker shows them, once not zero: x-delivery-count, and from 4.3
 // x-acquired-count.
-func decode(m *message, pos, preview int, deathQueues, mains map[string]bool, version string) broker.Message {
+func decode(m *message, pos, preview int, dec *broker.Decoder, version string) broker.Message {
 	out := broker.Message{
 		Position:    pos,
 		Exchange:    m.exchange,
@@ -198,6 +197,6 @@ func decode(m *message, pos, preview int, deathQueues, mains map[string]bool, ve
 		t := *m.props.Timestamp
 		out.Properties.Timestamp = &t
 	}
-	broker.DecodeMessage(&out, m.body, preview, deathQueues, mains)
+	dec.Decode(&out, m.body, preview)
 	return out
 }

@@ -87,7 +87,7 @@ func (s *Sim) Drain(ctx context.Context, queue string, limit int, handle func(*b
 		if err := ctx.Err(); err != nil {
 			return taken, err
 		}
-		d := decode(m, pos, 1<<30, map[string]bool{queue: true}, mains, s.opt.BrokerVersion)
+		d := decode(m, pos, 1<<30, &broker.Decoder{DeathQueues: map[string]bool{queue: true}, Mains: mains}, s.opt.BrokerVersion)
 		take, err := handle(&d)
 		if err != nil {
 			return taken, err

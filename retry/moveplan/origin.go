@@ -226,3 +226,10 @@ func namedWorkQueue(r *topology.Router, in, framework string) string {
 	}
 	return ""
 }
+
+// FailedIn is failedIn for readers that show a message before anything
+// moves it (a peek's origin), so what they show is where --to origin sends
+// it: r and ladders are the vhost's, in the queue the message is in.
+func FailedIn(r *topology.Router, ladders []retry.Ladder, in string, h retry.Headers) (Failure, bool) {
+	return failedIn(r, ladders, in, h)
+}
