@@ -105,11 +105,7 @@ func browserRowText(m *broker.Message, c browserCols, at time.Time, death string
 	}
 	// AGE is the timestamp's; a time read elsewhere (x-death, a fault
 	// time) is marked "~" (the inspector names where it came from).
-	seen, from := m.BestTime()
-	age := present.Age(seen, at)
-	if from != broker.SeenTimestamp {
-		age = present.AgeEstimated(seen, at)
-	}
+	age := present.MessageAge(m, at)
 	// Ids often share a prefix (app-timestamp-n): keep the end that differs.
 	idText := termtext.Sanitize(id)
 	if termtext.Width(idText) > c.id {
