@@ -195,7 +195,8 @@ func renderHeaderTable(h retry.Headers, width, maxLines int, st *style.Styles) [
 		vw := max(8, width-2-nw-1-tw-1)
 		wrapped := termtext.Wrap(val, vw)
 		if maxLines > 0 && len(wrapped) > maxLines {
-			wrapped = append(wrapped[:maxLines-1], termtext.Truncate(wrapped[maxLines-1], vw-1)+termtext.Ellipsis)
+			// One ellipsis: Truncate would add its own to a full line.
+			wrapped = append(wrapped[:maxLines-1], ansi.Truncate(wrapped[maxLines-1], vw-1, "")+termtext.Ellipsis)
 		}
 		for i, w := range wrapped {
 			if i == 0 {

@@ -48,9 +48,14 @@ func TestHeaderValueShownWhole(t *testing.T) {
 			t.Errorf("%d cells: %q", termtext.Width(l), l)
 		}
 	}
-	// The document keeps its 3 lines a value.
-	if cut := renderHeaders(map[string]any{"t": trace}, 80, st); len(cut) != 1+headerValueLines {
-		t.Errorf("the document shows %d lines of the value", len(cut)-1)
+	// The document keeps its 3 lines a value, the last ending in one
+	// ellipsis, also when the value fills its lines (JSON has no spaces).
+	for _, v := range []string{trace, sneakersRetryInfo(40), strings.Repeat("x", 300)} {
+		cut := renderHeaders(map[string]any{"t": v}, 80, st)
+		last := cut[len(cut)-1]
+		if len(cut) != 1+headerValueLines || !strings.HasSuffix(last, termtext.Ellipsis) || strings.HasSuffix(last, termtext.Ellipsis+termtext.Ellipsis) || termtext.Width(last) > 80 {
+			t.Errorf("the document shows %q", cut)
+		}
 	}
 
 	info := sneakersRetryInfo(40)
