@@ -242,9 +242,7 @@ func (m *browserModel) reload() tea.Cmd {
 
 func (m *browserModel) renderRows() {
 	m.banner = renderPeekBanner(m.res, m.at, m.w, m.c.styles)
-	for i := range m.rows {
-		m.rows[i].text = renderBrowserRow(m.rows[i].message, m.cols, m.at)
-	}
+	renderBrowserRows(m.rows, m.cols, m.at)
 }
 
 func (m *browserModel) resort() {

@@ -90,19 +90,22 @@ func renderBrowserHeader(c browserCols, st *style.Styles) string {
 
 // renderBrowserRow is one message's row without the mark column: every
 // broker-supplied field sanitised and fitted. at is when the peek was taken;
-// ages and due times are relative to it.
+// ages and due times are relative to it. Alone, its LAST DEATH is cut at
+// the end; buildBrowserRows cuts it knowing the other rows'.
 func renderBrowserRow(m *broker.Message, c browserCols, at time.Time) string {
+	return browserRowText(m, c, at, termtext.Sanitize(lastDeath(m.Deaths)))
+}
+
+// browserRowText is renderBrowserRow with the LAST DEATH cell as given
+// (sanitised; cut to the column when wider).
+func browserRowText(m *broker.Message, c browserCols, at time.Time, death string) string {
 	id := m.Properties.MessageID
 	if id == "" {
 		id = present.NoValue
 	}
 	// AGE is the timestamp's; a time read elsewhere (x-death, a fault
 	// time) is marked "~" (the inspector names where it came from).
-	seen, from := m.BestTime()
-	age := present.Age(seen, at)
-	if from != broker.SeenTimestamp {
-		age = present.AgeEstimated(seen, at)
-	}
+	age := present.MessageAge(m, at)
 	// Ids often share a prefix (app-timestamp-n): keep the end that differs.
 	idText := termtext.Sanitize(id)
 	if termtext.Width(idText) > c.id {
@@ -110,7 +113,7 @@ func renderBrowserRow(m *broker.Message, c browserCols, at time.Time) string {
 	}
 	return table.Join(table.Cells(c.columns(),
 		strconv.Itoa(m.Position), idText, age, retryCell(m.Retry, c.long),
-		termtext.Sanitize(lastDeath(m.Deaths)), present.DueOf(m.HoL, m.Retry.DueTime, m.Retry.DueSource, at, dueForm(c.long)), present.Blocked(m.HoL, c.long),
+		death, present.DueOf(m.HoL, m.Retry.DueTime, m.Retry.DueSource, at, dueForm(c.long)), present.Blocked(m.HoL, c.long),
 		present.Bytes(m.BodySize), termtext.Sanitize(m.RoutingKey)))
 }
 
@@ -119,9 +122,26 @@ func buildBrowserRows(res *broker.PeekResult, c browserCols, at time.Time) []bro
 	rows := make([]browserRow, len(res.Messages))
 	for i := range res.Messages {
 		message := &res.Messages[i]
-		rows[i] = browserRow{message: message, text: renderBrowserRow(message, c, at), search: searchText(message), warn: rowWarn(message)}
+		rows[i] = browserRow{message: message, search: searchText(message), warn: rowWarn(message)}
 	}
+	renderBrowserRows(rows, c, at)
 	return rows
+}
+
+// renderBrowserRows draws rows' text. The LAST DEATH cells (reason@queue)
+// are cut knowing each other (present.ShortenNames), so the tiers of one
+// ladder, which share a long start, still read apart. (The routing key,
+// the last column, keeps its start: at 80 columns it has 9 cells, too few
+// for both ends.)
+func renderBrowserRows(rows []browserRow, c browserCols, at time.Time) {
+	deaths := make([]string, len(rows))
+	for i := range rows {
+		deaths[i] = termtext.Sanitize(lastDeath(rows[i].message.Deaths))
+	}
+	deaths = present.ShortenNames(deaths, c.death)
+	for i := range rows {
+		rows[i].text = browserRowText(rows[i].message, c, at, deaths[i])
+	}
 }
 
 // sourceShort names retry-count conventions in three letters for 80 columns.

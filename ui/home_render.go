@@ -56,6 +56,8 @@ type homeRow struct {
 	// by a dead-letter route: the naming (Ladder.DLQFrom) for the DLQ,
 	// namedMore for Ladder.ErrorQueues.
 	named string
+
+	names *homeNames // the column's names, to cut this one among them
 }
 
 // namedMore marks a row of Ladder.ErrorQueues.
@@ -245,7 +247,7 @@ func buildHomeRowsView(s *broker.Snapshot, view homeView) []homeRow {
 	for _, b := range others {
 		rows = append(rows, b...)
 	}
-	return rows
+	return shareNames(rows)
 }
 
 // sectionTitle is "LADDERS (3)", or with a sort and hidden empty ones
@@ -414,14 +416,14 @@ func renderHomeRow(r *homeRow, rs rowStats, c homeCols, st *style.Styles, select
 	if selected {
 		marker = "▸ "
 	}
-	name := termtext.Sanitize(r.name)
+	name := r.names.fit(termtext.Sanitize(r.name), c.name)
 	switch r.kind {
 	case rowTier, rowDelayed, rowDLQ, rowRetry, rowDelays:
 		glyph := "├─"
 		if r.last {
 			glyph = "└─"
 		}
-		name = glyph + name
+		name = glyph + r.names.fit(termtext.Sanitize(r.name), c.name-termtext.Width(glyph))
 	}
 	var role string
 	switch r.kind {

@@ -194,7 +194,11 @@ func (m *inspectorModel) View() string {
 	title := "message #" + strconv.Itoa(m.message.Position) + " in " + termtext.Sanitize(m.queue) + " · id " + termtext.Sanitize(id)
 	if m.header != "" {
 		v := m.message.Headers[m.header]
-		title = "header " + termtext.Sanitize(m.header) + " (" + amqpType(v) + ", " + present.Plural(m.vp.TotalLineCount(), "line", "lines") + ") of message #" + strconv.Itoa(m.message.Position)
+		typ := amqpType(v)
+		if headerIsJSON(v) {
+			typ += ", JSON"
+		}
+		title = "header " + termtext.Sanitize(m.header) + " (" + typ + ", " + present.Plural(m.vp.TotalLineCount(), "line", "lines") + ") of message #" + strconv.Itoa(m.message.Position)
 	}
 	pct := strconv.Itoa(int(m.vp.ScrollPercent()*100)) + "%"
 	title = termtext.Truncate(title, m.w-len(pct)-1)

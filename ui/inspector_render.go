@@ -11,6 +11,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/internal/present"
 	"github.com/ladder-tui/ladder/internal/termtext"
@@ -193,7 +195,8 @@ func renderHeaderTable(h retry.Headers, width, maxLines int, st *style.Styles) [
 		vw := max(8, width-2-nw-1-tw-1)
 		wrapped := termtext.Wrap(val, vw)
 		if maxLines > 0 && len(wrapped) > maxLines {
-			wrapped = append(wrapped[:maxLines-1], termtext.Truncate(wrapped[maxLines-1], vw-1)+termtext.Ellipsis)
+			// One ellipsis: Truncate would add its own to a full line.
+			wrapped = append(wrapped[:maxLines-1], ansi.Truncate(wrapped[maxLines-1], vw-1, "")+termtext.Ellipsis)
 		}
 		for i, w := range wrapped {
 			if i == 0 {
@@ -615,15 +618,16 @@ func renderInspector(m *broker.Message, at time.Time, width int, open string, st
 
 // renderHeaderValue is the value of header name in full, for the
 // inspector's header view: text with its own line breaks (a stack trace
-// reads as one), wrapped; binary as a hex dump; a table or an array as the
-// header table shows it, uncut.
+// reads as one), JSON text indented (Sneakers' retry_info: its backtrace a
+// frame a line), long lines wrapped keeping their indentation; binary as a
+// hex dump; a table or an array as the header table shows it, uncut.
 func renderHeaderValue(name string, v any, width int, st *style.Styles) []string {
 	switch x := v.(type) {
 	case string:
-		return wrapText(x, width)
+		return wrapText(valueText(x), width)
 	case []byte:
 		if utf8.Valid(x) {
-			return wrapText(string(x), width)
+			return wrapText(valueText(string(x)), width)
 		}
 		return hexDump(x, width)
 	}
@@ -635,19 +639,108 @@ func renderHeaderValue(name string, v any, width int, st *style.Styles) []string
 	return wrapText(scalarText(v), width)
 }
 
+// jsonValue is a text header's value indented when it is a JSON object or
+// array (frameworks keep records in a header as JSON text: Sneakers'
+// retry_info); ok is false for any other text.
+func jsonValue(s string) (string, bool) {
+	t := strings.TrimSpace(s)
+	if len(t) < 2 || t[0] != '{' && t[0] != '[' || !json.Valid([]byte(t)) {
+		return s, false
+	}
+	var b bytes.Buffer
+	if err := json.Indent(&b, []byte(t), "", "  "); err != nil {
+		return s, false
+	}
+	return b.String(), true
+}
+
+// valueText is a text header's value as the header view shows it: JSON
+// indented, other text as it is.
+func valueText(s string) string {
+	t, _ := jsonValue(s)
+	return t
+}
+
+// headerIsJSON: v is text holding a JSON object or array (the header view
+// says so in its title).
+func headerIsJSON(v any) bool {
+	var s string
+	switch x := v.(type) {
+	case string:
+		s = x
+	case []byte:
+		if !utf8.Valid(x) {
+			return false
+		}
+		s = string(x)
+	default:
+		return false
+	}
+	_, ok := jsonValue(s)
+	return ok
+}
+
 // wrapText is untrusted text over lines: its line breaks kept, tabs
-// expanded, everything else made visible, each line wrapped to width.
+// expanded, everything else made visible, each line wrapped to width
+// (wrapIndented).
 func wrapText(s string, width int) []string {
 	if s == "" {
 		return []string{"(empty)"}
 	}
 	var lines []string
 	for _, l := range strings.Split(strings.TrimRight(termtext.SanitizeMultiline(s, 4), "\n"), "\n") {
-		if termtext.Width(l) <= width {
-			lines = append(lines, l)
+		lines = append(lines, wrapIndented(l, width)...)
+	}
+	return lines
+}
+
+// valueBreaks are where a word longer than a line may break besides spaces
+// and hyphens: after the dots, slashes, colons and parentheses of class
+// names, paths and URLs, so a long stack frame breaks between its parts.
+const valueBreaks = `./\:,;(`
+
+// wrapIndented wraps one line to width keeping its indentation (up to
+// half the width), the lines it goes on to indented two cells more, so a
+// wrapped stack frame still reads as one frame below the one before.
+// Only spaces are lost, at the breaks.
+func wrapIndented(l string, width int) []string {
+	if termtext.Width(l) <= width {
+		return []string{l}
+	}
+	body := strings.TrimLeft(l, " ")
+	lead := min(len(l)-len(body), width/2)
+	hang := min(lead+2, width/2)
+	// The first line takes all the room after its indent, the rest the room
+	// after the deeper one.
+	first := wrapAt(body, max(1, width-lead))[0]
+	rest := strings.TrimLeft(strings.TrimPrefix(body, first), " ")
+	if !strings.HasPrefix(body, first) {
+		first, rest = "", body // not a start of body: wrap it all as the rest
+	}
+	var lines []string
+	if first != "" {
+		lines = append(lines, strings.Repeat(" ", lead)+first)
+	}
+	if rest != "" {
+		for _, r := range wrapAt(rest, max(1, width-hang)) {
+			lines = append(lines, strings.Repeat(" ", hang)+r)
+		}
+	}
+	return lines
+}
+
+// wrapAt wraps s to width at spaces and valueBreaks. ansi.Wrap can leave a
+// line one cell over when a break character ends it (charmbracelet/x
+// ansi/wrap.go, v0.11.9: "com.acme.X: com.acme.Y:" at its limit): such a
+// line is cut again where it must be.
+func wrapAt(s string, width int) []string {
+	var lines []string
+	for _, l := range strings.Split(ansi.Wrap(s, width, valueBreaks), "\n") {
+		if termtext.Width(l) > width {
+			lines = append(lines, strings.Split(ansi.Hardwrap(l, width, true), "\n")...)
 			continue
 		}
-		lines = append(lines, termtext.Wrap(l, width)...)
+		lines = append(lines, l)
 	}
 	return lines
 }

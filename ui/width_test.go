@@ -37,7 +37,7 @@ func checkColumns(t *testing.T, h *harness, header, ready string) {
 		if head == "" && strings.Contains(l, header) {
 			head = l
 		}
-		if strings.Contains(l, `pay\u00adments`) {
+		if strings.Contains(l, `pay\u00ad`) { // its start: a cut name keeps it
 			row = l
 		}
 	}

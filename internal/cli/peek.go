@@ -4,12 +4,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/internal/present"
+	"github.com/ladder-tui/ladder/internal/termtext"
+	"github.com/ladder-tui/ladder/retry"
 	"github.com/ladder-tui/ladder/retry/moveplan"
 )
 
@@ -197,4 +201,105 @@ func peekHint(err error, flag string) error {
 		return fmt.Errorf("%w; %s peeks anyway", err, flag)
 	}
 	return err
+}
+
+// peekColumn is one column of the peek table: its title, the shorter one
+// it takes when cut narrower than the title, and, for a column that may
+// give way to a narrow terminal, the fewest cells it keeps and how its
+// cells are cut (all at once: some cuts read the other cells).
+type peekColumn struct {
+	title, short string
+	least        int
+	cut          func(cells []string, width int) []string
+	cells        []string
+	width        int
+}
+
+// peekTable is a peek's messages, a row each, with the browser's columns
+// and its AGE (present.MessageAge: "~" before a time that is not the
+// message's timestamp). Within width cells (0: no limit) the widest of
+// the columns that may give way (message id, retries, last death, routing
+// key) gives a cell at a time, down to its least: ids keep their end
+// (they often share a start, as the browser cuts them), last deaths and
+// routing keys the ends that tell them apart (present.ShortenNames).
+// Columns are two spaces apart, as the commands' other tables, measured
+// in cells.
+func peekTable(r *broker.PeekResult, width int) string {
+	cutEnd := func(cells []string, w int) []string {
+		for i := range cells {
+			cells[i] = termtext.Truncate(cells[i], w)
+		}
+		return cells
+	}
+	cutStart := func(cells []string, w int) []string {
+		for i := range cells {
+			cells[i] = termtext.TruncateLeft(cells[i], w)
+		}
+		return cells
+	}
+	cols := []*peekColumn{
+		{title: "POS"}, {title: "MESSAGE ID", short: "ID", least: 8, cut: cutStart}, {title: "AGE"},
+		{title: "RETRIES", least: 7, cut: cutEnd}, {title: "LAST DEATH", least: 12, cut: present.ShortenNames},
+		{title: "DUE"}, {title: "ROUTING KEY", short: "KEY", least: 8, cut: present.ShortenNames}, {title: "SIZE"},
+	}
+	for _, m := range r.Messages {
+		retries := strconv.FormatInt(m.Retry.Count, 10)
+		if m.Retry.Source != "" && m.Retry.Source != retry.SourceNone {
+			retries += " (" + m.Retry.Source + ")"
+		}
+		last := "-"
+		if len(m.Deaths) > 0 {
+			last = string(m.Deaths[0].Reason) + "@" + m.Deaths[0].Queue
+		}
+		row := []string{strconv.Itoa(m.Position), clean(m.Properties.MessageID), present.MessageAge(&m, r.PeekedAt), retries, clean(last),
+			peekDue(m, r.PeekedAt), clean(m.RoutingKey), strconv.Itoa(m.BodySize)}
+		for i, c := range cols {
+			c.cells = append(c.cells, row[i])
+		}
+	}
+	used := 2 * (len(cols) - 1)
+	for _, c := range cols {
+		c.width = termtext.Width(c.title)
+		for _, cell := range c.cells {
+			c.width = max(c.width, termtext.Width(cell))
+		}
+		used += c.width
+	}
+	for width > 0 && used > width {
+		var widest *peekColumn
+		for _, c := range cols {
+			if c.cut != nil && c.width > c.least && (widest == nil || c.width > widest.width) {
+				widest = c
+			}
+		}
+		if widest == nil {
+			break // every column at its least: wider than the terminal
+		}
+		widest.width--
+		used--
+	}
+	var b strings.Builder
+	line := func(cell func(c *peekColumn) string) {
+		for i, c := range cols {
+			s := cell(c)
+			if i < len(cols)-1 {
+				s = termtext.Fit(s, c.width) + "  "
+			}
+			b.WriteString(s)
+		}
+		b.WriteString("\n")
+	}
+	for _, c := range cols {
+		if c.cut != nil && termtext.Width(c.title) > c.width {
+			c.title = c.short
+		}
+		if c.cut != nil {
+			c.cells = c.cut(c.cells, c.width)
+		}
+	}
+	line(func(c *peekColumn) string { return c.title })
+	for i := range r.Messages {
+		line(func(c *peekColumn) string { return c.cells[i] })
+	}
+	return b.String()
 }

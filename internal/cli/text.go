@@ -165,7 +165,7 @@ func findingsTable(fs []topology.Finding) string {
 }
 
 // renderPeek draws a peek: side effects first, then one row per message,
-// or the groups (at most width cells wide; 0: no limit).
+// or the groups (at most width cells wide; 0: no limit; see peekTable).
 func renderPeek(r *broker.PeekResult, width int) string {
 	var b strings.Builder
 	if r.Grouping != nil {
@@ -187,19 +187,7 @@ func renderPeek(r *broker.PeekResult, width int) string {
 		return b.String()
 	}
 	b.WriteString("\n")
-	rows := [][]string{{"POS", "MESSAGE ID", "RETRIES", "LAST DEATH", "DUE", "ROUTING KEY", "SIZE"}}
-	for _, m := range r.Messages {
-		retries := strconv.FormatInt(m.Retry.Count, 10)
-		if m.Retry.Source != "" && m.Retry.Source != retry.SourceNone {
-			retries += " (" + m.Retry.Source + ")"
-		}
-		last := "-"
-		if len(m.Deaths) > 0 {
-			last = string(m.Deaths[0].Reason) + "@" + m.Deaths[0].Queue
-		}
-		rows = append(rows, []string{strconv.Itoa(m.Position), clean(m.Properties.MessageID), retries, clean(last), peekDue(m, r.PeekedAt), clean(m.RoutingKey), strconv.Itoa(m.BodySize)})
-	}
-	b.WriteString(table(rows))
+	b.WriteString(peekTable(r, width))
 	return b.String()
 }
 
