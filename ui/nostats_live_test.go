@@ -103,7 +103,7 @@ func TestHomeShowsRatesWithManagementStatsOff(t *testing.T) {
 		}
 	}
 	h.mustContain("rates: prometheus")
-	f := strings.Fields(row)
+	f := strings.Fields(strings.TrimPrefix(strings.TrimSpace(row), "▸"))
 	// work  main  READY UNACKED CONS IN OUT …: the rates are numbers, not "–".
 	if len(f) < 7 || f[4] != "1" || !strings.ContainsAny(f[5], "123456789") || !strings.ContainsAny(f[6], "123456789") {
 		t.Fatalf("row %q: want 1 consumer and non-zero in and out rates", row)

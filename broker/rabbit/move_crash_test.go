@@ -54,7 +54,7 @@ func TestDelayedMoveLosesNothingWhenTheBrokerIsKilledDuringTheWait(t *testing.T)
 	}
 	// Longer than the move takes, with room for a busy machine (20,000
 	// took 21 s with both cores busy): the kill must land in the wait.
-	delay := time.Duration(max(30, n/400)) * time.Second
+	delay := time.Duration(max(30, n/500)) * time.Second
 	src, dst := f.queue("src", nil), f.queue("dst", nil)
 	f.publishN(src, n, "m")
 

@@ -102,12 +102,19 @@ func TestSIGTERMDuringAUIMoveStopsItAndWritesTheAuditLine(t *testing.T) {
 	s.waitFor(sim.OrdersDLQ)
 	// Select the DLQ's row, open the move dialog, choose the whole queue
 	// and the main queue (the messages say nothing of their origin).
+	// One key at a time, each waited for (the selection moved), so a busy
+	// machine never runs the cursor past the row.
 	for i := 0; !strings.Contains(selectedLine(s.screen()), sim.OrdersDLQ); i++ {
 		if i > 40 {
 			t.Fatalf("no row of %s to select:\n%s", sim.OrdersDLQ, s.screen())
 		}
+		was := selectedLine(s.screen())
 		s.keys("Down")
-		time.Sleep(50 * time.Millisecond) // let the key land before reading the screen
+		for deadline := time.Now().Add(10 * time.Second); selectedLine(s.screen()) == was; time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the selection did not move past %q (the last row?):\n%s", was, s.screen())
+			}
+		}
 	}
 	s.keys("m")
 	s.waitFor("Move / re-publish from " + sim.OrdersDLQ)
