@@ -2,6 +2,7 @@ package topology
 
 import (
 	"strings"
+	"sync"
 
 	"github.com/ladder-tui/ladder/retry"
 )
@@ -21,23 +22,42 @@ type namedErrorQueue struct {
 	from  string // "MassTransit: {queue}_error"
 }
 
+// queueNaming is one convention's name for a queue of a work queue
+// ({queue}_error), with the framework's name.
+type queueNaming struct{ framework, pattern string }
+
+// namings are the conventions' error-queue and held-delay-queue names
+// relative to a work queue, read once: discovery asks for every queue on
+// every refresh.
+var namings = sync.OnceValues(func() (errorQueues, delayQueues []queueNaming) {
+	for _, c := range retry.Conventions() {
+		for _, pat := range c.ErrorQueues {
+			if strings.Contains(pat, "{queue}") {
+				errorQueues = append(errorQueues, queueNaming{c.Name, pat})
+			}
+		}
+		for _, pat := range c.DelayQueues {
+			if strings.Contains(pat, "{queue}") {
+				delayQueues = append(delayQueues, queueNaming{c.Name, pat})
+			}
+		}
+	}
+	return errorQueues, delayQueues
+})
+
 // namedErrorQueues lists, for work queue m, the existing queues the
 // conventions name as its error queues, in the table's order; tiers,
 // queues of delay chains and m itself are never among them.
 func (t *discTopo) namedErrorQueues(m int) []namedErrorQueue {
 	name := t.v.Queues[m].Name
 	var out []namedErrorQueue
-	for _, c := range retry.Conventions() {
-		for _, pat := range c.ErrorQueues {
-			if !strings.Contains(pat, "{queue}") {
-				continue
-			}
-			e := t.r.QueueIndex(strings.ReplaceAll(pat, "{queue}", name))
-			if e < 0 || e == m || !t.canon[e] || t.inChain(e) || t.hasTTL(e) && t.set[e].HasDeadLetterExchange {
-				continue
-			}
-			out = append(out, namedErrorQueue{queue: e, from: c.Name + ": " + pat})
+	errorQueues, _ := namings()
+	for _, n := range errorQueues {
+		e := t.r.QueueIndex(strings.ReplaceAll(n.pattern, "{queue}", name))
+		if e < 0 || e == m || !t.canon[e] || t.inChain(e) || t.hasTTL(e) && t.set[e].HasDeadLetterExchange {
+			continue
 		}
+		out = append(out, namedErrorQueue{queue: e, from: n.framework + ": " + n.pattern})
 	}
 	return out
 }
@@ -88,11 +108,10 @@ func conventionNames(c retry.Convention, prefix string) bool {
 func (t *discTopo) heldDelayQueues(m int) []int {
 	name := t.v.Queues[m].Name
 	var out []int
-	for _, c := range retry.Conventions() {
-		for _, pat := range c.DelayQueues {
-			if d := t.r.QueueIndex(strings.ReplaceAll(pat, "{queue}", name)); d >= 0 && d != m && t.canon[d] && !t.inChain(d) {
-				out = append(out, d)
-			}
+	_, delayQueues := namings()
+	for _, n := range delayQueues {
+		if d := t.r.QueueIndex(strings.ReplaceAll(n.pattern, "{queue}", name)); d >= 0 && d != m && t.canon[d] && !t.inChain(d) {
+			out = append(out, d)
 		}
 	}
 	return out
