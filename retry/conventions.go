@@ -18,8 +18,10 @@ package retry
 //	{A}.{B}        the texts of headers A and B with the text between
 //	               (Moleculer's queue, "{group}.{channel}")
 type Convention struct {
-	// Name is the framework's name as people say it.
-	Name string
+	// Name is the framework's name as people say it; Short, in three
+	// letters at most, for narrow columns ("5 snk").
+	Name  string
+	Short string
 	// Source is the framework's source it follows: repository and file.
 	Source string
 
@@ -75,6 +77,7 @@ type Convention struct {
 var conventions = [...]Convention{
 	{
 		Name:   "ladder seeds",
+		Short:  "lad",
 		Source: "github.com/ladder-tui/ladder: examples/worker/main.go (Go seed), the Python seed's worker (x-last-error*)",
 		Count:  []string{SourceRetryCount},
 		// The Python seed writes isoformat() of utcnow().
@@ -83,6 +86,7 @@ var conventions = [...]Convention{
 	},
 	{
 		Name:           "yii2-queue",
+		Short:          "yii",
 		Source:         "yiisoft/yii2-queue: src/drivers/amqp_interop/Queue.php",
 		Marks:          []string{SourceYiiAttempt},
 		Count:          []string{SourceYiiAttempt},
@@ -94,6 +98,7 @@ var conventions = [...]Convention{
 		// place of x-death: on 4.x a republished x-death stays at 1. A
 		// generic name, so read only beside Spring's exception header.
 		Name:     "Spring AMQP / Spring Cloud Stream",
+		Short:    "spr",
 		Source:   "spring-projects/spring-amqp: spring-amqp/src/main/java/org/springframework/amqp/core/MessageProperties.java (RETRY_COUNT, retry-count)",
 		Requires: []string{"retry-count", hdrSpringError},
 		Count:    []string{"retry-count"},
@@ -102,6 +107,7 @@ var conventions = [...]Convention{
 		// RepublishMessageRecoverer publishes the failed message itself
 		// (no x-death): its count is the ladder's x-death, if any.
 		Name:   "Spring AMQP / Spring Cloud Stream",
+		Short:  "spr",
 		Source: "spring-projects/spring-amqp: spring-rabbit/src/main/java/org/springframework/amqp/rabbit/retry/RepublishMessageRecoverer.java; spring-cloud/spring-cloud-stream: binders/rabbit-binder/spring-cloud-stream-binder-rabbit-core/src/main/java/org/springframework/cloud/stream/binder/rabbit/provisioning/RabbitExchangeQueueProvisioner.java",
 		Marks:  []string{hdrSpringError, hdrSpringStack, hdrSpringExchange},
 		// {queue}.parkingLot is the binder documentation's parking lot
@@ -118,6 +124,7 @@ var conventions = [...]Convention{
 	},
 	{
 		Name:   "MassTransit",
+		Short:  "mt",
 		Source: "MassTransit/MassTransit: src/MassTransit.Abstractions/MessageHeaders.cs, src/MassTransit.Abstractions/Contexts/SendContextExtensions.cs (SetExceptionHeaders, redelivery count)",
 		// MT-Reason ("skip", "fault"…) is set on whatever its dead-letter
 		// transport moves to {queue}_skipped (src/Transports/
@@ -138,6 +145,7 @@ var conventions = [...]Convention{
 	},
 	{
 		Name:        "NServiceBus",
+		Short:       "nsb",
 		Source:      "Particular/NServiceBus: src/NServiceBus.Core/Headers.cs (NServiceBus.Retries), src/NServiceBus.Core/Recoverability/Faults/FaultsHeaderKeys.cs, src/NServiceBus.Core/Recoverability/Faults/FaultMetadataExtractor.cs (ExceptionInfo.*, TimeOfFailure); Particular/NServiceBus.RabbitMQ: src/NServiceBus.Transport.RabbitMQ/DelayedDelivery/DelayInfrastructure.cs",
 		Marks:       []string{SourceNServiceBus, hdrNSBError, hdrNSBFailedQ},
 		QueueNames:  []string{"{queue}", "error", "nsb.v2.delay-level-00 … nsb.v2.delay-level-27"},
@@ -153,6 +161,7 @@ var conventions = [...]Convention{
 	{
 		// Celery's error text lives in its result backend, not in headers.
 		Name:     "Celery",
+		Short:    "cel",
 		Source:   "celery/celery: celery/app/amqp.py (as_task_v2 headers), celery/app/task.py (retry)",
 		Marks:    []string{"task", "id"},
 		Requires: []string{"task", "id"},
@@ -165,6 +174,7 @@ var conventions = [...]Convention{
 		// retry_info: a JSON object, or an array of them (newest first)
 		// when it had failed before.
 		Name:           "Sneakers",
+		Short:          "snk",
 		Source:         "jondot/sneakers: lib/sneakers/handlers/maxretry.rb",
 		Marks:          []string{"retry_info"},
 		QueueNames:     []string{"{queue}", "{queue}-retry", "{queue}-error", "{queue}-retry-requeue"},
@@ -180,6 +190,7 @@ var conventions = [...]Convention{
 	{
 		// Everything is in one nested table header, "rascal".
 		Name:      "rascal",
+		Short:     "rsc",
 		Source:    "onebeyond/rascal: lib/amqp/SubscriberError.js (recovery counts, error), lib/amqp/Subscription.js (originalQueue, set on each delivery)",
 		Marks:     []string{"rascal"},
 		Exchanges: []string{"delay: topic", "retry: topic", "dead_letters: topic"},
@@ -201,7 +212,8 @@ var conventions = [...]Convention{
 		// the PHP-serialized body, where ladder reads nothing. Going to the
 		// failure transport appends a RedeliveryStamp(0): the retries made
 		// are the history's largest count, not its last.
-		Name: "Symfony Messenger",
+		Name:  "Symfony Messenger",
+		Short: "sym",
 		Source: "symfony/amqp-messenger: Transport/Connection.php (delay queues), Transport/AmqpSender.php; " +
 			"symfony/messenger: Transport/Serialization/Serializer.php (X-Message-Stamp-*), EventListener/SendFailedMessageForRetryListener.php, " +
 			"EventListener/SendFailedMessageToFailureTransportListener.php, EventListener/AddErrorDetailsStampListener.php",
@@ -226,6 +238,7 @@ var conventions = [...]Convention{
 		// in {queue}: its x-death says so. {queue}.DQ is consumed by the
 		// workers, which hold each message until its eta.
 		Name:        "Dramatiq",
+		Short:       "drq",
 		Source:      "Bogdanp/dramatiq: dramatiq/brokers/rabbitmq.py (queues and their arguments), dramatiq/common.py (dq_name, xq_name), dramatiq/middleware/retries.py (options.retries, options.traceback)",
 		QueueNames:  []string{"{queue}", "{queue}.DQ", "{queue}.XQ"},
 		ErrorQueues: []string{"{queue}.XQ"},
@@ -239,6 +252,7 @@ var conventions = [...]Convention{
 		// metadata as headers. With the queue configs the topic is the
 		// queue; with the pub/sub configs the queue is topic_suffix.
 		Name:        "Watermill",
+		Short:       "wm",
 		Source:      "ThreeDotsLabs/watermill: message/router/middleware/poison.go, message/router/middleware/retry.go; ThreeDotsLabs/watermill-amqp: pkg/amqp/marshaler.go, pkg/amqp/config.go",
 		Marks:       []string{"reason_poisoned", "topic_poisoned", "_watermill_message_uuid"},
 		QueueNames:  []string{"{queue}", "poison_queue"},
@@ -253,6 +267,7 @@ var conventions = [...]Convention{
 		// it to the dead-letter exchange with new headers: the error and
 		// its channel and group, but no count.
 		Name:          "Moleculer Channels",
+		Short:         "mol",
 		Source:        "moleculerjs/moleculer-channels: src/adapters/amqp.js (redelivery, moveToDeadLetter), src/constants.js, src/utils.js (transformErrorToHeaders)",
 		Marks:         []string{"x-original-channel", "x-original-group", "x-redelivered-count"},
 		QueueNames:    []string{"{group}.{channel}", "FAILED_MESSAGES"},
@@ -277,6 +292,16 @@ const (
 	symfonyErrorDetails  = `X-Message-Stamp-Symfony\Component\Messenger\Stamp\ErrorDetailsStamp`
 	symfonySentToFailure = `X-Message-Stamp-Symfony\Component\Messenger\Stamp\SentToFailureTransportStamp`
 )
+
+// ShortName is the Short of the framework named name, "" when none is.
+func ShortName(name string) string {
+	for i := range conventions {
+		if conventions[i].Name == name {
+			return conventions[i].Short
+		}
+	}
+	return ""
+}
 
 // Conventions is the table ReadState reads, in the order it tries them.
 func Conventions() []Convention { return append([]Convention(nil), conventions[:]...) }

@@ -167,6 +167,9 @@ func retryCell(r retry.RetryState, long bool) string {
 	if s, ok := sourceShort[r.Source]; ok {
 		return n + " " + s
 	}
+	if s := retry.ShortName(r.Framework); s != "" {
+		return n + " " + s // a framework's own counter (retry_info.num_attempts…)
+	}
 	return n + " " + r.Source
 }
 

@@ -235,6 +235,17 @@ func TestBrowserCells(t *testing.T) {
 	if got := retryCell(retry.RetryState{Count: 3, Source: retry.SourceXDeath}, false); got != "3 xd" {
 		t.Errorf("retryCell = %q", got)
 	}
+	// A framework's own counter is named by the framework's short name at
+	// 80 columns, not cut: Sneakers' retry_info.num_attempts.
+	st := retry.ReadState(retry.Headers{"retry_info": `{"num_attempts":6,"error":"x"}`}, nil)
+	if got := retryCell(st, false); got != "5 snk" {
+		t.Errorf("retryCell(Sneakers) = %q, want 5 snk", got)
+	}
+	for _, c := range retry.Conventions() {
+		if c.Short == "" || len(c.Short) > 3 {
+			t.Errorf("%s: short name %q, want 1 to 3 letters", c.Name, c.Short)
+		}
+	}
 	if got := lastDeath([]retry.Death{{Queue: "q", Reason: retry.ReasonOther, RawReason: "weird"}}); got != "weird@q" {
 		t.Errorf("lastDeath = %q", got)
 	}
