@@ -97,13 +97,13 @@ func PeekSideEffectsVia(mode PeekMode, queueType, brokerVersion string) []string
 			count = "quorum queue: each peek increments x-delivery-count, which counts toward the delivery limit (20 unless set)"
 		}
 		return []string{
-			"messages were delivered to ladder and returned: their redelivered flag is now set",
+			"ladder's peek returned these messages: their redelivered flag is now set",
 			count,
 			hidden,
 		}
 	default:
 		return []string{
-			"messages were delivered to ladder and returned: their redelivered flag is now set",
+			"ladder's peek returned these messages: their redelivered flag is now set",
 			hidden,
 		}
 	}

@@ -192,7 +192,7 @@ func (m *pickerModel) View() string {
 	return strings.Join(lines, "\n")
 }
 
-func (m *pickerModel) name() string { return "file picker" }
+func (m *pickerModel) name() string { return "picker" }
 
 func (m *pickerModel) ShortHelp() []key.Binding {
 	k := m.c.keys
