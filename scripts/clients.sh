@@ -6,7 +6,7 @@
 # (Celery: python3-celery, python3-kombu; Sneakers' handler on ruby-bunny;
 # rascal and Moleculer Channels from npm, pinned by the package-lock.json
 # of internal/conformance/testdata/rascal and .../moleculer, installed
-# there).
+# there; Watermill's Go modules, pinned by testdata/watermill's go.sum).
 # Installs Debian's packages when missing (as root); without root or apt
 # it says so and those tests skip.
 set -euo pipefail
@@ -23,10 +23,13 @@ npm_ci() {
   echo "clients.sh: npm ci in $dir" >&2
   (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
 }
-# The libraries from registries.
+# The libraries from registries: npm's, and the Go module proxy for the
+# Watermill test's own module (not ladder's go.mod), built once so that
+# the test's `go run` finds it in the build cache.
 registries() {
   npm_ci rascal rascal
   npm_ci moleculer @moleculer/channels
+  (cd internal/conformance/testdata/watermill && "${GO:-go}" build -o /dev/null .)
 }
 need=()
 /usr/bin/python3 -c 'import pika' 2>/dev/null || need+=(python3-pika)
