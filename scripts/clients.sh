@@ -4,21 +4,32 @@
 # their way: python3-pika, php-amqplib, amqp-tools) and tmux for the test
 # that drives the real binary; the frameworks internal/conformance runs
 # (Celery: python3-celery, python3-kombu; Sneakers' handler on ruby-bunny;
-# rascal from npm, pinned by internal/conformance/testdata/rascal's
-# package-lock.json, installed there). Installs Debian's packages when
-# missing (as root); without root or apt it says so and those tests skip.
+# rascal and Moleculer Channels from npm, pinned by the package-lock.json
+# of internal/conformance/testdata/rascal and .../moleculer, installed
+# there; Watermill's Go modules, pinned by testdata/watermill's go.sum).
+# Installs Debian's packages when missing (as root); without root or apt
+# it says so and those tests skip.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# rascal: npm ci into its test directory (node_modules is git-ignored).
-rascal() {
-  local dir=internal/conformance/testdata/rascal
-  [ -d "$dir/node_modules/rascal" ] && return 0
+# npm ci into a conformance test's directory (node_modules is git-ignored)
+# unless its package (2nd argument) is there.
+npm_ci() {
+  local dir=internal/conformance/testdata/$1
+  [ -d "$dir/node_modules/$2" ] && return 0
   if ! command -v npm >/dev/null; then
-    echo "clients.sh: npm missing; the rascal conformance test will skip" >&2
+    echo "clients.sh: npm missing; the $1 conformance test will skip" >&2
     return 0
   fi
   echo "clients.sh: npm ci in $dir" >&2
   (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+}
+# The libraries from registries: npm's, and the Go module proxy for the
+# Watermill test's own module (not ladder's go.mod), built once so that
+# the test's `go run` finds it in the build cache.
+registries() {
+  npm_ci rascal rascal
+  npm_ci moleculer @moleculer/channels
+  (cd internal/conformance/testdata/watermill && "${GO:-go}" build -o /dev/null .)
 }
 need=()
 /usr/bin/python3 -c 'import pika' 2>/dev/null || need+=(python3-pika)
@@ -28,14 +39,14 @@ command -v tmux >/dev/null || need+=(tmux)
 /usr/bin/python3 -c 'import celery, kombu' 2>/dev/null || need+=(python3-celery python3-kombu)
 { command -v ruby >/dev/null && ruby -e "require 'bunny'" 2>/dev/null; } || need+=(ruby ruby-bunny)
 command -v npm >/dev/null || need+=(npm)
-if [ ${#need[@]} -eq 0 ]; then rascal; exit 0; fi
+if [ ${#need[@]} -eq 0 ]; then registries; exit 0; fi
 if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then
   echo "clients.sh: missing ${need[*]} (needs root and apt-get); interop tests will skip" >&2
-  rascal
+  registries
   exit 0
 fi
 echo "clients.sh: installing ${need[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
 apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null 2>&1 ||
   { apt-get update -qq >/dev/null && apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null; }
-rascal
+registries

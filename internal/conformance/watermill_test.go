@@ -1,0 +1,108 @@
+package conformance
+
+import (
+	"fmt"
+	"os/exec"
+	"slices"
+	"testing"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/ladder-tui/ladder/broker/brokertest"
+	"github.com/ladder-tui/ladder/retry"
+)
+
+// wmUUIDHeader is where watermill-amqp's DefaultMarshaler puts a message's
+// UUID (pkg/amqp/marshaler.go DefaultMessageUUIDHeaderKey); it sets no AMQP
+// message id.
+const wmUUIDHeader = "_watermill_message_uuid"
+
+// Watermill (testdata/watermill: a module of its own, watermill and
+// watermill-amqp pinned in its go.mod, run with `go run`): the handler
+// fails every message, middleware.Retry tries it twice more inside the
+// handler, then middleware.PoisonQueue publishes it to poison_queue with
+// reason_poisoned and topic_poisoned. ladder must see no ladder (nothing
+// dead-letters and nothing waits: the topology fixture in
+// retry/topology/frameworks_more_test.go) and no finding, read the error
+// and the origin from PoisonQueue's metadata, and move every message back
+// to orders.
+func TestWatermillRetryThenPoisonQueue(t *testing.T) {
+	t.Parallel()
+	dir := testdata(t, "watermill")
+	// `go mod download` fetches the pinned modules (scripts/clients.sh has
+	// already, and built the program); without them nothing can run.
+	goBin := requireLibrary(t, "Watermill and watermill-amqp (go mod download in internal/conformance/testdata/watermill)", func(bin string) *exec.Cmd {
+		cmd := exec.Command(bin, "mod", "download")
+		cmd.Dir = dir
+		return cmd
+	}, "go")
+	r := brokertest.OwnVhost(t)
+	// The names in main.go.
+	const (
+		queue  = "orders"
+		poison = "poison_queue"
+		n      = 4
+	)
+	runScript(t, dir, []string{"CONFORMANCE_URL=" + scriptURL(r), fmt.Sprint("CONFORMANCE_COUNT=", n)}, goBin, "run", ".")
+	ch := amqpChannel(t, r)
+	waitDepth(t, ch, poison, n, 30*time.Second)
+
+	rep := topology(t, r)
+	if m := rep.mains(t); len(m) != 0 {
+		t.Errorf("ladders with main queues %q, want none: Retry retries inside the handler and %s is fed by publishing", m, poison)
+	}
+	for _, f := range rep.Findings {
+		t.Errorf("finding on %q: %s: %s", f.Queue, f.Code, f.Message)
+	}
+	var other []string
+	for _, q := range rep.Other {
+		other = append(other, q.Name)
+	}
+	if want := []string{queue, poison}; !slices.Equal(slices.Sorted(slices.Values(other)), want) {
+		t.Errorf("other queues %q, want %q", other, want)
+	}
+
+	ids := seq("order", n)
+	var pk struct {
+		Messages []struct {
+			Headers map[string]any   `json:"headers"`
+			Retry   retry.RetryState `json:"retry"`
+		} `json:"messages"`
+	}
+	ladderJSON(t, r, &pk, "peek", poison, "-n", fmt.Sprint(n))
+	if len(pk.Messages) != n {
+		t.Fatalf("peek %s shows %d messages, want %d", poison, len(pk.Messages), n)
+	}
+	for _, m := range pk.Messages {
+		id, _ := m.Headers[wmUUIDHeader].(string)
+		if !slices.Contains(ids, id) {
+			t.Errorf("unexpected message %q in %s", id, poison)
+			continue
+		}
+		st := m.Retry
+		if st.Framework != "Watermill" {
+			t.Errorf("%s: framework %q, want Watermill", id, st.Framework)
+		}
+		if want := "payment service unavailable for " + id; st.LastError != want || st.ErrorSource != "reason_poisoned" {
+			t.Errorf("%s: error %q from %q, want %q from reason_poisoned", id, st.LastError, st.ErrorSource, want)
+		}
+		if st.FailedQueue != queue || st.FailedQueueSource != "topic_poisoned" {
+			t.Errorf("%s: failed in %q from %q, want %s from topic_poisoned", id, st.FailedQueue, st.FailedQueueSource, queue)
+		}
+		// Retry counts nothing on the message, and PoisonQueue writes no
+		// type and no time: ladder must not make them up.
+		if st.Count != 0 || st.Source != retry.SourceNone || st.ErrorType != "" || !st.LastErrorTime.IsZero() {
+			t.Errorf("%s: count %d from %q, type %q at %v; want 0 from %q, no type, no time",
+				id, st.Count, st.Source, st.ErrorType, st.LastErrorTime, retry.SourceNone)
+		}
+	}
+
+	out := moveToOrigin(t, r, poison, n)
+	t.Logf("move: %s", out)
+	waitDepth(t, ch, queue, n, 30*time.Second)
+	assertAllIn(t, idsByQueue(t, r, ch, func(d amqp.Delivery) string {
+		id, _ := d.Headers[wmUUIDHeader].(string)
+		return id
+	}), queue, ids)
+}
