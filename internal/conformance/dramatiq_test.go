@@ -80,6 +80,11 @@ func TestDramatiqRabbitmqBroker(t *testing.T) {
 		}
 	}
 
+	// Expected (issue 23): the queues' names and dead-letter routes say
+	// which is which (Dramatiq's {queue}.XQ, {queue}.DQ) with no worker
+	// running too, as when one inspects a DLQ after the workers stopped.
+	checkTopology("no worker running", topology(t, r))
+
 	// A Dramatiq worker keeps a consumer on the queue and on its delay
 	// queue while it runs (dramatiq/worker.py: a consumer thread for
 	// each); these stand in for an idle one while ladder reads the

@@ -105,6 +105,9 @@ type discTopo struct {
 	// the chain queue i belongs to, or -1.
 	chains  []delayChain
 	chainOf []int
+	// heldBy[i] is the work queue whose held delay queue (a framework's
+	// naming, heldDelayQueues) queue i is, or -1.
+	heldBy []int
 }
 
 func discBuild(v *Vhost) *discTopo {
@@ -171,6 +174,17 @@ func discBuild(v *Vhost) *discTopo {
 		}
 	}
 	t.findDelayChains()
+	t.heldBy = make([]int, n)
+	for i := range t.heldBy {
+		t.heldBy[i] = -1
+	}
+	for m := range n {
+		if t.canon[m] {
+			for _, d := range t.heldDelayQueues(m) {
+				t.heldBy[d] = m
+			}
+		}
+	}
 	return t
 }
 
@@ -260,12 +274,9 @@ func (t *discTopo) mains() []bool {
 	// by rules 7 and 8.
 	waits := make([]bool, n)
 	for m := range n {
-		if !t.canon[m] {
-			continue
-		}
-		for _, d := range t.heldDelayQueues(m) {
-			waits[d] = true
-		}
+		waits[m] = t.heldBy[m] >= 0
+	}
+	for m := range n {
 		if !out[m] {
 			continue
 		}
@@ -389,6 +400,11 @@ func (t *discTopo) waitsFor(w, m int) (ok bool, why []string) {
 		return says("messages seen: per-message expiration in " + qw.Name)
 	case sw.Rejected && !sw.Expiration:
 		return false, nil // a consumer rejects there: m is its DLQ
+	}
+	// A framework's naming says which is which (Dramatiq's Q.XQ is Q's
+	// error queue, Q.DQ its workers' delay queue), workers up or down.
+	if t.heldBy[w] >= 0 || slices.ContainsFunc(t.namedErrorQueues(w), func(e namedErrorQueue) bool { return e.queue == m }) {
+		return false, nil
 	}
 	switch {
 	case !t.hasTTL(m) && t.set[m].HasDeadLetterExchange && len(t.dl[m]) > 0:

@@ -149,3 +149,24 @@ func TestDiscoverMoreFrameworks(t *testing.T) {
 		})
 	}
 }
+
+// With Dramatiq's workers stopped (nothing consumes), its naming still
+// says which queue is which: default.XQ is default's error queue and
+// default.DQ its delay, never default waiting for default.XQ.
+func TestDiscoverDramatiqWithItsWorkersDown(t *testing.T) {
+	v := dramatiq()
+	for i := range v.Queues {
+		v.Queues[i].Consumers = 0
+	}
+	want := []retry.Ladder{{Main: "default", DLQ: "default.XQ",
+		Delays: []retry.Delay{{Name: "default.DQ", Queues: []string{"default.DQ"}, HeldByConsumers: true}}}}
+	got := Discover(v)
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("Discover =\n%+v\nwant\n%+v", got, want)
+	}
+	for _, f := range Findings(v, got) {
+		if f.Code != CodeNoConsumers {
+			t.Errorf("finding %s on %s: %s", f.Code, f.Queue, f.Message)
+		}
+	}
+}
