@@ -40,6 +40,11 @@ type Convention struct {
 	// hold each message in until it is due (Dramatiq's {queue}.DQ): no
 	// TTL, consumed by design, part of {queue}'s ladder.
 	DelayQueues []string
+	// WaitQueues are its wait queues named after the queue they return to,
+	// with {exchange}, {queue} and {ms} in that order: where a message
+	// waited says where it failed even once that queue is gone (Symfony's
+	// delay queues expire 10 s after their last use).
+	WaitQueues []string
 	Exchanges   []string
 
 	// Count is where the number of retries already made lives;
@@ -221,8 +226,9 @@ var conventions = [...]Convention{
 		// Retries wait in delay_<exchange>_<queue>_<ms>_retry (TTL <ms>,
 		// x-expires <ms> + 10 s, dead-lettering to the queue through the default
 		// exchange). "failed" is the documentation's failure transport.
-		QueueNames:  []string{"{queue}", "delay_{exchange}_{queue}_{delay}_retry", "failed"},
+		QueueNames:  []string{"{queue}", "delay_{exchange}_{queue}_{ms}_retry", "failed"},
 		ErrorQueues: []string{"failed"},
+		WaitQueues:  []string{"delay_{exchange}_{queue}_{ms}_retry"},
 		Exchanges:   []string{"messages: fanout", "delays: direct", "failed: fanout"},
 		Count:       []string{symfonyRedelivery + "#[max].retryCount"},
 		Error:       []string{symfonyErrorDetails + "#[-1].exceptionMessage"},

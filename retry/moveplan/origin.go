@@ -66,6 +66,12 @@ func failedIn(r *topology.Router, ladders []retry.Ladder, in string, h retry.Hea
 			}
 			continue // a wait queue whose work queue is not known: look further back
 		}
+		if r.QueueIndex(d.Queue) < 0 {
+			// A wait queue that is gone, named after its work queue.
+			if q, by := queueOfWaitName(r, d.Queue); q != "" && q != in {
+				return Failure{Queue: q, Routes: deathRoutes(x.Deaths, q), By: "x-death: " + by}, true
+			}
+		}
 		return Failure{Queue: d.Queue, Routes: deathRoutes(x.Deaths, d.Queue), By: "x-death"}, true
 	}
 	st := retry.ReadState(h, nil)
@@ -232,4 +238,40 @@ func namedWorkQueue(r *topology.Router, in, framework string) string {
 // it: r and ladders are the vhost's, in the queue the message is in.
 func FailedIn(r *topology.Router, ladders []retry.Ladder, in string, h retry.Headers) (Failure, bool) {
 	return failedIn(r, ladders, in, h)
+}
+
+// queueOfWaitName is the existing queue a wait queue called name was named
+// after by a convention's WaitQueues ("delay_{exchange}_{queue}_{ms}_retry"),
+// and that naming; "" when none. An exchange's name may hold the separator
+// too: the shortest exchange naming an existing queue wins.
+func queueOfWaitName(r *topology.Router, name string) (queue, by string) {
+	for _, c := range retry.Conventions() {
+		for _, pat := range c.WaitQueues {
+			pre, rest, ok1 := strings.Cut(pat, "{exchange}")
+			sep, rest, ok2 := strings.Cut(rest, "{queue}")
+			mid, post, ok3 := strings.Cut(rest, "{ms}")
+			s, ok4 := strings.CutPrefix(name, pre)
+			s, ok5 := strings.CutSuffix(s, post)
+			if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 {
+				continue
+			}
+			i := len(s)
+			for i > 0 && s[i-1] >= '0' && s[i-1] <= '9' {
+				i--
+			}
+			if i == len(s) {
+				continue // no {ms}
+			}
+			s, ok := strings.CutSuffix(s[:i], mid)
+			if !ok {
+				continue
+			}
+			for j := 0; j+len(sep) <= len(s); j++ {
+				if q := s[j+len(sep):]; strings.HasPrefix(s[j:], sep) && q != "" && r.QueueIndex(q) >= 0 {
+					return q, c.Name + " naming of " + name
+				}
+			}
+		}
+	}
+	return "", ""
 }

@@ -162,3 +162,26 @@ func TestCauseTakesTheConventionsType(t *testing.T) {
 		}
 	}
 }
+
+// Symfony's delay queues expire 10 s after their last use: a message in
+// its failure transport still failed in the queue its last delay queue was
+// named after (delay_{exchange}_{queue}_{ms}_retry), found among the
+// queues that exist, even when the exchange's name holds underscores too.
+func TestFailedInReadsAGoneDelayQueuesName(t *testing.T) {
+	v := &topology.Vhost{Queues: []topology.Queue{{Name: "messages", Consumers: 1}, {Name: "high_prio", Consumers: 1}, {Name: "failed"}}}
+	r := topology.NewRouter(v)
+	death := func(q string) retry.Headers {
+		return retry.Headers{"x-death": []any{map[string]any{"queue": q, "reason": "expired", "count": int64(1), "exchange": "delays", "routing-keys": []any{q}}}}
+	}
+	for _, tt := range []struct{ wait, want string }{
+		{"delay_messages_messages_400_retry", "messages"},
+		{"delay_my_app_high_prio_1000_retry", "high_prio"},
+		{"delay_messages_gone_400_retry", "delay_messages_gone_400_retry"}, // no queue it could be: said as it is
+		{"delay_messages_messages_retry", "delay_messages_messages_retry"}, // no delay in the name
+	} {
+		f, ok := failedIn(r, nil, "failed", death(tt.wait))
+		if !ok || f.Queue != tt.want {
+			t.Errorf("%s: got %+v %v, want %s", tt.wait, f, ok, tt.want)
+		}
+	}
+}
