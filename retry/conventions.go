@@ -45,7 +45,7 @@ type Convention struct {
 	// waited says where it failed even once that queue is gone (Symfony's
 	// delay queues expire 10 s after their last use).
 	WaitQueues []string
-	Exchanges   []string
+	Exchanges  []string
 
 	// Count is where the number of retries already made lives;
 	// CountIsAttempt when it numbers attempts instead (the first is 1).
