@@ -29,6 +29,9 @@ const (
 	// longer than one might think: 3.10 on two busy cores delivered
 	// nothing for over 5 s in the middle of a 70,000-message browse.
 	peekStall = 20 * time.Second
+	// peekStallSAC is peekStall on a queue with a single active consumer,
+	// where another consumer being preferred is the likely reason.
+	peekStallSAC = 5 * time.Second
 	// deliveryLimitMargin: a quorum message this close to its delivery limit
 	// stops a move or a drain (each return counts as a delivery).
 	deliveryLimitMargin = 2
@@ -257,12 +260,16 @@ func collect(ctx context.Context, bc *browseChannels, q topology.Queue, brokerVe
 					// broker (returning another read's messages, say)
 					// delivers them in a while; one that prefers another
 					// consumer never does.
-					if time.Since(lastDelivery) < peekStall {
+					stall := peekStall
+					if sac, _ := q.Arguments["x-single-active-consumer"].(bool); sac {
+						stall = peekStallSAC
+					}
+					if time.Since(lastDelivery) < stall {
 						idle.Reset(peekIdle)
 						continue
 					}
 					run.Stop(fmt.Sprintf("the broker delivered nothing for %s after %s with %d still ready (another consumer is preferred: single active consumer, or a consumer priority?)",
-						peekStall, topology.Plural(run.Read(), "message", "messages"), ready))
+						stall, topology.Plural(run.Read(), "message", "messages"), ready))
 				}
 			}
 			return nil

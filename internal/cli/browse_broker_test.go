@@ -71,7 +71,7 @@ func TestPeekAndDumpThatStopShortSaySoAndExit3(t *testing.T) {
 	// A dump has no deadline: the broker's silence while messages wait ends it.
 	file := filepath.Join(t.TempDir(), "d.jsonl")
 	code, _, errOut = runLadder(t, "dump", q, "--out", file)
-	if code != exitPartial || !strings.Contains(errOut, "! incomplete: the broker delivered nothing for 20s after 0 messages with 4 still ready") {
+	if code != exitPartial || !strings.Contains(errOut, "! incomplete: the broker delivered nothing for 5s after 0 messages with 4 still ready") {
 		t.Errorf("dump: exit %d: %s", code, errOut)
 	}
 	if _, err := os.Stat(file); err == nil {

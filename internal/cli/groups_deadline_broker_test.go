@@ -14,7 +14,7 @@ import (
 // peek --group-by reads as a peek does: it stops at --max-time, says so
 // ("grouped N of M · stopped at the 300ms deadline") and exits 3. The
 // queue's messages are held by another consumer (single active consumer),
-// so the browse gets none and the deadline, not the broker's silence (20 s),
+// so the browse gets none and the deadline, not the broker's silence (5 s),
 // is what ends it, however busy the machine.
 func TestPeekGroupByStopsAtMaxTime(t *testing.T) {
 	r := brokerEnv(t)
