@@ -346,10 +346,7 @@ func TestMoveInterruptedBySIGINTReportsAndLosesNothing(t *testing.T) {
 // --yes` with it and returns once at least 1,000 messages have arrived.
 func startMove(t *testing.T, r *rabbit.Resolved, src, dst string, stdout *strings.Builder, extra ...string) *exec.Cmd {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "ladder")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/ladder-tui/ladder").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := ladderBinary(t)
 	cmd := exec.Command(bin, append([]string{"move", "--from", src, "--to", "queue:" + dst, "--yes"}, extra...)...)
 	cmd.Env = os.Environ()
 	if stdout != nil {

@@ -167,10 +167,7 @@ func TestReplayKilledAndResumedPublishesEachLineOnce(t *testing.T) {
 	if code, _, errOut := runLadder(t, "dump", src, "--out", file); code != exitOK {
 		t.Fatalf("dump: %d %s", code, errOut)
 	}
-	bin := filepath.Join(t.TempDir(), "ladder")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/ladder-tui/ladder").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := ladderBinary(t)
 	cmd := exec.Command(bin, "replay", file, "--to", "queue:"+dst, "--rate", "2000/s", "--yes")
 	cmd.Env = os.Environ()
 	if err := cmd.Start(); err != nil {

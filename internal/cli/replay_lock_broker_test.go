@@ -24,10 +24,7 @@ func TestTwoReplaysOfOneDumpAtOnce(t *testing.T) {
 	if code, _, errOut := runLadder(t, "dump", src, "--out", file); code != exitOK {
 		t.Fatalf("dump: %d %s", code, errOut)
 	}
-	bin := filepath.Join(t.TempDir(), "ladder")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/ladder-tui/ladder").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := ladderBinary(t)
 	type run struct {
 		cmd    *exec.Cmd
 		stderr bytes.Buffer

@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -29,10 +28,7 @@ func newTmux(t *testing.T, w, h string, env []string, args ...string) *tmuxSessi
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Skip("tmux is not installed: apt-get install tmux")
 	}
-	bin := filepath.Join(t.TempDir(), "ladder")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/ladder-tui/ladder").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := ladderBinary(t)
 	s := &tmuxSession{t: t, name: strings.NewReplacer("/", "-", ".", "-").Replace(brokertest.Name(t, ""))}
 	cmdline := "env " + strings.Join(env, " ") + " " + bin + " " + strings.Join(args, " ") + "; sleep 30"
 	cmd := exec.Command("tmux", "new-session", "-d", "-s", s.name, "-x", w, "-y", h, cmdline)

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -33,7 +34,39 @@ func TestMain(m *testing.M) {
 	if os.Getenv(asLadderEnv) == "1" {
 		os.Exit(asLadder(os.Args[1:]))
 	}
-	os.Exit(m.Run())
+	dir, err := os.MkdirTemp("", "ladder-cli-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binDir = dir
+	code := m.Run()
+	_ = os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// The real binary, built once for the package's tests (a build each took
+// seconds of the package's critical path).
+var (
+	binDir  string
+	binOnce sync.Once
+	binPath string
+	binErr  error
+)
+
+// ladderBinary is the path of the real ladder binary, built on first use.
+func ladderBinary(t *testing.T) string {
+	t.Helper()
+	binOnce.Do(func() {
+		binPath = filepath.Join(binDir, "ladder")
+		if out, err := exec.Command("go", "build", "-o", binPath, "github.com/ladder-tui/ladder").CombinedOutput(); err != nil {
+			binErr = fmt.Errorf("build: %v\n%s", err, out)
+		}
+	})
+	if binErr != nil {
+		t.Fatal(binErr)
+	}
+	return binPath
 }
 
 // asLadder is ladder with a quiet simulation as its broker, orders.dlq
