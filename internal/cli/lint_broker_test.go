@@ -73,15 +73,7 @@ func lapCount(t *testing.T, ch *amqp.Channel) (amqp.Delivery, int64) {
 func TestLintSpringRetryLoopOnTheBroker(t *testing.T) {
 	r := vhostEnv(t)
 	version := liveVersion(t, r)
-	conn, err := r.DialAMQP(context.Background(), "test lint spring")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	ch, err := conn.Channel()
-	if err != nil {
-		t.Fatal(err)
-	}
+	ch := brokertest.Channel(t, r, "test lint spring")
 	if err := ch.Confirm(false); err != nil {
 		t.Fatal(err)
 	}
@@ -135,10 +127,7 @@ func TestLintSpringRetryLoopOnTheBroker(t *testing.T) {
 	if code, out, errOut := runLadder(t, "lint", "--for", "4.3"); code != exitOK || !strings.HasSuffix(out, ": 0 findings\n") {
 		t.Fatalf("unconsumed: exit %d %q %q", code, out, errOut)
 	}
-	cons, err := conn.Channel()
-	if err != nil {
-		t.Fatal(err)
-	}
+	cons := brokertest.Channel(t, r, "test lint spring consumer")
 	if _, err := cons.Consume("orders.audit", "", false, false, false, false, nil); err != nil {
 		t.Fatal(err)
 	}

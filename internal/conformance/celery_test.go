@@ -35,7 +35,7 @@ func TestCeleryRetryThenReject(t *testing.T) {
 		"CONFORMANCE_URL=" + scriptURL(r), "CONFORMANCE_QUEUE=" + queue, fmt.Sprint("CONFORMANCE_COUNT=", n),
 		fmt.Sprint("CONFORMANCE_RETRIES=", retries), "CONFORMANCE_COUNTDOWN_S=0.1",
 	}, python, "app.py")
-	ch := amqpChannel(t, r)
+	ch := brokertest.Channel(t, r, "conformance test")
 	waitDepth(t, ch, dlq, n, 30*time.Second)
 
 	rep := topology(t, r)

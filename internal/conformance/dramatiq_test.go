@@ -42,7 +42,7 @@ func TestDramatiqRabbitmqBroker(t *testing.T) {
 		"CONFORMANCE_URL=" + scriptURL(r), "CONFORMANCE_QUEUE=" + queue, fmt.Sprint("CONFORMANCE_COUNT=", n),
 		fmt.Sprint("CONFORMANCE_RETRIES=", retries), "CONFORMANCE_MIN_BACKOFF_MS=50",
 	}, python, "broker.py")
-	ch := amqpChannel(t, r)
+	ch := brokertest.Channel(t, r, "conformance test")
 	waitDepth(t, ch, xq, n, 30*time.Second)
 
 	// checkTopology checks one reading of the topology (when says which).
@@ -90,7 +90,7 @@ func TestDramatiqRabbitmqBroker(t *testing.T) {
 	// each); these stand in for an idle one while ladder reads the
 	// topology. Discovery tells default from default.XQ by them: with no
 	// worker running it takes default.XQ for the main queue (issue 23).
-	worker := amqpChannel(t, r)
+	worker := brokertest.Channel(t, r, "conformance test")
 	for _, q := range []string{queue, dq} {
 		if _, err := worker.Consume(q, "", false, false, false, false, nil); err != nil {
 			t.Fatalf("consume %s: %v", q, err)

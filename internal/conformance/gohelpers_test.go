@@ -45,15 +45,7 @@ type gcEnv struct {
 func gcStart(t *testing.T) *gcEnv {
 	t.Helper()
 	r := brokertest.OwnVhost(t)
-	conn, err := r.DialAMQP(context.Background(), "conformance test")
-	if err != nil {
-		t.Fatalf("dial %s vhost %s: %v", r.RedactedAMQP(), r.Vhost, err)
-	}
-	t.Cleanup(func() { _ = conn.Close() })
-	ch, err := conn.Channel()
-	if err != nil {
-		t.Fatalf("channel: %v", err)
-	}
+	ch := brokertest.Channel(t, r, "conformance test")
 	if err := ch.Confirm(false); err != nil {
 		t.Fatalf("confirm mode: %v", err)
 	}

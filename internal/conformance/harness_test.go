@@ -341,21 +341,6 @@ func moveToOrigin(t *testing.T, r *rabbit.Resolved, queue string, n int) string 
 	return out
 }
 
-// amqpChannel opens a channel on r's vhost, closed when the test ends.
-func amqpChannel(t *testing.T, r *rabbit.Resolved) *amqp.Channel {
-	t.Helper()
-	conn, err := r.DialAMQP(context.Background(), "conformance test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = conn.Close() })
-	ch, err := conn.Channel()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ch
-}
-
 // waitDepth polls queue's depth (a passive declare: no stats lag) until it
 // is n, failing after within.
 func waitDepth(t *testing.T, ch *amqp.Channel, queue string, n int, within time.Duration) {

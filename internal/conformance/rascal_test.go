@@ -42,7 +42,7 @@ func TestRascalDelayedRetryLoop(t *testing.T) {
 	runScript(t, dir, []string{
 		"CONFORMANCE_URL=" + scriptURL(r), "CONFORMANCE_VHOST=" + r.Vhost, fmt.Sprint("CONFORMANCE_COUNT=", n),
 	}, node, "recover.js")
-	ch := amqpChannel(t, r)
+	ch := brokertest.Channel(t, r, "conformance test")
 	waitDepth(t, ch, dlq, n, 30*time.Second)
 
 	rep := topology(t, r)

@@ -36,7 +36,7 @@ func TestSneakersMaxretry(t *testing.T) {
 		"CONFORMANCE_URL=" + scriptURL(r), "CONFORMANCE_QUEUE=" + queue, fmt.Sprint("CONFORMANCE_COUNT=", n),
 		fmt.Sprint("CONFORMANCE_RETRIES=", retries), fmt.Sprint("CONFORMANCE_RETRY_TIMEOUT_MS=", timeoutMS),
 	}, ruby, "maxretry.rb")
-	ch := amqpChannel(t, r)
+	ch := brokertest.Channel(t, r, "conformance test")
 	waitDepth(t, ch, queue+"-error", n, 30*time.Second)
 
 	rep := topology(t, r)

@@ -46,7 +46,7 @@ func TestSymfonyMessengerRetryThenFailureTransport(t *testing.T) {
 		"CONFORMANCE_URL=" + scriptURL(r), fmt.Sprint("CONFORMANCE_COUNT=", n),
 		fmt.Sprint("CONFORMANCE_RETRIES=", retries), fmt.Sprint("CONFORMANCE_DELAY_MS=", delayMS),
 	}, php, "messenger.php")
-	ch := amqpChannel(t, r)
+	ch := brokertest.Channel(t, r, "conformance test")
 	waitDepth(t, ch, failed, n, 30*time.Second)
 	// The delay queues expire 10 s after their last use (x-expires), and
 	// with them the ladder. A basic.get renews their lease, as a retry of
