@@ -31,9 +31,13 @@ const (
 	// OwnWatermark is the node's memory high watermark as rabbitmq.sh
 	// configures it: what a test that lowers it restores.
 	OwnWatermark = "0.4"
-	// ownWait bounds starting and stopping the node and waiting for the
-	// lock another test holds.
+	// ownWait bounds starting and stopping the node.
 	ownWait = 3 * time.Minute
+	// ownLockWait bounds waiting for the lock other tests hold: the live
+	// packages run at once (scripts/test.sh -p 3), so a test may queue
+	// behind several (a crash test with two restarts takes minutes on a
+	// busy machine).
+	ownLockWait = 10 * time.Minute
 )
 
 // OwnNode is the own node, held by one test at a time.
@@ -78,7 +82,7 @@ func RequireOwnNode(t testing.TB) *OwnNode {
 		t.Fatal(err)
 	}
 	n := &OwnNode{Resolved: r, root: root}
-	unlock, err := lockFile(filepath.Join(state, "own-node.lock"), ownWait)
+	unlock, err := lockFile(filepath.Join(state, "own-node.lock"), ownLockWait)
 	if err != nil {
 		t.Fatalf("own node: %v", err)
 	}
