@@ -117,12 +117,19 @@ func AMQPFailure(conn *amqp.Connection, doing string, err error, watch *CloseWat
 	if errors.As(err, &ae) && ae != amqp.ErrClosed && (ae.Server || ae.Code == amqp.FrameError || ae.Code == amqp.SyntaxError) {
 		return amqpLost(connAddr(conn), doing, ae)
 	}
-	if errors.Is(err, amqp.ErrClosed) {
+	// A write can fail on the socket (reset, broken pipe) before the
+	// client has read the broker's close frame: wait for its reason as
+	// for a closed channel, else word the socket's failure as a loss.
+	var netErr *net.OpError
+	if errors.Is(err, amqp.ErrClosed) || errors.As(err, &netErr) {
 		if why := watch.Reason(time.Second); why != nil {
 			return amqpLost(connAddr(conn), doing, why)
 		}
 		if why := connClosed(conn); why != nil {
 			return amqpLost(connAddr(conn), doing, why)
+		}
+		if netErr != nil {
+			return amqpLost(connAddr(conn), doing, &amqp.Error{Reason: err.Error()})
 		}
 	}
 	return fmt.Errorf("%s: %w", doing, err)
