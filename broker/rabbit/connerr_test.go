@@ -527,3 +527,21 @@ func TestAMQPLostClassified(t *testing.T) {
 		t.Error("a close ladder asked for is a loss")
 	}
 }
+
+// A publish's write can fail on the socket before the client has read the
+// broker's close frame: the failure waits for that reason (here already
+// kept by the channel's watch) and names the broker's close; with none it
+// is a lost connection, said as one, never the raw "write tcp …".
+func TestSocketWriteFailureSaysTheConnectionWasLost(t *testing.T) {
+	reset := &net.OpError{Op: "write", Net: "tcp", Err: syscall.ECONNRESET}
+	err := AMQPFailure(nil, "publish", reset, nil)
+	if !errors.Is(err, broker.ErrConnLost) || !strings.Contains(err.Error(), "lost: reset by the other side") {
+		t.Errorf("no close reason: %v", err)
+	}
+	w := &CloseWatch{c: make(chan *amqp.Error, 1)}
+	w.c <- &amqp.Error{Code: amqp.ConnectionForced, Reason: "CONNECTION_FORCED - broker forced connection closure with reason 'shutdown'", Server: true}
+	err = AMQPFailure(nil, "publish", reset, w)
+	if !errors.Is(err, broker.ErrConnLost) || !strings.Contains(err.Error(), "closed the connection: CONNECTION_FORCED") {
+		t.Errorf("with the broker's close: %v", err)
+	}
+}
