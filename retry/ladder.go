@@ -39,12 +39,13 @@ type Ladder struct {
 	Delays []Delay
 	// DLQFrom says how DLQ was found: "" when it is on the main queue's
 	// dead-letter route, else the framework naming it follows
-	// ("MassTransit: {queue}_error"): an error queue the framework
+	// ("MassTransit: {queue}_error") or the messages seen in it ("messages
+	// seen: they failed in orders"): an error queue the framework
 	// publishes failures into.
 	DLQFrom string
 	// ErrorQueues are further dead ends of the main queue by a framework's
-	// naming (MassTransit's {queue}_skipped, Spring's {queue}.parkingLot),
-	// fed by publishing, sorted by name.
+	// naming (MassTransit's {queue}_skipped, Spring's {queue}.parkingLot)
+	// or by the messages seen in them, fed by publishing, sorted by name.
 	ErrorQueues []string
 	// RetriesInConsumer: nothing makes messages wait (no tier, wait queue,
 	// delayed exchange, delay infrastructure or delayed retry): failures go

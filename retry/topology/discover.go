@@ -51,6 +51,13 @@ import (
 //     dead-letter route (fed by dead letters alone): a work queue and its
 //     DLQ. With nothing that makes messages wait, its retries (if any)
 //     happen in the consumer (Ladder.RetriesInConsumer).
+//  9. messages sitting in a queue E failed in M by their framework's
+//     headers (Queue.Seen.FailedIn: what peeks showed), and E is no main,
+//     tier, wait or delay queue by 1–8 and does not dead-letter back into
+//     M: E is an error queue of M (errorqueue.go: Watermill's poison
+//     queue, Moleculer's FAILED_MESSAGES, shared by every endpoint and
+//     named by configuration, so only the messages in them tell whose
+//     failures they hold).
 //
 // Tiers are those of 1 and 3, sorted by TTL then name.
 // The DLQ is the nearest queue on M's dead-letter route whose dead letters do
@@ -59,8 +66,8 @@ import (
 // forwarding elsewhere is looked through. Ties go to the queue without a TTL,
 // then by name. With no DLQ on the route, the first error queue a
 // framework's naming gives (7, or the shared one of the framework whose delay
-// chain delivers into M) is the DLQ, saying so in DLQFrom; the others are
-// ErrorQueues.
+// chain delivers into M), else the first that messages showed (9), is the
+// DLQ, saying so in DLQFrom; the others are ErrorQueues.
 //
 // A tier whose dead letters keep their routing keys "may reach" every queue
 // bound to its dead-letter exchange, so with a shared exchange it appears in
@@ -108,6 +115,9 @@ type discTopo struct {
 	// heldBy[i] is the work queue whose held delay queue (a framework's
 	// naming, heldDelayQueues) queue i is, or -1.
 	heldBy []int
+	// seenErr are rule 9's error queues by main (seenErrorQueues), set
+	// by mains.
+	seenErr map[int][]namedErrorQueue
 }
 
 func discBuild(v *Vhost) *discTopo {
@@ -245,7 +255,7 @@ func (t *discTopo) tiers(m int) []int {
 	return out
 }
 
-// mains marks the ladder mains by rules 1–8 of Discover.
+// mains marks the ladder mains by rules 1–9 of Discover.
 func (t *discTopo) mains() []bool {
 	n := len(t.v.Queues)
 	main := make([]bool, n)
@@ -298,6 +308,11 @@ func (t *discTopo) mains() []bool {
 		// queue's dead-letter route (fed by dead letters alone).
 		byRoute := t.set[m].HasDeadLetterExchange && t.dlq(m) != "" && (len(t.dlFrom[m]) == 0 || t.pubFed[m])
 		out[m] = byRoute || len(t.namedErrorQueues(m)) > 0
+	}
+	// 9. messages in a queue nothing else explains failed in m.
+	t.seenErr = t.seenErrorQueues(out, waits)
+	for m := range t.seenErr {
+		out[m] = true
 	}
 	return out
 }
@@ -500,7 +515,7 @@ func (t *discTopo) ladder(m int) retry.Ladder {
 	}
 	slices.SortFunc(l.DelayedExchanges, func(a, b retry.DelayedExchange) int { return cmp.Compare(a.Name, b.Name) })
 	l.DLQ = t.dlq(m)
-	for _, e := range append(t.namedErrorQueues(m), t.sharedErrorQueues(m)...) {
+	for _, e := range slices.Concat(t.namedErrorQueues(m), t.sharedErrorQueues(m), t.seenErr[m]) {
 		name := v.Queues[e.queue].Name
 		switch {
 		case name == l.DLQ || slices.Contains(l.ErrorQueues, name) || slices.ContainsFunc(tiers, func(w int) bool { return w == e.queue }):
@@ -562,39 +577,4 @@ func dlqBetter(t *discTopo, a, b int) bool {
 		return !t.hasTTL(a)
 	}
 	return t.v.Queues[a].Name < t.v.Queues[b].Name
-}
-
-// Seen is evidence from messages about a queue's role.
-type Seen struct {
-	// Expiration: messages waited here for their expiration: one sitting
-	// here carries a per-message expiration (only publishers set one:
-	// dead-lettering strips it), or x-death says messages expired here.
-	Expiration bool
-	// Rejected: x-death says messages were rejected here, or hit a
-	// delivery limit: a consumer works this queue.
-	Rejected bool
-}
-
-// Observe folds one message read from queue (a peek) into the queues'
-// Seen: whether it carries a per-message expiration, and where its x-death
-// entries say it died and why. Queues not in v are ignored.
-func (v *Vhost) Observe(queue string, expiration bool, deaths []retry.Death) {
-	mark := func(name string, f func(*Seen)) {
-		for i := range v.Queues {
-			if v.Queues[i].Name == name {
-				f(&v.Queues[i].Seen)
-			}
-		}
-	}
-	if expiration {
-		mark(queue, func(s *Seen) { s.Expiration = true })
-	}
-	for _, d := range deaths {
-		switch d.Reason {
-		case retry.ReasonExpired:
-			mark(d.Queue, func(s *Seen) { s.Expiration = true })
-		case retry.ReasonRejected, retry.ReasonDeliveryLimit:
-			mark(d.Queue, func(s *Seen) { s.Rejected = true })
-		}
-	}
 }

@@ -116,3 +116,30 @@ func (t *discTopo) heldDelayQueues(m int) []int {
 	}
 	return out
 }
+
+// seenErrorQueues are rule 9's links, by main: queue e whose messages
+// failed in m (Seen.FailedIn) is an error queue of m when e is no main
+// (isMain) and waits for none (waits), belongs to no delay chain, is no
+// TTL queue forwarding elsewhere, and does not dead-letter back into m
+// (then it is on m's way back to work, not its dead end).
+func (t *discTopo) seenErrorQueues(isMain, waits []bool) map[int][]namedErrorQueue {
+	var out map[int][]namedErrorQueue
+	for e := range t.v.Queues {
+		q := &t.v.Queues[e]
+		if len(q.Seen.FailedIn) == 0 || !t.canon[e] || isMain[e] || waits[e] || t.inChain(e) ||
+			t.hasTTL(e) && t.set[e].HasDeadLetterExchange {
+			continue
+		}
+		for _, name := range q.Seen.FailedIn {
+			m := t.r.QueueIndex(name)
+			if m < 0 || m == e || !t.canon[m] || t.inChain(m) || waits[m] || t.reaches(e, m) {
+				continue
+			}
+			if out == nil {
+				out = map[int][]namedErrorQueue{}
+			}
+			out[m] = append(out[m], namedErrorQueue{queue: e, from: "messages seen: they failed in " + name})
+		}
+	}
+	return out
+}

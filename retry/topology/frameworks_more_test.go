@@ -133,7 +133,8 @@ func TestDiscoverMoreFrameworks(t *testing.T) {
 			Delays: []retry.Delay{{Name: "default.DQ", Queues: []string{"default.DQ"}, HeldByConsumers: true}}}}},
 		// Nothing dead-letters and nothing waits; the error queue is
 		// named by the application (Watermill) or one default name for
-		// every channel (Moleculer): no ladder.
+		// every channel (Moleculer): no ladder until its messages are
+		// read (TestDiscoverSharedErrorQueueBySeenMessages).
 		{name: "Watermill", v: watermill()},
 		{name: "Moleculer Channels", v: moleculerChannels()},
 	} {
@@ -168,5 +169,114 @@ func TestDiscoverDramatiqWithItsWorkersDown(t *testing.T) {
 		if f.Code != CodeNoConsumers {
 			t.Errorf("finding %s on %s: %s", f.Code, f.Queue, f.Message)
 		}
+	}
+}
+
+// A shared error queue fed by publishing and named by configuration
+// (Watermill's poison queue, Moleculer's FAILED_MESSAGES) is tied to its
+// endpoints only by what its messages say: once a peek has read where they
+// failed (Seen.FailedIn), each endpoint is a ladder ending there.
+func TestDiscoverSharedErrorQueueBySeenMessages(t *testing.T) {
+	w := watermill()
+	w.Apply(Evidence{"poison_queue": {FailedIn: []string{"orders"}}})
+	mol := moleculerChannels()
+	mol.Queues = append(mol.Queues, Queue{Name: "shipping.order.created", Type: QueueClassic, Consumers: 1})
+	mol.Bindings = append(mol.Bindings, Binding{Source: "order.created", Destination: "shipping.order.created", DestinationType: "queue"})
+	mol.Apply(Evidence{"FAILED_MESSAGES": {FailedIn: []string{"billing.order.created", "shipping.order.created"}}})
+	nsb := &Vhost{Name: "/", Queues: []Queue{{Name: "Sales", Type: QueueQuorum, Consumers: 1}, {Name: "error", Type: QueueQuorum, Messages: 2}}}
+	if got := Discover(nsb); len(got) != 0 {
+		t.Fatalf("NServiceBus with nothing seen: %+v, want no ladder", got)
+	}
+	nsb.Apply(Evidence{"error": {FailedIn: []string{"Sales"}}})
+	seen := func(q string) string { return "messages seen: they failed in " + q }
+	for _, tt := range []struct {
+		name string
+		v    *Vhost
+		want []retry.Ladder
+	}{
+		{"Watermill", w, []retry.Ladder{{Main: "orders", DLQ: "poison_queue", DLQFrom: seen("orders"), RetriesInConsumer: true}}},
+		// NServiceBus without its delay levels (delayed retries off):
+		// nothing names the endpoints of its one "error" queue but
+		// NServiceBus.FailedQ.
+		{"NServiceBus", nsb, []retry.Ladder{{Main: "Sales", DLQ: "error", DLQFrom: seen("Sales"), RetriesInConsumer: true}}},
+		{"Moleculer Channels", mol, []retry.Ladder{
+			{Main: "billing.order.created", DLQ: "FAILED_MESSAGES", DLQFrom: seen("billing.order.created"), RetriesInConsumer: true},
+			{Main: "shipping.order.created", DLQ: "FAILED_MESSAGES", DLQFrom: seen("shipping.order.created"), RetriesInConsumer: true},
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got := Discover(tt.v)
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Fatalf("Discover =\n%+v\nwant\n%+v", got, tt.want)
+			}
+			for _, f := range Findings(tt.v, got) {
+				t.Errorf("finding %s on %s: %s", f.Code, f.Queue, f.Message)
+			}
+		})
+	}
+}
+
+// Messages that name where they failed link no queue that is already
+// something else: a tier (it returns them), a main, a queue dead-lettering
+// back, or a queue that does not exist.
+func TestDiscoverSeenFailedInLinksOnlyDeadEnds(t *testing.T) {
+	base := func() *Vhost {
+		return &Vhost{Name: "/", Queues: []Queue{
+			{Name: "orders", Consumers: 1, Arguments: map[string]any{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "orders.dlq"}},
+			{Name: "orders.retry", Arguments: map[string]any{"x-message-ttl": int64(5000), "x-dead-letter-exchange": "", "x-dead-letter-routing-key": "orders"}},
+			{Name: "orders.dlq"},
+			{Name: "billing", Consumers: 1},
+			{Name: "back", Arguments: map[string]any{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "billing"}, Consumers: 1},
+		}}
+	}
+	want := Discover(base())
+	for _, ev := range []Evidence{
+		{"orders.retry": {FailedIn: []string{"orders"}}},
+		{"orders": {FailedIn: []string{"billing"}}},
+		{"orders.dlq": {FailedIn: []string{"orders"}}},
+		{"orders.dlq": {FailedIn: []string{"gone"}}},
+		{"back": {FailedIn: []string{"billing"}}},
+	} {
+		v := base()
+		v.Apply(ev)
+		if got := Discover(v); !reflect.DeepEqual(got, want) {
+			t.Errorf("evidence %+v: Discover =\n%+v\nwant as without it\n%+v", ev, got, want)
+		}
+	}
+	// The same DLQ holding billing's failures too is billing's dead end.
+	v := base()
+	v.Apply(Evidence{"orders.dlq": {FailedIn: []string{"billing", "orders"}}})
+	dlqs := map[string]string{}
+	for _, l := range Discover(v) {
+		dlqs[l.Main] = l.DLQ + " " + l.DLQFrom
+	}
+	if dlqs["billing"] != "orders.dlq messages seen: they failed in billing" || dlqs["orders"] != "orders.dlq " {
+		t.Errorf("DLQs = %q, want billing → orders.dlq (seen) and orders → orders.dlq (its route)", dlqs)
+	}
+}
+
+func TestEvidenceObserveFailedIn(t *testing.T) {
+	e := Evidence{}
+	e.Observe("poison", false, nil, "b")
+	e.Observe("poison", false, nil, "a")
+	e.Observe("poison", false, nil, "b")
+	e.Observe("poison", false, nil, "poison") // where it sits says nothing
+	e.Observe("poison", false, nil, "")
+	if got := e["poison"].FailedIn; !reflect.DeepEqual(got, []string{"a", "b"}) {
+		t.Fatalf("FailedIn = %q, want [a b]", got)
+	}
+	for i := range 2 * maxFailedIn {
+		e.Observe("many", false, nil, fmt.Sprintf("q%03d", i))
+	}
+	if n := len(e["many"].FailedIn); n != maxFailedIn {
+		t.Errorf("FailedIn holds %d, want the bound %d", n, maxFailedIn)
+	}
+	o := Evidence{"poison": {FailedIn: []string{"c"}, Rejected: true}}
+	e.Merge(o)
+	if got := e["poison"]; !reflect.DeepEqual(got, Seen{Rejected: true, FailedIn: []string{"a", "b", "c"}}) {
+		t.Errorf("merged = %+v", got)
+	}
+	if !reflect.DeepEqual(o["poison"].FailedIn, []string{"c"}) {
+		t.Errorf("merge changed its argument: %q", o["poison"].FailedIn)
 	}
 }
