@@ -97,6 +97,10 @@ func (b *BrowseRun) Take(m Message) error {
 	if n, ok := HeaderInt(m.Headers["x-delivery-count"]); ok && n > 0 {
 		r.counts = append(r.counts, deliveryCount{m.Position, n})
 	}
+	if r.seen == nil {
+		r.seen = topology.Evidence{}
+	}
+	r.seen.Observe(r.Queue, m.Properties.Expiration != "", m.Deaths, m.FailedIn)
 	if b.opt.Each != nil {
 		if err := b.opt.Each(&m); err != nil {
 			return err

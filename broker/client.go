@@ -199,6 +199,9 @@ type PeekResult struct {
 	read        int
 	redelivered int
 	counts      []deliveryCount
+	// seen is what the messages read showed about queues' roles
+	// (Evidence), kept or handed on alike.
+	seen        topology.Evidence
 	browsed     bool // read, redelivered and counts are kept (by a BrowseRun)
 	hitDeadline bool // the deadline (PeekOptions.Deadline) stopped the read
 }
@@ -258,6 +261,11 @@ type Message struct {
 	Deaths      []retry.Death      `json:"deaths"`
 	DeathErrors []retry.FieldError `json:"death_errors,omitempty"`
 	Origin      *retry.Origin      `json:"origin"`
+	// FailedIn is the queue the message failed in by its framework's
+	// headers and naming (moveplan.FailedIn), "" for no framework's message
+	// or when nothing says: where --to origin sends it, and what ties a
+	// shared error queue to its endpoints (topology.Evidence).
+	FailedIn string `json:"failed_in,omitempty"`
 	// Seen is the best time known for when the message entered its retry
 	// story (see SeenTime) and SeenFrom where it was read (a Seen*
 	// constant); zero and "" when nothing says.

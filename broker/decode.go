@@ -39,9 +39,12 @@ func (d *Decoder) Decode(m *Message, body []byte, preview int) {
 	DecodeMessage(m, body, preview, d.DeathQueues, d.Mains)
 	// Only a framework's message can have an origin by its naming: the
 	// rest cost nothing more (a peek may read 100,000).
-	if m.Origin == nil && d.router != nil && m.Retry.Framework != "" {
+	if d.router != nil && m.Retry.Framework != "" {
 		if f, ok := moveplan.FailedIn(d.router, d.ladders, d.queue, m.Headers); ok {
-			m.Origin = &retry.Origin{RoutingKey: f.Queue, By: f.By}
+			m.FailedIn = f.Queue
+			if m.Origin == nil {
+				m.Origin = &retry.Origin{RoutingKey: f.Queue, By: f.By}
+			}
 		}
 	}
 }

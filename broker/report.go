@@ -20,6 +20,9 @@ type TopologyReport struct {
 	// OverMS, with topology --over, is how far apart the two reads were
 	// whose changes the inflows and dlq-growing findings come from.
 	OverMS int64 `json:"over_ms,omitempty"`
+	// Sampled, with topology --sample, is what was read of the queues no
+	// ladder explained, before the read reported here.
+	Sampled *SampleReport `json:"sampled,omitempty"`
 }
 
 // LadderReport is one ladder with its queues' figures.

@@ -65,10 +65,10 @@ func TestHomeShowsFrameworkShapes(t *testing.T) {
 	if d := details("Sales"); strings.Contains(d, "consumer") {
 		t.Errorf("Sales waits in the delay levels, not in its consumer: %q", d)
 	}
-	if d := details("error"); !strings.Contains(d, "error queue of Sales by its naming (NServiceBus: error (shared))") {
+	if d := details("error"); !strings.Contains(d, "error queue of Sales (NServiceBus: error (shared))") {
 		t.Errorf("error: %q", d)
 	}
-	if d := details("submit-order_skipped"); !strings.Contains(d, "error queue of submit-order by its naming: failures are published there") {
+	if d := details("submit-order_skipped"); !strings.Contains(d, "error queue of submit-order by its naming or its messages: failures are published there") {
 		t.Errorf("submit-order_skipped: %q", d)
 	}
 }

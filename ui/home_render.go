@@ -649,9 +649,11 @@ func renderRowDetails(r *homeRow, s *broker.Snapshot, width, height int, st *sty
 	case rowDLQ:
 		what = "dead-letter queue of " + termtext.Sanitize(s.Ladders[r.ladder].Main)
 		if r.named != "" {
-			what = "error queue of " + termtext.Sanitize(s.Ladders[r.ladder].Main) + " by its naming"
+			// How it was linked: a framework's naming, or its messages
+			// (Ladder.DLQFrom says which).
+			what = "error queue of " + termtext.Sanitize(s.Ladders[r.ladder].Main) + " by its naming or its messages"
 			if r.named != namedMore {
-				what += " (" + termtext.Sanitize(r.named) + ")"
+				what = "error queue of " + termtext.Sanitize(s.Ladders[r.ladder].Main) + " (" + termtext.Sanitize(r.named) + ")"
 			}
 			what += ": failures are published there, no dead-letter route"
 		}

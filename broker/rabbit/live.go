@@ -54,6 +54,10 @@ type Live struct {
 	// adaptVhost lets tests present topology the broker cannot have here
 	// (a delayed-message exchange: the plugin is not installable).
 	adaptVhost func(*topology.Vhost)
+
+	// evidence is what this client's peeks showed about queues' roles,
+	// applied to every vhost it reads (shared with WithVhost's clients).
+	evidence *broker.Evidence
 }
 
 // AdaptTopology makes the client present every vhost topology it plans moves
@@ -68,7 +72,7 @@ func NewLive(r *Resolved, purpose string) (*Live, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &Live{r: r, mgmt: m, purpose: purpose}
+	l := &Live{r: r, mgmt: m, purpose: purpose, evidence: &broker.Evidence{}}
 	m.otherBroker = l.otherBroker
 	return l, nil
 }
@@ -104,7 +108,12 @@ func (l *Live) Vhosts(ctx context.Context) ([]string, error) { return l.mgmt.Vho
 func (l *Live) WithVhost(vhost string) (*Live, error) {
 	r := *l.r
 	r.Vhost = vhost
-	return NewLive(&r, l.purpose)
+	o, err := NewLive(&r, l.purpose)
+	if err != nil {
+		return nil, err
+	}
+	o.evidence = l.evidence
+	return o, nil
 }
 
 // Snapshot implements Client: one management read of the vhost, adapted,
@@ -151,6 +160,7 @@ func (l *Live) Snapshot(ctx context.Context) (*broker.Snapshot, error) {
 	}
 	discountOwn(&v, l.ownSince(time.Now()))
 	topology.Inflow(&v)
+	l.evidence.Apply(&v)
 	ladders := topology.Discover(&v)
 	return &broker.Snapshot{
 		Vhost: l.r.Vhost, BrokerVersion: version, TakenAt: time.Now(),
@@ -398,6 +408,7 @@ func (l *Live) Peek(ctx context.Context, queue string, opt broker.PeekOptions) (
 		}
 		return nil, err
 	}
+	l.evidence.Apply(&v)
 	ladders := topology.Discover(&v)
 	dec := broker.NewDecoder(&v, ladders, queue)
 	if browser != nil {
@@ -412,6 +423,7 @@ func (l *Live) Peek(ctx context.Context, queue string, opt broker.PeekOptions) (
 		if err != nil {
 			return nil, err
 		}
+		l.evidence.Note(l.r.Vhost, res)
 		return finishPeek(res, q), nil
 	}
 	res, err := peekQueue(ctx, conn, q, version, opt, dec)
@@ -422,6 +434,7 @@ func (l *Live) Peek(ctx context.Context, queue string, opt broker.PeekOptions) (
 		res.SideEffects = append(res.SideEffects, because)
 	}
 	l.noteOwn(queue, res.Redeliveries())
+	l.evidence.Note(l.r.Vhost, res)
 	return res, nil
 }
 

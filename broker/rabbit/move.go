@@ -105,6 +105,7 @@ func (l *Live) Move(ctx context.Context, req broker.MoveRequest, progress func(b
 	if l.adaptVhost != nil {
 		l.adaptVhost(&v)
 	}
+	l.evidence.Apply(&v)
 	version, verr := l.mgmt.BrokerVersion(ctx)
 	if verr != nil {
 		// Without it ladder cannot tell whether the broker carries x-death

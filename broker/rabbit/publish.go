@@ -27,6 +27,7 @@ func (l *Live) Topology(ctx context.Context) (topology.Vhost, error) {
 	if l.adaptVhost != nil {
 		l.adaptVhost(&v)
 	}
+	l.evidence.Apply(&v)
 	return v, nil
 }
 

@@ -94,6 +94,9 @@ func (s *Sim) Peek(ctx context.Context, name string, opt broker.PeekOptions) (*b
 		s.deadLetterPastLimit(q, browsed, info, version)
 	}
 	broker.AnnotateHoL(res, q.set, s.now)
+	if s.evidence.Note(VhostName, res) {
+		s.topo = nil // discovery weighs what this peek showed
+	}
 	return res, nil
 }
 

@@ -28,6 +28,7 @@ func (s *Sim) topology() *topoCache {
 	}
 	v.Exchanges = slices.Clone(s.exchanges)
 	v.Bindings = slices.Clone(s.bindings)
+	s.evidence.Apply(&v)
 	s.topo = &topoCache{vhost: v, router: topology.NewRouter(&v), ladders: topology.Discover(&v)}
 	return s.topo
 }

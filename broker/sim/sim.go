@@ -80,6 +80,9 @@ type Sim struct {
 	exchanges []topology.Exchange
 	bindings  []topology.Binding
 	topo      *topoCache // nil when the topology changed
+	// evidence is what peeks showed about queues' roles, applied to
+	// every discovery (as the live client does).
+	evidence broker.Evidence
 
 	producers []*producer
 	workers   []*worker

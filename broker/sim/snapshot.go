@@ -34,6 +34,7 @@ func (s *Sim) Snapshot(ctx context.Context) (*broker.Snapshot, error) {
 		v.Bindings = append(v.Bindings, b)
 	}
 	topology.Inflow(&v)
+	s.evidence.Apply(&v)
 	ladders := topology.Discover(&v)
 	return &broker.Snapshot{
 		Vhost:         VhostName,

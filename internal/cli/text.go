@@ -121,8 +121,31 @@ func renderTopology(r broker.TopologyReport) string {
 		}
 	}
 	if len(named) > 0 {
-		b.WriteString("\nDLQ BY NAMING (failures are published there, no dead-letter route)\n")
+		b.WriteString("\nDLQ BY NAMING OR MESSAGES SEEN (failures are published there, no dead-letter route)\n")
 		b.WriteString(table(named))
+	}
+	if s := r.Sampled; s != nil {
+		fmt.Fprintf(&b, "\nSAMPLED (up to %d messages of each queue no ladder explained)\n", s.PerQueue)
+		rows := [][]string{{"QUEUE", "READ", "FAILED IN", "NOTE"}}
+		for _, q := range s.Queues {
+			in := strings.Join(q.FailedIn, ", ")
+			if in == "" {
+				in = "–"
+			}
+			note := q.Skipped
+			if note == "" {
+				note = strings.Join(q.SideEffects, "; ")
+			}
+			rows = append(rows, []string{clean(q.Queue), strconv.Itoa(q.Read), clean(in), clean(note)})
+		}
+		if len(s.Queues) == 0 {
+			b.WriteString("no queue to sample: every queue with messages nothing consumes is in a ladder\n")
+		} else {
+			b.WriteString(table(rows))
+		}
+		if s.Left > 0 {
+			fmt.Fprintf(&b, "%d more not sampled (at most %d queues a run)\n", s.Left, broker.MaxSampledQueues)
+		}
 	}
 	if len(r.Findings) > 0 {
 		b.WriteString("\nFINDINGS\n")

@@ -11,7 +11,10 @@ import (
 )
 
 func newTopologyCmd(a *app) *cobra.Command {
-	var over time.Duration
+	var (
+		over   time.Duration
+		sample int
+	)
 	cmd := &cobra.Command{
 		Use:   "topology",
 		Short: "Show the vhost's retry ladders, depths, rates and findings",
@@ -24,11 +27,22 @@ twice, DUR apart, and reports the second read with what the two show — the
 inflow of queues fed by dead-lettering (from their depth: the broker does not
 count dead-lettered messages as published) and a dlq-growing finding for each
 dead-letter queue that grew. The broker updates depths every 5 s, so DUR of
-10s or more sees a change.`,
+10s or more sees a change.
+
+Some error queues are tied to their queues only by what their messages say
+(Watermill's poison queue, Moleculer's FAILED_MESSAGES: shared, fed by
+publishing, named by configuration). With --sample N topology first peeks up
+to N messages of each queue no ladder explains and nothing consumes (50
+queues at most, deepest first), then reports with what they
+showed. A peek on RabbitMQ before 4.3 marks what it read redelivered: the
+SAMPLED section lists each peek's side effects.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if over < 0 || over > 0 && over < time.Second {
 				return usageErr("--over %v: want 1s or more (10s or more sees the broker's depths change)", over)
+			}
+			if sample < 0 || sample > maxSample {
+				return usageErr("--sample %d: want 1 to %d messages a queue", sample, maxSample)
 			}
 			c, closeClient, err := a.client("topology")
 			if err != nil {
@@ -39,6 +53,17 @@ dead-letter queue that grew. The broker updates depths every 5 s, so DUR of
 			snap, err := c.Snapshot(ctx)
 			if err != nil {
 				return err
+			}
+			var sampled *broker.SampleReport
+			if sample > 0 {
+				if sampled, err = broker.Sample(ctx, c, snap, sample); err != nil {
+					return err
+				}
+				// The client remembers what the peeks showed: this read
+				// weighs it.
+				if snap, err = c.Snapshot(ctx); err != nil {
+					return err
+				}
 			}
 			if over > 0 {
 				first := snap
@@ -58,6 +83,7 @@ dead-letter queue that grew. The broker updates depths every 5 s, so DUR of
 			if over > 0 {
 				rep.OverMS = over.Milliseconds()
 			}
+			rep.Sampled = sampled
 			if a.json() {
 				return writeJSON(a.stdout, rep)
 			}
@@ -66,8 +92,13 @@ dead-letter queue that grew. The broker updates depths every 5 s, so DUR of
 		},
 	}
 	cmd.Flags().DurationVar(&over, "over", 0, "read twice, this long apart: inflow from depth changes and dlq-growing findings (e.g. 10s)")
+	cmd.Flags().IntVar(&sample, "sample", 0, "first peek up to N messages of each queue no ladder explains, to link error queues only their messages tie to a queue")
 	return cmd
 }
+
+// maxSample bounds --sample: enough to see every endpoint of a shared
+// error queue, without reading it whole.
+const maxSample = 1000
 
 // withDLQGrowth is second with a dlq-growing finding for each dead-letter
 // queue that grew since first (as the UI finds it over its history).

@@ -135,7 +135,7 @@ func TestRenderTopologyFrameworkShapes(t *testing.T) {
 		"  delays  default.DQ                       until due",
 		"(none: retries in the consumer)",
 		"  error   submit-order_skipped",
-		"DLQ BY NAMING",
+		"DLQ BY NAMING OR MESSAGES SEEN",
 		"submit-order  submit-order_error  MassTransit: {queue}_error",
 		"Sales         error               NServiceBus: error (shared)",
 	} {
@@ -145,5 +145,35 @@ func TestRenderTopologyFrameworkShapes(t *testing.T) {
 	}
 	if strings.Count(out, "retries in the consumer") != 1 {
 		t.Errorf("only submit-order retries in the consumer:\n%s", out)
+	}
+}
+
+// topology --sample lists what it read of each queue: where its messages
+// failed, and what the peek cost or why it was skipped.
+func TestRenderTopologySampled(t *testing.T) {
+	rep := broker.TopologyReport{Vhost: "/", BrokerVersion: "3.10.8", Sampled: &broker.SampleReport{PerQueue: 20, Left: 3, Queues: []broker.SampledQueue{
+		{Queue: "poison_queue", Read: 3, FailedIn: []string{"orders", "payments"}, SideEffects: []string{"their redelivered flag is now set"}},
+		{Queue: "empty", FailedIn: []string{}},
+		{Queue: "q.dlq", Skipped: "a peek of this quorum queue counts a delivery", FailedIn: []string{}},
+		{Queue: "evil\x1b[31m", FailedIn: []string{"x\x1b[2J"}},
+	}}}
+	out := renderTopology(rep)
+	for _, want := range []string{
+		"SAMPLED (up to 20 messages of each queue no ladder explained)",
+		"poison_queue  3     orders, payments  their redelivered flag is now set",
+		"empty         0     –",
+		"q.dlq         0     –                 a peek of this quorum queue counts a delivery",
+		"3 more not sampled (at most 50 queues a run)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "\x1b") {
+		t.Errorf("escape sequences from the broker reached the terminal:\n%q", out)
+	}
+	rep.Sampled = &broker.SampleReport{PerQueue: 5, Queues: []broker.SampledQueue{}}
+	if out := renderTopology(rep); !strings.Contains(out, "no queue to sample") {
+		t.Errorf("an empty sample says nothing:\n%s", out)
 	}
 }

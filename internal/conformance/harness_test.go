@@ -208,6 +208,49 @@ func topology(t *testing.T, r *rabbit.Resolved) topologyReport {
 	return rep
 }
 
+// assertSampledLadder checks a shared error queue that only its messages
+// tie to its queue (topology's rule 9): `topology --sample` reads n
+// messages of dlq, which failed in main, and then reports main's ladder
+// ending in dlq (its retries in the consumer when inConsumer), with no
+// finding.
+func assertSampledLadder(t *testing.T, r *rabbit.Resolved, main, dlq string, n int, inConsumer bool) {
+	t.Helper()
+	var rep struct {
+		topologyReport
+		Sampled struct {
+			Queues []struct {
+				Queue    string   `json:"queue"`
+				Read     int      `json:"read"`
+				FailedIn []string `json:"failed_in"`
+			} `json:"queues"`
+		} `json:"sampled"`
+	}
+	ladderJSON(t, r, &rep, "topology", "--sample", fmt.Sprint(n))
+	read := false
+	for _, s := range rep.Sampled.Queues {
+		if s.Queue == dlq {
+			read = true
+			if s.Read != n || !slices.Equal(s.FailedIn, []string{main}) {
+				t.Errorf("sampled %s: read %d, failed in %q; want %d, [%s]", dlq, s.Read, s.FailedIn, n, main)
+			}
+		}
+	}
+	if !read {
+		t.Errorf("topology --sample read %+v, want %s among them", rep.Sampled.Queues, dlq)
+	}
+	l := rep.ladderOf(t, main)
+	if l == nil {
+		return
+	}
+	if l.DLQ == nil || l.DLQ.Name != dlq || !strings.Contains(l.DLQFrom, "messages seen") || l.RetriesInConsumer != inConsumer {
+		t.Errorf("ladder of %s: dlq %+v from %q, retries in consumer %v; want %s from the messages seen, retries in the consumer %v",
+			main, l.DLQ, l.DLQFrom, l.RetriesInConsumer, dlq, inConsumer)
+	}
+	for _, f := range rep.Findings {
+		t.Errorf("after sampling: finding on %q: %s: %s", f.Queue, f.Code, f.Message)
+	}
+}
+
 // ladderOf returns the ladder whose main queue is main; when there is none
 // it reports the mains ladder found and the queues it left out, and
 // returns nil (the test goes on to peek and move, which do not need it).

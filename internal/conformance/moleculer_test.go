@@ -22,11 +22,12 @@ import (
 // billing.order.created with x-redelivered-count until maxRetries, then
 // publishes its body to the DEAD_LETTER fanout exchange, into
 // FAILED_MESSAGES, with only x-original-channel and x-original-group
-// (src/adapters/amqp.js moveToDeadLetter). ladder must see no ladder (the
-// dead-letter queue is every channel's, fed by publishing: the topology
-// fixture in retry/topology/frameworks_more_test.go) and no finding, read
-// the origin <group>.<channel> from those headers, and move every message
-// back to billing.order.created.
+// (src/adapters/amqp.js moveToDeadLetter). ladder must see no ladder before
+// it has read a message (the dead-letter queue is every channel's, fed by
+// publishing: the topology fixture in retry/topology/frameworks_more_test.go)
+// and no finding; with topology --sample, the group's ladder ending in
+// FAILED_MESSAGES; read the origin <group>.<channel> from those headers,
+// and move every message back to billing.order.created.
 func TestMoleculerChannelsDeadLettering(t *testing.T) {
 	t.Parallel()
 	dir := testdata(t, "moleculer")
@@ -62,6 +63,10 @@ func TestMoleculerChannelsDeadLettering(t *testing.T) {
 	if want := []string{dlq, queue}; !slices.Equal(slices.Sorted(slices.Values(other)), want) {
 		t.Errorf("other queues %q, want %q", other, want)
 	}
+
+	// Only the messages tie FAILED_MESSAGES to the group's queue:
+	// sampled, they do.
+	assertSampledLadder(t, r, queue, dlq, n, true)
 
 	ids := seq("order", n)
 	var pk struct {

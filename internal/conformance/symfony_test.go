@@ -74,8 +74,9 @@ func TestSymfonyMessengerRetryThenFailureTransport(t *testing.T) {
 	if mains := rep.mains(t); !slices.Equal(mains, []string{queue}) {
 		t.Errorf("ladders of %q, want exactly one, of %s", mains, queue)
 	}
-	// Not checked on messages: ladder finds no-dlq there (nothing ties
-	// the failure transport to the queue).
+	// Not checked on messages: ladder finds no-dlq there until it has
+	// read the failure transport's messages (nothing else ties it to the
+	// queue).
 	for _, q := range []string{tiers[0].Name, tiers[1].Name} {
 		if f := rep.findingsOn(q); len(f) != 0 {
 			t.Errorf("findings on %s: %q, want none", q, f)
@@ -106,6 +107,10 @@ func TestSymfonyMessengerRetryThenFailureTransport(t *testing.T) {
 			t.Errorf("%s: deaths %+v, want the expiry in %s (then, on 3.x, the one in %s)", id, m.Deaths, tiers[1].Name, tiers[0].Name)
 		}
 	}
+
+	// The failure transport serves every transport; read, its messages
+	// say they failed in messages: its ladder ends there, no-dlq gone.
+	assertSampledLadder(t, r, queue, failed, n, false)
 
 	// Expected (issue 23): where it failed is read from the x-death of
 	// its last wait, delay_messages_messages_400_retry, by Symfony's

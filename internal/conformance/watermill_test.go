@@ -22,11 +22,12 @@ const wmUUIDHeader = "_watermill_message_uuid"
 // watermill-amqp pinned in its go.mod, run with `go run`): the handler
 // fails every message, middleware.Retry tries it twice more inside the
 // handler, then middleware.PoisonQueue publishes it to poison_queue with
-// reason_poisoned and topic_poisoned. ladder must see no ladder (nothing
-// dead-letters and nothing waits: the topology fixture in
-// retry/topology/frameworks_more_test.go) and no finding, read the error
-// and the origin from PoisonQueue's metadata, and move every message back
-// to orders.
+// reason_poisoned and topic_poisoned. ladder must see no ladder before it
+// has read a message (nothing dead-letters and nothing waits: the topology
+// fixture in retry/topology/frameworks_more_test.go) and no finding; with
+// topology --sample, orders's ladder ending in poison_queue; read the
+// error and the origin from PoisonQueue's metadata, and move every message
+// back to orders.
 func TestWatermillRetryThenPoisonQueue(t *testing.T) {
 	t.Parallel()
 	dir := testdata(t, "watermill")
@@ -62,6 +63,9 @@ func TestWatermillRetryThenPoisonQueue(t *testing.T) {
 	if want := []string{queue, poison}; !slices.Equal(slices.Sorted(slices.Values(other)), want) {
 		t.Errorf("other queues %q, want %q", other, want)
 	}
+
+	// Only the messages tie poison_queue to orders: sampled, they do.
+	assertSampledLadder(t, r, queue, poison, n, true)
 
 	ids := seq("order", n)
 	var pk struct {

@@ -1,0 +1,99 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Sampling: a shared error queue, fed by publishing and named by
+// configuration (Watermill's poison queue, Moleculer's FAILED_MESSAGES),
+// is tied to its endpoints only by what its messages say (topology's rule
+// 9). Discovery reads no message on its own: a peek may cost something
+// (on 3.x it marks what it read redelivered), so sampling is asked for
+// (topology --sample), and it peeks only the queues no ladder explains
+// and nothing consumes. The client remembers what it read
+// (Evidence): the snapshot taken next shows the links, and so do the
+// plans of every action on that client.
+
+// MaxSampledQueues bounds the queues one sample peeks.
+const MaxSampledQueues = 50
+
+// sampleDeadline bounds each queue's peek: a sample never waits long on
+// one queue.
+const sampleDeadline = 10 * time.Second
+
+// Sampler reads a vhost and peeks its queues.
+type Sampler interface {
+	Snapshotter
+	Peeker
+}
+
+// SampledQueue is what sampling read of one queue.
+type SampledQueue struct {
+	Queue string `json:"queue"`
+	Read  int    `json:"read"`
+	// FailedIn are the queues its messages failed in, by their
+	// framework's headers: the endpoints it is an error queue of.
+	FailedIn    []string `json:"failed_in"`
+	SideEffects []string `json:"side_effects"`
+	// Skipped says why it was not read ("" when it was).
+	Skipped string `json:"skipped,omitempty"`
+}
+
+// SampleReport is what Sample read.
+type SampleReport struct {
+	PerQueue int            `json:"per_queue"`
+	Queues   []SampledQueue `json:"queues"`
+	// Left counts the candidates past MaxSampledQueues, not read.
+	Left int `json:"left,omitempty"`
+}
+
+// Sample peeks up to perQueue messages of each queue of snap that no
+// ladder explains and no consumer works (at most MaxSampledQueues, deepest
+// first), so that c learns where its messages failed.
+// A peek the broker refuses (a quorum queue near its delivery limit) is
+// skipped with its reason; any other failure ends the sample.
+func Sample(ctx context.Context, c Sampler, snap *Snapshot, perQueue int) (*SampleReport, error) {
+	rep := &SampleReport{PerQueue: perQueue, Queues: []SampledQueue{}}
+	var cand []QueueReport
+	for _, q := range snap.Report().Other {
+		// The API's depths lag publishes by seconds: an empty-looking queue
+		// is read too (a peek of an empty queue touches nothing), after
+		// the deeper ones.
+		if !q.OwnedByLadder && (q.Consumers == nil || *q.Consumers == 0) {
+			cand = append(cand, q)
+		}
+	}
+	slices.SortStableFunc(cand, func(a, b QueueReport) int { return int(min(max(b.Ready-a.Ready, -1), 1)) })
+	if len(cand) > MaxSampledQueues {
+		rep.Left = len(cand) - MaxSampledQueues
+		cand = cand[:MaxSampledQueues]
+	}
+	for _, q := range cand {
+		s := SampledQueue{Queue: q.Name, FailedIn: []string{}, SideEffects: []string{}}
+		res, err := c.Peek(ctx, q.Name, PeekOptions{Limit: perQueue, Deadline: sampleDeadline, Each: func(m *Message) error {
+			if m.FailedIn != "" && !slices.Contains(s.FailedIn, m.FailedIn) {
+				s.FailedIn = append(s.FailedIn, m.FailedIn)
+			}
+			return nil
+		}})
+		var refused *PeekRefused
+		switch {
+		case errors.As(err, &refused):
+			s.Skipped = refused.Why
+		case errors.Is(err, ErrNotFound):
+			s.Skipped = "deleted since the read"
+		case err != nil:
+			return rep, fmt.Errorf("sample %s: %w", q.Name, err)
+		default:
+			s.Read = res.Read()
+			s.SideEffects = append(s.SideEffects, res.SideEffects...)
+		}
+		slices.Sort(s.FailedIn)
+		rep.Queues = append(rep.Queues, s)
+	}
+	return rep, nil
+}
