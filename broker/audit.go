@@ -17,16 +17,19 @@ import (
 // AuditEvent is one line of the audit trail: every mutation, as asked and
 // as done. Field names are a contract (JSON lines).
 type AuditEvent struct {
-	Time    time.Time `json:"time"`
-	Phase   string    `json:"phase"` // "start" or "done"
-	User    string    `json:"user"`
-	Host    string    `json:"host"`
-	Broker  string    `json:"broker"` // redacted
-	Vhost   string    `json:"vhost"`
-	Action  string    `json:"action"`
-	From    string    `json:"from"`
-	Target  string    `json:"target"`
-	DelayMS int64     `json:"delay_ms"`
+	Time   time.Time `json:"time"`
+	Phase  string    `json:"phase"` // "start" or "done"
+	User   string    `json:"user"`
+	Host   string    `json:"host"`
+	Broker string    `json:"broker"` // redacted
+	Vhost  string    `json:"vhost"`
+	// Context is the config file's named broker the action ran in ("" for
+	// none).
+	Context string `json:"context,omitempty"`
+	Action  string `json:"action"`
+	From    string `json:"from"`
+	Target  string `json:"target"`
+	DelayMS int64  `json:"delay_ms"`
 	// DelaysMS (unblock): each picked message's remaining delay as the
 	// preview showed it (rounded up to the second), in queue order; each
 	// is published with what remains of it then (the report's routes).
@@ -51,10 +54,17 @@ type AuditEvent struct {
 	Error           string                `json:"error,omitempty"`
 }
 
+// AuditScope is what every line of an audited client says besides its
+// action: the broker (its URL, redacted when written) and the context.
+type AuditScope struct {
+	Broker  string
+	Context string
+}
+
 // Audited wraps a Client so every Move (not dry runs) is written to w as
 // JSON lines, before it starts and when it ends — the one audit hook the
 // UI and the commands share.
-func Audited(c Client, w io.Writer, brokerURL string) Client {
+func Audited(c Client, w io.Writer, s AuditScope) Client {
 	if w == nil {
 		return c
 	}
@@ -63,16 +73,17 @@ func Audited(c Client, w io.Writer, brokerURL string) Client {
 		u = cu.Username
 	}
 	host, _ = os.Hostname()
-	return &audited{Client: c, w: w, user: u, host: host, broker: RedactURL(brokerURL)}
+	return &audited{Client: c, w: w, user: u, host: host, broker: RedactURL(s.Broker), context: s.Context}
 }
 
 type audited struct {
 	Client
-	mu     sync.Mutex
-	w      io.Writer
-	user   string
-	host   string
-	broker string
+	mu      sync.Mutex
+	w       io.Writer
+	user    string
+	host    string
+	broker  string
+	context string
 }
 
 func (a *audited) Move(ctx context.Context, req MoveRequest, progress func(MoveProgress)) (*MoveReport, error) {
@@ -80,7 +91,7 @@ func (a *audited) Move(ctx context.Context, req MoveRequest, progress func(MoveP
 		return a.Client.Move(ctx, req, progress)
 	}
 	ev := AuditEvent{
-		Phase: "start", User: a.user, Host: a.host, Broker: a.broker, Vhost: a.Client.Vhost(), Action: "move",
+		Phase: "start", User: a.user, Host: a.host, Broker: a.broker, Vhost: a.Client.Vhost(), Context: a.context, Action: "move",
 		From: req.From, Target: req.To.String(), DelayMS: req.Delay.Milliseconds(), Limit: req.Limit,
 		Reset: req.ResetRetries, Selected: len(req.Positions), ConfirmedRoutes: moveplan.CountRoutes(req.Expect),
 		Rate: req.Rate, Where: req.Where.Exprs(),
@@ -118,7 +129,7 @@ type Auditor interface {
 
 // Audit writes ev with who, where and when filled in.
 func (a *audited) Audit(ev AuditEvent) error {
-	ev.User, ev.Host, ev.Broker, ev.Vhost = a.user, a.host, a.broker, a.Client.Vhost()
+	ev.User, ev.Host, ev.Broker, ev.Vhost, ev.Context = a.user, a.host, a.broker, a.Client.Vhost(), a.context
 	if ev.Error != "" {
 		ev.Error = RedactText(ev.Error)
 	}

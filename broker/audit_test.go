@@ -31,7 +31,7 @@ func (f *fakeMover) Vhost() string { return "/" }
 func TestAuditedWritesStartAndDone(t *testing.T) {
 	var buf bytes.Buffer
 	fm := &fakeMover{err: errors.New("failed at amqp://u:s3cret@h/")}
-	c := Audited(fm, &buf, "amqp://u:s3cret@h/")
+	c := Audited(fm, &buf, AuditScope{Broker: "amqp://u:s3cret@h/", Context: "prod"})
 	_, err := c.Move(context.Background(), MoveRequest{From: "dlq", To: Target{Kind: TargetOrigin}}, nil)
 	if err == nil || fm.calls != 1 {
 		t.Fatalf("err %v calls %d", err, fm.calls)
@@ -43,7 +43,8 @@ func TestAuditedWritesStartAndDone(t *testing.T) {
 	var start, done AuditEvent
 	_ = json.Unmarshal([]byte(lines[0]), &start)
 	_ = json.Unmarshal([]byte(lines[1]), &done)
-	if start.Phase != "start" || start.From != "dlq" || start.Target != "origin" || done.Phase != "done" || done.Report.Moved != 1 {
+	if start.Phase != "start" || start.From != "dlq" || start.Target != "origin" || done.Phase != "done" || done.Report.Moved != 1 ||
+		start.Context != "prod" || done.Context != "prod" {
 		t.Fatalf("%+v %+v", start, done)
 	}
 	if strings.Contains(buf.String(), "s3cret") {
@@ -57,12 +58,12 @@ func (failWriter) Write([]byte) (int, error) { return 0, errors.New("disk full")
 
 func TestAuditedRefusesWithoutATrail(t *testing.T) {
 	fm := &fakeMover{}
-	_, err := Audited(fm, failWriter{}, "").Move(context.Background(), MoveRequest{From: "q"}, nil)
+	_, err := Audited(fm, failWriter{}, AuditScope{}).Move(context.Background(), MoveRequest{From: "q"}, nil)
 	if err == nil || fm.calls != 0 {
 		t.Fatalf("moved without an audit line: err %v calls %d", err, fm.calls)
 	}
 	// Dry runs change nothing and are not audited.
-	if _, err := Audited(fm, failWriter{}, "").Move(context.Background(), MoveRequest{From: "q", DryRun: true}, nil); err != nil || fm.calls != 1 {
+	if _, err := Audited(fm, failWriter{}, AuditScope{}).Move(context.Background(), MoveRequest{From: "q", DryRun: true}, nil); err != nil || fm.calls != 1 {
 		t.Fatalf("dry run: %v", err)
 	}
 }
@@ -72,7 +73,7 @@ func TestAuditedNamesAnUnblockAndItsDelays(t *testing.T) {
 	var buf bytes.Buffer
 	req := MoveRequest{From: "work.delay", To: Target{Kind: TargetQueue, Name: "work"}, Pick: []moveplan.Pick{
 		{Position: 0, Delay: 55 * time.Second}, {Position: 1, Delay: 595 * time.Second}}}
-	if _, err := Audited(&fakeMover{}, &buf, "").Move(context.Background(), req, nil); err != nil {
+	if _, err := Audited(&fakeMover{}, &buf, AuditScope{}).Move(context.Background(), req, nil); err != nil {
 		t.Fatal(err)
 	}
 	for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
@@ -92,7 +93,7 @@ func TestAuditedNamesAnUnblockAndItsDelays(t *testing.T) {
 func TestAuditLogEscapesWhatATerminalWouldObey(t *testing.T) {
 	var buf bytes.Buffer
 	name := "orders\u202edlq\u009b31m\x1b[2J\u2028x\u200f"
-	c := Audited(&fakeMover{}, &buf, "")
+	c := Audited(&fakeMover{}, &buf, AuditScope{})
 	if _, err := c.Move(context.Background(), MoveRequest{From: name, To: Target{Kind: TargetQueue, Name: name}}, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +138,7 @@ func TestAuditLogNeverKeepsHalfALine(t *testing.T) {
 	defer f.Close()
 	disk := &fullDisk{File: f, room: 1 << 20}
 	fm := &fakeMover{}
-	c := Audited(fm, disk, "")
+	c := Audited(fm, disk, AuditScope{})
 	if _, err := c.Move(context.Background(), MoveRequest{From: "q", To: Target{Kind: TargetOrigin}}, nil); err != nil {
 		t.Fatal(err)
 	}

@@ -507,7 +507,7 @@ func TestProgramContextEndingStopsAMoveCleanly(t *testing.T) {
 	fc.moveStep = 150 * time.Millisecond
 	c := &stepClient{fakeClient: fc}
 	var audit brokertest.SyncBuffer
-	m := New(Options{Client: broker.Audited(c, &audit, "amqp://guest@localhost/")})
+	m := New(Options{Client: broker.Audited(c, &audit, broker.AuditScope{Broker: "amqp://guest@localhost/"})})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	m.c.ctx = ctx

@@ -48,7 +48,7 @@ func (a *app) clientFor(cfg rabbit.Config, purpose string) (broker.Client, func(
 		return nil, nil, a.envNamed(err)
 	}
 	if f != nil {
-		c = broker.Audited(c, f, cfg.AMQPURL)
+		c = broker.Audited(c, f, broker.AuditScope{Broker: cfg.AMQPURL, Context: a.context})
 	}
 	return c, closeClient, nil
 }

@@ -58,10 +58,21 @@ func (a *app) credentials(cfg rabbit.Config) (rabbit.Config, error) {
 	if cfg.Password != "" {
 		return cfg, nil
 	}
+	if cfg.PasswordFile == "" {
+		pw, err := a.contextPassword()
+		if err != nil {
+			return cfg, err
+		}
+		if pw != "" {
+			a.cfg.Password = pw
+			cfg.Password = pw
+			return cfg, nil
+		}
+	}
 	if cfg.PasswordFile != "" {
 		pw, err := broker.ReadSecretFile(cfg.PasswordFile)
 		if err != nil {
-			return cfg, &exitErr{code: exitUsage, err: fmt.Errorf("--password-file: %w", err)}
+			return cfg, a.envNamed(&exitErr{code: exitUsage, err: fmt.Errorf("--password-file: %w", err)})
 		}
 		a.cfg.Password, a.cfg.PasswordFile = pw, ""
 		cfg.Password, cfg.PasswordFile = pw, ""

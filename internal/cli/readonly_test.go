@@ -35,9 +35,15 @@ type readOnlyClass struct {
 }
 
 var readOnlyClasses = map[string]readOnlyClass{
-	"ladder":                       {tui: true, flags: []string{"peek-limit", "refresh"}},
-	"ladder demo":                  {tui: true, refused: [][]string{{"demo", "--real", "--duration", "1s"}}, flags: []string{"duration", "mutates:real", "peek-limit", "refresh", "speed"}},
-	"ladder completion":            {allowed: [][]string{{"completion", "--help"}}},
+	"ladder":            {tui: true, flags: []string{"peek-limit", "refresh"}},
+	"ladder demo":       {tui: true, refused: [][]string{{"demo", "--real", "--duration", "1s"}}, flags: []string{"duration", "mutates:real", "peek-limit", "refresh", "speed"}},
+	"ladder completion": {allowed: [][]string{{"completion", "--help"}}},
+	// The context commands read and write the config file, never the
+	// broker: read-only allows them ({cfg} holds the context "a").
+	"ladder context":               {allowed: [][]string{{"context", "--help"}}},
+	"ladder context list":          {allowed: [][]string{{"context", "list", "--config", "{cfg}"}}},
+	"ladder context show":          {allowed: [][]string{{"context", "show", "a", "--config", "{cfg}"}}},
+	"ladder context use":           {allowed: [][]string{{"context", "use", "a", "--config", "{cfg}"}}},
 	"ladder completion bash":       {allowed: [][]string{{"completion", "bash"}}, flags: []string{"no-descriptions"}},
 	"ladder completion fish":       {allowed: [][]string{{"completion", "fish"}}, flags: []string{"no-descriptions"}},
 	"ladder completion powershell": {allowed: [][]string{{"completion", "powershell"}}, flags: []string{"no-descriptions"}},
@@ -139,10 +145,14 @@ func TestReadOnlyRefusedByEveryMutatingCommand(t *testing.T) {
 	if code, _, errOut := runLadder(t, "dump", src, "--out", file); code != exitOK {
 		t.Fatalf("dump (to have a file to replay): exit %d %s", code, errOut)
 	}
+	cfg := filepath.Join(dir, "config.toml")
+	if err := os.WriteFile(cfg, []byte("[contexts.a]\nvhost = \"x\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	fill := func(args []string) []string {
 		out := make([]string, len(args))
 		for i, a := range args {
-			out[i] = strings.NewReplacer("{src}", src, "{wait}", wait, "{dst}", dst, "{file}", file, "{out}", filepath.Join(dir, "out.jsonl")).Replace(a)
+			out[i] = strings.NewReplacer("{src}", src, "{wait}", wait, "{dst}", dst, "{file}", file, "{out}", filepath.Join(dir, "out.jsonl"), "{cfg}", cfg).Replace(a)
 		}
 		return out
 	}

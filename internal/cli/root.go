@@ -42,6 +42,13 @@ type app struct {
 	// tests put the simulation here.
 	connect connector
 	audit   *auditFile
+	// config is --config; contextName --context as given; context the
+	// context in use ("" for none: see context.go), and
+	// contextPasswordEnv the variable its password is read from.
+	config             string
+	contextName        string
+	context            string
+	contextPasswordEnv string
 }
 
 // envFlag ties a global flag to its environment variable.
@@ -61,6 +68,8 @@ var globalEnv = []envFlag{
 	{"password-file", "LADDER_PASSWORD_FILE"},
 	{"api-timeout", "LADDER_API_TIMEOUT"},
 	{"log-file", "LADDER_LOG_FILE"},
+	{"context", "LADDER_CONTEXT"},
+	{"config", "LADDER_CONFIG"},
 }
 
 func newRootCmd(a *app) *cobra.Command {
@@ -74,7 +83,8 @@ head-of-line-blocked TTLs, and moves or re-publishes messages with a chosen
 delay without losing any.
 
 Run without a command for the terminal UI. Every flag has an environment
-variable (shown in brackets); flags win over the environment.`,
+variable (shown in brackets); flags win over the environment, and both over
+the context of the config file (ladder context --help).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args:          cobra.NoArgs,
@@ -108,6 +118,8 @@ variable (shown in brackets); flags win over the environment.`,
 	pf.StringVar(&a.cfg.PasswordFile, "password-file", "", "read the password of a URL that names a user without one from this file (refused when others may read it)")
 	pf.DurationVar(&a.cfg.APITimeout, "api-timeout", rabbit.DefaultAPITimeout, "how long a management API or Prometheus request may take")
 	pf.StringVar(&a.logFile, "log-file", "", "debug log: the UI's, or a command's whole error chain (never to the screen; also LADDER_DEBUG=1)")
+	pf.StringVar(&a.contextName, "context", "", "the named broker of the config file to use (default: its current-context)")
+	pf.StringVar(&a.config, "config", "", "config file of named brokers (default ~/.config/ladder/config.toml)")
 	// The default holds guest's password: show it redacted like every URL.
 	pf.Lookup("amqp-url").DefValue = broker.RedactURL(rabbit.DefaultAMQPURL)
 	for _, e := range globalEnv {
@@ -115,6 +127,9 @@ variable (shown in brackets); flags win over the environment.`,
 		f.Usage += " [$" + e.env + "]"
 	}
 	_ = root.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"table", "json"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = root.RegisterFlagCompletionFunc("context", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return a.contextNames(nil)
+	})
 
 	root.AddCommand(
 		newVersionCmd(a),
@@ -128,6 +143,7 @@ variable (shown in brackets); flags win over the environment.`,
 		newReplayCmd(a),
 		newScheduleCmd(a),
 		newLintCmd(a),
+		newContextCmd(a),
 	)
 	// Every argument check's error is a usage error (exit 2), however
 	// cobra words it.
@@ -171,8 +187,13 @@ func (a *app) applyEnv(cmd *cobra.Command) error {
 	default:
 		return usageErr("--output %q: want table or json", a.output)
 	}
+	if !isContextCmd(cmd) {
+		if err := a.applyContext(cmd); err != nil {
+			return err
+		}
+	}
 	if a.cfg.APITimeout <= 0 {
-		return usageErr("--api-timeout %v: want more than 0 (e.g. 30s)", a.cfg.APITimeout)
+		return a.envNamed(usageErr("--api-timeout %v: want more than 0 (e.g. 30s)", a.cfg.APITimeout))
 	}
 	return nil
 }

@@ -77,5 +77,5 @@ func (a *app) runLiveUI(cmd *cobra.Command, u uiFlags) error {
 		mu.Unlock()
 		return c, nil
 	}
-	return a.runUI(cmd, c, open, u, "", nil)
+	return a.runUI(cmd, c, open, u, a.context, nil)
 }
