@@ -35,7 +35,9 @@ type KeyMap struct {
 	Refresh   key.Binding
 	Copy      key.Binding
 	Vhost     key.Binding
-	Help      key.Binding
+	// Context switches to another named broker of the config file.
+	Context key.Binding
+	Help    key.Binding
 	// TypingHelp opens help from a typed field too, where ? is a letter.
 	TypingHelp key.Binding
 	Quit       key.Binding
@@ -101,6 +103,7 @@ func Default() KeyMap {
 		Refresh:    key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "refresh")),
 		Copy:       key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "copy body")),
 		Vhost:      key.NewBinding(key.WithKeys("v"), key.WithHelp("v", "vhost")),
+		Context:    key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "context")),
 		Help:       key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
 		TypingHelp: key.NewBinding(key.WithKeys("f1"), key.WithHelp("f1", "help")),
 		Quit:       key.NewBinding(key.WithKeys("q"), key.WithHelp("q", "quit")),
@@ -140,6 +143,16 @@ func (k *KeyMap) ReadOnly() {
 	k.Unblock.SetEnabled(false)
 }
 
+// ReadWrite gives back what ReadOnly took: a switch to a context that
+// may change the broker.
+func (k *KeyMap) ReadWrite() {
+	k.Move.SetEnabled(true)
+	k.Mark.SetEnabled(true)
+	k.MarkAll.SetEnabled(true)
+	k.Replay.SetEnabled(true)
+	k.Unblock.SetEnabled(true)
+}
+
 // ShortHelp is the footer's help when no screen offers its own. Screens
 // list their own bindings (only those that act there); FullHelp below is the
 // whole catalogue, which no single screen shows.
@@ -154,7 +167,7 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
 		{k.Open, k.Back, k.Filter, k.NextMatch, k.PrevMatch, k.Where, k.Group, k.GroupAll, k.Sort, k.Mark, k.MarkAll},
-		{k.Move, k.Unblock, k.Dump, k.Replay, k.Findings, k.HideEmpty, k.Refresh, k.Copy, k.Vhost, k.Help, k.TypingHelp, k.Quit, k.ForceQuit},
+		{k.Move, k.Unblock, k.Dump, k.Replay, k.Findings, k.HideEmpty, k.Refresh, k.Copy, k.Vhost, k.Context, k.Help, k.TypingHelp, k.Quit, k.ForceQuit},
 		{k.Next, k.Prev, k.Toggle, k.Untoggle, k.Confirm, k.Cancel, k.Close, k.Pause},
 		{k.KeepFilter, k.ClearFilter},
 		k.EditKeys(),

@@ -105,7 +105,7 @@ func vhostsCmd(parent context.Context, c vhostLister) tea.Cmd {
 		ctx, cancel := context.WithTimeout(parent, vhostsTimeout)
 		defer cancel()
 		v, err := c.Vhosts(ctx)
-		return vhostsMsg{vhosts: v, err: err}
+		return vhostsMsg{kind: kindVhost, vhosts: v, err: err}
 	}
 }
 
@@ -113,6 +113,13 @@ func openCmd(open func(string) (broker.Client, error), vhost string) tea.Cmd {
 	return func() tea.Msg {
 		c, err := open(vhost)
 		return clientOpenedMsg{vhost: vhost, client: c, err: err}
+	}
+}
+
+func openContextCmd(open func(string) (broker.Client, error), name string) tea.Cmd {
+	return func() tea.Msg {
+		c, err := open(name)
+		return clientOpenedMsg{context: name, client: c, err: err}
 	}
 }
 

@@ -112,13 +112,13 @@ func anyEnabled(bs []key.Binding) bool {
 // Bindings every screen shares, for the screens' help.
 
 // appKeys are the keys of the app itself: on a screen (ladders, browser,
-// inspector) the vhost switcher, help and quitting; over a dialog, prompt,
+// inspector) the vhost and context switchers, help and quitting; over a dialog, prompt,
 // picker or help, where q does nothing, help and ctrl+c only.
 func appKeys(c *common, screen bool) []key.Binding {
 	k := c.keys
 	anywhere := keymap.As(k.TypingHelp, "help, in typed fields too")
 	if screen {
-		return []key.Binding{k.Vhost, k.Help, anywhere, k.Quit, k.ForceQuit}
+		return []key.Binding{k.Vhost, k.Context, k.Help, anywhere, k.Quit, k.ForceQuit}
 	}
 	return []key.Binding{k.Help, anywhere, k.ForceQuit}
 }

@@ -67,7 +67,9 @@ type peekMsg struct {
 
 // --- vhosts ---
 
+// vhostsMsg is what a switcher of kind lists (kindVhost, kindContext).
 type vhostsMsg struct {
+	kind   string
 	vhosts []string
 	err    error
 }
@@ -75,11 +77,24 @@ type vhostsMsg struct {
 // switchVhostMsg asks the root to open a client for vhost.
 type switchVhostMsg struct{ vhost string }
 
-// clientOpenedMsg is the result of Options.Open for the vhost switcher.
+// switchContextMsg asks the root to open a client for the context name.
+type switchContextMsg struct{ name string }
+
+// clientOpenedMsg is the result of Options.Open for the vhost switcher
+// (vhost set) or of Options.OpenContext for the context switcher
+// (context set).
 type clientOpenedMsg struct {
-	vhost  string
-	client broker.Client
-	err    error
+	vhost   string
+	context string
+	client  broker.Client
+	err     error
+}
+
+func (m clientOpenedMsg) kind() string {
+	if m.context != "" {
+		return kindContext
+	}
+	return kindVhost
 }
 
 // --- navigation: screens ask the root to change focus ---

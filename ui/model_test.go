@@ -689,3 +689,62 @@ func TestMissingVhostWaitsForR(t *testing.T) {
 		t.Fatalf("%d tick(s): a missing vhost must wait for r", ticks)
 	}
 }
+
+// The context switcher (x) opens a client for another named broker: the
+// title names it, and its read-only is the UI's, both ways — a read-only
+// context takes the mutating keys away, a context that may change the
+// broker gives them back. A context that cannot be opened leaves all as
+// it was.
+func TestContextSwitch(t *testing.T) {
+	prod := newFake()
+	prod.readOnly = true
+	staging := newFake()
+	staging.snap = fixtureSnapshot()
+	staging.snap.Ladders = nil
+	var opened []string
+	opts := Options{Contexts: []string{"prod", "qa", "staging"}, Context: "prod", Title: "prod",
+		OpenContext: func(name string) (broker.Client, error) {
+			opened = append(opened, name)
+			switch name {
+			case "staging":
+				return staging, nil
+			case "prod":
+				return prod, nil
+			}
+			return nil, errors.New("context qa: $QA_PW (its password-env) is not set")
+		}}
+	h := newHarness(t, prod, opts, 80, 24).start()
+	h.mustContain("ladder · prod", "read-only")
+	if h.m.c.keys.Move.Enabled() {
+		t.Fatal("move key enabled in a read-only context")
+	}
+	h.key("x")
+	h.mustContain("Switch context", "* prod", "  qa", "  staging")
+	h.key("down", "enter") // qa: cannot be opened
+	h.mustContain("$QA_PW (its password-env) is not set")
+	if h.m.client != prod || !h.m.c.readOnly {
+		t.Fatal("a context that failed to open changed the client or lifted read-only")
+	}
+	h.key("esc", "x", "down", "down", "enter") // staging
+	if !slices.Equal(opened, []string{"qa", "staging"}) || h.m.client != staging || h.m.top() != h.m.home {
+		t.Fatalf("switch: opened %v", opened)
+	}
+	h.mustContain("ladder · staging", "switched to context staging", "LADDERS (0)")
+	h.mustNotContain("read-only")
+	if h.m.c.readOnly || !h.m.c.keys.Move.Enabled() {
+		t.Fatal("a context that may change the broker is still read-only")
+	}
+	h.key("x")
+	h.mustContain("* staging") // the cursor starts on the one in use
+	h.key("up", "up", "enter")
+	if h.m.client != prod || !h.m.c.readOnly || h.m.c.keys.Move.Enabled() {
+		t.Fatal("back in the read-only context: not read-only")
+	}
+	h.mustContain("ladder · prod")
+	// Without contexts there is no switcher.
+	h2 := newHarness(t, newFake(), Options{}, 80, 24).start()
+	h2.key("x")
+	if h2.m.top() != h2.m.home {
+		t.Fatal("x opened a switcher without contexts")
+	}
+}

@@ -47,8 +47,12 @@ type Model struct {
 	// this field, so a vhost switch (which swaps it) reaches them all.
 	client broker.Client
 	open   func(string) (broker.Client, error)
-	owned  []io.Closer // clients opened by the vhost switcher, closed on exit
+	owned  []io.Closer // clients opened by the switchers, closed on exit
 	title  string
+	// openContext opens a client for a context (Options.OpenContext);
+	// context is the one shown.
+	openContext func(string) (broker.Client, error)
+	context     string
 	// snapBound bounds a snapshot (see snapshotBound); pollDone is closed
 	// when the snapshot in flight returns (it ends pendingCmd's wait).
 	snapBound time.Duration
@@ -64,6 +68,7 @@ type Model struct {
 	helpView  *helpModel
 	findings  *findingsModel
 	vhosts    *vhostModel
+	contexts  *vhostModel
 	prompt    *promptModel
 	picker    *pickerModel
 	stack     []screen
@@ -85,10 +90,16 @@ func newModel(opts Options, c *common) *Model {
 		client:    opts.Client,
 		open:      opts.Open,
 		title:     opts.Title,
+		context:   opts.Context,
 		snapBound: snapshotBound(opts.APITimeout),
 	}
 	if m.open == nil {
 		c.keys.Vhost.SetEnabled(false)
+	}
+	if opts.OpenContext != nil && len(opts.Contexts) > 0 {
+		m.openContext = opts.OpenContext
+	} else {
+		c.keys.Context.SetEnabled(false)
 	}
 	m.home = newHome(c)
 	m.browser = newBrowser(c, func() broker.DumpSource { return m.client })
@@ -102,6 +113,7 @@ func newModel(opts Options, c *common) *Model {
 	m.helpView = newHelp(c)
 	m.findings = newFindings(c, m.home)
 	m.vhosts = newVhosts(c, func() vhostSource { return m.client })
+	m.contexts = newContexts(c, opts.Contexts, func() string { return m.context })
 	m.prompt = newPrompt(c)
 	m.picker = newPicker(c)
 	m.stack = []screen{m.home}
@@ -111,7 +123,7 @@ func newModel(opts Options, c *common) *Model {
 }
 
 func (m *Model) screens() []screen {
-	return []screen{m.home, m.browser, m.inspector, m.move, m.helpView, m.vhosts, m.prompt, m.picker, m.findings}
+	return []screen{m.home, m.browser, m.inspector, m.move, m.helpView, m.vhosts, m.contexts, m.prompt, m.picker, m.findings}
 }
 
 func (m *Model) top() screen { return m.stack[len(m.stack)-1] }
@@ -253,6 +265,11 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 			return nil
 		}
 		return openCmd(m.open, msg.vhost)
+	case switchContextMsg:
+		if m.openContext == nil || m.move.Running() {
+			return nil
+		}
+		return openContextCmd(m.openContext, msg.name)
 	case clientOpenedMsg:
 		return m.switchClient(msg)
 	case unblockReadyMsg:
@@ -375,6 +392,9 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Vhost) && m.vhostHere(top):
 		m.push(m.vhosts)
 		return m.vhosts.open()
+	case key.Matches(msg, k.Context) && m.vhostHere(top):
+		m.push(m.contexts)
+		return m.contexts.open()
 	}
 	m.setStatus("", false) // a key press acknowledges the last message
 	return top.Update(msg)
@@ -657,6 +677,10 @@ func (m *Model) countdown(msg countdownMsg) tea.Cmd {
 // a new one, and starts afresh on the home screen.
 func (m *Model) switchClient(msg clientOpenedMsg) tea.Cmd {
 	if msg.err != nil {
+		if msg.context != "" {
+			m.contexts.Update(msg)
+			return m.setStatus("open context "+termtext.Sanitize(msg.context)+": "+termtext.Sanitize(broker.Describe(msg.err)), true)
+		}
 		m.vhosts.Update(msg)
 		return m.setStatus("open vhost "+termtext.Sanitize(msg.vhost)+": "+termtext.Sanitize(broker.Describe(msg.err)), true)
 	}
@@ -671,16 +695,30 @@ func (m *Model) switchClient(msg clientOpenedMsg) tea.Cmd {
 	}
 	m.owned = append(m.owned, msg.client)
 	m.client = msg.client
-	if msg.client.ReadOnly() && !m.c.readOnly {
+	switch ro := msg.client.ReadOnly(); {
+	case ro && !m.c.readOnly:
 		m.c.readOnly = true
 		m.c.keys.ReadOnly()
+	case !ro && m.c.readOnly && msg.context != "":
+		// Another context is another broker with its own read-only (a
+		// --read-only given for the run makes every context's client
+		// read-only): a vhost of the same one never lifts it.
+		m.c.readOnly = false
+		m.c.keys.ReadWrite()
 	}
 	m.c.conn = connState{}
 	m.home.reset()
 	m.browser.snap = nil
 	m.stack = []screen{m.home}
 	m.gen++
-	m.setStatus("switched to vhost "+termtext.Sanitize(msg.vhost), false)
+	if msg.context != "" {
+		// Another broker: a vhost of the same name there is another.
+		m.seenCounts = nil
+		m.context, m.title = msg.context, msg.context
+		m.setStatus("switched to context "+termtext.Sanitize(msg.context), false)
+	} else {
+		m.setStatus("switched to vhost "+termtext.Sanitize(msg.vhost), false)
+	}
 	return tea.Batch(append(cmds, m.poll())...)
 }
 

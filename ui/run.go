@@ -25,6 +25,13 @@ type Options struct {
 	// Open opens a client for another vhost (the vhost switcher); nil hides
 	// the switcher.
 	Open func(vhost string) (broker.Client, error)
+	// Contexts are the config file's named brokers the context switcher
+	// offers, Context the one shown (also in the title); OpenContext
+	// opens a client for one, which the UI then shows with that
+	// client's read-only (nil, or no Contexts: no switcher).
+	Contexts    []string
+	Context     string
+	OpenContext func(name string) (broker.Client, error)
 	// ReadOnly removes every mutating action from keys and help. A client
 	// that reports ReadOnly() is treated the same way.
 	ReadOnly bool

@@ -151,11 +151,14 @@ func TestDiscoveryOnRealShapesWithAndWithoutAConsumer(t *testing.T) {
 			inferred := snap.Ladders[0].InferredFrom
 
 			// What a peek of both queues shows feeds discovery: the same
-			// ladder and findings.
+			// ladder and findings, by hand and in the snapshot of the
+			// client that peeked (it remembers). Another client peeks:
+			// live stays without evidence, for the consumers below.
+			peeker := f.live(true)
 			v := snap.Topology
 			v.Queues = slices.Clone(v.Queues)
 			for _, q := range []string{sh.main, sh.wait} {
-				res, err := live.Peek(context.Background(), q, broker.PeekOptions{Limit: 10})
+				res, err := peeker.Peek(context.Background(), q, broker.PeekOptions{Limit: 10})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -166,6 +169,14 @@ func TestDiscoveryOnRealShapesWithAndWithoutAConsumer(t *testing.T) {
 			ls := topology.Discover(&v)
 			check(0, 0, ls, topology.Findings(&v, ls))
 			t.Logf("inferred from %q; after a peek %q", inferred, ls[0].InferredFrom)
+			peeked, err := peeker.Snapshot(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			check(0, 0, peeked.Ladders, peeked.Findings)
+			if !reflect.DeepEqual(peeked.Ladders[0].InferredFrom, ls[0].InferredFrom) {
+				t.Errorf("the peeking client's snapshot inferred from %q; what its peek showed gives %q", peeked.Ladders[0].InferredFrom, ls[0].InferredFrom)
+			}
 
 			consume := func(q string) *amqp.Channel {
 				ch := f.channel()

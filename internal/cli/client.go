@@ -53,32 +53,42 @@ func (a *app) clientFor(cfg rabbit.Config, purpose string) (broker.Client, func(
 	return c, closeClient, nil
 }
 
-// auditFile is --audit-log, opened once per run and shared by every client.
+// auditFile is an audit log (--audit-log, or a context's), opened once per
+// run and shared by every client that writes there.
 type auditFile struct {
 	once sync.Once
 	f    *os.File
 	err  error
 }
 
-// openAudit opens --audit-log for appending on first use (nil when unset).
+// openAudit opens the audit log in use for appending on first use (nil
+// when none is asked for).
 func (a *app) openAudit() (*os.File, error) {
-	if a.auditLog == "" {
+	path := a.auditLog
+	if path == "" {
 		return nil, nil
 	}
 	if a.audit == nil {
-		a.audit = &auditFile{}
+		a.audit = map[string]*auditFile{}
 	}
-	a.audit.once.Do(func() {
-		a.audit.f, a.audit.err = os.OpenFile(a.auditLog, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
-		if a.audit.err != nil {
-			a.audit.err = fmt.Errorf("--audit-log %s: %w", a.auditLog, a.audit.err)
+	af := a.audit[path]
+	if af == nil {
+		af = &auditFile{}
+		a.audit[path] = af
+	}
+	af.once.Do(func() {
+		af.f, af.err = os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+		if af.err != nil {
+			af.err = fmt.Errorf("--audit-log %s: %w", path, af.err)
 		}
 	})
-	return a.audit.f, a.audit.err
+	return af.f, af.err
 }
 
 func (a *app) closeAudit() {
-	if a.audit != nil && a.audit.f != nil {
-		a.audit.f.Close()
+	for _, af := range a.audit {
+		if af.f != nil {
+			af.f.Close()
+		}
 	}
 }

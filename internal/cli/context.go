@@ -4,12 +4,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"strconv"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/broker/rabbit"
 	"github.com/ladder-tui/ladder/internal/contexts"
 )
 
@@ -72,11 +75,28 @@ func (a *app) applyContext(cmd *cobra.Command) error {
 		}
 		return a.envNamed(usageErr("--context %s: %w", named, err))
 	}
+	return a.useContext(cmd.Flags(), c, path)
+}
+
+// contextBase is what flags and environment gave, before a context filled
+// the rest: where a switch to another context starts from.
+type contextBase struct {
+	flags    *pflag.FlagSet
+	cfg      rabbit.Config
+	auditLog string
+	fromEnv  map[string]string
+}
+
+// useContext fills from c every flag the command line and the environment
+// left unset, keeping first what they gave (a.base) for a later switch.
+func (a *app) useContext(flags *pflag.FlagSet, c contexts.Context, path string) error {
+	if a.base == nil {
+		a.base = &contextBase{flags: flags, cfg: a.cfg, auditLog: a.auditLog, fromEnv: maps.Clone(a.fromEnv)}
+	}
 	a.context = c.Name
-	flags := cmd.Flags()
 	for _, s := range contextFlags(c) {
 		fl := flags.Lookup(s.flag)
-		if s.value == "" || fl == nil || fl.Changed || a.fromEnv[s.flag] != "" {
+		if s.value == "" || fl == nil || fl.Changed || a.base.fromEnv[s.flag] != "" {
 			continue
 		}
 		if err := fl.Value.Set(s.value); err != nil {
@@ -90,7 +110,7 @@ func (a *app) applyContext(cmd *cobra.Command) error {
 	}
 	if c.ReadOnly {
 		if !a.cfg.ReadOnly {
-			if fl := flags.Lookup("read-only"); fl != nil && (fl.Changed || a.fromEnv["read-only"] != "") {
+			if fl := flags.Lookup("read-only"); fl != nil && (fl.Changed || a.base.fromEnv["read-only"] != "") {
 				return usageErr("context %s is read-only: --read-only=false cannot lift that (edit %s)", c.Name, path)
 			}
 		}
@@ -99,10 +119,71 @@ func (a *app) applyContext(cmd *cobra.Command) error {
 	// The file's password variable is read when a client is made
 	// (credentials), as --password-file is: the command line or the
 	// environment may still give one.
-	if fl := flags.Lookup("password-file"); c.PasswordEnv != "" && fl != nil && !fl.Changed && a.fromEnv["password-file"] == "" {
+	if fl := flags.Lookup("password-file"); c.PasswordEnv != "" && fl != nil && !fl.Changed && a.base.fromEnv["password-file"] == "" {
 		a.contextPasswordEnv = c.PasswordEnv
 	}
 	return nil
+}
+
+// switchContext makes name the context in use for the rest of the run
+// (the TUI's context switcher): what flags and environment gave stays,
+// the previous context's values go (a key the new one lacks returns to
+// its default), and the file is read again. Callers hold a.mu.
+func (a *app) switchContext(name string) error {
+	if a.base == nil {
+		return errors.New("no context in use to switch from")
+	}
+	path, err := a.configPath()
+	if err != nil {
+		return err
+	}
+	f, err := contexts.Load(path)
+	if err != nil {
+		return err
+	}
+	c, err := f.Get(name)
+	if err != nil {
+		return err
+	}
+	// Back to what defaults, flags and environment gave (the flags'
+	// values point into a.cfg), then the new context on top.
+	base := a.base
+	a.cfg, a.auditLog, a.fromEnv = base.cfg, base.auditLog, maps.Clone(base.fromEnv)
+	a.context, a.contextPasswordEnv = "", ""
+	return a.useContext(base.flags, c, path)
+}
+
+// contextState is the configuration a context switch changes.
+type contextState struct {
+	cfg               rabbit.Config
+	auditLog          string
+	fromEnv           map[string]string
+	context, password string
+}
+
+func (a *app) saveContext() contextState {
+	return contextState{a.cfg, a.auditLog, maps.Clone(a.fromEnv), a.context, a.contextPasswordEnv}
+}
+
+func (a *app) restoreContext(s contextState) {
+	a.cfg, a.auditLog, a.fromEnv, a.context, a.contextPasswordEnv = s.cfg, s.auditLog, s.fromEnv, s.context, s.password
+}
+
+// contextList lists the config file's contexts for the TUI's switcher
+// (nil when there is no file or it cannot be read: no switcher).
+func (a *app) contextList() []string {
+	if a.base == nil {
+		return nil
+	}
+	path, err := a.configPath()
+	if err != nil {
+		return nil
+	}
+	f, err := contexts.Load(path)
+	if err != nil {
+		return nil
+	}
+	return f.Names()
 }
 
 // contextPassword is the password the context's password-env names, ""

@@ -65,6 +65,7 @@ func (a *app) credentials(cfg rabbit.Config) (rabbit.Config, error) {
 		}
 		if pw != "" {
 			a.cfg.Password = pw
+			a.secrets = append(a.secrets, pw)
 			cfg.Password = pw
 			return cfg, nil
 		}
@@ -72,9 +73,15 @@ func (a *app) credentials(cfg rabbit.Config) (rabbit.Config, error) {
 	if cfg.PasswordFile != "" {
 		pw, err := broker.ReadSecretFile(cfg.PasswordFile)
 		if err != nil {
-			return cfg, a.envNamed(&exitErr{code: exitUsage, err: fmt.Errorf("--password-file: %w", err)})
+			// A context's file is named as the context's.
+			what := "--password-file"
+			if from := a.fromEnv["password-file"]; strings.HasPrefix(from, "context ") {
+				what = from
+			}
+			return cfg, &exitErr{code: exitUsage, err: fmt.Errorf("%s: %w", what, err)}
 		}
 		a.cfg.Password, a.cfg.PasswordFile = pw, ""
+		a.secrets = append(a.secrets, pw)
 		cfg.Password, cfg.PasswordFile = pw, ""
 		return cfg, nil
 	}
@@ -98,6 +105,7 @@ func (a *app) credentials(cfg rabbit.Config) (rabbit.Config, error) {
 		return cfg, usageErr("no password given")
 	}
 	a.cfg.Password = pw
+	a.secrets = append(a.secrets, pw)
 	cfg.Password = pw
 	return cfg, nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -92,7 +93,7 @@ func printError(w io.Writer, a *app, err error) {
 // an error took: those of every URL given (well formed or not) and the one
 // read from --password-file or a prompt.
 func secretsOf(a *app) []string {
-	var out []string
+	out := slices.Clone(a.secrets)
 	if a.cfg.Password != "" {
 		out = append(out, a.cfg.Password)
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 
@@ -41,7 +42,7 @@ type app struct {
 	// connect builds the broker client for a command (see client.go);
 	// tests put the simulation here.
 	connect connector
-	audit   *auditFile
+	audit   map[string]*auditFile // by path
 	// config is --config; contextName --context as given; context the
 	// context in use ("" for none: see context.go), and
 	// contextPasswordEnv the variable its password is read from.
@@ -49,6 +50,14 @@ type app struct {
 	contextName        string
 	context            string
 	contextPasswordEnv string
+	// base is what flags and environment gave before a context filled
+	// the rest (nil: no context in use); mu guards the configuration
+	// while the TUI's switchers open clients on their own goroutines.
+	base *contextBase
+	mu   sync.Mutex
+	// secrets are every password read this run (each context's), kept
+	// out of every output.
+	secrets []string
 }
 
 // envFlag ties a global flag to its environment variable.

@@ -26,6 +26,11 @@ func (u *uiFlags) register(cmd *cobra.Command) {
 // runUI starts the terminal UI on a client: the same code for the live
 // broker and the demo simulation.
 func (a *app) runUI(cmd *cobra.Command, c broker.Client, open func(string) (broker.Client, error), u uiFlags, title string, policy *retry.Policy) error {
+	return a.runUIWith(cmd, c, u, title, policy, func(o *ui.Options) { o.Open = open })
+}
+
+// runUIWith is runUI with the switchers set by with.
+func (a *app) runUIWith(cmd *cobra.Command, c broker.Client, u uiFlags, title string, policy *retry.Policy, with func(*ui.Options)) error {
 	if cmd.Flags().Changed("refresh") && u.refresh < 200*time.Millisecond {
 		return usageErr("--refresh %v: want 200ms or more", u.refresh)
 	}
@@ -38,11 +43,13 @@ func (a *app) runUI(cmd *cobra.Command, c broker.Client, open func(string) (brok
 	if err := ui.CheckTerminal(os.Getenv("TERM")); err != nil {
 		return usageErr("%w", err)
 	}
-	return ui.Run(cmd.Context(), ui.Options{
-		Client: c, Open: open, ReadOnly: a.cfg.ReadOnly, NoColor: a.noColor,
+	opts := ui.Options{
+		Client: c, ReadOnly: a.cfg.ReadOnly, NoColor: a.noColor,
 		Refresh: u.refresh, LogFile: a.logFile, Title: title, Policy: policy, PeekLimit: u.peekLimit,
 		APITimeout: a.cfg.APITimeout,
-	})
+	}
+	with(&opts)
+	return ui.Run(cmd.Context(), opts)
 }
 
 // runLiveUI is `ladder` with no command.
@@ -65,17 +72,46 @@ func (a *app) runLiveUI(cmd *cobra.Command, u uiFlags) error {
 			f()
 		}
 	}()
+	keep := func(closeClient func()) {
+		mu.Lock()
+		opened = append(opened, closeClient)
+		mu.Unlock()
+	}
 	open := func(vhost string) (broker.Client, error) {
+		a.mu.Lock()
+		defer a.mu.Unlock()
 		cfg := a.cfg
 		cfg.Vhost = vhost
 		c, closeClient, err := a.clientFor(cfg, "ui")
 		if err != nil {
 			return nil, err
 		}
-		mu.Lock()
-		opened = append(opened, closeClient)
-		mu.Unlock()
+		keep(closeClient)
 		return c, nil
 	}
-	return a.runUI(cmd, c, open, u, a.context, nil)
+	// The context switcher: the chosen context's client, or, when it
+	// cannot be opened, everything as it was.
+	var openContext func(string) (broker.Client, error)
+	contextNames := a.contextList()
+	if len(contextNames) > 0 {
+		openContext = func(name string) (broker.Client, error) {
+			a.mu.Lock()
+			defer a.mu.Unlock()
+			was := a.saveContext()
+			if err := a.switchContext(name); err != nil {
+				a.restoreContext(was)
+				return nil, err
+			}
+			c, closeClient, err := a.clientFor(a.cfg, "ui")
+			if err != nil {
+				a.restoreContext(was)
+				return nil, err
+			}
+			keep(closeClient)
+			return c, nil
+		}
+	}
+	return a.runUIWith(cmd, c, u, a.context, nil, func(o *ui.Options) {
+		o.Open, o.Contexts, o.Context, o.OpenContext = open, contextNames, a.context, openContext
+	})
 }

@@ -12,13 +12,17 @@ import (
 	"github.com/ladder-tui/ladder/ui/styled"
 )
 
-// vhostModel lists the vhosts the user can see; choosing one opens a new
-// client through Options.Open.
+// vhostModel is a switcher: it lists the vhosts the user can see (kind
+// "vhost"; choosing one opens a new client through Options.Open), or the
+// config file's contexts (kind "context", through Options.OpenContext).
 type vhostModel struct {
-	c *common
-	// source is the client of the moment (the root hands it, a switch
-	// changes it): its vhosts listed, its own vhost starred.
-	source  func() vhostSource
+	c    *common
+	kind string
+	// list asks for the names (a vhostsMsg of this kind); current is the
+	// one in use, starred; choose asks the root to switch.
+	list    func() tea.Cmd
+	current func() string
+	choose  func(string) tea.Msg
 	w, h    int
 	vhosts  []string
 	loading bool
@@ -34,14 +38,36 @@ type vhostSource interface {
 	Vhost() string
 }
 
+// newVhosts is the vhost switcher; source is the client of the moment
+// (the root hands it, a switch changes it): its vhosts listed, its own
+// vhost starred.
 func newVhosts(c *common, source func() vhostSource) *vhostModel {
-	return &vhostModel{c: c, source: source}
+	return &vhostModel{c: c, kind: kindVhost,
+		list:    func() tea.Cmd { return vhostsCmd(c.ctx, source()) },
+		current: func() string { return source().Vhost() },
+		choose:  func(v string) tea.Msg { return switchVhostMsg{vhost: v} },
+	}
 }
+
+// newContexts is the context switcher over names, current the one in use.
+func newContexts(c *common, names []string, current func() string) *vhostModel {
+	return &vhostModel{c: c, kind: kindContext,
+		list:    func() tea.Cmd { return func() tea.Msg { return vhostsMsg{kind: kindContext, vhosts: names} } },
+		current: current,
+		choose:  func(n string) tea.Msg { return switchContextMsg{name: n} },
+	}
+}
+
+// What a switcher switches.
+const (
+	kindVhost   = "vhost"
+	kindContext = "context"
+)
 
 // open asks for the list.
 func (m *vhostModel) open() tea.Cmd {
 	m.vhosts, m.err, m.loading, m.opening, m.nav = nil, nil, true, "", list.Nav{}
-	return vhostsCmd(m.c.ctx, m.source())
+	return m.list()
 }
 
 func (m *vhostModel) SetSize(w, h int)      { m.w, m.h = w, h }
@@ -51,8 +77,11 @@ func (m *vhostModel) Back() (bool, tea.Cmd) { return false, nil }
 func (m *vhostModel) Update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case vhostsMsg:
+		if msg.kind != m.kind {
+			return nil
+		}
 		m.loading, m.vhosts, m.err = false, msg.vhosts, msg.err
-		cur := m.source().Vhost()
+		cur := m.current()
 		for i, v := range m.vhosts {
 			if v == cur {
 				m.nav.Cursor = i
@@ -60,6 +89,9 @@ func (m *vhostModel) Update(msg tea.Msg) tea.Cmd {
 		}
 		m.nav.Scroll(len(m.vhosts), m.h-2)
 	case clientOpenedMsg:
+		if msg.kind() != m.kind {
+			return nil
+		}
 		m.opening = ""
 		if msg.err != nil {
 			m.err = msg.err
@@ -71,7 +103,7 @@ func (m *vhostModel) Update(msg tea.Msg) tea.Cmd {
 		}
 		if key.Matches(msg, m.c.keys.Open) && m.nav.Cursor < len(m.vhosts) && m.opening == "" {
 			m.opening = m.vhosts[m.nav.Cursor]
-			return navCmd(switchVhostMsg{vhost: m.opening})
+			return navCmd(m.choose(m.opening))
 		}
 	}
 	return nil
@@ -79,14 +111,14 @@ func (m *vhostModel) Update(msg tea.Msg) tea.Cmd {
 
 func (m *vhostModel) View() string {
 	st := m.c.styles
-	lines := []string{st.Title.Render("Switch vhost"), ""}
+	lines := []string{st.Title.Render("Switch " + m.kind), ""}
 	switch {
 	case m.err != nil:
 		lines = append(lines, styled.Wrap(st.Error, termtext.Sanitize(m.err.Error()), m.w)...)
 	case m.loading:
-		lines = append(lines, st.Muted.Render("listing vhosts…"))
+		lines = append(lines, st.Muted.Render("listing "+m.kind+"s…"))
 	}
-	cur := m.source().Vhost()
+	cur := m.current()
 	end := min(len(m.vhosts), m.nav.Offset+max(1, m.h-len(lines)))
 	for i := m.nav.Offset; i < end; i++ {
 		v := termtext.Sanitize(m.vhosts[i])
@@ -106,7 +138,7 @@ func (m *vhostModel) View() string {
 	return strings.Join(lines, "\n")
 }
 
-func (m *vhostModel) name() string { return "vhost switcher" }
+func (m *vhostModel) name() string { return m.kind + " switcher" }
 
 func (m *vhostModel) ShortHelp() []key.Binding {
 	k := m.c.keys
