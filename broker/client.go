@@ -91,6 +91,7 @@ type Session interface {
 // to.
 type Client interface {
 	Snapshotter
+	AllVhostsReader
 	TopologyReader
 	Peeker
 	Mover

@@ -100,10 +100,24 @@ type vhostLister interface {
 	Vhosts(ctx context.Context) ([]string, error)
 }
 
+// vhostsCmd lists the vhosts; a client that reads every vhost at once
+// (broker.AllVhostsReader: one listing of all queues) gives each one's
+// summary too, the vhost on fire first. Should that read fail (a user who
+// may not list all queues), the names alone do.
 func vhostsCmd(parent context.Context, c vhostLister) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(parent, vhostsTimeout)
 		defer cancel()
+		if r, ok := c.(broker.AllVhostsReader); ok {
+			if vs, err := r.AllVhosts(ctx); err == nil {
+				sum := broker.Summarize(vs)
+				names := make([]string, len(sum))
+				for i, s := range sum {
+					names[i] = s.Vhost
+				}
+				return vhostsMsg{kind: kindVhost, vhosts: names, summaries: sum}
+			}
+		}
 		v, err := c.Vhosts(ctx)
 		return vhostsMsg{kind: kindVhost, vhosts: v, err: err}
 	}

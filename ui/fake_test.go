@@ -38,6 +38,9 @@ type fakeSnapshots struct {
 	snapErr  error
 	snaps    int
 	topology bool // Topology answers from snap
+	// allVhosts, when set, is every vhost as AllVhosts reads them, given
+	// the snapshot's topology.
+	allVhosts func(topology.Vhost) []topology.Vhost
 }
 
 var (
@@ -67,7 +70,19 @@ func (f *fakeSnapshots) Topology(context.Context) (topology.Vhost, error) {
 }
 
 func (f *fakeSnapshots) BrokerVersion(context.Context) (string, error) { return "4.1.0", nil }
-func (f *fakeSnapshots) Vhost() string                                 { return f.vhost }
+
+// AllVhosts is the snapshot's topology for its vhost, when allVhosts says
+// the fake reads every vhost at once (else it cannot, as a user who may
+// not list all queues).
+func (f *fakeSnapshots) AllVhosts(context.Context) ([]topology.Vhost, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.allVhosts == nil || f.snap == nil {
+		return nil, errors.New("fake: no listing of all vhosts")
+	}
+	return f.allVhosts(f.snap.Topology), nil
+}
+func (f *fakeSnapshots) Vhost() string { return f.vhost }
 
 // fakePeeks answers Peek (broker.Peeker) with canned results by queue.
 type fakePeeks struct {

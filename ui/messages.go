@@ -71,7 +71,10 @@ type peekMsg struct {
 type vhostsMsg struct {
 	kind   string
 	vhosts []string
-	err    error
+	// summaries, when the client read every vhost at once, are the
+	// vhosts' (in vhosts' order).
+	summaries []broker.VhostSummary
+	err       error
 }
 
 // switchVhostMsg asks the root to open a client for vhost.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/topology"
 	"github.com/ladder-tui/ladder/ui/movedialog"
 )
 
@@ -747,4 +748,41 @@ func TestContextSwitch(t *testing.T) {
 	if h2.m.top() != h2.m.home {
 		t.Fatal("x opened a switcher without contexts")
 	}
+}
+
+// A client that reads every vhost at once makes the vhost switcher an
+// overview: each vhost's ladders, what its DLQs hold, how much they grew
+// since the last listing, its worst finding — the vhost on fire first.
+func TestVhostSwitcherIsAnOverview(t *testing.T) {
+	fc := newFake()
+	dlq := int64(5)
+	fc.allVhosts = func(v topology.Vhost) []topology.Vhost {
+		fire := v
+		fire.Name = "payments"
+		fire.Queues = slices.Clone(v.Queues)
+		for i := range fire.Queues {
+			if fire.Queues[i].Name == "orders.dlq" {
+				fire.Queues[i].Messages = dlq
+			}
+		}
+		// Dead-lettering to an exchange that does not exist: an error.
+		fire.Queues = append(fire.Queues, topology.Queue{Name: "lost", Type: topology.QueueClassic, Arguments: map[string]any{"x-dead-letter-exchange": "nowhere"}})
+		return []topology.Vhost{{Name: "/"}, {Name: "quiet"}, fire}
+	}
+	h := newHarness(t, fc, Options{Open: func(string) (broker.Client, error) { return nil, errors.New("no") }}, 100, 24).start()
+	h.key("v")
+	h.mustContain("Switch vhost", "payments          1 ladder · DLQ 5 · error unroutable-dead-letter lost", "* /                 0 ladders · DLQ 0 · no findings")
+	if got := h.m.vhosts.vhosts; len(got) != 3 || got[0] != "payments" {
+		t.Fatalf("order %q: the vhost on fire first", got)
+	}
+	dlq = 42
+	h.key("esc", "v")
+	h.mustContain("DLQ 42 (+37)")
+	// A client that cannot list every vhost: the names alone.
+	fc.mu.Lock()
+	fc.allVhosts = nil
+	fc.mu.Unlock()
+	h.key("esc", "v")
+	h.mustContain("Switch vhost", "* /", "  staging")
+	h.mustNotContain("ladders ·")
 }

@@ -1,11 +1,15 @@
 package ui
 
 import (
+	"fmt"
+	"strconv"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/internal/present"
 	"github.com/ladder-tui/ladder/internal/termtext"
 	"github.com/ladder-tui/ladder/keymap"
 	"github.com/ladder-tui/ladder/ui/component/list"
@@ -25,10 +29,14 @@ type vhostModel struct {
 	choose  func(string) tea.Msg
 	w, h    int
 	vhosts  []string
-	loading bool
-	opening string
-	err     error
-	nav     list.Nav
+	// summaries are the vhosts' (nil when the client gave only names);
+	// before is the previous listing's, for the DLQs' growth since.
+	summaries []broker.VhostSummary
+	before    []broker.VhostSummary
+	loading   bool
+	opening   string
+	err       error
+	nav       list.Nav
 }
 
 // vhostSource is what the vhost switcher reads of the client: the vhosts
@@ -81,6 +89,21 @@ func (m *vhostModel) Update(msg tea.Msg) tea.Cmd {
 			return nil
 		}
 		m.loading, m.vhosts, m.err = false, msg.vhosts, msg.err
+		if msg.summaries == nil {
+			m.summaries, m.before = nil, nil // names alone: no figure to show or compare
+		} else {
+			if m.summaries != nil {
+				m.before = m.summaries
+			}
+			m.summaries = msg.summaries
+			if m.before != nil {
+				broker.WithGrowth(m.before, m.summaries)
+				m.vhosts = m.vhosts[:0]
+				for _, s := range m.summaries {
+					m.vhosts = append(m.vhosts, s.Vhost)
+				}
+			}
+		}
 		cur := m.current()
 		for i, v := range m.vhosts {
 			if v == cur {
@@ -126,6 +149,9 @@ func (m *vhostModel) View() string {
 		if m.vhosts[i] == cur {
 			mark = "* "
 		}
+		if i < len(m.summaries) {
+			v = termtext.Fit(v, 16) + "  " + summaryLine(m.summaries[i])
+		}
 		line := termtext.Fit(mark+v, m.w)
 		if m.vhosts[i] == m.opening {
 			line = termtext.Fit(mark+v+" (opening…)", m.w)
@@ -136,6 +162,23 @@ func (m *vhostModel) View() string {
 		lines = append(lines, line)
 	}
 	return strings.Join(lines, "\n")
+}
+
+// summaryLine is a vhost's overview in one line: "3 ladders · DLQ 1204
+// (+37) · error stuck payments.wait".
+func summaryLine(s broker.VhostSummary) string {
+	parts := []string{present.Plural(s.Ladders, "ladder", "ladders")}
+	dlq := "DLQ " + strconv.FormatInt(s.DLQMessages, 10)
+	if s.DLQGrowth != nil && *s.DLQGrowth != 0 {
+		dlq += fmt.Sprintf(" (%+d)", *s.DLQGrowth)
+	}
+	parts = append(parts, dlq)
+	if w := s.Worst; w != nil {
+		parts = append(parts, string(w.Severity)+" "+w.Code+" "+termtext.Sanitize(w.Queue))
+	} else {
+		parts = append(parts, "no findings")
+	}
+	return strings.Join(parts, " · ")
 }
 
 func (m *vhostModel) name() string { return m.kind + " switcher" }

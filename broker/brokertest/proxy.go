@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -160,6 +161,15 @@ func (p *Proxy) Reset() {
 type DelayedAPI struct {
 	URL   string
 	delay atomic.Int64
+	mu    sync.Mutex
+	paths []string
+}
+
+// Paths are the request paths it was asked, in order.
+func (d *DelayedAPI) Paths() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return slices.Clone(d.paths)
 }
 
 // NewDelayedAPI proxies to api (http://host:port) with no delay.
@@ -168,6 +178,9 @@ func NewDelayedAPI(t testing.TB, api *url.URL) *DelayedAPI {
 	d := &DelayedAPI{}
 	rp := httputil.NewSingleHostReverseProxy(api)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		d.mu.Lock()
+		d.paths = append(d.paths, r.URL.EscapedPath())
+		d.mu.Unlock()
 		if wait := time.Duration(d.delay.Load()); wait > 0 {
 			select {
 			case <-time.After(wait):

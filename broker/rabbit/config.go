@@ -78,6 +78,9 @@ type Resolved struct {
 	// typed are the URLs' passwords as written in them (escapes and
 	// all), for redaction: errors quote URLs as given.
 	typed []string
+	// Addresses are every node given (--amqp-url a,b,c), this one first,
+	// each resolved; nil for one. Reach picks the first that answers.
+	Addresses []*Resolved
 }
 
 // ErrPasswordNeeded: a URL names a user but no password, and neither
@@ -89,7 +92,86 @@ var ErrPasswordNeeded = errors.New("password needed")
 // AMQP URL, vhost from the AMQP path) and loads TLS material. Its errors
 // never hold a password, whatever was given: a URL that does not parse is
 // not echoed at all (see parseURL).
+//
+// --amqp-url, --api-url and --prometheus-url may each list several nodes,
+// separated by commas (a comma in a password stays: a list is cut only
+// before a scheme). The i-th API and Prometheus URL go with the i-th AMQP
+// URL; one is shared by all; none is derived from each AMQP host.
 func (c Config) Resolve() (*Resolved, error) {
+	amqps := splitURLs(c.AMQPURL, "amqp", "amqps")
+	apis := splitURLs(c.APIURL, "http", "https")
+	proms := splitURLs(c.PrometheusURL, "http", "https")
+	if len(amqps) <= 1 && len(apis) <= 1 && len(proms) <= 1 {
+		return c.resolveOne()
+	}
+	n := max(len(amqps), 1)
+	pick := func(flag string, list []string, i int) (string, error) {
+		switch len(list) {
+		case 0:
+			return "", nil
+		case 1:
+			return list[0], nil
+		case n:
+			return list[i], nil
+		}
+		return "", fmt.Errorf("%s lists %d URLs for %d AMQP URLs: give one, or one for each", flag, len(list), n)
+	}
+	var all []*Resolved
+	for i := range n {
+		one := c
+		if len(amqps) > 0 {
+			one.AMQPURL = amqps[i]
+		}
+		var err error
+		if one.APIURL, err = pick("--api-url", apis, i); err != nil {
+			return nil, err
+		}
+		if one.PrometheusURL, err = pick("--prometheus-url", proms, i); err != nil {
+			return nil, err
+		}
+		r, err := one.resolveOne()
+		if err != nil {
+			if n > 1 {
+				return nil, fmt.Errorf("address %d of %d: %w", i+1, n, err)
+			}
+			return nil, err
+		}
+		all = append(all, r)
+	}
+	first := *all[0]
+	first.Addresses = all
+	for _, r := range all {
+		first.typed = append(first.typed, r.typed...)
+	}
+	return &first, nil
+}
+
+// splitURLs cuts a comma list of URLs with these schemes; a comma not
+// followed by one of them belongs to the URL (a password may hold one).
+func splitURLs(raw string, schemes ...string) []string {
+	if raw == "" {
+		return nil
+	}
+	var out []string
+	start := 0
+	for i := 0; i < len(raw); i++ {
+		if raw[i] != ',' {
+			continue
+		}
+		rest := strings.TrimLeft(raw[i+1:], " ")
+		for _, s := range schemes {
+			if strings.HasPrefix(rest, s+"://") {
+				out = append(out, strings.TrimSpace(raw[start:i]))
+				start = len(raw) - len(rest)
+				i = start - 1
+				break
+			}
+		}
+	}
+	return append(out, strings.TrimSpace(raw[start:]))
+}
+
+func (c Config) resolveOne() (*Resolved, error) {
 	raw := c.AMQPURL
 	given := raw != ""
 	if raw == "" {

@@ -11,6 +11,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/broker/rabbit"
 	"github.com/ladder-tui/ladder/retry"
 	"github.com/ladder-tui/ladder/retry/topology"
 )
@@ -100,11 +101,11 @@ func TestDiscoveryOnRealShapesWithAndWithoutAConsumer(t *testing.T) {
 			f := newVhostFixture(t)
 			sh.declare(f)
 			live := f.live(true)
-			look := func(onMain, onWait int) *broker.Snapshot {
+			lookWith := func(c *rabbit.Live, onMain, onWait int) *broker.Snapshot {
 				t.Helper()
 				deadline := time.Now().Add(30 * time.Second)
 				for {
-					snap, err := live.Snapshot(context.Background())
+					snap, err := c.Snapshot(context.Background())
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -121,6 +122,7 @@ func TestDiscoveryOnRealShapesWithAndWithoutAConsumer(t *testing.T) {
 					time.Sleep(200 * time.Millisecond)
 				}
 			}
+			look := func(onMain, onWait int) *broker.Snapshot { t.Helper(); return lookWith(live, onMain, onWait) }
 			check := func(onMain, onWait int, ls []retry.Ladder, fs []topology.Finding) {
 				t.Helper()
 				when := fmt.Sprintf("consumers on main %d, on wait queue %d", onMain, onWait)
@@ -169,10 +171,7 @@ func TestDiscoveryOnRealShapesWithAndWithoutAConsumer(t *testing.T) {
 			ls := topology.Discover(&v)
 			check(0, 0, ls, topology.Findings(&v, ls))
 			t.Logf("inferred from %q; after a peek %q", inferred, ls[0].InferredFrom)
-			peeked, err := peeker.Snapshot(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
+			peeked := lookWith(peeker, 0, 0)
 			check(0, 0, peeked.Ladders, peeked.Findings)
 			if !reflect.DeepEqual(peeked.Ladders[0].InferredFrom, ls[0].InferredFrom) {
 				t.Errorf("the peeking client's snapshot inferred from %q; what its peek showed gives %q", peeked.Ladders[0].InferredFrom, ls[0].InferredFrom)

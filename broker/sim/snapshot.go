@@ -45,3 +45,12 @@ func (s *Sim) Snapshot(ctx context.Context) (*broker.Snapshot, error) {
 		Findings:      topology.Findings(&v, ladders),
 	}, nil
 }
+
+// AllVhosts implements broker.AllVhostsReader: the simulation's one vhost.
+func (s *Sim) AllVhosts(ctx context.Context) ([]topology.Vhost, error) {
+	snap, err := s.Snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return []topology.Vhost{snap.Topology}, nil
+}

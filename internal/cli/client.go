@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 
 	"github.com/ladder-tui/ladder/broker"
@@ -15,17 +17,44 @@ import (
 type connector func(cfg rabbit.Config, purpose string) (broker.Client, func(), error)
 
 // liveConnector is the real broker: its AMQP connection is named
-// "ladder <purpose>".
-func liveConnector(cfg rabbit.Config, purpose string) (broker.Client, func(), error) {
+// "ladder <purpose>". Of several addresses the first that answers is used,
+// and stderr says which (see reach).
+func (a *app) liveConnector(cfg rabbit.Config, purpose string) (broker.Client, func(), error) {
 	r, err := cfg.Resolve()
 	if err != nil {
 		return nil, nil, usageErr("%w", err)
+	}
+	if r, err = a.reach(r); err != nil {
+		return nil, nil, err
 	}
 	l, err := rabbit.NewLive(r, purpose)
 	if err != nil {
 		return nil, nil, err
 	}
 	return l, func() { l.Close() }, nil
+}
+
+// reach picks the first of several addresses that answers and says on
+// stderr which one, and why the ones before it were passed over; one
+// address is used as it is.
+func (a *app) reach(r *rabbit.Resolved) (*rabbit.Resolved, error) {
+	if len(r.Addresses) <= 1 {
+		return r, nil
+	}
+	ctx := a.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	chosen, passed, err := rabbit.Reach(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	note := "using " + chosen.Address()
+	if len(passed) > 0 {
+		note += " (passed over " + strings.Join(passed, "; ") + ")"
+	}
+	fmt.Fprintf(a.stderr, "ladder: %s\n", clean(note))
+	return chosen, nil
 }
 
 // client is the one factory every command and the UI use: the connector's

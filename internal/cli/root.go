@@ -58,6 +58,8 @@ type app struct {
 	// secrets are every password read this run (each context's), kept
 	// out of every output.
 	secrets []string
+	// ctx is the run's (stopped by Ctrl+C).
+	ctx context.Context
 }
 
 // envFlag ties a global flag to its environment variable.
@@ -114,8 +116,8 @@ the context of the config file (ladder context --help).`,
 
 	u.register(root)
 	pf := root.PersistentFlags()
-	pf.StringVar(&a.cfg.AMQPURL, "amqp-url", rabbit.DefaultAMQPURL, "AMQP URL of the broker (amqp:// or amqps://)")
-	pf.StringVar(&a.cfg.APIURL, "api-url", "", "management API URL (default http://<amqp host>:15672, https://…:15671 for amqps; credentials from the AMQP URL)")
+	pf.StringVar(&a.cfg.AMQPURL, "amqp-url", rabbit.DefaultAMQPURL, "AMQP URL of the broker (amqp:// or amqps://); several nodes as a comma list: the first that answers is used")
+	pf.StringVar(&a.cfg.APIURL, "api-url", "", "management API URL (default http://<amqp host>:15672, https://…:15671 for amqps; credentials from the AMQP URL); a comma list: one for each AMQP URL")
 	pf.StringVar(&a.cfg.PrometheusURL, "prometheus-url", "", "Prometheus endpoint (rabbitmq_prometheus): rates when management stats are off, and the TUI's steady refresh on 4.x (default http://<api host>:15692)")
 	pf.StringVar(&a.cfg.Vhost, "vhost", "", "virtual host (default: the AMQP URL's vhost, else /)")
 	pf.StringVarP(&a.output, "output", "o", "table", "output format: table|json")
@@ -202,7 +204,7 @@ func (a *app) applyEnv(cmd *cobra.Command) error {
 		}
 	}
 	if a.cfg.APITimeout <= 0 {
-		return a.envNamed(usageErr("--api-timeout %v: want more than 0 (e.g. 30s)", a.cfg.APITimeout))
+		return usageErr("--api-timeout %v: want more than 0 (e.g. 30s)", a.cfg.APITimeout)
 	}
 	return nil
 }
@@ -210,7 +212,8 @@ func (a *app) applyEnv(cmd *cobra.Command) error {
 func (a *app) json() bool { return a.output == "json" }
 
 // resolve turns flags and environment into a checked broker configuration
-// (asking for a password on a terminal when a URL names a user without one).
+// (asking for a password on a terminal when a URL names a user without
+// one); of several addresses, the first that answers.
 func (a *app) resolve() (*rabbit.Resolved, error) {
 	cfg, err := a.credentials(a.cfg)
 	if err != nil {
@@ -220,7 +223,7 @@ func (a *app) resolve() (*rabbit.Resolved, error) {
 	if err != nil {
 		return nil, a.envNamed(usageErr("%w", err))
 	}
-	return r, nil
+	return a.reach(r)
 }
 
 // envNamed names the variable a flag's bad value came from: an error
@@ -260,7 +263,7 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer, b Build) int 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer, b Build, connect connector) int {
 	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, build: b, connect: connect}
 	if a.connect == nil {
-		a.connect = liveConnector
+		a.connect = a.liveConnector
 	}
 	defer a.closeAudit()
 	root := newRootCmd(a)
@@ -280,6 +283,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, b Build, conn
 		case <-ctx.Done():
 		}
 	}()
+	a.ctx = ctx
 	err := root.ExecuteContext(ctx)
 	if err != nil {
 		printError(stderr, a, err)

@@ -12,8 +12,9 @@ import (
 
 func newTopologyCmd(a *app) *cobra.Command {
 	var (
-		over   time.Duration
-		sample int
+		over      time.Duration
+		sample    int
+		allVhosts bool
 	)
 	cmd := &cobra.Command{
 		Use:   "topology",
@@ -35,7 +36,12 @@ publishing, named by configuration). With --sample N topology first peeks up
 to N messages of each queue no ladder explains and nothing consumes (50
 queues at most, deepest first), then reports with what they
 showed. A peek on RabbitMQ before 4.3 marks what it read redelivered: the
-SAMPLED section lists each peek's side effects.`,
+SAMPLED section lists each peek's side effects.
+
+With --all-vhosts topology reads every vhost the user can see at once (one
+listing of all queues, exchanges and bindings, whatever their number) and
+lists each: its ladders, what its DLQs hold (and, with --over, how much
+they grew) and its worst finding, the vhost on fire first.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if over < 0 || over > 0 && over < time.Second {
@@ -43,6 +49,12 @@ SAMPLED section lists each peek's side effects.`,
 			}
 			if sample < 0 || sample > maxSample {
 				return usageErr("--sample %d: want 1 to %d messages a queue", sample, maxSample)
+			}
+			if allVhosts {
+				if sample > 0 {
+					return usageErr("--sample reads one vhost's queues: not with --all-vhosts")
+				}
+				return a.allVhosts(cmd, over)
 			}
 			c, closeClient, err := a.client("topology")
 			if err != nil {
@@ -92,6 +104,7 @@ SAMPLED section lists each peek's side effects.`,
 		},
 	}
 	cmd.Flags().DurationVar(&over, "over", 0, "read twice, this long apart: inflow from depth changes and dlq-growing findings (e.g. 10s)")
+	cmd.Flags().BoolVar(&allVhosts, "all-vhosts", false, "every vhost at once, the one on fire first: ladders, DLQ depth (growth with --over), worst finding")
 	cmd.Flags().IntVar(&sample, "sample", 0, "first peek up to N messages of each queue no ladder explains, to link error queues only their messages tie to a queue")
 	return cmd
 }

@@ -20,6 +20,9 @@ const (
 	SeverityInfo    Severity = "info"
 )
 
+// Rank orders severities: 0 for an error, 1 a warning, 2 the rest.
+func (s Severity) Rank() int { return s.rank() }
+
 func (s Severity) rank() int {
 	switch s {
 	case SeverityError:
