@@ -419,6 +419,38 @@ func (rep *MoveReport) Count(r PlannedMove) {
 	}
 }
 
+// Add folds more, the report of a move that went on where rep's stopped
+// (through another node), into rep: counts, ways, plans left, notes and
+// the bound on duplicates add up; what was asked stays rep's.
+func (rep *MoveReport) Add(more *MoveReport) {
+	if more == nil {
+		return
+	}
+	rep.Moved += more.Moved
+	rep.Failed += more.Failed
+	rep.Returned += more.Returned
+	rep.Skipped += more.Skipped
+	rep.Unmatched += more.Unmatched
+	for via, n := range more.Via {
+		rep.Via[via] += n
+	}
+	for _, rc := range more.Routes {
+		i := slices.IndexFunc(rep.Routes, func(c moveplan.RouteCount) bool { return c.Via == rc.Via && c.Through == rc.Through })
+		if i < 0 {
+			rep.Routes = append(rep.Routes, rc)
+			continue
+		}
+		rep.Routes[i].Count += rc.Count
+	}
+	rep.DuplicatesPossible = rep.DuplicatesPossible || more.DuplicatesPossible
+	rep.DuplicatesAtMost += more.DuplicatesAtMost
+	rep.Planned = append(rep.Planned, more.Planned...)
+	for _, n := range more.Notes {
+		rep.Note(n)
+	}
+	rep.MovedIDs = append(rep.MovedIDs, more.MovedIDs...)
+}
+
 // Note adds a note once.
 func (rep *MoveReport) Note(n string) {
 	if n != "" && !slices.Contains(rep.Notes, n) {

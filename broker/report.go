@@ -20,6 +20,10 @@ type TopologyReport struct {
 	// OverMS, with topology --over, is how far apart the two reads were
 	// whose changes the inflows and dlq-growing findings come from.
 	OverMS int64 `json:"over_ms,omitempty"`
+	// ClusterName and Nodes are the cluster and its nodes (absent when
+	// the broker did not say: a user without the monitoring tag).
+	ClusterName string          `json:"cluster_name,omitempty"`
+	Nodes       []topology.Node `json:"nodes,omitempty"`
 	// Sampled, with topology --sample, is what was read of the queues no
 	// ladder explained, before the read reported here.
 	Sampled *SampleReport `json:"sampled,omitempty"`
@@ -85,6 +89,12 @@ type QueueReport struct {
 	// publish, depth or ttl). Both null when nothing tells.
 	InRate       *float64 `json:"in_rate"`
 	InRateSource *string  `json:"in_rate_source"`
+	// Node is where it lives (a classic queue's node, a quorum queue's
+	// leader); Members and Online a quorum queue's members and those
+	// online. Absent when the broker did not say.
+	Node    string   `json:"node,omitempty"`
+	Members []string `json:"members,omitempty"`
+	Online  []string `json:"online,omitempty"`
 }
 
 // DelayedRetryReport is a quorum queue's built-in delayed retry.
@@ -115,6 +125,7 @@ func (s *Snapshot) Report() TopologyReport {
 	}
 	in := map[string]bool{}
 	rep := TopologyReport{Vhost: s.Vhost, BrokerVersion: s.BrokerVersion, RatesFrom: s.Topology.RatesFrom, RatesNote: s.Topology.RatesNote,
+		ClusterName: s.Topology.ClusterName, Nodes: s.Topology.Nodes,
 		Ladders: []LadderReport{}, Findings: s.Findings, Other: []QueueReport{}}
 	if rep.Findings == nil {
 		rep.Findings = []topology.Finding{}
@@ -176,7 +187,8 @@ func queueReport(name string, byName map[string]topology.Queue) QueueReport {
 	if !ok {
 		return QueueReport{Name: name, OwnedByLadder: retry.OwnedByLadder(name)}
 	}
-	r := QueueReport{Name: q.Name, Type: q.Type, Messages: q.Messages, Ready: q.Ready, Unacked: q.Unacked, OwnedByLadder: retry.OwnedByLadder(q.Name)}
+	r := QueueReport{Name: q.Name, Type: q.Type, Messages: q.Messages, Ready: q.Ready, Unacked: q.Unacked, OwnedByLadder: retry.OwnedByLadder(q.Name),
+		Node: q.Node, Members: q.Members, Online: q.Online}
 	if !q.ConsumersUnknown {
 		n := q.Consumers
 		r.Consumers = &n

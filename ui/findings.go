@@ -173,6 +173,9 @@ func renderFindings(fs []topology.Finding, width, sel int, st *style.Styles) (li
 		if where == "" {
 			where = f.Exchange
 		}
+		if where == "" && f.Node != "" {
+			where = "node " + f.Node
+		}
 		head := severityGlyph(f.Severity) + " " + badgeName(f.Code, true)
 		if where != "" {
 			head += " · " + termtext.Sanitize(where)

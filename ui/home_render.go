@@ -564,6 +564,12 @@ var badgeNames = map[string][2]string{
 	topology.CodeRequeueStorm:         {"STORM", "requeue-storm"},
 	topology.CodeNoConsumers:          {"NOCON", "no-consumers"},
 	topology.CodeDLQGrowing:           {"GROW", "dlq-growing"},
+	topology.CodeQuorumLost:           {"NOQRM", "quorum-lost"},
+	topology.CodeMemberDown:           {"MDOWN", "member-down"},
+	topology.CodeQueueNodeDown:        {"NDOWN", "node-down"},
+	topology.CodeNodeDown:             {"NDOWN", "node-down"},
+	topology.CodeResourceAlarm:        {"ALARM", "alarm"},
+	topology.CodePartition:            {"PART", "partition"},
 }
 
 func badgeName(code string, long bool) string {
@@ -620,6 +626,24 @@ func severityStyle(s topology.Severity, st *style.Styles) lipgloss.Style {
 }
 
 func severityGlyph(s topology.Severity) string { return present.SeverityGlyph(s) }
+
+// placement is where a queue lives, for its details: " · on rabbit@a", or
+// for a quorum queue " · leader rabbit@a, 2 of 3 members online"; "" when
+// the broker did not say.
+func placement(q *topology.Queue) string {
+	switch {
+	case len(q.Members) > 0:
+		out := " · "
+		if q.Node != "" {
+			out += "leader " + termtext.Sanitize(q.Node) + ", "
+		}
+		out += fmt.Sprintf("%d of %d members online", len(q.Online), len(q.Members))
+		return out
+	case q.Node != "":
+		return " · on " + termtext.Sanitize(q.Node)
+	}
+	return ""
+}
 
 // renderRowDetails explains the selected row in at most height lines of
 // width cells: what the queue is, then each finding's one line, wrapped at
@@ -683,6 +707,7 @@ func renderRowDetails(r *homeRow, s *broker.Snapshot, width, height int, st *sty
 		if from := present.InflowFrom(r.q.Rates); from != "" {
 			head += " · in " + present.Inflow(r.q.Rates) + "/s " + from
 		}
+		head += placement(r.q)
 	}
 	// Wrapped at words, like the findings: a queue name is never cut.
 	lines = append(lines, styled.Wrap(st.Strong, head, width)...)

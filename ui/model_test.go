@@ -786,3 +786,28 @@ func TestVhostSwitcherIsAnOverview(t *testing.T) {
 	h.mustContain("Switch vhost", "* /", "  staging")
 	h.mustNotContain("ladders ·")
 }
+
+// A cluster in the title: its nodes up of all (the name where there is
+// room), an alarm; a queue's details say where it lives.
+func TestClusterInTheTitleAndDetails(t *testing.T) {
+	fc := newFake()
+	fc.snap.Topology.ClusterName = "rabbit@prod"
+	fc.snap.Topology.Nodes = []topology.Node{{Name: "rabbit@a", Running: false}, {Name: "rabbit@b", Running: true, MemAlarm: true}, {Name: "rabbit@c", Running: true}}
+	h := newHarness(t, fc, Options{}, 80, 24).start()
+	h.mustContain("2/3 nodes · ALARM")
+	h.mustNotContain("rabbit@prod") // no room at 80 columns
+	wide := newHarness(t, fc, Options{}, 160, 40).start()
+	wide.mustContain("ladder · rabbit@prod · vhost / · RabbitMQ 4.1.0 · 2/3 nodes · ALARM")
+
+	q := topology.Queue{Name: "orders.dlq", Type: topology.QueueQuorum, Messages: 2, Node: "rabbit@b",
+		Members: []string{"rabbit@a", "rabbit@b", "rabbit@c"}, Online: []string{"rabbit@b", "rabbit@c"}}
+	lines := renderRowDetails(&homeRow{kind: rowOther, name: q.Name, ladder: -1, q: &q}, fc.snap, 80, 5, newStylesForTest(), "")
+	if got := ansi.Strip(strings.Join(lines, " ")); !strings.Contains(got, "quorum · 2 messages · leader rabbit@b, 2 of 3 members") {
+		t.Errorf("quorum details: %q", got)
+	}
+	c := topology.Queue{Name: "audit", Type: topology.QueueClassic, Node: "rabbit@a"}
+	lines = renderRowDetails(&homeRow{kind: rowOther, name: c.Name, ladder: -1, q: &c}, fc.snap, 80, 5, newStylesForTest(), "")
+	if got := ansi.Strip(strings.Join(lines, " ")); !strings.Contains(got, "classic · 0 messages · on rabbit@a") {
+		t.Errorf("classic details: %q", got)
+	}
+}

@@ -3,6 +3,7 @@ package ui
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"slices"
 	"strconv"
@@ -835,6 +836,21 @@ func (m *Model) titleBar() string {
 			tail = append(tail, "no rates")
 		}
 	}
+	// The cluster: its nodes up of all, and an alarm (publishes blocked
+	// everywhere); its name only where there is room.
+	cluster := ""
+	if s := m.home.snap; s != nil && len(s.Topology.Nodes) > 0 {
+		up, total := topology.NodesUp(&s.Topology)
+		if total > 1 || up < total {
+			tail = append(tail, fmt.Sprintf("%d/%d nodes", up, total))
+		}
+		if slices.ContainsFunc(s.Topology.Nodes, func(n topology.Node) bool { return n.MemAlarm || n.DiskAlarm }) {
+			tail = append(tail, "ALARM")
+		}
+		if total > 1 {
+			cluster = termtext.Sanitize(s.Topology.ClusterName)
+		}
+	}
 	if m.c.readOnly {
 		tail = append(tail, "read-only")
 	}
@@ -842,6 +858,9 @@ func (m *Model) titleBar() string {
 		p := []string{}
 		if m.title != "" {
 			p = append(p, termtext.Sanitize(m.title))
+		}
+		if cluster != "" {
+			p = append(p, cluster)
 		}
 		p = append(p, "vhost "+vhost)
 		if version != "" {
@@ -856,6 +875,10 @@ func (m *Model) titleBar() string {
 		ver = "RabbitMQ " + ver
 	}
 	p := parts(vhost, ver)
+	if width(p) > room {
+		cluster = "" // the name goes first: the counts stay
+		p = parts(vhost, ver)
+	}
 	if over := width(p) - room; over > 0 && version != "" {
 		ver = version // the number alone says it
 		p = parts(vhost, ver)

@@ -107,6 +107,10 @@ func (p *Proxy) After(n int64, fault func()) {
 	p.faultAt.Store(p.down.Load() + n)
 }
 
+// StopListening closes the proxy's port: a new connection is refused, as
+// at a stopped node's address (what is connected stays until Close).
+func (p *Proxy) StopListening() { p.l.Close() }
+
 // Stall stops forwarding in both directions: connections stay open and
 // silent.
 func (p *Proxy) Stall() { p.stalled.Store(true) }

@@ -55,6 +55,8 @@ type Live struct {
 	// (a delayed-message exchange: the plugin is not installable).
 	adaptVhost func(*topology.Vhost)
 
+	// nodesRunning is which nodes ran at the last snapshot (nodesChanged).
+	nodesRunning map[string]bool
 	// evidence is what this client's peeks showed about queues' roles,
 	// applied to every vhost it reads (shared with WithVhost's clients).
 	evidence *broker.Evidence
@@ -129,6 +131,14 @@ func (l *Live) Snapshot(ctx context.Context) (*broker.Snapshot, error) {
 		defer close(done)
 		version, verr = l.mgmt.BrokerVersion(ctx)
 	}()
+	// The nodes too, at once: a user without the monitoring tag may not
+	// list them (then the snapshot has none, and says nothing of nodes).
+	var nodes []topology.Node
+	nodesDone := make(chan struct{})
+	go func() {
+		defer close(nodesDone)
+		nodes, _ = l.mgmt.Nodes(ctx)
+	}()
 	same := make(chan error, 1)
 	go func() { same <- l.verifySameBroker(ctx) }()
 	v, err := l.mgmt.Vhost(ctx, l.r.Vhost)
@@ -158,6 +168,17 @@ func (l *Live) Snapshot(ctx context.Context) (*broker.Snapshot, error) {
 		}
 	case <-time.After(identityWait):
 	}
+	<-nodesDone
+	if l.nodesChanged(nodes) {
+		// A node stopped or came back: where queues live and which
+		// members are online changed with it, which a steady refresh
+		// (depths from Prometheus, the rest from the last full read)
+		// would show only later.
+		if fresh, err := l.mgmt.read(ctx, l.r.Vhost, true, true); err == nil {
+			v = fresh
+		}
+	}
+	v.Nodes, v.ClusterName = nodes, l.mgmt.ClusterName(ctx)
 	discountOwn(&v, l.ownSince(time.Now()))
 	topology.Inflow(&v)
 	l.evidence.Apply(&v)

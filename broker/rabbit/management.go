@@ -31,6 +31,9 @@ var queueColumns = strings.Join([]string{
 	"message_stats.redeliver", "message_stats.redeliver_details.rate",
 	// What leaves for good without an ack (inflow from depth, see arrived).
 	"message_stats.deliver_no_ack", "message_stats.get_no_ack",
+	// Where it lives: a classic queue's node, a quorum queue's leader,
+	// members and those online (in the listing: no request per queue).
+	"node", "leader", "members", "online",
 }, ",")
 
 // Management reads a vhost through the management API and remembers the
@@ -195,6 +198,10 @@ type apiQueue struct {
 	MessagesDLX               *int64         `json:"messages_dlx"`
 	Durable                   *bool          `json:"durable"`
 	Exclusive                 *bool          `json:"exclusive"`
+	Node                      string         `json:"node"`
+	Leader                    string         `json:"leader"`
+	Members                   []string       `json:"members"`
+	Online                    []string       `json:"online"`
 	MessageStats              *struct {
 		Publish          int64    `json:"publish"`
 		PublishDetails   *apiRate `json:"publish_details"`
@@ -480,6 +487,10 @@ func adaptQueue(aq apiQueue) (topology.Queue, queueCounters) {
 		q.MessagesDLX = *aq.MessagesDLX
 	}
 	q.Transient = aq.Durable != nil && !*aq.Durable && (aq.Exclusive == nil || !*aq.Exclusive)
+	q.Node, q.Members, q.Online = aq.Node, aq.Members, aq.Online
+	if aq.Leader != "" {
+		q.Node = aq.Leader
+	}
 	c := queueCounters{messages: aq.Messages}
 	if s := aq.MessageStats; s != nil {
 		c = queueCounters{publish: s.Publish, deliver: s.DeliverGet, ack: s.Ack, redeliver: s.Redeliver, messages: aq.Messages, hasStats: true,

@@ -90,10 +90,11 @@ type pending struct {
 	route  broker.PlannedMove
 }
 
-// Move implements Client. The source message is acked only after the target
-// confirmed it and did not return it; anything nacked, returned or
-// unconfirmed stays in the source (in order) when the move ends.
-func (l *Live) Move(ctx context.Context, req broker.MoveRequest, progress func(broker.MoveProgress)) (*broker.MoveReport, error) {
+// moveOn is one move on this client's node (Move goes on through another
+// when it loses it: failover.go). The source message is acked only after
+// the target confirmed it and did not return it; anything nacked, returned
+// or unconfirmed stays in the source (in order) when the move ends.
+func (l *Live) moveOn(ctx context.Context, req broker.MoveRequest, progress func(broker.MoveProgress)) (*broker.MoveReport, error) {
 	rep := broker.NewMoveReport(req)
 	if l.r.ReadOnly && !req.DryRun {
 		return rep, fmt.Errorf("move from %s: %w", req.From, broker.ErrReadOnly)

@@ -52,6 +52,9 @@ func renderTopology(r broker.TopologyReport) string {
 	if r.OverMS > 0 {
 		fmt.Fprintf(&b, " · read twice, %s apart", retry.FormatDelay(time.Duration(r.OverMS)*time.Millisecond))
 	}
+	if up, total := topology.NodesUp(&topology.Vhost{Nodes: r.Nodes}); total > 1 || up < total {
+		fmt.Fprintf(&b, " · cluster %s, %d of %d nodes up", clean(r.ClusterName), up, total)
+	}
 	b.WriteString("\n")
 	if r.RatesFrom == topology.RatesUnavailable {
 		fmt.Fprintf(&b, "no rates: %s\n", clean(r.RatesNote))
@@ -181,6 +184,9 @@ func findingsTable(fs []topology.Finding) string {
 		about := f.Queue
 		if about == "" && f.Exchange != "" {
 			about = "exchange " + f.Exchange
+		}
+		if about == "" && f.Node != "" {
+			about = "node " + f.Node
 		}
 		rows = append(rows, []string{string(f.Severity), f.Code, clean(about), clean(f.Message)})
 	}

@@ -177,3 +177,21 @@ func TestRenderTopologySampled(t *testing.T) {
 		t.Errorf("an empty sample says nothing:\n%s", out)
 	}
 }
+
+// A cluster with a node down says so in topology's first line; a finding
+// about a node names it.
+func TestRenderTopologyCluster(t *testing.T) {
+	rep := broker.TopologyReport{Vhost: "/", BrokerVersion: "4.3.6", ClusterName: "rabbit@prod",
+		Nodes:    []topology.Node{{Name: "rabbit@a"}, {Name: "rabbit@b", Running: true}, {Name: "rabbit@c", Running: true}},
+		Findings: []topology.Finding{{Code: topology.CodeNodeDown, Severity: topology.SeverityError, Node: "rabbit@a", Message: "node rabbit@a is down"}}}
+	out := renderTopology(rep)
+	for _, want := range []string{"vhost / · RabbitMQ 4.3.6 · 0 ladders · cluster rabbit@prod, 2 of 3 nodes up\n", "error  node-down  node rabbit@a  node rabbit@a is down"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in\n%s", want, out)
+		}
+	}
+	rep.Nodes = rep.Nodes[1:2]
+	if out := renderTopology(rep); strings.Contains(out, "nodes up") {
+		t.Errorf("one node, running: the header says nothing of nodes:\n%s", out)
+	}
+}

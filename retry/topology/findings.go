@@ -56,7 +56,9 @@ type Finding struct {
 	// default exchange when the code concerns a route).
 	Queue    string `json:"queue"`
 	Exchange string `json:"exchange"`
-	Message  string `json:"message"`
+	// Node is the cluster node a finding about a node concerns.
+	Node    string `json:"node,omitempty"`
+	Message string `json:"message"`
 }
 
 // Thresholds, chosen so that a designed ladder (a handful of tiers, a
@@ -77,7 +79,7 @@ const (
 // The result is sorted by severity (errors first), queue, exchange, code.
 func Findings(v *Vhost, ladders []retry.Ladder) []Finding {
 	t := discBuild(v)
-	f := &fndSet{seen: map[[3]string]bool{}}
+	f := &fndSet{seen: map[[4]string]bool{}}
 
 	// Ladder membership by queue index.
 	mainOf := make([]bool, len(v.Queues))
@@ -183,6 +185,9 @@ func Findings(v *Vhost, ladders []retry.Ladder) []Finding {
 				r.Redeliver, r.Ack)})
 		}
 	}
+	for _, c := range ClusterFindings(v) {
+		f.add(c)
+	}
 	SortFindings(f.list)
 	return f.list
 }
@@ -195,6 +200,7 @@ func SortFindings(fs []Finding) {
 			cmp.Compare(a.Severity.rank(), b.Severity.rank()),
 			cmp.Compare(a.Queue, b.Queue),
 			cmp.Compare(a.Exchange, b.Exchange),
+			cmp.Compare(a.Node, b.Node),
 			cmp.Compare(a.Code, b.Code),
 			cmp.Compare(a.Message, b.Message),
 		)
@@ -204,12 +210,12 @@ func SortFindings(fs []Finding) {
 // fndSet keeps one finding per code and subject: a queue can be a tier of
 // several ladders.
 type fndSet struct {
-	seen map[[3]string]bool
+	seen map[[4]string]bool
 	list []Finding
 }
 
 func (s *fndSet) add(f Finding) {
-	k := [3]string{f.Code, f.Queue, f.Exchange}
+	k := [4]string{f.Code, f.Queue, f.Exchange, f.Node}
 	if !s.seen[k] {
 		s.seen[k] = true
 		s.list = append(s.list, f)

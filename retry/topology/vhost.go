@@ -20,6 +20,10 @@ type Vhost struct {
 	// counters from Prometheus and keeps the rest from that read, so it
 	// can be older than the depths (at most the refresh's TTL, 30 s).
 	FullReadAt time.Time
+	// Nodes are the cluster's nodes (nil when the broker did not say);
+	// ClusterName is its name.
+	Nodes       []Node
+	ClusterName string
 }
 
 // Sources of rates.
@@ -63,6 +67,12 @@ type Queue struct {
 	MessagesDLX int64
 	// Transient: neither durable nor exclusive (4.3 denies such queues).
 	Transient bool
+	// Node is where the queue lives: a classic queue's node, a quorum
+	// queue's leader ("" when the broker did not say). Members are a
+	// quorum queue's members, Online those of them online.
+	Node    string
+	Members []string
+	Online  []string
 	// Seen is what messages read so far showed about this queue (see
 	// Vhost.Observe); zero when nobody looked. Discovery weighs it above
 	// the graph's guesses.

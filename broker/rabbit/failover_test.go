@@ -1,0 +1,92 @@
+package rabbit_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/broker/brokertest"
+	"github.com/ladder-tui/ladder/broker/rabbit"
+)
+
+// A move whose node goes away (its connections closed, nothing listening
+// there any more: a killed node) goes on through the next address given
+// and finishes: every message in the target, none lost, duplicates no more
+// than the report says, the reconnection in its notes. The first address
+// is a proxy to the test broker, the second the broker itself: one broker
+// playing two nodes.
+func TestMoveGoesOnThroughAnotherNode(t *testing.T) {
+	t.Parallel() // slow, and on names of its own
+	f := newFixture(t)
+	src, dst := f.queue("src", nil), f.queue("dst", nil)
+	const n = 5000
+	f.publishN(src, n, "f")
+	p := brokertest.NewProxy(t, f.r.AMQP.Host)
+	direct := *f.r
+	cfg := rabbit.Config{
+		AMQPURL: fmt.Sprintf("amqp://%s:%s@%s/,amqp://%s:%s@%s/", f.r.AMQPUser, f.r.AMQPPassword, p.Addr(), f.r.AMQPUser, f.r.AMQPPassword, direct.AMQP.Host),
+		APIURL:  f.r.APIURL.String(), Vhost: f.r.Vhost,
+	}
+	cfg.APIURL = strings.Replace(cfg.APIURL, "://", "://"+f.r.APIUser+":"+f.r.APIPassword+"@", 1)
+	r, err := cfg.Resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Address() != p.Addr() || len(r.Addresses) != 2 {
+		t.Fatalf("addresses %v, want the proxy first", r.Addresses)
+	}
+	l, err := rabbit.NewLive(r, "test failover")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	killed := false
+	var maxDone int
+	rep, err := l.Move(context.Background(), broker.MoveRequest{From: src, To: broker.Target{Kind: broker.TargetQueue, Name: dst}},
+		func(pr broker.MoveProgress) {
+			if !killed && pr.Moved > 500 {
+				killed = true
+				p.StopListening()
+				p.Close() // the node is gone: FIN on every connection
+			}
+			if killed && pr.Done < maxDone {
+				t.Errorf("progress went back from %d to %d done across the reconnection", maxDone, pr.Done)
+			}
+			maxDone = max(maxDone, pr.Done)
+		})
+	if !killed {
+		t.Fatalf("the move ended before the node could go: %+v %v", rep, err)
+	}
+	if err != nil {
+		t.Fatalf("move: %v (notes %q)", err, rep.Notes)
+	}
+	want := "the move went on through " + direct.AMQP.Host
+	if !strings.Contains(strings.Join(rep.Notes, "\n"), want) {
+		t.Errorf("notes %q, want %q", rep.Notes, want)
+	}
+	f.waitStable(src)
+	inDst := idsOf(f.drain(dst, time.Second))
+	left := idsOf(f.drain(src, time.Second))
+	missing, dups := 0, 0
+	for i := range n {
+		id := fmt.Sprintf("f-%d", i)
+		switch c := inDst[id]; {
+		case c == 0 && left[id] == 0:
+			missing++
+		case c == 0:
+			t.Errorf("%s left in the source", id)
+		default:
+			dups += c - 1 + left[id]
+		}
+	}
+	t.Logf("moved %d, %d duplicates, at most %d reported", rep.Moved, dups, rep.DuplicatesAtMost)
+	if missing > 0 {
+		t.Fatalf("%d messages lost", missing)
+	}
+	if dups > rep.DuplicatesAtMost {
+		t.Errorf("%d duplicates, the report says at most %d", dups, rep.DuplicatesAtMost)
+	}
+}
