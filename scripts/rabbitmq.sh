@@ -488,7 +488,7 @@ down_cluster() {
     if [ -f "$MARK" ]; then
       (stop_node && rm -f "$MARK") &
       pids+=($!)
-    else
+    elif node_registered; then
       say "not stopping $NODE: this script did not start it"
     fi
   done
