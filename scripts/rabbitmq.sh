@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# rabbitmq.sh up|down|status [--version 3.10|4.0|4.3] [--no-stats | --tls [CERTDIR] | --own]
-# rabbitmq.sh ctl --version 4.3 [--no-stats | --tls | --own] -- RABBITMQCTL-ARGS…
+# rabbitmq.sh up|down|status [--version 3.10|4.0|4.3] [--no-stats | --tls [CERTDIR] | --own | --cluster]
+# rabbitmq.sh ctl --version 4.3 [--no-stats | --tls | --own | --cluster N] -- RABBITMQCTL-ARGS…
 # — a RabbitMQ with the plugins ladder's tests need, guest/guest, on loopback:
 #
 #   version          where                              AMQP  management  prometheus
@@ -12,6 +12,10 @@
 #                    (amqps and https only)
 #   4.3 --own        a fourth node in the 4.3 chroot     5677  15677       15697
 #                    (for tests that stop it or raise its alarms)
+#   4.3 --cluster    three more nodes in the 4.3 chroot, 5681  15681       15781
+#                    one cluster: rabbit43c1@localhost,  5682  15682       15782
+#                    rabbit43c2@…, rabbit43c3@…          5683  15683       15783
+#                    (distribution 25681–25683, one epmd on 4381)
 #
 # --no-stats starts a node with management stats switched off
 # (management.disable_stats, management_agent.disable_metrics_collector):
@@ -28,6 +32,15 @@
 # on): the fault tests (brokertest.OwnNode) stop and start it, and set its
 # memory high watermark through `ctl`, which runs rabbitmqctl against the
 # chosen node as the chroot sees it (`ctl --own -- set_vm_memory_high_watermark 0.4`).
+#
+# --cluster (implies --version 4.3) is three nodes joined in one cluster,
+# for tests of what a cluster changes (brokertest.RequireCluster: a quorum
+# queue's leader moving when its node stops). `up --cluster` starts those
+# not running (a node whose VM runs with its app stopped gets start_app),
+# joins to rabbit43c1 those not in its cluster, and waits until the three
+# run as members and each management API answers; `down --cluster` stops
+# those this script started; `ctl --cluster N` (N = 1, 2 or 3) runs
+# rabbitmqctl against node N (`ctl --cluster 2 -- stop_app`).
 #
 # Idempotent: a broker that already answers is reused (its plugins enabled,
 # online when its management API does not answer). 3.10 is installed if
@@ -50,6 +63,9 @@ VERSION=3.10
 NOSTATS=
 TLS=
 OWN=
+CLUSTER=
+CLUSTER_N=
+VERSION_SET=
 CTL_ARGS=()
 CERTDIR=
 while [ $# -gt 0 ]; do
@@ -62,12 +78,22 @@ while [ $# -gt 0 ]; do
       ;;
     --tls=*) TLS=1; CERTDIR=${1#--tls=}; shift ;;
     --own) OWN=1; shift ;;
+    --cluster)
+      CLUSTER=1
+      shift
+      if [ $# -gt 0 ] && [ "${1#--}" = "$1" ]; then CLUSTER_N=$1; shift; fi
+      ;;
+    --cluster=*) CLUSTER=1; CLUSTER_N=${1#--cluster=}; shift ;;
     --) shift; CTL_ARGS=("$@"); break ;;
-    --version) VERSION=${2:-}; shift 2 || die "--version needs 3.10, 4.0 or 4.3" ;;
-    --version=*) VERSION=${1#--version=}; shift ;;
-    *) die "unknown argument $1 (usage: $0 up|down|status|ctl [--version 3.10|4.0|4.3] [--no-stats | --tls [CERTDIR] | --own] [-- RABBITMQCTL-ARGS…])" ;;
+    --version) VERSION=${2:-}; VERSION_SET=1; shift 2 || die "--version needs 3.10, 4.0 or 4.3" ;;
+    --version=*) VERSION=${1#--version=}; VERSION_SET=1; shift ;;
+    *) die "unknown argument $1 (usage: $0 up|down|status|ctl [--version 3.10|4.0|4.3] [--no-stats | --tls [CERTDIR] | --own | --cluster [N]] [-- RABBITMQCTL-ARGS…])" ;;
   esac
 done
+if [ -n "$CLUSTER" ]; then
+  [ -z "$VERSION_SET" ] || [ "$VERSION" = 4.3 ] || die "--cluster: only with --version 4.3"
+  VERSION=4.3
+fi
 
 case "$VERSION" in
   3.10) AMQP_PORT=${LADDER_RABBITMQ_AMQP_PORT:-5672}; API_PORT=${LADDER_RABBITMQ_API_PORT:-15672} ;;
@@ -106,6 +132,31 @@ if [ -n "$OWN" ]; then
   AMQP_PORT=5677; API_PORT=15677; PROM_PORT=15697; NODE=rabbit43own@localhost; DIST_PORT=25677; EPMD_PORT=4377
   MARK="$STATE_DIR/rabbitmq-$VERSION-own.started-by-ladder"
   CONF=/etc/rabbitmq/rabbitmq-own.conf
+fi
+# The cluster's nodes, 1 to 3: cluster_node N makes node N the one the
+# functions below (node_run, up_chroot, wait_for, stop_node…) act on. They
+# share one epmd (so each finds the others' distribution ports), the
+# chroot's Erlang cookie and its enabled_plugins; data and logs are per node
+# name (/var/lib/rabbitmq/mnesia/NODE, /var/log/rabbitmq/NODE.log).
+CLUSTER_SIZE=3
+CLUSTER_SEED=rabbit43c1@localhost
+cluster_node() {
+  NODE=rabbit43c$1@localhost
+  AMQP_PORT=$((5680 + $1)); API_PORT=$((15680 + $1)); PROM_PORT=$((15780 + $1)); DIST_PORT=$((25680 + $1)); EPMD_PORT=4381
+  MARK="$STATE_DIR/rabbitmq-4.3-c$1.started-by-ladder"
+  CONF=/etc/rabbitmq/rabbitmq-c$1.conf
+}
+if [ -n "$CLUSTER" ]; then
+  [ -z "$NOSTATS$TLS$OWN" ] || die "--cluster with --no-stats, --tls or --own: one kind of node at a time"
+  if [ "$cmd" = ctl ]; then
+    case "$CLUSTER_N" in
+      1 | 2 | 3) cluster_node "$CLUSTER_N" ;;
+      *) die "ctl --cluster needs the node: 1, 2 or 3 (got '$CLUSTER_N')" ;;
+    esac
+  else
+    [ -z "$CLUSTER_N" ] || die "$cmd --cluster takes no node number (only ctl does)"
+    cluster_node 1
+  fi
 fi
 
 port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
@@ -303,6 +354,9 @@ management.tcp.port = $API_PORT
 prometheus.tcp.port = $PROM_PORT
 EOF
   fi
+  if [ -n "$CLUSTER" ]; then
+    echo 'prometheus.tcp.ip = 127.0.0.1' >>"$ROOT$CONF"
+  fi
   if [ -n "$OWN" ]; then
     # What the fault tests restore after lowering it (ctl -- set_vm_memory_high_watermark).
     echo 'vm_memory_high_watermark.relative = 0.4' >>"$ROOT$CONF"
@@ -317,7 +371,7 @@ EOF
     "$VERSION".*) ;;
     *) say "warning: Debian $SUITE now ships rabbitmq-server $pkg, not $VERSION: tests run on what it ships" ;;
   esac
-  say "starting RabbitMQ $VERSION ($pkg)"
+  say "starting RabbitMQ $VERSION ($pkg)${CLUSTER:+ as $NODE}"
   node_run rabbitmq-server -detached >/dev/null 2>&1 || say "rabbitmq-server -detached returned an error; waiting to see whether the node came up"
 }
 
@@ -325,8 +379,10 @@ EOF
 # would make removing the state dir remove the host's device nodes).
 unmount_chroot() {
   local m i p
-  # Four 4.3 nodes (with and without stats, TLS, own) share one chroot.
-  for p in 5673 5675 5676 5677; do
+  # Seven 4.3 nodes (with and without stats, TLS, own, the cluster's
+  # three) share one chroot. The cluster's are seen by their distribution
+  # ports, open while the VM runs even with its app stopped (stop_app).
+  for p in 5673 5675 5676 5677 25681 25682 25683; do
     [ "$VERSION" = 4.3 ] && [ "$p" != "$AMQP_PORT" ] && port_open "$p" && return 0
   done
   for m in "$ROOT/dev" "$ROOT/proc"; do
@@ -340,7 +396,122 @@ unmount_chroot() {
   done
 }
 
+# node_registered: node $NODE's Erlang VM runs (registered with its epmd),
+# whether or not its RabbitMQ app does.
+node_registered() {
+  node_run epmd -port "$EPMD_PORT" -names 2>/dev/null | grep -q "^name ${NODE%@*} "
+}
+
+# node_ctl runs rabbitmqctl against $NODE, bounded, saying what failed.
+node_ctl() {
+  local out
+  out=$(node_run timeout "$WAIT_SECONDS" rabbitmqctl -n "$NODE" "$@" 2>&1) ||
+    die "rabbitmqctl -n $NODE $* failed: $out (see $ROOT/var/log/rabbitmq/$NODE.log)"
+}
+
+# cluster_nodes_json is GET /api/nodes (name, running) on node $1's API.
+cluster_nodes_json() {
+  curl -fsS -m 5 -u guest:guest "http://127.0.0.1:$((15680 + $1))/api/nodes?columns=name,running" 2>/dev/null
+}
+
+# cluster_lists: node $1's /api/nodes names node $2 (as running when $3 is
+# "running").
+cluster_lists() {
+  local rec
+  rec=$(cluster_nodes_json "$1" | tr '}' '\n' | grep "\"rabbit43c$2@localhost\"") || return 1
+  [ "${3:-}" != running ] || grep -q '"running":true' <<<"$rec"
+}
+
+# cluster_all_running: node $1's API lists every node as running.
+cluster_all_running() {
+  local j
+  for j in $(seq "$CLUSTER_SIZE"); do
+    cluster_lists "$1" "$j" running || return 1
+  done
+}
+
+up_cluster() {
+  local i pids=() rc=0 deadline seen mine
+  # Start all before waiting for any: a node of a cluster that was stopped
+  # whole may wait at boot for a majority of its peers (Khepri).
+  # up_chroot (bootstrap, mounts, config, rabbitmq-server -detached) runs
+  # one node at a time and does not wait; start_app waits, so in the
+  # background.
+  for i in $(seq "$CLUSTER_SIZE"); do
+    cluster_node "$i"
+    port_open "$AMQP_PORT" && continue
+    if node_registered; then
+      say "$NODE runs with its app stopped: start_app"
+      node_ctl start_app &
+      pids+=($!)
+    else
+      up_chroot
+    fi
+  done
+  for i in "${pids[@]}"; do wait "$i" || rc=1; done
+  [ $rc = 0 ] || die "start_app failed (see above and $ROOT/var/log/rabbitmq/)"
+  for i in $(seq "$CLUSTER_SIZE"); do
+    cluster_node "$i"
+    wait_for
+  done
+  # Join to the seed (node 1) each node that neither lists the other: a
+  # fresh node (a node that was a member rejoins by itself when it starts).
+  # join_cluster resets the node, so only on two clear answers.
+  seen=$(cluster_nodes_json 1) || die "$CLUSTER_SEED: GET /api/nodes failed, cannot tell its members (see $ROOT/var/log/rabbitmq/)"
+  for i in $(seq 2 "$CLUSTER_SIZE"); do
+    grep -q "\"rabbit43c$i@localhost\"" <<<"$seen" && continue
+    mine=$(cluster_nodes_json "$i") || die "rabbit43c$i@localhost: GET /api/nodes failed, cannot tell its cluster (see $ROOT/var/log/rabbitmq/)"
+    grep -q "\"$CLUSTER_SEED\"" <<<"$mine" && continue
+    cluster_node "$i"
+    say "joining $NODE to $CLUSTER_SEED"
+    node_ctl stop_app
+    node_ctl join_cluster "$CLUSTER_SEED"
+    node_ctl start_app
+  done
+  deadline=$((SECONDS + WAIT_SECONDS))
+  for i in $(seq "$CLUSTER_SIZE"); do
+    cluster_node "$i"
+    # Every node's API answers and lists all as running members.
+    until api_ok && cluster_all_running "$i"; do
+      [ $SECONDS -lt $deadline ] || die "$NODE does not list all ${CLUSTER_SIZE} nodes as running within ${WAIT_SECONDS}s: $(cluster_nodes_json "$i") (see $ROOT/var/log/rabbitmq/ and rabbitmq.sh ctl --cluster $i -- cluster_status; nodes whose data disagree on the cluster: down --cluster, remove $ROOT/var/lib/rabbitmq/mnesia/rabbit43c*, up --cluster)"
+      sleep 1
+    done
+  done
+  say "up: RabbitMQ 4.3 cluster of ${CLUSTER_SIZE} nodes (rabbit43c1..c${CLUSTER_SIZE}@localhost) on amqp://127.0.0.1:5681-$((5680 + CLUSTER_SIZE)), http://127.0.0.1:15681-$((15680 + CLUSTER_SIZE))"
+}
+
+down_cluster() {
+  local i pids=() rc=0
+  # At once: each stop waits on its own node (stop_node's bounded wait).
+  for i in $(seq "$CLUSTER_SIZE"); do
+    cluster_node "$i"
+    if [ -f "$MARK" ]; then
+      (stop_node && rm -f "$MARK") &
+      pids+=($!)
+    elif node_registered; then
+      say "not stopping $NODE: this script did not start it"
+    fi
+  done
+  for i in "${pids[@]}"; do wait "$i" || rc=1; done
+  [ -d "$ROOT" ] && unmount_chroot
+  [ $rc = 0 ] || die "stopping the cluster's nodes failed (see above)"
+  [ ${#pids[@]} = 0 ] || say "stopped ${#pids[@]} node(s) of the RabbitMQ 4.3 cluster"
+}
+
+status_cluster() {
+  local i
+  for i in $(seq "$CLUSTER_SIZE"); do
+    cluster_node "$i"
+    status
+  done
+  say "cluster as node 1 sees it: $(cluster_nodes_json 1 || echo 'no answer')"
+}
+
 up() {
+  if [ -n "$CLUSTER" ]; then
+    up_cluster
+    return
+  fi
   if [ "$VERSION" = 3.10 ]; then up_system; else up_chroot; fi
   wait_for
   if [ -n "$TLS" ]; then
@@ -351,6 +522,10 @@ up() {
 }
 
 down() {
+  if [ -n "$CLUSTER" ]; then
+    down_cluster
+    return
+  fi
   if [ ! -f "$MARK" ]; then
     say "not stopping RabbitMQ $VERSION: this script did not start it"
     [ "$VERSION" != 3.10 ] && [ -d "$ROOT" ] && unmount_chroot
@@ -367,8 +542,9 @@ down() {
 }
 
 status() {
-  port_open "$AMQP_PORT" && say "$VERSION: AMQP answers on $AMQP_PORT" || say "$VERSION: AMQP does not answer on $AMQP_PORT"
-  api_ok && say "$VERSION: management API answers on $API_PORT" || say "$VERSION: management API does not answer on $API_PORT"
+  local v=$VERSION${CLUSTER:+ $NODE}
+  port_open "$AMQP_PORT" && say "$v: AMQP answers on $AMQP_PORT" || say "$v: AMQP does not answer on $AMQP_PORT"
+  api_ok && say "$v: management API answers on $API_PORT" || say "$v: management API does not answer on $API_PORT"
 }
 
 # ctl runs rabbitmqctl against the node, bounded.
@@ -391,7 +567,7 @@ lock() {
 case "$cmd" in
   up) lock; up ;;
   down) lock; down ;;
-  status) status ;;
+  status) if [ -n "$CLUSTER" ]; then status_cluster; else status; fi ;;
   ctl) ctl ;;
-  *) echo "usage: $0 up|down|status|ctl [--version 3.10|4.0|4.3] [--no-stats | --tls [CERTDIR] | --own] [-- RABBITMQCTL-ARGS…]" >&2; exit 2 ;;
+  *) echo "usage: $0 up|down|status|ctl [--version 3.10|4.0|4.3] [--no-stats | --tls [CERTDIR] | --own | --cluster [N]] [-- RABBITMQCTL-ARGS…]" >&2; exit 2 ;;
 esac
