@@ -14,6 +14,9 @@
 #     queues as a process vs curl GET /api/queues/{vhost}; the TUI refreshing
 #     every 2 s for 60 s vs curl polling GET /api/queues/{vhost} as often,
 #     by the broker's CPU time;
+#   - `ladder topology --all-vhosts` of 50 vhosts holding 2,000 queues (time
+#     and its HTTP requests, counted through benchfix's proxy) vs curl GET
+#     /api/queues/{vhost} of each vhost in turn and one GET /api/queues;
 #   - the Go benchmarks of the engine and the UI's frames (once).
 # Needs the brokers (make bench starts them), curl, jq, tmux and GNU time
 # (each installed with apt-get when missing and run as root; without GNU
@@ -22,6 +25,10 @@
 # messages, the 60 s refresh) run once per version whatever it says.
 # BENCH_QUICK=1 skips the heavy rows (a quick check of the script);
 # BENCH_WINDOW (seconds, default 60) is the refresh rows' window.
+# BENCH_ONLY="NAME…" (spaces or commas) runs only those rows: move, move100k,
+# redrive, peek1k (with the in-process snapshot), peek10k (with the TUI
+# browse), topology, refresh, allvhosts, go; the tables then go to stdout
+# (BENCH.md keeps its other rows) unless BENCH_OUT names a file.
 # Everything it creates is deleted when it ends, even on failure or Ctrl+C
 # (then with what killed Go benchmarks left: ladder-test.Benchmark… names).
 set -euo pipefail
@@ -31,6 +38,18 @@ versions=${BENCH_VERSIONS:-"3.10 4.3"}
 # Written in $work, put in place at the end: a failed run leaves it as it was.
 out=${BENCH_OUT:-BENCH.md}
 quick=${BENCH_QUICK:-0}
+only=$(echo "${BENCH_ONLY:-}" | tr ',' ' ' | xargs)
+for o in $only; do
+  case "$o" in
+    move | move100k | redrive | peek1k | peek10k | topology | refresh | allvhosts | go) ;;
+    *) echo "bench.sh: BENCH_ONLY: no rows named $o" >&2; exit 2 ;;
+  esac
+done
+[ -z "$only" ] || out=${BENCH_OUT:--}
+# only NAME: whether NAME's rows are to be taken.
+only() { [ -z "$only" ] || [[ " $only " == *" $1 "* ]]; }
+# row NAME LINE: LINE when NAME's rows were taken.
+row() { if only "$1"; then echo "$2"; fi; }
 # The refresh rows: the TUI's --refresh, and how long each side is measured.
 refresh=2
 window=${BENCH_WINDOW:-60}
@@ -38,15 +57,17 @@ work=$(mktemp -d)
 md="$work/BENCH.md"
 # The hand-written analysis at the end of BENCH.md is kept.
 notes="$work/notes.md"
-if [ -f "$out" ]; then sed -n '/^## Where the time goes in a move/,$p' "$out" >"$notes"; else : >"$notes"; fi
+if [ "$out" != - ] && [ -f "$out" ]; then sed -n '/^## Where the time goes in a move/,$p' "$out" >"$notes"; else : >"$notes"; fi
 # Every vhost this run creates starts with this; the sweep deletes them.
 prefix="ladder-bench.$$."
 tmuxes=()
+proxypid=
 
 cleanup() {
   local rc=$?
   set +e
   for s in "${tmuxes[@]}"; do tmux kill-session -t "$s" 2>/dev/null; done
+  [ -z "$proxypid" ] || { kill "$proxypid" 2>/dev/null; wait "$proxypid" 2>/dev/null; }
   if [ -x "$work/benchfix" ]; then
     # After a failure or Ctrl+C also what a killed Go benchmark left (its
     # t.Cleanup did not run); not after a finished run: others' benchmarks
@@ -170,13 +191,27 @@ tui() {
 beampid() { ss -ltnpH "sport = :$1" | sed -n 's/.*pid=\([0-9]*\).*/\1/p' | head -1; }
 ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 hz=$(getconf CLK_TCK)
+# settle: let the broker settle (a deleted queue's messages, the stats of
+# new queues): up to 2 min, until it uses under a tenth of a core over 5 s;
+# prints yes or no.
+settle() {
+  local t0
+  for _ in $(seq 24); do
+    t0=$(ticks "$beam")
+    sleep 5
+    if [ $(($(ticks "$beam") - t0)) -lt $((hz / 2)) ]; then echo yes; return; fi
+  done
+  echo no
+}
 
 {
   echo "# ladder benchmarks"
   echo
   echo "- date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
   echo "- machine: $(nproc) cores, $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null || echo '?'), $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo 2>/dev/null)"
-  if [ "$quick" = 1 ]; then
+  if [ -n "$only" ]; then
+    echo "- command: BENCHCOUNT=$count BENCH_ONLY=\"$only\" scripts/bench.sh: medians of $count runs; only these rows"
+  elif [ "$quick" = 1 ]; then
     echo "- command: BENCHCOUNT=$count BENCH_QUICK=1 scripts/bench.sh: medians of $count runs; the heavy rows skipped"
   else
     echo "- command: BENCHCOUNT=$count scripts/bench.sh (make bench); medians of $count runs, rows marked (1 run) once per version"
@@ -215,6 +250,15 @@ be idle: others' traffic shows in every figure, most in the broker CPU rows):
   window with no client is shown as the idle cost, which both sides include. First the
   broker is left to settle (up to 2 min, until it uses under a tenth of a core over 5 s;
   `refresh-settled` in the log says whether it did).
+- **topology, all vhosts**: 50 vhosts of 8 ladders each (2,000 queues in all, their
+  bindings); the binary's `ladder topology --all-vhosts -o json >/dev/null`, wall time, and
+  the HTTP requests it makes, counted in a first (checked, not timed) run through a proxy
+  to the management API (`benchfix proxy`, which logs each request it passes on) vs what
+  one does without ladder: `curl GET /api/queues/{vhost}` for each of the 50 vhosts in turn
+  (a shell loop, one curl each: 50 requests), and one `curl GET /api/queues` (every vhost at
+  once), wall time. First the broker is left to settle as for the TUI refresh
+  (`allvhosts-settled`). Both ladder and that GET read every vhost the user sees: other
+  vhosts on the broker count in both (the log's `allvhosts-listed` says how many queues).
 EOF
   echo
 } >"$md"
@@ -231,84 +275,88 @@ for v in $versions; do
   : >"$log"
   vbench="$work/ladder --amqp-url $LADDER_TEST_AMQP_URL --api-url $LADDER_TEST_API_URL --prometheus-url $LADDER_TEST_PROMETHEUS_URL"
 
-  echo "== RabbitMQ $ver: move 20,000 (ladder, shovel, one at a time)" >&2
-  for _ in $(seq "$count"); do
-    go test -run '^$' -bench '^Benchmark(Move20k|Shovel20k|OneByOne20k)$' -benchtime 1x -count 1 ./broker/rabbit/ | grep -E '^Benchmark' | tee -a "$log" >&2
-  done
-  if [ "$quick" != 1 ]; then
+  if only move; then
+    echo "== RabbitMQ $ver: move 20,000 (ladder, shovel, one at a time)" >&2
+    for _ in $(seq "$count"); do
+      go test -run '^$' -bench '^Benchmark(Move20k|Shovel20k|OneByOne20k)$' -benchtime 1x -count 1 ./broker/rabbit/ | grep -E '^Benchmark' | tee -a "$log" >&2
+    done
+  fi
+  if [ "$quick" != 1 ] && only move100k; then
     echo "== RabbitMQ $ver: move 100,000 (ladder, shovel, one at a time), once" >&2
     go test -run '^$' -bench '^Benchmark(Move100k|Shovel100k|OneByOne100k)$' -benchtime 1x -count 1 -timeout 30m ./broker/rabbit/ | grep -E '^Benchmark' | tee -a "$log" >&2
   fi
-  echo "== RabbitMQ $ver: redrive 20,000 to their origins (ladder, one at a time)" >&2
-  for _ in $(seq "$count"); do
-    go test -run '^$' -bench '^Benchmark(RedriveOrigin20k|RedriveOneByOne20k)$' -benchtime 1x -count 1 -timeout 20m ./broker/rabbit/ | grep -E '^Benchmark' | tee -a "$log" >&2
-  done
-  echo "== RabbitMQ $ver: peek 1,000, snapshot" >&2
-  go test -run '^$' -bench '^Benchmark(Peek1000|ManagementGet1000)$' -benchtime 5x -count "$count" ./broker/rabbit/ | grep -E '^Benchmark' | tee -a "$log" >&2
-  go test -run '^$' -bench '^BenchmarkSnapshot2000$' -benchtime 5x -count 1 ./broker/rabbit/ | grep -E '^Benchmark' | tee -a "$log" >&2
-
-  echo "== RabbitMQ $ver: peek 10,000 (ladder binary, management get), TUI browse" >&2
-  pv="${prefix}peek"
-  "$work/benchfix" queue "$pv" peek 10000
-  getbody='{"count":10000,"ackmode":"ack_requeue_true","encoding":"auto"}'
-  geturl="$LADDER_TEST_API_URL/api/queues/$(jq -rn --arg v "$pv" '$v|@uri')/peek/get"
-  # A first run of each, checked, not counted.
-  n=$($vbench --vhost "$pv" peek peek -n 10000 -o json | jq '.messages | length')
-  [ "$n" = 10000 ] || { echo "bench.sh: ladder peek saw $n messages, want 10000" >&2; exit 1; }
-  "$work/benchfix" ready "$pv" peek 10000
-  n=$(curl -fsS -u guest:guest -H 'content-type: application/json' -d "$getbody" "$geturl" | jq length)
-  [ "$n" = 10000 ] || { echo "bench.sh: management get returned $n messages, want 10000" >&2; exit 1; }
-  # Each side starts on the whole queue: what a peek or a get took comes
-  # back a moment after it answered.
-  for _ in $(seq "$count"); do
-    "$work/benchfix" ready "$pv" peek 10000
-    timed "$log" peek10k-ladder $vbench --vhost "$pv" peek peek -n 10000 -o json
-    "$work/benchfix" ready "$pv" peek 10000
-    curled "$log" peek10k-get -H 'content-type: application/json' -d "$getbody" "$geturl"
-  done
-  "$work/benchfix" ready "$pv" peek 10000
-  s="ladder-bench-$$-browse"
-  tmuxes+=("$s")
-  pid=$(tui "$s" "$pv" --peek-limit 10000)
-  screen "$s" "OTHER QUEUES (1)"
-  tmux send-keys -t "$s" Enter
-  screen "$s" "peeked 10000 of" 60
-  tmux send-keys -t "$s" G
-  screen "$s" "peek-09999"
-  tmux send-keys -t "$s" Enter
-  screen "$s" "message #9999"
-  tmux send-keys -t "$s" Escape
-  screen "$s" "10000/10000"
-  echo "proc tui-browse10k $(awk '/^VmHWM/ { print $2 }' "/proc/$pid/status") KiB" | tee -a "$log" >&2
-  tmux send-keys -t "$s" q
-  sleep 1
-  tmux kill-session -t "$s" 2>/dev/null || true
-  "$work/benchfix" sweep "$pv"
-
-  echo "== RabbitMQ $ver: topology of 2,000 queues (ladder binary, GET /api/queues)" >&2
-  sv="${prefix}snapshot"
-  "$work/benchfix" ladders "$sv" 400
-  qurl="$LADDER_TEST_API_URL/api/queues/$(jq -rn --arg v "$sv" '$v|@uri')"
-  n=$($vbench --vhost "$sv" topology -o json | jq '.ladders | length')
-  [ "$n" = 400 ] || { echo "bench.sh: ladder topology found $n ladders, want 400" >&2; exit 1; }
-  n=$(curl -fsS -u guest:guest "$qurl" | jq length)
-  [ "$n" = 2000 ] || { echo "bench.sh: GET /api/queues listed $n queues, want 2000" >&2; exit 1; }
-  for _ in $(seq "$count"); do
-    timed "$log" topology2000-ladder $vbench --vhost "$sv" topology -o json
-    curled "$log" queues2000-get "$qurl"
-  done
-
-  if [ "$quick" != 1 ]; then
-    echo "== RabbitMQ $ver: ${window} s of refreshes every ${refresh} s (idle, TUI, GET /api/queues), broker CPU" >&2
-    # Let the broker settle first (a deleted queue's messages, the stats of
-    # new queues): up to 2 min, until it uses under a tenth of a core over 5 s.
-    settled=no
-    for _ in $(seq 24); do
-      t0=$(ticks "$beam")
-      sleep 5
-      if [ $(($(ticks "$beam") - t0)) -lt $((hz / 2)) ]; then settled=yes; break; fi
+  if only redrive; then
+    echo "== RabbitMQ $ver: redrive 20,000 to their origins (ladder, one at a time)" >&2
+    for _ in $(seq "$count"); do
+      go test -run '^$' -bench '^Benchmark(RedriveOrigin20k|RedriveOneByOne20k)$' -benchtime 1x -count 1 -timeout 20m ./broker/rabbit/ | grep -E '^Benchmark' | tee -a "$log" >&2
     done
-    echo "proc refresh-settled $settled" | tee -a "$log" >&2
+  fi
+  if only peek1k; then
+    echo "== RabbitMQ $ver: peek 1,000, snapshot" >&2
+    go test -run '^$' -bench '^Benchmark(Peek1000|ManagementGet1000)$' -benchtime 5x -count "$count" ./broker/rabbit/ | grep -E '^Benchmark' | tee -a "$log" >&2
+    go test -run '^$' -bench '^BenchmarkSnapshot2000$' -benchtime 5x -count 1 ./broker/rabbit/ | grep -E '^Benchmark' | tee -a "$log" >&2
+  fi
+
+  if only peek10k; then
+    echo "== RabbitMQ $ver: peek 10,000 (ladder binary, management get), TUI browse" >&2
+    pv="${prefix}peek"
+    "$work/benchfix" queue "$pv" peek 10000
+    getbody='{"count":10000,"ackmode":"ack_requeue_true","encoding":"auto"}'
+    geturl="$LADDER_TEST_API_URL/api/queues/$(jq -rn --arg v "$pv" '$v|@uri')/peek/get"
+    # A first run of each, checked, not counted.
+    n=$($vbench --vhost "$pv" peek peek -n 10000 -o json | jq '.messages | length')
+    [ "$n" = 10000 ] || { echo "bench.sh: ladder peek saw $n messages, want 10000" >&2; exit 1; }
+    "$work/benchfix" ready "$pv" peek 10000
+    n=$(curl -fsS -u guest:guest -H 'content-type: application/json' -d "$getbody" "$geturl" | jq length)
+    [ "$n" = 10000 ] || { echo "bench.sh: management get returned $n messages, want 10000" >&2; exit 1; }
+    # Each side starts on the whole queue: what a peek or a get took comes
+    # back a moment after it answered.
+    for _ in $(seq "$count"); do
+      "$work/benchfix" ready "$pv" peek 10000
+      timed "$log" peek10k-ladder $vbench --vhost "$pv" peek peek -n 10000 -o json
+      "$work/benchfix" ready "$pv" peek 10000
+      curled "$log" peek10k-get -H 'content-type: application/json' -d "$getbody" "$geturl"
+    done
+    "$work/benchfix" ready "$pv" peek 10000
+    s="ladder-bench-$$-browse"
+    tmuxes+=("$s")
+    pid=$(tui "$s" "$pv" --peek-limit 10000)
+    screen "$s" "OTHER QUEUES (1)"
+    tmux send-keys -t "$s" Enter
+    screen "$s" "peeked 10000 of" 60
+    tmux send-keys -t "$s" G
+    screen "$s" "peek-09999"
+    tmux send-keys -t "$s" Enter
+    screen "$s" "message #9999"
+    tmux send-keys -t "$s" Escape
+    screen "$s" "10000/10000"
+    echo "proc tui-browse10k $(awk '/^VmHWM/ { print $2 }' "/proc/$pid/status") KiB" | tee -a "$log" >&2
+    tmux send-keys -t "$s" q
+    sleep 1
+    tmux kill-session -t "$s" 2>/dev/null || true
+    "$work/benchfix" sweep "$pv"
+  fi
+
+  sv="${prefix}snapshot"
+  if only topology || only refresh; then
+    echo "== RabbitMQ $ver: topology of 2,000 queues (ladder binary, GET /api/queues)" >&2
+    "$work/benchfix" ladders "$sv" 400
+    qurl="$LADDER_TEST_API_URL/api/queues/$(jq -rn --arg v "$sv" '$v|@uri')"
+    n=$($vbench --vhost "$sv" topology -o json | jq '.ladders | length')
+    [ "$n" = 400 ] || { echo "bench.sh: ladder topology found $n ladders, want 400" >&2; exit 1; }
+    n=$(curl -fsS -u guest:guest "$qurl" | jq length)
+    [ "$n" = 2000 ] || { echo "bench.sh: GET /api/queues listed $n queues, want 2000" >&2; exit 1; }
+    if only topology; then
+      for _ in $(seq "$count"); do
+        timed "$log" topology2000-ladder $vbench --vhost "$sv" topology -o json
+        curled "$log" queues2000-get "$qurl"
+      done
+    fi
+  fi
+
+  if [ "$quick" != 1 ] && only refresh; then
+    echo "== RabbitMQ $ver: ${window} s of refreshes every ${refresh} s (idle, TUI, GET /api/queues), broker CPU" >&2
+    echo "proc refresh-settled $(settle)" | tee -a "$log" >&2
     t0=$(ticks "$beam")
     sleep "$window"
     echo "proc refresh-idle $(($(ticks "$beam") - t0)) ticks" | tee -a "$log" >&2
@@ -333,7 +381,44 @@ for v in $versions; do
     done
     echo "proc refresh-get $(($(ticks "$beam") - t0)) ticks $reqs requests" | tee -a "$log" >&2
   fi
-  "$work/benchfix" sweep "$sv"
+  if only topology || only refresh; then "$work/benchfix" sweep "$sv"; fi
+
+  if only allvhosts; then
+    echo "== RabbitMQ $ver: topology --all-vhosts of 50 vhosts, 2,000 queues (ladder binary, GET /api/queues/{vhost} each, GET /api/queues)" >&2
+    av="${prefix}all."
+    "$work/benchfix" vhosts "$av" 50 8
+    # 50 new vhosts keep the broker busy for a while (their queues' first stats).
+    echo "proc allvhosts-settled $(settle)" | tee -a "$log" >&2
+    # A first run through the counting proxy: checked, its requests logged, not timed.
+    rm -f "$work/proxy.url" "$work/proxy.log"
+    "$work/benchfix" proxy "$work/proxy.url" "$work/proxy.log" &
+    proxypid=$!
+    for _ in $(seq 100); do [ -s "$work/proxy.url" ] && break; sleep 0.1; done
+    [ -s "$work/proxy.url" ] || { echo "bench.sh: benchfix proxy did not start" >&2; exit 1; }
+    "$work/ladder" --amqp-url "$LADDER_TEST_AMQP_URL" --api-url "$(cat "$work/proxy.url")" --prometheus-url "$LADDER_TEST_PROMETHEUS_URL" \
+      topology --all-vhosts -o json >"$work/allvhosts.json"
+    kill "$proxypid"
+    wait "$proxypid"
+    proxypid=
+    n=$(jq --arg p "$av" '[.vhosts[] | select((.vhost | startswith($p)) and .ladders == 8 and .queues == 40)] | length' "$work/allvhosts.json")
+    [ "$n" = 50 ] || { echo "bench.sh: ladder topology --all-vhosts showed $n of the 50 vhosts with 8 ladders and 40 queues" >&2; exit 1; }
+    echo "proc allvhosts-ladder-requests $(wc -l <"$work/proxy.log") requests: $(awk '{ sub(/[?].*/, "", $2); print $1, $2 }' "$work/proxy.log" | sort | paste -sd, - | sed 's/,/, /g')" | tee -a "$log" >&2
+    avurls=()
+    for i in $(seq -f %02g 0 49); do avurls+=("$LADDER_TEST_API_URL/api/queues/$(jq -rn --arg v "$av$i" '$v|@uri')"); done
+    n=0
+    for u in "${avurls[@]}"; do n=$((n + $(curl -fsS -u guest:guest "$u" | jq length))); done
+    [ "$n" = 2000 ] || { echo "bench.sh: GET /api/queues/{vhost} of the 50 vhosts listed $n queues, want 2000" >&2; exit 1; }
+    echo "proc allvhosts-listed $(curl -fsS -u guest:guest "$LADDER_TEST_API_URL/api/queues" | jq length) queues in all vhosts" | tee -a "$log" >&2
+    for _ in $(seq "$count"); do
+      timed "$log" allvhosts-ladder "$work/ladder" --amqp-url "$LADDER_TEST_AMQP_URL" --api-url "$LADDER_TEST_API_URL" --prometheus-url "$LADDER_TEST_PROMETHEUS_URL" topology --all-vhosts -o json
+      # As a shell loop does: one curl a vhost, one after another.
+      start=$(now) size=0
+      for u in "${avurls[@]}"; do size=$((size + $(curl -fsS -o /dev/null -w '%{size_download}' -u guest:guest "$u"))); done
+      echo "proc allvhosts-pervhost-get $(($(now) - start)) ns $size B ${#avurls[@]} requests" | tee -a "$log" >&2
+      curled "$log" allvhosts-all-get "$LADDER_TEST_API_URL/api/queues"
+    done
+    "$work/benchfix" sweep "$av"
+  fi
 
   mv=$(metric "$log" BenchmarkMove20k msg/s | median)
   sh=$(metric "$log" BenchmarkShovel20k msg/s | median)
@@ -360,6 +445,13 @@ for v in $versions; do
   topo=$(proc "$log" topology2000-ladder 1 | median)
   topoget=$(proc "$log" queues2000-get 1 | median)
   topogetsize=$(proc "$log" queues2000-get 2 | median)
+  allv=$(proc "$log" allvhosts-ladder 1 | median)
+  allvreqs=$(proc "$log" allvhosts-ladder-requests 1 | median)
+  allvlisted=$(proc "$log" allvhosts-listed 1 | median)
+  allvper=$(proc "$log" allvhosts-pervhost-get 1 | median)
+  allvpersize=$(proc "$log" allvhosts-pervhost-get 2 | median)
+  allvget=$(proc "$log" allvhosts-all-get 1 | median)
+  allvgetsize=$(proc "$log" allvhosts-all-get 2 | median)
   idle=$(proc "$log" refresh-idle 1 | median)
   rtui=$(proc "$log" refresh-tui 1 | median)
   rget=$(proc "$log" refresh-get 1 | median)
@@ -368,26 +460,36 @@ for v in $versions; do
   topor=$(ratio "$topoget" "$topo")
   refr=$(ratio "$rget" "$rtui")
   net=$(awk -v a="$rget" -v b="$rtui" -v i="$idle" 'BEGIN { if (a == "-" || b == "-" || i == "-" || a - i <= 0 || b - i <= 0) print "-"; else printf "%.2f×", (a - i) / (b - i) }')
-  heavy() { if [ "$quick" = 1 ]; then echo "| $1 | skipped (BENCH_QUICK=1) | | | | |"; else echo "$2"; fi; }
+  allvr=$(ratio "$allvper" "$allv")
+  allvgr=$(ratio "$allvget" "$allv")
+  # heavy NAME WHAT LINE: row NAME LINE, or WHAT skipped with BENCH_QUICK=1.
+  heavy() { if ! only "$1"; then :; elif [ "$quick" = 1 ]; then echo "| $2 | skipped (BENCH_QUICK=1) | | | | |"; else echo "$3"; fi; }
+  bmib() { mib "$(awk -v b="$1" 'BEGIN { print (b == "-") ? "-" : b / 1024 }')"; }
   {
     echo "## RabbitMQ $ver"
     echo
     echo "| what | ladder | peer | ladder vs peer | target | |"
     echo "|---|---|---|---|---|---|"
-    echo "| move 20,000 × 1 KiB persistent | $mv msg/s | shovel $sh msg/s | $(better "$(ratio "$mv" "$sh")" faster slower) | | |"
-    echo "| move 20,000 × 1 KiB persistent | $mv msg/s | one at a time $one msg/s | $(better "$(ratio "$mv" "$one")" faster slower) | | |"
-    echo "| CPU per message moved (20,000): broker + client | $(cpu BenchmarkMove20k) | shovel $(cpu BenchmarkShovel20k) | | | |"
-    heavy "move 100,000 × 1 KiB persistent" "| move 100,000 × 1 KiB persistent (1 run) | $mv100 msg/s | shovel $sh100 msg/s | $(better "$(ratio "$mv100" "$sh100")" faster slower) | | |"
-    heavy "move 100,000 × 1 KiB persistent" "| move 100,000 × 1 KiB persistent (1 run) | $mv100 msg/s | one at a time, all 100,000: $one100 msg/s | $(better "$(ratio "$mv100" "$one100")" faster slower) | | |"
-    echo "| redrive 20,000 dead-lettered from 10 mains to their origins | $rd msg/s | one at a time by x-death $rd1 msg/s | $(better "$(ratio "$rd" "$rd1")" faster slower) | | |"
-    echo "| peek 1,000 × 1 KiB (in process) | $(ms "$pk") | management get $(ms "$get") | $(better "$(ratio "$get" "$pk")" faster slower) | | |"
-    echo "| peek 10,000 × 1 KiB (\`ladder peek\` process) | $(ms "$pk10"), peak RSS $(mib "$pk10rss") | management get (curl) $(ms "$get10"), $(mib "$(awk -v b="$get10size" 'BEGIN { print (b == "-") ? "-" : b / 1024 }')") response | $(better "$pk10r" faster slower) | ≥ 3× faster | $(atleast "$pk10r" 3) |"
-    echo "| TUI: browse 10,000 × 1 KiB (open, last row, a message) | peak RSS $(mib "$browse") | | | ≤ 100 MiB | $(atmost "$(awk -v k="$browse" 'BEGIN { print (k == "-") ? "-" : k / 1024 }')" 100) |"
-    echo "| snapshot of 2,000 queues (+ discovery, findings; in process) | $(ms "$snap") | | | | |"
-    echo "| topology of 2,000 queues with bindings (\`ladder topology\` process) | $(ms "$topo") | GET /api/queues (curl) $(ms "$topoget"), $(mib "$(awk -v b="$topogetsize" 'BEGIN { print (b == "-") ? "-" : b / 1024 }')") | $(better "$topor" faster slower) | ≥ 2× faster | $(atleast "$topor" 2) |"
-    heavy "TUI refresh every ${refresh} s for ${window} s: broker CPU" "| TUI refresh every ${refresh} s for ${window} s: broker CPU (1 run) | $(secs "$rtui") | GET /api/queues every ${refresh} s: $(secs "$rget") | $(better "$refr" cheaper costlier) | ≥ 3× cheaper | $(atleast "$refr" 3) |"
+    row move "| move 20,000 × 1 KiB persistent | $mv msg/s | shovel $sh msg/s | $(better "$(ratio "$mv" "$sh")" faster slower) | | |"
+    row move "| move 20,000 × 1 KiB persistent | $mv msg/s | one at a time $one msg/s | $(better "$(ratio "$mv" "$one")" faster slower) | | |"
+    row move "| CPU per message moved (20,000): broker + client | $(cpu BenchmarkMove20k) | shovel $(cpu BenchmarkShovel20k) | | | |"
+    heavy move100k "move 100,000 × 1 KiB persistent" "| move 100,000 × 1 KiB persistent (1 run) | $mv100 msg/s | shovel $sh100 msg/s | $(better "$(ratio "$mv100" "$sh100")" faster slower) | | |"
+    heavy move100k "move 100,000 × 1 KiB persistent" "| move 100,000 × 1 KiB persistent (1 run) | $mv100 msg/s | one at a time, all 100,000: $one100 msg/s | $(better "$(ratio "$mv100" "$one100")" faster slower) | | |"
+    row redrive "| redrive 20,000 dead-lettered from 10 mains to their origins | $rd msg/s | one at a time by x-death $rd1 msg/s | $(better "$(ratio "$rd" "$rd1")" faster slower) | | |"
+    row peek1k "| peek 1,000 × 1 KiB (in process) | $(ms "$pk") | management get $(ms "$get") | $(better "$(ratio "$get" "$pk")" faster slower) | | |"
+    row peek10k "| peek 10,000 × 1 KiB (\`ladder peek\` process) | $(ms "$pk10"), peak RSS $(mib "$pk10rss") | management get (curl) $(ms "$get10"), $(bmib "$get10size") response | $(better "$pk10r" faster slower) | ≥ 3× faster | $(atleast "$pk10r" 3) |"
+    row peek10k "| TUI: browse 10,000 × 1 KiB (open, last row, a message) | peak RSS $(mib "$browse") | | | ≤ 100 MiB | $(atmost "$(awk -v k="$browse" 'BEGIN { print (k == "-") ? "-" : k / 1024 }')" 100) |"
+    row peek1k "| snapshot of 2,000 queues (+ discovery, findings; in process) | $(ms "$snap") | | | | |"
+    row topology "| topology of 2,000 queues with bindings (\`ladder topology\` process) | $(ms "$topo") | GET /api/queues (curl) $(ms "$topoget"), $(bmib "$topogetsize") | $(better "$topor" faster slower) | ≥ 2× faster | $(atleast "$topor" 2) |"
+    heavy refresh "TUI refresh every ${refresh} s for ${window} s: broker CPU" "| TUI refresh every ${refresh} s for ${window} s: broker CPU (1 run) | $(secs "$rtui") | GET /api/queues every ${refresh} s: $(secs "$rget") | $(better "$refr" cheaper costlier) | ≥ 3× cheaper | $(atleast "$refr" 3) |"
+    row allvhosts "| topology of 50 vhosts, 2,000 queues with bindings (\`ladder topology --all-vhosts\` process) | $(ms "$allv"), $allvreqs requests | GET /api/queues/{vhost} of each in turn (curl) $(ms "$allvper"), 50 requests, $(bmib "$allvpersize") | $(better "$allvr" faster slower) | | |"
+    row allvhosts "| topology of 50 vhosts, 2,000 queues with bindings (\`ladder topology --all-vhosts\` process) | $(ms "$allv"), $allvreqs requests | GET /api/queues, all vhosts at once (curl) $(ms "$allvget"), 1 request, $(bmib "$allvgetsize") | $(better "$allvgr" faster slower) | | |"
     echo
-    if [ "$quick" != 1 ]; then
+    if only allvhosts && [ "$allvlisted" != 2000 ]; then
+      echo "The broker held $allvlisted queues in all vhosts while the all-vhosts rows ran: ladder and the one GET /api/queues read the others' too."
+      echo
+    fi
+    if [ "$quick" != 1 ] && only refresh; then
       echo "The broker's CPU over the same ${window} s with no client: $(secs "$idle"); net of it the TUI costs $(secs "$(awk -v a="$rtui" -v i="$idle" 'BEGIN { print a - i }')") and the polling $(secs "$(awk -v a="$rget" -v i="$idle" 'BEGIN { print a - i }')") ($(nb=$(better "$net" cheaper costlier); if [ "$nb" = - ]; then echo "no ratio: the idle window cost as much as a side, others were busy on the broker"; else echo "$nb"; fi))."
       echo
     fi
@@ -398,20 +500,26 @@ for v in $versions; do
   } >>"$md"
 done
 
-echo "== Go benchmarks: engine and UI frames" >&2
-go test -run '^$' -bench . -benchmem -count "$count" ./retry/... ./ui/... | grep -E '^Benchmark' | tee "$work/go.txt" >&2
-{
-  echo "## Go benchmarks (medians)"
-  echo
-  echo "| benchmark | ns/op | target |"
-  echo "|---|---|---|"
-  for b in DecodeXDeath3:"≤ 1 µs" Discover2000:"≤ 20 ms" Findings2000:"" HomeView50/80x24:"≤ 2 ms" HomeView50/160x48:"≤ 2 ms" \
-    BrowserView10k/80x24:"≤ 2 ms" BrowserView10k/160x48:"≤ 2 ms" BrowserLoad10k:""; do
-    name=${b%%:*} target=${b#*:}
-    echo "| $name | $(metric "$work/go.txt" "Benchmark$name" ns/op | median) | $target |"
-  done
-  echo
-} >>"$md"
+if only go; then
+  echo "== Go benchmarks: engine and UI frames" >&2
+  go test -run '^$' -bench . -benchmem -count "$count" ./retry/... ./ui/... | grep -E '^Benchmark' | tee "$work/go.txt" >&2
+  {
+    echo "## Go benchmarks (medians)"
+    echo
+    echo "| benchmark | ns/op | target |"
+    echo "|---|---|---|"
+    for b in DecodeXDeath3:"≤ 1 µs" Discover2000:"≤ 20 ms" Findings2000:"" HomeView50/80x24:"≤ 2 ms" HomeView50/160x48:"≤ 2 ms" \
+      BrowserView10k/80x24:"≤ 2 ms" BrowserView10k/160x48:"≤ 2 ms" BrowserLoad10k:""; do
+      name=${b%%:*} target=${b#*:}
+      echo "| $name | $(metric "$work/go.txt" "Benchmark$name" ns/op | median) | $target |"
+    done
+    echo
+  } >>"$md"
+fi
 cat "$notes" >>"$md"
-cp "$md" "$out"
-echo "bench.sh: wrote $out" >&2
+if [ "$out" = - ]; then
+  cat "$md"
+else
+  cp "$md" "$out"
+  echo "bench.sh: wrote $out" >&2
+fi

@@ -2,10 +2,13 @@
 // the ladder binary, curl and the TUI against:
 //
 //	benchfix ladders VHOST N        a new vhost holding N ladders (5 queues each: main, three TTL tiers, DLQ; with their bindings)
+//	benchfix vhosts PREFIX K N      K new vhosts PREFIX00 … PREFIX(K-1) (two digits at least), N ladders each
 //	benchfix queue VHOST QUEUE N [BYTES]
 //	                                a new vhost holding QUEUE with N persistent messages of BYTES (default 1 KiB; ids peek-00000…)
 //	benchfix dlqs VHOST K N         N persistent 1 KiB messages in each of the first K ladders' DLQs (svc000.dlq …) of a vhost made by ladders
 //	benchfix ready VHOST QUEUE N    wait (up to a minute) until QUEUE's exact ready count (a passive declare) is N
+//	benchfix proxy URLFILE LOGFILE  a proxy to the management API on a free local port, its URL written to URLFILE;
+//	                                each request it passes on appended to LOGFILE ("GET /api/queues?…"); until SIGTERM
 //	benchfix sweep [-benchmarks] PREFIX
 //	                                delete the vhosts named PREFIX…; with -benchmarks also what interrupted Go
 //	                                benchmarks left: vhosts, and in / queues and exchanges, named ladder-test.Benchmark…,
@@ -21,11 +24,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/http/httputil"
 	"net/url"
 	"os"
+	"os/signal"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -46,7 +54,7 @@ func main() {
 }
 
 func run(args []string) error {
-	usage := errors.New("usage: benchfix ladders VHOST N | queue VHOST QUEUE N [BYTES] | dlqs VHOST K N | ready VHOST QUEUE N | sweep [-benchmarks] PREFIX")
+	usage := errors.New("usage: benchfix ladders VHOST N | vhosts PREFIX K N | queue VHOST QUEUE N [BYTES] | dlqs VHOST K N | ready VHOST QUEUE N | proxy URLFILE LOGFILE | sweep [-benchmarks] PREFIX")
 	if len(args) == 0 {
 		return usage
 	}
@@ -61,6 +69,20 @@ func run(args []string) error {
 			return usage
 		}
 		return ladders(r, args[1], n)
+	case args[0] == "vhosts" && len(args) == 4 && args[1] != "":
+		k, err1 := strconv.Atoi(args[2])
+		n, err2 := strconv.Atoi(args[3])
+		if err1 != nil || err2 != nil || k < 1 {
+			return usage
+		}
+		for i := range k {
+			if err := ladders(r, fmt.Sprintf("%s%02d", args[1], i), n); err != nil {
+				return err
+			}
+		}
+		return nil
+	case args[0] == "proxy" && len(args) == 3:
+		return proxy(r, args[1], args[2])
 	case args[0] == "dlqs" && len(args) == 4:
 		k, err1 := strconv.Atoi(args[2])
 		n, err2 := strconv.Atoi(args[3])
@@ -267,6 +289,55 @@ func sweep(r *rabbit.Resolved, prefix string, benchmarks bool) error {
 		fmt.Fprintf(os.Stderr, "benchfix: swept %d objects (vhosts, shovels, queues, exchanges)\n", n)
 	}
 	return errors.Join(errs...)
+}
+
+// proxy passes every request on to the management API and appends its
+// method and path (with the query) to logFile, one line each: how many
+// requests a command makes (scripts/bench.sh points ladder's --api-url at
+// it). The URL to use is written to urlFile once it listens.
+func proxy(r *rabbit.Resolved, urlFile, logFile string) error {
+	log, err := os.OpenFile(logFile, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		return err
+	}
+	defer log.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	target := *r.APIURL
+	target.Path, target.RawPath = "", ""
+	rp := httputil.NewSingleHostReverseProxy(&target)
+	var mu sync.Mutex
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		mu.Lock()
+		fmt.Fprintf(log, "%s %s\n", req.Method, req.URL.RequestURI())
+		mu.Unlock()
+		rp.ServeHTTP(w, req)
+	})}
+	// Written whole, then renamed: whoever waits for the file reads all of it.
+	tmp := urlFile + ".tmp"
+	if err := os.WriteFile(tmp, []byte("http://"+ln.Addr().String()+r.APIURL.Path+"\n"), 0o600); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, urlFile); err != nil {
+		return err
+	}
+	stop := make(chan os.Signal, 1)
+	signal.Notify(stop, syscall.SIGTERM, os.Interrupt)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		<-stop
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Shutdown(ctx) // lets a request under way finish
+	}()
+	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	<-done
+	return nil
 }
 
 // get reads one management API path (after /api/) into out.
