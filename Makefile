@@ -24,6 +24,7 @@ broker-up:
 broker-down:
 	scripts/rabbitmq.sh down --version 4.3 --tls
 	scripts/rabbitmq.sh down --version 4.3 --no-stats
+	scripts/rabbitmq.sh down --cluster
 	scripts/rabbitmq.sh down --version 4.3
 	scripts/rabbitmq.sh down --version 4.0
 	scripts/rabbitmq.sh down

@@ -10,7 +10,10 @@
 # The TLS test (internal/cli, LADDER_TEST_TLS=1) starts and stops its own
 # node in the 4.3 chroot (rabbitmq.sh --tls), once: in the first round. So
 # do the fault tests (LADDER_TEST_OWNBROKER=1: a memory alarm, a restart)
-# with the own node (rabbitmq.sh --own), stopped after that round.
+# with the own node (rabbitmq.sh --own), stopped after that round. The
+# cluster tests (LADDER_TEST_CLUSTER=1: nodes stopped under topology and a
+# move) run in the 4.3 round on three 4.3 nodes (rabbitmq.sh --cluster),
+# started in the background from the beginning and stopped at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
@@ -23,7 +26,16 @@ tls_down() { if (exec 3<>/dev/tcp/127.0.0.1/5676) 2>/dev/null; then scripts/rabb
 # The own node, which the fault tests start and leave running (stopped after
 # the first round, or here when interrupted).
 own_down() { if (exec 3<>/dev/tcp/127.0.0.1/5677) 2>/dev/null; then scripts/rabbitmq.sh down --version 4.3 --own || true; fi; }
-trap 'rm -rf "$work"; tls_down; own_down' EXIT
+# The cluster, started here while the first round runs, stopped at the end.
+cluster_down() { scripts/rabbitmq.sh down --cluster || true; }
+trap 'rm -rf "$work"; tls_down; own_down; cluster_down' EXIT
+cluster_pid=
+case " $VERSIONS " in
+  *" 4.3 "*)
+    scripts/rabbitmq.sh up --cluster >"$work/cluster-up.log" 2>&1 &
+    cluster_pid=$!
+    ;;
+esac
 "$GO" build -o "$work/brokerstate" ./scripts/brokerstate
 bs() { "$work/brokerstate" "$@"; }
 
@@ -55,6 +67,12 @@ for v in $VERSIONS; do
   noise=0
   tls=0
   own=0
+  cluster=0
+  if [ "$v" = 4.3 ] && [ -n "$cluster_pid" ]; then
+    wait "$cluster_pid" || { cat "$work/cluster-up.log"; rc=1; }
+    cluster_pid=
+    cluster=1
+  fi
   if [ $first = 1 ]; then
     pkgs=$PKGS
     noise=${LADDER_TEST_NOISE:-0}
@@ -70,7 +88,7 @@ for v in $VERSIONS; do
   # -parallel 8 and -p 3: the slow live tests wait on the broker, not on a
   # core; three packages at once keep the longest (internal/cli) from
   # waiting for a slot behind the other two.
-  LADDER_REQUIRE_BROKER=1 LADDER_TEST_TLS=$tls LADDER_TEST_OWNBROKER=$own "$GO" test -race -count=1 -p 3 -parallel 8 $pkgs || rc=1
+  LADDER_REQUIRE_BROKER=1 LADDER_TEST_TLS=$tls LADDER_TEST_OWNBROKER=$own LADDER_TEST_CLUSTER=$cluster "$GO" test -race -count=1 -p 3 -parallel 8 $pkgs || rc=1
   if [ "$own" = 1 ]; then own_down; fi
   if [ "$noise" = 1 ]; then bs noise down || rc=1; fi
   bs check "$work/before-$v" || rc=1

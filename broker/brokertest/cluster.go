@@ -178,14 +178,21 @@ func (c *Cluster) Stop(t testing.TB, i int) {
 }
 
 // Start starts the RabbitMQ app of node i again (rabbitmqctl start_app) and
-// waits until its ports answer and its API lists every node as running.
+// waits until its ports answer and its API lists it as running (another
+// node the test stopped may still be down).
 func (c *Cluster) Start(t testing.TB, i int) {
 	t.Helper()
 	n := c.Nodes[i]
 	start := time.Now()
 	c.ctl(t, i, "start_app")
-	if !WaitFor(clusterWait, c.Running) {
-		t.Fatalf("cluster: not all nodes run %v after start_app on %s (scripts/rabbitmq.sh status --cluster)", clusterWait, n.Name)
+	if !WaitFor(clusterWait, func() bool {
+		if probe("127.0.0.1:"+n.AMQPPort) != nil || probe("127.0.0.1:"+n.APIPort) != nil {
+			return false
+		}
+		running, err := n.RunningNodes()
+		return err == nil && running[n.Name]
+	}) {
+		t.Fatalf("cluster: %s does not run %v after start_app (scripts/rabbitmq.sh status --cluster)", n.Name, clusterWait)
 	}
 	delete(c.stopped, i)
 	t.Logf("cluster: %s started in %s", n.Name, time.Since(start).Round(100*time.Millisecond))

@@ -29,7 +29,11 @@ func Reach(ctx context.Context, r *Resolved) (*Resolved, []string, error) {
 	for _, a := range r.Addresses {
 		why := a.answers(ctx)
 		if why == "" {
-			return a, passed, nil
+			// The others stay known: a move that loses this node goes
+			// on through them (failover.go).
+			out := *a
+			out.Addresses = r.Addresses
+			return &out, passed, nil
 		}
 		passed = append(passed, why)
 		if ctx.Err() != nil {

@@ -91,6 +91,9 @@ func TestReachPicksTheFirstThatAnswers(t *testing.T) {
 	if err != nil || got.Address() != amqpUp || len(passed) != 1 || !strings.Contains(passed[0], amqpDown+" (AMQP): connection refused") {
 		t.Fatalf("Reach = %v, %q, %v; want %s, passing over %s", got, passed, err, amqpUp, amqpDown)
 	}
+	if len(got.Addresses) != 2 {
+		t.Errorf("the address reached knows %d addresses, want both (a move goes on through the others)", len(got.Addresses))
+	}
 	r, err = Config{AMQPURL: "amqp://" + amqpUp + "/,amqp://" + amqpUp + "/", APIURL: "http://" + down()}.Resolve()
 	if err != nil {
 		t.Fatal(err)
