@@ -121,6 +121,20 @@ func (a *audited) Move(ctx context.Context, req MoveRequest, progress func(MoveP
 	return rep, err
 }
 
+// Failover implements Failoverer when the client it wraps does: the other
+// node's client, audited alike.
+func (a *audited) Failover(ctx context.Context) (Client, string, error) {
+	f, ok := a.Client.(Failoverer)
+	if !ok {
+		return nil, "", errNoFailover
+	}
+	c, addr, err := f.Failover(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	return &audited{Client: c, w: a.w, user: a.user, host: a.host, broker: a.broker, context: a.context}, addr, nil
+}
+
 // Auditor is the audit hook of an audited client: actions built on the
 // client's primitives (dump --consume, replay) record their own events.
 type Auditor interface {

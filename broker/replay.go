@@ -219,6 +219,36 @@ func Replay(ctx context.Context, c ReplayTarget, req ReplayRequest, progress fun
 	})
 	var failure error
 	var doubt lineNotes // lines left in doubt, by why
+	// Clients opened on other nodes when a connection was lost
+	// (Failoverer), closed when the replay ends.
+	failovers := 0
+	var opened []Client
+	defer func() {
+		for _, o := range opened {
+			o.Close()
+		}
+	}()
+	// failover switches c to another node's client after err, a lost
+	// connection (or one that cannot be made again), when c knows one:
+	// the address it went on through, "" when it did not.
+	failover := func(err error) string {
+		if !errors.Is(err, ErrConnLost) && !errors.Is(err, ErrUnreachable) || ctx.Err() != nil || failovers >= maxFailovers {
+			return ""
+		}
+		fo, ok := c.(Failoverer)
+		if !ok {
+			return ""
+		}
+		nc, addr, ferr := fo.Failover(ctx)
+		if ferr != nil {
+			return ""
+		}
+		failovers++
+		opened = append(opened, nc)
+		c = nc
+		rep.Note(fmt.Sprintf("the connection was lost (%s); the replay went on through %s", shortText(err), addr))
+		return addr
+	}
 	batchSize := ReplayBatch
 	if req.Rate > 0 {
 		// Each message waits its turn; a batch holds a tenth of a second's
@@ -297,6 +327,11 @@ func Replay(ctx context.Context, c ReplayTarget, req ReplayRequest, progress fun
 			break
 		}
 		var ok, failed []int
+		if outcomes == nil && failover(err) != "" {
+			// Nothing of the batch was published: through the other node.
+			queue = append(batch, queue...)
+			continue
+		}
 		if outcomes == nil {
 			// Nothing of the batch was published (Publish says so by an
 			// error alone): its lines are not in doubt, --resume publishes
@@ -317,6 +352,13 @@ func Replay(ctx context.Context, c ReplayTarget, req ReplayRequest, progress fun
 		// a stop) ends the replay, in its one cause; what it did not publish
 		// is not in doubt.
 		stop := err != nil && !errors.Is(err, ErrTooLarge)
+		// A lost connection goes on through another node when the client
+		// knows one: what it did not publish is published there, and what
+		// it published unconfirmed too (counted as possible duplicates).
+		wentOn := ""
+		if stop {
+			wentOn = failover(err)
+		}
 		var again []replayJob
 		for k, res := range outcomes {
 			j := batch[k]
@@ -329,7 +371,8 @@ func Replay(ctx context.Context, c ReplayTarget, req ReplayRequest, progress fun
 			case res.Returned:
 				failed = append(failed, j.line.Line)
 				rep.Returned++
-			case res.NotSent && errors.Is(res.Err, ErrNotReached) && !stop:
+			case res.NotSent && errors.Is(res.Err, ErrNotReached) && !stop,
+				res.NotSent && wentOn != "" && !errors.Is(res.Err, ErrTooLarge):
 				// Never reached the broker: published again next batch.
 				failed = append(failed, j.line.Line)
 				again = append(again, j)
@@ -343,6 +386,13 @@ func Replay(ctx context.Context, c ReplayTarget, req ReplayRequest, progress fun
 				if !stop || !errors.Is(res.Err, err) && !errors.Is(res.Err, ErrNotReached) {
 					rep.Note(fmt.Sprintf("line %d not published: %v", j.line.Line, res.Err))
 				}
+			case wentOn != "":
+				// Unconfirmed, its node gone: it may be on the broker, and
+				// is published again through the other node.
+				rep.DuplicatesPossible = true
+				rep.DuplicatesAtMost++
+				failed = append(failed, j.line.Line)
+				again = append(again, j)
 			default:
 				// Unconfirmed: it may be on the broker.
 				rep.Failed++
@@ -353,7 +403,7 @@ func Replay(ctx context.Context, c ReplayTarget, req ReplayRequest, progress fun
 				}
 			}
 		}
-		if stop {
+		if stop && wentOn == "" {
 			failure = fmt.Errorf("replay %s: %w", req.File, err)
 		}
 		if err := record(dumpfile.ProgressEntry{Done: ok, Failed: failed}); err != nil {
@@ -460,4 +510,13 @@ func lineList(set map[int]bool) string {
 		parts = append(parts, strconv.Itoa(l))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// shortText is an error's message cut for a note.
+func shortText(err error) string {
+	msg := err.Error()
+	if len(msg) > 160 {
+		msg = msg[:160] + "…"
+	}
+	return msg
 }

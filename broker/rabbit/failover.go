@@ -78,6 +78,24 @@ func (l *Live) connClosed() bool {
 	return l.conn != nil && l.conn.IsClosed()
 }
 
+// Failover implements broker.Failoverer: a client on the next of the
+// addresses that answers (another than this one's).
+func (l *Live) Failover(ctx context.Context) (broker.Client, string, error) {
+	if len(l.r.Addresses) < 2 {
+		return nil, "", errors.New("one address given: no other node to go on through")
+	}
+	next := l.nextNode(ctx, map[string]bool{l.r.Address(): true})
+	if next == nil {
+		return nil, "", errors.New("no other node of those given answers")
+	}
+	o, err := NewLive(next, l.purpose)
+	if err != nil {
+		return nil, "", err
+	}
+	o.evidence, o.adaptVhost = l.evidence, l.adaptVhost
+	return o, next.Address(), nil
+}
+
 // nextNode is the first of the addresses not tried yet whose AMQP port and
 // management API answer (nil when none does).
 func (l *Live) nextNode(ctx context.Context, tried map[string]bool) *Resolved {

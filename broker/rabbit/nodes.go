@@ -20,14 +20,25 @@ func (m *Management) Nodes(ctx context.Context) ([]topology.Node, error) {
 		MemAlarm   bool     `json:"mem_alarm"`
 		DiskAlarm  bool     `json:"disk_free_alarm"`
 		Partitions []string `json:"partitions"`
+		// The node's version is its rabbit application's.
+		Applications []struct {
+			Name    string `json:"name"`
+			Version string `json:"version"`
+		} `json:"applications"`
 	}
-	q := url.Values{"columns": {"name,running,mem_alarm,disk_free_alarm,partitions"}}
+	q := url.Values{"columns": {"name,running,mem_alarm,disk_free_alarm,partitions,applications"}}
 	if err := m.getJSON(ctx, "list nodes", "nodes", q, &ns); err != nil {
 		return nil, err
 	}
 	out := make([]topology.Node, 0, len(ns))
 	for _, n := range ns {
-		out = append(out, topology.Node{Name: n.Name, Running: n.Running, MemAlarm: n.MemAlarm, DiskAlarm: n.DiskAlarm, Partitions: n.Partitions})
+		node := topology.Node{Name: n.Name, Running: n.Running, MemAlarm: n.MemAlarm, DiskAlarm: n.DiskAlarm, Partitions: n.Partitions}
+		for _, a := range n.Applications {
+			if a.Name == "rabbit" {
+				node.Version = a.Version
+			}
+		}
+		out = append(out, node)
 	}
 	return out, nil
 }

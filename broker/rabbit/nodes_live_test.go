@@ -21,8 +21,8 @@ func TestSnapshotSaysWhereQueuesLive(t *testing.T) {
 		t.Fatal(err)
 	}
 	v := snap.Topology
-	if len(v.Nodes) == 0 || !v.Nodes[0].Running || v.ClusterName == "" {
-		t.Fatalf("nodes %+v, cluster %q: want this node, running, and the cluster's name", v.Nodes, v.ClusterName)
+	if len(v.Nodes) == 0 || !v.Nodes[0].Running || v.ClusterName == "" || v.Nodes[0].Version != snap.BrokerVersion {
+		t.Fatalf("nodes %+v, cluster %q: want this node, running, its version %s, and the cluster's name", v.Nodes, v.ClusterName, snap.BrokerVersion)
 	}
 	node := v.Nodes[0].Name
 	c, _ := v.Queue("classic")

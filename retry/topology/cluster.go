@@ -17,6 +17,8 @@ type Node struct {
 	DiskAlarm bool `json:"disk_free_alarm"`
 	// Partitions are the nodes this one cannot see.
 	Partitions []string `json:"partitions"`
+	// Version is its RabbitMQ version ("" for a node that is down).
+	Version string `json:"version,omitempty"`
 }
 
 // Where a queue lives, as the queue listing says (no request per queue):
