@@ -419,18 +419,18 @@ func (rep *MoveReport) Count(r PlannedMove) {
 	}
 }
 
-// Add folds more, the report of a move that went on where rep's stopped
-// (through another node), into rep: counts, ways, plans left, notes and
-// the bound on duplicates add up; what was asked stays rep's.
+// Add folds more, the report of a move that went on over the same source
+// where rep's stopped (through another node), into rep: what moved, its
+// ways, the notes and the bound on duplicates add up; what is left in the
+// source (failed, returned, skipped, not chosen, and their plans) is
+// more's, which looked at all of it again; what was asked stays rep's.
 func (rep *MoveReport) Add(more *MoveReport) {
 	if more == nil {
 		return
 	}
 	rep.Moved += more.Moved
-	rep.Failed += more.Failed
-	rep.Returned += more.Returned
-	rep.Skipped += more.Skipped
-	rep.Unmatched += more.Unmatched
+	rep.Failed, rep.Returned, rep.Skipped, rep.Unmatched = more.Failed, more.Returned, more.Skipped, more.Unmatched
+	rep.Planned = more.Planned
 	for via, n := range more.Via {
 		rep.Via[via] += n
 	}
@@ -444,7 +444,6 @@ func (rep *MoveReport) Add(more *MoveReport) {
 	}
 	rep.DuplicatesPossible = rep.DuplicatesPossible || more.DuplicatesPossible
 	rep.DuplicatesAtMost += more.DuplicatesAtMost
-	rep.Planned = append(rep.Planned, more.Planned...)
 	for _, n := range more.Notes {
 		rep.Note(n)
 	}

@@ -19,6 +19,16 @@ import (
 // (a peek's, whose numbering the first part changed) or of a confirmed
 // plan's picks stops instead, as with one node.
 func (l *Live) Move(ctx context.Context, req broker.MoveRequest, progress func(broker.MoveProgress)) (*broker.MoveReport, error) {
+	if progress != nil {
+		// Across a reconnection the messages in flight are looked at
+		// again: what is done never goes back.
+		shown, report := 0, progress
+		progress = func(p broker.MoveProgress) {
+			p.Done = max(p.Done, shown)
+			shown = p.Done
+			report(p)
+		}
+	}
 	rep, err := l.moveOn(ctx, req, progress)
 	if len(l.r.Addresses) < 2 || req.DryRun || len(req.Positions) > 0 || req.Pick != nil {
 		return rep, err
@@ -54,10 +64,10 @@ func (l *Live) Move(ctx context.Context, req broker.MoveRequest, progress func(b
 		before := *rep
 		more, merr := other.moveOn(ctx, rest, func(p broker.MoveProgress) {
 			if progress != nil {
+				// What moved before counts; what was left is looked at again.
 				p.Total = max(p.Total, before.Requested)
-				p.Done += before.Moved + before.Failed + before.Returned + before.Skipped
+				p.Done += before.Moved
 				p.Moved += before.Moved
-				p.Failed += before.Failed
 				progress(p)
 			}
 		})
