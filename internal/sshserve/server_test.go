@@ -298,11 +298,12 @@ const (
 	keyEnter = "\r"
 )
 
-// toDLQ selects orders.dlq on the home screen with the filter.
+// toDLQ selects orders.dlq on the home screen with the filter. Keys are
+// handled in order, so the next key acts on that row; the filter's text
+// is not waited for (the renderer may draw it in pieces).
 func (tm *term) toDLQ(t *testing.T) {
 	t.Helper()
 	tm.keys(t, "/", sim.OrdersDLQ, keyEnter)
-	tm.out.waitText(t, "/"+sim.OrdersDLQ)
 }
 
 func TestUnknownKeyIsRefused(t *testing.T) {
