@@ -470,3 +470,106 @@ func TestOperatorMovesAndTheAuditNamesThem(t *testing.T) {
 		t.Errorf("audit %s", f.audit.String())
 	}
 }
+
+func TestParseAuthorizedKeys(t *testing.T) {
+	a, b := newSigner(t), newSigner(t)
+	ka := strings.TrimSpace(string(gossh.MarshalAuthorizedKey(a.PublicKey())))
+	kb := strings.TrimSpace(string(gossh.MarshalAuthorizedKey(b.PublicKey())))
+	ak, err := ParseAuthorizedKeys([]byte("# team\n\n" + `role=operator,contexts="prod,staging" ` + ka + " alice@laptop\n" + kb + " bob\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, ok := ak.Lookup(a.PublicKey())
+	if !ok || k.Role != RoleOperator || strings.Join(k.Contexts, ",") != "prod,staging" || k.Comment != "alice@laptop" || k.Line != 3 || !strings.HasPrefix(k.Fingerprint, "SHA256:") {
+		t.Errorf("alice %+v %v", k, ok)
+	}
+	if k, ok := ak.Lookup(b.PublicKey()); !ok || k.Role != RoleReadOnly || len(k.Contexts) != 0 {
+		t.Errorf("bob %+v %v", k, ok)
+	}
+	for _, bad := range []struct{ text, want string }{
+		{"role=admin " + ka, `role "admin"`},
+		{`from="10.0.0.0/8" ` + ka, `unknown option "from"`},
+		{"role=operator,role=read-only " + ka, "given twice"},
+		{ka + "\n" + "role=operator " + ka, "also on line 1"},
+		{"not a key", "line 1"},
+		{"# nothing\n", "no key"},
+	} {
+		if _, err := ParseAuthorizedKeys([]byte(bad.text)); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%q: %v, want %q", bad.text, err, bad.want)
+		}
+	}
+}
+
+func TestHostKeyIsMadeOnceAndKeptPrivate(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "d", HostKeyName)
+	s1, created, err := LoadOrCreateHostKey(p)
+	if err != nil || !created {
+		t.Fatalf("first: %v %v", created, err)
+	}
+	st, err := os.Stat(p)
+	if err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("mode %v %v", st.Mode(), err)
+	}
+	s2, created, err := LoadOrCreateHostKey(p)
+	if err != nil || created || !bytes.Equal(s1.PublicKey().Marshal(), s2.PublicKey().Marshal()) {
+		t.Fatalf("second: created %v, %v, same %v", created, err, bytes.Equal(s1.PublicKey().Marshal(), s2.PublicKey().Marshal()))
+	}
+	if err := os.Chmod(p, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := LoadOrCreateHostKey(p); err == nil || !strings.Contains(err.Error(), "chmod 600") {
+		t.Errorf("a key others may read: %v", err)
+	}
+}
+
+// One session more than MaxSessions is refused with one line; a session
+// idle past IdleTimeout ends, saying so.
+func TestMaxSessionsAndIdleTimeout(t *testing.T) {
+	f := start(t, func(c *Config) { c.MaxSessions = 1; c.IdleTimeout = 2 * time.Second })
+	c, err := f.dial("bob", gossh.PublicKeys(f.readOnly))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	first := f.shell(t, c, 80, 24)
+	first.out.waitText(t, "LADDERS")
+	second := f.shell(t, c, 80, 24)
+	if err := second.wait(t, f.log); err == nil {
+		t.Error("a second session: exit 0, want a refusal")
+	}
+	if out := second.out.String(); !strings.Contains(out, "most sessions open (1)") || strings.Count(strings.TrimSpace(out), "\n") != 0 {
+		t.Errorf("second session: %q", out)
+	}
+	// The first, left alone (its screen still refreshing), ends idle.
+	first.wait(t, f.log)
+	if !strings.Contains(first.out.String(), "no key pressed for 2s: session ended") {
+		t.Errorf("idle: %q", tail(first.out.String(), 200))
+	}
+	f.log.waitFor(t, 5*time.Second, "idle disconnect", func(s string) bool { return strings.Contains(s, ": idle") && strings.Contains(s, "(the most)") })
+}
+
+// Stopping the server ends its open sessions cleanly, each told why.
+func TestStopEndsOpenSessions(t *testing.T) {
+	f := start(t, nil)
+	c, err := f.dial("alice", gossh.PublicKeys(f.operator))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	tm := f.shell(t, c, 80, 24)
+	tm.out.waitText(t, "LADDERS")
+	f.cancel()
+	tm.wait(t, f.log)
+	if !strings.Contains(tm.out.String(), "the server is stopping: session ended") {
+		t.Errorf("stop: %q", tail(tm.out.String(), 200))
+	}
+	select {
+	case err := <-f.served:
+		f.served <- err // for the cleanup
+	case <-time.After(10 * time.Second):
+		t.Fatal("Serve did not return")
+	}
+	f.log.waitFor(t, time.Second, "stopped", func(s string) bool {
+		return strings.Contains(s, "server stopping") && strings.Contains(s, "stopped")
+	})
+}
