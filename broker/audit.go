@@ -26,6 +26,11 @@ type AuditEvent struct {
 	// Context is the config file's named broker the action ran in ("" for
 	// none).
 	Context string `json:"context,omitempty"`
+	// SSHUser and SSHKey name who asked, when the action came from a
+	// session of `ladder serve --ssh`: the SSH user and the fingerprint
+	// of the key it logged in with (SHA256:…).
+	SSHUser string `json:"ssh_user,omitempty"`
+	SSHKey  string `json:"ssh_key,omitempty"`
 	Action  string `json:"action"`
 	From    string `json:"from"`
 	Target  string `json:"target"`
@@ -55,10 +60,14 @@ type AuditEvent struct {
 }
 
 // AuditScope is what every line of an audited client says besides its
-// action: the broker (its URL, redacted when written) and the context.
+// action: the broker (its URL, redacted when written) and the context;
+// for a session of `ladder serve --ssh`, the SSH user and the key's
+// fingerprint.
 type AuditScope struct {
 	Broker  string
 	Context string
+	SSHUser string
+	SSHKey  string
 }
 
 // Audited wraps a Client so every Move (not dry runs) is written to w as
@@ -73,7 +82,7 @@ func Audited(c Client, w io.Writer, s AuditScope) Client {
 		u = cu.Username
 	}
 	host, _ = os.Hostname()
-	return &audited{Client: c, w: w, user: u, host: host, broker: RedactURL(s.Broker), context: s.Context}
+	return &audited{Client: c, w: w, user: u, host: host, broker: RedactURL(s.Broker), context: s.Context, sshUser: s.SSHUser, sshKey: s.SSHKey}
 }
 
 type audited struct {
@@ -84,6 +93,8 @@ type audited struct {
 	host    string
 	broker  string
 	context string
+	sshUser string
+	sshKey  string
 }
 
 func (a *audited) Move(ctx context.Context, req MoveRequest, progress func(MoveProgress)) (*MoveReport, error) {
@@ -92,6 +103,7 @@ func (a *audited) Move(ctx context.Context, req MoveRequest, progress func(MoveP
 	}
 	ev := AuditEvent{
 		Phase: "start", User: a.user, Host: a.host, Broker: a.broker, Vhost: a.Client.Vhost(), Context: a.context, Action: "move",
+		SSHUser: a.sshUser, SSHKey: a.sshKey,
 		From: req.From, Target: req.To.String(), DelayMS: req.Delay.Milliseconds(), Limit: req.Limit,
 		Reset: req.ResetRetries, Selected: len(req.Positions), ConfirmedRoutes: moveplan.CountRoutes(req.Expect),
 		Rate: req.Rate, Where: req.Where.Exprs(),
@@ -144,6 +156,7 @@ type Auditor interface {
 // Audit writes ev with who, where and when filled in.
 func (a *audited) Audit(ev AuditEvent) error {
 	ev.User, ev.Host, ev.Broker, ev.Vhost, ev.Context = a.user, a.host, a.broker, a.Client.Vhost(), a.context
+	ev.SSHUser, ev.SSHKey = a.sshUser, a.sshKey
 	if ev.Error != "" {
 		ev.Error = RedactText(ev.Error)
 	}

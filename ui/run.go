@@ -7,6 +7,8 @@ import (
 	"io"
 	"log"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -56,7 +58,26 @@ type Options struct {
 	// Input and Output default to the terminal.
 	Input  io.Reader
 	Output io.Writer
+	// Terminal, when set, is the terminal Input and Output lead to when
+	// it is not the process's own (a session of ladder serve --ssh).
+	Terminal *Terminal
 }
+
+// Terminal is a terminal the UI cannot ask about: its environment, size
+// and size's changes come from elsewhere (an SSH session's pty request and
+// window changes).
+type Terminal struct {
+	// Environ is its environment (TERM at least): the colour profile is
+	// read from it, and NO_COLOR there draws without colour.
+	Environ []string
+	// Width and Height are its size when the UI starts.
+	Width, Height int
+	// Resize delivers each new size; nil when it never changes.
+	Resize <-chan Size
+}
+
+// Size is a terminal's size in cells.
+type Size struct{ Width, Height int }
 
 // defaultPeekLimit keeps a peek affordable: peeking a classic queue
 // redelivers every message it looks at.
@@ -96,13 +117,20 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	defer closeLog()
-	// Libraries that log through the standard logger must not write over
-	// the screen: send them to the same file (or nowhere) while we run.
-	prevOut, prevFlags, prevPrefix := log.Writer(), log.Flags(), log.Prefix()
-	log.SetOutput(logger.Writer())
-	defer func() { log.SetOutput(prevOut); log.SetFlags(prevFlags); log.SetPrefix(prevPrefix) }()
-
-	if os.Getenv("NO_COLOR") != "" {
+	term := opts.Terminal
+	if term == nil {
+		// Libraries that log through the standard logger must not write
+		// over the screen: send them to the same file (or nowhere) while
+		// we run. (A served session's screen is not the process's: the
+		// standard logger is left alone, as concurrent sessions would
+		// race to set it and put it back.)
+		prevOut, prevFlags, prevPrefix := log.Writer(), log.Flags(), log.Prefix()
+		log.SetOutput(logger.Writer())
+		defer func() { log.SetOutput(prevOut); log.SetFlags(prevFlags); log.SetPrefix(prevPrefix) }()
+		if os.Getenv("NO_COLOR") != "" {
+			opts.NoColor = true
+		}
+	} else if slices.ContainsFunc(term.Environ, func(e string) bool { return strings.HasPrefix(e, "NO_COLOR=") && e != "NO_COLOR=" }) {
 		opts.NoColor = true
 	}
 	m := New(opts)
@@ -122,12 +150,21 @@ func Run(ctx context.Context, opts Options) error {
 	if opts.Output != nil {
 		popts = append(popts, tea.WithOutput(opts.Output))
 	}
+	if term != nil {
+		// Bubble Tea cannot ask a remote terminal its size or profile:
+		// they are given, and a suspend (ctrl+z) would stop the server.
+		popts = append(popts, tea.WithEnvironment(term.Environ), tea.WithWindowSize(term.Width, term.Height),
+			tea.WithColorProfile(colorprofile.Env(term.Environ)), tea.WithFilter(noSuspend))
+	}
 	if opts.NoColor {
 		popts = append(popts, tea.WithColorProfile(colorprofile.Ascii))
 	}
 	p := tea.NewProgram(m, popts...)
 	ended := make(chan struct{})
 	go stopOnDone(ctx, p, kill, ended)
+	if term != nil && term.Resize != nil {
+		go forwardResize(p, term.Resize, ended)
+	}
 	final, err := p.Run()
 	close(ended)
 	if fm, ok := final.(*Model); ok {
@@ -166,6 +203,31 @@ func stopOnDone(ctx context.Context, p *tea.Program, kill func(), ended <-chan s
 	case <-t.C:
 		kill()
 	}
+}
+
+// forwardResize sends the program each new size of its terminal until
+// the program has ended.
+func forwardResize(p *tea.Program, resize <-chan Size, ended <-chan struct{}) {
+	for {
+		select {
+		case <-ended:
+			return
+		case sz, ok := <-resize:
+			if !ok {
+				return
+			}
+			p.Send(tea.WindowSizeMsg{Width: sz.Width, Height: sz.Height})
+		}
+	}
+}
+
+// noSuspend turns a suspend into a resume: a served session must not stop
+// the process that serves it.
+func noSuspend(_ tea.Model, msg tea.Msg) tea.Msg {
+	if _, ok := msg.(tea.SuspendMsg); ok {
+		return tea.ResumeMsg{}
+	}
+	return msg
 }
 
 // New builds the root model without running it (tests drive it directly).

@@ -1,0 +1,166 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/broker/rabbit"
+	"github.com/ladder-tui/ladder/internal/sshserve"
+	"github.com/ladder-tui/ladder/ui"
+)
+
+// serveFlags are ladder serve's own.
+type serveFlags struct {
+	ssh            string
+	authorizedKeys string
+	hostKey        string
+	maxSessions    int
+	idleTimeout    time.Duration
+	ui             uiFlags
+}
+
+func newServeCmd(a *app) *cobra.Command {
+	var f serveFlags
+	cmd := &cobra.Command{
+		Use:   "serve --ssh ADDR --authorized-keys FILE",
+		Short: "Serve the terminal UI over SSH: one ladder for the team, each key with its role",
+		Long: `ladder serve runs one ladder (with the broker's credentials) that people
+reach with their own SSH key: each session is the terminal UI in their own
+terminal, with what their key's role allows, every move audited under their
+SSH user and key fingerprint.
+
+Keys are public keys only (no passwords), one a line of the authorized-keys
+file, with ladder's options in OpenSSH's options position:
+
+  role=operator ssh-ed25519 AAAA… alice@laptop
+  role=read-only,contexts="prod,staging" ssh-ed25519 AAAA… bob@laptop
+  ssh-ed25519 AAAA… carol@laptop            (read-only: the default)
+
+An operator may move, replay and unblock; a read-only key sees, peeks and
+previews. contexts= names the contexts the key may use (the server serves
+one: --context or the config file's current one). The file is read again at
+each login. --read-only makes every session read-only. An operator session
+needs an audit log (--audit-log or the context's).
+
+The host key is made once (ed25519, 0600) and kept, so clients can pin it;
+its fingerprint is logged at start. Connects, disconnects and refused keys
+are logged to stderr. SIGTERM or Ctrl+C ends every session cleanly (a move
+running in one stops after its batch in flight and writes its audit line).`,
+		Example: `  ladder serve --ssh 127.0.0.1:2222 --authorized-keys /etc/ladder/authorized_keys --audit-log /var/log/ladder/audit.jsonl
+  ssh -t -p 2222 alice@bastion`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.runServe(cmd, f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.ssh, "ssh", sshserve.DefaultAddr, "address to serve SSH on (another host's only when asked: 0.0.0.0:2222)")
+	fl.StringVar(&f.authorizedKeys, "authorized-keys", "", "file of the public keys that may log in, each with its role (see above)")
+	fl.StringVar(&f.hostKey, "host-key", "", "the server's host key, made on first start (default <config dir>/ladder/"+sshserve.HostKeyName+")")
+	fl.IntVar(&f.maxSessions, "max-sessions", sshserve.DefaultMaxSessions, "sessions open at once; one more is refused")
+	fl.DurationVar(&f.idleTimeout, "idle-timeout", 30*time.Minute, "end a session when no key was pressed for this long (0: never)")
+	f.ui.register(cmd)
+	return cmd
+}
+
+// runServe is ladder serve.
+func (a *app) runServe(cmd *cobra.Command, f serveFlags) error {
+	if f.authorizedKeys == "" {
+		return usageErr("--authorized-keys: which keys may log in? (one OpenSSH public key a line, role=operator or read-only)")
+	}
+	if f.maxSessions < 1 {
+		return usageErr("--max-sessions %d: want 1 or more", f.maxSessions)
+	}
+	if f.idleTimeout < 0 {
+		return usageErr("--idle-timeout %v: want 0 (never) or more", f.idleTimeout)
+	}
+	if cmd.Flags().Changed("refresh") && f.ui.refresh < 200*time.Millisecond {
+		return usageErr("--refresh %v: want 200ms or more", f.ui.refresh)
+	}
+	if f.ui.peekLimit < 1 {
+		return usageErr("--peek-limit %d: want 1 or more", f.ui.peekLimit)
+	}
+	hostKey := f.hostKey
+	if hostKey == "" {
+		dir, err := sshserve.DataDir()
+		if err != nil {
+			return usageErr("--host-key: no default (%v): give one", err)
+		}
+		hostKey = filepath.Join(dir, sshserve.HostKeyName)
+	}
+	keys, err := sshserve.LoadAuthorizedKeys(f.authorizedKeys)
+	if err != nil {
+		return usageErr("--authorized-keys: %w", err)
+	}
+	// Every session shares one configuration: the password is read now
+	// (a prompt, a file), never while a session opens.
+	a.mu.Lock()
+	cfg, err := a.credentials(a.cfg)
+	a.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	audit, err := a.openAudit()
+	if err != nil {
+		return err
+	}
+	if audit == nil && !cfg.ReadOnly && slices.ContainsFunc(keys.Keys(), func(k sshserve.Key) bool { return k.Role == sshserve.RoleOperator }) {
+		return usageErr("--audit-log: operator keys need an audit log, so every move names who asked (or serve --read-only)")
+	}
+	srv, err := sshserve.New(sshserve.Config{
+		Addr:               f.ssh,
+		HostKeyPath:        hostKey,
+		AuthorizedKeysPath: f.authorizedKeys,
+		MaxSessions:        f.maxSessions,
+		IdleTimeout:        f.idleTimeout,
+		Open: func(_ context.Context, s sshserve.Session) (broker.Client, func(), error) {
+			return a.sessionClient(cfg, s)
+		},
+		UI: ui.Options{
+			NoColor: a.noColor, Refresh: f.ui.refresh, LogFile: a.logFile, Title: a.context,
+			PeekLimit: f.ui.peekLimit, APITimeout: cfg.APITimeout,
+		},
+		Log: a.stderr,
+	})
+	if err != nil {
+		return usageErr("%w", err)
+	}
+	return srv.ListenAndServe(cmd.Context())
+}
+
+// sessionClient is clientFor for a session of ladder serve: the session's
+// role decides read-only, its key the contexts it may use, and every audit
+// line names its SSH user and key.
+func (a *app) sessionClient(cfg rabbit.Config, s sshserve.Session) (broker.Client, func(), error) {
+	if len(s.Contexts) > 0 && !slices.Contains(s.Contexts, a.context) {
+		if a.context == "" {
+			return nil, nil, errors.New("your key is limited to contexts this server does not serve (it serves no context)")
+		}
+		return nil, nil, fmt.Errorf("your key may not use context %q", a.context)
+	}
+	if s.ReadOnly() {
+		cfg.ReadOnly = true
+	}
+	f, err := a.openAudit()
+	if err != nil {
+		return nil, nil, err
+	}
+	if f == nil && !cfg.ReadOnly {
+		return nil, nil, errors.New("this server keeps no audit log: operator sessions need one (tell its operator)")
+	}
+	c, closeClient, err := a.connect(cfg, "serve "+s.User)
+	if err != nil {
+		return nil, nil, errors.New(broker.RedactText(err.Error(), a.secrets...))
+	}
+	if f != nil {
+		c = broker.Audited(c, f, broker.AuditScope{Broker: cfg.AMQPURL, Context: a.context, SSHUser: s.User, SSHKey: s.Fingerprint})
+	}
+	return c, closeClient, nil
+}

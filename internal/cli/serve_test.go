@@ -1,0 +1,317 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/json"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+	gossh "golang.org/x/crypto/ssh"
+
+	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/broker/rabbit"
+	"github.com/ladder-tui/ladder/broker/sim"
+)
+
+// ladder serve on the embedded simulation, reached with Go's SSH client.
+
+// lockedBuf is a buffer written by the server's goroutines.
+type lockedBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuf) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuf) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// eventually polls cond (every 10ms) until it holds or d has passed.
+func eventually(t *testing.T, d time.Duration, what string, cond func() bool, show func() string) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %s after %v:\n%s", what, d, show())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func serveSigner(t *testing.T) gossh.Signer {
+	t.Helper()
+	_, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := gossh.NewSignerFromKey(priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// serving is a ladder serve running on the simulation.
+type serving struct {
+	addr, hostKeyFP string
+	stderr          *lockedBuf
+	stop            func() error
+}
+
+// startServe runs ladder with args (serve …) on s until stop; the
+// simulation is read-only for a read-only configuration, as the live
+// client is.
+func startServe(t *testing.T, s, ro *sim.Sim, args ...string) *serving {
+	t.Helper()
+	errb := &lockedBuf{}
+	a := &app{stdin: strings.NewReader(""), stdout: io.Discard, stderr: errb, build: Build{Version: "dev"}}
+	a.connect = func(cfg rabbit.Config, _ string) (broker.Client, func(), error) {
+		if cfg.ReadOnly {
+			return ro, func() {}, nil
+		}
+		return s, func() {}, nil
+	}
+	t.Cleanup(a.closeAudit)
+	root := newRootCmd(a)
+	if c, _, err := root.Find([]string{"serve"}); err != nil || c == root {
+		root.AddCommand(newServeCmd(a)) // until root.go registers it
+	}
+	root.SetArgs(args)
+	ctx, cancel := context.WithCancel(context.Background())
+	a.ctx = ctx
+	done := make(chan error, 1)
+	go func() { done <- root.ExecuteContext(ctx) }()
+	sv := &serving{stderr: errb}
+	sv.stop = func() error {
+		cancel()
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(20 * time.Second):
+			t.Fatal("ladder serve did not stop")
+			return nil
+		}
+	}
+	t.Cleanup(func() { cancel() })
+	listening := regexp.MustCompile(`listening on (\S+) \(host key (SHA256:\S+)\)`)
+	eventually(t, 10*time.Second, "listening line", func() bool { return listening.MatchString(errb.String()) }, errb.String)
+	m := listening.FindStringSubmatch(errb.String())
+	sv.addr, sv.hostKeyFP = m[1], m[2]
+	return sv
+}
+
+// screen logs in with key as user and runs keys through a session of
+// the UI: each step's keys are sent, then its text waited for, written
+// after the previous step's; it returns what the session wrote.
+func (sv *serving) screen(t *testing.T, user string, key gossh.Signer, steps ...[2]string) string {
+	t.Helper()
+	c, err := gossh.Dial("tcp", sv.addr, &gossh.ClientConfig{
+		User: user, Auth: []gossh.AuthMethod{gossh.PublicKeys(key)},
+		HostKeyCallback: func(_ string, _ net.Addr, k gossh.PublicKey) error {
+			if fp := gossh.FingerprintSHA256(k); fp != sv.hostKeyFP {
+				t.Errorf("host key %s, logged %s", fp, sv.hostKeyFP)
+			}
+			return nil
+		},
+		Timeout: 10 * time.Second,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	sess, err := c.NewSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	out := &lockedBuf{}
+	sess.Stdout, sess.Stderr = out, out
+	in, err := sess.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sess.RequestPty("xterm-256color", 30, 100, gossh.TerminalModes{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := sess.Shell(); err != nil {
+		t.Fatal(err)
+	}
+	ended := make(chan struct{})
+	go func() { _ = sess.Wait(); close(ended) }()
+	plain := func() string { return ansi.Strip(out.String()) }
+	from := 0
+	for _, st := range steps {
+		if st[0] != "" {
+			if _, err := io.WriteString(in, st[0]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if st[1] != "" {
+			eventually(t, 10*time.Second, st[1], func() bool {
+				i := strings.Index(plain()[from:], st[1])
+				if i >= 0 {
+					from += i + len(st[1])
+				}
+				return i >= 0
+			}, plain)
+		}
+	}
+	select {
+	case <-ended:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("the session did not end:\n%s", plain())
+	}
+	return plain()
+}
+
+func writeKeys(t *testing.T, lines ...string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "authorized_keys")
+	if err := os.WriteFile(p, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func keyLine(opts string, s gossh.Signer, comment string) string {
+	l := strings.TrimSpace(string(gossh.MarshalAuthorizedKey(s.PublicKey()))) + " " + comment
+	if opts != "" {
+		l = opts + " " + l
+	}
+	return l
+}
+
+func TestServeRefusesBadSetups(t *testing.T) {
+	s := newSim(t)
+	op := serveSigner(t)
+	keys := writeKeys(t, keyLine("role=operator", op, "alice"))
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"serve"}, "--authorized-keys"},
+		{[]string{"serve", "--authorized-keys", filepath.Join(t.TempDir(), "none")}, "no such file"},
+		{[]string{"serve", "--authorized-keys", writeKeys(t, "role=admin "+strings.TrimSpace(string(gossh.MarshalAuthorizedKey(op.PublicKey()))))}, `role "admin"`},
+		{[]string{"serve", "--authorized-keys", keys}, "operator keys need an audit log"},
+		{[]string{"serve", "--authorized-keys", keys, "--max-sessions", "0", "--audit-log", filepath.Join(t.TempDir(), "a")}, "--max-sessions 0"},
+	} {
+		var out, errb bytes.Buffer
+		a := &app{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, build: Build{Version: "dev"}}
+		a.connect = func(rabbit.Config, string) (broker.Client, func(), error) { return s, func() {}, nil }
+		root := newRootCmd(a)
+		if c, _, err := root.Find([]string{"serve"}); err != nil || c == root {
+			root.AddCommand(newServeCmd(a))
+		}
+		root.SetArgs(tc.args)
+		err := root.Execute()
+		a.closeAudit()
+		if exitCode(err) != exitUsage || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: exit %d %v, want a usage error naming %q", tc.args, exitCode(err), err, tc.want)
+		}
+	}
+}
+
+// A read-only key sees the ladders read-only; an operator key moves, its
+// audit lines naming the SSH user and key; a key limited to other
+// contexts is refused; the host key is made once, 0600, and kept.
+func TestServeSessionsOnTheSimulation(t *testing.T) {
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	s := newSim(t)
+	ro := sim.New(sim.Options{Seed: 3, Now: func() time.Time { return now }, WarmUp: 10 * time.Minute, ReadOnly: true})
+	t.Cleanup(func() { ro.Close() })
+	op, viewer, elsewhere := serveSigner(t), serveSigner(t), serveSigner(t)
+	keys := writeKeys(t,
+		"# the team",
+		keyLine("role=operator", op, "alice@laptop"),
+		keyLine("", viewer, "bob@laptop"),
+		keyLine(`role=operator,contexts="prod,staging"`, elsewhere, "carol@laptop"),
+	)
+	dir := t.TempDir()
+	hostKey := filepath.Join(dir, "data", "host_key")
+	audit := filepath.Join(dir, "audit.jsonl")
+	args := []string{"serve", "--ssh", "127.0.0.1:0", "--authorized-keys", keys, "--host-key", hostKey, "--audit-log", audit, "--no-color"}
+	sv := startServe(t, s, ro, args...)
+
+	out := sv.screen(t, "bob", viewer, [2]string{"", "read-only"}, [2]string{"", "LADDERS"}, [2]string{"q", ""})
+	if strings.Contains(out, "m move/re-publish") {
+		t.Error("the read-only session offers moving")
+	}
+	sv.screen(t, "alice", op,
+		[2]string{"", "LADDERS"},
+		// Keys are handled in order: the filter has selected the DLQ
+		// when m is read (its text is not waited for: the renderer may
+		// draw it in pieces).
+		[2]string{"/" + sim.OrdersDLQ + "\rm", "Move / re-publish from " + sim.OrdersDLQ},
+		[2]string{"\r", "Confirm move"},
+		[2]string{"y", "Summary"},
+		[2]string{"\r", "q quit"}, // the summary closed
+		[2]string{"q", ""},
+	)
+	out = sv.screen(t, "carol", elsewhere, [2]string{"", ""})
+	if !strings.Contains(out, "your key is limited to contexts") {
+		t.Errorf("a key limited to other contexts: %q", out)
+	}
+	if err := sv.stop(); err != nil {
+		t.Fatalf("serve: %v", err)
+	}
+
+	b, err := os.ReadFile(audit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fp := gossh.FingerprintSHA256(op.PublicKey())
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("audit:\n%s", b)
+	}
+	for _, l := range lines {
+		var ev broker.AuditEvent
+		if err := json.Unmarshal([]byte(l), &ev); err != nil {
+			t.Fatal(err)
+		}
+		if ev.Action != "move" || ev.SSHUser != "alice" || ev.SSHKey != fp {
+			t.Errorf("audit line %s: want a move by alice %s", l, fp)
+		}
+	}
+	log := sv.stderr.String()
+	for _, want := range []string{
+		`connect user="bob" key=` + gossh.FingerprintSHA256(viewer.PublicKey()) + ` name="bob@laptop" role=read-only`,
+		`connect user="alice" key=` + fp + ` name="alice@laptop" role=operator`,
+		`disconnect user="carol"`, "stopped",
+	} {
+		if !strings.Contains(log, want) {
+			t.Errorf("server log lacks %q:\n%s", want, log)
+		}
+	}
+
+	st, err := os.Stat(hostKey)
+	if err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("host key: %v %v", st, err)
+	}
+	first := sv.hostKeyFP
+	sv = startServe(t, s, ro, args...)
+	if sv.hostKeyFP != first {
+		t.Errorf("host key %s after a restart, was %s", sv.hostKeyFP, first)
+	}
+	if err := sv.stop(); err != nil {
+		t.Fatal(err)
+	}
+}
