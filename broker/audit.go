@@ -144,7 +144,7 @@ func (a *audited) Failover(ctx context.Context) (Client, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	return &audited{Client: c, w: a.w, user: a.user, host: a.host, broker: a.broker, context: a.context}, addr, nil
+	return &audited{Client: c, w: a.w, user: a.user, host: a.host, broker: a.broker, context: a.context, sshUser: a.sshUser, sshKey: a.sshKey}, addr, nil
 }
 
 // Auditor is the audit hook of an audited client: actions built on the

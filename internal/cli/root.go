@@ -155,6 +155,7 @@ the context of the config file (ladder context --help).`,
 		newScheduleCmd(a),
 		newLintCmd(a),
 		newContextCmd(a),
+		newServeCmd(a),
 	)
 	// Every argument check's error is a usage error (exit 2), however
 	// cobra words it.
