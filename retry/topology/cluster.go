@@ -73,11 +73,16 @@ func ClusterFindings(v *Vhost) []Finding {
 	for _, q := range v.Queues {
 		switch {
 		case q.Type == QueueQuorum && len(q.Members) > 0:
-			online := len(q.Online)
+			// A member is online when the queue says so and its node
+			// runs: below quorum there is no leader to update the queue's
+			// own figures, so the nodes tell first.
+			online := 0
 			need := len(q.Members)/2 + 1
 			var gone []string
 			for _, m := range q.Members {
-				if !slices.Contains(q.Online, m) {
+				if slices.Contains(q.Online, m) && !down[m] {
+					online++
+				} else {
 					gone = append(gone, m)
 				}
 			}

@@ -2,6 +2,7 @@ package topology
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -62,6 +63,15 @@ func TestClusterFindings(t *testing.T) {
 		if f.Code == CodeQuorumLost && !strings.Contains(f.Message, "1 of 3 members online, below quorum (2): unavailable") {
 			t.Errorf("quorum-lost says %q", f.Message)
 		}
+	}
+
+	// Below quorum there is no leader to update the queue's figures: a
+	// member whose node is down is not online, whatever they still say.
+	v = clusterVhost()
+	v.Nodes[0].Running, v.Nodes[1].Running = false, false
+	v.Queues[0].Online = []string{"rabbit@b", "rabbit@c"} // stale: b went down after
+	if got := clusterCodes(ClusterFindings(v)); !slices.Contains(got, "error quorum-lost orders.dlq") {
+		t.Errorf("stale online list, two nodes down: %q, want quorum-lost", got)
 	}
 
 	// Alarms and partitions, each named by its node.
