@@ -573,3 +573,78 @@ func TestStopEndsOpenSessions(t *testing.T) {
 		return strings.Contains(s, "server stopping") && strings.Contains(s, "stopped")
 	})
 }
+
+// blockingMover is a broker whose moves run until they are stopped: a move
+// in flight when the server stops or the connection drops.
+type blockingMover struct {
+	broker.Client
+	started chan struct{}
+}
+
+func (b *blockingMover) Move(ctx context.Context, req broker.MoveRequest, _ func(broker.MoveProgress)) (*broker.MoveReport, error) {
+	if req.DryRun {
+		return b.Client.Move(ctx, req, nil)
+	}
+	close(b.started)
+	<-ctx.Done()
+	return broker.NewMoveReport(req), ctx.Err()
+}
+
+// A move running in a session stops as Ctrl+C stops it — when the server
+// stops (SIGTERM) and when the SSH connection drops — and its audit line
+// is written, naming who ran it.
+func TestAMoveInASessionStopsWithItsAuditLine(t *testing.T) {
+	for _, how := range []string{"server stops", "connection drops"} {
+		t.Run(how, func(t *testing.T) {
+			var mover *blockingMover
+			var f *fixture // set before any session opens
+			f = start(t, func(c *Config) {
+				c.Open = func(_ context.Context, s Session) (broker.Client, func(), error) {
+					mover = &blockingMover{Client: f.sim, started: make(chan struct{})}
+					return broker.Audited(mover, f.audit, broker.AuditScope{Broker: "sim", SSHUser: s.User, SSHKey: s.Fingerprint}), func() {}, nil
+				}
+			})
+			c, err := f.dial("bob", gossh.PublicKeys(f.operator))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			tm := f.shell(t, c, 100, 30)
+			tm.out.waitText(t, "LADDERS")
+			tm.toDLQ(t)
+			tm.keys(t, "m")
+			tm.out.waitText(t, "Move / re-publish from "+sim.OrdersDLQ)
+			tm.keys(t, keyEnter)
+			tm.out.waitText(t, "Confirm move")
+			tm.keys(t, "y")
+			select {
+			case <-mover.started:
+			case <-time.After(20 * time.Second):
+				t.Fatalf("the move did not start; screen:\n%s", tail(ansi.Strip(tm.out.String()), 1500))
+			}
+			if how == "server stops" {
+				f.cancel()
+			} else {
+				c.Close()
+			}
+			f.audit.waitFor(t, 20*time.Second, "the move's done line", func(s string) bool { return strings.Count(s, "\n") >= 2 })
+			var phases []string
+			for _, line := range strings.Split(strings.TrimSpace(f.audit.String()), "\n") {
+				var ev broker.AuditEvent
+				if err := json.Unmarshal([]byte(line), &ev); err != nil {
+					t.Fatalf("audit line %q: %v", line, err)
+				}
+				if ev.SSHUser != "bob" || ev.SSHKey != gossh.FingerprintSHA256(f.operator.PublicKey()) {
+					t.Errorf("audit line names %q %q: %s", ev.SSHUser, ev.SSHKey, line)
+				}
+				phases = append(phases, ev.Phase)
+				if ev.Phase == "done" && ev.Error == "" {
+					t.Errorf("the stopped move's done line says no error: %s", line)
+				}
+			}
+			if strings.Join(phases, ",") != "start,done" {
+				t.Errorf("audit phases %q", phases)
+			}
+		})
+	}
+}
