@@ -148,7 +148,9 @@ func (a *app) sessionClient(cfg rabbit.Config, s sshserve.Session) (broker.Clien
 	if s.ReadOnly() {
 		cfg.ReadOnly = true
 	}
+	a.mu.Lock() // sessions open at once
 	f, err := a.openAudit()
+	a.mu.Unlock()
 	if err != nil {
 		return nil, nil, err
 	}
