@@ -8,6 +8,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -15,6 +16,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -151,25 +153,42 @@ func OwnVhostOn(t testing.TB, r *rabbit.Resolved) *rabbit.Resolved {
 }
 
 // API sends one request to the test broker's management API (path after
-// /api/) and fails on any status of 300 or more.
+// /api/) and fails on any status of 300 or more. A request whose kept-alive
+// connection the server had just closed (EOF, reset: Go retries only GETs
+// by itself) is sent again, twice at most; a DELETE sent again that finds
+// nothing left (404) did its work the first time.
 func API(r *rabbit.Resolved, method, path string, body []byte) error {
+	var err error
+	for attempt := range 3 {
+		var retry bool
+		if retry, err = apiOnce(r, method, path, body, attempt > 0); !retry {
+			return err
+		}
+	}
+	return err
+}
+
+func apiOnce(r *rabbit.Resolved, method, path string, body []byte, again bool) (retry bool, err error) {
 	req, err := http.NewRequest(method, r.APIURL.String()+"/api/"+path, bytes.NewReader(body))
 	if err != nil {
-		return err
+		return false, err
 	}
 	req.SetBasicAuth(r.APIUser, r.APIPassword)
 	req.Header.Set("Content-Type", "application/json")
 	c := http.Client{Timeout: 30 * time.Second}
 	resp, err := c.Do(req)
 	if err != nil {
-		return err
+		return errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET), err
 	}
 	defer resp.Body.Close()
 	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-	if resp.StatusCode >= 300 {
-		return fmt.Errorf("%s /api/%s: %s %s", method, path, resp.Status, strings.TrimSpace(string(msg)))
+	if again && method == http.MethodDelete && resp.StatusCode == http.StatusNotFound {
+		return false, nil
 	}
-	return nil
+	if resp.StatusCode >= 300 {
+		return false, fmt.Errorf("%s /api/%s: %s %s", method, path, resp.Status, strings.TrimSpace(string(msg)))
+	}
+	return false, nil
 }
 
 func envOr(k, def string) string {
