@@ -17,17 +17,21 @@
 #   - `ladder topology --all-vhosts` of 50 vhosts holding 2,000 queues (time
 #     and its HTTP requests, counted through benchfix's proxy) vs curl GET
 #     /api/queues/{vhost} of each vhost in turn and one GET /api/queues;
+#   - `ladder serve --ssh` on that 2,000-queue vhost with 1 and with 20 SSH
+#     sessions (benchfix ssh-sessions) for 60 s, refresh every 2 s: the
+#     server's peak RSS and the broker's CPU time;
 #   - the Go benchmarks of the engine and the UI's frames (once).
 # Needs the brokers (make bench starts them), curl, jq, tmux and GNU time
 # (each installed with apt-get when missing and run as root; without GNU
 # time the peak RSS of `ladder peek` is polled from /proc).
 # BENCHCOUNT (default 3) repeats the light rows; the heavy ones (100,000
-# messages, the 60 s refresh) run once per version whatever it says.
+# messages, the 60 s refresh, the SSH sessions) run once per version whatever
+# it says.
 # BENCH_QUICK=1 skips the heavy rows (a quick check of the script);
 # BENCH_WINDOW (seconds, default 60) is the refresh rows' window.
 # BENCH_ONLY="NAME…" (spaces or commas) runs only those rows: move, move100k,
 # redrive, peek1k (with the in-process snapshot), peek10k (with the TUI
-# browse), topology, refresh, allvhosts, go; the tables then go to stdout
+# browse), topology, refresh, ssh, allvhosts, go; the tables then go to stdout
 # (BENCH.md keeps its other rows) unless BENCH_OUT names a file.
 # Everything it creates is deleted when it ends, even on failure or Ctrl+C
 # (then with what killed Go benchmarks left: ladder-test.Benchmark… names).
@@ -41,7 +45,7 @@ quick=${BENCH_QUICK:-0}
 only=$(echo "${BENCH_ONLY:-}" | tr ',' ' ' | xargs)
 for o in $only; do
   case "$o" in
-    move | move100k | redrive | peek1k | peek10k | topology | refresh | allvhosts | go) ;;
+    move | move100k | redrive | peek1k | peek10k | topology | refresh | ssh | allvhosts | go) ;;
     *) echo "bench.sh: BENCH_ONLY: no rows named $o" >&2; exit 2 ;;
   esac
 done
@@ -62,12 +66,16 @@ if [ "$out" != - ] && [ -f "$out" ]; then sed -n '/^## Where the time goes in a 
 prefix="ladder-bench.$$."
 tmuxes=()
 proxypid=
+servepid=
+sshpid=
 
 cleanup() {
   local rc=$?
   set +e
   for s in "${tmuxes[@]}"; do tmux kill-session -t "$s" 2>/dev/null; done
   [ -z "$proxypid" ] || { kill "$proxypid" 2>/dev/null; wait "$proxypid" 2>/dev/null; }
+  [ -z "$sshpid" ] || { kill "$sshpid" 2>/dev/null; wait "$sshpid" 2>/dev/null; }
+  [ -z "$servepid" ] || { kill "$servepid" 2>/dev/null; wait "$servepid" 2>/dev/null; }
   if [ -x "$work/benchfix" ]; then
     # After a failure or Ctrl+C also what a killed Go benchmark left (its
     # t.Cleanup did not run); not after a finished run: others' benchmarks
@@ -259,6 +267,16 @@ be idle: others' traffic shows in every figure, most in the broker CPU rows):
   once), wall time. First the broker is left to settle as for the TUI refresh
   (`allvhosts-settled`). Both ladder and that GET read every vhost the user sees: other
   vhosts on the broker count in both (the log's `allvhosts-listed` says how many queues).
+- **serve over SSH**: the binary's `ladder serve --ssh 127.0.0.1:0 --refresh 2s` on the
+  topology rows' vhost (broker URLs and vhost from `LADDER_*` variables, `LADDER_NO_COLOR=1`
+  as the TUI rows; one generated ed25519 key, `role=read-only`), a new server for each
+  count; `benchfix ssh-sessions` opens 1, then 20 sessions at once (an 80×24 pty each,
+  output drained) and waits until every screen shows `LADDERS`; then the broker's CPU time
+  over 60 s as for the TUI refresh (after the same settle, `ssh-settled`; the idle window
+  measured just before), and the server's peak RSS (`VmHWM` of the serve process; the log
+  also has its RSS before any session and its own CPU time over the window, in clock
+  ticks as the broker's). Each session is its own UI with its own broker client (no shared
+  snapshot): one viewer in a local terminal is the TUI refresh row.
 EOF
   echo
 } >"$md"
@@ -338,7 +356,7 @@ for v in $versions; do
   fi
 
   sv="${prefix}snapshot"
-  if only topology || only refresh; then
+  if only topology || only refresh || only ssh; then
     echo "== RabbitMQ $ver: topology of 2,000 queues (ladder binary, GET /api/queues)" >&2
     "$work/benchfix" ladders "$sv" 400
     qurl="$LADDER_TEST_API_URL/api/queues/$(jq -rn --arg v "$sv" '$v|@uri')"
@@ -381,7 +399,59 @@ for v in $versions; do
     done
     echo "proc refresh-get $(($(ticks "$beam") - t0)) ticks $reqs requests" | tee -a "$log" >&2
   fi
-  if only topology || only refresh; then "$work/benchfix" sweep "$sv"; fi
+  if [ "$quick" != 1 ] && only ssh; then
+    echo "== RabbitMQ $ver: ladder serve --ssh, 1 and 20 sessions for ${window} s, refresh every ${refresh} s: server RSS, broker CPU" >&2
+    "$work/benchfix" ssh-key "$work/ssh_key" >"$work/authorized_keys"
+    echo "proc ssh-settled $(settle)" | tee -a "$log" >&2
+    t0=$(ticks "$beam")
+    sleep "$window"
+    echo "proc ssh-idle $(($(ticks "$beam") - t0)) ticks" | tee -a "$log" >&2
+    for n in 1 20; do
+      : >"$work/serve.log"
+      LADDER_AMQP_URL="$LADDER_TEST_AMQP_URL" LADDER_API_URL="$LADDER_TEST_API_URL" LADDER_PROMETHEUS_URL="$LADDER_TEST_PROMETHEUS_URL" \
+        LADDER_VHOST="$sv" LADDER_NO_COLOR=1 LADDER_CONFIG="$work/no-config.toml" \
+        "$work/ladder" serve --ssh 127.0.0.1:0 --authorized-keys "$work/authorized_keys" --host-key "$work/ssh_host_key" \
+        --max-sessions 20 --refresh "${refresh}s" 2>"$work/serve.log" &
+      servepid=$!
+      addr=
+      for _ in $(seq 100); do
+        addr=$(sed -n 's/.*listening on \([0-9.]*:[0-9]*\) .*/\1/p' "$work/serve.log" | head -1)
+        [ -z "$addr" ] || break
+        kill -0 "$servepid" 2>/dev/null || break
+        sleep 0.1
+      done
+      [ -n "$addr" ] || { echo "bench.sh: ladder serve did not start:" >&2; cat "$work/serve.log" >&2; exit 1; }
+      rss0=$(awk '/^VmRSS/ { print $2 }' "/proc/$servepid/status")
+      # Kept open past the window: it starts once all show the ladders.
+      "$work/benchfix" ssh-sessions "$addr" "$work/ssh_key" "$n" $((window + 5)) >"$work/ssh.out" 2>&1 &
+      sshpid=$!
+      until grep -q "^all $n sessions ready" "$work/ssh.out"; do
+        if ! kill -0 "$sshpid" 2>/dev/null; then
+          echo "bench.sh: benchfix ssh-sessions failed:" >&2
+          cat "$work/ssh.out" "$work/serve.log" >&2
+          exit 1
+        fi
+        sleep 0.1
+      done
+      t0=$(ticks "$beam") st0=$(ticks "$servepid")
+      sleep "$window"
+      t1=$(ticks "$beam") st1=$(ticks "$servepid")
+      if ! wait "$sshpid"; then
+        sshpid=
+        echo "bench.sh: benchfix ssh-sessions failed:" >&2
+        cat "$work/ssh.out" "$work/serve.log" >&2
+        exit 1
+      fi
+      sshpid=
+      grep -E '^(session|all)' "$work/ssh.out" >&2
+      hwm=$(awk '/^VmHWM/ { print $2 }' "/proc/$servepid/status")
+      kill "$servepid"
+      wait "$servepid" || true
+      servepid=
+      echo "proc ssh-sessions-$n $((t1 - t0)) ticks $hwm KiB-peak $rss0 KiB-before $((st1 - st0)) server-ticks $(sed -n 's/^all [0-9]* sessions ready in //p' "$work/ssh.out") to-ready" | tee -a "$log" >&2
+    done
+  fi
+  if only topology || only refresh || only ssh; then "$work/benchfix" sweep "$sv"; fi
 
   if only allvhosts; then
     echo "== RabbitMQ $ver: topology --all-vhosts of 50 vhosts, 2,000 queues (ladder binary, GET /api/queues/{vhost} each, GET /api/queues)" >&2
@@ -455,6 +525,13 @@ for v in $versions; do
   idle=$(proc "$log" refresh-idle 1 | median)
   rtui=$(proc "$log" refresh-tui 1 | median)
   rget=$(proc "$log" refresh-get 1 | median)
+  sidle=$(proc "$log" ssh-idle 1 | median)
+  s1=$(proc "$log" ssh-sessions-1 1 | median)
+  s1rss=$(proc "$log" ssh-sessions-1 2 | median)
+  s20=$(proc "$log" ssh-sessions-20 1 | median)
+  s20rss=$(proc "$log" ssh-sessions-20 2 | median)
+  # What 20 sessions cost the broker against one, net of the idle window.
+  s20net=$(awk -v a="$s20" -v b="$s1" -v i="$sidle" 'BEGIN { if (a == "-" || b == "-" || i == "-" || b - i <= 0) print "-"; else printf "%.2f", (a - i) / (b - i) }')
   secs() { awk -v t="$1" -v hz="$hz" 'BEGIN { if (t == "-") print "-"; else printf "%.2f s", t / hz }'; }
   pk10r=$(ratio "$get10" "$pk10")
   topor=$(ratio "$topoget" "$topo")
@@ -482,11 +559,17 @@ for v in $versions; do
     row peek1k "| snapshot of 2,000 queues (+ discovery, findings; in process) | $(ms "$snap") | | | | |"
     row topology "| topology of 2,000 queues with bindings (\`ladder topology\` process) | $(ms "$topo") | GET /api/queues (curl) $(ms "$topoget"), $(bmib "$topogetsize") | $(better "$topor" faster slower) | ≥ 2× faster | $(atleast "$topor" 2) |"
     heavy refresh "TUI refresh every ${refresh} s for ${window} s: broker CPU" "| TUI refresh every ${refresh} s for ${window} s: broker CPU (1 run) | $(secs "$rtui") | GET /api/queues every ${refresh} s: $(secs "$rget") | $(better "$refr" cheaper costlier) | ≥ 3× cheaper | $(atleast "$refr" 3) |"
+    heavy ssh "ladder serve --ssh, 1 session" "| \`ladder serve --ssh\`, 1 session, refresh every ${refresh} s for ${window} s: broker CPU, server peak RSS (1 run) | $(secs "$s1"), peak RSS $(mib "$s1rss") | | | | |"
+    heavy ssh "ladder serve --ssh, 20 sessions" "| \`ladder serve --ssh\`, 20 sessions, refresh every ${refresh} s for ${window} s: broker CPU, server peak RSS (1 run) | $(secs "$s20"), peak RSS $(mib "$s20rss") | 1 session: $(secs "$s1"), peak RSS $(mib "$s1rss") | broker CPU net of idle $(awk -v r="$s20net" 'BEGIN { print (r == "-") ? "-" : r "× one session" }') | not to grow with sessions (≤ 1.5× one's, net) | $(atmost "$s20net" 1.5) |"
     row allvhosts "| topology of 50 vhosts, 2,000 queues with bindings (\`ladder topology --all-vhosts\` process) | $(ms "$allv"), $allvreqs requests | GET /api/queues/{vhost} of each in turn (curl) $(ms "$allvper"), 50 requests, $(bmib "$allvpersize") | $(better "$allvr" faster slower) | | |"
     row allvhosts "| topology of 50 vhosts, 2,000 queues with bindings (\`ladder topology --all-vhosts\` process) | $(ms "$allv"), $allvreqs requests | GET /api/queues, all vhosts at once (curl) $(ms "$allvget"), 1 request, $(bmib "$allvgetsize") | $(better "$allvgr" faster slower) | | |"
     echo
     if only allvhosts && [ "$allvlisted" != 2000 ]; then
       echo "The broker held $allvlisted queues in all vhosts while the all-vhosts rows ran: ladder and the one GET /api/queues read the others' too."
+      echo
+    fi
+    if [ "$quick" != 1 ] && only ssh; then
+      echo "The broker's CPU over the ${window} s before the SSH sessions with no client: $(secs "$sidle"); net of it 1 session costs $(secs "$(awk -v a="$s1" -v i="$sidle" 'BEGIN { print (a == "-" || i == "-") ? "-" : a - i }')"), 20 sessions $(secs "$(awk -v a="$s20" -v i="$sidle" 'BEGIN { print (a == "-" || i == "-") ? "-" : a - i }')") ($(secs "$(awk -v a="$s20" -v b="$s1" 'BEGIN { print (a == "-" || b == "-") ? "-" : (a - b) / 19 }')") of broker CPU per extra session over ${window} s); the server's RSS grew $(awk -v a="$s20rss" -v b="$s1rss" 'BEGIN { if (a == "-" || b == "-") print "-"; else printf "%.1f MiB", (a - b) / 19 / 1024 }') per extra session. One viewer in a local terminal: the TUI refresh row."
       echo
     fi
     if [ "$quick" != 1 ] && only refresh; then

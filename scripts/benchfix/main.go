@@ -14,8 +14,16 @@
 //	                                benchmarks left: vhosts, and in / queues and exchanges, named ladder-test.Benchmark…,
 //	                                shovels named bench-shovel-… (only after a failed run: others' running benchmarks
 //	                                use the same names)
+//	benchfix ssh-key KEYFILE        a new ed25519 private key in KEYFILE (0600); its authorized-keys line
+//	                                (role=read-only) on stdout
+//	benchfix ssh-sessions ADDR KEYFILE N SECONDS
+//	                                N SSH sessions at once to ladder serve at ADDR (key KEYFILE, an 80×24 pty each),
+//	                                each waited for until its screen shows LADDERS, kept open SECONDS after all are
+//	                                (output drained), then ended with q; a line per session (ready after how long, or
+//	                                its error), then "all N sessions ready" and "all N sessions closed"
 //
-// It reads the broker from LADDER_TEST_AMQP_URL and LADDER_TEST_API_URL, like the tests.
+// It reads the broker from LADDER_TEST_AMQP_URL and LADDER_TEST_API_URL, like the tests
+// (ssh-key and ssh-sessions do not touch the broker).
 package main
 
 import (
@@ -54,9 +62,20 @@ func main() {
 }
 
 func run(args []string) error {
-	usage := errors.New("usage: benchfix ladders VHOST N | vhosts PREFIX K N | queue VHOST QUEUE N [BYTES] | dlqs VHOST K N | ready VHOST QUEUE N | proxy URLFILE LOGFILE | sweep [-benchmarks] PREFIX")
+	usage := errors.New("usage: benchfix ladders VHOST N | vhosts PREFIX K N | queue VHOST QUEUE N [BYTES] | dlqs VHOST K N | ready VHOST QUEUE N | proxy URLFILE LOGFILE | sweep [-benchmarks] PREFIX | ssh-key KEYFILE | ssh-sessions ADDR KEYFILE N SECONDS")
 	if len(args) == 0 {
 		return usage
+	}
+	switch {
+	case args[0] == "ssh-key" && len(args) == 2:
+		return sshKey(args[1])
+	case args[0] == "ssh-sessions" && len(args) == 5:
+		n, err1 := strconv.Atoi(args[3])
+		secs, err2 := strconv.Atoi(args[4])
+		if err1 != nil || err2 != nil || n < 1 || secs < 0 {
+			return usage
+		}
+		return sshSessions(args[1], args[2], n, time.Duration(secs)*time.Second)
 	}
 	r, err := brokertest.Config().Resolve()
 	if err != nil {
