@@ -96,9 +96,11 @@ func TestPeekShowsItsProgressOnATerminal(t *testing.T) {
 	q := testQueue(t, r, "sac-tty", 5, amqp.Table{"x-single-active-consumer": true})
 	heldBySingleActiveConsumer(t, q)
 	env := []string{"NO_COLOR=1", "LADDER_AMQP_URL=" + brokertest.Config().AMQPURL, "LADDER_API_URL=" + brokertest.Config().APIURL}
-	s := newTmux(t, "200", "24", env, "peek", q, "-n", "10", "--max-time", "4s")
+	// The deadline (2 s) well before the stall bound a single active
+	// consumer's queue gets (5 s): a busy machine must not swap them.
+	s := newTmux(t, "200", "24", env, "peek", q, "-n", "10", "--max-time", "2s")
 	s.waitFor("reading the queue… 0 of 4")
-	scr := s.waitFor("! incomplete: stopped at the 4s deadline")
+	scr := s.waitFor("! incomplete: stopped at the 2s deadline")
 	if strings.Contains(scr, "reading the queue…") {
 		t.Errorf("the progress line stayed:\n%s", scr)
 	}
