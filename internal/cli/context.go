@@ -66,6 +66,9 @@ func (a *app) applyContext(cmd *cobra.Command) error {
 		named = f.Current
 	}
 	if named == "" {
+		// No context in use yet, but the TUI's switcher can pick one:
+		// what flags and environment gave is where it starts from.
+		a.base = &contextBase{flags: cmd.Flags(), cfg: a.cfg, auditLog: a.auditLog, fromEnv: maps.Clone(a.fromEnv)}
 		return nil
 	}
 	c, err := f.Get(named)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -202,6 +203,25 @@ func TestContextUse(t *testing.T) {
 	}
 	if code, _, errOut, _ := runContexts(t, s, "--config", cfg, "context", "use", "qa"); code != exitUsage || !strings.Contains(errOut, `no context "qa"`) {
 		t.Errorf("context use qa: exit %d %q", code, errOut)
+	}
+	// A file with no current-context: nothing applied, and the TUI's
+	// switcher has the contexts to offer.
+	noCurrent := filepath.Join(t.TempDir(), "config.toml")
+	if err := os.WriteFile(noCurrent, []byte("[contexts.qa]\nvhost = \"qa\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a := &app{stdin: strings.NewReader(""), stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}, config: noCurrent}
+	root := newRootCmd(a)
+	root.SetArgs([]string{"--config", noCurrent, "version"})
+	if err := root.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	seen := a.contextList()
+	if a.context != "" || !slices.Equal(seen, []string{"qa"}) {
+		t.Errorf("no current-context: context %q, switcher offers %q, want none and [qa]", a.context, seen)
+	}
+	if err := a.switchContext("qa"); err != nil || a.cfg.Vhost != "qa" {
+		t.Errorf("switch to qa: %v, vhost %q", err, a.cfg.Vhost)
 	}
 	// The context commands still run when the current context is broken.
 	t.Setenv("LADDER_CONTEXT", "qa")
