@@ -252,7 +252,7 @@ func TestMoveKilledMidwayLosesNothing(t *testing.T) {
 	const n = 20000
 	src := testQueue(t, r, "src", n, nil)
 	dst := testQueue(t, r, "dst", 0, nil)
-	cmd := startMove(t, r, src, dst, nil)
+	cmd := startMove(t, r, src, dst, nil, "--rate", "2000/s")
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -309,7 +309,7 @@ func TestMoveInterruptedBySIGINTReportsAndLosesNothing(t *testing.T) {
 	src := testQueue(t, r, "src", n, nil)
 	dst := testQueue(t, r, "dst", 0, nil)
 	var stdout strings.Builder
-	cmd := startMove(t, r, src, dst, &stdout, "-o", "json")
+	cmd := startMove(t, r, src, dst, &stdout, "-o", "json", "--rate", "2000/s")
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}
@@ -344,6 +344,9 @@ func TestMoveInterruptedBySIGINTReportsAndLosesNothing(t *testing.T) {
 
 // startMove builds the real binary, starts `move --from src --to queue:dst
 // --yes` with it and returns once at least 1,000 messages have arrived.
+// Callers that stop it midway pace it (--rate 2000/s: 20,000 take 10 s),
+// so a test process starved of CPU for a second or two still finds it
+// running.
 func startMove(t *testing.T, r *rabbit.Resolved, src, dst string, stdout *strings.Builder, extra ...string) *exec.Cmd {
 	t.Helper()
 	bin := ladderBinary(t)
