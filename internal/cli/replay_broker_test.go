@@ -168,7 +168,9 @@ func TestReplayKilledAndResumedPublishesEachLineOnce(t *testing.T) {
 		t.Fatalf("dump: %d %s", code, errOut)
 	}
 	bin := ladderBinary(t)
-	cmd := exec.Command(bin, "replay", file, "--to", "queue:"+dst, "--rate", "2000/s", "--yes")
+	// 500/s: 3,000 lines take 6 s, so a test process starved of CPU for
+	// a second or two still kills it midway.
+	cmd := exec.Command(bin, "replay", file, "--to", "queue:"+dst, "--rate", "500/s", "--yes")
 	cmd.Env = os.Environ()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
