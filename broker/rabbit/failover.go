@@ -53,7 +53,7 @@ func (l *Live) Move(ctx context.Context, req broker.MoveRequest, progress func(b
 		if nerr != nil {
 			break
 		}
-		other.evidence, other.adaptVhost = l.evidence, l.adaptVhost
+		other.ShareMemory(l)
 		if req.Limit == 0 {
 			// "Every message ready now" must count those the lost
 			// connection held: the broker returns them to the source
@@ -102,7 +102,7 @@ func (l *Live) Failover(ctx context.Context) (broker.Client, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	o.evidence, o.adaptVhost = l.evidence, l.adaptVhost
+	o.ShareMemory(l)
 	return o, next.Address(), nil
 }
 

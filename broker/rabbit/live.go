@@ -38,9 +38,9 @@ type Live struct {
 	// by the broker (why, for the refusal): a peek of them has no
 	// costless browse any more (see Peek).
 	amqp1Broken map[string]string
-	// own: this client's peeks' redeliveries, kept out of the rates (see
-	// ownpeeks.go).
-	own []ownRedeliveries
+	// own: recent peeks' redeliveries, kept out of the rates (see
+	// ownpeeks.go); shared as evidence is.
+	own *ownPeeks
 	// block follows conn's resource-alarm state (connection.blocked).
 	block *blockState
 	// maxMsg is the max_message_size the broker named when it refused a
@@ -58,7 +58,8 @@ type Live struct {
 	// nodesRunning is which nodes ran at the last snapshot (nodesChanged).
 	nodesRunning map[string]bool
 	// evidence is what this client's peeks showed about queues' roles,
-	// applied to every vhost it reads (shared with WithVhost's clients).
+	// applied to every vhost it reads (shared with WithVhost's clients,
+	// a failover's and those given ShareMemory).
 	evidence *broker.Evidence
 }
 
@@ -74,7 +75,7 @@ func NewLive(r *Resolved, purpose string) (*Live, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &Live{r: r, mgmt: m, purpose: purpose, evidence: &broker.Evidence{}}
+	l := &Live{r: r, mgmt: m, purpose: purpose, evidence: &broker.Evidence{}, own: &ownPeeks{}}
 	m.otherBroker = l.otherBroker
 	return l, nil
 }
@@ -114,8 +115,19 @@ func (l *Live) WithVhost(vhost string) (*Live, error) {
 	if err != nil {
 		return nil, err
 	}
-	o.evidence = l.evidence
+	o.ShareMemory(l)
 	return o, nil
+}
+
+// ShareMemory makes l remember with from: what either's peeks show
+// (evidence of queues' roles, their redeliveries) shapes both's snapshots
+// and plans. WithVhost's and a failover's clients share their maker's;
+// ladder serve's sessions share their snapshot reader's, so a ladder one
+// session's peek revealed is on every session's screen and in every
+// session's plan. Tests' topology adapter comes along. Call it before l
+// is used.
+func (l *Live) ShareMemory(from *Live) {
+	l.evidence, l.own, l.adaptVhost = from.evidence, from.peeks(), from.adaptVhost
 }
 
 // Snapshot implements Client: one management read of the vhost, adapted,

@@ -1,6 +1,7 @@
 package rabbit
 
 import (
+	"sync"
 	"time"
 
 	"github.com/ladder-tui/ladder/retry/topology"
@@ -20,9 +21,36 @@ const (
 
 // ownRedeliveries is what one peek redelivered, and when.
 type ownRedeliveries struct {
+	vhost string
 	queue string
 	at    time.Time
 	n     int
+}
+
+// ownPeeks is the redeliveries of recent peeks, kept by every client that
+// shares the memory (see Live.ShareMemory): ladder serve's snapshot reader
+// then keeps every session's peeks out of the rates all sessions see.
+type ownPeeks struct {
+	mu   sync.Mutex
+	list []ownRedeliveries
+}
+
+// peeks is the client's ownPeeks, made on first use.
+func (l *Live) peeks() *ownPeeks {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.own == nil {
+		l.own = &ownPeeks{}
+	}
+	return l.own
+}
+
+// vhostName is the client's vhost ("" for a client made bare, in tests).
+func (l *Live) vhostName() string {
+	if l.r == nil {
+		return ""
+	}
+	return l.r.Vhost
 }
 
 // noteOwn records that a peek of queue redelivered n messages.
@@ -31,17 +59,25 @@ func (l *Live) noteOwn(queue string, n int) {
 		return
 	}
 	now := time.Now()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.own = append(pruneOwn(l.own, now), ownRedeliveries{queue: queue, at: now, n: n})
+	o := l.peeks()
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.list = append(pruneOwn(o.list, now), ownRedeliveries{vhost: l.vhostName(), queue: queue, at: now, n: n})
 }
 
-// ownSince returns the client's recent peeks' redeliveries.
+// ownSince returns the recent peeks' redeliveries in the client's vhost.
 func (l *Live) ownSince(now time.Time) []ownRedeliveries {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.own = pruneOwn(l.own, now)
-	return append([]ownRedeliveries(nil), l.own...)
+	o := l.peeks()
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.list = pruneOwn(o.list, now)
+	var out []ownRedeliveries
+	for _, r := range o.list {
+		if r.vhost == l.vhostName() {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 func pruneOwn(own []ownRedeliveries, now time.Time) []ownRedeliveries {

@@ -45,3 +45,35 @@ func TestOwnPeeksAreNoStorm(t *testing.T) {
 		t.Errorf("still remembered: %v", own)
 	}
 }
+
+// Clients that share memory (ladder serve's sessions and their snapshot
+// reader) keep each other's peeks out of the rates, and each other's
+// evidence in discovery; a client of another vhost keeps only its own
+// vhost's.
+func TestSharedMemoryKeepsEverySessionsPeeks(t *testing.T) {
+	live := func(vhost string) *Live {
+		t.Helper()
+		r, err := Config{AMQPURL: "amqp://guest:guest@127.0.0.1:1/", APIURL: "http://127.0.0.1:1", Vhost: vhost}.Resolve()
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := NewLive(r, "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	reader, session, elsewhere := live("v"), live("v"), live("w")
+	session.ShareMemory(reader)
+	elsewhere.ShareMemory(reader)
+	session.noteOwn("orders", 40)
+	if n := OwnRedelivered(reader, "orders"); n != 40 {
+		t.Errorf("the reader keeps %d of the session's 40 redeliveries out of the rates", n)
+	}
+	if n := OwnRedelivered(elsewhere, "orders"); n != 0 {
+		t.Errorf("a client of another vhost discounts %d of its orders' redeliveries", n)
+	}
+	if session.evidence != reader.evidence {
+		t.Error("the session's evidence is not the reader's")
+	}
+}

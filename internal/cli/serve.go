@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -114,6 +115,9 @@ func (a *app) runServe(cmd *cobra.Command, f serveFlags) error {
 	if audit == nil && !cfg.ReadOnly && slices.ContainsFunc(keys.Keys(), func(k sshserve.Key) bool { return k.Role == sshserve.RoleOperator }) {
 		return usageErr("--audit-log: operator keys need an audit log, so every move names who asked (or serve --read-only)")
 	}
+	// One reader of snapshots for every session (see serveSnapshots).
+	shots := &serveSnapshots{refresh: f.ui.refresh}
+	defer shots.close()
 	srv, err := sshserve.New(sshserve.Config{
 		Addr:               f.ssh,
 		HostKeyPath:        hostKey,
@@ -121,7 +125,7 @@ func (a *app) runServe(cmd *cobra.Command, f serveFlags) error {
 		MaxSessions:        f.maxSessions,
 		IdleTimeout:        f.idleTimeout,
 		Open: func(_ context.Context, s sshserve.Session) (broker.Client, func(), error) {
-			return a.sessionClient(cfg, s)
+			return a.sessionClient(cmd.Context(), cfg, s, shots)
 		},
 		UI: ui.Options{
 			NoColor: a.noColor, Refresh: f.ui.refresh, LogFile: a.logFile, Title: a.context,
@@ -135,10 +139,55 @@ func (a *app) runServe(cmd *cobra.Command, f serveFlags) error {
 	return srv.ListenAndServe(cmd.Context())
 }
 
+// serveSnapshots is the one snapshot reader of a ladder serve, made at the
+// first session (the server starts without reaching the broker) and kept
+// until the server stops: every session's screen is read from it
+// (broker.SnapshotShare), so the broker is read about once a refresh
+// however many watch — one session costs it what a local TUI does, twenty
+// not much more (BENCH.md). Peeks and moves stay each session's own, on
+// its own client, which remembers with the reader (rabbit.Live.ShareMemory).
+type serveSnapshots struct {
+	refresh time.Duration
+
+	mu     sync.Mutex
+	share  *broker.SnapshotShare
+	reader broker.Client
+	done   func()
+}
+
+// get returns the share and its reader, making them the first time (and
+// again after a failure: a broker down at the first login is tried again
+// at the next).
+func (s *serveSnapshots) get(ctx context.Context, a *app, cfg rabbit.Config) (*broker.SnapshotShare, broker.Client, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.share != nil {
+		return s.share, s.reader, nil
+	}
+	// It only ever reads: read-only, so nothing could make it do more.
+	cfg.ReadOnly = true
+	c, closeClient, err := a.connect(cfg, "serve snapshots")
+	if err != nil {
+		return nil, nil, errors.New(broker.RedactText(err.Error(), a.secrets...))
+	}
+	s.share = broker.NewSnapshotShare(ctx, c, c.Vhost(), s.refresh)
+	s.reader, s.done = c, closeClient
+	return s.share, s.reader, nil
+}
+
+// close closes the reader, once the server has stopped.
+func (s *serveSnapshots) close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.done != nil {
+		s.done()
+	}
+}
+
 // sessionClient is clientFor for a session of ladder serve: the session's
 // role decides read-only, its key the contexts it may use, and every audit
-// line names its SSH user and key.
-func (a *app) sessionClient(cfg rabbit.Config, s sshserve.Session) (broker.Client, func(), error) {
+// line names its SSH user and key. Its snapshots are the share's.
+func (a *app) sessionClient(ctx context.Context, cfg rabbit.Config, s sshserve.Session, shots *serveSnapshots) (broker.Client, func(), error) {
 	if len(s.Contexts) > 0 && !slices.Contains(s.Contexts, a.context) {
 		if a.context == "" {
 			return nil, nil, errors.New("your key is limited to contexts this server does not serve (it serves no context)")
@@ -157,10 +206,20 @@ func (a *app) sessionClient(cfg rabbit.Config, s sshserve.Session) (broker.Clien
 	if f == nil && !cfg.ReadOnly {
 		return nil, nil, errors.New("this server keeps no audit log: operator sessions need one (tell its operator)")
 	}
+	share, reader, err := shots.get(ctx, a, cfg)
+	if err != nil {
+		return nil, nil, err
+	}
 	c, closeClient, err := a.connect(cfg, "serve "+s.User)
 	if err != nil {
 		return nil, nil, errors.New(broker.RedactText(err.Error(), a.secrets...))
 	}
+	if l, ok := c.(*rabbit.Live); ok {
+		if r, ok := reader.(*rabbit.Live); ok {
+			l.ShareMemory(r)
+		}
+	}
+	c = share.Viewer(c)
 	if f != nil {
 		c = broker.Audited(c, f, broker.AuditScope{Broker: cfg.AMQPURL, Context: a.context, SSHUser: s.User, SSHKey: s.Fingerprint})
 	}

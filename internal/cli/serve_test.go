@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -74,20 +75,61 @@ type serving struct {
 	addr, hostKeyFP string
 	stderr          *lockedBuf
 	stop            func() error
+
+	mu      sync.Mutex
+	clients []*simClient // every client the server made, in order
+}
+
+// snapshotsBy counts the snapshots asked of the clients made for purpose,
+// and how many such clients there were.
+func (sv *serving) snapshotsBy(purpose string) (snapshots, clients int) {
+	sv.mu.Lock()
+	defer sv.mu.Unlock()
+	for _, c := range sv.clients {
+		if c.purpose == purpose {
+			snapshots += int(c.snapshots.Load())
+			clients++
+		}
+	}
+	return snapshots, clients
+}
+
+// readOnlySim is the simulation as a read-only configuration's client
+// sees it (the server refuses its mutations itself).
+type readOnlySim struct{ *sim.Sim }
+
+func (readOnlySim) ReadOnly() bool { return true }
+
+// simClient is one client the server made on the simulation, counting
+// the snapshots asked of it.
+type simClient struct {
+	broker.Client
+	purpose   string
+	snapshots atomic.Int32
+}
+
+func (c *simClient) Snapshot(ctx context.Context) (*broker.Snapshot, error) {
+	c.snapshots.Add(1)
+	return c.Client.Snapshot(ctx)
 }
 
 // startServe runs ladder with args (serve …) on s until stop; the
 // simulation is read-only for a read-only configuration, as the live
 // client is.
-func startServe(t *testing.T, s, ro *sim.Sim, args ...string) *serving {
+func startServe(t *testing.T, s *sim.Sim, args ...string) *serving {
 	t.Helper()
 	errb := &lockedBuf{}
 	a := &app{stdin: strings.NewReader(""), stdout: io.Discard, stderr: errb, build: Build{Version: "dev"}}
-	a.connect = func(cfg rabbit.Config, _ string) (broker.Client, func(), error) {
+	sv := &serving{stderr: errb}
+	a.connect = func(cfg rabbit.Config, purpose string) (broker.Client, func(), error) {
+		c := &simClient{Client: s, purpose: purpose}
 		if cfg.ReadOnly {
-			return ro, func() {}, nil
+			c.Client = readOnlySim{s}
 		}
-		return s, func() {}, nil
+		sv.mu.Lock()
+		sv.clients = append(sv.clients, c)
+		sv.mu.Unlock()
+		return c, func() {}, nil
 	}
 	t.Cleanup(a.closeAudit)
 	root := newRootCmd(a)
@@ -99,7 +141,6 @@ func startServe(t *testing.T, s, ro *sim.Sim, args ...string) *serving {
 	a.ctx = ctx
 	done := make(chan error, 1)
 	go func() { done <- root.ExecuteContext(ctx) }()
-	sv := &serving{stderr: errb}
 	sv.stop = func() error {
 		cancel()
 		select {
@@ -233,10 +274,7 @@ func TestServeRefusesBadSetups(t *testing.T) {
 // audit lines naming the SSH user and key; a key limited to other
 // contexts is refused; the host key is made once, 0600, and kept.
 func TestServeSessionsOnTheSimulation(t *testing.T) {
-	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	s := newSim(t)
-	ro := sim.New(sim.Options{Seed: 3, Now: func() time.Time { return now }, WarmUp: 10 * time.Minute, ReadOnly: true})
-	t.Cleanup(func() { ro.Close() })
 	op, viewer, elsewhere := serveSigner(t), serveSigner(t), serveSigner(t)
 	keys := writeKeys(t,
 		"# the team",
@@ -248,7 +286,7 @@ func TestServeSessionsOnTheSimulation(t *testing.T) {
 	hostKey := filepath.Join(dir, "data", "host_key")
 	audit := filepath.Join(dir, "audit.jsonl")
 	args := []string{"serve", "--ssh", "127.0.0.1:0", "--authorized-keys", keys, "--host-key", hostKey, "--audit-log", audit, "--no-color"}
-	sv := startServe(t, s, ro, args...)
+	sv := startServe(t, s, args...)
 
 	out := sv.screen(t, "bob", viewer, [2]string{"", "read-only"}, [2]string{"", "LADDERS"}, [2]string{"q", ""})
 	if strings.Contains(out, "m move/re-publish") {
@@ -268,6 +306,16 @@ func TestServeSessionsOnTheSimulation(t *testing.T) {
 	out = sv.screen(t, "carol", elsewhere, [2]string{"", ""})
 	if !strings.Contains(out, "your key is limited to contexts") {
 		t.Errorf("a key limited to other contexts: %q", out)
+	}
+	// Every screen was read by the one snapshot reader, none by a
+	// session's own client (broker.SnapshotShare).
+	if n, c := sv.snapshotsBy("serve snapshots"); n == 0 || c != 1 {
+		t.Errorf("the snapshot reader: %d clients, %d snapshots (want 1 client reading)", c, n)
+	}
+	for _, user := range []string{"bob", "alice"} {
+		if n, c := sv.snapshotsBy("serve " + user); n != 0 || c != 1 {
+			t.Errorf("%s's session: %d clients read %d snapshots themselves (want 1 client, none)", user, c, n)
+		}
 	}
 	if err := sv.stop(); err != nil {
 		t.Fatalf("serve: %v", err)
@@ -307,7 +355,7 @@ func TestServeSessionsOnTheSimulation(t *testing.T) {
 		t.Fatalf("host key: %v %v", st, err)
 	}
 	first := sv.hostKeyFP
-	sv = startServe(t, s, ro, args...)
+	sv = startServe(t, s, args...)
 	if sv.hostKeyFP != first {
 		t.Errorf("host key %s after a restart, was %s", sv.hostKeyFP, first)
 	}
