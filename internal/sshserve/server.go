@@ -316,13 +316,9 @@ func (s *Server) session(sess ssh.Session) int {
 	defer cancel()
 	stopWithConn := context.AfterFunc(sess.Context(), cancel)
 	defer stopWithConn()
-	var idled atomic.Bool
-	in := io.Reader(sess)
-	if d := s.cfg.IdleTimeout; d > 0 {
-		t := time.AfterFunc(d, func() { idled.Store(true); cancel() })
-		defer t.Stop()
-		in = &idleReader{r: sess, t: t, d: d}
-	}
+	idle := newIdleTimer(s.cfg.IdleTimeout, cancel)
+	defer idle.stop()
+	in := idle.reader(sess)
 
 	why := "quit"
 	defer func() {
@@ -342,6 +338,7 @@ func (s *Server) session(sess ssh.Session) int {
 		}
 		c = readOnlyClient{c}
 	}
+	c = idle.client(c)
 
 	resize := make(chan ui.Size)
 	go func() {
@@ -373,7 +370,7 @@ func (s *Server) session(sess ssh.Session) int {
 	}
 	err = ui.Run(ctx, opts)
 	switch {
-	case idled.Load():
+	case idle.ended():
 		why = "idle"
 		fmt.Fprintf(sess.Stderr(), "ladder: no key pressed for %v: session ended\r\n", s.cfg.IdleTimeout)
 	case serverCtx.Err() != nil:
@@ -399,20 +396,4 @@ func refuse(sess ssh.Session, msg string) int {
 // to write to a log or a terminal: one line, no control characters.
 func clean(s string) string {
 	return termtext.Sanitize(strings.ReplaceAll(s, "\n", " "))
-}
-
-// idleReader is a session's input: each read (a key pressed, a paste)
-// puts the idle timer off again.
-type idleReader struct {
-	r io.Reader
-	t *time.Timer
-	d time.Duration
-}
-
-func (r *idleReader) Read(p []byte) (int, error) {
-	n, err := r.r.Read(p)
-	if n > 0 {
-		r.t.Reset(r.d)
-	}
-	return n, err
 }
