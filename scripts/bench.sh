@@ -275,8 +275,9 @@ be idle: others' traffic shows in every figure, most in the broker CPU rows):
   over 60 s as for the TUI refresh (after the same settle, `ssh-settled`; the idle window
   measured just before), and the server's peak RSS (`VmHWM` of the serve process; the log
   also has its RSS before any session and its own CPU time over the window, in clock
-  ticks as the broker's). Each session is its own UI with its own broker client (no shared
-  snapshot): one viewer in a local terminal is the TUI refresh row.
+  ticks as the broker's). Each session is its own UI; their screens are read through the
+  server's one snapshot reader (a read shared while younger than 0.9 of a refresh), peeks and
+  moves on each session's own client: one viewer in a local terminal is the TUI refresh row.
 EOF
   echo
 } >"$md"

@@ -100,4 +100,24 @@ func TestPeekEvidenceReachesEveryDiscoveryOfTheClient(t *testing.T) {
 	if got := ladders(other); len(got) != 0 {
 		t.Errorf("a client that read nothing: %q, want no ladder", got)
 	}
+	// ladder serve's snapshot reader and a session's client share their
+	// memory: the reader, which read nothing, shows what the session's
+	// peek showed.
+	reader, err := rabbit.NewLive(r, "test evidence reader")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { reader.Close() })
+	session, err := rabbit.NewLive(r, "test evidence session")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { session.Close() })
+	session.ShareMemory(reader)
+	if _, err := session.Peek(ctx, "poison_queue", broker.PeekOptions{Limit: 10}); err != nil {
+		t.Fatal(err)
+	}
+	if got := ladders(reader); !slices.Equal(got, want) {
+		t.Errorf("the reader a session shares memory with: %q, want %q", got, want)
+	}
 }
