@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # clients.sh — what the tests drive besides the broker: other ecosystems'
 # AMQP clients for interop tests (messages they publish carry headers typed
-# their way: python3-pika, php-amqplib, amqp-tools) and tmux for the test
-# that drives the real binary; the frameworks internal/conformance runs
-# (Celery: python3-celery, python3-kombu; Sneakers' handler on ruby-bunny;
-# rascal and Moleculer Channels from npm, pinned by the package-lock.json
-# of internal/conformance/testdata/rascal and .../moleculer, installed
-# there; Watermill's Go modules, pinned by testdata/watermill's go.sum).
-# Installs Debian's packages when missing (as root); without root or apt
-# it says so and those tests skip.
+# their way: python3-pika, php-amqplib, amqp-tools), tmux for the tests that
+# drive the real binary and OpenSSH's client for ladder serve's; the
+# frameworks internal/conformance runs (Celery: python3-celery,
+# python3-kombu; Sneakers' handler on ruby-bunny; rascal and Moleculer
+# Channels from npm, pinned by the package-lock.json of
+# internal/conformance/testdata/rascal and .../moleculer, installed there;
+# Watermill's Go modules, pinned by testdata/watermill's go.sum). Installs
+# Debian's packages when missing (as root); without root or apt it says so
+# and those tests skip.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # npm ci into a conformance test's directory (node_modules is git-ignored)
@@ -36,6 +37,7 @@ need=()
 { command -v php >/dev/null && [ -f /usr/share/php/PhpAmqpLib/autoload.php ]; } || need+=(php-cli php-amqplib)
 command -v amqp-publish >/dev/null || need+=(amqp-tools)
 command -v tmux >/dev/null || need+=(tmux)
+command -v ssh >/dev/null || need+=(openssh-client)
 /usr/bin/python3 -c 'import celery, kombu' 2>/dev/null || need+=(python3-celery python3-kombu)
 { command -v ruby >/dev/null && ruby -e "require 'bunny'" 2>/dev/null; } || need+=(ruby ruby-bunny)
 command -v npm >/dev/null || need+=(npm)
