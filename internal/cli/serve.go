@@ -124,7 +124,11 @@ func (a *app) runServe(cmd *cobra.Command, f serveFlags) error {
 		AuthorizedKeysPath: f.authorizedKeys,
 		MaxSessions:        f.maxSessions,
 		IdleTimeout:        f.idleTimeout,
-		Open: func(_ context.Context, s sshserve.Session) (broker.Client, func(), error) {
+		Open: func(_ context.Context, s sshserve.Session, vhost string) (broker.Client, func(), error) {
+			cfg := cfg
+			if vhost != "" { // the session's vhost switcher
+				cfg.Vhost = vhost
+			}
 			return a.sessionClient(cmd.Context(), cfg, s, shots)
 		},
 		UI: ui.Options{
@@ -139,48 +143,80 @@ func (a *app) runServe(cmd *cobra.Command, f serveFlags) error {
 	return srv.ListenAndServe(cmd.Context())
 }
 
-// serveSnapshots is the one snapshot reader of a ladder serve, made at the
-// first session (the server starts without reaching the broker) and kept
-// until the server stops: every session's screen is read from it
+// serveSnapshots are the snapshot readers of a ladder serve, one per vhost
+// a session shows, each made when a session first shows its vhost (the
+// server starts without reaching the broker) and kept until the server
+// stops: every session's screen is read from its vhost's
 // (broker.SnapshotShare), so the broker is read about once a refresh
 // however many watch — one session costs it what a local TUI does, twenty
-// not much more (BENCH.md). Peeks and moves stay each session's own, on
-// its own client, which remembers with the reader (rabbit.Live.ShareMemory).
+// not much more (BENCH.md). A reader reads only when a session asks, so
+// one nobody watches any more costs nothing but its connection. Peeks and
+// moves stay each session's own, on its own client, which remembers with
+// the readers (rabbit.Live.ShareMemory).
 type serveSnapshots struct {
 	refresh time.Duration
 
-	mu     sync.Mutex
+	mu      sync.Mutex
+	byVhost map[string]*serveReader
+	// memory is the first reader: every later reader and every session's
+	// client remember with it (evidence is kept per vhost).
+	memory broker.Client
+}
+
+// serveReader is one vhost's share and its reader.
+type serveReader struct {
 	share  *broker.SnapshotShare
 	reader broker.Client
 	done   func()
 }
 
-// get returns the share and its reader, making them the first time (and
-// again after a failure: a broker down at the first login is tried again
-// at the next).
-func (s *serveSnapshots) get(ctx context.Context, a *app, cfg rabbit.Config) (*broker.SnapshotShare, broker.Client, error) {
+// get returns the share of cfg's vhost and its reader, making them the
+// first time (and again after a failure: a broker down at the first login
+// is tried again at the next).
+func (s *serveSnapshots) get(ctx context.Context, a *app, cfg rabbit.Config) (*serveReader, error) {
+	key := cfg.Vhost // "" (the URL's, else "/") is one of them
+	if r, err := cfg.Resolve(); err == nil {
+		key = r.Vhost
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.share != nil {
-		return s.share, s.reader, nil
+	if r := s.byVhost[key]; r != nil {
+		return r, nil
 	}
 	// It only ever reads: read-only, so nothing could make it do more.
-	cfg.ReadOnly = true
-	c, closeClient, err := a.connect(cfg, "serve snapshots")
+	ro := cfg
+	ro.ReadOnly = true
+	c, closeClient, err := a.connect(ro, "serve snapshots")
 	if err != nil {
-		return nil, nil, errors.New(broker.RedactText(err.Error(), a.secrets...))
+		return nil, errors.New(broker.RedactText(err.Error(), a.secrets...))
 	}
-	s.share = broker.NewSnapshotShare(ctx, c, c.Vhost(), s.refresh)
-	s.reader, s.done = c, closeClient
-	return s.share, s.reader, nil
+	if s.memory == nil {
+		s.memory = c
+	}
+	shareMemory(c, s.memory)
+	r := &serveReader{share: broker.NewSnapshotShare(ctx, c, c.Vhost(), s.refresh), reader: c, done: closeClient}
+	if s.byVhost == nil {
+		s.byVhost = map[string]*serveReader{}
+	}
+	s.byVhost[key] = r
+	return r, nil
 }
 
-// close closes the reader, once the server has stopped.
+// shareMemory makes c remember with from where both are live clients.
+func shareMemory(c, from broker.Client) {
+	l, ok := c.(*rabbit.Live)
+	m, ok2 := from.(*rabbit.Live)
+	if ok && ok2 && l != m {
+		l.ShareMemory(m)
+	}
+}
+
+// close closes the readers, once the server has stopped.
 func (s *serveSnapshots) close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.done != nil {
-		s.done()
+	for _, r := range s.byVhost {
+		r.done()
 	}
 }
 
@@ -206,7 +242,7 @@ func (a *app) sessionClient(ctx context.Context, cfg rabbit.Config, s sshserve.S
 	if f == nil && !cfg.ReadOnly {
 		return nil, nil, errors.New("this server keeps no audit log: operator sessions need one (tell its operator)")
 	}
-	share, reader, err := shots.get(ctx, a, cfg)
+	r, err := shots.get(ctx, a, cfg)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -214,12 +250,8 @@ func (a *app) sessionClient(ctx context.Context, cfg rabbit.Config, s sshserve.S
 	if err != nil {
 		return nil, nil, errors.New(broker.RedactText(err.Error(), a.secrets...))
 	}
-	if l, ok := c.(*rabbit.Live); ok {
-		if r, ok := reader.(*rabbit.Live); ok {
-			l.ShareMemory(r)
-		}
-	}
-	c = share.Viewer(c)
+	shareMemory(c, r.reader)
+	c = r.share.Viewer(c)
 	if f != nil {
 		c = broker.Audited(c, f, broker.AuditScope{Broker: cfg.AMQPURL, Context: a.context, SSHUser: s.User, SSHKey: s.Fingerprint})
 	}

@@ -113,6 +113,10 @@ func (c *simClient) Snapshot(ctx context.Context) (*broker.Snapshot, error) {
 	return c.Client.Snapshot(ctx)
 }
 
+// Close leaves the simulation to the test: every client shares it (the
+// UI closes the client a vhost switch leaves).
+func (c *simClient) Close() error { return nil }
+
 // startServe runs ladder with args (serve …) on s until stop; the
 // simulation is read-only for a read-only configuration, as the live
 // client is.
@@ -288,7 +292,9 @@ func TestServeSessionsOnTheSimulation(t *testing.T) {
 	args := []string{"serve", "--ssh", "127.0.0.1:0", "--authorized-keys", keys, "--host-key", hostKey, "--audit-log", audit, "--no-color"}
 	sv := startServe(t, s, args...)
 
-	out := sv.screen(t, "bob", viewer, [2]string{"", "read-only"}, [2]string{"", "LADDERS"}, [2]string{"q", ""})
+	// bob switches vhost (to the one he is in: the simulation has one).
+	out := sv.screen(t, "bob", viewer, [2]string{"", "read-only"}, [2]string{"", "LADDERS"},
+		[2]string{"v", "Switch vhost"}, [2]string{"\r", "switched to vhost"}, [2]string{"q", ""})
 	if strings.Contains(out, "m move/re-publish") {
 		t.Error("the read-only session offers moving")
 	}
@@ -307,14 +313,15 @@ func TestServeSessionsOnTheSimulation(t *testing.T) {
 	if !strings.Contains(out, "your key is limited to contexts") {
 		t.Errorf("a key limited to other contexts: %q", out)
 	}
-	// Every screen was read by the one snapshot reader, none by a
-	// session's own client (broker.SnapshotShare).
+	// Every screen was read by the one snapshot reader of the vhost
+	// (bob's switch to "/" is to the vhost "" already named), none by a
+	// session's own clients (broker.SnapshotShare).
 	if n, c := sv.snapshotsBy("serve snapshots"); n == 0 || c != 1 {
 		t.Errorf("the snapshot reader: %d clients, %d snapshots (want 1 client reading)", c, n)
 	}
-	for _, user := range []string{"bob", "alice"} {
-		if n, c := sv.snapshotsBy("serve " + user); n != 0 || c != 1 {
-			t.Errorf("%s's session: %d clients read %d snapshots themselves (want 1 client, none)", user, c, n)
+	for user, clients := range map[string]int{"bob": 2, "alice": 1} {
+		if n, c := sv.snapshotsBy("serve " + user); n != 0 || c != clients {
+			t.Errorf("%s's session: %d clients read %d snapshots themselves (want %d clients, none)", user, c, n, clients)
 		}
 	}
 	if err := sv.stop(); err != nil {

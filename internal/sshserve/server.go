@@ -85,11 +85,12 @@ type Config struct {
 	// IdleTimeout ends a session when no key was pressed for this long
 	// (0: never). The screen's own refreshes do not count as activity.
 	IdleTimeout time.Duration
-	// Open makes the broker client of a session, and the func that
-	// closes it. A read-only session's client must report ReadOnly (the
-	// session is refused otherwise); it is also wrapped so no mutation
-	// reaches it.
-	Open func(ctx context.Context, s Session) (broker.Client, func(), error)
+	// Open makes a broker client of a session for vhost ("": the
+	// server's), and the func that closes it: the session's first, then
+	// one for each vhost its switcher opens, all closed when it ends. A
+	// read-only session's client must report ReadOnly (the session is
+	// refused otherwise); it is also wrapped so no mutation reaches it.
+	Open func(ctx context.Context, s Session, vhost string) (broker.Client, func(), error)
 	// UI is what every session's UI starts from (refresh, peek limit,
 	// title, colour); the client, read-only, input, output and terminal
 	// are the session's.
@@ -325,20 +326,44 @@ func (s *Server) session(sess ssh.Session) int {
 		s.log.Printf("disconnect %s from %s after %v: %s", tag, remote, time.Since(start).Round(time.Second), why)
 	}()
 
-	c, closeClient, err := s.cfg.Open(ctx, who)
-	if err != nil {
+	// The session's clients: its first, and those its vhost switcher
+	// opens, every one closed when it ends.
+	var (
+		mu     sync.Mutex
+		closes []func()
+	)
+	defer func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, f := range closes {
+			f()
+		}
+	}()
+	open := func(vhost string) (broker.Client, error) {
+		c, closeClient, err := s.cfg.Open(ctx, who, vhost)
+		if err != nil {
+			return nil, err
+		}
+		mu.Lock()
+		closes = append(closes, closeClient)
+		mu.Unlock()
+		if who.ReadOnly() {
+			if !c.ReadOnly() {
+				return nil, errNotReadOnly
+			}
+			c = readOnlyClient{c}
+		}
+		return idle.client(c), nil
+	}
+	c, err := open("")
+	switch {
+	case errors.Is(err, errNotReadOnly):
+		why = "refused: the broker client of a read-only session is not read-only"
+		return refuse(sess, err.Error())
+	case err != nil:
 		why = "no broker client: " + clean(err.Error())
 		return refuse(sess, err.Error())
 	}
-	defer closeClient()
-	if who.ReadOnly() {
-		if !c.ReadOnly() {
-			why = "refused: the broker client of a read-only session is not read-only"
-			return refuse(sess, "this server cannot give a read-only session (its broker client is not read-only): tell its operator")
-		}
-		c = readOnlyClient{c}
-	}
-	c = idle.client(c)
 
 	resize := make(chan ui.Size)
 	go func() {
@@ -361,7 +386,8 @@ func (s *Server) session(sess ssh.Session) int {
 	opts := s.cfg.UI
 	opts.Client = c
 	opts.ReadOnly = opts.ReadOnly || who.ReadOnly()
-	opts.Open, opts.OpenContext, opts.Contexts = nil, nil, nil
+	opts.Open = open // the vhost switcher
+	opts.OpenContext, opts.Contexts = nil, nil
 	opts.Input, opts.Output = in, sess
 	opts.Terminal = &ui.Terminal{
 		Environ: append(sess.Environ(), "TERM="+pty.Term),
@@ -385,6 +411,9 @@ func (s *Server) session(sess ssh.Session) int {
 	}
 	return 0
 }
+
+// errNotReadOnly: Open gave a read-only session a client that is not.
+var errNotReadOnly = errors.New("this server cannot give a read-only session (its broker client is not read-only): tell its operator")
 
 // refuse tells the client why in one line and gives the exit status.
 func refuse(sess ssh.Session, msg string) int {

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -189,7 +190,7 @@ func start(t *testing.T, mod func(*Config)) *fixture {
 		HostKeyPath:        filepath.Join(dir, "data", HostKeyName),
 		Log:                f.log,
 		UI:                 ui.Options{Title: "ssh-test", NoColor: true},
-		Open: func(_ context.Context, s Session) (broker.Client, func(), error) {
+		Open: func(_ context.Context, s Session, _ string) (broker.Client, func(), error) {
 			f.opened.Add(1)
 			if s.ReadOnly() {
 				if f.writeable {
@@ -599,7 +600,7 @@ func TestAMoveInASessionStopsWithItsAuditLine(t *testing.T) {
 			var mover *blockingMover
 			var f *fixture // set before any session opens
 			f = start(t, func(c *Config) {
-				c.Open = func(_ context.Context, s Session) (broker.Client, func(), error) {
+				c.Open = func(_ context.Context, s Session, _ string) (broker.Client, func(), error) {
 					mover = &blockingMover{Client: f.sim, started: make(chan struct{})}
 					return broker.Audited(mover, f.audit, broker.AuditScope{Broker: "sim", SSHUser: s.User, SSHKey: s.Fingerprint}), func() {}, nil
 				}
@@ -646,5 +647,62 @@ func TestAMoveInASessionStopsWithItsAuditLine(t *testing.T) {
 				t.Errorf("audit phases %q", phases)
 			}
 		})
+	}
+}
+
+// A session's vhost switcher opens its clients through Open, for the
+// vhost chosen; a read-only key's must be read-only like its first (a
+// writable one is refused, on the switcher's screen), and every client
+// opened is closed when the session ends.
+func TestSessionVhostSwitcherOpensThroughOpen(t *testing.T) {
+	var (
+		mu     sync.Mutex
+		asked  []string
+		closed int
+	)
+	var f *fixture
+	f = start(t, func(c *Config) {
+		c.Open = func(_ context.Context, s Session, vhost string) (broker.Client, func(), error) {
+			mu.Lock()
+			asked = append(asked, vhost)
+			mu.Unlock()
+			done := func() { mu.Lock(); closed++; mu.Unlock() }
+			if len(asked) > 2 {
+				return &counting{Client: f.sim}, done, nil // writable: refused
+			}
+			return f.ro, done, nil
+		}
+	})
+	c, err := f.dial("bob", gossh.PublicKeys(f.readOnly))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	tm := f.shell(t, c, 80, 24)
+	tm.out.waitText(t, "LADDERS", "read-only")
+	tm.keys(t, "v")
+	tm.out.waitText(t, "Switch vhost", "* "+sim.VhostName)
+	tm.keys(t, keyEnter)
+	tm.out.waitAfter(t, "Switch vhost", "LADDERS") // back home on the new client
+	tm.keys(t, "v")
+	tm.out.waitAfter(t, "LADDERS", "Switch vhost")
+	tm.keys(t, keyEnter)
+	tm.out.waitText(t, "cannot give a read-only session")
+	tm.keys(t, "\x1b") // the switcher's esc: back home, on the client it had
+	tm.out.waitAfter(t, "cannot give a read-only session", "LADDERS")
+	tm.keys(t, "q")
+	if err := tm.wait(t, f.log); err != nil {
+		t.Errorf("q: %v, want a clean exit", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if want := []string{"", sim.VhostName, sim.VhostName}; !slices.Equal(asked, want) {
+		t.Errorf("Open asked for vhosts %q, want %q", asked, want)
+	}
+	if closed != 3 {
+		t.Errorf("%d of the session's 3 clients closed when it ended", closed)
+	}
+	if n := f.ro.mutations.Load(); n != 0 {
+		t.Errorf("%d mutations reached the broker", n)
 	}
 }
