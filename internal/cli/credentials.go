@@ -90,7 +90,7 @@ func (a *app) credentials(cfg rabbit.Config) (rabbit.Config, error) {
 		return cfg, nil // resolved, or an error Resolve will give again
 	}
 	in, ok := a.stdin.(*os.File)
-	if !ok || !isTerminal(in) || !isTerminal(a.stderr) {
+	if a.noPrompt || !ok || !isTerminal(in) || !isTerminal(a.stderr) {
 		return cfg, a.envNamed(usageErr("%w", err))
 	}
 	user, where := passwordFor(cfg)

@@ -6,6 +6,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/creack/pty"
+
+	"github.com/ladder-tui/ladder/broker/rabbit"
 )
 
 // everyCommand runs each command that may reach a broker, with the least
@@ -270,5 +275,32 @@ func TestBadURLFromTheEnvironmentNamesIt(t *testing.T) {
 	code, _, errOut = runLadder(t, "ping")
 	if code != exitUsage || errOut != "ladder: $LADDER_API_URL ftp://u:xxxxx@h/: scheme must be http:// or https://\n" {
 		t.Errorf("exit %d %q", code, errOut)
+	}
+}
+
+// ladder serve never asks a password on its terminal once serving (a
+// session's context switch would wait on it): a context without a
+// password file or variable is an error, at once.
+func TestNoPromptOnATerminal(t *testing.T) {
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Skipf("no pty here: %v", err)
+	}
+	defer ptmx.Close()
+	defer tty.Close()
+	a := &app{stdin: tty, stdout: tty, stderr: tty, noPrompt: true}
+	done := make(chan error, 1)
+	go func() {
+		_, err := a.credentials(rabbit.Config{AMQPURL: "amqp://ops@127.0.0.1:1/", APIURL: "http://127.0.0.1:1"})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if exitCode(err) != exitUsage {
+			t.Errorf("exit %d %v, want a usage error", exitCode(err), err)
+		}
+	case <-time.After(30 * time.Second):
+		_, _ = ptmx.Write([]byte("\n")) // the prompt's answer, to end it
+		t.Fatal("a password was asked on the terminal")
 	}
 }

@@ -58,6 +58,10 @@ type app struct {
 	// secrets are every password read this run (each context's), kept
 	// out of every output.
 	secrets []string
+	// noPrompt: a password is never asked on the terminal (ladder serve,
+	// once serving: a session's context switch must not wait on the
+	// server's terminal).
+	noPrompt bool
 	// ctx is the run's (stopped by Ctrl+C).
 	ctx context.Context
 }

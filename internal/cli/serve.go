@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -45,8 +46,12 @@ file, with ladder's options in OpenSSH's options position:
   ssh-ed25519 AAAA… carol@laptop            (read-only: the default)
 
 An operator may move, replay and unblock; a read-only key sees, peeks and
-previews. contexts= names the contexts the key may use (the server serves
-one: --context or the config file's current one). The file is read again at
+previews. A session switches vhost (v) and context (x) as the local TUI
+does; contexts= names the config file's contexts the key may use. A session
+starts in the served context (--context or the file's current one) when
+its key allows, else in the first its key names. Each context's password
+comes from its password-file or password-env: once serving, nothing is
+asked on the server's terminal. The authorized-keys file is read again at
 each login. --read-only makes every session read-only. An operator session
 needs an audit log (--audit-log or the context's).
 
@@ -115,6 +120,11 @@ func (a *app) runServe(cmd *cobra.Command, f serveFlags) error {
 	if audit == nil && !cfg.ReadOnly && slices.ContainsFunc(keys.Keys(), func(k sshserve.Key) bool { return k.Role == sshserve.RoleOperator }) {
 		return usageErr("--audit-log: operator keys need an audit log, so every move names who asked (or serve --read-only)")
 	}
+	// Sessions switch context on their own goroutines: no prompt then.
+	a.mu.Lock()
+	a.noPrompt = true
+	served := a.context
+	a.mu.Unlock()
 	// One reader of snapshots for every session (see serveSnapshots).
 	shots := &serveSnapshots{refresh: f.ui.refresh}
 	defer shots.close()
@@ -124,13 +134,10 @@ func (a *app) runServe(cmd *cobra.Command, f serveFlags) error {
 		AuthorizedKeysPath: f.authorizedKeys,
 		MaxSessions:        f.maxSessions,
 		IdleTimeout:        f.idleTimeout,
-		Open: func(_ context.Context, s sshserve.Session, vhost string) (broker.Client, func(), error) {
-			cfg := cfg
-			if vhost != "" { // the session's vhost switcher
-				cfg.Vhost = vhost
-			}
-			return a.sessionClient(cmd.Context(), cfg, s, shots)
+		Open: func(_ context.Context, s sshserve.Session, w sshserve.Want) (broker.Client, func(), error) {
+			return a.sessionClient(cmd.Context(), served, cfg, s, w, shots)
 		},
+		Contexts: func(s sshserve.Session) ([]string, string) { return a.sessionContexts(served, s) },
 		UI: ui.Options{
 			NoColor: a.noColor, Refresh: f.ui.refresh, LogFile: a.logFile, Title: a.context,
 			PeekLimit: f.ui.peekLimit, APITimeout: cfg.APITimeout,
@@ -144,7 +151,7 @@ func (a *app) runServe(cmd *cobra.Command, f serveFlags) error {
 }
 
 // serveSnapshots are the snapshot readers of a ladder serve, one per vhost
-// a session shows, each made when a session first shows its vhost (the
+// (of a context) a session shows, each made when a session first shows it (the
 // server starts without reaching the broker) and kept until the server
 // stops: every session's screen is read from its vhost's
 // (broker.SnapshotShare), so the broker is read about once a refresh
@@ -158,9 +165,10 @@ type serveSnapshots struct {
 
 	mu      sync.Mutex
 	byVhost map[string]*serveReader
-	// memory is the first reader: every later reader and every session's
-	// client remember with it (evidence is kept per vhost).
-	memory broker.Client
+	// memory is each context's first reader: its later readers and its
+	// sessions' clients remember with it (evidence is kept per vhost; a
+	// context is another broker, whose vhosts are others).
+	memory map[string]broker.Client
 }
 
 // serveReader is one vhost's share and its reader.
@@ -170,14 +178,15 @@ type serveReader struct {
 	done   func()
 }
 
-// get returns the share of cfg's vhost and its reader, making them the
-// first time (and again after a failure: a broker down at the first login
-// is tried again at the next).
-func (s *serveSnapshots) get(ctx context.Context, a *app, cfg rabbit.Config) (*serveReader, error) {
-	key := cfg.Vhost // "" (the URL's, else "/") is one of them
+// get returns the share of context's vhost (cfg's) and its reader, making
+// them the first time (and again after a failure: a broker down at the
+// first login is tried again at the next).
+func (s *serveSnapshots) get(ctx context.Context, a *app, context string, cfg rabbit.Config) (*serveReader, error) {
+	vhost := cfg.Vhost // "" (the URL's, else "/") is one of them
 	if r, err := cfg.Resolve(); err == nil {
-		key = r.Vhost
+		vhost = r.Vhost
 	}
+	key := context + "\x00" + vhost
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if r := s.byVhost[key]; r != nil {
@@ -191,9 +200,12 @@ func (s *serveSnapshots) get(ctx context.Context, a *app, cfg rabbit.Config) (*s
 		return nil, errors.New(broker.RedactText(err.Error(), a.secrets...))
 	}
 	if s.memory == nil {
-		s.memory = c
+		s.memory = map[string]broker.Client{}
 	}
-	shareMemory(c, s.memory)
+	if s.memory[context] == nil {
+		s.memory[context] = c
+	}
+	shareMemory(c, s.memory[context])
 	r := &serveReader{share: broker.NewSnapshotShare(ctx, c, c.Vhost(), s.refresh), reader: c, done: closeClient}
 	if s.byVhost == nil {
 		s.byVhost = map[string]*serveReader{}
@@ -220,29 +232,91 @@ func (s *serveSnapshots) close() {
 	}
 }
 
-// sessionClient is clientFor for a session of ladder serve: the session's
-// role decides read-only, its key the contexts it may use, and every audit
-// line names its SSH user and key. Its snapshots are the share's.
-func (a *app) sessionClient(ctx context.Context, cfg rabbit.Config, s sshserve.Session, shots *serveSnapshots) (broker.Client, func(), error) {
-	if len(s.Contexts) > 0 && !slices.Contains(s.Contexts, a.context) {
-		if a.context == "" {
+// sessionContexts are the contexts a session may switch to: the config
+// file's, those its key names if it names any. It starts in the served
+// context when its key allows, else in the first its key names that the
+// file has.
+func (a *app) sessionContexts(served string, s sshserve.Session) (names []string, start string) {
+	a.mu.Lock()
+	all := a.contextList()
+	a.mu.Unlock()
+	for _, n := range all {
+		if len(s.Contexts) == 0 || slices.Contains(s.Contexts, n) {
+			names = append(names, n)
+		}
+	}
+	start = served
+	if len(s.Contexts) > 0 && !slices.Contains(s.Contexts, served) {
+		for _, n := range s.Contexts {
+			if slices.Contains(names, n) {
+				return names, n
+			}
+		}
+	}
+	return names, start
+}
+
+// servedContext is context name's configuration for a session, read as
+// the TUI's switcher reads it but without changing the server's: its
+// broker, its credentials (a file or a variable: a session never makes
+// the server prompt) and its audit log.
+func (a *app) servedContext(name string) (rabbit.Config, *os.File, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	was := a.saveContext()
+	defer a.restoreContext(was)
+	if err := a.switchContext(name); err != nil {
+		return rabbit.Config{}, nil, fmt.Errorf("context %s: %w", name, err)
+	}
+	cfg, err := a.credentials(a.cfg)
+	if err != nil {
+		return rabbit.Config{}, nil, fmt.Errorf("context %s: %w", name, err)
+	}
+	f, err := a.openAudit()
+	return cfg, f, err
+}
+
+// sessionClient is clientFor for a session of ladder serve, for what it
+// asks (the served context's configuration, base, or another's): the
+// session's role decides read-only, its key the contexts it may use, and
+// every audit line names its SSH user and key. Its snapshots are the
+// share's.
+func (a *app) sessionClient(ctx context.Context, served string, base rabbit.Config, s sshserve.Session, w sshserve.Want, shots *serveSnapshots) (broker.Client, func(), error) {
+	name := w.Context
+	if name == "" {
+		name = served
+	}
+	if len(s.Contexts) > 0 && !slices.Contains(s.Contexts, name) {
+		if name == "" {
 			return nil, nil, errors.New("your key is limited to contexts this server does not serve (it serves no context)")
 		}
-		return nil, nil, fmt.Errorf("your key may not use context %q", a.context)
+		return nil, nil, fmt.Errorf("your key may not use context %q", name)
+	}
+	var (
+		cfg = base
+		f   *os.File
+		err error
+	)
+	if name == served {
+		a.mu.Lock() // sessions open at once
+		f, err = a.openAudit()
+		a.mu.Unlock()
+	} else {
+		cfg, f, err = a.servedContext(name)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if w.Vhost != "" { // the session's vhost switcher
+		cfg.Vhost = w.Vhost
 	}
 	if s.ReadOnly() {
 		cfg.ReadOnly = true
 	}
-	a.mu.Lock() // sessions open at once
-	f, err := a.openAudit()
-	a.mu.Unlock()
-	if err != nil {
-		return nil, nil, err
-	}
 	if f == nil && !cfg.ReadOnly {
 		return nil, nil, errors.New("this server keeps no audit log: operator sessions need one (tell its operator)")
 	}
-	r, err := shots.get(ctx, a, cfg)
+	r, err := shots.get(ctx, a, name, cfg)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -253,7 +327,7 @@ func (a *app) sessionClient(ctx context.Context, cfg rabbit.Config, s sshserve.S
 	shareMemory(c, r.reader)
 	c = r.share.Viewer(c)
 	if f != nil {
-		c = broker.Audited(c, f, broker.AuditScope{Broker: cfg.AMQPURL, Context: a.context, SSHUser: s.User, SSHKey: s.Fingerprint})
+		c = broker.Audited(c, f, broker.AuditScope{Broker: cfg.AMQPURL, Context: name, SSHUser: s.User, SSHKey: s.Fingerprint})
 	}
 	return c, closeClient, nil
 }

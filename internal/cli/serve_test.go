@@ -105,6 +105,7 @@ func (readOnlySim) ReadOnly() bool { return true }
 type simClient struct {
 	broker.Client
 	purpose   string
+	cfg       rabbit.Config
 	snapshots atomic.Int32
 }
 
@@ -126,7 +127,7 @@ func startServe(t *testing.T, s *sim.Sim, args ...string) *serving {
 	a := &app{stdin: strings.NewReader(""), stdout: io.Discard, stderr: errb, build: Build{Version: "dev"}}
 	sv := &serving{stderr: errb}
 	a.connect = func(cfg rabbit.Config, purpose string) (broker.Client, func(), error) {
-		c := &simClient{Client: s, purpose: purpose}
+		c := &simClient{Client: s, purpose: purpose, cfg: cfg}
 		if cfg.ReadOnly {
 			c.Client = readOnlySim{s}
 		}
@@ -368,5 +369,133 @@ func TestServeSessionsOnTheSimulation(t *testing.T) {
 	}
 	if err := sv.stop(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// clientsBy is the clients the server made for purpose, in order.
+func (sv *serving) clientsBy(purpose string) []*simClient {
+	sv.mu.Lock()
+	defer sv.mu.Unlock()
+	var out []*simClient
+	for _, c := range sv.clients {
+		if c.purpose == purpose {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// A session switches among the contexts its key may see (x): it starts
+// in the served one when its key allows, else in the key's first; each
+// context's clients are made from that context's configuration (its
+// password from its file or variable, never a prompt; read-only when the
+// context is), and a move is audited in that context's log, naming the
+// context and the SSH user.
+func TestServeSessionsSwitchContexts(t *testing.T) {
+	s := newSim(t)
+	dir := t.TempDir()
+	prodPW := filepath.Join(dir, "prod.password")
+	if err := os.WriteFile(prodPW, []byte("s3cret-prod\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("LADDER_TEST_STAGE_PW", "s3cret-stage")
+	t.Setenv("LADDER_TEST_LAB_PW", "s3cret-lab")
+	config := filepath.Join(dir, "config.toml")
+	toml := `current-context = "staging"
+
+[contexts.staging]
+amqp-url = "amqp://stage@127.0.0.1:1/"
+api-url = "http://127.0.0.1:1"
+password-env = "LADDER_TEST_STAGE_PW"
+audit-log = "` + filepath.Join(dir, "staging.jsonl") + `"
+
+[contexts.prod]
+amqp-url = "amqp://ops@127.0.0.2:1/"
+api-url = "http://127.0.0.2:1"
+password-file = "` + prodPW + `"
+audit-log = "` + filepath.Join(dir, "prod.jsonl") + `"
+
+[contexts.lab]
+amqp-url = "amqp://lab@127.0.0.3:1/"
+api-url = "http://127.0.0.3:1"
+password-env = "LADDER_TEST_LAB_PW"
+read-only = true
+`
+	if err := os.WriteFile(config, []byte(toml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	op, viewer := serveSigner(t), serveSigner(t)
+	keys := writeKeys(t,
+		keyLine(`role=operator,contexts="prod,lab"`, op, "alice@laptop"),
+		keyLine("", viewer, "bob@laptop"),
+	)
+	for _, env := range []string{"LADDER_AMQP_URL", "LADDER_API_URL", "LADDER_CONTEXT", "LADDER_AUDIT_LOG"} {
+		t.Setenv(env, "")
+	}
+	sv := startServe(t, s, "serve", "--ssh", "127.0.0.1:0", "--authorized-keys", keys,
+		"--host-key", filepath.Join(dir, "host_key"), "--config", config, "--no-color")
+
+	// bob may see every context; he starts in the served one.
+	sv.screen(t, "bob", viewer, [2]string{"", "staging"}, [2]string{"", "LADDERS"},
+		[2]string{"x", "Switch context"}, [2]string{"", "lab"}, [2]string{"", "prod"}, [2]string{"", "* staging"},
+		[2]string{"\x1b", "LADDERS"}, [2]string{"q", ""})
+
+	// alice may see prod and lab: she starts in prod, moves there, then
+	// switches to lab (read-only).
+	out := sv.screen(t, "alice", op, [2]string{"", "prod"}, [2]string{"", "LADDERS"},
+		[2]string{"/" + sim.OrdersDLQ + "\rm", "Move / re-publish from " + sim.OrdersDLQ},
+		[2]string{"\r", "Confirm move"},
+		[2]string{"y", "Summary"},
+		[2]string{"\r", "q quit"},
+		[2]string{"x", "Switch context"},
+		[2]string{"k\r", "read-only"},
+		[2]string{"q", ""},
+	)
+	if i := strings.LastIndex(out, "Switch context"); strings.Contains(out[i:], "staging") {
+		t.Errorf("alice's context switcher offers staging:\n%s", out[i:])
+	}
+	if err := sv.stop(); err != nil {
+		t.Fatalf("serve: %v", err)
+	}
+
+	alice := sv.clientsBy("serve alice")
+	if len(alice) != 2 {
+		t.Fatalf("alice's session made %d clients, want 2 (prod, then lab)", len(alice))
+	}
+	if c := alice[0].cfg; !strings.Contains(c.AMQPURL, "127.0.0.2") || c.Password != "s3cret-prod" || c.ReadOnly {
+		t.Errorf("alice's first client: %s read-only %v password %v, want prod's", c.AMQPURL, c.ReadOnly, c.Password == "s3cret-prod")
+	}
+	if c := alice[1].cfg; !strings.Contains(c.AMQPURL, "127.0.0.3") || c.Password != "s3cret-lab" || !c.ReadOnly {
+		t.Errorf("alice's second client: %s read-only %v password %v, want lab's, read-only", c.AMQPURL, c.ReadOnly, c.Password == "s3cret-lab")
+	}
+	var readers []string
+	for _, c := range sv.clientsBy("serve snapshots") {
+		readers = append(readers, c.cfg.AMQPURL)
+	}
+	if len(readers) != 3 {
+		t.Errorf("snapshot readers of %q, want one for each of staging, prod and lab", readers)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "prod.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	for _, l := range lines {
+		var ev broker.AuditEvent
+		if err := json.Unmarshal([]byte(l), &ev); err != nil {
+			t.Fatal(err)
+		}
+		if ev.Action != "move" || ev.Context != "prod" || ev.SSHUser != "alice" {
+			t.Errorf("prod's audit line %s: want alice's move in prod", l)
+		}
+	}
+	if len(lines) != 2 {
+		t.Errorf("prod's audit log:\n%s", b)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "staging.jsonl")); err == nil && strings.Contains(string(b), "alice") {
+		t.Errorf("staging's audit log names alice:\n%s", b)
+	}
+	if strings.Contains(sv.stderr.String(), "s3cret") {
+		t.Errorf("a password in the server's log:\n%s", sv.stderr.String())
 	}
 }

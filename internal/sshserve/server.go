@@ -64,6 +64,13 @@ type Session struct {
 	Remote string
 }
 
+// Want is what a session asks Open for: a vhost of a context; "" is the
+// server's (its context; that context's vhost).
+type Want struct {
+	Context string
+	Vhost   string
+}
+
 // ReadOnly reports whether the session may change nothing.
 func (s Session) ReadOnly() bool { return s.Role != RoleOperator }
 
@@ -85,12 +92,17 @@ type Config struct {
 	// IdleTimeout ends a session when no key was pressed for this long
 	// (0: never). The screen's own refreshes do not count as activity.
 	IdleTimeout time.Duration
-	// Open makes a broker client of a session for vhost ("": the
-	// server's), and the func that closes it: the session's first, then
-	// one for each vhost its switcher opens, all closed when it ends. A
-	// read-only session's client must report ReadOnly (the session is
-	// refused otherwise); it is also wrapped so no mutation reaches it.
-	Open func(ctx context.Context, s Session, vhost string) (broker.Client, func(), error)
+	// Open makes a broker client of a session for what it asks (see
+	// Want), and the func that closes it: the session's first, then one
+	// for each vhost or context its switchers open, all closed when it
+	// ends. A read-only session's client must report ReadOnly (the
+	// session is refused otherwise); it is also wrapped so no mutation
+	// reaches it.
+	Open func(ctx context.Context, s Session, w Want) (broker.Client, func(), error)
+	// Contexts, when set, gives the contexts a session may switch to (its
+	// key's, of those the server knows) and the one it starts in; none:
+	// no context switcher, and the session starts in the server's.
+	Contexts func(s Session) (names []string, start string)
 	// UI is what every session's UI starts from (refresh, peek limit,
 	// title, colour); the client, read-only, input, output and terminal
 	// are the session's.
@@ -326,12 +338,18 @@ func (s *Server) session(sess ssh.Session) int {
 		s.log.Printf("disconnect %s from %s after %v: %s", tag, remote, time.Since(start).Round(time.Second), why)
 	}()
 
-	// The session's clients: its first, and those its vhost switcher
-	// opens, every one closed when it ends.
+	// The session's clients: its first, and those its switchers open,
+	// every one closed when it ends; current is the context it shows (a
+	// vhost switched to is that context's).
 	var (
-		mu     sync.Mutex
-		closes []func()
+		mu       sync.Mutex
+		closes   []func()
+		current  string
+		contexts []string
 	)
+	if s.cfg.Contexts != nil {
+		contexts, current = s.cfg.Contexts(who)
+	}
 	defer func() {
 		mu.Lock()
 		defer mu.Unlock()
@@ -339,8 +357,8 @@ func (s *Server) session(sess ssh.Session) int {
 			f()
 		}
 	}()
-	open := func(vhost string) (broker.Client, error) {
-		c, closeClient, err := s.cfg.Open(ctx, who, vhost)
+	open := func(w Want) (broker.Client, error) {
+		c, closeClient, err := s.cfg.Open(ctx, who, w)
 		if err != nil {
 			return nil, err
 		}
@@ -355,7 +373,7 @@ func (s *Server) session(sess ssh.Session) int {
 		}
 		return idle.client(c), nil
 	}
-	c, err := open("")
+	c, err := open(Want{Context: current})
 	switch {
 	case errors.Is(err, errNotReadOnly):
 		why = "refused: the broker client of a read-only session is not read-only"
@@ -386,8 +404,28 @@ func (s *Server) session(sess ssh.Session) int {
 	opts := s.cfg.UI
 	opts.Client = c
 	opts.ReadOnly = opts.ReadOnly || who.ReadOnly()
-	opts.Open = open // the vhost switcher
+	opts.Open = func(vhost string) (broker.Client, error) { // the vhost switcher
+		mu.Lock()
+		in := current
+		mu.Unlock()
+		return open(Want{Context: in, Vhost: vhost})
+	}
 	opts.OpenContext, opts.Contexts = nil, nil
+	if len(contexts) > 0 {
+		opts.Contexts, opts.Context = contexts, current
+		if current != "" {
+			opts.Title = current
+		}
+		opts.OpenContext = func(name string) (broker.Client, error) {
+			c, err := open(Want{Context: name})
+			if err == nil {
+				mu.Lock()
+				current = name
+				mu.Unlock()
+			}
+			return c, err
+		}
+	}
 	opts.Input, opts.Output = in, sess
 	opts.Terminal = &ui.Terminal{
 		Environ: append(sess.Environ(), "TERM="+pty.Term),

@@ -190,7 +190,7 @@ func start(t *testing.T, mod func(*Config)) *fixture {
 		HostKeyPath:        filepath.Join(dir, "data", HostKeyName),
 		Log:                f.log,
 		UI:                 ui.Options{Title: "ssh-test", NoColor: true},
-		Open: func(_ context.Context, s Session, _ string) (broker.Client, func(), error) {
+		Open: func(_ context.Context, s Session, _ Want) (broker.Client, func(), error) {
 			f.opened.Add(1)
 			if s.ReadOnly() {
 				if f.writeable {
@@ -600,7 +600,7 @@ func TestAMoveInASessionStopsWithItsAuditLine(t *testing.T) {
 			var mover *blockingMover
 			var f *fixture // set before any session opens
 			f = start(t, func(c *Config) {
-				c.Open = func(_ context.Context, s Session, _ string) (broker.Client, func(), error) {
+				c.Open = func(_ context.Context, s Session, _ Want) (broker.Client, func(), error) {
 					mover = &blockingMover{Client: f.sim, started: make(chan struct{})}
 					return broker.Audited(mover, f.audit, broker.AuditScope{Broker: "sim", SSHUser: s.User, SSHKey: s.Fingerprint}), func() {}, nil
 				}
@@ -662,9 +662,9 @@ func TestSessionVhostSwitcherOpensThroughOpen(t *testing.T) {
 	)
 	var f *fixture
 	f = start(t, func(c *Config) {
-		c.Open = func(_ context.Context, s Session, vhost string) (broker.Client, func(), error) {
+		c.Open = func(_ context.Context, s Session, w Want) (broker.Client, func(), error) {
 			mu.Lock()
-			asked = append(asked, vhost)
+			asked = append(asked, w.Vhost)
 			mu.Unlock()
 			done := func() { mu.Lock(); closed++; mu.Unlock() }
 			if len(asked) > 2 {
