@@ -62,21 +62,7 @@ func (s *tmuxSession) resize(w, h int) {
 // screenWait for its bound.
 func (s *tmuxSession) waitLong(texts ...string) string {
 	s.t.Helper()
-	deadline := time.Now().Add(screenWait)
-	for {
-		scr := ansi.Strip(s.screen())
-		ok := true
-		for _, x := range texts {
-			ok = ok && strings.Contains(scr, x)
-		}
-		if ok {
-			return scr
-		}
-		if time.Now().After(deadline) {
-			s.t.Fatalf("pane %s never showed %q in %v:\n%s", s.name, texts, screenWait, scr)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	return s.waitWithin(screenWait, ansi.Strip, texts...)
 }
 
 // shellQuote quotes s for sh.

@@ -59,9 +59,16 @@ func (s *tmuxSession) screen() string {
 // waitFor polls the screen until it shows every text, or fails showing it.
 func (s *tmuxSession) waitFor(texts ...string) string {
 	s.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	return s.waitWithin(20*time.Second, func(scr string) string { return scr }, texts...)
+}
+
+// waitWithin polls the screen, as seen through view, until it shows every
+// text, or fails showing it after d.
+func (s *tmuxSession) waitWithin(d time.Duration, view func(string) string, texts ...string) string {
+	s.t.Helper()
+	deadline := time.Now().Add(d)
 	for {
-		scr := s.screen()
+		scr := view(s.screen())
 		ok := true
 		for _, x := range texts {
 			ok = ok && strings.Contains(scr, x)
@@ -70,7 +77,7 @@ func (s *tmuxSession) waitFor(texts ...string) string {
 			return scr
 		}
 		if time.Now().After(deadline) {
-			s.t.Fatalf("screen never showed %q:\n%s", texts, scr)
+			s.t.Fatalf("pane %s never showed %q in %v:\n%s", s.name, texts, d, scr)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
