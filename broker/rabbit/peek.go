@@ -15,9 +15,6 @@ import (
 
 // Peek defaults.
 const (
-	// peekIdle is how long a peek waits for one more delivery once the
-	// broker has stopped sending: fewer ready messages than asked for.
-	peekIdle = 300 * time.Millisecond
 	// peekAssemble is the wait after a large delivery's bytes stopped
 	// arriving and before it was handed over.
 	peekAssemble = 3 * time.Second
@@ -36,6 +33,16 @@ const (
 	// stops a move or a drain (each return counts as a delivery).
 	deliveryLimitMargin = 2
 )
+
+// peekIdle is how long a peek waits for one more delivery once the
+// broker has stopped sending: fewer ready messages than asked for (a
+// variable: tests shorten it).
+var peekIdle = 300 * time.Millisecond
+
+// browseStarve, when a test sets it, is called with the count read before
+// each wait of a browse for what comes next: it pauses the browse as a
+// starved process is paused, its timers running on.
+var browseStarve func(read int)
 
 // peekQueue browses q on its own channel (see collect), then closes it,
 // which returns every unacked message to the queue in its order, within a
@@ -142,6 +149,31 @@ func collect(ctx context.Context, bc *browseChannels, q topology.Queue, brokerVe
 	var settleRead int64
 	lastDelivery := time.Now() // or the last consumer's start
 	fence := q.Type == topology.QueueClassic
+	// catchUp: this consumer has credit, yet nothing is ready: every
+	// message the queue held when the read began has been sent or has
+	// left, and whatever comes now arrived since. stop: the read ends
+	// there (the AMQP client gave up on a delivery).
+	catchUp := func() (stop bool, err error) {
+		caughtUp, settleRead = time.Now(), bc.received()
+		if !fence {
+			// What is on its way comes within moments, from the queue's
+			// process as much as the cancel's answer would: take it.
+			probe.settle()
+			return false, nil
+		}
+		// A classic queue sends its deliveries and its answer to a
+		// cancel the same way, in order: once the cancel is confirmed
+		// every delivery sent before is in the client (the channel
+		// closes when they are read), and nothing later comes.
+		probe.stop()
+		if err := chain.ch.Cancel(chain.tag, false); err != nil {
+			if stopUnreadable(run, err) {
+				return true, nil
+			}
+			return true, fmt.Errorf("peek %s: cancel consumer: %w", q.Name, err)
+		}
+		return false, nil
+	}
 	for !run.Done() {
 		if chain.due == 0 {
 			if !caughtUp.IsZero() {
@@ -157,6 +189,9 @@ func collect(ctx context.Context, bc *browseChannels, q topology.Queue, brokerVe
 			probe.opened()
 			lastDelivery = time.Now()
 			lastRead = bc.received() // the answers to qos and consume are in
+		}
+		if browseStarve != nil {
+			browseStarve(run.Read())
 		}
 		select {
 		case d, ok := <-chain.deliveries:
@@ -217,29 +252,20 @@ func collect(ctx context.Context, bc *browseChannels, q topology.Queue, brokerVe
 				probe.asked(err == nil)
 				continue
 			}
-			// This consumer has credit, yet nothing is ready: every message
-			// the queue held when the read began has been read or has left,
-			// and whatever comes now arrived since.
-			caughtUp, settleRead = time.Now(), bc.received()
-			if !fence {
-				// What is on its way comes within moments, from the queue's
-				// process as much as the cancel's answer would: take it.
-				probe.settle()
-				continue
-			}
-			// A classic queue sends its deliveries and its answer to a
-			// cancel the same way, in order: once the cancel is confirmed
-			// every delivery sent before is in (the channel closes when
-			// they are read), and nothing later comes.
-			probe.stop()
-			if err := chain.ch.Cancel(chain.tag, false); err != nil {
-				if stopUnreadable(run, err) {
-					return nil
-				}
-				return fmt.Errorf("peek %s: cancel consumer: %w", q.Name, err)
+			if stop, err := catchUp(); stop || err != nil {
+				return err
 			}
 		case <-idle.C:
 			run.Tick()
+			if !caughtUp.IsZero() && fence {
+				// Cancelled, the cancel confirmed: what the queue sent
+				// before it waits in the client's buffer, and the
+				// deliveries end once it is read. Nothing is awaited from
+				// the broker: a pause here is this process's own (starved
+				// of CPU, its timers ran on), not the queue's end.
+				idle.Reset(peekIdle)
+				continue
+			}
 			// A delivery still arriving (a body of many megabytes) is
 			// not the end of the queue: wait while bytes come in.
 			if n := bc.received(); n >= 0 && n-lastRead > heartbeatFrame {
@@ -255,7 +281,20 @@ func collect(ctx context.Context, bc *browseChannels, q topology.Queue, brokerVe
 				continue
 			}
 			if !chain.stream && caughtUp.IsZero() {
-				if ready, err := bc.depth(q.Name); err == nil && ready > 0 {
+				ready, err := bc.depth(q.Name)
+				if err == nil && ready == 0 && fence {
+					// Nothing ready is not the end of the read: the queue
+					// may have sent this consumer all it holds, and the
+					// deliveries wait unread in the client's buffer (a
+					// process starved of CPU reads them late; the bytes
+					// came in long ago). The cancel says where they end.
+					if stop, err := catchUp(); stop || err != nil {
+						return err
+					}
+					idle.Reset(peekIdle)
+					continue
+				}
+				if err == nil && ready > 0 {
 					// Messages wait and this consumer has credit: a busy
 					// broker (returning another read's messages, say)
 					// delivers them in a while; one that prefers another
