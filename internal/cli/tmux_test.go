@@ -30,7 +30,11 @@ func newTmux(t *testing.T, w, h string, env []string, args ...string) *tmuxSessi
 	}
 	bin := ladderBinary(t)
 	s := &tmuxSession{t: t, name: strings.NewReplacer("/", "-", ".", "-").Replace(brokertest.Name(t, ""))}
-	cmdline := "env " + strings.Join(env, " ") + " " + bin + " " + strings.Join(args, " ") + "; sleep 30"
+	// A pane's command runs in the tmux server's environment, which is
+	// the environment of the test that started the server (a test's
+	// t.Setenv of LADDER_VHOST, say, while another test's pane ran): the
+	// binary gets only PATH, HOME and the pane's TERM, and env.
+	cmdline := `env -i PATH="$PATH" HOME="$HOME" TERM="$TERM" ` + strings.Join(env, " ") + " " + bin + " " + strings.Join(args, " ") + "; sleep 30"
 	cmd := exec.Command("tmux", "new-session", "-d", "-s", s.name, "-x", w, "-y", h, cmdline)
 	cmd.Env = append(os.Environ(), "TERM=xterm-256color")
 	if out, err := cmd.CombinedOutput(); err != nil {

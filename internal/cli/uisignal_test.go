@@ -123,7 +123,8 @@ func TestSIGTERMDuringAUIMoveStopsItAndWritesTheAuditLine(t *testing.T) {
 	s := &tmuxSession{t: t, name: strings.NewReplacer("/", "-", ".", "-").Replace(brokertest.Name(t, ""))}
 	// The shell records the exit code; the pane stays to show what was
 	// printed after the UI left the screen.
-	cmdline := fmt.Sprintf("env %s=1 LADDER_TEST_PIDFILE=%s NO_COLOR=1 %s --audit-log %s; echo $? > %s; sleep 60",
+	// Only what it needs of the tmux server's environment (see newTmux).
+	cmdline := fmt.Sprintf(`env -i PATH="$PATH" HOME="$HOME" TERM="$TERM" %s=1 LADDER_TEST_PIDFILE=%s NO_COLOR=1 %s --audit-log %s; echo $? > %s; sleep 60`,
 		asLadderEnv, pidFile, self, audit, rcFile)
 	cmd := exec.Command("tmux", "new-session", "-d", "-s", s.name, "-x", "100", "-y", "30", cmdline)
 	cmd.Env = append(os.Environ(), "TERM=xterm-256color")
