@@ -75,3 +75,20 @@ func TestHomeAddsDLQGrowingFromPolls(t *testing.T) {
 	}
 	h.mustNotContain("GROW")
 }
+
+// The same snapshot shown again (ladder serve's sessions share one read; a
+// refresh soon after may get it twice) is one poll of the history, not
+// two; another snapshot, even taken at the same moment, is a poll.
+func TestHomeRecordsASharedSnapshotOnce(t *testing.T) {
+	m := newHome(screenCommon())
+	s := fixtureSnapshot()
+	m.setSnapshot(s)
+	m.setSnapshot(s)
+	if n := len(m.hist.Depths("orders", 10)); n != 1 {
+		t.Fatalf("one snapshot shown twice: %d samples of orders, want 1", n)
+	}
+	m.setSnapshot(fixtureSnapshot())
+	if n := len(m.hist.Depths("orders", 10)); n != 2 {
+		t.Fatalf("a second snapshot: %d samples of orders, want 2", n)
+	}
+}

@@ -55,7 +55,13 @@ func (f *fakeSnapshots) Snapshot(ctx context.Context) (*broker.Snapshot, error) 
 	if f.snapErr != nil {
 		return nil, f.snapErr
 	}
-	return f.snap, nil
+	if f.snap == nil {
+		return nil, nil
+	}
+	// Each read a snapshot of its own, as a broker's is (the UI records
+	// the same one shown twice once).
+	s := *f.snap
+	return &s, nil
 }
 
 // Topology answers from the snapshot when topology is set (a dump and a

@@ -26,9 +26,13 @@ type homeModel struct {
 
 	snap *broker.Snapshot
 	hist *depthhistory.History
-	rows []homeRow
-	nav  list.Nav
-	cols homeCols
+	// recorded is the last snapshot recorded in hist: the same one shown
+	// again (ladder serve shares one read among its sessions; a refresh
+	// soon after may get it twice) is not a new poll.
+	recorded *broker.Snapshot
+	rows     []homeRow
+	nav      list.Nav
+	cols     homeCols
 
 	filter list.Filter
 	// sort and hideEmpty are how rows are ordered and which are left out
@@ -57,7 +61,7 @@ func (m *homeModel) Back() (bool, tea.Cmd) {
 
 // reset forgets everything (a vhost switch).
 func (m *homeModel) reset() {
-	m.snap, m.rows, m.nav = nil, nil, list.Nav{}
+	m.snap, m.rows, m.nav, m.recorded = nil, nil, list.Nav{}, nil
 	m.hist = depthhistory.New()
 }
 
@@ -92,7 +96,10 @@ func (m *homeModel) setSnapshot(s *broker.Snapshot) {
 	if at.IsZero() {
 		at = m.c.now()
 	}
-	m.hist.RecordRates(at, depths, in)
+	if s != m.recorded {
+		m.hist.RecordRates(at, depths, in)
+		m.recorded = s
+	}
 	m.snap = m.withHistoryFindings(s, at)
 	m.rebuild()
 }
