@@ -275,6 +275,9 @@ func sameScreensEventually(t *testing.T, local, remote *tmuxSession, w, h int, t
 	}
 }
 
+// listening is the server's line saying where it listens.
+var listening = regexp.MustCompile(`listening on 127\.0\.0\.1:(\d+) `)
+
 // The local TUI and a session of ladder serve (system ssh -t, operator
 // key, both --no-color) on one static ladder: the same screen at 80×24 and,
 // after tmux resizes both windows, at 200×50; q ends the SSH session and a
@@ -294,7 +297,6 @@ func TestServeOverSSHInTmuxShowsTheLocalScreens(t *testing.T) {
 	dir := t.TempDir()
 	key, line := sshKeyPair(t, dir, "tester@ladder-test")
 	keys := writeKeys(t, "role=operator "+line)
-	port := freePort(t)
 	cfg := brokertest.Config()
 	env := []string{"NO_COLOR=1", "LADDER_AMQP_URL=" + cfg.AMQPURL, "LADDER_API_URL=" + cfg.APIURL}
 	if cfg.PrometheusURL != "" {
@@ -310,7 +312,7 @@ func TestServeOverSSHInTmuxShowsTheLocalScreens(t *testing.T) {
 
 	// The server, in the background.
 	logb := &lockedBuf{}
-	srv := exec.Command(bin, append([]string{"serve", "--ssh", "127.0.0.1:" + port, "--authorized-keys", keys,
+	srv := exec.Command(bin, append([]string{"serve", "--ssh", "127.0.0.1:0", "--authorized-keys", keys,
 		"--host-key", filepath.Join(dir, "hostkey", "ssh_host_ed25519_key")}, common("serve-audit.jsonl")...)...)
 	srv.Env = append(os.Environ(), env...)
 	srv.Stdout, srv.Stderr = logb, logb
@@ -333,8 +335,10 @@ func TestServeOverSSHInTmuxShowsTheLocalScreens(t *testing.T) {
 			t.Fatalf("ladder serve exited (%v):\n%s", err, logb.String())
 		default:
 		}
-		return strings.Contains(logb.String(), "listening on 127.0.0.1:"+port)
+		return listening.MatchString(logb.String())
 	}, logb.String)
+	// The port the server chose (asking for port 0 leaves none to race for).
+	port := listening.FindStringSubmatch(logb.String())[1]
 
 	sshCmd := func(what string) string {
 		args := []string{"ssh", "-F", "/dev/null", "-t", "-p", port, "-i", key,
