@@ -99,15 +99,7 @@ func sshKeyPair(t *testing.T, dir, comment string) (path, authorized string) {
 // UIs that read it a few seconds apart read the same.
 func staticLadder(t *testing.T, r *rabbit.Resolved) {
 	t.Helper()
-	conn, err := r.DialAMQP(context.Background(), "test serve fixture")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	ch, err := conn.Channel()
-	if err != nil {
-		t.Fatal(err)
-	}
+	ch := brokertest.Channel(t, r, "test serve fixture")
 	for _, q := range []struct {
 		name string
 		args amqp.Table
