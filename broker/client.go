@@ -132,7 +132,57 @@ type Snapshot struct {
 	// costs the broker no more than the management UI's Queues page (see
 	// AutoRefresh); 0 is BaseRefresh.
 	Refresh time.Duration
+	// Trends are what the reads before this one tell of each queue, by
+	// name: its depth over them, how fast it fills or drains (see
+	// broker/analysis). A queue read once has none yet.
+	Trends map[string]Trend
 }
+
+// Trend is what the history of reads tells of one queue: what every face
+// shows beside its depth, computed once by the analysis.
+type Trend struct {
+	// Depths are its latest depths, oldest first (at most TrendLen).
+	Depths []int64
+	// Net is the change of its depth per second (negative: draining);
+	// NetKnown is false until two reads, or the broker's rate, tell.
+	Net      float64
+	NetKnown bool
+	// Drain is how long what it holds takes to leave.
+	Drain Drain
+	// Growth is how much it grew within the last
+	// topology.DLQGrowingWindow of reads (what the growth sort orders by);
+	// GrowthKnown once two reads fall within it.
+	Growth      int64
+	GrowthKnown bool
+}
+
+// TrendLen bounds Trend.Depths: the widest sparkline drawn.
+const TrendLen = 64
+
+// Drain is how long a queue's messages take to leave, as the analysis
+// reads its depth, its net rate and its TTL.
+type Drain struct {
+	Kind DrainKind
+	// In is the time to drain (DrainETA) or the bound (DrainBound).
+	In time.Duration
+}
+
+// DrainKind says what a Drain knows.
+type DrainKind int
+
+const (
+	// DrainEmpty: nothing to drain.
+	DrainEmpty DrainKind = iota
+	// DrainETA: draining, empty in about In at the net rate.
+	DrainETA
+	// DrainBound: every message now there leaves within In (a queue TTL),
+	// filling or not.
+	DrainBound
+	// DrainGrowing: filling, with no bound.
+	DrainGrowing
+	// DrainUnknown: neither draining nor known to fill.
+	DrainUnknown
+)
 
 // Queue returns the named queue of the snapshot.
 func (s *Snapshot) Queue(name string) (topology.Queue, bool) {

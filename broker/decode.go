@@ -102,6 +102,7 @@ func AnnotateHoL(res *PeekResult, set topology.QueueSettings, now time.Time) {
 		in[i].Timestamp = enqueuedAt(m)
 	}
 	if !some || len(in) == 0 {
+		res.noteLook(topology.LookOf(now, res.Ready, in, nil))
 		return
 	}
 	var ttl time.Duration
@@ -114,6 +115,22 @@ func AnnotateHoL(res *PeekResult, set topology.QueueSettings, now time.Time) {
 		res.Messages[i].HoL = &mark
 	}
 	res.HoLBasis = hr.Basis
+	res.noteLook(topology.LookOf(now, res.Ready, in, hr.Marks))
+}
+
+// noteLook keeps what the peek saw of its queue's expirations with the
+// evidence it gathered (topology.Seen.Look): what the analysis weighs for
+// head-of-line blocking and messages that never expire.
+func (r *PeekResult) noteLook(l *topology.Look) {
+	if l == nil {
+		return
+	}
+	if r.seen == nil {
+		r.seen = topology.Evidence{}
+	}
+	s := r.seen[r.Queue]
+	s.Look = l
+	r.seen[r.Queue] = s
 }
 
 // messageTTL is a message's per-message TTL: its expiration property, else,

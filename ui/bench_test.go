@@ -8,7 +8,6 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/ladder-tui/ladder/broker"
-	"github.com/ladder-tui/ladder/internal/depthhistory"
 	"github.com/ladder-tui/ladder/retry"
 	"github.com/ladder-tui/ladder/retry/topology"
 )
@@ -102,11 +101,16 @@ func BenchmarkHomeView50(b *testing.B) {
 			fc := newFake()
 			fc.snap = fiftyLadders()
 			m := benchModel(b, fc, sz[0], sz[1])
-			for i := range depthhistory.Len {
-				s := *fc.snap
-				s.TakenAt = fixedNow.Add(time.Duration(i) * 2 * time.Second)
-				m.Update(snapshotMsg{gen: m.gen, snap: &s, at: s.TakenAt})
+			s := *fc.snap
+			s.Trends = map[string]broker.Trend{}
+			for _, q := range s.Topology.Queues {
+				t := broker.Trend{NetKnown: true, Net: -1}
+				for i := range broker.TrendLen {
+					t.Depths = append(t.Depths, int64(i*7%50))
+				}
+				s.Trends[q.Name] = t
 			}
+			m.Update(snapshotMsg{gen: m.gen, snap: &s, at: s.TakenAt})
 			for range 100 {
 				m.home.nav.Step(len(m.home.rows), 1, m.home.selectable)
 			}

@@ -109,8 +109,7 @@ func vhostsCmd(parent context.Context, c vhostLister) tea.Cmd {
 		ctx, cancel := context.WithTimeout(parent, vhostsTimeout)
 		defer cancel()
 		if r, ok := c.(broker.AllVhostsReader); ok {
-			if vs, err := r.AllVhosts(ctx); err == nil {
-				sum := broker.Summarize(vs)
+			if sum, err := r.AllVhosts(ctx); err == nil {
 				names := make([]string, len(sum))
 				for i, s := range sum {
 					names[i] = s.Vhost

@@ -15,6 +15,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/broker/analysis"
 	"github.com/ladder-tui/ladder/retry"
 	"github.com/ladder-tui/ladder/retry/topology"
 )
@@ -39,8 +40,12 @@ type fakeSnapshots struct {
 	snaps    int
 	topology bool // Topology answers from snap
 	// allVhosts, when set, is every vhost as AllVhosts reads them, given
-	// the snapshot's topology.
+	// the snapshot's topology: analysed with memory, as a client does
+	// (each listing 2 s after the last).
 	allVhosts func(topology.Vhost) []topology.Vhost
+	memory    *analysis.Memory
+	listings  int
+	history   *analysis.History
 }
 
 var (
@@ -58,9 +63,22 @@ func (f *fakeSnapshots) Snapshot(ctx context.Context) (*broker.Snapshot, error) 
 	if f.snap == nil {
 		return nil, nil
 	}
-	// Each read a snapshot of its own, as a broker's is (the UI records
-	// the same one shown twice once).
+	// Each read a snapshot of its own, as a broker's is, its canned
+	// findings kept and its trends (unless canned) the analysis's of the
+	// reads so far.
 	s := *f.snap
+	if s.Trends != nil {
+		return &s, nil // canned
+	}
+	if f.history == nil {
+		f.history = analysis.NewHistory()
+	}
+	depths := map[string]int64{}
+	for _, q := range s.Topology.Queues {
+		depths[q.Name] = q.Messages
+	}
+	f.history.Record(s.TakenAt, depths)
+	s.Trends = analysis.Trends(&s.Topology, f.history)
 	return &s, nil
 }
 
@@ -80,13 +98,17 @@ func (f *fakeSnapshots) BrokerVersion(context.Context) (string, error) { return 
 // AllVhosts is the snapshot's topology for its vhost, when allVhosts says
 // the fake reads every vhost at once (else it cannot, as a user who may
 // not list all queues).
-func (f *fakeSnapshots) AllVhosts(context.Context) ([]topology.Vhost, error) {
+func (f *fakeSnapshots) AllVhosts(context.Context) ([]broker.VhostSummary, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.allVhosts == nil || f.snap == nil {
 		return nil, errors.New("fake: no listing of all vhosts")
 	}
-	return f.allVhosts(f.snap.Topology), nil
+	if f.memory == nil {
+		f.memory = analysis.NewMemory(nil)
+	}
+	f.listings++
+	return f.memory.Overview(f.allVhosts(f.snap.Topology), "4.1.0", fixedNow.Add(time.Duration(f.listings)*2*time.Second)), nil
 }
 func (f *fakeSnapshots) Vhost() string { return f.vhost }
 

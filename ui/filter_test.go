@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"github.com/ladder-tui/ladder/broker"
 	"strings"
 	"testing"
 
@@ -80,7 +81,7 @@ func TestHomeFilterDimsContext(t *testing.T) {
 		if rows[i].kind == rowSection {
 			continue
 		}
-		line := renderHomeRow(&rows[i], rowStats{}, homeLayout(80), st, false, false)
+		line := renderHomeRow(&rows[i], broker.Trend{}, homeLayout(80), st, false, false)
 		if rows[i].dim {
 			dim = append(dim, rows[i].name)
 			if plain := ansi.Strip(line); line == plain || line != st.Dimmed.Render(plain) {

@@ -1,15 +1,12 @@
 package ui
 
 import (
-	"slices"
 	"strings"
-	"time"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/ladder-tui/ladder/broker"
-	"github.com/ladder-tui/ladder/internal/depthhistory"
 	"github.com/ladder-tui/ladder/internal/present"
 	"github.com/ladder-tui/ladder/internal/termtext"
 	"github.com/ladder-tui/ladder/keymap"
@@ -25,14 +22,9 @@ type homeModel struct {
 	w, h int
 
 	snap *broker.Snapshot
-	hist *depthhistory.History
-	// recorded is the last snapshot recorded in hist: the same one shown
-	// again (ladder serve shares one read among its sessions; a refresh
-	// soon after may get it twice) is not a new poll.
-	recorded *broker.Snapshot
-	rows     []homeRow
-	nav      list.Nav
-	cols     homeCols
+	rows []homeRow
+	nav  list.Nav
+	cols homeCols
 
 	filter list.Filter
 	// sort and hideEmpty are how rows are ordered and which are left out
@@ -42,7 +34,7 @@ type homeModel struct {
 }
 
 func newHome(c *common) *homeModel {
-	m := &homeModel{c: c, hist: depthhistory.New()}
+	m := &homeModel{c: c}
 	m.filter = list.NewFilter(m.refilter)
 	return m
 }
@@ -61,8 +53,7 @@ func (m *homeModel) Back() (bool, tea.Cmd) {
 
 // reset forgets everything (a vhost switch).
 func (m *homeModel) reset() {
-	m.snap, m.rows, m.nav, m.recorded = nil, nil, list.Nav{}, nil
-	m.hist = depthhistory.New()
+	m.snap, m.rows, m.nav = nil, nil, list.Nav{}
 }
 
 func (m *homeModel) Update(msg tea.Msg) tea.Cmd {
@@ -80,90 +71,14 @@ func (m *homeModel) Update(msg tea.Msg) tea.Cmd {
 	return nil
 }
 
+// setSnapshot shows s as the analysis made it: its findings, trends and
+// drains are every face's (broker/analysis); nothing is added here.
 func (m *homeModel) setSnapshot(s *broker.Snapshot) {
 	if s == nil {
 		return
 	}
-	depths := make(map[string]int64, len(s.Topology.Queues))
-	in := map[string]float64{}
-	for _, q := range s.Topology.Queues {
-		depths[q.Name] = q.Messages
-		if q.Rates.Known {
-			in[q.Name] = q.Rates.Publish
-		}
-	}
-	at := s.TakenAt
-	if at.IsZero() {
-		at = m.c.now()
-	}
-	if s != m.recorded {
-		m.hist.RecordRates(at, depths, in)
-		m.recorded = s
-	}
-	m.snap = m.withHistoryFindings(s, at)
+	m.snap = s
 	m.rebuild()
-}
-
-// withHistoryFindings adds the findings only the history shows: hol-blocked
-// (a wait queue relying on per-message expiration that keeps receiving
-// messages and has let none out for a while, topology.HoLBlockedFinding,
-// unless it is stuck: its messages never expire, that finding says so
-// already) and dlq-growing (a dead-letter queue whose depth grew within the
-// last topology.DLQGrowingWindow). The snapshot itself is left as the broker
-// gave it.
-func (m *homeModel) withHistoryFindings(s *broker.Snapshot, at time.Time) *broker.Snapshot {
-	found := m.dlqGrowing(s)
-	for _, l := range s.Ladders {
-		for _, w := range l.WaitQueues {
-			q, ok := s.Queue(w)
-			if !ok {
-				continue
-			}
-			ev := topology.HoLEvidence{Waiting: q.Messages, Stuck: hasFinding(s.Findings, topology.CodeStuck, w)}
-			ev.Window, ev.Left, ev.Arrived = m.hist.Quiet(w)
-			if !q.HeadMessageTimestamp.IsZero() && at.After(q.HeadMessageTimestamp) {
-				ev.HeadAge = at.Sub(q.HeadMessageTimestamp)
-			}
-			if f, ok := topology.HoLBlockedFinding(w, ev); ok {
-				found = append(found, f)
-			}
-		}
-	}
-	if len(found) == 0 {
-		return s
-	}
-	out := *s
-	out.Findings = append(slices.Clone(s.Findings), found...)
-	topology.SortFindings(out.Findings)
-	return &out
-}
-
-// dlqGrowing is a dlq-growing finding for each dead-letter queue whose
-// depth grew within the last topology.DLQGrowingWindow of the history.
-func (m *homeModel) dlqGrowing(s *broker.Snapshot) []topology.Finding {
-	var found []topology.Finding
-	depth := make(map[string]int64, len(s.Topology.Queues))
-	for _, q := range s.Topology.Queues {
-		depth[q.Name] = q.Messages
-	}
-	for _, name := range topology.DeadLetterQueues(&s.Topology, s.Ladders) {
-		waiting, ok := depth[name]
-		if !ok {
-			continue
-		}
-		grew, over, ok := m.hist.Growth(name, topology.DLQGrowingWindow)
-		if !ok {
-			continue
-		}
-		if f, ok := topology.DLQGrowingFinding(name, topology.DLQGrowth{Grew: grew, Over: over, Waiting: waiting}); ok {
-			found = append(found, f)
-		}
-	}
-	return found
-}
-
-func hasFinding(fs []topology.Finding, code, queue string) bool {
-	return slices.ContainsFunc(fs, func(f topology.Finding) bool { return f.Code == code && f.Queue == queue })
 }
 
 // rebuild lays out the rows again, keeping the cursor on the same queue.
@@ -204,11 +119,13 @@ func (m *homeModel) fixScroll() {
 	}
 }
 
-// growth is how much queue grew within the history's last
-// topology.DLQGrowingWindow (the growth sort).
+// growth is how much queue grew within the reads of the last
+// topology.DLQGrowingWindow, as the analysis found (the growth sort).
 func (m *homeModel) growth(queue string) int64 {
-	g, _, _ := m.hist.Growth(queue, topology.DLQGrowingWindow)
-	return g
+	if m.snap == nil {
+		return 0
+	}
+	return m.snap.Trends[queue].Growth
 }
 
 // jumpTo puts the cursor on queue's row (from the findings view), showing
@@ -363,22 +280,12 @@ func (m *homeModel) View() string {
 	return strings.Join(lines, "\n")
 }
 
-// stats gathers a row's sparkline and net rate: over the last netWindow of
-// history when it is that long (steadier than poll-to-poll deltas), else the
-// broker's net rate, else the last two samples.
-func (m *homeModel) stats(r *homeRow) rowStats {
-	if r.q == nil {
-		return rowStats{}
+// stats are a row's trend, as the analysis found it.
+func (m *homeModel) stats(r *homeRow) broker.Trend {
+	if r.q == nil || m.snap == nil {
+		return broker.Trend{}
 	}
-	rs := rowStats{spark: m.hist.Depths(r.name, m.cols.spark), ttl: drainBound(r.q)}
-	if net, ok := m.hist.NetRateOver(r.name); ok {
-		rs.net, rs.netOK = net, true
-	} else if r.q.Rates.NetKnown {
-		rs.net, rs.netOK = r.q.Rates.Net, true
-	} else {
-		rs.net, rs.netOK = m.hist.NetRate(r.name)
-	}
-	return rs
+	return m.snap.Trends[r.name]
 }
 
 // summary is the line above the list: counts, or the connection trouble.

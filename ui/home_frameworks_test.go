@@ -35,7 +35,7 @@ func TestHomeShowsFrameworkShapes(t *testing.T) {
 	cols := homeLayout(120)
 	var screen []string
 	for i := range rows {
-		screen = append(screen, ansi.Strip(renderHomeRow(&rows[i], rowStats{}, cols, st, false, false)))
+		screen = append(screen, ansi.Strip(renderHomeRow(&rows[i], broker.Trend{}, cols, st, false, false)))
 	}
 	all := strings.Join(screen, "\n")
 	for _, r := range rows {
@@ -87,7 +87,7 @@ func TestHomeShowsAHeldDelayQueue(t *testing.T) {
 		if rows[i].name != "default.DQ" {
 			continue
 		}
-		line := ansi.Strip(renderHomeRow(&rows[i], rowStats{}, homeLayout(120), st, false, false))
+		line := ansi.Strip(renderHomeRow(&rows[i], broker.Trend{}, homeLayout(120), st, false, false))
 		if !strings.Contains(line, "held by the workers until due · 2 waiting") {
 			t.Errorf("row %q", line)
 		}

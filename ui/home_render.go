@@ -11,7 +11,6 @@ import (
 	"charm.land/lipgloss/v2"
 
 	"github.com/ladder-tui/ladder/broker"
-	"github.com/ladder-tui/ladder/internal/depthhistory"
 	"github.com/ladder-tui/ladder/internal/present"
 	"github.com/ladder-tui/ladder/internal/termtext"
 	"github.com/ladder-tui/ladder/retry"
@@ -391,20 +390,10 @@ func renderHomeHeader(c homeCols, st *style.Styles) string {
 	return st.Header.Render(strings.Repeat(" ", homeLead) + table.Header(c.columns()))
 }
 
-// rowStats are the per-queue figures that do not come from the row itself.
-type rowStats struct {
-	spark []depthhistory.Sample
-	net   float64 // depth change per second (negative: draining)
-	netOK bool
-	// ttl bounds how long what is in the queue now can stay (drainBound);
-	// 0 when nothing does.
-	ttl time.Duration
-}
-
 // renderHomeRow draws one row in exactly the layout's width. Selected rows
 // are reversed and carry a ▸ marker; stale rows (broker unreachable) are
 // drawn faint as a whole, and so are rows a filter does not match.
-func renderHomeRow(r *homeRow, rs rowStats, c homeCols, st *style.Styles, selected, stale bool) string {
+func renderHomeRow(r *homeRow, rs broker.Trend, c homeCols, st *style.Styles, selected, stale bool) string {
 	if r.kind == rowSection {
 		line := termtext.Truncate(r.title, c.width)
 		if stale {
@@ -461,8 +450,8 @@ func renderHomeRow(r *homeRow, rs rowStats, c homeCols, st *style.Styles, select
 		q := r.q
 		ready, unack, cons = present.Count(q.Ready), present.Count(q.Unacked), present.Consumers(q.Consumers, q.ConsumersUnknown)
 		in, out = present.Inflow(q.Rates), present.Rate(q.Rates.Deliver, q.Rates.Known)
-		spark = sparkline(rs.spark, c.spark)
-		drain = drainCell(q.Messages, rs)
+		spark = sparkline(rs.Depths, c.spark)
+		drain = present.Drain(rs.Drain)
 	}
 	badges := renderBadges(r.finds, c.badges, c.longBadges, st)
 	cells := table.Cells(c.columns(), name, role, ready, unack, cons, in, out, spark, drain, badges.text)
@@ -488,62 +477,6 @@ func renderHomeRow(r *homeRow, rs rowStats, c homeCols, st *style.Styles, select
 		cells[homeColBadges] = badges.sev.Render(cells[homeColBadges])
 	}
 	return marker + table.Join(cells)
-}
-
-// drainCell is the time to drain: depth over the net drain rate. Empty for
-// an empty queue, "grow" when filling, "–" when not draining or unknown.
-// In a queue with a queue TTL (rs.ttl) every message now there leaves
-// within it, filling or not: never more than "≤TTL".
-func drainCell(depth int64, rs rowStats) string {
-	if depth <= 0 {
-		return ""
-	}
-	if rs.netOK && rs.net < 0 {
-		d := time.Duration(float64(depth) / -rs.net * float64(time.Second))
-		if rs.ttl <= 0 || d < rs.ttl {
-			return "~" + present.Approx(d)
-		}
-	}
-	if rs.ttl > 0 {
-		return "≤" + approxUp(rs.ttl)
-	}
-	switch {
-	case !rs.netOK:
-		return present.NoValue
-	case rs.net > 0:
-		return "grow"
-	}
-	return present.NoValue
-}
-
-// drainBound is how long a message now in q can stay there at most: a
-// queue TTL (argument or policy) expires each within it, in order (one TTL
-// for all: no head-of-line blocking). None for a message a consumer holds
-// unacknowledged (it does not expire), a stream, or per-message TTLs.
-func drainBound(q *topology.Queue) time.Duration {
-	if q == nil || q.Unacked > 0 || q.Type == topology.QueueStream {
-		return 0
-	}
-	if s := topology.EffectiveSettings(q); s.HasMessageTTL && s.MessageTTL > 0 {
-		return s.MessageTTL
-	}
-	return 0
-}
-
-// approxUp is present.Approx rounded up, for a bound: 80 s is "2m", never
-// "1m".
-func approxUp(d time.Duration) string {
-	// Each unit as long as Approx writes in it: below a minute, an hour,
-	// 48 hours, then days.
-	for _, u := range []struct{ unit, below time.Duration }{
-		{time.Second, time.Minute}, {time.Minute, time.Hour}, {time.Hour, 48 * time.Hour},
-	} {
-		if up := (d + u.unit - 1).Truncate(u.unit); up < u.below {
-			return present.Approx(up)
-		}
-	}
-	day := 24 * time.Hour
-	return present.Approx((d + day - 1).Truncate(day))
 }
 
 type badgeText struct {
@@ -745,7 +678,7 @@ var sparkLevels = []rune("▁▂▃▄▅▆▇█")
 // from 0 to the largest value shown. Zero is the lowest bar and any non-zero
 // value at least the second, so "empty" and "a few" look different. Cells
 // with no sample yet are blank.
-func sparkline(s []depthhistory.Sample, width int) string {
+func sparkline(s []int64, width int) string {
 	if width <= 0 {
 		return ""
 	}
@@ -754,7 +687,7 @@ func sparkline(s []depthhistory.Sample, width int) string {
 	}
 	var hi int64
 	for _, x := range s {
-		hi = max(hi, x.Depth)
+		hi = max(hi, x)
 	}
 	var b strings.Builder
 	b.Grow(width * 3)
@@ -764,8 +697,8 @@ func sparkline(s []depthhistory.Sample, width int) string {
 	top := int64(len(sparkLevels) - 1)
 	for _, x := range s {
 		lvl := int64(0)
-		if hi > 0 && x.Depth > 0 {
-			lvl = max(1, x.Depth*top/hi)
+		if hi > 0 && x > 0 {
+			lvl = max(1, x*top/hi)
 		}
 		b.WriteRune(sparkLevels[lvl])
 	}

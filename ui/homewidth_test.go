@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"github.com/ladder-tui/ladder/broker"
 	"strings"
 	"testing"
 
@@ -37,7 +38,7 @@ func TestHomeRowsKeepTheirWidthWithOddNames(t *testing.T) {
 			row := ""
 			for _, r := range h.m.home.rows {
 				if r.name == n {
-					row = ansi.Strip(renderHomeRow(&r, rowStats{}, h.m.home.cols, h.m.c.styles, false, false))
+					row = ansi.Strip(renderHomeRow(&r, broker.Trend{}, h.m.home.cols, h.m.c.styles, false, false))
 				}
 			}
 			if got := ansi.StringWidth(row); got != w {

@@ -1,13 +1,13 @@
 package ui
 
 import (
+	"github.com/ladder-tui/ladder/broker"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/ladder-tui/ladder/internal/depthhistory"
 	"github.com/ladder-tui/ladder/internal/present"
 	"github.com/ladder-tui/ladder/internal/termtext"
 	"github.com/ladder-tui/ladder/retry"
@@ -19,78 +19,18 @@ import (
 func newStylesForTest() *style.Styles { return style.New(style.DefaultTheme(), true) }
 
 func TestSparkline(t *testing.T) {
-	s := func(ds ...int64) []depthhistory.Sample {
-		out := make([]depthhistory.Sample, len(ds))
-		for i, d := range ds {
-			out[i].Depth = d
-		}
-		return out
-	}
 	for _, tc := range []struct {
-		in    []depthhistory.Sample
+		in    []int64
 		width int
 		want  string
 	}{
-		{s(), 4, "    "},
-		{s(0, 0), 3, " ▁▁"},
-		{s(0, 1, 70), 3, "▁▂█"}, // a small non-zero value is not drawn as zero
-		{s(1, 2, 3, 4, 5, 6, 7, 8, 9, 10), 4, "▅▆▇█"},
+		{nil, 4, "    "},
+		{[]int64{0, 0}, 3, " ▁▁"},
+		{[]int64{0, 1, 70}, 3, "▁▂█"}, // a small non-zero value is not drawn as zero
+		{[]int64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, 4, "▅▆▇█"},
 	} {
 		if got := sparkline(tc.in, tc.width); got != tc.want {
 			t.Errorf("sparkline(%v, %d) = %q, want %q", tc.in, tc.width, got, tc.want)
-		}
-	}
-}
-
-func TestDrainCell(t *testing.T) {
-	for _, tc := range []struct {
-		depth int64
-		rs    rowStats
-		want  string
-	}{
-		{0, rowStats{net: -5, netOK: true}, ""},
-		{600, rowStats{net: -5, netOK: true}, "~2m"},
-		{600, rowStats{net: 5, netOK: true}, "grow"},
-		{600, rowStats{}, "–"},
-		// A 30 s tier: what is in it leaves within 30 s, whatever the net
-		// rate says (issue 21: "~16m" on a 30 s tier).
-		{1000, rowStats{net: -1, netOK: true, ttl: 30 * time.Second}, "≤30s"},
-		{1000, rowStats{net: 5, netOK: true, ttl: 30 * time.Second}, "≤30s"},
-		{1000, rowStats{ttl: 30 * time.Second}, "≤30s"},
-		{100, rowStats{net: -10, netOK: true, ttl: 30 * time.Second}, "~10s"},
-		{1000, rowStats{net: -1, netOK: true, ttl: 80 * time.Second}, "≤2m"},
-	} {
-		if got := drainCell(tc.depth, tc.rs); got != tc.want {
-			t.Errorf("drainCell(%d, %+v) = %q, want %q", tc.depth, tc.rs, got, tc.want)
-		}
-	}
-}
-
-func TestApproxUpNeverShortens(t *testing.T) {
-	for d, want := range map[time.Duration]string{
-		30 * time.Second: "30s", 59*time.Second + time.Millisecond: "1m", 80 * time.Second: "2m",
-		time.Hour: "1h", 61 * time.Minute: "2h", 47 * time.Hour: "47h", 49 * time.Hour: "3d", 72 * time.Hour: "3d",
-	} {
-		if got := approxUp(d); got != want {
-			t.Errorf("approxUp(%v) = %q, want %q", d, got, want)
-		}
-	}
-}
-
-func TestDrainBound(t *testing.T) {
-	tier := topology.Queue{Name: "t", Type: topology.QueueClassic, Arguments: map[string]any{"x-message-ttl": int32(30000)}}
-	if got := drainBound(&tier); got != 30*time.Second {
-		t.Fatalf("tier: %v", got)
-	}
-	byPolicy := topology.Queue{Name: "p", Type: topology.QueueQuorum, Policy: map[string]any{"message-ttl": float64(5000)}}
-	if got := drainBound(&byPolicy); got != 5*time.Second {
-		t.Fatalf("policy TTL: %v", got)
-	}
-	held := tier
-	held.Unacked = 1
-	for name, q := range map[string]*topology.Queue{"unacked": &held, "no TTL": {Name: "q"}, "none": nil} {
-		if got := drainBound(q); got != 0 {
-			t.Errorf("%s: %v, want no bound", name, got)
 		}
 	}
 }
@@ -120,7 +60,7 @@ func TestLayoutsFillWidth(t *testing.T) {
 	msg := fixtureMessage(1)
 	for w := 80; w <= 260; w += 7 {
 		c := homeLayout(w)
-		if got := ansi.StringWidth(renderHomeRow(&rows[1], rowStats{}, c, st, false, false)); got != w {
+		if got := ansi.StringWidth(renderHomeRow(&rows[1], broker.Trend{}, c, st, false, false)); got != w {
 			t.Errorf("home row at %d is %d wide", w, got)
 		}
 		if got := ansi.StringWidth(renderHomeHeader(c, st)); got != w {

@@ -29,10 +29,9 @@ type vhostModel struct {
 	choose  func(string) tea.Msg
 	w, h    int
 	vhosts  []string
-	// summaries are the vhosts' (nil when the client gave only names);
-	// before is the previous listing's, for the DLQs' growth since.
+	// summaries are the vhosts' (nil when the client gave only names),
+	// their DLQs' growth over the listings so far the analysis's.
 	summaries []broker.VhostSummary
-	before    []broker.VhostSummary
 	loading   bool
 	opening   string
 	err       error
@@ -89,21 +88,7 @@ func (m *vhostModel) Update(msg tea.Msg) tea.Cmd {
 			return nil
 		}
 		m.loading, m.vhosts, m.err = false, msg.vhosts, msg.err
-		if msg.summaries == nil {
-			m.summaries, m.before = nil, nil // names alone: no figure to show or compare
-		} else {
-			if m.summaries != nil {
-				m.before = m.summaries
-			}
-			m.summaries = msg.summaries
-			if m.before != nil {
-				broker.WithGrowth(m.before, m.summaries)
-				m.vhosts = m.vhosts[:0]
-				for _, s := range m.summaries {
-					m.vhosts = append(m.vhosts, s.Vhost)
-				}
-			}
-		}
+		m.summaries = msg.summaries // nil: names alone, no figure to show
 		cur := m.current()
 		for i, v := range m.vhosts {
 			if v == cur {

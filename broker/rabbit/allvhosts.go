@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/retry/topology"
 )
 
@@ -13,9 +14,18 @@ import (
 // from one listing each of vhosts, queues, exchanges and bindings across
 // the broker — the same four requests for 1 vhost or 500, never one per
 // vhost (the all-vhosts overview must not load the broker it watches).
-// Rates are the server's (no earlier poll to difference against).
-func (l *Live) AllVhosts(ctx context.Context) ([]topology.Vhost, error) {
-	return l.mgmt.readAll(ctx)
+// Rates are the server's (no earlier poll to difference against). Each
+// vhost is recorded in the client's memory and analysed with it.
+func (l *Live) AllVhosts(ctx context.Context) ([]broker.VhostSummary, error) {
+	version, err := l.mgmt.BrokerVersion(ctx)
+	if err != nil {
+		return nil, err
+	}
+	vs, err := l.mgmt.readAll(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return l.memory.Overview(vs, version, time.Now()), nil
 }
 
 // vhostColumn is the listings' vhost, added to their columns.

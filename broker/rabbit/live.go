@@ -12,6 +12,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/broker/analysis"
 	"github.com/ladder-tui/ladder/retry/topology"
 )
 
@@ -57,6 +58,9 @@ type Live struct {
 
 	// nodesRunning is which nodes ran at the last snapshot (nodesChanged).
 	nodesRunning map[string]bool
+	// memory is evidence and the history of this client's reads, which
+	// every snapshot is analysed with (shared as evidence is).
+	memory *analysis.Memory
 	// evidence is what this client's peeks showed about queues' roles,
 	// applied to every vhost it reads (shared with WithVhost's clients,
 	// a failover's and those given ShareMemory).
@@ -75,7 +79,8 @@ func NewLive(r *Resolved, purpose string) (*Live, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &Live{r: r, mgmt: m, purpose: purpose, evidence: &broker.Evidence{}, own: &ownPeeks{}}
+	ev := &broker.Evidence{}
+	l := &Live{r: r, mgmt: m, purpose: purpose, evidence: ev, memory: analysis.NewMemory(ev), own: &ownPeeks{}}
 	m.otherBroker = l.otherBroker
 	return l, nil
 }
@@ -127,11 +132,11 @@ func (l *Live) WithVhost(vhost string) (*Live, error) {
 // session's plan. Tests' topology adapter comes along. Call it before l
 // is used.
 func (l *Live) ShareMemory(from *Live) {
-	l.evidence, l.own, l.adaptVhost = from.evidence, from.peeks(), from.adaptVhost
+	l.evidence, l.memory, l.own, l.adaptVhost = from.evidence, from.memory, from.peeks(), from.adaptVhost
 }
 
 // Snapshot implements Client: one management read of the vhost, adapted,
-// with ladders discovered and findings computed by the retry engine.
+// recorded in the client's memory and analysed with it (broker/analysis).
 func (l *Live) Snapshot(ctx context.Context) (*broker.Snapshot, error) {
 	// The version (cached after the first) and the vhost at once.
 	var (
@@ -192,14 +197,10 @@ func (l *Live) Snapshot(ctx context.Context) (*broker.Snapshot, error) {
 	}
 	v.Nodes, v.ClusterName = nodes, l.mgmt.ClusterName(ctx)
 	discountOwn(&v, l.ownSince(time.Now()))
-	topology.Inflow(&v)
-	l.evidence.Apply(&v)
-	ladders := topology.Discover(&v)
-	return &broker.Snapshot{
+	return l.memory.Snapshot(analysis.Reading{
 		Vhost: l.r.Vhost, BrokerVersion: version, TakenAt: time.Now(),
-		Topology: v, Ladders: ladders, Findings: topology.Findings(&v, ladders),
-		Refresh: l.mgmt.RefreshHint(),
-	}, nil
+		Topology: v, Refresh: l.mgmt.RefreshHint(),
+	}), nil
 }
 
 // connection returns the shared AMQP connection, dialling again when the
@@ -456,8 +457,9 @@ func (l *Live) Peek(ctx context.Context, queue string, opt broker.PeekOptions) (
 		if err != nil {
 			return nil, err
 		}
+		res = finishPeek(res, q)
 		l.evidence.Note(l.r.Vhost, res)
-		return finishPeek(res, q), nil
+		return res, nil
 	}
 	res, err := peekQueue(ctx, conn, q, version, opt, dec)
 	if err != nil {

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/broker/analysis"
 	"github.com/ladder-tui/ladder/retry/topology"
 )
 
@@ -81,8 +82,10 @@ type Sim struct {
 	bindings  []topology.Binding
 	topo      *topoCache // nil when the topology changed
 	// evidence is what peeks showed about queues' roles, applied to
-	// every discovery (as the live client does).
+	// every discovery (as the live client does); memory is it and the
+	// history of snapshots, which each snapshot is analysed with.
 	evidence broker.Evidence
+	memory   *analysis.Memory
 
 	producers []*producer
 	workers   []*worker
@@ -117,6 +120,7 @@ func New(opt Options) *Sim {
 		byName:   map[string]*queue{},
 		rng:      rand.New(rand.NewPCG(uint64(opt.Seed), 0x1add3e)),
 	}
+	s.memory = analysis.NewMemory(&s.evidence)
 	s.nextTick = s.now.Truncate(time.Second).Add(time.Second)
 	s.nextLongRetry = s.now.Add(paymentsLongFirst)
 	s.declareDemo()

@@ -4,12 +4,14 @@ import (
 	"context"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/broker/analysis"
 	"github.com/ladder-tui/ladder/retry/topology"
 )
 
 // Snapshot describes the vhost the way the live client does: every queue
 // with depth, consumers and rates, the exchanges (the default one included)
-// and bindings, and the ladders and findings the retry engine derives.
+// and bindings, analysed with what the simulation remembers (its peeks'
+// evidence, its earlier snapshots) as the live client's are.
 func (s *Sim) Snapshot(ctx context.Context) (*broker.Snapshot, error) {
 	defer s.mu.Unlock() // enter locks, even when it fails
 	if err := s.enter(); err != nil {
@@ -33,24 +35,19 @@ func (s *Sim) Snapshot(ctx context.Context) (*broker.Snapshot, error) {
 		b.Arguments = cloneTable(b.Arguments)
 		v.Bindings = append(v.Bindings, b)
 	}
-	topology.Inflow(&v)
-	s.evidence.Apply(&v)
-	ladders := topology.Discover(&v)
-	return &broker.Snapshot{
-		Vhost:         VhostName,
-		BrokerVersion: s.opt.BrokerVersion,
-		TakenAt:       s.now,
-		Topology:      v,
-		Ladders:       ladders,
-		Findings:      topology.Findings(&v, ladders),
-	}, nil
+	// Read under the lock, analysed under it too: the simulated clock
+	// moves with each call.
+	return s.memory.Snapshot(analysis.Reading{
+		Vhost: VhostName, BrokerVersion: s.opt.BrokerVersion, TakenAt: s.now, Topology: v,
+	}), nil
 }
 
 // AllVhosts implements broker.AllVhostsReader: the simulation's one vhost.
-func (s *Sim) AllVhosts(ctx context.Context) ([]topology.Vhost, error) {
+func (s *Sim) AllVhosts(ctx context.Context) ([]broker.VhostSummary, error) {
 	snap, err := s.Snapshot(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return []topology.Vhost{snap.Topology}, nil
+	sum := analysis.Summary(snap)
+	return []broker.VhostSummary{sum}, nil
 }

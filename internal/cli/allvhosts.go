@@ -27,11 +27,11 @@ func (a *app) allVhosts(cmd *cobra.Command, over time.Duration) error {
 	}
 	defer closeClient()
 	ctx := cmd.Context()
-	vs, err := c.AllVhosts(ctx)
+	sums, err := c.AllVhosts(ctx)
 	if err != nil {
 		return err
 	}
-	rep := allVhostsReport{Vhosts: broker.Summarize(vs)}
+	rep := allVhostsReport{Vhosts: sums}
 	if over > 0 {
 		t := time.NewTimer(over)
 		select {
@@ -40,12 +40,11 @@ func (a *app) allVhosts(cmd *cobra.Command, over time.Duration) error {
 			return ctx.Err()
 		case <-t.C:
 		}
-		if vs, err = c.AllVhosts(ctx); err != nil {
+		// The client remembers the first read: the second's growth is
+		// over both.
+		if rep.Vhosts, err = c.AllVhosts(ctx); err != nil {
 			return err
 		}
-		first := rep.Vhosts
-		rep.Vhosts = broker.Summarize(vs)
-		broker.WithGrowth(first, rep.Vhosts)
 		rep.OverMS = over.Milliseconds()
 	}
 	if a.json() {

@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ladder-tui/ladder/broker"
-	"github.com/ladder-tui/ladder/retry/topology"
 )
 
 func newTopologyCmd(a *app) *cobra.Command {
@@ -78,7 +77,6 @@ they grew) and its worst finding, the vhost on fire first.`,
 				}
 			}
 			if over > 0 {
-				first := snap
 				t := time.NewTimer(over)
 				select {
 				case <-ctx.Done():
@@ -86,10 +84,11 @@ they grew) and its worst finding, the vhost on fire first.`,
 					return ctx.Err()
 				case <-t.C:
 				}
+				// The client remembers the first read: the second is
+				// analysed with both (broker/analysis), as the TUI's are.
 				if snap, err = c.Snapshot(ctx); err != nil {
 					return err
 				}
-				snap = withDLQGrowth(first, snap)
 			}
 			rep := snap.Report()
 			if over > 0 {
@@ -112,31 +111,3 @@ they grew) and its worst finding, the vhost on fire first.`,
 // maxSample bounds --sample: enough to see every endpoint of a shared
 // error queue, without reading it whole.
 const maxSample = 1000
-
-// withDLQGrowth is second with a dlq-growing finding for each dead-letter
-// queue that grew since first (as the UI finds it over its history).
-func withDLQGrowth(first, second *broker.Snapshot) *broker.Snapshot {
-	before := make(map[string]int64, len(first.Topology.Queues))
-	for _, q := range first.Topology.Queues {
-		before[q.Name] = q.Messages
-	}
-	span := second.TakenAt.Sub(first.TakenAt)
-	var found []topology.Finding
-	for _, name := range topology.DeadLetterQueues(&second.Topology, second.Ladders) {
-		q, ok := second.Queue(name)
-		was, seen := before[name]
-		if !ok || !seen {
-			continue
-		}
-		if f, ok := topology.DLQGrowingFinding(name, topology.DLQGrowth{Grew: q.Messages - was, Over: span, Waiting: q.Messages}); ok {
-			found = append(found, f)
-		}
-	}
-	if len(found) == 0 {
-		return second
-	}
-	out := *second
-	out.Findings = append(append([]topology.Finding{}, second.Findings...), found...)
-	topology.SortFindings(out.Findings)
-	return &out
-}

@@ -400,7 +400,7 @@ func TestDiscoverShapesWithAndWithoutConsumers(t *testing.T) {
 				}
 			},
 			main: "billing", wait: []string{"billing.retry"},
-			findings: []string{"error stuck billing.retry", "warning no-dlq billing"},
+			findings: []string{"warning no-dlq billing", "warning stuck billing.retry"},
 		},
 		{
 			name: "a cycle told apart by publishers' exchanges alone",
@@ -501,28 +501,28 @@ func TestDiscoverWaitSideFromEvidenceNotConsumers(t *testing.T) {
 			v:    func() *Vhost { return loop("billing.second", "billing") },
 			main: "billing", wait: "billing.second",
 			inferred: []string{base("billing.second"), "a guess: nothing in the loop tells billing and billing.second apart; billing, the shorter name, is taken as the work queue"},
-			findings: []string{"error stuck billing.second", "warning no-dlq billing"},
+			findings: []string{"warning no-dlq billing", "warning stuck billing.second"},
 		},
 		{
 			name: "loop nothing tells apart, names as long: the first by name",
 			v:    func() *Vhost { return loop("q2", "q1") },
 			main: "q1", wait: "q2",
 			inferred: []string{base("q2"), "a guess: nothing in the loop tells q1 and q2 apart; q1, the first by name, is taken as the work queue"},
-			findings: []string{"error stuck q2", "warning no-dlq q1"},
+			findings: []string{"warning no-dlq q1", "warning stuck q2"},
 		},
 		{
 			name: "loop: x-death says where messages were rejected, over the name guess",
 			v:    func() *Vhost { return seen(loop("billing", "billing.second"), "billing.second", Seen{Rejected: true}) },
 			main: "billing.second", wait: "billing",
 			inferred: []string{base("billing"), "x-death: messages were rejected in billing.second, not in billing"},
-			findings: []string{"error stuck billing", "warning no-dlq billing.second"},
+			findings: []string{"warning stuck billing", "warning no-dlq billing.second"},
 		},
 		{
 			name: "loop: per-message expiration seen on one side, over the name guess",
 			v:    func() *Vhost { return seen(loop("billing", "billing.second"), "billing", Seen{Expiration: true}) },
 			main: "billing.second", wait: "billing",
 			inferred: []string{base("billing"), "messages seen: per-message expiration in billing, not in billing.second"},
-			findings: []string{"error stuck billing", "warning no-dlq billing.second"},
+			findings: []string{"warning hol-risk billing", "warning no-dlq billing.second"},
 		},
 		{
 			name: "loop: evidence from messages over publishers' exchanges",
@@ -534,7 +534,7 @@ func TestDiscoverWaitSideFromEvidenceNotConsumers(t *testing.T) {
 			},
 			main: "b", wait: "a",
 			inferred: []string{base("a"), "x-death: messages were rejected in b, not in a"},
-			findings: []string{"error stuck a", "warning no-dlq b"},
+			findings: []string{"warning stuck a", "warning no-dlq b"},
 		},
 		{
 			name: "loop: publishers' exchanges over names",
@@ -546,14 +546,14 @@ func TestDiscoverWaitSideFromEvidenceNotConsumers(t *testing.T) {
 			},
 			main: "pay.retry", wait: "pay",
 			inferred: []string{base("pay"), "a loop: publishers' exchanges feed pay.retry, not pay"},
-			findings: []string{"error stuck pay", "warning no-dlq pay.retry"},
+			findings: []string{"warning stuck pay", "warning no-dlq pay.retry"},
 		},
 		{
 			name: "loop: names over the shorter-name guess",
 			v:    func() *Vhost { return loop("zz.retry", "worker.main") },
 			main: "worker.main", wait: "zz.retry",
 			inferred: []string{base("zz.retry"), "names: zz.retry reads as a wait queue"},
-			findings: []string{"error stuck zz.retry", "warning no-dlq worker.main"},
+			findings: []string{"warning no-dlq worker.main", "warning stuck zz.retry"},
 		},
 		{
 			name: "loop: a queue TTL over everything: the TTL side is a tier",

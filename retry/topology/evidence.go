@@ -21,6 +21,9 @@ type Seen struct {
 	// maxFailedIn: what ties a shared error queue, fed by publishing and
 	// named by configuration, to the endpoints whose failures it holds.
 	FailedIn []string
+	// Look is what the latest peek saw of this queue's messages'
+	// expirations (nil when none was made or kept its messages).
+	Look *Look
 }
 
 // maxFailedIn bounds Seen.FailedIn: a shared error queue of more
@@ -33,6 +36,7 @@ func (s Seen) merge(o Seen) Seen {
 	for _, q := range o.FailedIn {
 		s = s.failedIn(q)
 	}
+	s.Look = s.Look.later(o.Look)
 	return s
 }
 
@@ -102,5 +106,5 @@ func (v *Vhost) Observe(queue string, expiration bool, deaths []retry.Death) {
 
 // Equal reports whether s and o say the same.
 func (s Seen) Equal(o Seen) bool {
-	return s.Expiration == o.Expiration && s.Rejected == o.Rejected && slices.Equal(s.FailedIn, o.FailedIn)
+	return s.Expiration == o.Expiration && s.Rejected == o.Rejected && slices.Equal(s.FailedIn, o.FailedIn) && s.Look.equal(o.Look)
 }

@@ -77,7 +77,16 @@ const (
 // Findings checks v and the ladders discovered in it (Discover(v)). Dead-letter
 // routes are checked for every queue; the rest concern the ladders' queues.
 // The result is sorted by severity (errors first), queue, exchange, code.
+// What peeks saw (Queue.Seen.Look) is weighed without a clock: see
+// FindingsAt.
 func Findings(v *Vhost, ladders []retry.Ladder) []Finding {
+	return FindingsAt(v, ladders, time.Time{})
+}
+
+// FindingsAt is Findings at now: a look's blocked messages count only
+// until the message holding them is due (a zero now: as long as the queue
+// holds them).
+func FindingsAt(v *Vhost, ladders []retry.Ladder, now time.Time) []Finding {
 	t := discBuild(v)
 	f := &fndSet{seen: map[[4]string]bool{}}
 
@@ -124,24 +133,8 @@ func Findings(v *Vhost, ladders []retry.Ladder) []Finding {
 			}
 		}
 		if backTo != "" && !mainOf[qi] && t.waitLike(qi) {
-			if len(t.dlFrom[qi]) > 0 {
-				sev, lead := SeverityWarning, "messages here never return"
-				if q.Messages > 0 {
-					sev, lead = SeverityError, fmt.Sprintf("%d %s here never %s", q.Messages, words.Plural(q.Messages, "message", "messages"), words.Plural(q.Messages, "returns", "return"))
-				}
-				// A consumer here takes the messages (wait-queue-consumers
-				// says so); they still never expire.
-				none := " and no consumers"
-				if q.Consumers > 0 {
-					none = ""
-				}
-				f.add(Finding{Code: CodeStuck, Severity: sev, Queue: q.Name, Message: fmt.Sprintf(
-					"%s to %q: this queue is fed by dead-lettering, which strips per-message expiration, and has no TTL%s",
-					lead, backTo, none)})
-			} else {
-				f.add(Finding{Code: CodeHoLRisk, Severity: SeverityWarning, Queue: q.Name, Message: fmt.Sprintf(
-					"wait queue for %q has no queue TTL, so it relies on per-message expiration: a long delay at the head holds back every shorter one behind it",
-					backTo)})
+			for _, lf := range t.waitFindings(qi, backTo, now) {
+				f.add(lf)
 			}
 		}
 		if inLadder[qi] && q.Type == QueueQuorum && set.HasDeliveryLimit && set.DeliveryLimit >= 0 {
@@ -190,6 +183,53 @@ func Findings(v *Vhost, ladders []retry.Ladder) []Finding {
 	}
 	SortFindings(f.list)
 	return f.list
+}
+
+// waitFindings are what a wait queue relying on per-message expiration
+// (no queue TTL; its dead letters go back to main queue backTo) risks or
+// suffers. A peek's look, while the queue holds what it saw, tells what
+// is there: messages blocked behind a longer expiration, messages that
+// never expire. Without one only the settings speak, and they say what
+// may happen, not what did: a dead-letter route into the queue means
+// dead-lettered messages would lose their expiration and stay, but
+// publishers may feed it too, with expirations of their own (and a peek
+// that saw one says so: Seen.Expiration).
+func (t *discTopo) waitFindings(qi int, backTo string, now time.Time) []Finding {
+	q := &t.v.Queues[qi]
+	fed := len(t.dlFrom[qi]) > 0
+	look := q.Seen.Look
+	if !look.Holds(q) {
+		look = nil
+	}
+	var out []Finding
+	if look != nil {
+		out = lookFindings(q, look, backTo, fed, false, now)
+	}
+	told := func(code string) bool {
+		return slices.ContainsFunc(out, func(f Finding) bool { return f.Code == code })
+	}
+	switch {
+	case told(CodeStuck) || told(CodeHoLBlocked):
+	case fed && !q.Seen.Expiration && look == nil:
+		// A consumer here takes the messages (wait-queue-consumers says
+		// so); they still never expire.
+		none := " and no consumers"
+		if q.Consumers > 0 {
+			none = ""
+		}
+		msg := fmt.Sprintf("messages dead-lettered into this queue never return to %q: dead-lettering strips per-message expiration, and it has no TTL%s",
+			backTo, none)
+		if q.Messages > 0 {
+			msg += fmt.Sprintf("; whether its %s came so or carry an expiration of their own, a peek tells",
+				fndCount(q.Messages)+" "+words.Plural(q.Messages, "message", "messages"))
+		}
+		out = append(out, Finding{Code: CodeStuck, Severity: SeverityWarning, Queue: q.Name, Message: msg})
+	default:
+		out = append(out, Finding{Code: CodeHoLRisk, Severity: SeverityWarning, Queue: q.Name, Message: fmt.Sprintf(
+			"wait queue for %q has no queue TTL, so it relies on per-message expiration: a long delay at the head holds back every shorter one behind it",
+			backTo)})
+	}
+	return out
 }
 
 // SortFindings orders findings by severity (errors first), then queue,

@@ -1,4 +1,4 @@
-package depthhistory
+package analysis
 
 import (
 	"testing"
@@ -9,15 +9,15 @@ import (
 
 func TestRing(t *testing.T) {
 	var r ring
-	for i := range Len + 5 {
+	for i := range HistoryLen + 5 {
 		r.push(Sample{Depth: int64(i)})
 	}
 	got := r.last(3, nil)
-	if len(got) != 3 || got[0].Depth != Len+2 || got[2].Depth != Len+4 {
+	if len(got) != 3 || got[0].Depth != HistoryLen+2 || got[2].Depth != HistoryLen+4 {
 		t.Fatalf("last 3 = %+v", got)
 	}
 	t0 := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	h := New()
+	h := NewHistory()
 	h.Record(t0, map[string]int64{"a": 1, "b": 2})
 	h.Record(t0.Add(time.Second), map[string]int64{"a": 3})
 	if _, ok := h.q["b"]; ok {
@@ -50,7 +50,7 @@ func TestHistoryQuietThroughSmoothedStats(t *testing.T) {
 	every := 3500 * time.Millisecond
 	arrivedBy := func(d time.Duration) int64 { return int64(d / every) }
 	none := func(time.Duration) int64 { return 0 }
-	h := New()
+	h := NewHistory()
 	var depth int64
 	for p := time.Duration(0); p <= 4*time.Minute; p += 2 * time.Second {
 		at, d, rate := statsView(t0, p, arrivedBy, none)
@@ -68,7 +68,7 @@ func TestHistoryQuietThroughSmoothedStats(t *testing.T) {
 	// The same arrivals into a healthy queue (each leaves 30 s later): its
 	// depth holds steady and never quite falls between some polls, but it
 	// does not grow by what arrives.
-	healthy := New()
+	healthy := NewHistory()
 	leftBy := func(d time.Duration) int64 { return max(0, arrivedBy(d-30*time.Second)) }
 	for p := time.Duration(0); p <= 4*time.Minute; p += 2 * time.Second {
 		at, d, rate := statsView(t0, p, arrivedBy, leftBy)
@@ -84,7 +84,7 @@ func TestHistoryQuietThroughSmoothedStats(t *testing.T) {
 // growth alone counts as arrivals.
 func TestHistoryQuietWindow(t *testing.T) {
 	t0 := time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)
-	steady := New()
+	steady := NewHistory()
 	for i := 0; i <= 150; i++ {
 		steady.RecordRates(t0.Add(time.Duration(i)*2*time.Second), map[string]int64{"w": 40}, map[string]float64{"w": 5})
 	}
@@ -92,7 +92,7 @@ func TestHistoryQuietWindow(t *testing.T) {
 		t.Errorf("steady depth at 5 msg/s: quiet for %v", w)
 	}
 
-	h := New()
+	h := NewHistory()
 	depth := int64(100)
 	for i := 0; i <= 150; i++ {
 		if i == 60 {

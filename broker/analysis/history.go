@@ -1,9 +1,10 @@
-// Package depthhistory keeps each queue's recent depths, as polls see
-// them, and reads what they show: net rates, growth over a window, and how
-// long nothing has left a queue (the evidence for retry's hol-blocked
-// rule). It draws nothing: the UI's sparklines and the commands read it
-// alike.
-package depthhistory
+package analysis
+
+// History keeps each queue's recent depths, as reads see them, and reads
+// what they show: net rates, growth over a window, and how long nothing has
+// left a queue (the evidence for the hol-blocked rule). The analysis alone
+// reads it; what it tells reaches every face in the snapshot (Trends,
+// findings).
 
 import (
 	"time"
@@ -11,9 +12,9 @@ import (
 	"github.com/ladder-tui/ladder/retry/topology"
 )
 
-// Len is how many snapshots of depth each queue keeps: six minutes at
+// HistoryLen is how many snapshots of depth each queue keeps: six minutes at
 // the default 2 s refresh, more than the widest sparkline shows.
-const Len = 180
+const HistoryLen = 180
 
 // Sample is one poll of a queue.
 type Sample struct {
@@ -27,7 +28,7 @@ type Sample struct {
 
 // ring is a fixed-size buffer of depth samples, oldest overwritten first.
 type ring struct {
-	buf   [Len]Sample
+	buf   [HistoryLen]Sample
 	start int
 	n     int
 }
@@ -56,8 +57,8 @@ type History struct {
 	q map[string]*ring
 }
 
-// New is an empty history.
-func New() *History { return &History{q: map[string]*ring{}} }
+// NewHistory is an empty history.
+func NewHistory() *History { return &History{q: map[string]*ring{}} }
 
 // Record adds one sample per queue and forgets queues that are gone.
 func (h *History) Record(at time.Time, depths map[string]int64) {
