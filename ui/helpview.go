@@ -8,6 +8,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 
+	"github.com/ladder-tui/ladder/internal/present"
 	"github.com/ladder-tui/ladder/internal/termtext"
 	"github.com/ladder-tui/ladder/keymap"
 )
@@ -90,7 +91,38 @@ func (m *helpModel) View() string {
 		row = append(row, g)
 	}
 	flush()
+	if _, home := m.from.(*homeModel); home {
+		blocks = append(blocks, m.columns(m.h-lipgloss.Height(strings.Join(blocks, "\n")))...)
+	}
 	return strings.Join(blocks, "\n")
+}
+
+// columns says what the ladders screen's columns mean, in room lines at
+// most (none when fewer than three are left: the README says it too).
+func (m *helpModel) columns(room int) []string {
+	if room < 3 {
+		return nil
+	}
+	st := m.c.styles
+	out := []string{st.Title.Render("Columns")}
+	name := 0
+	for _, c := range present.HomeColumns {
+		name = max(name, termtext.Width(c.Name))
+	}
+	for _, c := range present.HomeColumns {
+		lines := termtext.Wrap(c.Meaning, max(10, m.w-name-2))
+		for i, l := range lines {
+			head := strings.Repeat(" ", name)
+			if i == 0 {
+				head = c.Name + strings.Repeat(" ", name-termtext.Width(c.Name))
+			}
+			out = append(out, head+"  "+l)
+		}
+	}
+	if len(out) > room {
+		out = append(out[:room-1], st.Muted.Render(termtext.Truncate("… (the README's Columns section has them all)", m.w)))
+	}
+	return out
 }
 
 // unbounded renders without the width limit, to measure.

@@ -82,7 +82,14 @@ func historyFindings(v *topology.Vhost, ladders []retry.Ladder, fs []topology.Fi
 			if !ok {
 				continue
 			}
-			ev := topology.HoLEvidence{Waiting: q.Messages, Stuck: has(fs, topology.CodeStuck, w)}
+			// A peek that saw its messages never expire says stuck; so
+			// does the risk of it (a dead-letter route in) while nothing
+			// is published into the queue: then dead-lettering is what
+			// feeds it, and nothing leaving is no sign of a long head.
+			stuck := slices.ContainsFunc(fs, func(f topology.Finding) bool {
+				return f.Code == topology.CodeStuck && f.Queue == w && (f.Severity == topology.SeverityError || !q.Rates.Known || q.Rates.Publish <= 0)
+			})
+			ev := topology.HoLEvidence{Waiting: q.Messages, Stuck: stuck}
 			ev.Window, ev.Left, ev.Arrived = h.Quiet(w)
 			if !q.HeadMessageTimestamp.IsZero() && at.After(q.HeadMessageTimestamp) {
 				ev.HeadAge = at.Sub(q.HeadMessageTimestamp)

@@ -77,18 +77,21 @@ func TestDLQGrowingFromReads(t *testing.T) {
 // jobs.delay relies on per-message expiration (no TTL, dead-letters back
 // to jobs, an old head) and takes messages while letting none out: over
 // reads of more than a minute it is hol-blocked, with the evidence.
-// invoices.retry grows the same way but dead-lettering feeds it and no
-// peek said its messages carry an expiration: the stuck finding speaks for
-// it, never hol-blocked.
+// invoices.retry grows the same way but only dead-lettering feeds it (no
+// publishes) and no peek said its messages carry an expiration: the stuck
+// finding speaks for it, never hol-blocked. jobs.delay is reachable by a
+// dead-letter route too, but publishers feed it: nothing leaving it while
+// they do is the long head's doing.
 func TestHoLBlockedFromReads(t *testing.T) {
 	m := NewMemory(nil)
 	vhostAt := func(i int) topology.Vhost {
 		delay := topology.Queue{Name: "jobs.delay", Messages: 61 + int64(i/2), Ready: 61 + int64(i/2), Arguments: dl("jobs"),
 			HeadMessageTimestamp: t0.Add(-3 * time.Minute), Rates: topology.Rates{Known: true, Publish: 0.29}}
+		// Dead-lettering feeds it: the broker counts no publishes.
 		stuck := topology.Queue{Name: "invoices.retry", Messages: 80 + int64(i/2), Ready: 80 + int64(i/2), Arguments: dl("invoices"),
-			HeadMessageTimestamp: t0.Add(-time.Hour), Rates: topology.Rates{Known: true, Publish: 0.29}}
+			HeadMessageTimestamp: t0.Add(-time.Hour), Rates: topology.Rates{Known: true}}
 		return topology.Vhost{Name: "/", Queues: []topology.Queue{
-			{Name: "jobs", Consumers: 1}, delay, {Name: "invoices", Consumers: 1, Arguments: dl("invoices.retry")}, stuck,
+			{Name: "jobs", Consumers: 1, Arguments: dl("jobs.delay")}, delay, {Name: "invoices", Consumers: 1, Arguments: dl("invoices.retry")}, stuck,
 		}}
 	}
 	var s *broker.Snapshot

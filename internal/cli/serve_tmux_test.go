@@ -284,35 +284,8 @@ func TestServeOverSSHInTmuxShowsTheLocalScreens(t *testing.T) {
 	}
 	r := vhostEnv(t)
 	staticLadder(t, r)
-	bin := ladderBinary(t)
-
-	dir := t.TempDir()
-	key, line := sshKeyPair(t, dir, "tester@ladder-test")
-	keys := writeKeys(t, "role=operator "+line)
-	cfg := brokertest.Config()
-	env := []string{"NO_COLOR=1", "LADDER_AMQP_URL=" + cfg.AMQPURL, "LADDER_API_URL=" + cfg.APIURL}
-	if cfg.PrometheusURL != "" {
-		env = append(env, "LADDER_PROMETHEUS_URL="+cfg.PrometheusURL)
-	}
-	// The same flags for both; no config file (a developer's contexts
-	// would change the title and the switchers); a refresh that never
-	// comes during the test, so each screen stays as first drawn.
-	common := func(audit string) []string {
-		return []string{"--vhost", r.Vhost, "--no-color", "--refresh", "1h", "--config", filepath.Join(dir, "none.toml"),
-			"--audit-log", filepath.Join(dir, audit)}
-	}
-
-	// The server, in the background.
-	logb := &lockedBuf{}
-	srv := exec.Command(bin, append([]string{"serve", "--ssh", "127.0.0.1:0", "--authorized-keys", keys,
-		"--host-key", filepath.Join(dir, "hostkey", "ssh_host_ed25519_key")}, common("serve-audit.jsonl")...)...)
-	srv.Env = append(os.Environ(), env...)
-	srv.Stdout, srv.Stderr = logb, logb
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- srv.Wait() }()
+	sv := startServeSSH(t, r)
+	env, common, logb, srv, exited, sshCmd := sv.env, sv.common, sv.log, sv.cmd, sv.exited, sv.sshCmd
 	stopped := false
 	t.Cleanup(func() {
 		if !stopped {
@@ -320,27 +293,6 @@ func TestServeOverSSHInTmuxShowsTheLocalScreens(t *testing.T) {
 			<-exited
 		}
 	})
-	eventually(t, screenWait, "listening line", func() bool {
-		select {
-		case err := <-exited:
-			stopped = true
-			t.Fatalf("ladder serve exited (%v):\n%s", err, logb.String())
-		default:
-		}
-		return listening.MatchString(logb.String())
-	}, logb.String)
-	// The port the server chose (asking for port 0 leaves none to race for).
-	port := listening.FindStringSubmatch(logb.String())[1]
-
-	sshCmd := func(what string) string {
-		args := []string{"ssh", "-F", "/dev/null", "-t", "-p", port, "-i", key,
-			"-o", "IdentitiesOnly=yes", "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=no",
-			"-o", "UserKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR", "tester@127.0.0.1"}
-		for i, a := range args {
-			args[i] = shellQuote(a)
-		}
-		return strings.Join(args, " ") + "; echo " + what + "-exited $?; sleep 60"
-	}
 
 	local := newTmux(t, "80", "24", env, common("local-audit.jsonl")...)
 	remote := newTmuxShell(t, 80, 24, "ssh", sshCmd("ssh"))
@@ -384,4 +336,72 @@ func TestServeOverSSHInTmuxShowsTheLocalScreens(t *testing.T) {
 	}
 	again.waitLong("the server is stopping: session ended", "again-exited 0")
 	t.Logf("ladder serve's log:\n%s", logb.String())
+}
+
+// serveRun is a ladder serve of the test's vhost, in the background, with
+// an operator key, and what a test needs to reach it the way a person does
+// and to compare with the local TUI.
+type serveRun struct {
+	env    []string                 // the broker's variables, NO_COLOR
+	common func(string) []string    // flags both the server and a local TUI take, with an audit log of that name
+	log    *lockedBuf               // the server's stdout and stderr
+	cmd    *exec.Cmd                // the server
+	exited chan error               // its Wait, once it exits
+	sshCmd func(what string) string // a shell line: ssh -t to the server, then "<what>-exited $?"
+}
+
+// startServeSSH starts ladder serve on 127.0.0.1 (a port it chooses), for one
+// operator key, and waits for its listening line. The caller stops it (the
+// cmd and exited fields).
+func startServeSSH(t *testing.T, r *rabbit.Resolved) *serveRun {
+	t.Helper()
+	bin := ladderBinary(t)
+	dir := t.TempDir()
+	key, line := sshKeyPair(t, dir, "tester@ladder-test")
+	keys := writeKeys(t, "role=operator "+line)
+	cfg := brokertest.Config()
+	sv := &serveRun{env: []string{"NO_COLOR=1", "LADDER_AMQP_URL=" + cfg.AMQPURL, "LADDER_API_URL=" + cfg.APIURL}, log: &lockedBuf{}, exited: make(chan error, 1)}
+	if cfg.PrometheusURL != "" {
+		sv.env = append(sv.env, "LADDER_PROMETHEUS_URL="+cfg.PrometheusURL)
+	}
+	// The same flags for both; no config file (a developer's contexts
+	// would change the title and the switchers); a refresh that never
+	// comes during the test, so each screen stays as first drawn.
+	sv.common = func(audit string) []string {
+		return []string{"--vhost", r.Vhost, "--no-color", "--refresh", "1h", "--config", filepath.Join(dir, "none.toml"),
+			"--audit-log", filepath.Join(dir, audit)}
+	}
+	sv.cmd = exec.Command(bin, append([]string{"serve", "--ssh", "127.0.0.1:0", "--authorized-keys", keys,
+		"--host-key", filepath.Join(dir, "hostkey", "ssh_host_ed25519_key")}, sv.common("serve-audit.jsonl")...)...)
+	sv.cmd.Env = append(os.Environ(), sv.env...)
+	sv.cmd.Stdout, sv.cmd.Stderr = sv.log, sv.log
+	if err := sv.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { sv.exited <- sv.cmd.Wait() }()
+	var gone error
+	eventually(t, screenWait, "listening line", func() bool {
+		select {
+		case err := <-sv.exited:
+			gone = err
+			return true
+		default:
+		}
+		return listening.MatchString(sv.log.String())
+	}, sv.log.String)
+	if !listening.MatchString(sv.log.String()) {
+		t.Fatalf("ladder serve exited (%v):\n%s", gone, sv.log.String())
+	}
+	// The port the server chose (asking for port 0 leaves none to race for).
+	port := listening.FindStringSubmatch(sv.log.String())[1]
+	sv.sshCmd = func(what string) string {
+		args := []string{"ssh", "-F", "/dev/null", "-t", "-p", port, "-i", key,
+			"-o", "IdentitiesOnly=yes", "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=no",
+			"-o", "UserKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR", "tester@127.0.0.1"}
+		for i, a := range args {
+			args[i] = shellQuote(a)
+		}
+		return strings.Join(args, " ") + "; echo " + what + "-exited $?; sleep 60"
+	}
+	return sv
 }

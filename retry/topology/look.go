@@ -37,10 +37,13 @@ type Look struct {
 }
 
 // Holds reports whether q, as read now, may still hold what the look saw:
-// it holds messages, and its head is the one seen (when both timestamps
-// are known). The counts a finding gives are bounded by its depth.
+// it holds messages, no fewer than were ready then, and its head is the
+// one seen (when both timestamps are known).
 func (l *Look) Holds(q *Queue) bool {
-	if l == nil || q.Messages <= 0 {
+	// Fewer messages than were ready: some left since (only the head
+	// leaves a wait queue: it expired or was taken), and the head seen
+	// with them.
+	if l == nil || q.Messages <= 0 || q.Messages < l.Ready {
 		return false
 	}
 	if !l.HeadTimestamp.IsZero() && !q.HeadMessageTimestamp.IsZero() && !l.HeadTimestamp.Equal(q.HeadMessageTimestamp) {
@@ -160,6 +163,10 @@ func lookFindings(q *Queue, l *Look, backTo string, fedByDeadLetters bool, queue
 		}
 		msg := fmt.Sprintf("%s wait behind a longer expiration at position %d (head-of-line blocking: only the head expires); they leave %s",
 			fndCount(n)+" "+plural(n, "message", "messages"), max(l.BlockedBy, 0), until)
+		if int64(l.Read) < l.Ready {
+			// The rest were not read: they may wait too.
+			msg += fmt.Sprintf("; the peek read the first %s of %s", fndCount(int64(l.Read)), fndCount(l.Ready))
+		}
 		if l.Overdue > 0 {
 			msg += fmt.Sprintf("; %s already overdue when peeked at %s", fndCount(int64(l.Overdue)), l.At.Format("15:04:05"))
 		}
