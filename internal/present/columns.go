@@ -12,7 +12,7 @@ var HomeColumns = []Column{
 	{"READY", "messages waiting to be delivered"},
 	{"UNACK", "delivered to a consumer, not yet acknowledged"},
 	{"CON", "consumers (– when the broker does not say)"},
-	{"IN/s", "arrivals a second: publishes, or for a queue fed by dead-lettering its depth's change plus what consumers took, over up to the last minute (~ marks a derived figure)"},
+	{"IN/s", "arrivals a second: publishes, or for a queue fed by dead-lettering its depth's change plus what consumers took, over up to the last minute (~ before a derived figure)"},
 	{"OUT/s", "deliveries a second"},
 	{"DEPTH TREND", "the depth over the last reads, newest on the right"},
 	{"DRAIN", "~time to empty at the net rate, ≤ bound set by a queue TTL, grow when filling, – when neither"},
