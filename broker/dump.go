@@ -145,7 +145,10 @@ func Dump(ctx context.Context, c DumpSource, o DumpOptions, w DumpWriter) (*Dump
 		return nil
 	}
 	if !o.Consume {
-		return browseDump(ctx, c, o, w, rep, chosen, write)
+		// A browse decodes each message as a peek does (its Decoder
+		// learns from the messages): --where reads what the peek shows.
+		browsed := func(m *Message) bool { return o.Where.Empty() || o.Where.Match(subjectOf(m), now) }
+		return browseDump(ctx, c, o, w, rep, browsed, write)
 	}
 	if err := w.Sync(); err != nil {
 		return rep, fmt.Errorf("dump: sync: %w", err)

@@ -165,13 +165,19 @@ func Choose(ms []Message, w moveplan.Where, now time.Time) []Message {
 	}
 	out := ms[:0:0]
 	for _, m := range ms {
-		s := moveplan.Subject{Headers: m.Headers, Deaths: m.Deaths, Origin: m.Origin, Retry: m.Retry, Body: m.Body}
-		if m.Properties.Timestamp != nil {
-			s.Timestamp = *m.Properties.Timestamp
-		}
-		if w.Match(s, now) {
+		if w.Match(subjectOf(&m), now) {
 			out = append(out, m)
 		}
 	}
 	return out
+}
+
+// subjectOf is what --where reads of a message a peek decoded: its retry
+// state, deaths and origin as the peek shows them.
+func subjectOf(m *Message) moveplan.Subject {
+	s := moveplan.Subject{Headers: m.Headers, Deaths: m.Deaths, Origin: m.Origin, Retry: m.Retry, Body: m.Body}
+	if m.Properties.Timestamp != nil {
+		s.Timestamp = *m.Properties.Timestamp
+	}
+	return s
 }
