@@ -243,7 +243,7 @@ func peekTable(r *broker.PeekResult, width int) string {
 		{title: "DUE"}, {title: "ROUTING KEY", short: "KEY", least: 8, cut: present.ShortenNames}, {title: "SIZE"},
 	}
 	for _, m := range r.Messages {
-		retries := strconv.FormatInt(m.Retry.Count, 10)
+		retries := present.RetryCount(m.Retry)
 		if m.Retry.Source != "" && m.Retry.Source != retry.SourceNone {
 			retries += " (" + m.Retry.Source + ")"
 		}
