@@ -44,6 +44,8 @@ type Decoder struct {
 	// derived once when a count read from x-death needs its basis.
 	bare    map[string]bool
 	bareSet bool
+	// settings caches the queues' dead-letter settings (Message.Reached).
+	settings map[string]topology.QueueSettings
 }
 
 // maxRelearn bounds how often one read derives the ladders again: the
@@ -89,6 +91,9 @@ func (d *Decoder) Decode(m *Message, body []byte, preview int) {
 func (d *Decoder) decode(m *Message, body []byte, preview int) {
 	m.FailedIn = ""
 	DecodeMessage(m, body, preview, d.DeathQueues, d.Mains)
+	if d.v != nil {
+		m.Reached, m.ReachedFrom = reachedTime(m, d.settingsOf)
+	}
 	// Only a framework's message can have an origin by its naming: the
 	// rest cost nothing more (a peek may read 100,000).
 	if d.router != nil && m.Retry.Framework != "" {
@@ -108,14 +113,7 @@ func (d *Decoder) learn(m *Message) bool {
 	if d.v == nil || d.relearn >= maxRelearn {
 		return false
 	}
-	if d.index == nil {
-		d.index = make(map[string]int, len(d.v.Queues))
-		for i := range d.v.Queues {
-			if _, dup := d.index[d.v.Queues[i].Name]; !dup {
-				d.index[d.v.Queues[i].Name] = i
-			}
-		}
-	}
+	d.indexed()
 	e := topology.Evidence{}
 	e.Observe(d.queue, m.Properties.Expiration != "", m.Deaths, m.FailedIn)
 	news := false
@@ -143,6 +141,37 @@ func (d *Decoder) learn(m *Message) bool {
 	d.relearn++
 	d.derived(topology.Discover(d.v))
 	return true
+}
+
+// indexed builds the index of the vhost's queues by name, once.
+func (d *Decoder) indexed() {
+	if d.index != nil {
+		return
+	}
+	d.index = make(map[string]int, len(d.v.Queues))
+	for i := range d.v.Queues {
+		if _, dup := d.index[d.v.Queues[i].Name]; !dup {
+			d.index[d.v.Queues[i].Name] = i
+		}
+	}
+}
+
+// settingsOf is queue's effective settings (false: not in the vhost).
+func (d *Decoder) settingsOf(queue string) (topology.QueueSettings, bool) {
+	if s, ok := d.settings[queue]; ok {
+		return s, true
+	}
+	d.indexed()
+	i, ok := d.index[queue]
+	if !ok {
+		return topology.QueueSettings{}, false
+	}
+	if d.settings == nil {
+		d.settings = map[string]topology.QueueSettings{}
+	}
+	s := topology.EffectiveSettings(&d.v.Queues[i])
+	d.settings[queue] = s
+	return s, true
 }
 
 // countFrom sets what made the queues a count read from x-death sums the
@@ -197,6 +226,7 @@ func DecodeMessage(m *Message, body []byte, preview int, deathQueues, mains map[
 		m.Origin = &o
 	}
 	m.Seen, m.SeenFrom = SeenTime(m.Properties.Timestamp, m.Deaths, m.Retry)
+	m.Reached, m.ReachedFrom = reachedTime(m, nil)
 	m.BodySize = len(body)
 	m.BodyDigest = moveplan.BodyDigest(body)
 	n := len(body)

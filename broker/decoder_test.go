@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/ladder-tui/ladder/retry"
 	"github.com/ladder-tui/ladder/retry/topology"
@@ -157,5 +158,41 @@ func TestDecoderRelearnsABoundedNumberOfTimes(t *testing.T) {
 	}
 	if d.relearn != maxRelearn {
 		t.Fatalf("derived the ladders %d times, want the bound %d", d.relearn, maxRelearn)
+	}
+}
+
+// When a message reached its queue: the time of the death that
+// dead-lettered it there (its queue's dead-letter exchange and key are the
+// ones it came with), when that death is its queue's first (x-death keeps
+// no later time); not the time of an earlier death a framework
+// republished it after.
+func TestDecoderSaysWhenAMessageReachedItsQueue(t *testing.T) {
+	at := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	v := &topology.Vhost{Name: "/", Queues: []topology.Queue{
+		{Name: "work", Type: topology.QueueClassic, Arguments: map[string]any{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "work.dlq"}},
+		{Name: "work.dlq", Type: topology.QueueClassic},
+	}}
+	dead := func(count int64) Message {
+		return Message{Exchange: "", RoutingKey: "work.dlq", Headers: retry.Headers{"x-death": []any{
+			map[string]any{"queue": "work", "reason": "rejected", "count": count, "exchange": "", "routing-keys": []any{"work"}, "time": at}}}}
+	}
+	d := NewDecoder(v, topology.Discover(v), "work.dlq")
+	m := dead(1)
+	d.Decode(&m, nil, 64)
+	if !m.Reached.Equal(at) || m.ReachedFrom != ReachedXDeath {
+		t.Errorf("dead-lettered once: reached %v (%q), want %v from x-death", m.Reached, m.ReachedFrom, at)
+	}
+	m = dead(2)
+	d.Decode(&m, nil, 64)
+	if !m.Reached.IsZero() {
+		t.Errorf("dead-lettered twice: reached %v (%q), want unknown", m.Reached, m.ReachedFrom)
+	}
+	sv := springVhost()
+	m = springFailure()
+	last := m.Headers["x-death"].([]any)[0].(map[string]any)
+	last["time"], last["count"] = at, int64(1) // an exact time, of a death elsewhere
+	NewDecoder(sv, topology.Discover(sv), "orders.failed").Decode(&m, nil, 64)
+	if !m.Reached.IsZero() {
+		t.Errorf("republished by Spring: reached %v (%q), want unknown", m.Reached, m.ReachedFrom)
 	}
 }
