@@ -320,10 +320,16 @@ type Message struct {
 	// Seen is the best time known for when the message entered its retry
 	// story (see SeenTime) and SeenFrom where it was read (a Seen*
 	// constant); zero and "" when nothing says.
-	Seen     time.Time         `json:"seen,omitzero"`
-	SeenFrom string            `json:"seen_from,omitempty"`
-	HoL      *topology.HoLMark `json:"hol"`
-	BodySize int               `json:"body_size"`
+	Seen     time.Time `json:"seen,omitzero"`
+	SeenFrom string    `json:"seen_from,omitempty"`
+	// Reached is when the message reached the queue it was read from, where
+	// that is known, and ReachedFrom how (a Reached* constant): the time
+	// of the death that dead-lettered it there, or the failure time of the
+	// framework that published it there.
+	Reached     time.Time         `json:"reached,omitzero"`
+	ReachedFrom string            `json:"reached_from,omitempty"`
+	HoL         *topology.HoLMark `json:"hol"`
+	BodySize    int               `json:"body_size"`
 	// BodyDigest identifies the whole body (see moveplan.BodyDigest), even
 	// when only a preview of it is kept.
 	BodyDigest  string `json:"body_sha256"`

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"encoding/hex"
+	"slices"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -16,17 +17,55 @@ import (
 // ladders' main queues, and where --to origin would send a message no
 // record names an origin for (moveplan.FailedIn: a framework's naming,
 // MassTransit's Q_skipped), so a peek shows the origin a move uses.
+//
+// A Decoder made by NewDecoder learns as it reads: a message that shows
+// something of the vhost's queues their Seen does not hold yet (messages
+// expired or were rejected in a queue, failed in one) is evidence the
+// next topology read would weigh (Evidence). The Decoder weighs it at
+// once: it derives the ladders again from the vhost and that evidence and
+// decodes the message again, so the first read of a queue gives the
+// count a read after it gives, and a streamed read (PeekOptions.Each)
+// decodes right from its first message. That costs a discovery only when
+// a message tells something new, at most maxRelearn times a read. Not
+// safe for concurrent use: a read decodes in one goroutine.
 type Decoder struct {
 	DeathQueues, Mains map[string]bool
 	queue              string
 	router             *topology.Router
 	ladders            []retry.Ladder
+	// v is the vhost the ladders were derived from (nil: a Decoder that
+	// does not learn); own says its Queues are the Decoder's own copy,
+	// index finds a queue in it.
+	v       *topology.Vhost
+	own     bool
+	index   map[string]int
+	relearn int
+	// bare are the death queues the topology alone gives (no evidence),
+	// derived once when a count read from x-death needs its basis.
+	bare    map[string]bool
+	bareSet bool
+	// settings caches the queues' dead-letter settings (Message.Reached).
+	settings map[string]topology.QueueSettings
 }
 
-// NewDecoder is the Decoder of queue in v, whose ladders are ladders.
+// maxRelearn bounds how often one read derives the ladders again: the
+// evidence a vhost can hold is bounded (two marks and at most 64
+// failed-in queues a queue), this bounds the work a hostile queue can ask.
+const maxRelearn = 64
+
+// NewDecoder is the Decoder of queue in v, whose ladders are ladders
+// (topology.Discover of v: its queues' Seen holds the evidence the client
+// knew). v is not modified.
 func NewDecoder(v *topology.Vhost, ladders []retry.Ladder, queue string) *Decoder {
-	return &Decoder{DeathQueues: retry.DeathQueuesOf(ladders, queue), Mains: retry.MainQueues(ladders),
-		queue: queue, router: topology.NewRouter(v), ladders: ladders}
+	d := &Decoder{queue: queue, router: topology.NewRouter(v), v: v}
+	d.derived(ladders)
+	return d
+}
+
+// derived takes ladders as the Decoder's.
+func (d *Decoder) derived(ladders []retry.Ladder) {
+	d.ladders = ladders
+	d.DeathQueues, d.Mains = retry.DeathQueuesOf(ladders, d.queue), retry.MainQueues(ladders)
 }
 
 // Decode is DecodeMessage with d's vhost; a nil d decodes as DecodeMessage
@@ -36,7 +75,25 @@ func (d *Decoder) Decode(m *Message, body []byte, preview int) {
 		DecodeMessage(m, body, preview, nil, nil)
 		return
 	}
+	d.decode(m, body, preview)
+	// What m shows may change the ladders (a queue it failed in, one it
+	// expired in): decode it again with them. A second round covers what
+	// the new ladders let m show (its failed-in queue by their naming).
+	for range 2 {
+		if !d.learn(m) {
+			break
+		}
+		d.decode(m, body, preview)
+	}
+	d.countFrom(m)
+}
+
+func (d *Decoder) decode(m *Message, body []byte, preview int) {
+	m.FailedIn = ""
 	DecodeMessage(m, body, preview, d.DeathQueues, d.Mains)
+	if d.v != nil {
+		m.Reached, m.ReachedFrom = reachedTime(m, d.settingsOf)
+	}
 	// Only a framework's message can have an origin by its naming: the
 	// rest cost nothing more (a peek may read 100,000).
 	if d.router != nil && m.Retry.Framework != "" {
@@ -46,6 +103,107 @@ func (d *Decoder) Decode(m *Message, body []byte, preview int) {
 				m.Origin = &retry.Origin{RoutingKey: f.Queue, By: f.By}
 			}
 		}
+	}
+}
+
+// learn folds what m shows of the vhost's queues into the Decoder's copy
+// of it and derives the ladders again, when that is new (and the bound
+// allows); it reports whether it did.
+func (d *Decoder) learn(m *Message) bool {
+	if d.v == nil || d.relearn >= maxRelearn {
+		return false
+	}
+	d.indexed()
+	e := topology.Evidence{}
+	e.Observe(d.queue, m.Properties.Expiration != "", m.Deaths, m.FailedIn)
+	news := false
+	for q, s := range e {
+		if i, ok := d.index[q]; ok {
+			seen := d.v.Queues[i].Seen
+			merged := topology.Evidence{q: seen}
+			merged.Merge(topology.Evidence{q: s})
+			if !merged[q].Equal(seen) {
+				news = true
+				break
+			}
+		}
+	}
+	if !news {
+		return false
+	}
+	if !d.own {
+		// The caller's vhost (a cache, a snapshot) stays as it was.
+		cp := *d.v
+		cp.Queues = slices.Clone(d.v.Queues)
+		d.v, d.own = &cp, true
+	}
+	d.v.Apply(e)
+	d.relearn++
+	d.derived(topology.Discover(d.v))
+	return true
+}
+
+// indexed builds the index of the vhost's queues by name, once.
+func (d *Decoder) indexed() {
+	if d.index != nil {
+		return
+	}
+	d.index = make(map[string]int, len(d.v.Queues))
+	for i := range d.v.Queues {
+		if _, dup := d.index[d.v.Queues[i].Name]; !dup {
+			d.index[d.v.Queues[i].Name] = i
+		}
+	}
+}
+
+// settingsOf is queue's effective settings (false: not in the vhost).
+func (d *Decoder) settingsOf(queue string) (topology.QueueSettings, bool) {
+	if s, ok := d.settings[queue]; ok {
+		return s, true
+	}
+	d.indexed()
+	i, ok := d.index[queue]
+	if !ok {
+		return topology.QueueSettings{}, false
+	}
+	if d.settings == nil {
+		d.settings = map[string]topology.QueueSettings{}
+	}
+	s := topology.EffectiveSettings(&d.v.Queues[i])
+	d.settings[queue] = s
+	return s, true
+}
+
+// countFrom sets what made the queues a count read from x-death sums the
+// ones that count (RetryState.CountFrom): the topology alone, what
+// messages showed, or the queue itself being in no ladder.
+func (d *Decoder) countFrom(m *Message) {
+	if m.Retry.Source != retry.SourceXDeath || d.v == nil {
+		return
+	}
+	if !slices.ContainsFunc(d.ladders, func(l retry.Ladder) bool { return l.Has(d.queue) }) {
+		m.Retry.CountFrom = retry.CountFromQueue
+		return
+	}
+	if !d.bareSet {
+		bare := *d.v
+		bare.Queues = slices.Clone(d.v.Queues)
+		for i := range bare.Queues {
+			bare.Queues[i].Seen = topology.Seen{}
+		}
+		d.bare, d.bareSet = retry.DeathQueuesOf(topology.Discover(&bare), d.queue), true
+	}
+	var sum int64
+	matched := false
+	for _, x := range m.Deaths {
+		if d.bare[x.Queue] {
+			sum, matched = sum+x.Count, true
+		}
+	}
+	if matched && sum == m.Retry.Count {
+		m.Retry.CountFrom = retry.CountFromTopology
+	} else {
+		m.Retry.CountFrom = retry.CountFromMessages
 	}
 }
 
@@ -68,6 +226,7 @@ func DecodeMessage(m *Message, body []byte, preview int, deathQueues, mains map[
 		m.Origin = &o
 	}
 	m.Seen, m.SeenFrom = SeenTime(m.Properties.Timestamp, m.Deaths, m.Retry)
+	m.Reached, m.ReachedFrom = reachedTime(m, nil)
 	m.BodySize = len(body)
 	m.BodyDigest = moveplan.BodyDigest(body)
 	n := len(body)

@@ -32,6 +32,10 @@ type DumpOptions struct {
 	// Progress, when set, hears how far a browsing dump has read (see
 	// PeekOptions.Progress).
 	Progress func(PeekProgress)
+	// Look bounds how many messages a browsing dump reads (0: the browse
+	// bound, DefaultDumpLimit), chosen by Where or not: a scan that groups
+	// a queue reads no further than its own bound.
+	Look int
 }
 
 // DefaultDumpLimit bounds a browsing dump without --limit: a browse holds
@@ -145,7 +149,10 @@ func Dump(ctx context.Context, c DumpSource, o DumpOptions, w DumpWriter) (*Dump
 		return nil
 	}
 	if !o.Consume {
-		return browseDump(ctx, c, o, w, rep, chosen, write)
+		// A browse decodes each message as a peek does (its Decoder
+		// learns from the messages): --where reads what the peek shows.
+		browsed := func(m *Message) bool { return o.Where.Empty() || o.Where.Match(subjectOf(m), now) }
+		return browseDump(ctx, c, o, w, rep, browsed, write)
 	}
 	if err := w.Sync(); err != nil {
 		return rep, fmt.Errorf("dump: sync: %w", err)
@@ -188,6 +195,9 @@ func browseDump(ctx context.Context, c DumpSource, o DumpOptions, w DumpWriter, 
 	limit := o.Limit
 	if limit <= 0 || !o.Where.Empty() {
 		limit = max(limit, dumpLimit()) // --where looks as far as a browse may: Limit counts chosen ones
+	}
+	if o.Look > 0 {
+		limit = min(limit, o.Look)
 	}
 	seen := 0
 	var failed error // the writer's: the dump's own error, said once

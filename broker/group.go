@@ -6,16 +6,22 @@ import (
 	"slices"
 	"time"
 
+	"github.com/ladder-tui/ladder/retry"
 	"github.com/ladder-tui/ladder/retry/moveplan"
 )
 
 // Group is messages that broke the same way (peek --group-by). JSON field
 // names are a contract.
 type Group struct {
-	Key       string    `json:"key"`
-	Count     int       `json:"count"`
+	Key   string `json:"key"`
+	Count int    `json:"count"`
+	// FirstSeen and LastSeen are the earliest and latest of the group's
+	// messages' times of the kind Times says (a GroupTime*), over the
+	// Timed messages that have one; zero when none has.
 	FirstSeen time.Time `json:"first_seen,omitzero"`
 	LastSeen  time.Time `json:"last_seen,omitzero"`
+	Times     string    `json:"times,omitempty"`
+	Timed     int       `json:"timed,omitempty"`
 	// Positions are the grouped messages' queue positions (moving a group
 	// moves exactly these); SampleIDs the first few ids.
 	Positions []int    `json:"positions"`
@@ -55,6 +61,44 @@ func ParseGroupBy(s string) (string, error) {
 	return "", fmt.Errorf("--group-by %q: want error, error-text, reason, queue or origin", s)
 }
 
+// Which time a group's FirstSeen and LastSeen are (Group.Times). A group
+// is timed by one kind, the first of these all its messages have (else the
+// one most of them have): times of different kinds make no span.
+const (
+	// GroupTimeReached: when each message reached the queue (its
+	// Message.Reached: the x-death of the death that put it there, or the
+	// failure time of the framework that published it there).
+	GroupTimeReached = "reached"
+	// GroupTimePublished: the timestamp property its publisher set.
+	GroupTimePublished = "published"
+	// GroupTimeFirstDeath: its earliest x-death time, its first failure
+	// the broker recorded.
+	GroupTimeFirstDeath = "first-death"
+)
+
+// groupTimes are the kinds, in the order a group prefers them.
+var groupTimes = [...]string{GroupTimeReached, GroupTimePublished, GroupTimeFirstDeath}
+
+// span is the earliest and latest of one kind of time, and how many
+// messages had one.
+type span struct {
+	first, last time.Time
+	n           int
+}
+
+func (s *span) add(t time.Time) {
+	if t.IsZero() {
+		return
+	}
+	s.n++
+	if s.first.IsZero() || t.Before(s.first) {
+		s.first = t
+	}
+	if t.After(s.last) {
+		s.last = t
+	}
+}
+
 // sampleIDs is how many ids a group shows.
 const sampleIDs = 3
 
@@ -67,6 +111,7 @@ type Grouper struct {
 	by     string
 	index  map[string]int
 	groups []Group
+	spans  [][len(groupTimes)]span // by group: one span per kind of time
 	n      int
 }
 
@@ -82,6 +127,7 @@ func (g *Grouper) Add(m *Message) {
 		gi = len(g.groups)
 		g.index[k] = gi
 		g.groups = append(g.groups, Group{Key: k, Type: typ, Sample: m.Retry.LastError, Positions: []int{}, SampleIDs: []string{}})
+		g.spans = append(g.spans, [len(groupTimes)]span{})
 	}
 	gr := &g.groups[gi]
 	gr.Count++
@@ -90,14 +136,23 @@ func (g *Grouper) Add(m *Message) {
 	if len(gr.SampleIDs) < sampleIDs {
 		gr.SampleIDs = append(gr.SampleIDs, idOf(m.Properties.MessageID, m.BodyDigest))
 	}
-	if t := seenAt(m); !t.IsZero() {
-		if gr.FirstSeen.IsZero() || t.Before(gr.FirstSeen) {
-			gr.FirstSeen = t
-		}
-		if t.After(gr.LastSeen) {
-			gr.LastSeen = t
+	sp := &g.spans[gi]
+	sp[0].add(m.Reached)
+	if m.Properties.Timestamp != nil {
+		sp[1].add(*m.Properties.Timestamp)
+	}
+	sp[2].add(firstDeath(m.Deaths))
+}
+
+// firstDeath is the earliest x-death time (zero when none has one).
+func firstDeath(ds []retry.Death) time.Time {
+	var t time.Time
+	for _, d := range ds {
+		if !d.Time.IsZero() && (t.IsZero() || d.Time.Before(t)) {
+			t = d.Time
 		}
 	}
+	return t
 }
 
 // Len is how many messages were grouped.
@@ -106,6 +161,23 @@ func (g *Grouper) Len() int { return g.n }
 // Groups are the groups so far, largest first (then by key).
 func (g *Grouper) Groups() []Group {
 	out := slices.Clone(g.groups)
+	for i := range out {
+		// The first kind every message has, else the one most have.
+		best := -1
+		for k, sp := range g.spans[i] {
+			if sp.n > 0 && (best < 0 || sp.n > g.spans[i][best].n) {
+				best = k
+			}
+			if sp.n == out[i].Count {
+				best = k
+				break
+			}
+		}
+		if best >= 0 {
+			sp := g.spans[i][best]
+			out[i].FirstSeen, out[i].LastSeen, out[i].Times, out[i].Timed = sp.first, sp.last, groupTimes[best], sp.n
+		}
+	}
 	slices.SortStableFunc(out, func(a, b Group) int { return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Key, b.Key)) })
 	return out
 }
@@ -148,16 +220,6 @@ func groupKey(m *Message, by string) (key, typ string) {
 	return groupNone, ""
 }
 
-// seenAt is when the message last died, else the best time known of it
-// (Seen: its timestamp, else x-death's or the framework's fault time).
-func seenAt(m *Message) time.Time {
-	if len(m.Deaths) > 0 && !m.Deaths[0].Time.IsZero() {
-		return m.Deaths[0].Time
-	}
-	t, _ := m.BestTime()
-	return t
-}
-
 // Choose keeps the messages --where chooses, seen at now.
 func Choose(ms []Message, w moveplan.Where, now time.Time) []Message {
 	if w.Empty() {
@@ -165,13 +227,19 @@ func Choose(ms []Message, w moveplan.Where, now time.Time) []Message {
 	}
 	out := ms[:0:0]
 	for _, m := range ms {
-		s := moveplan.Subject{Headers: m.Headers, Deaths: m.Deaths, Origin: m.Origin, Retry: m.Retry, Body: m.Body}
-		if m.Properties.Timestamp != nil {
-			s.Timestamp = *m.Properties.Timestamp
-		}
-		if w.Match(s, now) {
+		if w.Match(subjectOf(&m), now) {
 			out = append(out, m)
 		}
 	}
 	return out
+}
+
+// subjectOf is what --where reads of a message a peek decoded: its retry
+// state, deaths and origin as the peek shows them.
+func subjectOf(m *Message) moveplan.Subject {
+	s := moveplan.Subject{Headers: m.Headers, Deaths: m.Deaths, Origin: m.Origin, Retry: m.Retry, Body: m.Body}
+	if m.Properties.Timestamp != nil {
+		s.Timestamp = *m.Properties.Timestamp
+	}
+	return s
 }

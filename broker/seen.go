@@ -1,9 +1,11 @@
 package broker
 
 import (
+	"slices"
 	"time"
 
 	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/topology"
 )
 
 // Where a message's Seen time was read (Message.SeenFrom).
@@ -16,6 +18,36 @@ const (
 	// NServiceBus.TimeOfFailure, MT-Fault-Timestamp, …).
 	SeenErrorTime = "error-time"
 )
+
+// How a message's Reached time is known (Message.ReachedFrom).
+const (
+	// ReachedXDeath: the broker dead-lettered it into the queue; the time
+	// is that death's x-death entry's, exact when it is the first death
+	// of its {queue, reason} (x-death keeps no later time).
+	ReachedXDeath = "x-death"
+	// ReachedErrorTime: a framework published it there on a failure and
+	// recorded when (RetryState.LastErrorTime).
+	ReachedErrorTime = "error-time"
+)
+
+// reachedTime is when m reached the queue it is in, where known: the death
+// that dead-lettered it there (settings are its dead-letter settings:
+// their exchange is the one m came through, with the key it sets or the
+// keys m had), counted once; else a framework's failure time.
+func reachedTime(m *Message, settings func(queue string) (topology.QueueSettings, bool)) (time.Time, string) {
+	if len(m.Deaths) > 0 && settings != nil {
+		d := m.Deaths[0]
+		if set, ok := settings(d.Queue); ok && !d.Carried && d.Count == 1 && !d.Time.IsZero() && set.HasDeadLetterExchange &&
+			set.DeadLetterExchange == m.Exchange && (set.HasDeadLetterRoutingKey && set.DeadLetterRoutingKey == m.RoutingKey ||
+			!set.HasDeadLetterRoutingKey && slices.Contains(d.RoutingKeys, m.RoutingKey)) {
+			return d.Time, ReachedXDeath
+		}
+	}
+	if !m.Retry.LastErrorTime.IsZero() {
+		return m.Retry.LastErrorTime, ReachedErrorTime
+	}
+	return time.Time{}, ""
+}
 
 // SeenTime is the best time known for when a message entered its retry
 // story, and where it was read: the timestamp property; else the earliest

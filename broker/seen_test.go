@@ -78,9 +78,10 @@ func TestSeenJSON(t *testing.T) {
 	}
 }
 
-// FIRST/LAST SEEN of a group come from the best time known: a message
-// without a timestamp or x-death counts by its framework's fault time.
-func TestGroupSeenUsesTheBestTime(t *testing.T) {
+// A group's FIRST/LAST are one kind of time (issue 32): when its messages
+// reached the queue where most say (a framework's fault time, here),
+// never a span across kinds; the group says which and how many had one.
+func TestGroupTimesAreOneKind(t *testing.T) {
 	ts := seenAtTest.Add(-2 * time.Hour)
 	ms := []Message{
 		decoded(nil, retry.Headers{"MT-Fault-Message": "nope", "MT-Fault-Timestamp": "2024-03-01T10:20:30.0000000Z"}),
@@ -92,7 +93,15 @@ func TestGroupSeenUsesTheBestTime(t *testing.T) {
 	if len(gs) != 1 || gs[0].Count != 4 {
 		t.Fatalf("%+v", gs)
 	}
-	if !gs[0].FirstSeen.Equal(ts) || !gs[0].LastSeen.Equal(seenAtTest) {
-		t.Errorf("first %v last %v", gs[0].FirstSeen, gs[0].LastSeen)
+	g := gs[0]
+	if !g.FirstSeen.Equal(seenAtTest.Add(-time.Hour)) || !g.LastSeen.Equal(seenAtTest) || g.Times != GroupTimeReached || g.Timed != 2 {
+		t.Errorf("first %v last %v (%s, %d timed)", g.FirstSeen, g.LastSeen, g.Times, g.Timed)
+	}
+	// Every message published with a timestamp: the published span.
+	for i := range ms {
+		ms[i] = decoded(&ts, retry.Headers{"MT-Fault-Message": "nope"})
+	}
+	if g := GroupMessages(ms, GroupErrorText)[0]; !g.FirstSeen.Equal(ts) || g.Times != GroupTimePublished || g.Timed != 4 {
+		t.Errorf("first %v (%s, %d timed), want %v published", g.FirstSeen, g.Times, g.Timed, ts)
 	}
 }

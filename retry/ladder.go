@@ -100,6 +100,10 @@ type DelayedRetry struct {
 	Min, Max time.Duration
 }
 
+// Has reports whether q is one of l's queues: its main, a tier, a wait
+// queue, its DLQ or an error queue.
+func (l *Ladder) Has(q string) bool { return ladderHas(l, q) }
+
 func ladderHas(l *Ladder, q string) bool {
 	return l.Main == q || l.DLQ == q || slices.Contains(l.WaitQueues, q) || slices.Contains(l.ErrorQueues, q) ||
 		slices.ContainsFunc(l.Tiers, func(t Tier) bool { return t.Queue == q })

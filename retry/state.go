@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -34,6 +35,21 @@ const (
 	SourceAcquiredCount = "x-acquired-count"    // quorum queues, RabbitMQ 4.3+: never a retry count (see countSources)
 	SourceDeliveryCount = "x-delivery-count"    // quorum queues
 	SourceNone          = "none"                // no convention: a first delivery
+)
+
+// What made the queues a count read from x-death sums the ones that count
+// (RetryState.CountFrom).
+const (
+	// CountFromTopology: the vhost's topology alone makes them the retry
+	// queues (tiers, wait queues) of the ladder the message's queue is in.
+	CountFromTopology = "topology"
+	// CountFromMessages: what messages read showed (where they expired,
+	// were rejected, the queue they failed in) made them so: without it
+	// the count would differ.
+	CountFromMessages = "messages"
+	// CountFromQueue: the message's queue is in no ladder; only its deaths
+	// in that queue itself count.
+	CountFromQueue = "queue"
 )
 
 // After the conventions' own counters (the table's order), ReadState tries
@@ -81,6 +97,14 @@ type RetryState struct {
 	// for x-death (a sum), SourceNone and counts inside a table or JSON.
 	// SetCount writes the same type.
 	Kind string `json:"kind,omitempty"`
+	// CountedIn are the queues whose x-death entries Count sums (Source
+	// x-death), in x-death's order: the retry queues of the message's
+	// ladder (DeathQueues).
+	CountedIn []string `json:"counted_in,omitempty"`
+	// CountFrom says what made CountedIn the queues that count, when
+	// Source is x-death and the reader knows (a peek does): a CountFrom*
+	// constant; "" otherwise.
+	CountFrom string `json:"count_from,omitempty"`
 	// Framework names the convention whose headers the message carries
 	// (Convention.Name), when one marks it.
 	Framework string `json:"framework,omitempty"`
@@ -219,17 +243,19 @@ func (st *RetryState) readXDeath(h Headers, deathQueues map[string]bool) bool {
 	x := DecodeXDeath(h)
 	st.Invalid = append(st.Invalid, x.Errors...)
 	var sum int64
-	matched := false
+	var in []string
 	for _, d := range x.Deaths {
 		if deathQueues[d.Queue] {
-			matched = true
 			sum = satAdd(sum, d.Count)
+			if !slices.Contains(in, d.Queue) {
+				in = append(in, d.Queue)
+			}
 		}
 	}
-	if matched {
-		st.Count, st.Source, st.Kind = sum, SourceXDeath, ""
+	if in != nil {
+		st.Count, st.Source, st.Kind, st.CountedIn = sum, SourceXDeath, "", in
 	}
-	return matched
+	return in != nil
 }
 
 func (st *RetryState) readDelay(h Headers) {

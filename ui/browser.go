@@ -172,6 +172,9 @@ func (m *browserModel) Update(msg tea.Msg) tea.Cmd {
 			return statusCmd("peek "+termtext.Sanitize(msg.queue)+": "+termtext.Sanitize(broker.Describe(msg.err)), true)
 		}
 		m.load(msg.res, msg.at, msg.rows, msg.cols)
+		// A new peek in the grouped view: its groups are the peek's
+		// until the whole queue's come (autoScan).
+		return m.autoScan()
 	case readProgressMsg:
 		return m.readProgress(msg)
 	case movedialog.ClosedMsg:
@@ -385,7 +388,7 @@ func (m *browserModel) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Refresh):
 		return m.reload()
 	case key.Matches(msg, k.Group) && len(m.rows) > 0:
-		m.cycleGroup()
+		return m.cycleGroup()
 	case key.Matches(msg, k.Where) && m.res != nil:
 		return m.askWhere()
 	case key.Matches(msg, k.Dump) && m.res != nil:

@@ -179,11 +179,12 @@ func TestPeekBannerSaysWhyItIsIncomplete(t *testing.T) {
 	}
 }
 
-// S (grouping the whole queue) is a read like a peek: while it runs, r
-// starts no second one; when it ends, the read is over.
+// Grouping the whole queue (g, on a queue the peek did not cover) is a
+// read like a peek: while it runs, r starts no second one, nor S; when it
+// ends, the read is over.
 func TestGroupScanIsARead(t *testing.T) {
 	fc := newFake()
-	fc.peeks["orders.dlq"].Ready = 50 // the peek saw only some: S scans
+	fc.peeks["orders.dlq"].Ready = 50 // the peek saw only some: g scans the whole queue
 	fc.topology = true                // a scan reads it, as a dump does
 	h := newHarness(t, fc, Options{}, 100, 30).start()
 	h.send(openQueueMsg{queue: "orders.dlq"})
@@ -194,12 +195,15 @@ func TestGroupScanIsARead(t *testing.T) {
 	fc.peekGate, fc.peeked = gate, nil
 	fc.mu.Unlock()
 	h.key("g")
-	h.key("S")
 	if h.m.top() != h.m.browser {
 		h.key("enter") // the cost question, when others feel the browse
 	}
 	if b.reading == nil || b.reading.kind != readGroups {
-		t.Fatalf("S started no read: %+v\n%s", b.reading, h.plain())
+		t.Fatalf("g started no scan: %+v\n%s", b.reading, h.plain())
+	}
+	h.key("S") // a scan runs: S starts none
+	if b.reading == nil || b.reading.kind != readGroups || b.gscan.id != 1 {
+		t.Fatalf("S replaced the scan: %+v, scan %d", b.reading, b.gscan.id)
 	}
 	h.key("r") // the grouped view's refresh: a peek
 	if b.reading == nil || b.reading.kind != readGroups {
@@ -210,7 +214,7 @@ func TestGroupScanIsARead(t *testing.T) {
 	fc.mu.Lock()
 	fc.peekGate = nil
 	fc.mu.Unlock()
-	h.mustContain("grouped")
+	h.mustContain("the browse saw 3 of 50") // the scan's coverage
 	if b.reading != nil {
 		t.Fatalf("the scan's read did not end: %+v", b.reading)
 	}

@@ -157,7 +157,7 @@ var sourceShort = map[string]string{
 
 // retryCell is "3 xd" (count and where it was read), "0" for a first delivery.
 func retryCell(r retry.RetryState, long bool) string {
-	n := strconv.FormatInt(r.Count, 10)
+	n := present.RetryCount(r)
 	if r.Source == "" || r.Source == retry.SourceNone {
 		return n
 	}

@@ -20,11 +20,14 @@ import (
 )
 
 // The queue browser's grouped view (g): messages grouped by what broke
-// them. g groups the peeked messages at once and says how many of the
-// queue's that is; when the peek did not cover the queue, S groups the whole
-// queue (ladder peek --group-by's scan: a browse up to the dump bound, in the
-// background, a read like a peek: its progress shown, stopped at the peek's
-// deadline or by esc).
+// them. When the peek covered the queue, g groups the peeked messages; when
+// it did not and the queue holds up to broker.GroupWholeLimit ready
+// messages, g groups the whole queue (ladder peek --group-by's scan, by
+// every grouping at once: a browse in the background, a read like a peek,
+// its progress shown, stopped at the peek's deadline or by esc; asked
+// first where others feel it), showing the peek's groups, labelled
+// partial, until it is done. A larger queue's groups are the peek's,
+// labelled partial; S groups the whole queue, up to the dump bound.
 
 // groupOrder is what g cycles through ("" is the plain list).
 var groupOrder = append([]string{""}, broker.GroupBys...)
@@ -51,25 +54,41 @@ type groupScanDoneMsg struct {
 }
 
 // groupScanAskMsg: the user agreed to the scan's cost; force: that cost
-// is a delivery counted toward a delivery limit.
+// is a delivery counted toward a delivery limit; limit is the scan's
+// (broker.GroupScanOptions.Limit).
 type groupScanAskMsg struct {
 	queue, by string
 	force     bool
+	limit     int
 }
 
-// cycleGroup moves to the next grouping (g).
-func (m *browserModel) cycleGroup() {
+// cycleGroup moves to the next grouping (g); a queue the peek did not
+// cover, small enough, is then grouped whole (autoScan).
+func (m *browserModel) cycleGroup() tea.Cmd {
 	i := slices.Index(groupOrder, m.groupBy)
 	m.groupBy = groupOrder[(i+1)%len(groupOrder)]
 	m.groupAt = 0
 	m.regroup()
+	return m.autoScan()
 }
 
-// scanned is the finished scan that groups the view now: of this grouping,
-// this --where, over the current peek.
+// autoScan groups the whole queue by default (broker.GroupWholeLimit)
+// when the peek left ready messages out and no scan has them yet.
+func (m *browserModel) autoScan() tea.Cmd {
+	if m.groupBy == "" || !m.partial() || m.gscan.running || m.scanned() != nil || m.res.Ready > broker.GroupWholeLimit {
+		return nil
+	}
+	return m.askScan(0)
+}
+
+// scanned is the finished scan that groups the view now: of this grouping
+// (a scan groups by every one), this --where, over the current peek.
 func (m *browserModel) scanned() *broker.GroupScan {
 	s := &m.gscan
-	if s.result == nil || s.by != m.groupBy || s.peek != m.id || s.where != strings.Join(m.where.Exprs(), " ") {
+	if s.result == nil || s.peek != m.id || s.where != strings.Join(m.where.Exprs(), " ") {
+		return nil
+	}
+	if _, ok := s.result.GroupsBy(m.groupBy); !ok {
 		return nil
 	}
 	return s.result
@@ -83,7 +102,7 @@ func (m *browserModel) regroup() {
 		return
 	}
 	if s := m.scanned(); s != nil {
-		m.groups = s.Groups
+		m.groups, _ = s.GroupsBy(m.groupBy)
 	} else {
 		shown := make([]broker.Message, 0, len(m.view))
 		for _, i := range m.view {
@@ -116,10 +135,15 @@ func (m *browserModel) partial() bool {
 
 // askScan asks before a scan whose browse others feel (consumers lose
 // sight of the messages meanwhile, a quorum delivery limit counts it), as
-// opening the queue did; otherwise it starts it.
-func (m *browserModel) askScan() tea.Cmd {
-	if m.gscan.running || m.scanned() != nil {
-		return nil
+// opening the queue did; otherwise it starts it. limit is the scan's: 0
+// the default bound, -1 the dump bound (S).
+func (m *browserModel) askScan(limit int) tea.Cmd {
+	if s := m.scanned(); m.gscan.running || s != nil && (s.Coverage.Whole || limit >= 0) {
+		return nil // a partial scan's groups: S scans further
+	}
+	upTo := broker.GroupWholeLimit
+	if limit < 0 {
+		upTo = broker.DefaultDumpLimit
 	}
 	queue, by := m.queue, m.groupBy
 	if m.snap != nil {
@@ -127,29 +151,29 @@ func (m *browserModel) askScan() tea.Cmd {
 			q := m.snap.Topology.Queues[i]
 			if cost := broker.PeekCostOf(q, m.snap.BrokerVersion); cost.Felt() {
 				name := termtext.Truncate(termtext.Sanitize(queue), max(16, m.w/3))
-				title := "Group every ready message of " + name + " by " + by + " (up to " + strconv.Itoa(broker.DefaultDumpLimit) + ")? A browse: " + present.PeekCost(cost)
+				title := "Group every ready message of " + name + " by " + by + " (up to " + strconv.Itoa(upTo) + ")? A browse: " + present.PeekCost(cost)
 				if cost.NeedsConsent() {
 					// The yes is the scan's force; the root refuses it
 					// outright where ladder saw messages it would
 					// dead-letter, or under read-only mode.
 					return navCmd(costlyReadMsg{queue: queue, verb: "group", subject: "its scan", title: title, yes: "group",
-						then: groupScanAskMsg{queue: queue, by: by, force: true}})
+						then: groupScanAskMsg{queue: queue, by: by, force: true, limit: limit}})
 				}
 				return navCmd(openPromptMsg{
 					title: title, confirm: true, yes: "group",
-					done: func(string) tea.Msg { return groupScanAskMsg{queue: queue, by: by} },
+					done: func(string) tea.Msg { return groupScanAskMsg{queue: queue, by: by, limit: limit} },
 				})
 			}
 		}
 	}
-	return m.startScan(false)
+	return m.startScan(false, limit)
 }
 
-// startScan groups the whole queue in the background: ladder peek
-// --group-by's scan (broker.ScanGroups), a read with a peek's deadline and
-// its progress. force: the user said yes to the delivery it counts toward a
-// delivery limit.
-func (m *browserModel) startScan(force bool) tea.Cmd {
+// startScan groups the whole queue in the background, by every grouping:
+// ladder peek --group-by's scan (broker.ScanGroups), a read with a peek's
+// deadline and its progress. force: the user said yes to the delivery it
+// counts toward a delivery limit; limit: see askScan.
+func (m *browserModel) startScan(force bool, limit int) tea.Cmd {
 	m.stopScan()
 	// A scan is a browse like a peek: one read at a time.
 	r := m.startRead(readGroups, moveTimeout)
@@ -160,7 +184,7 @@ func (m *browserModel) startScan(force bool) tea.Cmd {
 	s.id++
 	ctx, cancel, read := r.ctx, r.cancel, r.id
 	*s = groupScan{id: s.id, by: m.groupBy, peek: m.id, where: strings.Join(m.where.Exprs(), " "), running: true, cancel: cancel}
-	c, queue, id, opts := m.source(), m.queue, s.id, broker.GroupScanOptions{Queue: m.queue, By: m.groupBy, Where: m.where, Force: force}
+	c, queue, id, opts := m.source(), m.queue, s.id, broker.GroupScanOptions{Queue: m.queue, By: m.groupBy, Where: m.where, Force: force, Limit: limit, All: true}
 	// It holds what it read from the queue's consumers, as a peek does.
 	opts.Progress, opts.Deadline = r.report, broker.DefaultPeekDeadline
 	ch := r.ch
@@ -178,7 +202,7 @@ func (m *browserModel) updateGroups(msg tea.Msg) (tea.Cmd, bool) {
 	switch msg := msg.(type) {
 	case groupScanAskMsg:
 		if msg.queue == m.queue && msg.by == m.groupBy {
-			return m.startScan(msg.force), true
+			return m.startScan(msg.force, msg.limit), true
 		}
 		return nil, true
 	case groupScanDoneMsg:
@@ -194,7 +218,7 @@ func (m *browserModel) updateGroups(msg tea.Msg) (tea.Cmd, bool) {
 		m.gscan.result = msg.scan
 		m.groupAt = 0
 		m.regroup()
-		text := present.Grouped(msg.scan.Coverage)
+		text := present.Grouped(m.coverageBy(msg.scan))
 		if len(msg.scan.SideEffects) > 0 {
 			text += " · " + strings.Join(msg.scan.SideEffects, "; ")
 		}
@@ -228,15 +252,30 @@ func (m *browserModel) markGroup() tea.Cmd {
 	return statusCmd(present.Plural(g.Count, "message", "messages")+" of "+termtext.Sanitize(g.Key)+" marked: m moves them", false)
 }
 
-// groupCoverage says how many of the queue's messages the groups hold.
+// coverageBy is scan's coverage, of the grouping shown (a scan groups by
+// every one).
+func (m *browserModel) coverageBy(scan *broker.GroupScan) broker.GroupCoverage {
+	c := scan.Coverage
+	if m.groupBy != "" {
+		c.By = m.groupBy
+		if gs, ok := scan.GroupsBy(m.groupBy); ok {
+			n := 0
+			for _, g := range gs {
+				n += g.Count
+			}
+			c.Grouped = n
+		}
+	}
+	return c
+}
+
+// groupCoverage says how many of the queue's messages the groups hold,
+// and, short of the whole queue, why (present.Grouped, PeekGrouped).
 func (m *browserModel) groupCoverage() string {
 	if s := m.scanned(); s != nil {
-		if s.Coverage.Deadline > 0 {
-			return present.Grouped(s.Coverage) + " · scanned " + present.Clock(s.ScannedAt)
-		}
-		return present.Grouped(s.Coverage) + " · the whole queue, scanned " + present.Clock(s.ScannedAt)
+		return present.Grouped(m.coverageBy(s)) + " · scanned " + present.Clock(s.ScannedAt)
 	}
-	if r := m.reading; m.gscan.running && m.gscan.by == m.groupBy && r != nil && r.kind == readGroups {
+	if r := m.reading; m.gscan.running && r != nil && r.kind == readGroups {
 		// The browse's own figures once it has begun: what it will read
 		// at most (the ready depth as it began); the peek's until then.
 		read, of := r.progress.Read, ""
@@ -246,32 +285,33 @@ func (m *browserModel) groupCoverage() string {
 		case m.res != nil:
 			of = " of " + strconv.FormatInt(m.res.Ready, 10)
 		}
-		return "grouping the whole queue… " + strconv.Itoa(max(0, read)) + of + " read · " + m.c.keys.Back.Help().Key + " stops"
+		// Until it is done the groups shown are the peek's.
+		return "grouping the whole queue… " + strconv.Itoa(max(0, read)) + of + " read · " + m.c.keys.Back.Help().Key + " stops · below, partial: the peek's first " + strconv.Itoa(len(m.rows))
 	}
 	if m.res == nil {
 		return ""
 	}
-	shown := strconv.Itoa(len(m.view))
-	if len(m.view) != len(m.rows) {
-		shown += " shown of " + strconv.Itoa(len(m.rows)) + " peeked"
-	}
-	s := "grouped " + shown + " of " + present.Plural(int(max(m.res.Ready, int64(len(m.rows)))), "ready message", "ready messages") + " by " + m.groupBy
+	key := ""
 	if m.partial() {
-		s += " · " + m.c.keys.GroupAll.Help().Key + " groups the whole queue"
+		key = m.c.keys.GroupAll.Help().Key
 	}
-	return s
+	return present.PeekGrouped(len(m.view), len(m.rows), m.res.Ready, m.groupBy, key)
 }
 
-// groupLines is the grouped view: coverage, the groups, and the selected
-// group's sample error in full (wrapped) under them.
+// groupLines is the grouped view: coverage, which time FIRST and LAST
+// are, the groups, and the selected group's sample error in full
+// (wrapped) under them.
 func (m *browserModel) groupLines(height int) []string {
 	st := m.c.styles
 	lines := []string{st.Muted.Render(termtext.Truncate(termtext.Sanitize(m.groupCoverage()), m.w))}
+	if t := present.GroupTimes(m.groups, m.queue); t != "" {
+		lines = append(lines, st.Muted.Render(termtext.Truncate(termtext.Sanitize(t), m.w)))
+	}
 	var sample []string
 	if m.groupAt < len(m.groups) {
 		sample = renderGroupSample(m.groups[m.groupAt], m.w, 3, st)
 	}
-	lines = append(lines, renderGroups(m.groups, m.groupBy, m.groupAt, m.w, height-1-len(sample), m.at, st)...)
+	lines = append(lines, renderGroups(m.groups, m.groupBy, m.groupAt, m.w, height-len(lines)-len(sample), m.at, st)...)
 	return append(lines, sample...)
 }
 
@@ -279,7 +319,16 @@ func (m *browserModel) groupLines(height int) []string {
 // Keys keep both ends at any width (present.FitCause).
 func renderGroups(gs []broker.Group, by string, cursor, width, height int, at time.Time, st *style.Styles) []string {
 	cols := []table.Column{{Title: "COUNT", Width: 6, Right: true}, {Title: strings.ToUpper(by), Width: 0}, {Title: "FIRST", Width: 6, Right: true}, {Title: "LAST", Width: 6, Right: true}}
-	cols[1].Width = table.Remaining(width, 2, 10, cols[0].Width, cols[2].Width, cols[3].Width)
+	mixed := present.GroupTimesMixed(gs)
+	if mixed {
+		// Groups timed differently: each says which (present.GroupTimes).
+		cols = append(cols, table.Column{Title: "TIME", Width: 9})
+	}
+	widths := []int{cols[0].Width, cols[2].Width, cols[3].Width}
+	if mixed {
+		widths = append(widths, cols[4].Width)
+	}
+	cols[1].Width = table.Remaining(width, 2, 10, widths...)
 	lines := []string{st.Header.Render("  " + table.Header(cols))}
 	rows := max(1, height-1) // under the header
 	shown := len(gs)
@@ -293,7 +342,11 @@ func renderGroups(gs []broker.Group, by string, cursor, width, height int, at ti
 	for i := start; i < start+shown && i < len(gs); i++ {
 		g := gs[i]
 		key := present.FitGroupKey(termtext.Sanitize(g.Key), by, cols[1].Width)
-		line := "  " + table.Join(table.Cells(cols, strconv.Itoa(g.Count), key, present.Age(g.FirstSeen, at), present.Age(g.LastSeen, at)))
+		cells := []string{strconv.Itoa(g.Count), key, present.Age(g.FirstSeen, at), present.Age(g.LastSeen, at)}
+		if mixed {
+			cells = append(cells, present.GroupTimeShort(g.Times))
+		}
+		line := "  " + table.Join(table.Cells(cols, cells...))
 		if i == cursor {
 			line = st.Selected.Render("▸" + line[1:])
 		}
@@ -339,9 +392,9 @@ func (m *browserModel) groupKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Down):
 		m.groupAt = min(max(0, len(m.groups)-1), m.groupAt+1)
 	case key.Matches(msg, k.Group):
-		m.cycleGroup()
+		return m.cycleGroup()
 	case key.Matches(msg, k.GroupAll) && m.partial():
-		return m.askScan()
+		return m.askScan(-1)
 	case key.Matches(msg, k.Open):
 		return m.markGroup()
 	case key.Matches(msg, k.Move):
@@ -361,7 +414,7 @@ func (m *browserModel) groupHelp() []key.Binding {
 	k := m.c.keys
 	out := []key.Binding{k.Up, k.Down, keymap.As(k.Open, "mark group"), keymap.As(k.Move, "move group"),
 		keymap.As(k.Group, "next grouping")}
-	if m.partial() && !m.gscan.running && m.scanned() == nil {
+	if s := m.scanned(); m.partial() && !m.gscan.running && (s == nil || !s.Coverage.Whole) {
 		out = append(out, k.GroupAll)
 	}
 	return append(out, keymap.As(k.Back, "messages"), k.Refresh)

@@ -60,11 +60,12 @@ func TestGroupScanStoppedAtItsDeadlineSaysSo(t *testing.T) {
 	}
 	err := fmt.Errorf("group orders.dlq: stopped at the 20s deadline after 412 messages of 5000: the rest was not read: %w", broker.ErrPartial)
 	h.send(groupScanDoneMsg{queue: "orders.dlq", id: 7, scan: scan, err: err})
-	h.mustContain("grouped 412 of 5000 ready messages by error · stopped at the 20s deadline")
-	if s := h.m.status; s != "grouped 412 of 5000 ready messages by error · stopped at the 20s deadline" || !h.m.statusErr {
+	const cov = "grouped 412 of 5000 ready messages by error · partial: the scan stopped at its 20s deadline after 412 of 5000"
+	h.mustContain(cov)
+	if s := h.m.status; s != cov || !h.m.statusErr {
 		t.Errorf("status %q (error %v): want the coverage alone, the deadline said once", s, h.m.statusErr)
 	}
-	if strings.Contains(h.plain(), "the whole queue") {
+	if strings.Contains(h.plain(), "· the whole queue") {
 		t.Errorf("a stopped scan claims the whole queue:\n%s", h.plain())
 	}
 }
@@ -88,7 +89,7 @@ func TestTextNamesKeysFromTheKeymap(t *testing.T) {
 	b.groupBy = "error"
 	b.gscan = groupScan{id: 1, by: "error", peek: b.id, running: true, cancel: func() {}}
 	b.reading = &reading{id: 99, kind: readGroups, queue: b.queue, progress: broker.PeekProgress{Read: 5, Want: 4990}, cancel: func() {}}
-	if got, want := b.groupCoverage(), "grouping the whole queue… 5 of 4990 read · ctrl+g stops"; got != want {
+	if got, want := b.groupCoverage(), "grouping the whole queue… 5 of 4990 read · ctrl+g stops · below, partial: the peek's first 3"; got != want {
 		t.Errorf("%q, want %q", got, want)
 	}
 }

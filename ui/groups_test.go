@@ -71,18 +71,20 @@ func (h *harness) runSlow(cmd tea.Cmd, d time.Duration) {
 }
 
 // The done-when of the grouping work, in the UI: 5,000 messages of 3 causes
-// with ids and values in their texts. g groups the 1,000 peeked into 3
-// groups and says it is 1,000 of 5,000; S groups all 5,000 into the same 3;
-// enter marks a whole group (past the peek too) with the ids to check, m
-// moves exactly those.
+// with ids and values in their texts. The peek read 1,000; g groups the
+// whole queue by default (it holds no more than broker.GroupWholeLimit):
+// all 5,000 in the same 3 groups, the first view labelled partial until
+// the scan is done; enter marks a whole group (past the peek too) with the
+// ids to check, m moves exactly those.
 func TestGroupsCoverTheWholeQueue(t *testing.T) {
 	h, _ := causesHarness(t, 5000, 80, 24)
-	h.key("g")
-	h.mustContain("grouped 1000 of 5000 ready messages by error · S groups the whole queue", "3 groups by error")
-	if len(h.m.browser.groups) != 3 {
-		t.Fatalf("%d groups of the peeked messages", len(h.m.browser.groups))
+	_, cmd := h.m.Update(keyMsg("g"))
+	if !h.m.browser.gscan.running {
+		t.Fatal("g on a queue the peek did not cover started no scan")
 	}
-	_, cmd := h.m.Update(keyMsg("S"))
+	if c := h.m.browser.groupCoverage(); !strings.Contains(c, "grouping the whole queue…") || !strings.Contains(c, "partial: the peek's first 1000") {
+		t.Errorf("while it scans: %q", c)
+	}
 	h.runSlow(cmd, 2*time.Minute)
 	h.mustContain("grouped 5000 of 5000 ready messages by error · the whole queue", "3 groups by error")
 	total := 0
@@ -95,6 +97,16 @@ func TestGroupsCoverTheWholeQueue(t *testing.T) {
 	if len(h.m.browser.groups) != 3 || total != 5000 {
 		t.Fatalf("%d groups of %d messages", len(h.m.browser.groups), total)
 	}
+	// The scan grouped by every grouping: g shows the next without another.
+	h.key("g")
+	h.mustContain("grouped 5000 of 5000 ready messages by error-text · the whole queue")
+	if h.m.browser.gscan.running || h.m.browser.gscan.id != 1 {
+		t.Fatalf("g scanned again (scan %d)", h.m.browser.gscan.id)
+	}
+	for range len(groupOrder) - 1 {
+		h.key("g")
+	}
+	h.mustContain("by error ·")
 	// Every line fits 80 columns; the keys keep the exception's name.
 	for _, l := range strings.Split(h.plain(), "\n") {
 		if termtext.Width(l) > 80 {
@@ -139,10 +151,9 @@ func TestGroupsOfAWholePeek(t *testing.T) {
 // esc stops a scan under way: its answer is dropped.
 func TestGroupScanStopsOnEsc(t *testing.T) {
 	h, _ := causesHarness(t, 3000, 80, 24)
-	h.key("g")
-	_, cmd := h.m.Update(keyMsg("S"))
+	_, cmd := h.m.Update(keyMsg("g"))
 	if !h.m.browser.gscan.running {
-		t.Fatal("S did not start a scan")
+		t.Fatal("g did not start a scan")
 	}
 	h.mustContain("grouping the whole queue…")
 	h.key("esc")
@@ -154,6 +165,21 @@ func TestGroupScanStopsOnEsc(t *testing.T) {
 	if h.m.browser.gscan.result != nil {
 		t.Fatal("a stopped scan's groups were kept")
 	}
+}
+
+// A queue above broker.GroupWholeLimit is not scanned by default: its
+// groups are the peek's, labelled partial with why, and S scans it.
+func TestGroupsOfALargeQueueSayTheyArePartial(t *testing.T) {
+	fc := newFake()
+	fc.peeks["orders.dlq"] = causesPeek(1000, broker.GroupWholeLimit+1)
+	h := newHarness(t, fc, Options{}, 200, 30).start()
+	h.send(openQueueMsg{queue: "orders.dlq", confirmed: true})
+	h.key("g")
+	if h.m.browser.gscan.running {
+		t.Fatal("a queue above the bound was scanned by default")
+	}
+	h.mustContain(fmt.Sprintf("grouped 1000 of %d ready messages by error · partial: the peek's first 1000 (more than the %d grouped whole by default) · S groups up to 100000",
+		broker.GroupWholeLimit+1, broker.GroupWholeLimit))
 }
 
 // The groups table at 80 columns, pure: two causes of one exception type
@@ -206,13 +232,14 @@ func causesPeek(n int, ready int64) *broker.PeekResult {
 }
 
 // Golden frames of the grouped view (ANSI stripped) at 80×24 and 160×48:
-// 1,000 peeked of 5,000, grouped by error. Regenerate with
+// 1,000 peeked of 25,000 (above the bound: the peek's groups, partial),
+// grouped by error. Regenerate with
 // go test ./ui -run TestGoldenGroups -update
 func TestGoldenGroups(t *testing.T) {
 	for _, sz := range [][2]int{{80, 24}, {160, 48}} {
 		t.Run(fmt.Sprintf("grouped_%dx%d", sz[0], sz[1]), func(t *testing.T) {
 			fc := newFake()
-			fc.peeks["orders.dlq"] = causesPeek(1000, 5000)
+			fc.peeks["orders.dlq"] = causesPeek(1000, 25000)
 			h := newHarness(t, fc, Options{}, sz[0], sz[1]).start()
 			h.send(openQueueMsg{queue: "orders.dlq", confirmed: true})
 			h.key("g", "down")

@@ -305,14 +305,11 @@ func renderProperties(m *broker.Message, at time.Time, width int, st *style.Styl
 func renderRetrySummary(m *broker.Message, at time.Time, width int, st *style.Styles) []string {
 	var lines []string
 	r := m.Retry
-	count := strconv.FormatInt(r.Count, 10)
-	switch {
-	case (r.Source == retry.SourceNone || r.Source == "") && len(m.Deaths) > 0:
-		// Dead-lettered (see the timeline) but no retry counted: not a
-		// first delivery.
-		count += " (no retry recorded)"
-	case r.Source == retry.SourceNone || r.Source == "":
-		count += " (no retry recorded: a first delivery)"
+	count := present.RetryCount(r)
+	switch from := present.RetryFrom(r, len(m.Deaths)); {
+	case from != "":
+		// x-death (which queues count, and why), or none recorded.
+		count += " (" + termtext.Sanitize(from) + ")"
 	case r.Kind != "":
 		count += " (from " + r.Source + ", " + amqpTypeName(r.Kind) + ")"
 	default:

@@ -129,3 +129,77 @@ func PublishCauses(ctx context.Context, c broker.Publisher, queue string, ms []C
 	}
 	return nil
 }
+
+// CauseMessagesOf is dead letters of the causes in the counts given
+// (counts[i] of CauseTypes[i]), in the order CauseMessages draws them, so
+// the first ones are not in the whole's proportions. The same for the same
+// seed.
+func CauseMessagesOf(counts [CauseKinds]int, seed uint64, end time.Time) []CauseMessage {
+	total := 0
+	for _, n := range counts {
+		total += n
+	}
+	var out []CauseMessage
+	for draw := 3 * total; ; draw *= 2 {
+		left, picked := counts, out[:0]
+		for _, m := range CauseMessages(draw, seed, end) {
+			if left[m.Cause] > 0 {
+				left[m.Cause]--
+				picked = append(picked, m)
+			}
+		}
+		if len(picked) == total {
+			return picked
+		}
+		out = picked
+	}
+}
+
+// DeadLetter publishes ps to queue work through the default exchange and
+// then rejects each (basic.nack, no requeue) as a worker that gives up
+// does: the broker dead-letters them along work's dead-letter route. ch
+// must be in confirm mode; it gives up after within.
+func DeadLetter(ctx context.Context, ch *amqp.Channel, work string, ps []amqp.Publishing, within time.Duration) error {
+	if err := PublishConfirmed(ctx, ch, "", work, ps); err != nil {
+		return err
+	}
+	if err := ch.Qos(500, 0, false); err != nil {
+		return fmt.Errorf("qos: %w", err)
+	}
+	tag := "reject-" + work
+	ds, err := ch.Consume(work, tag, false, false, false, false, nil)
+	if err != nil {
+		return fmt.Errorf("consume %s: %w", work, err)
+	}
+	defer func() { _ = ch.Cancel(tag, false) }()
+	timeout := time.After(within)
+	for n := 0; n < len(ps); n++ {
+		select {
+		case d, ok := <-ds:
+			if !ok {
+				return fmt.Errorf("consume %s: closed after %d of %d", work, n, len(ps))
+			}
+			if err := d.Nack(false, false); err != nil {
+				return fmt.Errorf("reject: %w", err)
+			}
+		case <-timeout:
+			return fmt.Errorf("rejected %d of %d from %s within %s", n, len(ps), work, within)
+		}
+	}
+	return nil
+}
+
+// CausesDLQ declares the queue work, dead-lettering through the default
+// exchange into dlq, and dlq, and fills dlq the way workers do: counts'
+// dead letters (CauseMessagesOf) published to work and rejected there. ch
+// must be in confirm mode. Its messages' x-death says when each reached
+// dlq.
+func CausesDLQ(ctx context.Context, ch *amqp.Channel, work, dlq string, counts [CauseKinds]int, seed uint64) error {
+	if _, err := ch.QueueDeclare(dlq, true, false, false, false, nil); err != nil {
+		return fmt.Errorf("declare %s: %w", dlq, err)
+	}
+	if _, err := ch.QueueDeclare(work, true, false, false, false, amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": dlq}); err != nil {
+		return fmt.Errorf("declare %s: %w", work, err)
+	}
+	return DeadLetter(ctx, ch, work, Publishings(CauseMessagesOf(counts, seed, time.Now())), 2*time.Minute)
+}

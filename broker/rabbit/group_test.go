@@ -69,7 +69,9 @@ func TestParseGroupBy(t *testing.T) {
 	}
 }
 
-// seenAt: the last death's time, else the timestamp.
+// A group's times are one kind: two messages, one with a timestamp, one
+// with an x-death time only, make no span; the group is timed by the
+// kind it prefers among those as many have (published), and says so.
 func TestGroupTimes(t *testing.T) {
 	t1, t2 := time.Unix(100, 0), time.Unix(200, 0)
 	ms := []broker.Message{
@@ -77,7 +79,7 @@ func TestGroupTimes(t *testing.T) {
 		{Deaths: []retry.Death{{Time: t1}}, Retry: retry.RetryState{LastError: "x 2"}},
 	}
 	gs := broker.GroupMessages(ms, broker.GroupError)
-	if len(gs) != 1 || !gs[0].FirstSeen.Equal(t1) || !gs[0].LastSeen.Equal(t2) || gs[0].Sample != "x 1" {
+	if len(gs) != 1 || !gs[0].FirstSeen.Equal(t2) || !gs[0].LastSeen.Equal(t2) || gs[0].Times != broker.GroupTimePublished || gs[0].Timed != 1 || gs[0].Sample != "x 1" {
 		t.Fatalf("%+v", gs)
 	}
 }

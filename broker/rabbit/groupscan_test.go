@@ -113,7 +113,7 @@ func BenchmarkScanGroups100k(b *testing.B) {
 		runtime.GC()
 		runtime.ReadMemStats(&before)
 		var err error
-		if scan, err = broker.ScanGroups(context.Background(), s, broker.GroupScanOptions{Queue: sim.OrdersDLQ, By: broker.GroupError}); err != nil {
+		if scan, err = broker.ScanGroups(context.Background(), s, broker.GroupScanOptions{Queue: sim.OrdersDLQ, By: broker.GroupError, Limit: -1}); err != nil {
 			b.Fatal(err)
 		}
 		runtime.GC()

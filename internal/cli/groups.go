@@ -27,12 +27,16 @@ func termWidth(w any) int {
 }
 
 // renderGroups draws peek --group-by's groups: how much of the queue they
-// cover, then a row per group (count, first and last seen, key) and under
-// it one message's error in full, as an example. Within width cells (0:
-// no limit) keys keep both ends (present.FitCause).
+// cover (and, short of it, why), which time FIRST and LAST are, then a row
+// per group (count, first and last time, key; the kind of time when groups
+// differ in it) and under it one message's error in full, as an example.
+// Within width cells (0: no limit) keys keep both ends (present.FitCause).
 func renderGroups(b *strings.Builder, r *broker.PeekResult, width int) {
 	if c := r.Grouping; c != nil {
-		b.WriteString(present.Grouped(*c) + "\n")
+		b.WriteString(clean(present.Grouped(*c)) + "\n")
+	}
+	if t := present.GroupTimes(r.Groups, r.Queue); t != "" {
+		b.WriteString(clean(t) + "\n")
 	}
 	b.WriteString("\n")
 	countW := len("COUNT")
@@ -40,7 +44,12 @@ func renderGroups(b *strings.Builder, r *broker.PeekResult, width int) {
 		countW = max(countW, len(strconv.Itoa(g.Count)))
 	}
 	const seenW, lastW = len("FIRST SEEN"), len("LAST SEEN")
-	lead := countW + 2 + seenW + 2 + lastW + 2
+	mixed := present.GroupTimesMixed(r.Groups)
+	timeW := 0
+	if mixed {
+		timeW = len("1st death") + 2
+	}
+	lead := countW + 2 + seenW + 2 + lastW + 2 + timeW
 	by := broker.GroupError
 	if r.Grouping != nil {
 		by = r.Grouping.By
@@ -51,11 +60,19 @@ func renderGroups(b *strings.Builder, r *broker.PeekResult, width int) {
 		}
 		return present.FitGroupKey(s, by, max(w, 10))
 	}
-	b.WriteString(strings.Repeat(" ", countW-len("COUNT")) + "COUNT  FIRST SEEN  LAST SEEN  KEY\n")
+	head := strings.Repeat(" ", countW-len("COUNT")) + "COUNT  " + termtext.Fit("FIRST", seenW) + "  " + termtext.Fit("LAST", lastW) + "  "
+	if mixed {
+		head += termtext.Fit("TIME", timeW-2) + "  "
+	}
+	b.WriteString(head + "KEY\n")
 	for _, g := range r.Groups {
 		count := strconv.Itoa(g.Count)
-		b.WriteString(strings.Repeat(" ", countW-len(count)) + count + "  " + termtext.Fit(present.Age(g.FirstSeen, r.PeekedAt), seenW) + "  " +
-			termtext.Fit(present.Age(g.LastSeen, r.PeekedAt), lastW) + "  " + fit(clean(g.Key), width-lead) + "\n")
+		row := strings.Repeat(" ", countW-len(count)) + count + "  " + termtext.Fit(present.Age(g.FirstSeen, r.PeekedAt), seenW) + "  " +
+			termtext.Fit(present.Age(g.LastSeen, r.PeekedAt), lastW) + "  "
+		if mixed {
+			row += termtext.Fit(present.GroupTimeShort(g.Times), timeW-2) + "  "
+		}
+		b.WriteString(row + fit(clean(g.Key), width-lead) + "\n")
 		if g.Sample != "" && g.Sample != g.Key {
 			// One message's error as it is; its id too where there is
 			// room (a narrow column keeps the text).

@@ -12,7 +12,7 @@ import (
 )
 
 // peek --group-by reads as a peek does: it stops at --max-time, says so
-// ("grouped N of M · stopped at the 300ms deadline") and exits 3. The
+// ("grouped N of M · partial: the scan stopped at its 300ms deadline") and exits 3. The
 // queue's messages are held by another consumer (single active consumer),
 // so the browse gets none and the deadline, not the broker's silence (5 s),
 // is what ends it, however busy the machine.
@@ -22,7 +22,7 @@ func TestPeekGroupByStopsAtMaxTime(t *testing.T) {
 	heldBySingleActiveConsumer(t, q)
 
 	code, out, errOut := runLadder(t, "peek", q, "--group-by", "error", "--max-time", "300ms")
-	if code != exitPartial || !strings.Contains(out, "grouped 0 of 4 ready messages by error · stopped at the 300ms deadline") ||
+	if code != exitPartial || !strings.Contains(out, "grouped 0 of 4 ready messages by error · partial: the scan stopped at its 300ms deadline") ||
 		!strings.Contains(out, "! incomplete: stopped at the 300ms deadline after 0 messages of 4") {
 		t.Errorf("peek --group-by --max-time: exit %d\n%s%s", code, out, errOut)
 	}

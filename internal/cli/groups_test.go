@@ -57,7 +57,7 @@ func TestPeekGroupByErrorGroupsTheWholeQueue(t *testing.T) {
 	}
 	// -n bounds the scan, and the text says how much it covered.
 	code, out, _ = runOnSim(t, s, "peek", sim.OrdersDLQ, "--group-by", "error", "-n", "1000")
-	if code != exitOK || !strings.Contains(out, "grouped 1000 of 5000 ready messages by error (the first 1000)") {
+	if code != exitOK || !strings.Contains(out, "grouped 1000 of 5000 ready messages by error · partial: the first 1000 of 5000, as -n asked") {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
 }
@@ -87,7 +87,7 @@ func TestRenderGroupsAt80Columns(t *testing.T) {
 			rows = append(rows, l)
 		}
 	}
-	if len(rows) != 2 || rows[0][20:] == rows[1][20:] || !strings.Contains(out, "grouped 5000 of 5000 ready messages by error\n") {
+	if len(rows) != 2 || rows[0][20:] == rows[1][20:] || !strings.Contains(out, "grouped 5000 of 5000 ready messages by error · the whole queue\n") {
 		t.Fatalf("rows %q in:\n%s", rows, out)
 	}
 	if strings.Contains(out, "\x1b") || !strings.Contains(out, `e.g. I/O error on POST request fo…n refused\x1b[2J`) || !strings.Contains(renderPeek(res, 0), "e.g. msg-2: I/O error") {

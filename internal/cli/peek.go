@@ -69,10 +69,14 @@ and the result lists it (side_effects):
     peek dead-letters is reported;
   - streams are read by offset, with no side effect.
 
---group-by groups the whole queue (up to 100000 messages; -n N: the first N)
-by what broke it, and says how much it covered ("grouped N of M"): error (the
-error's type and its message with ids, numbers and quoted values masked, so
-one cause is one group), error-text (the exact text), reason, queue or origin.
+--group-by groups the whole queue by what broke it when it holds up to 10000
+ready messages, read within --max-time (-n N: the first N, up to 100000), and
+says how much it covered ("grouped N of M · the whole queue", or "· partial:"
+and why): error (the error's type and its message with ids, numbers and quoted
+values masked, so one cause is one group), error-text (the exact text), reason,
+queue or origin. FIRST and LAST are when the messages reached the queue where
+that is known, else when they were published, else their first death: a line
+above the groups says which.
 
 A peek reads at most -n messages, and no more than the queue had ready when it
 began: what arrives while it reads is not read (a wait queue whose messages keep
@@ -140,7 +144,7 @@ Allowed in --read-only mode where it changes no count.`,
 			return err
 		},
 	}
-	cmd.Flags().IntVarP(&opt.Limit, "limit", "n", 20, "messages to browse (with --group-by: to group; all when not given)")
+	cmd.Flags().IntVarP(&opt.Limit, "limit", "n", 20, "messages to browse (with --group-by: to group; the whole queue up to 10000 when not given)")
 	cmd.Flags().BoolVar(&opt.Force, "force", false, "peek a quorum queue although each peek counts a delivery toward its delivery limit")
 	cmd.Flags().DurationVar(&opt.Deadline, "max-time", broker.DefaultPeekDeadline, "stop reading after this long (what was read is shown, marked incomplete)")
 	cmd.Flags().IntVar(&opt.BodyPreview, "body-bytes", broker.DefaultBodyPreview, "bytes of each body to keep in the preview")
@@ -243,7 +247,7 @@ func peekTable(r *broker.PeekResult, width int) string {
 		{title: "DUE"}, {title: "ROUTING KEY", short: "KEY", least: 8, cut: present.ShortenNames}, {title: "SIZE"},
 	}
 	for _, m := range r.Messages {
-		retries := strconv.FormatInt(m.Retry.Count, 10)
+		retries := present.RetryCount(m.Retry)
 		if m.Retry.Source != "" && m.Retry.Source != retry.SourceNone {
 			retries += " (" + m.Retry.Source + ")"
 		}

@@ -2,12 +2,18 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/broker/brokertest"
 	"github.com/ladder-tui/ladder/broker/rabbit"
+	"github.com/ladder-tui/ladder/retry"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 )
@@ -187,5 +193,64 @@ func TestMoveToOriginReturnsSpringFailuresToTheirGroupOnly(t *testing.T) {
 			t.Errorf("%s: audit %v, billing %d, dlq %d", run.prefix, got, depthOf(t, r, "orders.billing"), depthOf(t, r, "orders.audit.dlq"))
 		}
 		t.Logf("%s: orders.audit got %d of %d by id; orders.billing holds %d", run.prefix, len(got), n, depthOf(t, r, "orders.billing"))
+	}
+}
+
+// Issue 32: a Spring AMQP application's failures, given up on after its
+// retry queue expired them twice and republished by
+// RepublishMessageRecoverer to a queue only their headers tie to the work
+// queue (brokertest.SpringRetry). The first peek of that queue, by a
+// fresh client, counts the 2 retries a second peek counts, says the count
+// rests on what the messages showed, and which queue's x-death counts:
+// in -o json and in text.
+func TestFirstPeekOfSpringFailuresCountsTheRetries(t *testing.T) {
+	r := vhostEnv(t)
+	ch := brokertest.Channel(t, r, "test spring retry")
+	if err := ch.Confirm(false); err != nil {
+		t.Fatal(err)
+	}
+	s := brokertest.NewSpringRetry("orders")
+	if err := s.Declare(ch); err != nil {
+		t.Fatal(err)
+	}
+	const n = 3
+	if err := s.Fail(context.Background(), ch, "spring", n, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	for _, look := range []string{"first", "second"} {
+		code, out, errOut := runLadder(t, "peek", s.Failed, "-o", "json")
+		var res broker.PeekResult
+		if code != exitOK || json.Unmarshal([]byte(out), &res) != nil {
+			t.Fatalf("%s peek: exit %d %s", look, code, errOut)
+		}
+		if len(res.Messages) != n {
+			t.Fatalf("%s peek: %d messages, want %d", look, len(res.Messages), n)
+		}
+		for _, m := range res.Messages {
+			rs := m.Retry
+			if rs.Count != s.Expiries || rs.Source != retry.SourceXDeath || !slices.Equal(rs.CountedIn, []string{s.Retry}) || rs.CountFrom != retry.CountFromMessages {
+				t.Errorf("%s peek, %s: count %d from %q in %v (%q); want %d from x-death in %s, learned from the messages",
+					look, m.Properties.MessageID, rs.Count, rs.Source, rs.CountedIn, rs.CountFrom, s.Expiries, s.Retry)
+			}
+		}
+	}
+	// A streamed read chooses by the same count: a fresh dump's
+	// --where retries>=2 writes every message.
+	code, out, errOut := runLadder(t, "dump", s.Failed, "--out", "-", "--where", "retries>=2")
+	if lines := strings.Count(out, "\n"); code != exitOK || lines != n+1 {
+		t.Errorf("dump --where retries>=2: exit %d, %d lines (want a header and %d messages) %s", code, lines, n, errOut)
+	}
+	code, out, errOut = runLadder(t, "peek", s.Failed)
+	if code != exitOK {
+		t.Fatalf("text peek: exit %d %s", code, errOut)
+	}
+	for _, want := range []string{"~2 (x-death)", "~ retries from x-death in orders.retry: its ladder's retry queues as the messages read showed them"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("text peek lacks %q:\n%s", want, out)
+		}
+	}
+	t.Logf("text peek:\n%s", out)
+	if strings.Contains(out, "no retry") || regexp.MustCompile(`(?m)^\d+\s+spring-\d\s+\S+\s+0\b`).MatchString(out) {
+		t.Errorf("text peek shows no retries:\n%s", out)
 	}
 }

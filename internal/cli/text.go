@@ -217,6 +217,9 @@ func renderPeek(r *broker.PeekResult, width int) string {
 	}
 	b.WriteString("\n")
 	b.WriteString(peekTable(r, width))
+	for _, n := range present.RetryNotes(r.Messages) {
+		fmt.Fprintf(&b, "%s\n", clean(n))
+	}
 	return b.String()
 }
 

@@ -1,6 +1,7 @@
 package present
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -84,31 +85,21 @@ func Middle(s string, w int) string {
 }
 
 // Grouped says how much of a queue groups cover, the same words in the
-// commands and the UI: "grouped 5000 of 5000 ready messages by error", with
-// why it stopped short when it did ("· stopped at the 20s deadline").
+// commands and the UI: "grouped 5000 of 5000 ready messages by error · the
+// whole queue", or, short of it, "· partial:" and why (GroupCoverage.Why).
 func Grouped(c broker.GroupCoverage) string {
 	s := "grouped " + strconv.Itoa(c.Grouped) + " of " + Plural(int(c.Of), "ready message", "ready messages") + " by " + c.By
-	var notes []string
 	if n := c.LookedAt - c.Grouped; n > 0 {
-		notes = append(notes, Plural(n, "message", "messages")+" not chosen by --where")
+		s += " (" + Plural(n, "message", "messages") + " not chosen by --where)"
 	}
-	switch {
-	case c.Deadline > 0:
-		// said after the notes
-	case c.Capped && c.LookedAt >= c.Bound && c.Bound == broker.DefaultDumpLimit:
-		notes = append(notes, "a scan stops at "+strconv.Itoa(c.Bound)+" messages")
-	case c.Capped && c.LookedAt >= c.Bound:
-		notes = append(notes, "the first "+strconv.Itoa(c.Bound))
-	case c.Capped:
-		notes = append(notes, "the browse saw "+strconv.Itoa(c.LookedAt)+": others were taken or not visible meanwhile")
+	why := c.Partial
+	if why == "" {
+		why = c.Why()
 	}
-	if len(notes) > 0 {
-		s += " (" + strings.Join(notes, "; ") + ")"
+	if why != "" {
+		return s + " · partial: " + why
 	}
-	if c.Deadline > 0 {
-		s += " · stopped at the " + c.Deadline.String() + " deadline"
-	}
-	return s
+	return s + " · the whole queue"
 }
 
 // FitGroupKey fits a group's key: an error's (by error or error-text) as
@@ -119,4 +110,102 @@ func FitGroupKey(key, by string, w int) string {
 		return FitCause(key, w)
 	}
 	return Middle(key, max(w, 0))
+}
+
+// GroupTimes says which time the groups' FIRST and LAST are (their
+// Group.Times), for a line above the groups: "FIRST/LAST: when they
+// reached orders.dlq (…)"; several kinds are named each, and the TIME
+// column says which a group has. "" when no group is timed.
+func GroupTimes(gs []broker.Group, queue string) string {
+	var kinds []string
+	untimed, total := 0, 0
+	for _, g := range gs {
+		total += g.Count
+		untimed += g.Count - g.Timed
+		if g.Times != "" && !slices.Contains(kinds, g.Times) {
+			kinds = append(kinds, g.Times)
+		}
+	}
+	if len(kinds) == 0 {
+		return ""
+	}
+	long := func(k string) string {
+		switch k {
+		case broker.GroupTimeReached:
+			return "when they reached " + queue + " (the x-death of the death that put each there, or the failure time of the framework that published it there)"
+		case broker.GroupTimePublished:
+			return "when they were published (their timestamp property; when they reached " + queue + " is not known)"
+		case broker.GroupTimeFirstDeath:
+			return "their first death (the earliest x-death time; when they reached " + queue + " is not known)"
+		}
+		return k
+	}
+	s := "FIRST/LAST: " + long(kinds[0])
+	if len(kinds) > 1 {
+		var parts []string
+		for _, k := range kinds {
+			parts = append(parts, GroupTimeShort(k)+": "+long(k))
+		}
+		s = "FIRST/LAST, by group (TIME): " + strings.Join(parts, "; ")
+	}
+	if untimed > 0 {
+		s += "; " + strconv.Itoa(untimed) + " of " + Plural(total, "message has", "messages have") + " none"
+	}
+	return s
+}
+
+// GroupTimesMixed reports whether the groups are timed by more than one
+// kind (the TIME column is then shown).
+func GroupTimesMixed(gs []broker.Group) bool {
+	kind := ""
+	for _, g := range gs {
+		if g.Times == "" {
+			continue
+		}
+		if kind != "" && g.Times != kind {
+			return true
+		}
+		kind = g.Times
+	}
+	return false
+}
+
+// GroupTimeShort names a kind of group time in a column (TIME).
+func GroupTimeShort(kind string) string {
+	switch kind {
+	case broker.GroupTimeReached:
+		return "reached"
+	case broker.GroupTimePublished:
+		return "published"
+	case broker.GroupTimeFirstDeath:
+		return "1st death"
+	}
+	return kind
+}
+
+// PeekGrouped says how much of a queue the groups of a peek's messages
+// cover (the terminal UI before or without a scan): shown of peeked (a
+// filter shows fewer) of ready, by by; short of the whole queue,
+// "partial" and what groups more (scanKey, the key that scans; "" says
+// nothing of it).
+func PeekGrouped(shown, peeked int, ready int64, by, scanKey string) string {
+	s := "grouped " + strconv.Itoa(shown)
+	if shown != peeked {
+		s += " shown of " + strconv.Itoa(peeked) + " peeked"
+	}
+	s += " of " + Plural(int(max(ready, int64(peeked))), "ready message", "ready messages") + " by " + by
+	if int64(peeked) >= ready {
+		if shown == peeked {
+			return s + " · the whole queue"
+		}
+		return s
+	}
+	s += " · partial: the peek's first " + strconv.Itoa(peeked)
+	if ready > broker.GroupWholeLimit {
+		s += " (more than the " + strconv.Itoa(broker.GroupWholeLimit) + " grouped whole by default)"
+	}
+	if scanKey != "" {
+		s += " · " + scanKey + " groups up to " + strconv.Itoa(broker.DefaultDumpLimit)
+	}
+	return s
 }
