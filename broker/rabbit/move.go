@@ -38,6 +38,9 @@ const (
 	// shows the broker processed them (AMQP does not confirm acks), so a
 	// lost connection can only have lost the acks since.
 	ackSync = 4096
+	// closeNoticeWait bounds the wait for a closed channel's reason after
+	// an ack found it closed (amqp091 posts it right after).
+	closeNoticeWait = 2 * time.Second
 )
 
 // slowTake, set by a test, runs after each message is taken: a step as slow
@@ -362,6 +365,26 @@ func (m *mover) move(ctx context.Context) (err error) {
 		p.consuming = false
 	}
 
+	// ackFailed takes an ack the source refused. amqp091 marks a channel
+	// closed before it posts the reason, so an ack can fail first on a
+	// channel the client dropped (a message it could not parse): the
+	// reason, when it comes, says what stopped the move.
+	ackFailed := func(err error) {
+		if errors.Is(err, amqp.ErrClosed) && srcClosed != nil {
+			select {
+			case e, ok := <-srcClosed:
+				srcClosed = nil
+				if ok {
+					sourceClosed(e)
+					return
+				}
+			case <-time.After(closeNoticeWait):
+			}
+		}
+		p.fail(err)
+		stop()
+	}
+
 	// deliver takes one delivery (ok false: the deliveries closed).
 	deliver := func(d amqp.Delivery, ok bool) {
 		if !ok {
@@ -427,8 +450,7 @@ func (m *mover) move(ctx context.Context) (err error) {
 			p.settle(c)
 			if len(p.okTags) >= ackBatch || len(p.inflight) == 0 {
 				if err := p.flushAcks(); err != nil {
-					p.fail(err)
-					stop()
+					ackFailed(err)
 				}
 			}
 		case r, ok := <-returns:
@@ -534,7 +556,7 @@ func (m *mover) move(ctx context.Context) (err error) {
 		}
 	}
 	if err := p.flushAcks(); err != nil {
-		p.fail(err)
+		ackFailed(err)
 	}
 	p.syncAcks()
 	m.renewWaitQueues()
