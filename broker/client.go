@@ -239,6 +239,12 @@ type PeekResult struct {
 	// Incomplete, when set, says why the peek stopped before its limit: a
 	// message the AMQP client could not read (it is also a side effect).
 	Incomplete string `json:"incomplete,omitempty"`
+	// Others, when set, is what ladder saw of the queue's other readers
+	// (see NoteLeft): they hold messages no peek sees.
+	Others *PeekOthers `json:"others,omitempty"`
+	// Partial says why the messages shown are not the whole queue from
+	// its head (see NotePartial); absent when they are.
+	Partial []string `json:"partial,omitempty"`
 	// Groups, with --group-by, sort the messages by what broke them;
 	// Grouping says how much of the queue they cover.
 	Groups   []Group        `json:"groups,omitempty"`

@@ -393,6 +393,19 @@ func (l *Live) Peek(ctx context.Context, queue string, opt broker.PeekOptions) (
 	if opt.BodyPreview <= 0 {
 		opt.BodyPreview = broker.DefaultBodyPreview
 	}
+	// Exact depth and consumers: management counters lag by up to 5 s
+	// (only unacked comes from there). Asked before ladder attaches
+	// anything, so that the consumers counted are others'.
+	conn, err := l.browseConnection(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if q.Type != topology.QueueStream {
+		if ready, consumers, err := passiveState(conn, queue); err == nil {
+			q.Ready, q.Consumers, q.ConsumersUnknown = int64(ready), consumers, false
+			q.Messages = q.Ready + q.Unacked
+		}
+	}
 	mode, because := broker.PeekModeOf(q, version), ""
 	var browser *amqp1Receiver
 	if mode == broker.PeekReleased {
@@ -407,32 +420,13 @@ func (l *Live) Peek(ctx context.Context, queue string, opt broker.PeekOptions) (
 		}
 	}
 	if r := broker.PeekRefusal(q, version, broker.PeekCostVia(q, version, mode), l.r.ReadOnly, opt.Force, because); r != nil {
+		// The question asked next says how many it reads: the exact
+		// depth (the management API's lags), which touches no message.
 		r.Limit = opt.Limit
-		if r.Kind == broker.ErrPeekCostsDelivery {
-			// The question asked next says how many it reads: the exact
-			// depth (the management API's lags), which touches no message.
-			if conn, err := l.browseConnection(ctx); err == nil {
-				if ready, err := passiveDepth(conn, queue); err == nil {
-					r.Ready = int64(ready)
-				}
-			}
-		}
-		return nil, r
-	}
-	// Exact depth: management counters lag by up to 5 s.
-	conn, err := l.browseConnection(ctx)
-	if err != nil {
 		if browser != nil {
 			browser.close()
 		}
-		return nil, err
-	}
-	if q.Type != topology.QueueStream {
-		if ready, err := passiveDepth(conn, queue); err == nil {
-			// Management counters lag by seconds; only unacked comes from there.
-			q.Ready = int64(ready)
-			q.Messages = q.Ready + q.Unacked
-		}
+		return nil, r
 	}
 	// Discovery only labels what the peek shows: cached bindings will do.
 	v, err := l.mgmt.read(ctx, l.r.Vhost, false, false)
@@ -457,6 +451,7 @@ func (l *Live) Peek(ctx context.Context, queue string, opt broker.PeekOptions) (
 		if err != nil {
 			return nil, err
 		}
+		broker.NoteLeft(res, q, broker.OthersSeen{ConsumersBefore: q.Consumers, Unacked: q.Unacked}, 0, time.Now())
 		res = finishPeek(res, q)
 		l.evidence.Note(l.r.Vhost, res)
 		return res, nil
@@ -563,16 +558,22 @@ func (l *Live) dropAMQP1(s *amqp1Session) {
 // passiveDepth asks the queue itself for its ready count, on a throwaway
 // channel (a missing queue closes the channel it was asked on).
 func passiveDepth(conn *amqp.Connection, queue string) (int, error) {
+	ready, _, err := passiveState(conn, queue)
+	return ready, err
+}
+
+// passiveState is passiveDepth with the queue's consumer count, as exact.
+func passiveState(conn *amqp.Connection, queue string) (ready, consumers int, err error) {
 	ch, err := conn.Channel()
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	defer ch.Close()
 	q, err := ch.QueueDeclarePassive(queue, false, false, false, false, nil)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	return q.Messages, nil
+	return q.Messages, q.Consumers, nil
 }
 
 // QueueDepths asks each queue for its ready count over AMQP alone

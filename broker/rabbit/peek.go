@@ -98,6 +98,8 @@ func peekQueue(ctx context.Context, conn *amqp.Connection, q topology.Queue, bro
 	// mistake returns in flight for released messages.
 	if q.Type == topology.QueueClassic && !forced {
 		noteReleased(conn, q, res)
+	} else if q.Type != topology.QueueStream {
+		broker.NoteLeft(res, q, broker.OthersSeen{ConsumersBefore: q.Consumers, Unacked: q.Unacked}, 0, time.Now())
 	}
 	broker.NoteDeadLettered(res, q, brokerVersion)
 	return finishPeek(res, q), nil
@@ -106,19 +108,19 @@ func peekQueue(ctx context.Context, conn *amqp.Connection, q topology.Queue, bro
 // noteReleased counts messages that left during the peek. Only the head of
 // a queue expires, so a message whose TTL ran out behind a longer-lived one
 // waits — until a consumer (this peek) takes the one ahead: then it is
-// dead-lettered or dropped at once. Other consumers may also have taken some.
+// dead-lettered or dropped at once. Other consumers take some too: the
+// queue's consumers before the read (q.Consumers, exact) and after it
+// (ladder's own channel closed) say whether anyone else was reading, and
+// broker.NoteLeft words it accordingly.
 func noteReleased(conn *amqp.Connection, q topology.Queue, res *broker.PeekResult) {
-	after, err := passiveDepth(conn, q.Name)
+	others := broker.OthersSeen{ConsumersBefore: q.Consumers, Unacked: q.Unacked}
+	after, consumers, err := passiveState(conn, q.Name)
 	if err != nil {
+		broker.NoteLeft(res, q, others, 0, time.Now())
 		return
 	}
-	if gone := q.Ready - int64(after); gone > 0 {
-		at := time.Now()
-		res.Released, res.ReleasedTo, res.ReleasedAt = gone, broker.ReleaseRoute(q), &at
-		res.SideEffects = append(res.SideEffects, fmt.Sprintf(
-			"%s the queue during the peek, by %s, to %s: messages whose TTL ran out behind a longer-lived one leave as soon as a consumer uncovers them; other consumers may also have taken some",
-			topology.Plural(int(gone), "message left", "messages left"), at.Format("15:04:05"), res.ReleasedTo))
-	}
+	others.ConsumersAfter = consumers
+	broker.NoteLeft(res, q, others, q.Ready-int64(after), time.Now())
 }
 
 // collect reads up to run.Want() messages on bc.main without acking them
@@ -392,5 +394,6 @@ func propertiesOf(d *amqp.Delivery) broker.Properties {
 
 func finishPeek(res *broker.PeekResult, q topology.Queue) *broker.PeekResult {
 	broker.AnnotateHoL(res, topology.EffectiveSettings(&q), time.Now())
+	broker.NotePartial(res)
 	return res
 }

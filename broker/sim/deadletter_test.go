@@ -17,18 +17,21 @@ func TestPerMessageTTLBlocksBehindHead(t *testing.T) {
 	s.testPublish(t, "", "hol.wait", "A", "3000", nil)
 	s.testPublish(t, "", "hol.wait", "B", "500", nil)
 
-	s.Advance(time.Second)
-	if got := ids(peek(t, s, "hol.wait")); !slices.Equal(got, []string{"A", "B"}) {
-		t.Fatalf("after 1s hol.wait holds %v, want [A B]: B is blocked behind A", got)
+	s.Advance(300 * time.Millisecond)
+	ms := peek(t, s, "hol.wait")
+	if got := ids(ms); !slices.Equal(got, []string{"A", "B"}) {
+		t.Fatalf("after 300ms hol.wait holds %v, want [A B]", got)
+	}
+	if ms[1].HoL == nil || !ms[1].HoL.Blocked || ms[1].HoL.BlockedBy != 0 {
+		t.Errorf("B's HoL mark = %+v, want blocked by position 0", ms[1].HoL)
+	}
+	s.Advance(700 * time.Millisecond)
+	if d := depth(t, s, "hol.wait"); d != 2 {
+		t.Fatalf("after 1s hol.wait holds %d messages, want 2: B is blocked behind A", d)
 	}
 	if d := depth(t, s, "hol.out"); d != 0 {
 		t.Fatalf("after 1s hol.out holds %d messages, want 0", d)
 	}
-	ms := peek(t, s, "hol.wait")
-	if ms[1].HoL == nil || !ms[1].HoL.Blocked || ms[1].HoL.BlockedBy != 0 {
-		t.Errorf("B's HoL mark = %+v, want blocked by position 0", ms[1].HoL)
-	}
-
 	s.Advance(2 * time.Second)
 	if d := depth(t, s, "hol.wait"); d != 0 {
 		t.Fatalf("after 3s hol.wait holds %d messages, want 0", d)

@@ -47,6 +47,9 @@ func (s *Sim) Peek(ctx context.Context, name string, opt broker.PeekOptions) (*b
 		return nil, r
 	}
 	mode := broker.PeekModeOf(info, version)
+	// As RabbitMQ, which expires only its head: a reader that takes the
+	// head uncovers the overdue messages behind it, and they leave at once.
+	released := s.releaseOnRead(q, opt.Limit)
 	res := &broker.PeekResult{
 		Queue: name, Type: info.Type, Total: info.Messages, Ready: info.Ready,
 		SideEffects: broker.PeekSideEffects(info.Type, version), Messages: []broker.Message{}, PeekedAt: s.now,
@@ -57,6 +60,7 @@ func (s *Sim) Peek(ctx context.Context, name string, opt broker.PeekOptions) (*b
 	defer run.Finish()
 	if run.Done() {
 		res.SideEffects = []string{} // nothing delivered, nothing changed
+		broker.NotePartial(res)
 		return res, nil
 	}
 	dec := broker.NewDecoder(&s.topology().vhost, s.topology().ladders, name)
@@ -93,11 +97,41 @@ func (s *Sim) Peek(ctx context.Context, name string, opt broker.PeekOptions) (*b
 		broker.NoteDeadLettered(res, info, version)
 		s.deadLetterPastLimit(q, browsed, info, version)
 	}
+	broker.NoteLeft(res, info, broker.OthersSeen{ConsumersBefore: q.consumers, ConsumersAfter: q.consumers, Unacked: q.unacked}, int64(released), s.now)
 	broker.AnnotateHoL(res, q.set, s.now)
+	broker.NotePartial(res)
 	if s.evidence.Note(VhostName, res) {
 		s.topo = nil // discovery weighs what this peek showed
 	}
 	return res, nil
+}
+
+// releaseOnRead dead-letters (or drops) the overdue messages a read of up
+// to limit messages of q uncovers, as RabbitMQ does: it expires only its
+// head, so a message whose TTL ran out behind a longer-lived one waits
+// until a reader takes the one ahead, and then leaves at once, and so do
+// the overdue ones right behind the last message the read takes. It
+// returns how many left.
+func (s *Sim) releaseOnRead(q *queue, limit int) int {
+	gone := map[*message]bool{}
+	taken := 0
+	for _, m := range q.ready {
+		if due, ok := q.due(m); ok && !due.After(s.now) {
+			gone[m] = true
+			continue
+		}
+		if taken == limit {
+			break
+		}
+		taken++
+	}
+	if len(gone) == 0 {
+		return 0
+	}
+	for _, m := range q.remove(gone) {
+		s.deadLetter(q, m, retry.ReasonExpired)
+	}
+	return len(gone)
 }
 
 // restoreOrderTakes is what the live browse's second pass takes again
