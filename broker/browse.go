@@ -57,6 +57,7 @@ type BrowseRun struct {
 // opt's deadline, progress and Each.
 func NewBrowseRun(res *PeekResult, opt PeekOptions, want int) *BrowseRun {
 	b := &BrowseRun{opt: opt, res: res, want: max(0, want), start: time.Now()}
+	res.wanted = b.want
 	if opt.Deadline > 0 {
 		b.timer = time.NewTimer(opt.Deadline)
 	}
@@ -93,6 +94,10 @@ func (b *BrowseRun) Take(m Message) error {
 	r.browsed, r.read = true, b.read
 	if m.Redelivered {
 		r.redelivered++
+		// Returned messages go back to their place in the queue: one
+		// delivered after a fresh one was returned while ladder read,
+		// by another reader (ladder returns its own only at the end).
+		r.reordered = r.reordered || r.read > r.redelivered
 	}
 	if n, ok := HeaderInt(m.Headers["x-delivery-count"]); ok && n > 0 {
 		r.counts = append(r.counts, deliveryCount{m.Position, n})

@@ -260,6 +260,10 @@ type PeekResult struct {
 	// (Evidence), kept or handed on alike.
 	seen        topology.Evidence
 	browsed     bool // read, redelivered and counts are kept (by a BrowseRun)
+	// wanted is what the browse was to read (BrowseRun.Want); reordered:
+	// a redelivered message came after a fresh one (see BrowseRun.Take).
+	wanted    int
+	reordered bool
 	hitDeadline bool // the deadline (PeekOptions.Deadline) stopped the read
 }
 

@@ -52,26 +52,35 @@ func (o OthersSeen) any() bool {
 // Others names the readers. The live client and the simulation both call
 // it, so both say the same.
 func NoteLeft(res *PeekResult, q topology.Queue, others OthersSeen, gone int64, at time.Time) {
-	if others.any() {
+	// Signs of another reader besides its consumers counted: messages
+	// returned while ladder read (they came after fresh ones), or a read
+	// that found nothing more ready before it had what was ready when it
+	// began, those messages back by the end.
+	seen := others.any() || res.reordered || (gone <= 0 && res.caughtUpEarly())
+	if seen || gone > 0 && !canExpire(res, q) {
 		res.Others = &PeekOthers{Consumers: max(others.ConsumersBefore, others.ConsumersAfter), Unacked: max(others.Unacked, 0)}
 	}
 	if gone <= 0 {
 		return
 	}
-	if !others.any() && canExpire(res, q) {
+	if res.Others == nil {
 		res.Released, res.ReleasedTo, res.ReleasedAt = res.Released+gone, ReleaseRoute(q), &at
 		res.SideEffects = append(res.SideEffects, fmt.Sprintf(
 			"%s the queue during the peek, by %s, to %s: messages whose TTL ran out behind a longer-lived one leave as soon as a reader uncovers them",
 			topology.Plural(int(gone), "message left", "messages left"), at.Format("15:04:05"), res.ReleasedTo))
 		return
 	}
-	if res.Others == nil {
-		res.Others = &PeekOthers{}
-	}
 	res.Others.Left += gone
 	res.SideEffects = append(res.SideEffects, fmt.Sprintf(
 		"%s the queue during the peek, by %s: taken by another consumer or expired (%s); ladder saw none of them expire",
 		topology.Plural(int(gone), "message left", "messages left"), at.Format("15:04:05"), othersText(res.Others)))
+}
+
+// caughtUpEarly: a browse found the queue had nothing more ready for it
+// before it had read what it was to read, and did not stop for another
+// reason.
+func (r *PeekResult) caughtUpEarly() bool {
+	return r.browsed && r.Incomplete == "" && r.read < r.wanted
 }
 
 // canExpire says whether q's messages can expire at all, as far as the
@@ -124,7 +133,7 @@ func NotePartial(res *PeekResult) {
 	switch {
 	case res.Incomplete != "":
 		res.Partial = append(res.Partial, "stopped early: "+res.Incomplete)
-	case int64(res.Read()) < res.Ready && res.Type != topology.QueueStream:
+	case int64(res.Read()) < res.Ready && res.Type != topology.QueueStream && !res.caughtUpEarly():
 		res.Partial = append(res.Partial, fmt.Sprintf("the first %d of %d ready: the peek's limit", res.Read(), res.Ready))
 	}
 }
