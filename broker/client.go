@@ -258,12 +258,12 @@ type PeekResult struct {
 	counts      []deliveryCount
 	// seen is what the messages read showed about queues' roles
 	// (Evidence), kept or handed on alike.
-	seen        topology.Evidence
-	browsed     bool // read, redelivered and counts are kept (by a BrowseRun)
+	seen    topology.Evidence
+	browsed bool // read, redelivered and counts are kept (by a BrowseRun)
 	// wanted is what the browse was to read (BrowseRun.Want); reordered:
 	// a redelivered message came after a fresh one (see BrowseRun.Take).
-	wanted    int
-	reordered bool
+	wanted      int
+	reordered   bool
 	hitDeadline bool // the deadline (PeekOptions.Deadline) stopped the read
 }
 
