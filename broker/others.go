@@ -116,6 +116,10 @@ func othersText(o *PeekOthers) string {
 	return s
 }
 
+// PartialStopped opens the Partial reason of a read that stopped early
+// (its Incomplete, which the faces show on a line of its own).
+const PartialStopped = "stopped early: "
+
 // NotePartial says, once the read is over, why the messages a peek shows
 // are not the whole queue from its head (res.Partial; nil when they are):
 // another reader held or took some (the positions then count among what
@@ -132,7 +136,7 @@ func NotePartial(res *PeekResult) {
 	}
 	switch {
 	case res.Incomplete != "":
-		res.Partial = append(res.Partial, "stopped early: "+res.Incomplete)
+		res.Partial = append(res.Partial, PartialStopped+res.Incomplete)
 	case int64(res.Read()) < res.Ready && res.Type != topology.QueueStream && !res.caughtUpEarly():
 		res.Partial = append(res.Partial, fmt.Sprintf("the first %d of %d ready: the peek's limit", res.Read(), res.Ready))
 	}

@@ -220,6 +220,9 @@ func renderPeekBanner(res *broker.PeekResult, at time.Time, width int, st *style
 	if res.Incomplete != "" && !slices.Contains(peekSideEffects(res), res.Incomplete) {
 		lines = append(lines, styled.Wrap(st.Banner, present.GlyphWarning+" incomplete: "+termtext.Sanitize(res.Incomplete), width)...)
 	}
+	if p := present.PeekPartial(res); p != "" {
+		lines = append(lines, styled.Wrap(st.Banner, present.GlyphWarning+" "+termtext.Sanitize(p), width)...)
+	}
 	// Due times are the peek's, not the clock's: they do not count down,
 	// so they say when they were true.
 	if hasDue(res) {

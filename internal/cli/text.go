@@ -208,6 +208,9 @@ func renderPeek(r *broker.PeekResult, width int) string {
 	if r.Incomplete != "" && !slices.Contains(r.SideEffects, r.Incomplete) {
 		fmt.Fprintf(&b, "! incomplete: %s\n", clean(r.Incomplete))
 	}
+	if p := present.PeekPartial(r); p != "" && r.Grouping == nil {
+		fmt.Fprintf(&b, "! %s\n", clean(p))
+	}
 	if r.Grouping != nil || len(r.Groups) > 0 {
 		renderGroups(&b, r, width)
 		return b.String()

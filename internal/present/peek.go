@@ -53,3 +53,21 @@ func PeekCost(c broker.PeekCost) string {
 	}
 	return strings.Join(parts, ", ")
 }
+
+// PeekPartial is the line that says a peek's view is not the whole queue
+// from its head, and why ("" when it is): another reader held or took
+// messages (its positions then count among what was ready to ladder), or
+// the peek's limit stopped it. A read that stopped early says so on its
+// own line (incomplete), so that reason is left out here.
+func PeekPartial(res *broker.PeekResult) string {
+	var why []string
+	for _, p := range res.Partial {
+		if !strings.HasPrefix(p, broker.PartialStopped) {
+			why = append(why, p)
+		}
+	}
+	if len(why) == 0 {
+		return ""
+	}
+	return "partial: " + strings.Join(why, "; ")
+}
