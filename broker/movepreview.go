@@ -90,7 +90,7 @@ func PreviewReadsCapped(req MoveRequest, ready int) (n int, capped bool) {
 func PreviewCostNotes(res *PeekResult) []string {
 	var out []string
 	for _, e := range res.SideEffects {
-		if strings.Contains(e, "x-delivery-count") || strings.Contains(e, "by this peek") {
+		if strings.Contains(e, "x-delivery-count") || strings.Contains(e, "by this peek") || strings.Contains(e, "left the queue during the peek") {
 			out = append(out, "dry run: "+e)
 		}
 	}

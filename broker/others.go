@@ -65,15 +65,22 @@ func NoteLeft(res *PeekResult, q topology.Queue, others OthersSeen, gone int64, 
 	}
 	if res.Others == nil {
 		res.Released, res.ReleasedTo, res.ReleasedAt = res.Released+gone, ReleaseRoute(q), &at
-		res.SideEffects = append(res.SideEffects, fmt.Sprintf(
-			"%s the queue during the peek, by %s, to %s: messages whose TTL ran out behind a longer-lived one leave as soon as a reader uncovers them",
-			topology.Plural(int(gone), "message left", "messages left"), at.Format("15:04:05"), res.ReleasedTo))
+		res.SideEffects = append(res.SideEffects, ReleasedEffect(gone, at, res.ReleasedTo))
 		return
 	}
 	res.Others.Left += gone
 	res.SideEffects = append(res.SideEffects, fmt.Sprintf(
 		"%s the queue during the peek, by %s: taken by another consumer or expired (%s); ladder saw none of them expire",
 		topology.Plural(int(gone), "message left", "messages left"), at.Format("15:04:05"), othersText(res.Others)))
+}
+
+// ReleasedEffect says that gone overdue messages left a queue, to to,
+// by at, because a read uncovered them: a peek's side effect, and a dry
+// run's note.
+func ReleasedEffect(gone int64, at time.Time, to string) string {
+	return fmt.Sprintf(
+		"%s the queue during the peek, by %s, to %s: messages whose TTL ran out behind a longer-lived one leave as soon as a reader uncovers them",
+		topology.Plural(int(gone), "message left", "messages left"), at.Format("15:04:05"), to)
 }
 
 // caughtUpEarly: a browse found the queue had nothing more ready for it

@@ -131,6 +131,11 @@ type PeekCost struct {
 	Limited       bool
 	DeliveryLimit int64
 	DefaultLimit  bool
+	// Releases is at most how many overdue messages the read may release
+	// (OwnTTLs: the queue's messages carry their own TTLs, and only its
+	// head expires), and ReleaseTo where they go (ReleaseRoute).
+	Releases  int64
+	ReleaseTo string
 }
 
 // PeekCostOf is the cost of peeking q on a broker of brokerVersion, browsed
@@ -163,7 +168,7 @@ func PeekCostVia(q topology.Queue, brokerVersion string, mode PeekMode) PeekCost
 // toward. A peek of an unconsumed queue without a limit only sets the
 // redelivered flag (and raises a quorum count).
 func (c PeekCost) Felt() bool {
-	return c.Consumers > 0 || c.ConsumersUnknown || c.Limited
+	return c.Consumers > 0 || c.ConsumersUnknown || c.Limited || c.Releases > 0
 }
 
 // CountsDelivery: the peek raises x-delivery-count, a change read-only
@@ -171,9 +176,15 @@ func (c PeekCost) Felt() bool {
 func (c PeekCost) CountsDelivery() bool { return c.Counted }
 
 // NeedsConsent: the peek counts toward a delivery limit, and how near the
-// messages are cannot be seen without spending a delivery: it is refused
-// unless forced (--force; the terminal UI's yes).
-func (c PeekCost) NeedsConsent() bool { return c.Limited }
+// messages are cannot be seen without spending a delivery, or it may
+// release overdue messages: it is refused unless forced (--force-peek;
+// the terminal UI's yes).
+func (c PeekCost) NeedsConsent() bool { return c.Limited || c.Releases > 0 }
+
+// Changes: the read may change the queue beyond flags and counters (it
+// counts a delivery, or releases overdue messages): read-only mode
+// refuses it.
+func (c PeekCost) Changes() bool { return c.Counted || c.Releases > 0 }
 
 // ErrPeekCostsDelivery refuses, unless forced, a peek that counts a
 // delivery toward a quorum queue's delivery limit.
@@ -197,7 +208,12 @@ type PeekRefused struct {
 
 func (e *PeekRefused) Error() string { return "peek " + e.Queue + ": " + e.Why }
 
-func (e *PeekRefused) Unwrap() error { return e.Kind }
+func (e *PeekRefused) Unwrap() []error {
+	if e.Kind == ErrReadOnly {
+		return []error{e.Kind}
+	}
+	return []error{e.Kind, ErrPeekNeedsConsent}
+}
 
 // PeekRefusalOf is the refusal a peek of q by the mode PeekModeOf chooses
 // meets: nil when it may run. The terminal UI reads it before it asks, the
@@ -211,22 +227,45 @@ func PeekRefusalOf(q topology.Queue, brokerVersion string, readOnly, force bool)
 // peek costing c may run. because says why no costless browse exists
 // ("" for the version's rule).
 func PeekRefusal(q topology.Queue, brokerVersion string, c PeekCost, readOnly, force bool, because string) *PeekRefused {
-	if !c.CountsDelivery() || (!readOnly && (force || !c.NeedsConsent())) {
+	if !c.Changes() || (!readOnly && (force || !c.NeedsConsent())) {
 		return nil
 	}
-	if because == "" {
-		because = "RabbitMQ " + brokerVersion + " has no peek that leaves it unchanged; 4.3 has"
+	var parts []string
+	if c.Counted {
+		if because == "" {
+			because = "RabbitMQ " + brokerVersion + " has no peek that leaves it unchanged; 4.3 has"
+		}
+		what := "a peek of this quorum queue counts a delivery (x-delivery-count +1)"
+		if c.Limited {
+			what += fmt.Sprintf(" toward its %s of %d", limitName(c), c.DeliveryLimit)
+		}
+		switch {
+		case readOnly:
+			parts = append(parts, what+"; "+because)
+		case c.Limited:
+			parts = append(parts, fmt.Sprintf(
+				"%s, and a message already delivered %d times would be %s; how near they are cannot be seen without spending one (%s)",
+				what, c.DeliveryLimit, deadLetteredTo(q), because))
+		}
 	}
-	what := "a peek of this quorum queue counts a delivery (x-delivery-count +1)"
-	if c.Limited {
-		what += fmt.Sprintf(" toward its %s of %d", limitName(c), c.DeliveryLimit)
+	if c.Releases > 0 {
+		parts = append(parts, ReleaseWarning(c))
 	}
-	if readOnly {
-		return &PeekRefused{Queue: q.Name, Ready: q.Ready, Cost: c, Kind: ErrReadOnly, Why: "read-only: " + what + "; " + because}
+	why := strings.Join(parts, "; and ")
+	switch {
+	case readOnly:
+		return &PeekRefused{Queue: q.Name, Ready: q.Ready, Cost: c, Kind: ErrReadOnly, Why: "read-only: " + why}
+	case c.Limited:
+		return &PeekRefused{Queue: q.Name, Ready: q.Ready, Cost: c, Kind: ErrPeekCostsDelivery, Why: why}
 	}
-	return &PeekRefused{Queue: q.Name, Ready: q.Ready, Cost: c, Kind: ErrPeekCostsDelivery, Why: fmt.Sprintf(
-		"%s, and a message already delivered %d times would be %s; how near they are cannot be seen without spending one (%s)",
-		what, c.DeliveryLimit, deadLetteredTo(q), because)}
+	return &PeekRefused{Queue: q.Name, Ready: q.Ready, Cost: c, Kind: ErrPeekReleases, Why: why}
+}
+
+// ReleaseWarning says what reading past the head of a queue whose
+// messages carry their own TTLs may do (c.Releases > 0).
+func ReleaseWarning(c PeekCost) string {
+	return fmt.Sprintf("its messages carry their own TTLs and only the head expires: reading past the head releases at once the overdue ones it uncovers, at most %s, to %s",
+		topology.Plural(int(c.Releases), "message", "messages"), c.ReleaseTo)
 }
 
 func limitName(c PeekCost) string {

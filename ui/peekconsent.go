@@ -140,7 +140,7 @@ func (m *Model) peekRefused(queue string) string {
 // handled is false for any other answer.
 func (m *Model) peekNeedsConsent(msg peekMsg) (tea.Cmd, bool) {
 	var refused *broker.PeekRefused
-	if msg.err == nil || !errors.As(msg.err, &refused) || !errors.Is(msg.err, broker.ErrPeekCostsDelivery) ||
+	if msg.err == nil || !errors.As(msg.err, &refused) || !errors.Is(msg.err, broker.ErrPeekNeedsConsent) ||
 		msg.id != m.browser.id || msg.queue != m.browser.queue {
 		return nil, false
 	}
@@ -213,7 +213,7 @@ type unblockConsentMsg struct {
 // it would count toward a delivery limit, or nil.
 func costRefusal(err error) *broker.PeekRefused {
 	var refused *broker.PeekRefused
-	if err == nil || !errors.As(err, &refused) || !errors.Is(err, broker.ErrPeekCostsDelivery) {
+	if err == nil || !errors.As(err, &refused) || !errors.Is(err, broker.ErrPeekNeedsConsent) {
 		return nil
 	}
 	return refused

@@ -406,6 +406,17 @@ func (l *Live) Peek(ctx context.Context, queue string, opt broker.PeekOptions) (
 			q.Messages = q.Ready + q.Unacked
 		}
 	}
+	// Discovery labels what the peek shows, and says whether the queue's
+	// messages carry their own TTLs (a wait queue): cached bindings will do.
+	v, err := l.mgmt.read(ctx, l.r.Vhost, false, false)
+	if err != nil {
+		return nil, err
+	}
+	l.evidence.Apply(&v)
+	ladders := topology.Discover(&v)
+	if seen, ok := v.Queue(queue); ok {
+		q.Seen = seen.Seen
+	}
 	mode, because := broker.PeekModeOf(q, version), ""
 	var browser *amqp1Receiver
 	if mode == broker.PeekReleased {
@@ -419,7 +430,8 @@ func (l *Live) Peek(ctx context.Context, queue string, opt broker.PeekOptions) (
 			mode, because = broker.PeekConsumeClose, "the costless browse over AMQP 1.0 failed: "+amqp1Reason(err)
 		}
 	}
-	if r := broker.PeekRefusal(q, version, broker.PeekCostVia(q, version, mode), l.r.ReadOnly, opt.Force, because); r != nil {
+	cost := broker.WithReleases(broker.PeekCostVia(q, version, mode), q, &v, ladders)
+	if r := broker.PeekRefusal(q, version, cost, l.r.ReadOnly, opt.Force, because); r != nil {
 		// The question asked next says how many it reads: the exact
 		// depth (the management API's lags), which touches no message.
 		r.Limit = opt.Limit
@@ -428,16 +440,6 @@ func (l *Live) Peek(ctx context.Context, queue string, opt broker.PeekOptions) (
 		}
 		return nil, r
 	}
-	// Discovery only labels what the peek shows: cached bindings will do.
-	v, err := l.mgmt.read(ctx, l.r.Vhost, false, false)
-	if err != nil {
-		if browser != nil {
-			browser.close()
-		}
-		return nil, err
-	}
-	l.evidence.Apply(&v)
-	ladders := topology.Discover(&v)
 	dec := broker.NewDecoder(&v, ladders, queue)
 	if browser != nil {
 		res, redelivered, ended, err := peekAMQP1(ctx, browser, q, version, opt, dec)

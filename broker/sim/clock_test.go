@@ -105,7 +105,7 @@ func TestConcurrentCalls(t *testing.T) {
 						t.Error(err)
 					}
 				case 1:
-					if _, err := s.Peek(ctx, PaymentsWait, broker.PeekOptions{Limit: 20}); err != nil {
+					if _, err := s.Peek(ctx, PaymentsWait, broker.PeekOptions{Limit: 20, Force: true}); err != nil {
 						t.Error(err)
 					}
 				case 2:

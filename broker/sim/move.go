@@ -52,7 +52,18 @@ func (s *Sim) Move(ctx context.Context, req broker.MoveRequest, progress func(br
 			return broker.NewMoveReport(req), err
 		}
 	}
+	released := ""
+	if src := s.byName[req.From]; preview > 0 && src != nil {
+		// The live dry run's read releases the overdue messages it
+		// uncovers before it plans what it read.
+		if n := s.releaseOnRead(src, preview); n > 0 {
+			released = "dry run: " + broker.ReleasedEffect(int64(n), s.now, broker.ReleaseRoute(src.info()))
+		}
+	}
 	rep, hops, roomNotes, err := s.planMove(req)
+	if rep != nil {
+		rep.Note(released)
+	}
 	s.mu.Unlock()
 	if err == nil && preview > 0 {
 		err = s.previewCost(ctx, req, preview, rep)
@@ -135,7 +146,7 @@ func (s *Sim) previewRefusal(req broker.MoveRequest) (int, error) {
 	if n == 0 {
 		return 0, nil
 	}
-	if r := broker.PeekRefusalOf(src.info(), s.opt.BrokerVersion, s.opt.ReadOnly, req.ForcePeek); r != nil {
+	if r := broker.PeekRefusal(src.info(), s.opt.BrokerVersion, s.readCost(src), s.opt.ReadOnly, req.ForcePeek, ""); r != nil {
 		r.Limit = n
 		return 0, fmt.Errorf("dry run: %w", r)
 	}

@@ -42,7 +42,7 @@ func (s *Sim) Peek(ctx context.Context, name string, opt broker.PeekOptions) (*b
 	}
 	info := q.info()
 	version := s.opt.BrokerVersion
-	if r := broker.PeekRefusalOf(info, version, s.opt.ReadOnly, opt.Force); r != nil {
+	if r := broker.PeekRefusal(info, version, s.readCost(q), s.opt.ReadOnly, opt.Force, ""); r != nil {
 		r.Limit = opt.Limit
 		return nil, r
 	}
@@ -104,6 +104,19 @@ func (s *Sim) Peek(ctx context.Context, name string, opt broker.PeekOptions) (*b
 		s.topo = nil // discovery weighs what this peek showed
 	}
 	return res, nil
+}
+
+// readCost is what a read of q costs on the simulated broker, by the live
+// client's rules: its version's (PeekCostOf) and, where q's messages carry
+// their own TTLs, the overdue ones a read may release (WithReleases, from
+// the evidence and the ladders discovery sees). Callers hold mu.
+func (s *Sim) readCost(q *queue) broker.PeekCost {
+	info := q.info()
+	topo := s.topology()
+	if tq, ok := topo.vhost.Queue(q.name); ok {
+		info.Seen = tq.Seen
+	}
+	return broker.WithReleases(broker.PeekCostOf(info, s.opt.BrokerVersion), info, &topo.vhost, topo.ladders)
 }
 
 // releaseOnRead dead-letters (or drops) the overdue messages a read of up

@@ -214,7 +214,7 @@ func progressPrinter(a *app) func(broker.MoveProgress) {
 // again with ForcePeek. Nothing was touched.
 func previewConsent(a *app, err error, req broker.MoveRequest, extra string) (broker.MoveRequest, bool) {
 	var refused *broker.PeekRefused
-	if !errors.As(err, &refused) || !errors.Is(err, broker.ErrPeekCostsDelivery) || a.json() || !isTerminal(a.stdin) || !isTerminal(a.stderr) {
+	if !errors.As(err, &refused) || !errors.Is(err, broker.ErrPeekNeedsConsent) || a.json() || !isTerminal(a.stdin) || !isTerminal(a.stderr) {
 		return req, false
 	}
 	what := "The move's preview reads the queue first: "
@@ -231,7 +231,7 @@ func previewConsent(a *app, err error, req broker.MoveRequest, extra string) (br
 // previewHint adds to a preview refused for the delivery its read would
 // count the flag that previews anyway.
 func previewHint(err error) error {
-	if errors.Is(err, broker.ErrPeekCostsDelivery) {
+	if errors.Is(err, broker.ErrPeekNeedsConsent) {
 		return fmt.Errorf("%w; --force-peek previews anyway", err)
 	}
 	return err

@@ -67,7 +67,20 @@ and the result lists it (side_effects):
     near the messages are without spending one, so the peek is asked for on
     a terminal and otherwise refused unless --force, and whatever a forced
     peek dead-letters is reported;
-  - streams are read by offset, with no side effect.
+  - streams are read by offset, with no side effect;
+  - a queue whose messages carry their own TTLs (a wait queue relying on
+    per-message expiration, or one a look saw so) expires only its head:
+    reading past the head releases at once the overdue messages behind it
+    (dead-lettered, or dropped). The peek is asked for on a terminal and
+    otherwise refused unless --force-peek, saying at most how many and
+    where they go; --read-only refuses it; what it released is reported.
+
+Other readers: messages another consumer holds cannot be seen. What left
+the queue during the peek is called released (dead-lettered to X, or dropped)
+only where nobody else was reading; otherwise "taken by another consumer or
+expired". A view that is not the whole queue from its head says it is partial
+and why (another reader, the limit): with another reader, positions count
+among the messages ready to ladder.
 
 --group-by groups the whole queue by what broke it when it holds up to 10000
 ready messages, read within --max-time (-n N: the first N, up to 100000), and
@@ -146,6 +159,7 @@ Allowed in --read-only mode where it changes no count.`,
 	}
 	cmd.Flags().IntVarP(&opt.Limit, "limit", "n", 20, "messages to browse (with --group-by: to group; the whole queue up to 10000 when not given)")
 	cmd.Flags().BoolVar(&opt.Force, "force", false, "peek a quorum queue although each peek counts a delivery toward its delivery limit")
+	cmd.Flags().BoolVar(&opt.Force, "force-peek", false, "peek although the read costs something: a delivery toward a delivery limit, or releasing overdue messages of a queue whose messages carry their own TTLs")
 	cmd.Flags().DurationVar(&opt.Deadline, "max-time", broker.DefaultPeekDeadline, "stop reading after this long (what was read is shown, marked incomplete)")
 	cmd.Flags().IntVar(&opt.BodyPreview, "body-bytes", broker.DefaultBodyPreview, "bytes of each body to keep in the preview")
 	cmd.Flags().StringArrayVar(&where, "where", nil, "show only the messages chosen (repeatable; see ladder move --help)")
@@ -184,7 +198,7 @@ func groupPeek(cmd *cobra.Command, c broker.Client, queue, by string, w moveplan
 // UI asks); yes gives the options to peek again with. Nothing was touched.
 func peekConsent(a *app, err error, opt broker.PeekOptions) (broker.PeekOptions, bool) {
 	var refused *broker.PeekRefused
-	if !errors.As(err, &refused) || !errors.Is(err, broker.ErrPeekCostsDelivery) || a.json() || !isTerminal(a.stdin) || !isTerminal(a.stderr) {
+	if !errors.As(err, &refused) || !errors.Is(err, broker.ErrPeekNeedsConsent) || a.json() || !isTerminal(a.stdin) || !isTerminal(a.stderr) {
 		return opt, false
 	}
 	limit := opt.Limit
@@ -201,7 +215,10 @@ func peekConsent(a *app, err error, opt broker.PeekOptions) (broker.PeekOptions,
 // peekHint adds to a peek refused for the delivery it would count the
 // flag that peeks anyway (flag: the command's own).
 func peekHint(err error, flag string) error {
-	if errors.Is(err, broker.ErrPeekCostsDelivery) {
+	if errors.Is(err, broker.ErrPeekReleases) {
+		flag = "--force-peek"
+	}
+	if errors.Is(err, broker.ErrPeekNeedsConsent) {
 		return fmt.Errorf("%w; %s peeks anyway", err, flag)
 	}
 	return err

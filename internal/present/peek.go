@@ -51,6 +51,10 @@ func PeekCost(c broker.PeekCost) string {
 	case c.Acquired:
 		parts = append(parts, "x-acquired-count +1, no delivery counted")
 	}
+	if c.Releases > 0 {
+		parts = append(parts, "it may release at most "+Plural(int(c.Releases), "overdue message", "overdue messages")+
+			" to "+c.ReleaseTo+" (their own TTLs ran out behind a longer one; only the head expires, and a read uncovers them)")
+	}
 	return strings.Join(parts, ", ")
 }
 
