@@ -53,7 +53,7 @@ func PeekCost(c broker.PeekCost) string {
 	}
 	if c.Releases > 0 {
 		parts = append(parts, "it may release at most "+Plural(int(c.Releases), "overdue message", "overdue messages")+
-			" to "+c.ReleaseTo+" (their own TTLs ran out behind a longer one; only the head expires, and a read uncovers them)")
+			" to "+c.ReleaseTo+" (only the head expires: messages whose own TTL ran out behind it leave when a read uncovers them)")
 	}
 	return strings.Join(parts, ", ")
 }
