@@ -123,7 +123,7 @@ FILE "-" writes to standard output. An existing FILE is refused unless --force.`
 	f.BoolVar(&o.Consume, "consume", false, "drain the queue to the file (acked once written and synced)")
 	f.StringVar(&body, "body", "base64", "body encoding: base64, or text for valid UTF-8 bodies")
 	f.BoolVar(&force, "force", false, "overwrite an existing file")
-	f.BoolVar(&o.Force, "force-peek", false, "browse a quorum queue although each browse counts a delivery toward its delivery limit")
+	f.BoolVar(&o.Force, "force-peek", false, "browse although the read costs something: a delivery toward a quorum queue's delivery limit, or releasing the overdue messages of a queue whose messages carry their own TTLs")
 	f.BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation (--consume)")
 	_ = cmd.MarkFlagFilename("out", "jsonl")
 	return cmd

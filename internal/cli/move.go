@@ -131,7 +131,7 @@ may then be both in the target and in the source (duplicates_possible).`,
 	f.BoolVar(&req.DryRun, "dry-run", false, "say what would go where; publish and acknowledge nothing")
 	f.BoolVar(&req.ResetRetries, "reset-retries", false, "set each message's retry count to zero, in its own convention")
 	f.BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation")
-	f.BoolVar(&req.ForcePeek, "force-peek", false, "preview a quorum queue although reading it counts a delivery toward its delivery limit")
+	f.BoolVar(&req.ForcePeek, "force-peek", false, "preview although the read costs something: a delivery toward a quorum queue's delivery limit, or releasing the overdue messages of a queue whose messages carry their own TTLs")
 	ch.register(cmd)
 	if fl := f.Lookup("force"); fl != nil {
 		fl.Usage = "move messages past --max-moves, and into a full drop-head or reject-publish-dlx queue (dropping its oldest)"

@@ -55,7 +55,7 @@ var readOnlyClasses = map[string]readOnlyClass{
 	"ladder topology":              {allowed: [][]string{{"topology"}, {"topology", "-o", "json"}, {"topology", "--over", "1s"}, {"topology", "--sample", "5"}, {"topology", "--all-vhosts"}}, flags: []string{"all-vhosts", "over", "sample"}},
 	"ladder lint":                  {allowed: [][]string{{"lint"}}, flags: []string{"for"}},
 	"ladder schedule":              {allowed: [][]string{{"schedule", "--backoff", "fixed", "--base", "5s"}}, flags: []string{"attempts", "backoff", "base", "cap", "factor", "jitter", "ladder"}},
-	"ladder peek":                  {allowed: [][]string{{"peek", "{src}"}, {"peek", "{src}", "-o", "json", "--where", "retries>=0", "--group-by", "error"}}, flags: []string{"body-bytes", "force", "group-by", "limit", "max-time", "where"}},
+	"ladder peek":                  {allowed: [][]string{{"peek", "{src}"}, {"peek", "{src}", "-o", "json", "--where", "retries>=0", "--group-by", "error"}}, flags: []string{"body-bytes", "force", "force-peek", "group-by", "limit", "max-time", "where"}},
 	"ladder dump": {
 		refused: [][]string{{"dump", "{src}", "--out", "{out}", "--consume", "--yes"}, {"dump", "{src}", "--out", "{out}", "--consume", "--yes", "--limit", "1", "--force"}},
 		allowed: [][]string{{"dump", "{src}", "--out", "-"}},
@@ -71,8 +71,11 @@ var readOnlyClasses = map[string]readOnlyClass{
 		flags:   []string{"delay", "mutates:dry-run", "force", "force-peek", "from", "limit", "max-moves", "rate", "reset-retries", "to", "where", "yes"},
 	},
 	"ladder unblock": {
-		refused: [][]string{{"unblock", "{wait}", "--yes"}, {"unblock", "{wait}", "--yes", "--look", "5"}},
-		allowed: [][]string{{"unblock", "{wait}", "--dry-run"}},
+		// Its dry run reads past the head of a wait queue whose messages
+		// may carry their own TTLs, which may release overdue ones: a
+		// change, refused too (even with --force-peek).
+		refused: [][]string{{"unblock", "{wait}", "--yes"}, {"unblock", "{wait}", "--yes", "--look", "5"},
+			{"unblock", "{wait}", "--dry-run"}, {"unblock", "{wait}", "--dry-run", "--force-peek"}},
 		flags:   []string{"mutates:dry-run", "force-peek", "look", "yes"},
 	},
 	"ladder replay": {

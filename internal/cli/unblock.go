@@ -120,7 +120,7 @@ dead-letter a message, the unblock is refused.`,
 	f.IntVar(&look, "look", broker.DefaultUnblockLook, "read at most this many messages of the queue")
 	f.BoolVar(&dryRun, "dry-run", false, "say what would move where; publish and acknowledge nothing")
 	f.BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation")
-	f.BoolVar(&forcePeek, "force-peek", false, "read a quorum queue although each read counts a delivery toward its delivery limit")
+	f.BoolVar(&forcePeek, "force-peek", false, "read although each read costs something: a delivery toward a quorum queue's delivery limit, or releasing the overdue messages of a queue whose messages carry their own TTLs")
 	return cmd
 }
 

@@ -44,7 +44,7 @@ func TestUnblockFreesTheShortMessagesOnTheBroker(t *testing.T) {
 		pub(fmt.Sprint("short-", i), "8000")
 	}
 
-	code, out, errOut := runLadder(t, "unblock", "work.delay", "--yes", "-o", "json")
+	code, out, errOut := runLadder(t, "unblock", "work.delay", "--force-peek", "--yes", "-o", "json")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
@@ -142,7 +142,7 @@ func TestUnblockTellsLookAlikesApartOnTheBroker(t *testing.T) {
 		pub("work4.delay", "same", "3000")
 	}
 
-	code, out, errOut := runLadder(t, "unblock", "work3.delay", "--yes", "-o", "json")
+	code, out, errOut := runLadder(t, "unblock", "work3.delay", "--force-peek", "--yes", "-o", "json")
 	var res unblockResult
 	if err := json.Unmarshal([]byte(out), &res); err != nil || code != 0 {
 		t.Fatalf("work3: exit %d %v\n%s\n%s", code, err, out, errOut)
@@ -150,11 +150,11 @@ func TestUnblockTellsLookAlikesApartOnTheBroker(t *testing.T) {
 	if len(res.Unblock.Picks) != 2 || res.Move.Requested != 2 || res.Move.Moved != 2 || len(res.Move.Routes) != 2 {
 		t.Fatalf("work3: want 2 picked and moved, each its own way: %s", out)
 	}
-	code, out, errOut = runLadder(t, "unblock", "work4.delay", "--dry-run", "-o", "json")
+	code, out, errOut = runLadder(t, "unblock", "work4.delay", "--force-peek", "--dry-run", "-o", "json")
 	if err := json.Unmarshal([]byte(out), &res); err != nil || code != 0 || res.Move.Requested != 1 || res.Move.Via["delay_queue"] != 1 {
 		t.Fatalf("work4 dry run: exit %d %v\n%s\n%s", code, err, out, errOut)
 	}
-	code, out, errOut = runLadder(t, "unblock", "work4.delay", "--yes", "-o", "json")
+	code, out, errOut = runLadder(t, "unblock", "work4.delay", "--force-peek", "--yes", "-o", "json")
 	if err := json.Unmarshal([]byte(out), &res); err != nil || code != 0 || res.Move.Requested != 1 || res.Move.Moved != 1 {
 		t.Fatalf("work4: exit %d %v\n%s\n%s", code, err, out, errOut)
 	}
@@ -215,7 +215,7 @@ func TestUnblockKeepsTheDueTimeOnTheBroker(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer live.Close()
-	req, plan, _, err := broker.PrepareUnblock(ctx, live, "work.delay", 0)
+	req, plan, _, err := broker.PrepareUnblockWith(ctx, live, "work.delay", broker.UnblockOptions{ForcePeek: true})
 	if err != nil || len(plan.Picks) != 1 || plan.Picks[0].MessageID != "long" {
 		t.Fatalf("%+v %v", plan, err)
 	}
@@ -287,7 +287,7 @@ func TestUnblockWhenThePickHasLeft(t *testing.T) {
 	defer live.Close()
 	prepare := func() broker.MoveRequest {
 		t.Helper()
-		req, plan, _, err := broker.PrepareUnblock(ctx, live, "work.delay", 0)
+		req, plan, _, err := broker.PrepareUnblockWith(ctx, live, "work.delay", broker.UnblockOptions{ForcePeek: true})
 		if err != nil || len(plan.Picks) != 1 || plan.Picks[0].MessageID != "head" {
 			t.Fatalf("%+v %v", plan, err)
 		}

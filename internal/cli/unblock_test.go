@@ -76,7 +76,7 @@ func TestUnblockTellsSameBodiesApart(t *testing.T) {
 	s := quietSim(t)
 	putWaiting(t, s, "x/60000", "x/600000", "z/20000")
 	s.Advance(5 * time.Second)
-	code, out, errOut := runOnSim(t, s, "unblock", sim.PaymentsWait, "--yes", "-o", "json")
+	code, out, errOut := runOnSim(t, s, "unblock", sim.PaymentsWait, "--force-peek", "--yes", "-o", "json")
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
@@ -120,7 +120,7 @@ func TestUnblockMovesOnlyTheHolderAmongLookAlikes(t *testing.T) {
 	s := quietSim(t)
 	putWaiting(t, s, "same/600000", "same/30000", "same/30000", "same/30000", "same/30000", "same/30000")
 	for _, args := range [][]string{{"--dry-run"}, {"--yes"}} {
-		code, out, errOut := runOnSim(t, s, append([]string{"unblock", sim.PaymentsWait, "-o", "json"}, args...)...)
+		code, out, errOut := runOnSim(t, s, append([]string{"unblock", sim.PaymentsWait, "--force-peek", "-o", "json"}, args...)...)
 		var res unblockResult
 		if err := json.Unmarshal([]byte(out), &res); err != nil || code != exitOK {
 			t.Fatalf("%v: exit %d %v\n%s\n%s", args, code, err, out, errOut)
@@ -144,7 +144,7 @@ func TestUnblockMovesOnlyTheHolderAmongLookAlikes(t *testing.T) {
 func TestUnblockCountsAPickThatLeft(t *testing.T) {
 	s := quietSim(t)
 	putWaiting(t, s, "a/600000", "b/300000", "c/20000")
-	req, plan, _, err := broker.PrepareUnblock(t.Context(), s, sim.PaymentsWait, 0)
+	req, plan, _, err := broker.PrepareUnblockWith(t.Context(), s, sim.PaymentsWait, broker.UnblockOptions{ForcePeek: true})
 	if err != nil || len(plan.Picks) != 2 {
 		t.Fatalf("%+v %v", plan, err)
 	}
@@ -166,7 +166,7 @@ func TestUnblockKeepsTheDueTimeWhileConfirming(t *testing.T) {
 	s := quietSim(t)
 	start := s.Now()
 	putWaiting(t, s, "long/600000", "short/20000")
-	req, plan, _, err := broker.PrepareUnblock(t.Context(), s, sim.PaymentsWait, 0)
+	req, plan, _, err := broker.PrepareUnblockWith(t.Context(), s, sim.PaymentsWait, broker.UnblockOptions{ForcePeek: true})
 	if err != nil || len(plan.Picks) != 1 || plan.Picks[0].Remaining != 10*time.Minute {
 		t.Fatalf("%+v %v", plan, err)
 	}
@@ -210,7 +210,7 @@ func TestUnblockOutputKeepsThePeeksSideEffects(t *testing.T) {
 	if len(want) == 0 {
 		t.Fatal("a classic peek has no side effects to check")
 	}
-	code, out, errOut := runOnSim(t, s, "unblock", sim.PaymentsWait, "--dry-run", "-o", "json")
+	code, out, errOut := runOnSim(t, s, "unblock", sim.PaymentsWait, "--force-peek", "--dry-run", "-o", "json")
 	var res unblockResult
 	if err := json.Unmarshal([]byte(out), &res); err != nil || code != exitOK {
 		t.Fatalf("exit %d %v\n%s\n%s", code, err, out, errOut)
@@ -218,7 +218,7 @@ func TestUnblockOutputKeepsThePeeksSideEffects(t *testing.T) {
 	if !slices.Equal(res.SideEffects, want) {
 		t.Errorf("JSON side_effects %q, want %q", res.SideEffects, want)
 	}
-	code, out, errOut = runOnSim(t, s, "unblock", sim.PaymentsWait, "--dry-run")
+	code, out, errOut = runOnSim(t, s, "unblock", sim.PaymentsWait, "--force-peek", "--dry-run")
 	if code != exitOK {
 		t.Fatalf("exit %d %s", code, errOut)
 	}
@@ -240,7 +240,7 @@ func TestUnblockDryRunSaysAHolderItCannotMoveIsOne(t *testing.T) {
 		t.Fatalf("%+v %v", out, err)
 	}
 	putWaiting(t, s, "short/1000")
-	code, stdout, errOut := runOnSim(t, s, "unblock", sim.PaymentsWait, "--dry-run")
+	code, stdout, errOut := runOnSim(t, s, "unblock", sim.PaymentsWait, "--force-peek", "--dry-run")
 	if code != exitOK {
 		t.Fatalf("exit %d %s", code, errOut)
 	}
@@ -248,7 +248,7 @@ func TestUnblockDryRunSaysAHolderItCannotMoveIsOne(t *testing.T) {
 		!strings.Contains(stdout, "has no timestamp") {
 		t.Errorf("%s", stdout)
 	}
-	code, stdout, _ = runOnSim(t, s, "unblock", sim.PaymentsWait, "--dry-run", "-o", "json")
+	code, stdout, _ = runOnSim(t, s, "unblock", sim.PaymentsWait, "--force-peek", "--dry-run", "-o", "json")
 	var res unblockResult
 	if code != exitOK || json.Unmarshal([]byte(stdout), &res) != nil || res.Unblock.Kept != 1 || len(res.Unblock.Picks) != 0 {
 		t.Errorf("json: exit %d %s", code, stdout)
