@@ -76,7 +76,7 @@ var readOnlyClasses = map[string]readOnlyClass{
 		// change, refused too (even with --force-peek).
 		refused: [][]string{{"unblock", "{wait}", "--yes"}, {"unblock", "{wait}", "--yes", "--look", "5"},
 			{"unblock", "{wait}", "--dry-run"}, {"unblock", "{wait}", "--dry-run", "--force-peek"}},
-		flags:   []string{"mutates:dry-run", "force-peek", "look", "yes"},
+		flags: []string{"mutates:dry-run", "force-peek", "look", "yes"},
 	},
 	"ladder replay": {
 		refused: [][]string{
