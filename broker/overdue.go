@@ -92,3 +92,10 @@ func WithReleases(c PeekCost, q topology.Queue, v *topology.Vhost, ladders []ret
 	}
 	return c
 }
+
+// ReadCostOf is what a read of q, as snap has it, costs: its version's
+// rules and what it may release, known from the snapshot alone (the
+// terminal UI asks with it before a read).
+func ReadCostOf(snap *Snapshot, q topology.Queue) PeekCost {
+	return WithReleases(PeekCostOf(q, snap.BrokerVersion), q, &snap.Topology, snap.Ladders)
+}

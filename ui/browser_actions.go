@@ -173,8 +173,8 @@ func (m *browserModel) askDump() tea.Cmd {
 			done: func(file string) tea.Msg { return dumpAskMsg{queue: queue, file: file, force: force} },
 		}
 	}
-	if q, version, ok := m.snapQueue(); ok {
-		if cost := broker.PeekCostOf(q, version); cost.NeedsConsent() {
+	if q, _, ok := m.snapQueue(); ok {
+		if cost := broker.ReadCostOf(m.snap, q); cost.NeedsConsent() {
 			short := termtext.Truncate(termtext.Sanitize(queue), max(16, m.w/3))
 			return navCmd(costlyReadMsg{queue: queue, verb: "dump", subject: "its read",
 				title: "The dump reads the queue: " + present.PeekQuestion(short, broker.DefaultDumpLimit, m.readyNow(q), cost),

@@ -149,7 +149,7 @@ func (m *browserModel) askScan(limit int) tea.Cmd {
 	if m.snap != nil {
 		if i := slices.IndexFunc(m.snap.Topology.Queues, func(q topology.Queue) bool { return q.Name == queue }); i >= 0 {
 			q := m.snap.Topology.Queues[i]
-			if cost := broker.PeekCostOf(q, m.snap.BrokerVersion); cost.Felt() {
+			if cost := broker.ReadCostOf(m.snap, q); cost.Felt() {
 				name := termtext.Truncate(termtext.Sanitize(queue), max(16, m.w/3))
 				title := "Group every ready message of " + name + " by " + by + " (up to " + strconv.Itoa(upTo) + ")? A browse: " + present.PeekCost(cost)
 				if cost.NeedsConsent() {

@@ -39,12 +39,15 @@ func TestOpeningAnOverdueWaitQueueAsksFirst(t *testing.T) {
 		t.Fatalf("the question does not say what the read releases, and where:\n%s", h.plain())
 	}
 	h.key("n")
+	if h.m.top() == screen(h.m.browser) {
+		t.Fatalf("n opened the queue")
+	}
 	if d := depth(); d != before {
 		t.Fatalf("n released messages: %d ready, was %d", d, before)
 	}
-	h.key("r")
+	h.key("enter")
 	if h.m.top() != h.m.prompt {
-		t.Fatalf("r re-peeked without asking: on %T\n%s", h.m.top(), h.plain())
+		t.Fatalf("opened again without asking: on %T\n%s", h.m.top(), h.plain())
 	}
 	h.key("y")
 	h.mustContain("left the queue during the peek")

@@ -144,21 +144,24 @@ func TestBrowserUnblocksAHoLBlockedQueue(t *testing.T) {
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	s := sim.New(sim.Options{Seed: 3, Now: func() time.Time { return now }, WarmUp: 10 * time.Minute})
 	t.Cleanup(func() { s.Close() })
-	_, plan, _, err := broker.PrepareUnblock(t.Context(), s, sim.PaymentsWait, 0)
+	_, plan, _, err := broker.PrepareUnblockWith(t.Context(), s, sim.PaymentsWait, broker.UnblockOptions{ForcePeek: true})
 	if err != nil || len(plan.Picks) == 0 {
 		t.Fatalf("the demo's payments.wait should be blocked: %+v %v", plan, err)
 	}
 	h := newHarnessOn(t, s, Options{}, 160, 48).start()
-	h.send(openQueueMsg{queue: sim.PaymentsWait})
+	h.send(openQueueMsg{queue: sim.PaymentsWait, confirmed: true, force: true})
 	h.mustContain("u unblock (HoL)")
+	// Its messages carry their own TTLs: u's reads ask first.
 	h.key("u")
+	h.mustContain("ladder unblock reads the queue twice", "may release at most")
+	h.key("y")
 	h.mustContain("Confirm move", "those holding others back", "remaining delay", "in a wait queue chosen as it is published")
 	if got := h.m.move.Preview().Requested; got != len(plan.Picks) {
 		t.Fatalf("dry run plans %d, the unblock picks %d", got, len(plan.Picks))
 	}
 	h.key("enter")
 	h.mustContain("moved " + strconv.Itoa(len(plan.Picks)))
-	_, after, _, err := broker.PrepareUnblock(t.Context(), s, sim.PaymentsWait, 0)
+	_, after, _, err := broker.PrepareUnblockWith(t.Context(), s, sim.PaymentsWait, broker.UnblockOptions{ForcePeek: true})
 	if err != nil || len(after.Picks) != 0 {
 		t.Errorf("after unblock: %+v %v", after.Picks, err)
 	}

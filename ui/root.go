@@ -420,7 +420,7 @@ func (m *Model) peekQuestion(msg openQueueMsg) (openPromptMsg, bool) {
 		return openPromptMsg{}, false
 	}
 	q := s.Topology.Queues[i]
-	cost := broker.PeekCostOf(q, s.BrokerVersion)
+	cost := broker.ReadCostOf(s, q)
 	if !cost.Felt() {
 		return openPromptMsg{}, false
 	}

@@ -90,7 +90,10 @@ func TestHomeUnblocksAHoLFinding(t *testing.T) {
 		t.Fatalf("payments.wait has no HoL finding on home: %q", codes)
 	}
 	h.mustContain("u unblock (HoL)")
+	// Its messages carry their own TTLs: u's reads ask first.
 	h.key("u")
+	h.mustContain("ladder unblock reads the queue twice", "may release at most")
+	h.key("y")
 	h.mustContain("Confirm move", "those holding others back", "remaining delay")
 	if h.m.top() != h.m.move || h.m.move.Spec().Unblock == nil {
 		t.Fatalf("u did not open the unblock dialog:\n%s", h.plain())
@@ -101,7 +104,7 @@ func TestHomeUnblocksAHoLFinding(t *testing.T) {
 	}
 	h.key("enter")
 	h.mustContain("moved " + strconv.Itoa(picks))
-	_, after, _, err := broker.PrepareUnblock(t.Context(), s, sim.PaymentsWait, 0)
+	_, after, _, err := broker.PrepareUnblockWith(t.Context(), s, sim.PaymentsWait, broker.UnblockOptions{ForcePeek: true})
 	if err != nil || len(after.Picks) != 0 {
 		t.Errorf("after unblock: %+v %v", after.Picks, err)
 	}
