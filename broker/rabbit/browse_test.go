@@ -272,8 +272,8 @@ func TestPeekOfABusyWaitQueueStopsAtItsStartingDepth(t *testing.T) {
 			_ = d.Ack(false)
 		}
 	}()
-	l := f.live(true)
-	res, err := l.Peek(context.Background(), wait, broker.PeekOptions{Limit: 1000, Deadline: 30 * time.Second})
+	l := f.live(false)
+	res, err := l.Peek(context.Background(), wait, broker.PeekOptions{Limit: 1000, Deadline: 30 * time.Second, Force: true})
 	if err != nil {
 		t.Fatal(err)
 	}

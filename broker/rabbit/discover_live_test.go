@@ -254,7 +254,7 @@ func TestPeekNamesWhereReleasedMessagesWent(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 	}
 	before := time.Now()
-	res, err := live.Peek(context.Background(), "work.delay", broker.PeekOptions{Limit: 10})
+	res, err := live.Peek(context.Background(), "work.delay", broker.PeekOptions{Limit: 10, Force: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -175,7 +175,18 @@ func TestPeekHeadOfLineBlockedMessagesAreReportedReleased(t *testing.T) {
 	if d := f.depth(q); d != 4 {
 		t.Fatalf("before the peek: depth %d, want 4 (the overdue pair blocked behind the head)", d)
 	}
-	res, err := f.live(true).Peek(context.Background(), q, broker.PeekOptions{Limit: 10})
+	// Its messages carry their own TTLs: read-only refuses the read that
+	// releases them, and the peek needs consent (Force).
+	if _, err := f.live(true).Peek(context.Background(), q, broker.PeekOptions{Limit: 10, Force: true}); !errors.Is(err, broker.ErrReadOnly) {
+		t.Fatalf("read-only peek of a wait queue whose messages carry their own TTLs: %v, want refused", err)
+	}
+	if _, err := f.live(false).Peek(context.Background(), q, broker.PeekOptions{Limit: 10}); !errors.Is(err, broker.ErrPeekReleases) {
+		t.Fatalf("peek without consent: %v, want refused (ErrPeekReleases)", err)
+	}
+	if d := f.depth(q); d != 4 {
+		t.Fatalf("a refused peek released messages: depth %d, want 4", d)
+	}
+	res, err := f.live(false).Peek(context.Background(), q, broker.PeekOptions{Limit: 10, Force: true})
 	if err != nil {
 		t.Fatal(err)
 	}
