@@ -197,7 +197,7 @@ func (s *serveSnapshots) get(ctx context.Context, a *app, context string, cfg ra
 	ro.ReadOnly = true
 	c, closeClient, err := a.connect(ro, "serve snapshots")
 	if err != nil {
-		return nil, errors.New(broker.RedactText(err.Error(), a.secrets...))
+		return nil, errors.New(broker.RedactText(err.Error(), a.secretList()...))
 	}
 	if s.memory == nil {
 		s.memory = map[string]broker.Client{}
@@ -322,7 +322,7 @@ func (a *app) sessionClient(ctx context.Context, served string, base rabbit.Conf
 	}
 	c, closeClient, err := a.connect(cfg, "serve "+s.User)
 	if err != nil {
-		return nil, nil, errors.New(broker.RedactText(err.Error(), a.secrets...))
+		return nil, nil, errors.New(broker.RedactText(err.Error(), a.secretList()...))
 	}
 	shareMemory(c, r.reader)
 	c = r.share.Viewer(c)
