@@ -105,8 +105,9 @@ func (a *app) runServe(cmd *cobra.Command, f serveFlags) error {
 	if err != nil {
 		return usageErr("--authorized-keys: %w", err)
 	}
-	// Every session shares one configuration: the password is read now
-	// (a prompt, a file), never while a session opens.
+	// Every session shares one configuration: a prompt is asked now, never
+	// while a session opens; a password file is checked now and read
+	// again at each connection (a rotated one needs no restart).
 	a.mu.Lock()
 	cfg, err := a.credentials(a.cfg)
 	a.mu.Unlock()

@@ -17,7 +17,7 @@
 //	password-file = "~/.config/ladder/prod.password"   # or password-env = "PROD_RABBIT_PASSWORD"
 //
 // A password never lives in the file: a URL holding one is refused, and a
-// context names a password file (read by broker.ReadSecretFile: refused
+// context names a password file (read by secret.ReadFile: refused
 // when others may read it) or an environment variable instead.
 package contexts
 
