@@ -173,7 +173,9 @@ func apiOnce(r *rabbit.Resolved, method, path string, body []byte, again bool) (
 	if err != nil {
 		return false, err
 	}
-	req.SetBasicAuth(r.APIUser, r.APIPassword)
+	if err := r.SetAPIAuth(req); err != nil {
+		return false, err
+	}
 	req.Header.Set("Content-Type", "application/json")
 	c := http.Client{Timeout: 30 * time.Second}
 	resp, err := c.Do(req)

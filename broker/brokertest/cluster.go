@@ -225,7 +225,9 @@ func APIGet(r *rabbit.Resolved, path string, v any) error {
 	if err != nil {
 		return err
 	}
-	req.SetBasicAuth(r.APIUser, r.APIPassword)
+	if err := r.SetAPIAuth(req); err != nil {
+		return err
+	}
 	client := http.Client{Timeout: 30 * time.Second}
 	resp, err := client.Do(req)
 	if err != nil {

@@ -184,7 +184,9 @@ func (n *OwnNode) MemoryAlarm() (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	req.SetBasicAuth(n.Resolved.APIUser, n.Resolved.APIPassword)
+	if err := n.Resolved.SetAPIAuth(req); err != nil {
+		return false, err
+	}
 	c := http.Client{Timeout: 30 * time.Second}
 	resp, err := c.Do(req)
 	if err != nil {

@@ -1,6 +1,7 @@
 package brokertest
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/ladder-tui/ladder/broker/rabbit"
+	"github.com/ladder-tui/ladder/internal/secret"
 )
 
 // Perms are a user's permissions on a vhost: regular expressions over the
@@ -49,4 +51,26 @@ func User(t testing.TB, r *rabbit.Resolved, tags string, perms Perms) *rabbit.Re
 		t.Fatal(err)
 	}
 	return out
+}
+
+// AMQPLogin is r's AMQP user and password as its login gives them now, for
+// a test that writes them into URLs of its own.
+func AMQPLogin(t testing.TB, r *rabbit.Resolved) (user, pass string) {
+	t.Helper()
+	return login(t, r.AMQPLogin)
+}
+
+// APILogin is AMQPLogin for r's management API.
+func APILogin(t testing.TB, r *rabbit.Resolved) (user, pass string) {
+	t.Helper()
+	return login(t, r.APILogin)
+}
+
+func login(t testing.TB, c secret.Credentials) (user, pass string) {
+	t.Helper()
+	user, pass, err := c.Credentials(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return user, pass
 }

@@ -249,7 +249,9 @@ func apiDo(f *fixture, method, path string, body []byte) error {
 	if err != nil {
 		return err
 	}
-	req.SetBasicAuth(f.r.APIUser, f.r.APIPassword)
+	if err := f.r.SetAPIAuth(req); err != nil {
+		return err
+	}
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -44,7 +44,10 @@ const amqp1FirstWait = 2 * time.Second
 // same credentials, vhost and TLS as DialAMQP: SASL PLAIN, the vhost as the
 // open frame's hostname ("vhost:<name>"), amqps when the URL says so.
 func (r *Resolved) DialAMQP1(ctx context.Context, purpose string) (*amqp1.Conn, error) {
-	user, pass := r.AMQPUser, r.AMQPPassword
+	user, pass, err := r.AMQPLogin.Credentials(ctx)
+	if err != nil {
+		return nil, err
+	}
 	host := r.AMQP.Hostname()
 	opts := &amqp1.ConnOptions{
 		ContainerID: "ladder " + purpose,

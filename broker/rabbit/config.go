@@ -5,6 +5,7 @@
 package rabbit
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/internal/secret"
 )
 
 // Defaults for a broker on the local machine.
@@ -38,11 +40,19 @@ type Config struct {
 	InsecureSkipVerify bool
 	ReadOnly           bool
 	// PasswordFile (--password-file) holds the password of every URL that
-	// names a user and no password (see ReadSecretFile).
+	// names a user and no password (see secret.ReadFile). It is read again
+	// at every connection: a rotated file is picked up without a restart.
 	PasswordFile string
-	// Password is the same, got another way (a prompt on the terminal);
-	// PasswordFile is not read when it is set.
+	// AllowReadablePasswordFile accepts a PasswordFile others may read
+	// (--allow-readable-password-file: a Kubernetes secret's default 0644).
+	AllowReadablePasswordFile bool
+	// Password is the same, got another way; PasswordFile is not read
+	// when it is set.
 	Password string
+	// Secret is the same again, asked at every connection (a prompt that
+	// asks once, a variable); Password and PasswordFile are not used when
+	// it is set.
+	Secret secret.Credentials
 	// APITimeout bounds each management API and Prometheus request (0:
 	// DefaultAPITimeout).
 	APITimeout time.Duration
@@ -56,19 +66,24 @@ const DefaultAPITimeout = 15 * time.Second
 type Resolved struct {
 	AMQPURL string // as given, without a password from a file or prompt
 	AMQP    *url.URL
-	// AMQPUser and AMQPPassword log in over AMQP: the URL's, or a
-	// password from --password-file or a prompt.
-	AMQPUser, AMQPPassword string
-	APIURL                 *url.URL // without credentials
-	APIUser                string
-	APIPassword            string
-	// PrometheusURL is read only when the management API has no stats.
-	PrometheusURL      *url.URL // without credentials
-	PrometheusUser     string
-	PrometheusPassword string
-	Vhost              string
-	TLS                *tls.Config // nil unless a TLS URL or CA file asks for it
-	ReadOnly           bool
+	// AMQPLogin logs in over AMQP (0-9-1 and 1.0): the URL's user and
+	// password, or the URL's user and a password from --password-file, a
+	// variable or a prompt, asked at every connection. AMQPUser is the
+	// user, for messages.
+	AMQPUser  string
+	AMQPLogin secret.Credentials
+	APIURL    *url.URL // without credentials
+	APIUser   string
+	APILogin  secret.Credentials
+	// PrometheusURL is read only when the management API has no stats;
+	// PrometheusLogin is nil when its URL names no user (no credentials
+	// are sent).
+	PrometheusURL   *url.URL // without credentials
+	PrometheusUser  string
+	PrometheusLogin secret.Credentials
+	Vhost           string
+	TLS             *tls.Config // nil unless a TLS URL or CA file asks for it
+	ReadOnly        bool
 	// APITimeout bounds each HTTP request (management API, Prometheus).
 	APITimeout time.Duration
 	// apiUserGiven, promUserGiven: the URL held a user, shown redacted;
@@ -78,6 +93,9 @@ type Resolved struct {
 	// typed are the URLs' passwords as written in them (escapes and
 	// all), for redaction: errors quote URLs as given.
 	typed []string
+	// seen keeps every password the logins gave (a rotated one too),
+	// for redaction; shared by every address.
+	seen *secret.Seen
 	// Addresses are every node given (--amqp-url a,b,c), this one first,
 	// each resolved; nil for one. Reach picks the first that answers.
 	Addresses []*Resolved
@@ -98,11 +116,12 @@ var ErrPasswordNeeded = errors.New("password needed")
 // before a scheme). The i-th API and Prometheus URL go with the i-th AMQP
 // URL; one is shared by all; none is derived from each AMQP host.
 func (c Config) Resolve() (*Resolved, error) {
+	seen := new(secret.Seen)
 	amqps := splitURLs(c.AMQPURL, "amqp", "amqps")
 	apis := splitURLs(c.APIURL, "http", "https")
 	proms := splitURLs(c.PrometheusURL, "http", "https")
 	if len(amqps) <= 1 && len(apis) <= 1 && len(proms) <= 1 {
-		return c.resolveOne()
+		return c.resolveOne(seen)
 	}
 	n := max(len(amqps), 1)
 	pick := func(flag string, list []string, i int) (string, error) {
@@ -129,7 +148,7 @@ func (c Config) Resolve() (*Resolved, error) {
 		if one.PrometheusURL, err = pick("--prometheus-url", proms, i); err != nil {
 			return nil, err
 		}
-		r, err := one.resolveOne()
+		r, err := one.resolveOne(seen)
 		if err != nil {
 			if n > 1 {
 				return nil, fmt.Errorf("address %d of %d: %w", i+1, n, err)
@@ -171,7 +190,7 @@ func splitURLs(raw string, schemes ...string) []string {
 	return append(out, strings.TrimSpace(raw[start:]))
 }
 
-func (c Config) resolveOne() (*Resolved, error) {
+func (c Config) resolveOne(seen *secret.Seen) (*Resolved, error) {
 	raw := c.AMQPURL
 	given := raw != ""
 	if raw == "" {
@@ -185,40 +204,48 @@ func (c Config) resolveOne() (*Resolved, error) {
 	if timeout <= 0 {
 		timeout = DefaultAPITimeout
 	}
-	r := &Resolved{AMQPURL: raw, AMQP: au, ReadOnly: c.ReadOnly, APITimeout: timeout}
+	r := &Resolved{AMQPURL: raw, AMQP: au, ReadOnly: c.ReadOnly, APITimeout: timeout, seen: seen}
 	for _, u := range []string{raw, c.APIURL, c.PrometheusURL} {
 		if p := broker.TypedPassword(u); len(p) >= 3 {
 			r.typed = append(r.typed, p)
 		}
 	}
 
-	// One password, from a file or a prompt, for every URL naming a user
-	// without one; read at most once, and only when some URL needs it.
-	var pw string
-	var pwRead bool
-	password := func(flag, user string) (string, error) {
-		if !pwRead {
+	// One source of a password (a file, a variable, a prompt) for every
+	// URL naming a user without one; tried once now, so that a file
+	// others may read or an unset variable stops ladder at once, and only
+	// when some URL needs it. Each connection asks it again.
+	var src secret.Credentials
+	password := func(flag, user string) (secret.Credentials, error) {
+		if src == nil {
 			switch {
+			case c.Secret != nil:
+				src = c.Secret
 			case c.Password != "":
-				pw = c.Password
+				src = secret.Static{Password: c.Password}
 			case c.PasswordFile != "":
-				if pw, err = broker.ReadSecretFile(c.PasswordFile); err != nil {
-					return "", fmt.Errorf("--password-file: %w", err)
-				}
+				src = secret.Named("--password-file", secret.File{Path: c.PasswordFile, AllowReadable: c.AllowReadablePasswordFile})
 			default:
-				return "", broker.Reworded(fmt.Sprintf("%s names user %s and no password: give it with --password-file FILE ($LADDER_PASSWORD_FILE), or run ladder on a terminal to be asked", flag, user), ErrPasswordNeeded)
+				return nil, broker.Reworded(fmt.Sprintf("%s names user %s and no password: give it with --password-file FILE ($LADDER_PASSWORD_FILE), or run ladder on a terminal to be asked", flag, user), ErrPasswordNeeded)
 			}
-			pwRead = true
+			src = seen.Watch(src)
+			if _, _, err := src.Credentials(context.Background()); err != nil {
+				return nil, err
+			}
 		}
-		return pw, nil
+		return secret.Login(user, src), nil
+	}
+	static := func(user, pass string) secret.Credentials {
+		seen.Add(user, pass)
+		return secret.Static{User: user, Password: pass}
 	}
 	switch p, has := au.User.Password(); {
 	case au.User == nil:
-		r.AMQPUser, r.AMQPPassword = "guest", "guest" // as the AMQP client itself would
+		r.AMQPUser, r.AMQPLogin = "guest", static("guest", "guest") // as the AMQP client itself would
 	case has:
-		r.AMQPUser, r.AMQPPassword = au.User.Username(), p
+		r.AMQPUser, r.AMQPLogin = au.User.Username(), static(au.User.Username(), p)
 	default:
-		if r.AMQPPassword, err = password("--amqp-url", au.User.Username()); err != nil {
+		if r.AMQPLogin, err = password("--amqp-url", au.User.Username()); err != nil {
 			return nil, err
 		}
 		r.AMQPUser = au.User.Username()
@@ -232,11 +259,11 @@ func (c Config) resolveOne() (*Resolved, error) {
 	r.apiUserGiven, r.apiPassGiven = user != "", hasPass
 	switch {
 	case user == "":
-		r.APIUser, r.APIPassword = r.AMQPUser, r.AMQPPassword
+		r.APIUser, r.APILogin = r.AMQPUser, r.AMQPLogin
 	case hasPass:
-		r.APIUser, r.APIPassword = user, pass
+		r.APIUser, r.APILogin = user, static(user, pass)
 	default:
-		if r.APIPassword, err = password("--api-url", user); err != nil {
+		if r.APILogin, err = password("--api-url", user); err != nil {
 			return nil, err
 		}
 		r.APIUser = user
@@ -249,14 +276,17 @@ func (c Config) resolveOne() (*Resolved, error) {
 	// Prometheus gets a password only when its URL names a user: the
 	// endpoint is open by default, and no credential goes where none was
 	// asked for.
-	if user != "" && !hasPass {
-		if pass, err = password("--prometheus-url", user); err != nil {
+	switch {
+	case user != "" && !hasPass:
+		if r.PrometheusLogin, err = password("--prometheus-url", user); err != nil {
 			return nil, err
 		}
+	case user != "":
+		r.PrometheusLogin = static(user, pass)
 	}
-	r.PrometheusURL, r.PrometheusUser, r.PrometheusPassword = prom, user, pass
+	r.PrometheusURL, r.PrometheusUser = prom, user
 	r.promUserGiven, r.promPassGiven = user != "", hasPass
-	if (c.Password != "" || c.PasswordFile != "") && !pwRead {
+	if (c.Password != "" || c.PasswordFile != "" || c.Secret != nil) && src == nil {
 		// A password no URL takes is a mistake worth a word: the user
 		// thinks it is used.
 		switch {

@@ -1,6 +1,7 @@
 package rabbit
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -8,7 +9,18 @@ import (
 	"testing"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/internal/secret"
 )
+
+// login is what c gives now, failing the test on an error.
+func login(t *testing.T, c secret.Credentials) (user, pass string) {
+	t.Helper()
+	user, pass, err := c.Credentials(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return user, pass
+}
 
 func TestResolveDefaults(t *testing.T) {
 	r, err := Config{AMQPURL: "amqp://alice:pw@rabbit.internal:5673/%2Fprod"}.Resolve()
@@ -18,8 +30,8 @@ func TestResolveDefaults(t *testing.T) {
 	if got := r.APIURL.String(); got != "http://rabbit.internal:15672" {
 		t.Errorf("api url %q", got)
 	}
-	if r.APIUser != "alice" || r.APIPassword != "pw" {
-		t.Errorf("api credentials %q/%q, want the AMQP URL's", r.APIUser, r.APIPassword)
+	if u, p := login(t, r.APILogin); r.APIUser != "alice" || u != "alice" || p != "pw" {
+		t.Errorf("api credentials %q/%q, want the AMQP URL's", u, p)
 	}
 	if r.Vhost != "/prod" {
 		t.Errorf("vhost %q, want /prod", r.Vhost)
@@ -47,8 +59,8 @@ func TestResolveAPIURLCredentialsWin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.APIUser != "admin" || r.APIPassword != "secret" {
-		t.Errorf("credentials %q/%q", r.APIUser, r.APIPassword)
+	if u, p := login(t, r.APILogin); r.APIUser != "admin" || u != "admin" || p != "secret" {
+		t.Errorf("credentials %q/%q", u, p)
 	}
 	if strings.Contains(r.APIURL.String(), "secret") || r.RedactedAPI() != "https://admin:xxxxx@mgmt:443" {
 		t.Errorf("api url keeps credentials: %s", r.APIURL)
@@ -143,7 +155,7 @@ func TestResolvePrometheusURL(t *testing.T) {
 		t.Fatalf("default from https API: %q %v", r.RedactedPrometheus(), err)
 	}
 	r, err = Config{APIURL: "http://h:15673", PrometheusURL: "http://scrape:s3cret@h:15693/?x=1"}.Resolve()
-	if err != nil || r.RedactedPrometheus() != "http://scrape:xxxxx@h:15693" || r.PrometheusUser != "scrape" || r.PrometheusPassword != "s3cret" {
+	if err != nil || r.RedactedPrometheus() != "http://scrape:xxxxx@h:15693" || r.PrometheusUser != "scrape" || r.PrometheusLogin == nil {
 		t.Fatalf("given: %q %q %v", r.RedactedPrometheus(), r.PrometheusUser, err)
 	}
 	if _, err := (Config{PrometheusURL: "ftp://h:1"}).Resolve(); err == nil || !strings.Contains(err.Error(), "--prometheus-url") {
@@ -159,14 +171,23 @@ func TestPasswordServesEveryURLNamingAUser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.AMQPUser != "bob" || r.AMQPPassword != "pw-one" || r.APIUser != "bob" || r.APIPassword != "pw-one" || r.PrometheusUser != "scrape" || r.PrometheusPassword != "pw-one" {
-		t.Errorf("%+v", r)
+	for _, c := range []struct {
+		login, user string
+		got         secret.Credentials
+	}{{"amqp", r.AMQPUser, r.AMQPLogin}, {"api", r.APIUser, r.APILogin}, {"prometheus", r.PrometheusUser, r.PrometheusLogin}} {
+		want := "bob"
+		if c.login == "prometheus" {
+			want = "scrape"
+		}
+		if u, p := login(t, c.got); c.user != want || u != want || p != "pw-one" {
+			t.Errorf("%s: %q %q/%q, want %s/pw-one", c.login, c.user, u, p, want)
+		}
 	}
 	if r.RedactedAMQP() != "amqp://bob@h/" || r.RedactedAPI() != "http://h:15672" || r.RedactedPrometheus() != "http://scrape@h:15692" {
 		t.Errorf("shown as %q %q %q", r.RedactedAMQP(), r.RedactedAPI(), r.RedactedPrometheus())
 	}
 	r, err = Config{AMQPURL: "amqp://bob@h/", Password: "pw-one"}.Resolve()
-	if err != nil || r.PrometheusUser != "" || r.PrometheusPassword != "" {
+	if err != nil || r.PrometheusUser != "" || r.PrometheusLogin != nil {
 		t.Errorf("prometheus without a user got credentials: %v %+v", err, r)
 	}
 	_, err = Config{AMQPURL: "amqp://bob@h/"}.Resolve()
@@ -177,43 +198,5 @@ func TestPasswordServesEveryURLNamingAUser(t *testing.T) {
 		if _, err := c.Resolve(); err == nil || !strings.Contains(err.Error(), "--password-file") {
 			t.Errorf("%+v: a password no URL takes: %v", c, err)
 		}
-	}
-}
-
-func TestReadSecretFile(t *testing.T) {
-	dir := t.TempDir()
-	write := func(name, content string, mode os.FileMode) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chmod(p, mode); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	if got, err := broker.ReadSecretFile(write("ok", "s3cret-pw\r\n", 0o600)); err != nil || got != "s3cret-pw" {
-		t.Errorf("%q %v", got, err)
-	}
-	if got, err := broker.ReadSecretFile(write("ro", "s3cret-pw\n", 0o400)); err != nil || got != "s3cret-pw" {
-		t.Errorf("0400: %q %v", got, err)
-	}
-	for name, c := range map[string]struct {
-		content string
-		mode    os.FileMode
-		want    string
-	}{
-		"others": {"s3cret-pw\n", 0o644, "permissions 0644 for '" + filepath.Join(dir, "others") + "' are too open"},
-		"group":  {"s3cret-pw\n", 0o640, "permissions 0640"},
-		"empty":  {"\n", 0o600, "is empty"},
-		"two":    {"s3cret-pw\nnote\n", 0o600, "more than one line"},
-	} {
-		_, err := broker.ReadSecretFile(write(name, c.content, c.mode))
-		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "s3cret") {
-			t.Errorf("%s: %v, want %q", name, err, c.want)
-		}
-	}
-	if _, err := broker.ReadSecretFile(filepath.Join(dir, "missing")); err == nil || !strings.Contains(err.Error(), "no such file") {
-		t.Errorf("missing: %v", err)
 	}
 }

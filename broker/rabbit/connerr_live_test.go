@@ -13,6 +13,7 @@ import (
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
 	"github.com/ladder-tui/ladder/broker/rabbit"
+	"github.com/ladder-tui/ladder/internal/secret"
 )
 
 // viaProxy is r with its AMQP URL through a fault proxy of the test's own.
@@ -185,7 +186,8 @@ func TestAPIUserWithoutManagementTag(t *testing.T) {
 		t.Errorf("%q, want %q", broker.Describe(err), want)
 	}
 	wrong := *user
-	wrong.APIPassword += "-wrong"
+	apiUser, apiPass := brokertest.APILogin(t, user)
+	wrong.APILogin = secret.Static{User: apiUser, Password: apiPass + "-wrong"}
 	wl, err := rabbit.NewLive(&wrong, "test")
 	if err != nil {
 		t.Fatal(err)

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/internal/secret"
 
 	rabbithole "github.com/michaelklishin/rabbit-hole/v2"
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -122,6 +123,12 @@ func netCause(err error, host string) (string, bool) {
 // DialAMQP opens an AMQP connection named "ladder <purpose>" so an operator
 // can find (and close) it in the management UI.
 func (r *Resolved) DialAMQP(ctx context.Context, purpose string) (*amqp.Connection, error) {
+	// Asked now, not at Resolve: a rotated password file is read by the
+	// next connection.
+	user, pass, err := r.AMQPLogin.Credentials(ctx)
+	if err != nil {
+		return nil, err
+	}
 	props := amqp.NewConnectionProperties()
 	props.SetClientConnectionName("ladder " + purpose)
 	read := new(atomic.Int64)
@@ -131,7 +138,7 @@ func (r *Resolved) DialAMQP(ctx context.Context, purpose string) (*amqp.Connecti
 		Vhost:      r.Vhost,
 		// The user and password resolved (a password from a file or a
 		// prompt is not in the URL), never the URL's alone.
-		SASL: []amqp.Authentication{&amqp.PlainAuth{Username: r.AMQPUser, Password: r.AMQPPassword}},
+		SASL: []amqp.Authentication{&amqp.PlainAuth{Username: user, Password: pass}},
 		// amqp091 writes ServerName into the config: give it its own copy.
 		TLSClientConfig: r.tlsConfig(),
 		Heartbeat:       heartbeat,
@@ -345,7 +352,8 @@ func (r *Resolved) vhostNotFound(err error, at string) error {
 }
 
 // API returns a management API client. Credentials travel in a header, never
-// in the endpoint URL, so they cannot leak into error text.
+// in the endpoint URL, so they cannot leak into error text; they are asked
+// of APILogin at every request (see apiAuth).
 func (r *Resolved) API() (*rabbithole.Client, error) {
 	tr := &http.Transport{
 		Proxy:               http.ProxyFromEnvironment,
@@ -353,12 +361,52 @@ func (r *Resolved) API() (*rabbithole.Client, error) {
 		TLSHandshakeTimeout: dialTimeout,
 		DialContext:         (&net.Dialer{Timeout: dialTimeout}).DialContext,
 	}
-	c, err := rabbithole.NewTLSClient(r.APIURL.String(), r.APIUser, r.APIPassword, tr)
+	// rabbit-hole sets the user and password it was made with on each
+	// request: none here, apiAuth sets the current ones.
+	c, err := rabbithole.NewTLSClient(r.APIURL.String(), "", "", r.apiAuth(tr))
 	if err != nil {
 		return nil, fmt.Errorf("--api-url %s: %w", r.RedactedAPI(), err)
 	}
 	c.SetTimeout(r.APITimeout)
 	return c, nil
+}
+
+// SetAPIAuth sets req's basic auth to the management API's user and
+// password, asked of APILogin now (for tools and tests that make their
+// own requests).
+func (r *Resolved) SetAPIAuth(req *http.Request) error {
+	user, pass, err := r.APILogin.Credentials(req.Context())
+	if err != nil {
+		return err
+	}
+	req.SetBasicAuth(user, pass)
+	return nil
+}
+
+// apiAuth is next with every request's basic auth set from APILogin when
+// it is sent: a rabbit-hole client keeps the password it was made with,
+// this one never holds one.
+func (r *Resolved) apiAuth(next http.RoundTripper) http.RoundTripper {
+	return basicAuth{next: next, login: r.APILogin}
+}
+
+type basicAuth struct {
+	next  http.RoundTripper
+	login secret.Credentials
+}
+
+func (b basicAuth) RoundTrip(req *http.Request) (*http.Response, error) {
+	user, pass, err := b.login.Credentials(req.Context())
+	if err != nil {
+		if req.Body != nil {
+			req.Body.Close() // a RoundTripper closes it, whatever happens
+		}
+		return nil, err
+	}
+	// A RoundTripper must not change the request it is given.
+	req = req.Clone(req.Context())
+	req.SetBasicAuth(user, pass)
+	return b.next.RoundTrip(req)
 }
 
 func (r *Resolved) transport() *http.Transport {
@@ -490,9 +538,10 @@ func (r *Resolved) redact(err error) error {
 func (r *Resolved) secrets() []string {
 	s := broker.SecretsOf(r.AMQPURL)
 	s = append(s, r.typed...)
-	s = append(s, broker.SecretForms(r.AMQPUser, r.AMQPPassword)...)
-	s = append(s, broker.SecretForms(r.APIUser, r.APIPassword)...)
-	return append(s, broker.SecretForms(r.PrometheusUser, r.PrometheusPassword)...)
+	for _, p := range r.seen.Pairs() {
+		s = append(s, broker.SecretForms(p.User, p.Password)...)
+	}
+	return s
 }
 
 func apiPort(u *url.URL) string {

@@ -79,9 +79,11 @@ func TestMoveGoesOnThroughAnotherNode(t *testing.T) {
 func twoNodes(t *testing.T, f *fixture) (*brokertest.Proxy, *rabbit.Live) {
 	t.Helper()
 	p := brokertest.NewProxy(t, f.r.AMQP.Host)
+	user, pass := brokertest.AMQPLogin(t, f.r)
+	apiUser, apiPass := brokertest.APILogin(t, f.r)
 	cfg := rabbit.Config{
-		AMQPURL: fmt.Sprintf("amqp://%s:%s@%s/,amqp://%s:%s@%s/", f.r.AMQPUser, f.r.AMQPPassword, p.Addr(), f.r.AMQPUser, f.r.AMQPPassword, f.r.AMQP.Host),
-		APIURL:  strings.Replace(f.r.APIURL.String(), "://", "://"+f.r.APIUser+":"+f.r.APIPassword+"@", 1),
+		AMQPURL: fmt.Sprintf("amqp://%s:%s@%s/,amqp://%s:%s@%s/", user, pass, p.Addr(), user, pass, f.r.AMQP.Host),
+		APIURL:  strings.Replace(f.r.APIURL.String(), "://", "://"+apiUser+":"+apiPass+"@", 1),
 		Vhost:   f.r.Vhost,
 	}
 	r, err := cfg.Resolve()

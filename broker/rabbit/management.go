@@ -103,7 +103,7 @@ func NewManagement(r *Resolved) (*Management, error) {
 	}
 	// One pool of connections for both, closed by Close.
 	tr := r.transport()
-	rh.SetTransport(tr)
+	rh.SetTransport(r.apiAuth(tr))
 	return &Management{r: r, rh: rh, tr: tr, http: &http.Client{Timeout: r.APITimeout, Transport: tr}}, nil
 }
 
@@ -237,7 +237,11 @@ func (m *Management) getJSON(ctx context.Context, what, path string, q url.Value
 	if err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
-	req.SetBasicAuth(m.r.APIUser, m.r.APIPassword)
+	user, pass, err := m.r.APILogin.Credentials(ctx)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	req.SetBasicAuth(user, pass)
 	resp, err := m.http.Do(req)
 	if err != nil {
 		return m.r.APIError(what, err)

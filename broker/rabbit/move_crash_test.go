@@ -145,7 +145,9 @@ func TestLadderWaitQueueKeepsDeadLettersItCannotDeliver(t *testing.T) {
 			MessagesDLX int    `json:"messages_dlx"`
 		}
 		req, _ := http.NewRequest(http.MethodGet, f.r.APIURL.String()+"/api/queues/"+url.PathEscape(f.r.Vhost)+"/"+url.PathEscape(wait), nil)
-		req.SetBasicAuth(f.r.APIUser, f.r.APIPassword)
+		if err := f.r.SetAPIAuth(req); err != nil {
+			return false
+		}
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			return false

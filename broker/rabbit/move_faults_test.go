@@ -24,7 +24,9 @@ import (
 // whose client-provided name starts with prefix; it returns how many.
 func closeConnections(f *fixture, prefix string) (int, error) {
 	req, _ := http.NewRequest(http.MethodGet, f.r.APIURL.String()+"/api/connections?columns=name,client_properties", nil)
-	req.SetBasicAuth(f.r.APIUser, f.r.APIPassword)
+	if err := f.r.SetAPIAuth(req); err != nil {
+		return 0, err
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return 0, err

@@ -207,8 +207,12 @@ func (m *Management) prometheusScrape(ctx context.Context, vhost string) (map[st
 	if err != nil {
 		return nil, "", fmt.Errorf("prometheus %s: %w", m.r.RedactedPrometheus(), err)
 	}
-	if m.r.PrometheusUser != "" {
-		req.SetBasicAuth(m.r.PrometheusUser, m.r.PrometheusPassword)
+	if m.r.PrometheusLogin != nil {
+		user, pass, err := m.r.PrometheusLogin.Credentials(ctx)
+		if err != nil {
+			return nil, "", fmt.Errorf("prometheus %s: %w", m.r.RedactedPrometheus(), err)
+		}
+		req.SetBasicAuth(user, pass)
 	}
 	resp, err := m.http.Do(req)
 	if err != nil {

@@ -47,7 +47,9 @@ func TestSteadyRefreshDepthsMatchManagement(t *testing.T) {
 	}
 	api := func(q string) int64 {
 		req, _ := http.NewRequest(http.MethodGet, r.APIURL.String()+"/api/queues/"+url.PathEscape(r.Vhost)+"/"+q+"?columns=messages", nil)
-		req.SetBasicAuth(r.APIUser, r.APIPassword)
+		if err := r.SetAPIAuth(req); err != nil {
+			t.Fatal(err)
+		}
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)

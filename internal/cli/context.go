@@ -32,6 +32,9 @@ func contextFlags(c contexts.Context) []struct{ flag, value string } {
 	if c.InsecureSkipVerify {
 		out = append(out, struct{ flag, value string }{"insecure-skip-verify", "true"})
 	}
+	if c.AllowReadablePasswordFile {
+		out = append(out, struct{ flag, value string }{"allow-readable-password-file", "true"})
+	}
 	return out
 }
 
@@ -281,6 +284,8 @@ func contextView(f *contexts.File, c contexts.Context) contextJSON {
 // it is.
 func passwordSource(c contexts.Context) string {
 	switch {
+	case c.PasswordFile != "" && c.AllowReadablePasswordFile:
+		return "file " + c.PasswordFile + " (others may read it: allowed)"
 	case c.PasswordFile != "":
 		return "file " + c.PasswordFile
 	case c.PasswordEnv != "":

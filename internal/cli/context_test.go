@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -66,6 +67,19 @@ func clearLadderEnv(t *testing.T) {
 	t.Setenv("LADDER_TEST_STAGING_PW", "")
 }
 
+// cfgPassword is the password cfg gives a connection now ("" for none).
+func cfgPassword(t *testing.T, cfg rabbit.Config) string {
+	t.Helper()
+	if cfg.Secret == nil {
+		return cfg.Password
+	}
+	_, pw, err := cfg.Secret.Credentials(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pw
+}
+
 func TestContextFillsWhatFlagsAndEnvironmentLeave(t *testing.T) {
 	clearLadderEnv(t)
 	cfg, _, _ := contextsFile(t)
@@ -77,12 +91,12 @@ func TestContextFillsWhatFlagsAndEnvironmentLeave(t *testing.T) {
 		t.Fatalf("--context prod topology: exit %d %s", code, errOut)
 	}
 	if got.AMQPURL != "amqps://ops@rabbit.prod:5671/" || got.APIURL != "https://rabbit.prod:15671" || got.Vhost != "billing" ||
-		!got.ReadOnly || got.Password != "pr0d-s3cret" {
+		!got.ReadOnly || cfgPassword(t, got) != "pr0d-s3cret" {
 		t.Errorf("prod's configuration: %+v", got)
 	}
 	// The current context without --context; LADDER_CONTEXT picks too.
 	t.Setenv("LADDER_TEST_STAGING_PW", "st4ging-s3cret")
-	if _, _, errOut, got = runContexts(t, s, "--config", cfg, "topology"); got.Vhost != "orders" || got.Password != "st4ging-s3cret" || got.ReadOnly {
+	if _, _, errOut, got = runContexts(t, s, "--config", cfg, "topology"); got.Vhost != "orders" || cfgPassword(t, got) != "st4ging-s3cret" || got.ReadOnly {
 		t.Errorf("current-context staging: %+v %s", got, errOut)
 	}
 	t.Setenv("LADDER_CONTEXT", "prod")

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -8,8 +9,8 @@ import (
 
 	"github.com/charmbracelet/x/term"
 
-	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/rabbit"
+	"github.com/ladder-tui/ladder/internal/secret"
 )
 
 // fileEnv are the variables that may also be given as NAME_FILE, the file
@@ -38,51 +39,48 @@ func envValue(env string) (v, from string, err error) {
 	case v != "":
 		return "", "", fmt.Errorf("$%s and $%s_FILE are both set: keep one", env, env)
 	}
-	v, err = broker.ReadSecretFile(path)
+	v, err = secret.ReadFile(path, false)
 	if err != nil {
 		return "", "", fmt.Errorf("$%s_FILE: %w", env, err)
 	}
 	return v, "$" + env + "_FILE", nil
 }
 
-// credentials returns cfg with the password it needs: read from
-// --password-file once (so an error names the file and redaction knows the
-// password), or asked for on the terminal when a URL names a user without
-// a password. Without a terminal that is an error saying what to give.
-// The answer is kept: the vhost switcher's clients need it too.
+// credentials returns cfg with where its password comes from: the
+// password file (checked now, so that an error names the file at once, and
+// read again at every connection: a rotated file needs no restart), the
+// context's variable, or a prompt on the terminal when a URL names a user
+// without a password, asked once per run (the vhost switcher's clients use
+// the same answer, until a context switch). Without a terminal that is an error saying what to
+// give.
 func (a *app) credentials(cfg rabbit.Config) (rabbit.Config, error) {
-	if a.cfg.Password != "" {
-		cfg.Password, cfg.PasswordFile = a.cfg.Password, ""
+	if cfg.Secret == nil && a.cfg.Secret != nil {
+		cfg.Secret, cfg.PasswordFile = a.cfg.Secret, "" // the prompt's answer
+	}
+	if cfg.Secret != nil || cfg.Password != "" {
 		return cfg, nil
 	}
-	if cfg.Password != "" {
-		return cfg, nil
+	if a.seen == nil {
+		a.seen = new(secret.Seen)
 	}
-	if cfg.PasswordFile == "" {
-		pw, err := a.contextPassword()
-		if err != nil {
+	if cfg.PasswordFile == "" && a.contextPasswordEnv != "" {
+		if _, err := a.contextPassword(); err != nil {
 			return cfg, err
 		}
-		if pw != "" {
-			a.cfg.Password = pw
-			a.secrets = append(a.secrets, pw)
-			cfg.Password = pw
-			return cfg, nil
-		}
+		cfg.Secret = a.seen.Watch(secret.Named("context "+a.context, secret.Env{Name: a.contextPasswordEnv}))
+		return cfg, nil
 	}
 	if cfg.PasswordFile != "" {
-		pw, err := broker.ReadSecretFile(cfg.PasswordFile)
-		if err != nil {
-			// A context's file is named as the context's.
-			what := "--password-file"
-			if from := a.fromEnv["password-file"]; strings.HasPrefix(from, "context ") {
-				what = from
-			}
-			return cfg, &exitErr{code: exitUsage, err: fmt.Errorf("%s: %w", what, err)}
+		// A context's file is named as the context's.
+		what := "--password-file"
+		if from := a.fromEnv["password-file"]; strings.HasPrefix(from, "context ") {
+			what = from
 		}
-		a.cfg.Password, a.cfg.PasswordFile = pw, ""
-		a.secrets = append(a.secrets, pw)
-		cfg.Password, cfg.PasswordFile = pw, ""
+		file := a.seen.Watch(secret.Named(what, secret.File{Path: cfg.PasswordFile, AllowReadable: cfg.AllowReadablePasswordFile}))
+		if _, _, err := file.Credentials(a.runContext()); err != nil {
+			return cfg, &exitErr{code: exitUsage, err: err}
+		}
+		cfg.Secret, cfg.PasswordFile = file, ""
 		return cfg, nil
 	}
 	_, err := cfg.Resolve()
@@ -94,20 +92,47 @@ func (a *app) credentials(cfg rabbit.Config) (rabbit.Config, error) {
 		return cfg, a.envNamed(usageErr("%w", err))
 	}
 	user, where := passwordFor(cfg)
-	fmt.Fprintf(a.stderr, "Password for %s at %s: ", user, where)
-	b, rerr := term.ReadPassword(in.Fd())
-	fmt.Fprintln(a.stderr)
-	if rerr != nil {
-		return cfg, fmt.Errorf("read the password: %w", rerr)
+	var readErr error
+	prompt := secret.NewPrompt(func(context.Context) (string, error) {
+		fmt.Fprintf(a.stderr, "Password for %s at %s: ", user, where)
+		b, err := term.ReadPassword(in.Fd())
+		fmt.Fprintln(a.stderr)
+		if err != nil {
+			readErr = fmt.Errorf("read the password: %w", err)
+			return "", readErr
+		}
+		return strings.TrimRight(string(b), "\r\n"), nil
+	})
+	if _, _, err := prompt.Credentials(a.runContext()); err != nil {
+		if readErr != nil {
+			return cfg, readErr
+		}
+		return cfg, usageErr("%w", err) // no password given
 	}
-	pw := strings.TrimRight(string(b), "\r\n")
-	if pw == "" {
-		return cfg, usageErr("no password given")
-	}
-	a.cfg.Password = pw
-	a.secrets = append(a.secrets, pw)
-	cfg.Password = pw
+	// Kept in the run's configuration (a context switch starts from
+	// another's).
+	a.cfg.Secret = a.seen.Watch(prompt)
+	cfg.Secret = a.cfg.Secret
 	return cfg, nil
+}
+
+// runContext is the run's context (stopped by Ctrl+C), or a background
+// one when a test made the app without it.
+func (a *app) runContext() context.Context {
+	if a.ctx == nil {
+		return context.Background()
+	}
+	return a.ctx
+}
+
+// secretList is every password read this run (files, variables, a
+// prompt; a rotated file's new one too), kept out of every output.
+func (a *app) secretList() []string {
+	var out []string
+	for _, p := range a.seen.Pairs() {
+		out = append(out, p.Password)
+	}
+	return out
 }
 
 // passwordFor names the user and address a prompt asks the password of:
@@ -119,10 +144,10 @@ func passwordFor(cfg rabbit.Config) (user, where string) {
 	if err != nil {
 		return "?", "?"
 	}
-	if r.AMQPPassword == "?" {
+	if _, p, _ := r.AMQPLogin.Credentials(context.Background()); p == "?" {
 		return r.AMQPUser, r.AMQP.Host
 	}
-	if r.APIPassword == "?" {
+	if _, p, _ := r.APILogin.Credentials(context.Background()); p == "?" {
 		return r.APIUser, r.APIURL.Host
 	}
 	return r.PrometheusUser, r.PrometheusURL.Host

@@ -10,6 +10,7 @@ import (
 
 	"github.com/creack/pty"
 
+	"github.com/ladder-tui/ladder/broker/brokertest"
 	"github.com/ladder-tui/ladder/broker/rabbit"
 )
 
@@ -201,7 +202,7 @@ func TestUserWithoutPasswordNoTerminal(t *testing.T) {
 // refused without being printed.
 func TestPasswordFileLogsIn(t *testing.T) {
 	r := brokerEnv(t)
-	if r.AMQPUser != "guest" || r.AMQPPassword != "guest" {
+	if u, p := brokertest.AMQPLogin(t, r); u != "guest" || p != "guest" {
 		t.Skip("the test broker's user is not guest/guest")
 	}
 	noPass := *r.AMQP
@@ -241,7 +242,7 @@ func TestPasswordFileLogsIn(t *testing.T) {
 // without echoing what is typed; the answer logs in to AMQP and the API.
 func TestPasswordPromptOnTerminal(t *testing.T) {
 	r := brokerEnv(t)
-	if r.AMQPUser != "guest" || r.AMQPPassword != "guest" {
+	if u, p := brokertest.AMQPLogin(t, r); u != "guest" || p != "guest" {
 		t.Skip("the test broker's user is not guest/guest")
 	}
 	noPass := *r.AMQP

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -93,10 +92,7 @@ func printError(w io.Writer, a *app, err error) {
 // an error took: those of every URL given (well formed or not) and the one
 // read from --password-file or a prompt.
 func secretsOf(a *app) []string {
-	out := slices.Clone(a.secrets)
-	if a.cfg.Password != "" {
-		out = append(out, a.cfg.Password)
-	}
+	out := a.secretList()
 	for _, raw := range []string{a.cfg.AMQPURL, a.cfg.APIURL, a.cfg.PrometheusURL, os.Getenv("LADDER_AMQP_URL"), os.Getenv("LADDER_API_URL"), os.Getenv("LADDER_PROMETHEUS_URL")} {
 		out = append(out, passwordsOf(raw)...)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/rabbit"
+	"github.com/ladder-tui/ladder/internal/secret"
 )
 
 // Build says which ladder this is (set by the release build).
@@ -55,9 +56,9 @@ type app struct {
 	// while the TUI's switchers open clients on their own goroutines.
 	base *contextBase
 	mu   sync.Mutex
-	// secrets are every password read this run (each context's), kept
-	// out of every output.
-	secrets []string
+	// seen keeps every password read this run (each context's, a rotated
+	// file's), kept out of every output (secretList).
+	seen *secret.Seen
 	// noPrompt: a password is never asked on the terminal (ladder serve,
 	// once serving: a session's context switch must not wait on the
 	// server's terminal).
@@ -81,6 +82,7 @@ var globalEnv = []envFlag{
 	{"insecure-skip-verify", "LADDER_INSECURE_SKIP_VERIFY"},
 	{"audit-log", "LADDER_AUDIT_LOG"},
 	{"password-file", "LADDER_PASSWORD_FILE"},
+	{"allow-readable-password-file", "LADDER_ALLOW_READABLE_PASSWORD_FILE"},
 	{"api-timeout", "LADDER_API_TIMEOUT"},
 	{"log-file", "LADDER_LOG_FILE"},
 	{"context", "LADDER_CONTEXT"},
@@ -130,7 +132,8 @@ the context of the config file (ladder context --help).`,
 	pf.StringVar(&a.cfg.CACertFile, "ca-cert", "", "PEM file of CA certificates for amqps:// and https://")
 	pf.BoolVar(&a.cfg.InsecureSkipVerify, "insecure-skip-verify", false, "do not verify the broker's TLS certificate")
 	pf.StringVar(&a.auditLog, "audit-log", "", "append every move (asked and done) to this file as JSON lines")
-	pf.StringVar(&a.cfg.PasswordFile, "password-file", "", "read the password of a URL that names a user without one from this file (refused when others may read it)")
+	pf.StringVar(&a.cfg.PasswordFile, "password-file", "", "read the password of a URL that names a user without one from this file, again at every connection (refused when others may read it)")
+	pf.BoolVar(&a.cfg.AllowReadablePasswordFile, "allow-readable-password-file", false, "accept a --password-file others may read (a Kubernetes secret mounted 0644 by default)")
 	pf.DurationVar(&a.cfg.APITimeout, "api-timeout", rabbit.DefaultAPITimeout, "how long a management API or Prometheus request may take")
 	pf.StringVar(&a.logFile, "log-file", "", "debug log: the UI's, or a command's whole error chain (never to the screen; also LADDER_DEBUG=1)")
 	pf.StringVar(&a.contextName, "context", "", "the named broker of the config file to use (default: its current-context)")

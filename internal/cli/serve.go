@@ -105,8 +105,9 @@ func (a *app) runServe(cmd *cobra.Command, f serveFlags) error {
 	if err != nil {
 		return usageErr("--authorized-keys: %w", err)
 	}
-	// Every session shares one configuration: the password is read now
-	// (a prompt, a file), never while a session opens.
+	// Every session shares one configuration: a prompt is asked now, never
+	// while a session opens; a password file is checked now and read
+	// again at each connection (a rotated one needs no restart).
 	a.mu.Lock()
 	cfg, err := a.credentials(a.cfg)
 	a.mu.Unlock()
@@ -197,7 +198,7 @@ func (s *serveSnapshots) get(ctx context.Context, a *app, context string, cfg ra
 	ro.ReadOnly = true
 	c, closeClient, err := a.connect(ro, "serve snapshots")
 	if err != nil {
-		return nil, errors.New(broker.RedactText(err.Error(), a.secrets...))
+		return nil, errors.New(broker.RedactText(err.Error(), a.secretList()...))
 	}
 	if s.memory == nil {
 		s.memory = map[string]broker.Client{}
@@ -322,7 +323,7 @@ func (a *app) sessionClient(ctx context.Context, served string, base rabbit.Conf
 	}
 	c, closeClient, err := a.connect(cfg, "serve "+s.User)
 	if err != nil {
-		return nil, nil, errors.New(broker.RedactText(err.Error(), a.secrets...))
+		return nil, nil, errors.New(broker.RedactText(err.Error(), a.secretList()...))
 	}
 	shareMemory(c, r.reader)
 	c = r.share.Viewer(c)

@@ -462,11 +462,11 @@ read-only = true
 	if len(alice) != 2 {
 		t.Fatalf("alice's session made %d clients, want 2 (prod, then lab)", len(alice))
 	}
-	if c := alice[0].cfg; !strings.Contains(c.AMQPURL, "127.0.0.2") || c.Password != "s3cret-prod" || c.ReadOnly {
-		t.Errorf("alice's first client: %s read-only %v password %v, want prod's", c.AMQPURL, c.ReadOnly, c.Password == "s3cret-prod")
+	if c := alice[0].cfg; !strings.Contains(c.AMQPURL, "127.0.0.2") || cfgPassword(t, c) != "s3cret-prod" || c.ReadOnly {
+		t.Errorf("alice's first client: %s read-only %v password %v, want prod's", c.AMQPURL, c.ReadOnly, cfgPassword(t, c) == "s3cret-prod")
 	}
-	if c := alice[1].cfg; !strings.Contains(c.AMQPURL, "127.0.0.3") || c.Password != "s3cret-lab" || !c.ReadOnly {
-		t.Errorf("alice's second client: %s read-only %v password %v, want lab's, read-only", c.AMQPURL, c.ReadOnly, c.Password == "s3cret-lab")
+	if c := alice[1].cfg; !strings.Contains(c.AMQPURL, "127.0.0.3") || cfgPassword(t, c) != "s3cret-lab" || !c.ReadOnly {
+		t.Errorf("alice's second client: %s read-only %v password %v, want lab's, read-only", c.AMQPURL, c.ReadOnly, cfgPassword(t, c) == "s3cret-lab")
 	}
 	var readers []string
 	for _, c := range sv.clientsBy("serve snapshots") {

@@ -153,7 +153,9 @@ func queuesQuiet(r *rabbit.Resolved, want map[string]int) (bool, string) {
 	if err != nil {
 		return false, err.Error()
 	}
-	req.SetBasicAuth(r.APIUser, r.APIPassword)
+	if err := r.SetAPIAuth(req); err != nil {
+		return false, err.Error()
+	}
 	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
 	if err != nil {
 		return false, err.Error()

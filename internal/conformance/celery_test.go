@@ -32,7 +32,7 @@ func TestCeleryRetryThenReject(t *testing.T) {
 		retries = 2
 	)
 	runScript(t, testdata(t, "celery"), []string{
-		"CONFORMANCE_URL=" + scriptURL(r), "CONFORMANCE_QUEUE=" + queue, fmt.Sprint("CONFORMANCE_COUNT=", n),
+		"CONFORMANCE_URL=" + scriptURL(t, r), "CONFORMANCE_QUEUE=" + queue, fmt.Sprint("CONFORMANCE_COUNT=", n),
 		fmt.Sprint("CONFORMANCE_RETRIES=", retries), "CONFORMANCE_COUNTDOWN_S=0.1",
 	}, python, "app.py")
 	ch := brokertest.Channel(t, r, "conformance test")

@@ -39,7 +39,7 @@ func TestDramatiqRabbitmqBroker(t *testing.T) {
 		retries = 2
 	)
 	runScript(t, testdata(t, "dramatiq"), []string{
-		"CONFORMANCE_URL=" + scriptURL(r), "CONFORMANCE_QUEUE=" + queue, fmt.Sprint("CONFORMANCE_COUNT=", n),
+		"CONFORMANCE_URL=" + scriptURL(t, r), "CONFORMANCE_QUEUE=" + queue, fmt.Sprint("CONFORMANCE_COUNT=", n),
 		fmt.Sprint("CONFORMANCE_RETRIES=", retries), "CONFORMANCE_MIN_BACKOFF_MS=50",
 	}, python, "broker.py")
 	ch := brokertest.Channel(t, r, "conformance test")

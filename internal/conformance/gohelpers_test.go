@@ -73,7 +73,7 @@ func (e *gcEnv) apiGet(path string, v any) {
 	e.t.Helper()
 	req, err := http.NewRequest(http.MethodGet, e.r.APIURL.String()+"/api/"+path, nil)
 	e.must(err, "GET "+path)
-	req.SetBasicAuth(e.r.APIUser, e.r.APIPassword)
+	e.must(e.r.SetAPIAuth(req), "GET "+path)
 	resp, err := (&http.Client{Timeout: gcBound}).Do(req)
 	e.must(err, "GET "+path)
 	defer resp.Body.Close()

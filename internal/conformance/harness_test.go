@@ -73,8 +73,9 @@ func lastLine(b []byte) string {
 
 // scriptURL is the AMQP URL of r's vhost with its credentials, as the
 // frameworks' clients take it.
-func scriptURL(r *rabbit.Resolved) string {
-	u := url.URL{Scheme: r.AMQP.Scheme, User: url.UserPassword(r.AMQPUser, r.AMQPPassword), Host: r.AMQP.Host,
+func scriptURL(t testing.TB, r *rabbit.Resolved) string {
+	user, pass := brokertest.AMQPLogin(t, r)
+	u := url.URL{Scheme: r.AMQP.Scheme, User: url.UserPassword(user, pass), Host: r.AMQP.Host,
 		Path: "/" + r.Vhost, RawPath: "/" + url.PathEscape(r.Vhost)}
 	return u.String()
 }

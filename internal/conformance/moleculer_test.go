@@ -45,7 +45,7 @@ func TestMoleculerChannelsDeadLettering(t *testing.T) {
 		dlq     = "FAILED_MESSAGES"
 		n       = 4
 	)
-	runScript(t, dir, []string{"CONFORMANCE_URL=" + scriptURL(r), fmt.Sprint("CONFORMANCE_COUNT=", n)}, node, "channels.js")
+	runScript(t, dir, []string{"CONFORMANCE_URL=" + scriptURL(t, r), fmt.Sprint("CONFORMANCE_COUNT=", n)}, node, "channels.js")
 	ch := brokertest.Channel(t, r, "conformance test")
 	waitDepth(t, ch, dlq, n, 30*time.Second)
 

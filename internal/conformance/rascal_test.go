@@ -40,7 +40,7 @@ func TestRascalDelayedRetryLoop(t *testing.T) {
 		republished, forwarded = 1, 2
 	)
 	runScript(t, dir, []string{
-		"CONFORMANCE_URL=" + scriptURL(r), "CONFORMANCE_VHOST=" + r.Vhost, fmt.Sprint("CONFORMANCE_COUNT=", n),
+		"CONFORMANCE_URL=" + scriptURL(t, r), "CONFORMANCE_VHOST=" + r.Vhost, fmt.Sprint("CONFORMANCE_COUNT=", n),
 	}, node, "recover.js")
 	ch := brokertest.Channel(t, r, "conformance test")
 	waitDepth(t, ch, dlq, n, 30*time.Second)

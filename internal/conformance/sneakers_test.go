@@ -33,7 +33,7 @@ func TestSneakersMaxretry(t *testing.T) {
 		timeoutMS = 200
 	)
 	runScript(t, testdata(t, "sneakers"), []string{
-		"CONFORMANCE_URL=" + scriptURL(r), "CONFORMANCE_QUEUE=" + queue, fmt.Sprint("CONFORMANCE_COUNT=", n),
+		"CONFORMANCE_URL=" + scriptURL(t, r), "CONFORMANCE_QUEUE=" + queue, fmt.Sprint("CONFORMANCE_COUNT=", n),
 		fmt.Sprint("CONFORMANCE_RETRIES=", retries), fmt.Sprint("CONFORMANCE_RETRY_TIMEOUT_MS=", timeoutMS),
 	}, ruby, "maxretry.rb")
 	ch := brokertest.Channel(t, r, "conformance test")

@@ -43,7 +43,7 @@ func TestSymfonyMessengerRetryThenFailureTransport(t *testing.T) {
 		{Name: fmt.Sprintf("delay_%s_%s_%d_retry", queue, queue, 2*delayMS), TTLMS: 2 * delayMS},
 	}
 	runScript(t, testdata(t, "symfony"), []string{
-		"CONFORMANCE_URL=" + scriptURL(r), fmt.Sprint("CONFORMANCE_COUNT=", n),
+		"CONFORMANCE_URL=" + scriptURL(t, r), fmt.Sprint("CONFORMANCE_COUNT=", n),
 		fmt.Sprint("CONFORMANCE_RETRIES=", retries), fmt.Sprint("CONFORMANCE_DELAY_MS=", delayMS),
 	}, php, "messenger.php")
 	ch := brokertest.Channel(t, r, "conformance test")

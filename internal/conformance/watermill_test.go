@@ -45,7 +45,7 @@ func TestWatermillRetryThenPoisonQueue(t *testing.T) {
 		poison = "poison_queue"
 		n      = 4
 	)
-	runScript(t, dir, []string{"CONFORMANCE_URL=" + scriptURL(r), fmt.Sprint("CONFORMANCE_COUNT=", n)}, goBin, "run", ".")
+	runScript(t, dir, []string{"CONFORMANCE_URL=" + scriptURL(t, r), fmt.Sprint("CONFORMANCE_COUNT=", n)}, goBin, "run", ".")
 	ch := brokertest.Channel(t, r, "conformance test")
 	waitDepth(t, ch, poison, n, 30*time.Second)
 

@@ -17,7 +17,7 @@
 //	password-file = "~/.config/ladder/prod.password"   # or password-env = "PROD_RABBIT_PASSWORD"
 //
 // A password never lives in the file: a URL holding one is refused, and a
-// context names a password file (read by broker.ReadSecretFile: refused
+// context names a password file (read by secret.ReadFile: refused
 // when others may read it) or an environment variable instead.
 package contexts
 
@@ -68,7 +68,10 @@ type Context struct {
 	// URL that names a user without one.
 	PasswordFile string `toml:"password-file"`
 	PasswordEnv  string `toml:"password-env"`
-	APITimeout   string `toml:"api-timeout"`
+	// AllowReadablePasswordFile accepts a password file others may read
+	// (a Kubernetes secret mounted with its default 0644).
+	AllowReadablePasswordFile bool   `toml:"allow-readable-password-file"`
+	APITimeout                string `toml:"api-timeout"`
 }
 
 // DefaultPath is $LADDER_CONFIG, else config.toml in ladder's directory of

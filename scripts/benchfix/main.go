@@ -365,7 +365,9 @@ func get(r *rabbit.Resolved, path string, out any) error {
 	if err != nil {
 		return err
 	}
-	req.SetBasicAuth(r.APIUser, r.APIPassword)
+	if err := r.SetAPIAuth(req); err != nil {
+		return err
+	}
 	c := http.Client{Timeout: 30 * time.Second}
 	resp, err := c.Do(req)
 	if err != nil {
