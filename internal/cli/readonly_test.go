@@ -71,9 +71,9 @@ var readOnlyClasses = map[string]readOnlyClass{
 		flags:   []string{"delay", "mutates:dry-run", "force", "force-peek", "from", "limit", "max-moves", "rate", "reset-retries", "to", "where", "yes"},
 	},
 	"ladder unblock": {
-		refused: [][]string{{"unblock", "{wait}", "--yes"}, {"unblock", "{wait}", "--yes", "--look", "5"}},
+		refused: [][]string{{"unblock", "{wait}", "--yes"}, {"unblock", "{wait}", "--yes", "--look", "5", "--max-moves", "0", "--force"}},
 		allowed: [][]string{{"unblock", "{wait}", "--dry-run"}},
-		flags:   []string{"mutates:dry-run", "force-peek", "look", "yes"},
+		flags:   []string{"mutates:dry-run", "force", "force-peek", "look", "max-moves", "yes"},
 	},
 	"ladder replay": {
 		refused: [][]string{

@@ -26,9 +26,12 @@ func (c *choose) register(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringArrayVar(&c.where, "where", nil, "choose messages: reason=…, queue=Q, origin=X[:KEY], error~RE, header:N=V, header:N~RE, body~RE, age>DUR, age<DUR, retries>=N (repeatable, all must hold)")
 	f.StringVar(&c.rate, "rate", "", "publish at most N messages a second (e.g. 50/s)")
-	f.IntVar(&c.maxMoves, "max-moves", broker.DefaultMaxMoves, "leave a message ladder already moved this many times in place (a loop guard; 0: none)")
+	f.IntVar(&c.maxMoves, "max-moves", broker.DefaultMaxMoves, maxMovesUsage)
 	f.BoolVar(&c.force, "force", false, "move messages past --max-moves, and into a target its length limit would make drop")
 }
+
+// maxMovesUsage is the loop guard's flag, as move, replay and unblock take it.
+const maxMovesUsage = "leave a message ladder already moved this many times in place (a loop guard; 0: none)"
 
 // parse checks the flags, read as the UI's move dialog reads its fields
 // (moveplan's parsers); a bad one is a usage error naming it.
