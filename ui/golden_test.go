@@ -48,9 +48,9 @@ func TestGolden(t *testing.T) {
 		}},
 		// The command line's flags as fields: -n, --where, --rate, --max-moves.
 		{"move_flags", Options{}, func(h *harness) {
-			h.key("down", "down", "down", "enter", "m", "right", "tab", "tab")
+			h.key("down", "down", "down", "enter", "m", "right", "tab", "tab", "tab", "tab", "tab")
 			h.typeText(`reason=rejected error~"card declined"`)
-			h.key("tab", "tab", "tab", "tab")
+			h.key("tab")
 			h.typeText("50/s")
 		}},
 		{"move_preview", Options{}, func(h *harness) {

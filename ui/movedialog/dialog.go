@@ -488,16 +488,15 @@ func (m *Model) formKey(msg tea.KeyPressMsg) tea.Cmd {
 	return nil
 }
 
-// fields lists the focusable fields in order: N only with "first N",
-// where only with a scope that looks at the whole source, a typed target or
-// delay only when that is the choice, after the choice.
+// fields lists the focusable fields in order: N only with "first N", a
+// typed target or delay only when that is the choice, after the choice;
+// then the flags the commands take besides (where only with a scope that
+// looks at the whole source), after the fields they had before them, so
+// a tab learnt on those still reaches the same field.
 func (m *Model) fields() []Field {
 	f := []Field{FieldScope}
 	if m.scopes[m.scopeAt].kind == scopeFirstN {
 		f = append(f, FieldCount)
-	}
-	if m.wherePlace() {
-		f = append(f, FieldWhere)
 	}
 	f = append(f, FieldTarget)
 	if m.targets[m.targetAt].typed {
@@ -507,7 +506,11 @@ func (m *Model) fields() []Field {
 	if m.delays[m.delayAt].typed {
 		f = append(f, FieldDelayText)
 	}
-	return append(f, FieldReset, FieldRate, FieldMaxMoves)
+	f = append(f, FieldReset)
+	if m.wherePlace() {
+		f = append(f, FieldWhere)
+	}
+	return append(f, FieldRate, FieldMaxMoves)
 }
 
 // wherePlace reports a scope a typed --where applies to: the first N or

@@ -79,9 +79,6 @@ func renderMoveForm(f moveForm, width int, st *style.Styles) []string {
 	if f.count != nil {
 		field(FieldCount, FieldCount, "N", "", f.count, "how many messages from the head of the queue (-n)")
 	}
-	if f.where != nil {
-		field(FieldWhere, FieldWhere, "Where", "", f.where, fieldHelp[FieldWhere])
-	}
 	field(FieldTarget, FieldTargetText, "Target", f.target, f.tTarget, "type queue:NAME or exchange:NAME[:KEY]")
 	field(FieldDelay, FieldDelayText, "Delay", f.delay, f.tDelay, "type 30s, 5m, 1h30m or 500ms (a unit each)")
 	reset := "no: keep the retry count"
@@ -89,6 +86,9 @@ func renderMoveForm(f moveForm, width int, st *style.Styles) []string {
 		reset = "yes: reset the retry count to 0"
 	}
 	field(FieldReset, -1, "Retries", reset, nil, "")
+	if f.where != nil {
+		field(FieldWhere, FieldWhere, "Where", "", f.where, fieldHelp[FieldWhere])
+	}
 	if f.rate != nil {
 		field(FieldRate, FieldRate, "Rate", "", f.rate, fieldHelp[FieldRate])
 	}

@@ -92,10 +92,10 @@ func (m *Model) Fields() []present.Column {
 	return []present.Column{
 		{Name: "Messages", Meaning: "this one, the marked, the w filter's, the first N, or all"},
 		{Name: "N", Meaning: "with the first N: how many (-n)"},
-		{Name: "Where", Meaning: "with the first N or all: only those it chooses (--where)"},
 		{Name: "Target", Meaning: "where they go (--to)"},
 		{Name: "Delay", Meaning: "how long each waits first (--delay)"},
 		{Name: "Retries", Meaning: "reset each retry count to 0 (--reset-retries)"},
+		{Name: "Where", Meaning: "with the first N or all: only those it chooses (--where)"},
 		{Name: "Rate", Meaning: "at most this many a second or minute, e.g. 50/s (--rate)"},
 		{Name: "Max moves", Meaning: "the loop guard: a message moved this often stays (--max-moves)"},
 	}
