@@ -83,7 +83,9 @@ func PrepareUnblockWith(ctx context.Context, c UnblockSource, queue string, opt 
 	if len(res.Messages) == look {
 		plan.Notes = append(plan.Notes, fmt.Sprintf("looked at the first %d messages only (--look)", look))
 	}
-	req := MoveRequest{From: queue, To: plan.Target, Pick: plan.Pick(), ForcePeek: opt.ForcePeek}
+	// The loop guard every move ladder runs has (ladder unblock
+	// --max-moves changes it): a message unblocked again and again stays.
+	req := MoveRequest{From: queue, To: plan.Target, Pick: plan.Pick(), ForcePeek: opt.ForcePeek, MaxMoves: DefaultMaxMoves}
 	if len(plan.Picks) > 0 && opt.ForcePeek {
 		version, err := c.BrokerVersion(ctx)
 		if err != nil {

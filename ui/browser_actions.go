@@ -253,11 +253,7 @@ func (m *browserModel) askWhere() tea.Cmd {
 
 // setWhere applies --where expressions to the list (and to what m moves).
 func (m *browserModel) setWhere(exprs string) tea.Cmd {
-	words, err := splitWhere(exprs)
-	if err != nil {
-		return statusCmd(termtext.Sanitize(err.Error()), true)
-	}
-	w, err := moveplan.ParseWhere(words)
+	w, err := moveplan.ParseWhereLine(exprs)
 	if err != nil {
 		return statusCmd(termtext.Sanitize(err.Error()), true)
 	}
@@ -267,56 +263,6 @@ func (m *browserModel) setWhere(exprs string) tea.Cmd {
 		return statusCmd("every message shown again", false)
 	}
 	return statusCmd(present.Plural(len(m.view), "message", "messages")+" chosen by --where "+termtext.Sanitize(present.WhereText(w)), false)
-}
-
-// splitWhere splits the w prompt's text into expressions as a shell splits
-// arguments, so one can hold a space: spaces separate them, except inside
-// '…' (taken as it is) or "…" (where \" is a quote and \\ a backslash).
-// A backslash anywhere else is itself: regular expressions keep theirs
-// (error~\d+).
-func splitWhere(s string) ([]string, error) {
-	var out []string
-	var cur strings.Builder
-	in := false // inside a word
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == ' ' || c == '\t':
-			if in {
-				out = append(out, cur.String())
-				cur.Reset()
-				in = false
-			}
-		case c == '\'':
-			end := strings.IndexByte(s[i+1:], '\'')
-			if end < 0 {
-				return nil, fmt.Errorf("--where: a ' is not closed: %s", s[i:])
-			}
-			cur.WriteString(s[i+1 : i+1+end])
-			i += end + 1
-			in = true
-		case c == '"':
-			j := i + 1
-			for ; j < len(s) && s[j] != '"'; j++ {
-				if s[j] == '\\' && j+1 < len(s) && (s[j+1] == '"' || s[j+1] == '\\') {
-					j++
-				}
-				cur.WriteByte(s[j])
-			}
-			if j >= len(s) {
-				return nil, fmt.Errorf(`--where: a " is not closed: %s`, s[i:])
-			}
-			i = j
-			in = true
-		default:
-			cur.WriteByte(c)
-			in = true
-		}
-	}
-	if in {
-		out = append(out, cur.String())
-	}
-	return out, nil
 }
 
 // whereScope offers the move dialog what the w expressions choose: the

@@ -46,6 +46,13 @@ func TestGolden(t *testing.T) {
 			h.key("tab", "left")
 			h.typeText("90s")
 		}},
+		// The command line's flags as fields: -n, --where, --rate, --max-moves.
+		{"move_flags", Options{}, func(h *harness) {
+			h.key("down", "down", "down", "enter", "m", "right", "tab", "tab", "tab", "tab", "tab")
+			h.typeText(`reason=rejected error~"card declined"`)
+			h.key("tab")
+			h.typeText("50/s")
+		}},
 		{"move_preview", Options{}, func(h *harness) {
 			h.key("down", "down", "down", "enter", "space", "space", "m", "tab", "right", "tab", "right", "enter")
 		}},
@@ -60,6 +67,8 @@ func TestGolden(t *testing.T) {
 		}},
 		{"help", Options{}, func(h *harness) { h.key("?") }},
 		{"help_readonly", Options{ReadOnly: true}, func(h *harness) { h.key("?") }},
+		// Over the move form: its keys, then what each field is (the flags).
+		{"help_move", Options{}, func(h *harness) { h.key("down", "down", "down", "enter", "m", "?") }},
 		{"disconnected", Options{Title: "demo"}, func(h *harness) {
 			h.send(snapshotMsg{gen: h.m.gen, err: errors.New("dial tcp 127.0.0.1:15672: connect: connection refused")})
 			h.send(snapshotMsg{gen: h.m.gen, err: errors.New("dial tcp 127.0.0.1:15672: connect: connection refused")})

@@ -91,25 +91,33 @@ func (m *helpModel) View() string {
 		row = append(row, g)
 	}
 	flush()
-	if _, home := m.from.(*homeModel); home {
-		blocks = append(blocks, m.columns(m.h-lipgloss.Height(strings.Join(blocks, "\n")))...)
+	room := m.h - lipgloss.Height(strings.Join(blocks, "\n"))
+	switch from := m.from.(type) {
+	case *homeModel:
+		blocks = append(blocks, m.meanings("Columns", present.HomeColumns, "… (the README's Columns section has them all)", room)...)
+	case interface {
+		Fields() []present.Column
+		Action() string
+	}: // the move dialog's form: its fields are the command's flags
+		blocks = append(blocks, m.meanings("Fields (the flags of ladder "+from.Action()+")", from.Fields(), "… (ladder "+from.Action()+" --help has them all)", room)...)
 	}
 	return strings.Join(blocks, "\n")
 }
 
-// columns says what the ladders screen's columns mean, in room lines at
-// most (none when fewer than three are left: the README says it too).
-func (m *helpModel) columns(room int) []string {
-	if room < 3 {
+// meanings says what each of a screen's columns or fields means, under
+// title, in room lines at most (none when fewer than three are left: the
+// README says it too); more ends a list cut short.
+func (m *helpModel) meanings(title string, rows []present.Column, more string, room int) []string {
+	if room < 3 || len(rows) == 0 {
 		return nil
 	}
 	st := m.c.styles
-	out := []string{st.Title.Render("Columns")}
+	out := []string{st.Title.Render(title)}
 	name := 0
-	for _, c := range present.HomeColumns {
+	for _, c := range rows {
 		name = max(name, termtext.Width(c.Name))
 	}
-	for _, c := range present.HomeColumns {
+	for _, c := range rows {
 		lines := termtext.Wrap(c.Meaning, max(10, m.w-name-2))
 		for i, l := range lines {
 			head := strings.Repeat(" ", name)
@@ -120,7 +128,7 @@ func (m *helpModel) columns(room int) []string {
 		}
 	}
 	if len(out) > room {
-		out = append(out[:room-1], st.Muted.Render(termtext.Truncate("… (the README's Columns section has them all)", m.w)))
+		out = append(out[:room-1], st.Muted.Render(termtext.Truncate(more, m.w)))
 	}
 	return out
 }

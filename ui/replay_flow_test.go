@@ -10,6 +10,7 @@ import (
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/sim"
+	"github.com/ladder-tui/ladder/retry/moveplan"
 	"github.com/ladder-tui/ladder/ui/movedialog"
 )
 
@@ -164,5 +165,59 @@ func TestBrowserUnblocksAHoLBlockedQueue(t *testing.T) {
 	_, after, _, err := broker.PrepareUnblockWith(t.Context(), s, sim.PaymentsWait, broker.UnblockOptions{ForcePeek: true})
 	if err != nil || len(after.Picks) != 0 {
 		t.Errorf("after unblock: %+v %v", after.Picks, err)
+	}
+}
+
+// R's replay takes the flags replay takes: a Where typed in its dialog
+// replays only the lines it chooses (as replay --where), and its preview
+// says the pace typed in Rate.
+func TestReplayDialogTakesWhereAndRate(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	h, s := simHarness(t)
+	n := dlqReady(t, s)
+	res, err := s.Peek(t.Context(), sim.OrdersDLQ, broker.PeekOptions{Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A choice that takes some of the messages, not all, not none.
+	where, want := "", 0
+	for _, c := range []string{"retries>=1", "retries>=2", "retries>=3", "retries>=4", "reason=rejected", "reason=expired"} {
+		w, err := moveplan.ParseWhereLine(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if k := len(broker.Choose(res.Messages, w, s.Now())); k > 0 && k < n {
+			where, want = c, k
+			break
+		}
+	}
+	if where == "" {
+		t.Fatalf("no --where chooses some of the %d messages", n)
+	}
+	h.key("d")
+	h.mustContain("Dump orders.dlq to a file")
+	h.key("enter")
+	h.mustContain("dumped " + itoa(n) + " messages")
+	h.key("R")
+	h.mustContain("Replay a dump file")
+	h.key("enter")
+	h.mustContain("every message in")
+	mv := h.m.move
+	for i := 0; mv.Focus() != movedialog.FieldWhere; i++ {
+		if i > 12 {
+			t.Fatalf("no Where field:\n%s", h.plain())
+		}
+		h.key("tab")
+	}
+	h.typeText(where)
+	h.key("tab")
+	h.typeText("1000/s")
+	h.key("enter")
+	h.mustContain("Confirm replay", "Replay "+itoa(want)+" messages", "at most 1000 a second")
+	h.key("enter")
+	h.mustContain("Moved all " + itoa(want) + " messages")
+	if got := dlqReady(t, s); got != n+want {
+		t.Errorf("the DLQ holds %d after replaying the %d that %s chooses into it (it had %d)", got, want, where, n)
 	}
 }

@@ -2,46 +2,12 @@ package ui
 
 import (
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/sim"
-	"github.com/ladder-tui/ladder/internal/present"
 	"github.com/ladder-tui/ladder/retry/moveplan"
 )
-
-func TestSplitWhereReadsQuotesAsAShellDoes(t *testing.T) {
-	for in, want := range map[string][]string{
-		`reason=expired  retries>=3`:         {"reason=expired", "retries>=3"},
-		`error~"connection refused" queue=q`: {"error~connection refused", "queue=q"},
-		`body~'a "b" c'`:                     {`body~a "b" c`},
-		`header:x="say \"hi\""`:              {`header:x=say "hi"`},
-		`error~\d+ body~"x\\y"`:              {`error~\d+`, `body~x\y`},
-		``:                                   nil,
-		`  `:                                 nil,
-		`error~"database deadlock" header:k='v w' x`: {"error~database deadlock", "header:k=v w", "x"},
-	} {
-		got, err := splitWhere(in)
-		if err != nil || !slices.Equal(got, want) {
-			t.Errorf("%q: %q %v, want %q", in, got, err, want)
-		}
-	}
-	for _, bad := range []string{`error~"open`, `body~'open`} {
-		if _, err := splitWhere(bad); err == nil || !strings.Contains(err.Error(), "is not closed") {
-			t.Errorf("%q: %v", bad, err)
-		}
-	}
-	// What present.WhereText writes, splitWhere reads back.
-	exprs := []string{"error~database deadlock", `body~a"b\sc`, `error~\d+`, "reason=expired", "header:k=it's"}
-	w, err := moveplan.ParseWhere(exprs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if back, err := splitWhere(present.WhereText(w)); err != nil || !slices.Equal(back, exprs) {
-		t.Errorf("round trip of %q: %q %v (text %s)", exprs, back, err, present.WhereText(w))
-	}
-}
 
 // A w filter (with a space in it) chooses some of the queue; the move
 // dialog offers exactly those, across the whole queue, and its dry run and

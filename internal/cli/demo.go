@@ -27,7 +27,8 @@ no RabbitMQ needed. It declares the Go seed's ladder (orders.topic →
 orders.process, wait tiers orders.wait.5s/30s/5m, orders.dlq) plus ladders with
 the seeds' mistakes (a per-message-TTL wait queue, an unroutable return, a stuck
 queue), and runs a producer and a failing worker that retries through the retry
-engine. --speed runs its clock faster.
+engine. --speed runs its clock faster. A move or replay made in it is written
+to the audit log (--audit-log) as on a broker, naming the broker "demo".
 
 With --real: declares the Go seed's ladder on the broker at --amqp-url and runs
 a producer and a worker that fails a share of messages and retries them
@@ -43,8 +44,12 @@ terminal with ` + "`ladder`" + ` to watch it.`,
 			}
 			s := sim.New(sim.Options{Speed: speed, ReadOnly: a.cfg.ReadOnly, WarmUp: 10 * time.Minute})
 			defer s.Close()
+			c, err := a.demoClient(s)
+			if err != nil {
+				return err
+			}
 			p := sim.GoSeedPolicy
-			return a.runUI(cmd, s, nil, u, "demo", &p)
+			return a.runUI(cmd, c, nil, u, "demo", &p)
 		},
 	}
 	u.register(cmd)
@@ -52,6 +57,17 @@ terminal with ` + "`ladder`" + ` to watch it.`,
 	cmd.Flags().BoolVar(&real, "real", false, "declare the Go seed's ladder on the broker and run real traffic")
 	cmd.Flags().DurationVar(&duration, "duration", 0, "with --real: stop after this long (0: until interrupted)")
 	return cmd
+}
+
+// demoClient is the simulation behind the audit hook, as a broker's client
+// is (--audit-log, or the context's): a move or replay tried in the demo
+// is written to the audit log too, naming the broker "demo".
+func (a *app) demoClient(s *sim.Sim) (broker.Client, error) {
+	f, err := a.openAudit()
+	if err != nil || f == nil {
+		return s, err
+	}
+	return broker.Audited(s, f, broker.AuditScope{Broker: "demo", Context: a.context}), nil
 }
 
 // runRealDemo drives real traffic through a real ladder.

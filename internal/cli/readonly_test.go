@@ -74,9 +74,9 @@ var readOnlyClasses = map[string]readOnlyClass{
 		// Its dry run reads past the head of a wait queue whose messages
 		// may carry their own TTLs, which may release overdue ones: a
 		// change, refused too (even with --force-peek).
-		refused: [][]string{{"unblock", "{wait}", "--yes"}, {"unblock", "{wait}", "--yes", "--look", "5"},
+		refused: [][]string{{"unblock", "{wait}", "--yes"}, {"unblock", "{wait}", "--yes", "--look", "5", "--max-moves", "0", "--force"},
 			{"unblock", "{wait}", "--dry-run"}, {"unblock", "{wait}", "--dry-run", "--force-peek"}},
-		flags: []string{"mutates:dry-run", "force-peek", "look", "yes"},
+		flags: []string{"mutates:dry-run", "force", "force-peek", "look", "max-moves", "yes"},
 	},
 	"ladder replay": {
 		refused: [][]string{

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
-	"strconv"
 	"strings"
 	"time"
 
@@ -28,48 +26,28 @@ func (c *choose) register(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringArrayVar(&c.where, "where", nil, "choose messages: reason=…, queue=Q, origin=X[:KEY], error~RE, header:N=V, header:N~RE, body~RE, age>DUR, age<DUR, retries>=N (repeatable, all must hold)")
 	f.StringVar(&c.rate, "rate", "", "publish at most N messages a second (e.g. 50/s)")
-	f.IntVar(&c.maxMoves, "max-moves", broker.DefaultMaxMoves, "leave a message ladder already moved this many times in place (a loop guard; 0: none)")
+	f.IntVar(&c.maxMoves, "max-moves", broker.DefaultMaxMoves, maxMovesUsage)
 	f.BoolVar(&c.force, "force", false, "move messages past --max-moves, and into a target its length limit would make drop")
 }
 
-// parse checks the flags; a bad one is a usage error naming it.
+// maxMovesUsage is the loop guard's flag, as move, replay and unblock take it.
+const maxMovesUsage = "leave a message ladder already moved this many times in place (a loop guard; 0: none)"
+
+// parse checks the flags, read as the UI's move dialog reads its fields
+// (moveplan's parsers); a bad one is a usage error naming it.
 func (c *choose) parse() (moveplan.Where, float64, error) {
 	w, err := moveplan.ParseWhere(c.where)
 	if err != nil {
 		return w, 0, usageErr("%w", err)
 	}
-	if c.maxMoves < 0 {
-		return w, 0, usageErr("--max-moves %d: want 0 (no guard) or more", c.maxMoves)
+	if err := moveplan.CheckMaxMoves(c.maxMoves); err != nil {
+		return w, 0, usageErr("%w", err)
 	}
-	rate, err := parseRate(c.rate)
+	rate, err := moveplan.ParseRate(c.rate)
 	if err != nil {
 		return w, 0, usageErr("%w", err)
 	}
 	return w, rate, nil
-}
-
-// parseRate reads N, N/s or N/m.
-func parseRate(s string) (float64, error) {
-	if s == "" {
-		return 0, nil
-	}
-	num, per := s, time.Second
-	if n, unit, ok := strings.Cut(s, "/"); ok {
-		num = n
-		switch unit {
-		case "s":
-		case "m", "min":
-			per = time.Minute
-		default:
-			return 0, fmt.Errorf("--rate %q: want N/s or N/m", s)
-		}
-	}
-	n, err := strconv.ParseFloat(num, 64)
-	if err != nil || n <= 0 || math.IsNaN(n) || math.IsInf(n, 0) {
-		// NaN and Inf parse, and read as "no limit" further on.
-		return 0, fmt.Errorf("--rate %q: want a positive number of messages, e.g. 50/s", s)
-	}
-	return n / per.Seconds(), nil
 }
 
 // replayQuestion is the confirmation a replay asks, from its dry run; a

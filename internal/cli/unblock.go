@@ -27,6 +27,8 @@ func newUnblockCmd(a *app) *cobra.Command {
 		dryRun    bool
 		yes       bool
 		forcePeek bool
+		maxMoves  int
+		force     bool
 	)
 	cmd := &cobra.Command{
 		Use:   "unblock QUEUE",
@@ -54,12 +56,20 @@ preview. Where each read counts a delivery toward a quorum queue's delivery
 limit (RabbitMQ before 4.3) that is asked for first on a terminal (the
 question ladder peek asks) and otherwise refused unless --force-peek;
 --read-only refuses it. When the look shows that the preview would
-dead-letter a message, the unblock is refused.`,
+dead-letter a message, the unblock is refused.
+
+A picked message ladder already moved --max-moves times (x-ladder-moves, 5 by
+default, as for move and replay) stays where it is, with a note: a loop
+guard against unblocking the same message again and again; --force moves it
+anyway.`,
 		Args: exactlyOne("QUEUE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			queue := args[0]
 			if look < 0 {
 				return usageErr("--look %d: want 1 or more", look)
+			}
+			if err := moveplan.CheckMaxMoves(maxMoves); err != nil {
+				return usageErr("%w", err)
 			}
 			c, closeClient, err := a.clientToRun("unblock", "unblock "+queue, dryRun, yes)
 			if err != nil {
@@ -75,6 +85,7 @@ dead-letter a message, the unblock is refused.`,
 			if err != nil {
 				return previewHint(err)
 			}
+			req.MaxMoves, req.Force = maxMoves, force
 			effects := []string{}
 			if peeked != nil && peeked.SideEffects != nil {
 				effects = peeked.SideEffects
@@ -121,6 +132,8 @@ dead-letter a message, the unblock is refused.`,
 	f.BoolVar(&dryRun, "dry-run", false, "say what would move where; publish and acknowledge nothing")
 	f.BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation")
 	f.BoolVar(&forcePeek, "force-peek", false, "read although each read costs something: a delivery toward a quorum queue's delivery limit, or releasing the overdue messages of a queue whose messages carry their own TTLs")
+	f.IntVar(&maxMoves, "max-moves", broker.DefaultMaxMoves, maxMovesUsage)
+	f.BoolVar(&force, "force", false, "move picked messages past --max-moves")
 	return cmd
 }
 

@@ -254,3 +254,46 @@ func TestUnblockDryRunSaysAHolderItCannotMoveIsOne(t *testing.T) {
 		t.Errorf("json: exit %d %s", code, stdout)
 	}
 }
+
+// Issue 33: unblock has move's loop guard. A holder ladder already moved
+// five times (x-ladder-moves) stays, with the guard's note, and the run is
+// partial (exit 3); --max-moves raises the guard (0: none) and --force
+// passes it, and then it moves. A bad --max-moves is a usage error.
+func TestUnblockHasTheLoopGuard(t *testing.T) {
+	for _, c := range []struct {
+		args  []string
+		moved int
+		code  int
+	}{
+		{nil, 0, exitPartial},
+		{[]string{"--max-moves", "6"}, 1, exitOK},
+		{[]string{"--max-moves", "0"}, 1, exitOK},
+		{[]string{"--force"}, 1, exitOK},
+	} {
+		s := quietSim(t)
+		ts := s.Now()
+		batch := []broker.Outgoing{
+			{RoutingKey: sim.PaymentsWait, Mandatory: true, Headers: retry.Headers{moveplan.HeaderMoves: int32(5)},
+				Properties: broker.Properties{MessageID: "looped", Expiration: "600000", Timestamp: &ts}, Body: []byte("a")},
+			{RoutingKey: sim.PaymentsWait, Mandatory: true, Properties: broker.Properties{MessageID: "short", Expiration: "20000", Timestamp: &ts}, Body: []byte("b")},
+		}
+		if out, err := s.Publish(t.Context(), batch); err != nil || !out[0].Confirmed || !out[1].Confirmed {
+			t.Fatalf("publish: %+v %v", out, err)
+		}
+		code, out, errOut := runOnSim(t, s, append([]string{"unblock", sim.PaymentsWait, "--yes", "-o", "json"}, c.args...)...)
+		var res unblockResult
+		if err := json.Unmarshal([]byte(out), &res); err != nil || code != c.code || res.Move == nil {
+			t.Fatalf("%v: exit %d (want %d) %v\n%s\n%s", c.args, code, c.code, err, out, errOut)
+		}
+		if len(res.Unblock.Picks) != 1 || res.Move.Moved != c.moved {
+			t.Errorf("%v: picks %d, moved %d (want %d): %s", c.args, len(res.Unblock.Picks), res.Move.Moved, c.moved, out)
+		}
+		if c.moved == 0 && (len(res.Move.Planned) != 1 || !strings.Contains(res.Move.Planned[0].Skip, "ladder moved it 5 times already (--max-moves 5)")) {
+			t.Errorf("%v: the guard's reason is not given: %+v", c.args, res.Move.Planned)
+		}
+	}
+	s := quietSim(t)
+	if code, _, errOut := runOnSim(t, s, "unblock", sim.PaymentsWait, "--max-moves", "-1"); code != exitUsage || !strings.Contains(errOut, "--max-moves -1: want 0 (no guard) or more") {
+		t.Errorf("--max-moves -1: exit %d %q", code, errOut)
+	}
+}

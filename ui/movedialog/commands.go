@@ -135,11 +135,18 @@ func replayCmd(ctx context.Context, c broker.ReplayTarget, id int, file string, 
 				ch <- p
 			}
 		}
-		rep, err := broker.Replay(ctx, c, broker.ReplayRequest{
-			File: file, To: req.To, Delay: req.Delay, Limit: req.Limit, DryRun: req.DryRun,
-			ResetRetries: req.ResetRetries, MaxMoves: broker.DefaultMaxMoves, Gate: req.Gate, Expect: req.Expect,
-		}, progress)
+		rep, err := broker.Replay(ctx, c, replayRequest(file, req), progress)
 		return DoneMsg{ID: id, DryRun: req.DryRun, Report: rep, Err: err}
+	}
+}
+
+// replayRequest is the dialog's request as a replay of file: every flag
+// the form took (count, --where, --rate, --max-moves) goes with it.
+func replayRequest(file string, req broker.MoveRequest) broker.ReplayRequest {
+	return broker.ReplayRequest{
+		File: file, To: req.To, Delay: req.Delay, Limit: req.Limit, DryRun: req.DryRun,
+		ResetRetries: req.ResetRetries, Where: req.Where, Rate: req.Rate, MaxMoves: req.MaxMoves, Force: req.Force,
+		Gate: req.Gate, Expect: req.Expect,
 	}
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/ladder-tui/ladder/internal/termtext"
 	"github.com/ladder-tui/ladder/keymap"
 	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/moveplan"
 	"github.com/ladder-tui/ladder/ui/component/input"
 	"github.com/ladder-tui/ladder/ui/styled"
 )
@@ -62,9 +63,11 @@ const (
 )
 
 // Form fields. Choice fields (scope, target, delay, reset) change with
-// space and the arrows; typed fields (N, a typed target, a typed delay) take
-// text, space included, and edit it with the arrows: no field is both, so
-// space and ←/→ never do two things in one place. Focus order is fields().
+// space and the arrows; typed fields (N, where, a typed target, a typed
+// delay, rate, max moves) take text, space included, and edit it with the
+// arrows: no field is both, so space and ←/→ never do two things in one
+// place. Focus order is fields(). The typed fields are the command line's
+// flags (-n, --where, --rate, --max-moves), read by the same parsers.
 // Field is one of the form's fields.
 type Field int
 
@@ -76,6 +79,9 @@ const (
 	FieldCount
 	FieldTargetText // the target typed, when the target's choice is "typed"
 	FieldDelayText  // the delay typed, when the delay's choice is "typed"
+	FieldWhere      // --where, for the scopes that look at the whole source
+	FieldRate       // --rate
+	FieldMaxMoves   // --max-moves, the loop guard
 )
 
 // Model is the move / re-publish dialog: choose, preview (dry run),
@@ -96,6 +102,7 @@ type Model struct {
 	count                      input.Line // N for "first N"
 	tTarget                    input.Line
 	tDelay                     input.Line
+	where, rate, maxMoves      input.Line
 	formErr                    string
 
 	step    Step
@@ -126,6 +133,7 @@ func (m *Model) Open(spec Spec) tea.Cmd {
 	id := m.id
 	*m = Model{env: m.env, w: m.w, h: m.h, bar: m.bar, spec: spec, id: id + 1}
 	m.count.Set("10")
+	m.maxMoves.Set(strconv.Itoa(broker.DefaultMaxMoves))
 	m.scopes = scopeOptions(spec)
 	m.targets = targetOptions(spec)
 	m.delays = delayOptions(spec, m.env.Policy)
@@ -254,7 +262,7 @@ func isText(msg tea.KeyPressMsg) bool {
 // typing reports a typed field focused.
 func (m *Model) typing() bool {
 	switch m.focus {
-	case FieldCount, FieldTargetText, FieldDelayText:
+	case FieldCount, FieldTargetText, FieldDelayText, FieldWhere, FieldRate, FieldMaxMoves:
 		return true
 	}
 	return false
@@ -400,6 +408,12 @@ func (m *Model) input() *input.Line {
 		return &m.tTarget
 	case FieldDelayText:
 		return &m.tDelay
+	case FieldWhere:
+		return &m.where
+	case FieldRate:
+		return &m.rate
+	case FieldMaxMoves:
+		return &m.maxMoves
 	}
 	return &m.count
 }
@@ -475,7 +489,10 @@ func (m *Model) formKey(msg tea.KeyPressMsg) tea.Cmd {
 }
 
 // fields lists the focusable fields in order: N only with "first N", a
-// typed target or delay only when that is the choice, after the choice.
+// typed target or delay only when that is the choice, after the choice;
+// then the flags the commands take besides (where only with a scope that
+// looks at the whole source), after the fields they had before them, so
+// a tab learnt on those still reaches the same field.
 func (m *Model) fields() []Field {
 	f := []Field{FieldScope}
 	if m.scopes[m.scopeAt].kind == scopeFirstN {
@@ -489,7 +506,19 @@ func (m *Model) fields() []Field {
 	if m.delays[m.delayAt].typed {
 		f = append(f, FieldDelayText)
 	}
-	return append(f, FieldReset)
+	f = append(f, FieldReset)
+	if m.wherePlace() {
+		f = append(f, FieldWhere)
+	}
+	return append(f, FieldRate, FieldMaxMoves)
+}
+
+// wherePlace reports a scope a typed --where applies to: the first N or
+// the whole source, as move and replay take it (marks, one message and
+// the w filter's choice name their messages already).
+func (m *Model) wherePlace() bool {
+	k := m.scopes[m.scopeAt].kind
+	return k == scopeFirstN || k == scopeAll
 }
 
 // cycle changes the focused choice. Choosing "typed" focuses its text, so
@@ -515,9 +544,23 @@ func (m *Model) cycle(d int) {
 	}
 }
 
-// buildRequest turns the form into a MoveRequest or says what is wrong.
+// buildRequest turns the form into a MoveRequest or says what is wrong:
+// the typed flags read by the parsers the commands use.
 func (m *Model) buildRequest() (broker.MoveRequest, error) {
-	req := broker.MoveRequest{From: m.spec.Queue, ResetRetries: m.reset, MaxMoves: broker.DefaultMaxMoves}
+	req := broker.MoveRequest{From: m.spec.Queue, ResetRetries: m.reset}
+	rate, err := moveplan.ParseRate(m.rate.String())
+	if err != nil {
+		return req, err
+	}
+	if req.MaxMoves, err = moveplan.ParseMaxMoves(m.maxMoves.String()); err != nil {
+		return req, err
+	}
+	req.Rate = rate
+	if m.wherePlace() {
+		if req.Where, err = moveplan.ParseWhereLine(m.where.String()); err != nil {
+			return req, err
+		}
+	}
 	switch m.scopes[m.scopeAt].kind {
 	case scopeSelected:
 		req.Positions = []int{m.spec.Cursor.Position}
@@ -690,6 +733,10 @@ func (m *Model) formView() moveForm {
 	if m.delays[m.delayAt].typed {
 		f.tDelay = &m.tDelay
 	}
+	if m.wherePlace() {
+		f.where = &m.where
+	}
+	f.rate, f.maxMoves = &m.rate, &m.maxMoves
 	return f
 }
 

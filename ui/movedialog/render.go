@@ -30,6 +30,8 @@ type moveForm struct {
 	reset                  bool
 	focus                  Field
 	count, tTarget, tDelay *input.Line // set when the field is typed
+	where                  *input.Line // set when the scope takes a --where
+	rate, maxMoves         *input.Line
 	err                    string
 	hints                  []key.Binding // the step's keys, as the footer shows them
 }
@@ -57,7 +59,16 @@ func renderMoveForm(f moveForm, width int, st *style.Styles) []string {
 		}
 		if in != nil {
 			rest := width - termtext.Width(line)
-			line += in.View(min(rest, 40), textID == f.focus, st)
+			if empty := placeholder[textID]; empty != "" && in.String() == "" && textID != f.focus {
+				// An empty flag means its default: say which.
+				line += st.Muted.Render(termtext.Truncate(empty, rest))
+			} else if note := fieldNote[textID]; note != "" && textID != f.focus {
+				// A bare number says little: what it bounds, beside it.
+				v := termtext.Sanitize(in.String())
+				line += v + st.Muted.Render(termtext.Truncate(note, max(0, rest-termtext.Width(v))))
+			} else {
+				line += in.View(min(rest, 40), textID == f.focus, st)
+			}
 		}
 		lines = append(lines, line)
 		if hint != "" && in != nil && (id == f.focus || textID == f.focus) {
@@ -66,7 +77,7 @@ func renderMoveForm(f moveForm, width int, st *style.Styles) []string {
 	}
 	field(FieldScope, -1, "Messages", f.scope, nil, "")
 	if f.count != nil {
-		field(FieldCount, FieldCount, "N", "", f.count, "how many messages from the head of the queue")
+		field(FieldCount, FieldCount, "N", "", f.count, "how many messages from the head of the queue (-n)")
 	}
 	field(FieldTarget, FieldTargetText, "Target", f.target, f.tTarget, "type queue:NAME or exchange:NAME[:KEY]")
 	field(FieldDelay, FieldDelayText, "Delay", f.delay, f.tDelay, "type 30s, 5m, 1h30m or 500ms (a unit each)")
@@ -75,12 +86,42 @@ func renderMoveForm(f moveForm, width int, st *style.Styles) []string {
 		reset = "yes: reset the retry count to 0"
 	}
 	field(FieldReset, -1, "Retries", reset, nil, "")
+	if f.where != nil {
+		field(FieldWhere, FieldWhere, "Where", "", f.where, fieldHelp[FieldWhere])
+	}
+	if f.rate != nil {
+		field(FieldRate, FieldRate, "Rate", "", f.rate, fieldHelp[FieldRate])
+	}
+	if f.maxMoves != nil {
+		field(FieldMaxMoves, FieldMaxMoves, "Max moves", "", f.maxMoves, fieldHelp[FieldMaxMoves])
+	}
 	lines = append(lines, "")
 	if f.err != "" {
 		lines = append(lines, styled.Wrap(st.Error, termtext.Sanitize(f.err), width)...)
 	}
 	lines = append(lines, keyHints(width, st, f.hints...))
 	return lines
+}
+
+// placeholder is what an empty typed field means, shown while it is not
+// focused.
+var placeholder = map[Field]string{
+	FieldWhere:    "every message",
+	FieldRate:     "no limit",
+	FieldMaxMoves: "no loop guard",
+}
+
+// fieldNote follows a typed field's text while it is not focused.
+var fieldNote = map[Field]string{
+	FieldMaxMoves: " (the loop guard: a message ladder moved this often stays)",
+}
+
+// fieldHelp is the line under a focused typed field: what to type, and the
+// command line's flag it is.
+var fieldHelp = map[Field]string{
+	FieldWhere:    "--where (all hold): reason=rejected error~RE age>1h retries>=3",
+	FieldRate:     "--rate: e.g. 50/s or 600/m, at most that many (empty: no limit)",
+	FieldMaxMoves: "--max-moves: a message ladder moved this often stays (0: no guard)",
 }
 
 // keyHints renders "enter preview · tab next field" from bindings' help
@@ -106,6 +147,8 @@ func describeTarget(t broker.Target, n int, planned []broker.PlannedMove) string
 // the dry run found, so "the first 500" with 22 ready says what happens.
 func describeScope(req broker.MoveRequest, planned int) string {
 	switch {
+	case !req.Where.Empty() && req.Limit > 0:
+		return "the first " + strconv.Itoa(req.Limit) + " chosen by --where " + termtext.Sanitize(present.WhereText(req.Where))
 	case !req.Where.Empty():
 		return "those chosen by --where " + termtext.Sanitize(present.WhereText(req.Where))
 	case len(req.Positions) == 1:
@@ -162,6 +205,9 @@ func renderMovePreview(queue string, req broker.MoveRequest, rep *broker.MoveRep
 	}
 	if req.ResetRetries {
 		what += ", retry count reset to 0"
+	}
+	if v := present.Pace(req.Rate); v != "" {
+		what += ", " + v
 	}
 	if !isReplaySource(queue) && broker.PreviewCapped(req, rep) {
 		what += "; " + present.PreviewCapped(broker.PreviewCap)
@@ -257,6 +303,9 @@ func renderMoveProgress(queue string, req broker.MoveRequest, p broker.MoveProgr
 		moving = "Replaying "
 	}
 	head := moving + termtext.Sanitize(queue) + " to " + describeTarget(req.To, p.Total, req.Expect) + ", " + moveDelay(req)
+	if v := present.Pace(req.Rate); v != "" {
+		head += ", " + v
+	}
 	lines := []string{st.Title.Render(termtext.Truncate(head, width)), ""}
 	if bar != "" {
 		lines = append(lines, bar)

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/internal/present"
 )
 
 // What the app reads of the dialog: the root routes answers and questions
@@ -28,7 +29,7 @@ func (m *Model) Step() Step { return m.step }
 func (m *Model) Focus() Field { return m.focus }
 
 // Text is what is typed in a text field (FieldCount, FieldTargetText,
-// FieldDelayText); "" for a choice.
+// FieldDelayText, FieldWhere, FieldRate, FieldMaxMoves); "" for a choice.
 func (m *Model) Text(f Field) string {
 	switch f {
 	case FieldCount:
@@ -37,6 +38,12 @@ func (m *Model) Text(f Field) string {
 		return m.tTarget.String()
 	case FieldDelayText:
 		return m.tDelay.String()
+	case FieldWhere:
+		return m.where.String()
+	case FieldRate:
+		return m.rate.String()
+	case FieldMaxMoves:
+		return m.maxMoves.String()
 	}
 	return ""
 }
@@ -73,4 +80,23 @@ func (m *Model) Choices(f Field) (labels []string, at int) {
 		return labels, m.delayAt
 	}
 	return nil, -1
+}
+
+// Fields says what each field of the form means, with the command line's
+// flag it is (the ? screen lists them, a line each at 80 columns); none
+// past the form.
+func (m *Model) Fields() []present.Column {
+	if m.step != StepForm {
+		return nil
+	}
+	return []present.Column{
+		{Name: "Messages", Meaning: "this one, the marked, the w filter's, the first N, or all"},
+		{Name: "N", Meaning: "with the first N: how many (-n)"},
+		{Name: "Target", Meaning: "where they go (--to)"},
+		{Name: "Delay", Meaning: "how long each waits first (--delay)"},
+		{Name: "Retries", Meaning: "reset each retry count to 0 (--reset-retries)"},
+		{Name: "Where", Meaning: "with the first N or all: only those it chooses (--where)"},
+		{Name: "Rate", Meaning: "at most this many a second or minute, e.g. 50/s (--rate)"},
+		{Name: "Max moves", Meaning: "the loop guard: a message moved this often stays (--max-moves)"},
+	}
 }
