@@ -116,6 +116,9 @@ type quota struct {
 	mu    sync.Mutex
 	limit int64
 	used  int64
+	// stopped: a write was refused; the session writes no more dumps
+	// (one more would stop at its first lines too).
+	stopped bool
 }
 
 // ErrQuota is a write refused because the session's quota is used.
@@ -128,7 +131,8 @@ func (q *quota) take(n int64) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.used+n > q.limit {
-		return fmt.Errorf("%w (%s written of %s: the file keeps what was written before)", ErrQuota, FormatSize(q.used), FormatSize(q.limit))
+		q.stopped = true
+		return fmt.Errorf("%w (%s written of %s)", ErrQuota, FormatSize(q.used), FormatSize(q.limit))
 	}
 	q.used += n
 	return nil
@@ -149,5 +153,5 @@ func (q *quota) full() bool {
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return q.used >= q.limit
+	return q.stopped || q.used >= q.limit
 }
