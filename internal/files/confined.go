@@ -43,8 +43,7 @@ type ConfinedOptions struct {
 // ErrReadOnly refuses a read-only session's dump.
 var ErrReadOnly = errors.New("read-only: this key may not write files on the server (its operator may allow dumps with ladder serve --read-only-dumps)")
 
-// NewConfined is a session's files in dir, which must be a directory
-// (PrepareDir makes it).
+// NewConfined is a session's files in dir (see CheckDir).
 func NewConfined(dir string, o ConfinedOptions) *Confined {
 	c := &Confined{dir: dir, user: o.User, now: o.Now}
 	if c.now == nil {
@@ -59,14 +58,15 @@ func NewConfined(dir string, o ConfinedOptions) *Confined {
 	return c
 }
 
-// PrepareDir makes dir (0700) if it is not there and checks it is a
-// directory, not a symbolic link to one: the server's files live there.
-func PrepareDir(dir string) error {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("files directory: %w", err)
-	}
+// CheckDir checks dir, where it is there, is a directory and not a
+// symbolic link to one: the server's files live there. Where it is not
+// there, the first dump makes it (0700): a server nobody dumps from makes
+// no directory.
+func CheckDir(dir string) error {
 	st, err := os.Lstat(dir)
 	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
 	case err != nil:
 		return fmt.Errorf("files directory: %w", err)
 	case st.Mode()&fs.ModeSymlink != 0:
@@ -95,6 +95,9 @@ func (c *Confined) Offer(string, time.Time) (name string, ask bool, err error) {
 func (c *Confined) Create(queue, _ string) (*File, error) {
 	if c.writes != nil {
 		return nil, c.writes
+	}
+	if err := os.MkdirAll(c.dir, 0o700); err != nil {
+		return nil, fmt.Errorf("dump: files directory: %w", err)
 	}
 	root, err := os.OpenRoot(c.dir)
 	if err != nil {
@@ -125,6 +128,9 @@ func (c *Confined) Create(queue, _ string) (*File, error) {
 // sorted.
 func (c *Confined) List() ([]string, error) {
 	ents, err := os.ReadDir(c.dir)
+	if errors.Is(err, fs.ErrNotExist) { // no dump made yet
+		return nil, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("files directory: %w", err)
 	}

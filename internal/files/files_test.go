@@ -15,7 +15,7 @@ var at = time.Date(2026, 3, 1, 12, 0, 5, 0, time.FixedZone("CET", 3600))
 func confined(t *testing.T, o ConfinedOptions) (*Confined, string) {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "files")
-	if err := PrepareDir(dir); err != nil {
+	if err := os.Mkdir(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
 	if o.Now == nil {
@@ -233,5 +233,41 @@ func TestParseSize(t *testing.T) {
 	}
 	if s := FormatSize(1536); s != "1.5 KiB" {
 		t.Errorf("FormatSize %q", s)
+	}
+}
+
+// The directory is made 0700 by the first dump, never before; one that is
+// a link or a file is refused.
+func TestConfinedDirectory(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "files")
+	if err := CheckDir(dir); err != nil {
+		t.Fatalf("CheckDir of a directory not made yet: %v", err)
+	}
+	c := NewConfined(dir, ConfinedOptions{User: "alice"})
+	if got, err := c.List(); len(got) != 0 || err != nil {
+		t.Fatalf("List before any dump: %q %v", got, err)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("made before a dump: %v", err)
+	}
+	f, err := c.Create("q", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if st, err := os.Stat(dir); err != nil || st.Mode().Perm() != 0o700 {
+		t.Fatalf("made by the first dump: %v %v", st, err)
+	}
+	if err := CheckDir(dir); err != nil {
+		t.Error(err)
+	}
+	link := filepath.Join(base, "link")
+	os.Symlink(dir, link)
+	if err := CheckDir(link); err == nil {
+		t.Error("a link to a directory accepted")
+	}
+	if err := CheckDir(filepath.Join(dir, f.Name())); err == nil {
+		t.Error("a file accepted")
 	}
 }
