@@ -182,13 +182,17 @@ func (m *browserModel) Update(msg tea.Msg) tea.Cmd {
 			return m.reload()
 		}
 	case dumpAskMsg:
-		if msg.queue == m.queue && msg.file != "" {
+		if msg.queue == m.queue && (msg.file != "" || msg.named) {
 			r := m.startRead(readDump, moveTimeout)
 			if r == nil {
 				return m.alreadyReading()
 			}
+			to := termtext.Sanitize(msg.file)
+			if msg.named {
+				to = "a file in " + termtext.Sanitize(m.c.files.Where())
+			}
 			// In sequence, so a quick failure is not overwritten by "dumping…".
-			return tea.Sequence(statusCmd("dumping "+termtext.Sanitize(m.queue)+" to "+termtext.Sanitize(msg.file)+"…", false), tea.Batch(m.dump(r, msg.file, msg.force), r.wait()))
+			return tea.Sequence(statusCmd("dumping "+termtext.Sanitize(m.queue)+" to "+to+"…", false), tea.Batch(m.dump(r, msg.file, msg.force), r.wait()))
 		}
 	case unblockReadyMsg:
 		return tea.Batch(m.endRead(msg.read), m.unblockReady(msg))
@@ -197,7 +201,7 @@ func (m *browserModel) Update(msg tea.Msg) tea.Cmd {
 	case dumpDoneMsg:
 		next := m.endRead(msg.id)
 		if msg.err != nil {
-			return tea.Batch(statusCmd(termtext.Sanitize(msg.err.Error()), true), next)
+			return tea.Batch(statusCmd(dumpFailed(msg), true), next)
 		}
 		if next == nil {
 			next = m.reload()

@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"slices"
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
@@ -145,10 +142,12 @@ func (m *homeModel) rowOf(queue string) *homeRow {
 
 // dumpAskMsg / whereAskMsg carry a prompt's answer back to the browser;
 // force: the user said yes to the delivery the dump's read counts toward a
-// delivery limit.
+// delivery limit. named: the Files names the file (a served session), file
+// is empty.
 type dumpAskMsg struct {
 	queue, file string
 	force       bool
+	named       bool
 }
 type whereAskMsg struct{ exprs string }
 
@@ -160,13 +159,23 @@ type dumpDoneMsg struct {
 	err  error
 }
 
-// askDump offers a file name for a dump of the queue. Where its read counts
-// a delivery toward a delivery limit it asks first, the question a peek
-// asks (refused outright when ladder saw messages it would dead-letter).
+// askDump offers a dump of the queue to a file: the Files (Options.Files)
+// say whether the person names it (locally: a name offered, theirs to
+// change) or the Files do (a served session: a yes, no name asked), or why
+// no dump may be written (a read-only key on a server), said at once.
+// Where its read counts a delivery toward a delivery limit it asks first,
+// the question a peek asks (refused outright when ladder saw messages it
+// would dead-letter).
 func (m *browserModel) askDump() tea.Cmd {
 	queue := m.queue
-	name := strings.NewReplacer("/", "_", " ", "_").Replace(queue) + "-" + m.c.now().UTC().Format("20060102-150405") + ".jsonl"
-	file := func(force bool) openPromptMsg {
+	name, ask, err := m.c.files.Offer(queue, m.c.now())
+	if err != nil {
+		return statusCmd("dump "+termtext.Sanitize(queue)+": "+termtext.Sanitize(err.Error()), true)
+	}
+	file := func(force bool) tea.Msg {
+		if !ask {
+			return dumpAskMsg{queue: queue, force: force, named: true}
+		}
 		return openPromptMsg{
 			title: "Dump " + queue + " to a file", value: name,
 			hint: "browses the queue as a peek does (nothing removed); an existing file is refused",
@@ -180,6 +189,15 @@ func (m *browserModel) askDump() tea.Cmd {
 				title: "The dump reads the queue: " + present.PeekQuestion(short, broker.DefaultDumpLimit, m.readyNow(q), cost),
 				yes:   "dump", then: file(true)})
 		}
+	}
+	if !ask {
+		// A question, not a field: no name is typed here.
+		return navCmd(openPromptMsg{
+			title: "Dump " + termtext.Sanitize(queue) + " to a file in " + termtext.Sanitize(m.c.files.Where()) +
+				"? ladder names it (your user, the queue, the time); the dump browses the queue as a peek does (nothing removed)",
+			confirm: true, yes: "dump",
+			done: func(string) tea.Msg { return file(false) },
+		})
 	}
 	return navCmd(file(false))
 }
@@ -203,39 +221,60 @@ func (m *browserModel) readyNow(q topology.Queue) int64 {
 	return q.Ready
 }
 
-// dump writes the queue to file for read r: a browse, as `ladder dump`
-// does, its progress shown. force: the user said yes to its cost.
+// dump writes the queue to file for read r (the Files name it where
+// file is empty): a browse, as `ladder dump` does, its progress shown.
+// force: the user said yes to its cost.
 func (m *browserModel) dump(r *reading, file string, force bool) tea.Cmd {
-	c, queue := m.source(), m.queue
+	c, queue, fs := m.source(), m.queue, m.c.files
 	ctx, id, ch, progress := r.ctx, r.id, r.ch, r.report
 	return func() tea.Msg {
 		defer close(ch) // ends the progress wait
-		f, err := os.OpenFile(file, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		f, err := fs.Create(queue, file)
 		if err != nil {
-			return dumpDoneMsg{id: id, file: file, err: fmt.Errorf("dump to %s: %w", file, err)}
+			return dumpDoneMsg{id: id, file: file, err: err}
 		}
 		rep, err := broker.Dump(ctx, c, broker.DumpOptions{Queue: queue, Progress: progress, Force: force}, f)
-		f.Close()
 		if err != nil && (rep == nil || rep.Written == 0) {
-			os.Remove(file)
+			f.Remove()
+		} else if cerr := f.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("dump to %s: %w", f.Name(), cerr)
 		}
-		return dumpDoneMsg{id: id, file: file, rep: rep, err: err}
+		return dumpDoneMsg{id: id, file: f.Name(), rep: rep, err: err}
 	}
 }
 
-// pickReplay lists the dump files of the working directory.
+// dumpFailed says why a dump stopped: where it wrote messages first (a
+// quota reached, a disk full), the file keeps them and, a dump being a
+// browse, the queue keeps every one.
+func dumpFailed(msg dumpDoneMsg) string {
+	text := termtext.Sanitize(msg.err.Error())
+	if msg.rep != nil && msg.rep.Written > 0 {
+		text += "; " + termtext.Sanitize(msg.file) + " keeps the first " + present.Plural(msg.rep.Written, "message", "messages") +
+			", and nothing was removed from the queue"
+	}
+	return text
+}
+
+// pickReplay lists the dump files the Files offer (locally the working
+// directory's); the one picked is replayed from the path they give.
 func (m *browserModel) pickReplay() tea.Cmd {
-	files, _ := filepath.Glob("*.jsonl")
-	slices.Sort(files)
-	if len(files) == 0 {
-		wd, _ := os.Getwd()
-		return statusCmd("no *.jsonl dump file in "+termtext.Sanitize(wd), true)
+	fs := m.c.files
+	names, err := fs.List()
+	if err != nil {
+		return statusCmd(termtext.Sanitize(err.Error()), true)
+	}
+	if len(names) == 0 {
+		return statusCmd("no *.jsonl dump file in "+termtext.Sanitize(fs.Where()), true)
 	}
 	spec := m.moveSpec(nil)
 	return navCmd(openPickerMsg{
-		title: "Replay a dump file (into " + m.queue + " or where each message came from)", items: files,
+		title: "Replay a dump file (into " + m.queue + " or where each message came from)", items: names,
 		done: func(file string) tea.Msg {
-			spec.ReplayFile = file
+			path, err := fs.Path(file)
+			if err != nil {
+				return statusMsg{text: termtext.Sanitize(err.Error()), err: true}
+			}
+			spec.ReplayFile, spec.ReplayPath = file, path
 			spec.Cursor, spec.Marked = nil, nil
 			return openMoveMsg{spec: spec}
 		},

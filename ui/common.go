@@ -29,7 +29,9 @@ type common struct {
 	keys     *keymap.KeyMap
 	styles   *style.Styles
 	readOnly bool
-	now      func() time.Time
+	// files is where dumps go and replays come from (Options.Files).
+	files Files
+	now   func() time.Time
 	// tick is tea.Tick; model tests that drive Update by hand replace it.
 	tick func(time.Duration, func(time.Time) tea.Msg) tea.Cmd
 	log  *log.Logger

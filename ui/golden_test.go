@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/x/exp/golden"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/internal/files"
 	"github.com/ladder-tui/ladder/ui/movedialog"
 )
 
@@ -64,6 +65,15 @@ func TestGolden(t *testing.T) {
 		}},
 		{"move_summary", Options{}, func(h *harness) {
 			h.key("down", "down", "down", "enter", "space", "m", "tab", "right", "enter", "enter")
+		}},
+		// A served session's d: a yes, no file name asked; a read-only
+		// key's, refused on the status line (files.Confined; no file is
+		// touched before the yes).
+		{"dump_served", Options{Files: files.NewConfined("/nonexistent/files", files.ConfinedOptions{User: "alice"})}, func(h *harness) {
+			h.key("down", "down", "down", "enter", "d")
+		}},
+		{"dump_served_readonly", Options{ReadOnly: true, Files: files.NewConfined("/nonexistent/files", files.ConfinedOptions{User: "bob", ReadOnly: true})}, func(h *harness) {
+			h.key("down", "down", "down", "enter", "d")
 		}},
 		{"help", Options{}, func(h *harness) { h.key("?") }},
 		{"help_readonly", Options{ReadOnly: true}, func(h *harness) { h.key("?") }},

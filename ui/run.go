@@ -15,6 +15,7 @@ import (
 	"github.com/charmbracelet/colorprofile"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/internal/files"
 	"github.com/ladder-tui/ladder/keymap"
 	"github.com/ladder-tui/ladder/retry"
 	"github.com/ladder-tui/ladder/ui/style"
@@ -55,6 +56,9 @@ type Options struct {
 	// APITimeout is the management API's per-request timeout
 	// (--api-timeout): a snapshot is given three of them.
 	APITimeout time.Duration
+	// Files is where the browser's dumps go and its replays come from;
+	// nil: files.Local, the working directory and the paths typed.
+	Files Files
 	// Input and Output default to the terminal.
 	Input  io.Reader
 	Output io.Writer
@@ -245,7 +249,12 @@ func newCommon(opts Options) *common {
 	if limit <= 0 {
 		limit = defaultPeekLimit
 	}
+	var fs Files = files.Local{}
+	if opts.Files != nil {
+		fs = opts.Files
+	}
 	return &common{
+		files:     fs,
 		ctx:       context.Background(), // Run gives the program's
 		policy:    opts.Policy,
 		keys:      &keys,

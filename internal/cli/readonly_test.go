@@ -40,7 +40,7 @@ var readOnlyClasses = map[string]readOnlyClass{
 	"ladder completion": {allowed: [][]string{{"completion", "--help"}}},
 	// The context commands read and write the config file, never the
 	// broker: read-only allows them ({cfg} holds the context "a").
-	"ladder serve":                 {tui: true, flags: []string{"authorized-keys", "host-key", "idle-timeout", "max-sessions", "peek-limit", "refresh", "ssh"}},
+	"ladder serve":                 {tui: true, flags: []string{"authorized-keys", "files", "host-key", "idle-timeout", "max-sessions", "peek-limit", "read-only-dumps", "refresh", "session-quota", "ssh"}},
 	"ladder context":               {allowed: [][]string{{"context", "--help"}}},
 	"ladder context list":          {allowed: [][]string{{"context", "list", "--config", "{cfg}"}}},
 	"ladder context show":          {allowed: [][]string{{"context", "show", "a", "--config", "{cfg}"}}},

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/rabbit"
+	"github.com/ladder-tui/ladder/internal/files"
 	"github.com/ladder-tui/ladder/internal/sshserve"
 	"github.com/ladder-tui/ladder/ui"
 )
@@ -25,6 +26,9 @@ type serveFlags struct {
 	hostKey        string
 	maxSessions    int
 	idleTimeout    time.Duration
+	files          string
+	readOnlyDumps  bool
+	sessionQuota   files.Size
 	ui             uiFlags
 }
 
@@ -55,6 +59,12 @@ asked on the server's terminal. The authorized-keys file is read again at
 each login. --read-only makes every session read-only. An operator session
 needs an audit log (--audit-log or the context's).
 
+A session's dumps (d in the queue browser) go to one directory the server
+owns (--files), under names the server makes (<user>-<queue>-<UTC
+time>.jsonl): no path is asked. Its replays (R) offer that directory's dumps
+only. A read-only key writes no file unless --read-only-dumps; each session
+writes at most --session-quota bytes.
+
 The host key is made once (ed25519, 0600) and kept, so clients can pin it;
 its fingerprint is logged at start. Connects, disconnects and refused keys
 are logged to stderr. SIGTERM or Ctrl+C ends every session cleanly (a move
@@ -71,6 +81,10 @@ running in one stops after its batch in flight and writes its audit line).`,
 	fl.StringVar(&f.authorizedKeys, "authorized-keys", "", "file of the public keys that may log in, each with its role (see above)")
 	fl.StringVar(&f.hostKey, "host-key", "", "the server's host key, made on first start (default <config dir>/ladder/"+sshserve.HostKeyName+")")
 	fl.IntVar(&f.maxSessions, "max-sessions", sshserve.DefaultMaxSessions, "sessions open at once; one more is refused")
+	fl.StringVar(&f.files, "files", "", "the directory of the sessions' dumps and replays, made 0700 by the first dump (default <config dir>/ladder/"+filesDirName+")")
+	fl.BoolVar(&f.readOnlyDumps, "read-only-dumps", false, "let read-only keys dump queues to files (a dump browses: nothing leaves the queue)")
+	f.sessionQuota = files.Size(defaultSessionQuota)
+	fl.Var(&f.sessionQuota, "session-quota", "bytes a session may write to files, its dumps together (0: no bound)")
 	fl.DurationVar(&f.idleTimeout, "idle-timeout", 30*time.Minute, "end a session when no key was pressed for this long (0: never)")
 	f.ui.register(cmd)
 	return cmd
@@ -100,6 +114,10 @@ func (a *app) runServe(cmd *cobra.Command, f serveFlags) error {
 			return usageErr("--host-key: no default (%v): give one", err)
 		}
 		hostKey = filepath.Join(dir, sshserve.HostKeyName)
+	}
+	filesDir, err := serveFilesDir(f.files, a.auditLog)
+	if err != nil {
+		return err
 	}
 	keys, err := sshserve.LoadAuthorizedKeys(f.authorizedKeys)
 	if err != nil {
@@ -139,6 +157,12 @@ func (a *app) runServe(cmd *cobra.Command, f serveFlags) error {
 			return a.sessionClient(cmd.Context(), served, cfg, s, w, shots)
 		},
 		Contexts: func(s sshserve.Session) ([]string, string) { return a.sessionContexts(served, s) },
+		Files: func(s sshserve.Session) ui.Files {
+			return files.NewConfined(filesDir, files.ConfinedOptions{
+				User: s.User, ReadOnly: s.ReadOnly() || cfg.ReadOnly, AllowReadOnly: f.readOnlyDumps,
+				Quota: int64(f.sessionQuota),
+			})
+		},
 		UI: ui.Options{
 			NoColor: a.noColor, Refresh: f.ui.refresh, LogFile: a.logFile, Title: a.context,
 			PeekLimit: f.ui.peekLimit, APITimeout: cfg.APITimeout,
@@ -149,6 +173,40 @@ func (a *app) runServe(cmd *cobra.Command, f serveFlags) error {
 		return usageErr("%w", err)
 	}
 	return srv.ListenAndServe(cmd.Context())
+}
+
+// filesDirName is the default files directory's name in the server's
+// data directory (beside its host key).
+const filesDirName = "files"
+
+// defaultSessionQuota bounds what one session writes: room for a dump of
+// 100,000 messages of 10 KiB, not for one of 64 KiB bodies (8.75 GB).
+const defaultSessionQuota = 1 << 30
+
+// serveFilesDir is the sessions' files directory (dir, else the default),
+// checked (files.CheckDir; the first dump makes it). The audit log may not
+// be in it: the replay picker would offer it.
+func serveFilesDir(dir, audit string) (string, error) {
+	if dir == "" {
+		data, err := sshserve.DataDir()
+		if err != nil {
+			return "", usageErr("--files: no default (%v): give one", err)
+		}
+		dir = filepath.Join(data, filesDirName)
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", usageErr("--files %s: %w", dir, err)
+	}
+	if err := files.CheckDir(abs); err != nil {
+		return "", usageErr("--files: %w", err)
+	}
+	if audit != "" {
+		if a, err := filepath.Abs(audit); err == nil && filepath.Dir(a) == abs {
+			return "", usageErr("--files %s holds the audit log %s: give the sessions' files a directory of their own", dir, audit)
+		}
+	}
+	return abs, nil
 }
 
 // serveSnapshots are the snapshot readers of a ladder serve, one per vhost

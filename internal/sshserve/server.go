@@ -28,6 +28,7 @@ import (
 	gossh "golang.org/x/crypto/ssh"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/internal/files"
 	"github.com/ladder-tui/ladder/internal/termtext"
 	"github.com/ladder-tui/ladder/ui"
 )
@@ -103,6 +104,12 @@ type Config struct {
 	// key's, of those the server knows) and the one it starts in; none:
 	// no context switcher, and the session starts in the server's.
 	Contexts func(s Session) (names []string, start string)
+	// Files, when set, gives a session its files: where its dumps go and
+	// where the dumps it replays come from (one per session, so a quota
+	// is the session's). nil: the session has none (files.None): a
+	// served session never writes where the server's working directory
+	// or a typed path says.
+	Files func(s Session) ui.Files
 	// UI is what every session's UI starts from (refresh, peek limit,
 	// title, colour); the client, read-only, input, output and terminal
 	// are the session's.
@@ -425,6 +432,10 @@ func (s *Server) session(sess ssh.Session) int {
 			}
 			return c, err
 		}
+	}
+	opts.Files = files.None{}
+	if s.cfg.Files != nil {
+		opts.Files = s.cfg.Files(who)
 	}
 	opts.Input, opts.Output = in, sess
 	opts.Terminal = &ui.Terminal{

@@ -638,7 +638,7 @@ func (m *Model) preflight(req broker.MoveRequest) tea.Cmd {
 	ctx, cancel := context.WithTimeout(m.env.Context(), dryRunTimeout)
 	cmd := moveCmd(ctx, m.env.Client(), m.id, dry, nil)
 	if m.spec.ReplayFile != "" {
-		cmd = replayCmd(ctx, m.env.Client(), m.id, m.spec.ReplayFile, dry, nil)
+		cmd = replayCmd(ctx, m.env.Client(), m.id, m.spec.replayPath(), dry, nil)
 	}
 	return func() tea.Msg {
 		defer cancel()
@@ -674,7 +674,7 @@ func (m *Model) start() tea.Cmd {
 	m.progressCh = make(chan broker.MoveProgress, 1)
 	run := moveCmd(ctx, m.env.Client(), m.id, m.req, m.progressCh)
 	if m.spec.ReplayFile != "" {
-		run = replayCmd(ctx, m.env.Client(), m.id, m.spec.ReplayFile, m.req, m.progressCh)
+		run = replayCmd(ctx, m.env.Client(), m.id, m.spec.replayPath(), m.req, m.progressCh)
 	}
 	return tea.Batch(run, waitProgress(m.id, m.progressCh))
 }

@@ -38,8 +38,19 @@ type Spec struct {
 	// ReplayFile, when set, makes the dialog a replay of that dump file
 	// (browser R): the same form, dry run, confirmation and progress.
 	ReplayFile string
+	// ReplayPath is the file the replay reads (the app's Files resolve
+	// ReplayFile to it); ReplayFile itself when empty.
+	ReplayPath string
 	// Unblock, when set, is ladder unblock's move (broker.PrepareUnblock):
 	// the dialog skips the form and goes straight to its dry run.
 	Unblock     *broker.MoveRequest
 	UnblockPlan *moveplan.UnblockPlan
+}
+
+// replayPath is the file a replay reads.
+func (s *Spec) replayPath() string {
+	if s.ReplayPath != "" {
+		return s.ReplayPath
+	}
+	return s.ReplayFile
 }
