@@ -280,7 +280,7 @@ func TestUnblockHasTheLoopGuard(t *testing.T) {
 		if out, err := s.Publish(t.Context(), batch); err != nil || !out[0].Confirmed || !out[1].Confirmed {
 			t.Fatalf("publish: %+v %v", out, err)
 		}
-		code, out, errOut := runOnSim(t, s, append([]string{"unblock", sim.PaymentsWait, "--yes", "-o", "json"}, c.args...)...)
+		code, out, errOut := runOnSim(t, s, append([]string{"unblock", sim.PaymentsWait, "--yes", "--force-peek", "-o", "json"}, c.args...)...)
 		var res unblockResult
 		if err := json.Unmarshal([]byte(out), &res); err != nil || code != c.code || res.Move == nil {
 			t.Fatalf("%v: exit %d (want %d) %v\n%s\n%s", c.args, code, c.code, err, out, errOut)
