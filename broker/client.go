@@ -64,6 +64,9 @@ type Publisher interface {
 	// them: why publishing stopped short (a refusal that closed the
 	// channel, a lost connection, ctx), each outcome saying the rest.
 	Publish(ctx context.Context, batch []Outgoing) ([]Outcome, error)
+	// PublishLimits are the sizes its broker takes in one message, which
+	// a replay checks every line against first (zero: none known).
+	PublishLimits(ctx context.Context) (PublishLimits, error)
 }
 
 // Drainer takes messages off a queue.
@@ -97,21 +100,27 @@ type Client interface {
 	Mover
 	Publisher
 	Drainer
+	Auditor
+	Failoverer
 	Session
 }
 
 // DumpSource is what Dump reads a queue through: browsing it, or draining
-// it with --consume.
+// it with --consume (an action it audits).
 type DumpSource interface {
 	TopologyReader
 	Peeker
 	Drainer
+	Auditor
 }
 
-// ReplayTarget is what Replay publishes a dump through.
+// ReplayTarget is what Replay publishes a dump through: an action it
+// audits, going on through another node when a connection is lost.
 type ReplayTarget interface {
 	TopologyReader
 	Publisher
+	Auditor
+	Failoverer
 }
 
 // UnblockSource is what PrepareUnblock reads a queue's head through.

@@ -157,7 +157,7 @@ func Dump(ctx context.Context, c DumpSource, o DumpOptions, w DumpWriter) (*Dump
 	if err := w.Sync(); err != nil {
 		return rep, fmt.Errorf("dump: sync: %w", err)
 	}
-	audit := auditorOf(c)
+	audit := c.Audit
 	ev := AuditEvent{Phase: "start", Action: "dump --consume", From: o.Queue, Limit: o.Limit, Where: o.Where.Exprs()}
 	if err := audit(ev); err != nil {
 		return rep, err
@@ -259,14 +259,6 @@ func idOf(id, digest string) string {
 		return id
 	}
 	return "sha256:" + digest
-}
-
-// auditorOf is c's audit hook, or one that records nothing.
-func auditorOf(c any) func(AuditEvent) error {
-	if a, ok := c.(Auditor); ok {
-		return a.Audit
-	}
-	return func(AuditEvent) error { return nil }
 }
 
 // RecordOf is the dump record of a peeked message (its body whole).

@@ -135,6 +135,11 @@ var ErrReadOnly = errors.New("read-only mode: ladder changes nothing on the brok
 // ErrPartial marks a move that left messages in the source.
 var ErrPartial = errors.New("some messages were not moved")
 
+// ErrUnaudited refuses an action tried outside the gate: a client that
+// is not behind internal/gate audits nothing, so it acts on nothing
+// (Publish and Drain pass the gate only inside an audited action).
+var ErrUnaudited = errors.New("not audited: actions pass the gate (internal/gate), which writes the audit trail")
+
 // ErrNotFound marks a queue or exchange that does not exist.
 var ErrNotFound = errors.New("not found")
 

@@ -5,19 +5,19 @@ import (
 	"errors"
 )
 
-// Failoverer is a client that can go on through another node of its
-// cluster when its connection is lost: the live client given several
-// addresses (--amqp-url a,b,c). A move does so inside the client; a
-// replay, written once here on Publish, asks for the other node's client
-// (see Replay).
+// Failoverer is how a client goes on through another node of its cluster
+// when its connection is lost: the live client given several addresses
+// (--amqp-url a,b,c). A move does so inside the client; a replay, written
+// once here on Publish, asks for the other node's client (see Replay).
+// A client that knows no other node says so (ErrNoFailover).
 type Failoverer interface {
 	// Failover opens a client on the next node that answers, named by
 	// address; the caller closes it.
 	Failover(ctx context.Context) (c Client, address string, err error)
 }
 
-// errNoFailover: the client knows no other node.
-var errNoFailover = errors.New("no other node to go on through")
+// ErrNoFailover: the client knows no other node.
+var ErrNoFailover = errors.New("no other node to go on through")
 
 // maxFailovers bounds how often one replay goes on through another node.
 const maxFailovers = 5

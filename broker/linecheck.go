@@ -25,17 +25,10 @@ type PublishLimits struct {
 	FrameMax int
 }
 
-// publishLimiter is a client that knows its broker's limits.
-type publishLimiter interface {
-	PublishLimits(ctx context.Context) (PublishLimits, error)
-}
-
-// limitsOf asks c for its limits; a client that cannot tell has none.
-func limitsOf(ctx context.Context, c any) (PublishLimits, error) {
-	if l, ok := c.(publishLimiter); ok {
-		return l.PublishLimits(ctx)
-	}
-	return PublishLimits{}, nil
+// limitsOf asks c for its limits: part of the Publisher role, so no
+// wrapper (the gate) can hide them.
+func limitsOf(ctx context.Context, c Publisher) (PublishLimits, error) {
+	return c.PublishLimits(ctx)
 }
 
 // headerAllowance is room left in the properties' frame for the headers a

@@ -191,7 +191,7 @@ func Replay(ctx context.Context, c ReplayTarget, req ReplayRequest, progress fun
 			return rep, err
 		}
 	}
-	audit := auditorOf(c)
+	audit := c.Audit
 	ev := AuditEvent{Phase: "start", Action: "replay", From: head.Queue, Target: req.To.String(), DelayMS: req.Delay.Milliseconds(),
 		Limit: req.Limit, Reset: req.ResetRetries, Rate: req.Rate, Where: req.Where.Exprs(), File: req.File}
 	if err := audit(ev); err != nil {
@@ -220,7 +220,7 @@ func Replay(ctx context.Context, c ReplayTarget, req ReplayRequest, progress fun
 	var failure error
 	var doubt lineNotes // lines left in doubt, by why
 	// Clients opened on other nodes when a connection was lost
-	// (Failoverer), closed when the replay ends.
+	// (Failover), closed when the replay ends.
 	failovers := 0
 	var opened []Client
 	defer func() {
@@ -235,11 +235,7 @@ func Replay(ctx context.Context, c ReplayTarget, req ReplayRequest, progress fun
 		if !errors.Is(err, ErrConnLost) && !errors.Is(err, ErrUnreachable) || ctx.Err() != nil || failovers >= maxFailovers {
 			return ""
 		}
-		fo, ok := c.(Failoverer)
-		if !ok {
-			return ""
-		}
-		nc, addr, ferr := fo.Failover(ctx)
+		nc, addr, ferr := c.Failover(ctx)
 		if ferr != nil {
 			return ""
 		}

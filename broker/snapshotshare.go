@@ -138,8 +138,9 @@ func (s *SnapshotShare) Invalidate() {
 }
 
 // Viewer is c with its snapshots from the share (c reads the same vhost;
-// another vhost's client is returned as it is). Its mutations invalidate
-// the share once they return, so every viewer sees them next.
+// another vhost's client is returned as it is). What its actions change
+// shows at the next read once the gate tells the share (Invalidate, the
+// gate's Changed hook): the viewer itself knows no action.
 func (s *SnapshotShare) Viewer(c Client) Client {
 	if c.Vhost() != s.vhost {
 		return c
@@ -155,35 +156,4 @@ type viewer struct {
 
 func (v *viewer) Snapshot(ctx context.Context) (*Snapshot, error) {
 	return v.share.Snapshot(ctx)
-}
-
-func (v *viewer) Move(ctx context.Context, req MoveRequest, progress func(MoveProgress)) (*MoveReport, error) {
-	if !req.DryRun {
-		defer v.share.Invalidate()
-	}
-	return v.Client.Move(ctx, req, progress)
-}
-
-func (v *viewer) Publish(ctx context.Context, batch []Outgoing) ([]Outcome, error) {
-	defer v.share.Invalidate()
-	return v.Client.Publish(ctx, batch)
-}
-
-func (v *viewer) Drain(ctx context.Context, queue string, limit int, handle func(*Message) (bool, error)) (int, error) {
-	defer v.share.Invalidate()
-	return v.Client.Drain(ctx, queue, limit, handle)
-}
-
-// Failover implements Failoverer when the client it wraps does: the other
-// node's client, a viewer alike.
-func (v *viewer) Failover(ctx context.Context) (Client, string, error) {
-	f, ok := v.Client.(Failoverer)
-	if !ok {
-		return nil, "", errNoFailover
-	}
-	c, addr, err := f.Failover(ctx)
-	if err != nil {
-		return nil, "", err
-	}
-	return &viewer{Client: c, share: v.share}, addr, nil
 }

@@ -41,16 +41,11 @@ func (r *countingReader) Snapshot(ctx context.Context) (*Snapshot, error) {
 type viewerClient struct {
 	Client
 	vhost string
-	moves int
 }
 
 func (c *viewerClient) Vhost() string { return c.vhost }
 func (c *viewerClient) Snapshot(context.Context) (*Snapshot, error) {
 	return nil, errors.New("a viewer's own client was read")
-}
-func (c *viewerClient) Move(context.Context, MoveRequest, func(MoveProgress)) (*MoveReport, error) {
-	c.moves++
-	return &MoveReport{}, nil
 }
 
 // Twenty viewers asking at once, and again within the refresh, cost one
@@ -99,27 +94,21 @@ func TestSnapshotShareReadsAgainOnceStale(t *testing.T) {
 	}
 }
 
-// A viewer's move makes every viewer's next snapshot a new read, and a
-// read begun before the move is not served after it; a dry run changes
-// nothing.
+// An action's end (the gate's Changed hook: Invalidate) makes every
+// viewer's next snapshot a new read, and a read begun before it is not
+// served after it.
 func TestSnapshotShareMutationsMakeTheNextReadNew(t *testing.T) {
 	r := &countingReader{}
 	s := NewSnapshotShare(context.Background(), r, "v", time.Hour)
-	own := &viewerClient{vhost: "v"}
-	mover, other := s.Viewer(own), s.Viewer(&viewerClient{vhost: "v"})
+	mover, other := s.Viewer(&viewerClient{vhost: "v"}), s.Viewer(&viewerClient{vhost: "v"})
 	before, _ := other.Snapshot(context.Background())
-	if _, err := mover.Move(context.Background(), MoveRequest{DryRun: true}, nil); err != nil {
-		t.Fatal(err)
-	}
 	if same, _ := other.Snapshot(context.Background()); same != before {
-		t.Fatal("a dry run made a new read")
+		t.Fatal("a second look made a new read")
 	}
-	if _, err := mover.Move(context.Background(), MoveRequest{}, nil); err != nil {
-		t.Fatal(err)
-	}
+	s.Invalidate()
 	after, _ := other.Snapshot(context.Background())
-	if after == before || own.moves != 2 || r.reads.Load() != 2 {
-		t.Fatalf("after a move: %d reads, %d moves", r.reads.Load(), own.moves)
+	if after == before || r.reads.Load() != 2 {
+		t.Fatalf("after an action: %d reads", r.reads.Load())
 	}
 
 	// A read under way when the move ends is not joined.

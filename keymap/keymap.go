@@ -3,7 +3,11 @@
 // that works is always listed and a listed key always works.
 package keymap
 
-import "charm.land/bubbles/v2/key"
+import (
+	"slices"
+
+	"charm.land/bubbles/v2/key"
+)
 
 // KeyMap holds every binding of the terminal UI.
 type KeyMap struct {
@@ -141,6 +145,21 @@ func (k *KeyMap) ReadOnly() {
 	k.MarkAll.SetEnabled(false)
 	k.Replay.SetEnabled(false)
 	k.Unblock.SetEnabled(false)
+}
+
+// Withheld says which action a key ReadOnly took away would have begun
+// ("move", "replay", "unblock"), so the screen can say it is refused
+// rather than do nothing.
+func (k *KeyMap) Withheld(pressed string) (action string, ok bool) {
+	for _, w := range []struct {
+		b      key.Binding
+		action string
+	}{{k.Move, "move"}, {k.Mark, "move"}, {k.MarkAll, "move"}, {k.Replay, "replay"}, {k.Unblock, "unblock"}} {
+		if !w.b.Enabled() && slices.Contains(w.b.Keys(), pressed) {
+			return w.action, true
+		}
+	}
+	return "", false
 }
 
 // ReadWrite gives back what ReadOnly took: a switch to a context that

@@ -95,9 +95,11 @@ func peekCmd(r *reading, c broker.Peeker, queue string, opt broker.PeekOptions, 
 }
 
 // vhostLister lists the vhosts a session can see (broker.Session's
-// Vhosts): all the vhost switcher asks of the broker.
+// Vhosts), with each one's summary where one read of every vhost can tell
+// (broker.AllVhostsReader): all the vhost switcher asks of the broker.
 type vhostLister interface {
 	Vhosts(ctx context.Context) ([]string, error)
+	broker.AllVhostsReader
 }
 
 // vhostsCmd lists the vhosts; a client that reads every vhost at once
@@ -108,14 +110,12 @@ func vhostsCmd(parent context.Context, c vhostLister) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(parent, vhostsTimeout)
 		defer cancel()
-		if r, ok := c.(broker.AllVhostsReader); ok {
-			if sum, err := r.AllVhosts(ctx); err == nil {
-				names := make([]string, len(sum))
-				for i, s := range sum {
-					names[i] = s.Vhost
-				}
-				return vhostsMsg{kind: kindVhost, vhosts: names, summaries: sum}
+		if sum, err := c.AllVhosts(ctx); err == nil {
+			names := make([]string, len(sum))
+			for i, s := range sum {
+				names[i] = s.Vhost
 			}
+			return vhostsMsg{kind: kindVhost, vhosts: names, summaries: sum}
 		}
 		v, err := c.Vhosts(ctx)
 		return vhostsMsg{kind: kindVhost, vhosts: v, err: err}

@@ -11,6 +11,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/internal/gate"
 	"github.com/ladder-tui/ladder/internal/present"
 	"github.com/ladder-tui/ladder/keymap"
 	"github.com/ladder-tui/ladder/retry"
@@ -29,6 +30,8 @@ type common struct {
 	keys     *keymap.KeyMap
 	styles   *style.Styles
 	readOnly bool
+	// who is who acts (Options.Who): refusals name them.
+	who gate.Principal
 	// files is where dumps go and replays come from (Options.Files).
 	files Files
 	now   func() time.Time
@@ -42,6 +45,18 @@ type common struct {
 	// conn is the broker connection as the last snapshot left it; only the
 	// root changes it, screens read it to grey their data.
 	conn connState
+}
+
+// refused is what the screen says when read-only refuses action (a
+// gate.Action): the principal's own refusal, naming the key's role or the
+// context.
+func (c *common) refused(action string) string {
+	who := c.who
+	who.ReadOnly = who.ReadOnly || c.readOnly
+	if err := who.May(gate.Action(action)); err != nil {
+		return err.Error()
+	}
+	return "read-only: " + action + " is disabled"
 }
 
 // connState tracks the polling loop's view of the broker.

@@ -300,6 +300,16 @@ func (fakeNoWrites) Drain(context.Context, string, int, func(*broker.Message) (b
 	return 0, errors.New("fake: no drain")
 }
 
+func (fakeNoWrites) PublishLimits(context.Context) (broker.PublishLimits, error) {
+	return broker.PublishLimits{}, errors.New("fake: no publish")
+}
+
+// Audit refuses, as a client not behind the gate does.
+func (fakeNoWrites) Audit(broker.AuditEvent) error { return broker.ErrUnaudited }
+func (fakeNoWrites) Failover(context.Context) (broker.Client, string, error) {
+	return nil, "", broker.ErrNoFailover
+}
+
 // fakeClient is every piece: a broker.Client with canned answers, for the
 // root-level model tests and flows.
 type fakeClient struct {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ladder-tui/ladder/broker/sim"
 	"github.com/ladder-tui/ladder/internal/files"
+	"github.com/ladder-tui/ladder/internal/gate"
 )
 
 // The browser's files in a served session (Options.Files a
@@ -23,7 +24,7 @@ func servedHarness(t *testing.T, opts Options) (*harness, *sim.Sim) {
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	s := sim.New(sim.Options{Seed: 3, Now: func() time.Time { return now }, WarmUp: 10 * time.Minute})
 	t.Cleanup(func() { s.Close() })
-	h := newHarnessOn(t, s, opts, 160, 48).start()
+	h := newHarnessOn(t, gate.New(s, gate.Options{Principal: gate.Local("", false)}), opts, 160, 48).start()
 	h.send(openQueueMsg{queue: sim.OrdersDLQ})
 	h.mustContain("orders.dlq", "peeked ")
 	return h, s
@@ -94,7 +95,10 @@ func TestServedDumpAsksNoNameAndWritesInTheDirectory(t *testing.T) {
 func TestServedReadOnlyDumpRefused(t *testing.T) {
 	t.Chdir(t.TempDir())
 	dir := filesDir(t)
-	h, s := servedHarness(t, Options{ReadOnly: true, Files: files.NewConfined(dir, files.ConfinedOptions{User: "bob", ReadOnly: true})})
+	bob := gate.SSH("bob", "", "", gate.RoleReadOnly, "")
+	allowed := bob
+	allowed.FileWrites = true
+	h, s := servedHarness(t, Options{ReadOnly: true, Files: files.NewConfined(dir, files.ConfinedOptions{User: "bob", Writes: bob.May(gate.WriteFile)})})
 	h.key("d")
 	h.mustContain("dump orders.dlq: read-only: this key may not write files on the server")
 	if h.m.top() != h.m.browser || h.m.browser.reading != nil {
@@ -104,7 +108,7 @@ func TestServedReadOnlyDumpRefused(t *testing.T) {
 		t.Errorf("files written: %q", got)
 	}
 
-	h, _ = servedHarness(t, Options{ReadOnly: true, Files: files.NewConfined(dir, files.ConfinedOptions{User: "bob", ReadOnly: true, AllowReadOnly: true})})
+	h, _ = servedHarness(t, Options{ReadOnly: true, Files: files.NewConfined(dir, files.ConfinedOptions{User: "bob", Writes: allowed.May(gate.WriteFile)})})
 	h.key("d", "enter")
 	h.mustContain("dumped " + itoa(dlqReady(t, s)) + " messages to bob-orders.dlq-")
 	if got := filesIn(t, dir); len(got) != 1 || !strings.HasPrefix(got[0], "bob-orders.dlq-") {

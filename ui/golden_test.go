@@ -11,6 +11,7 @@ import (
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/internal/files"
+	"github.com/ladder-tui/ladder/internal/gate"
 	"github.com/ladder-tui/ladder/ui/movedialog"
 )
 
@@ -72,7 +73,7 @@ func TestGolden(t *testing.T) {
 		{"dump_served", Options{Files: files.NewConfined("/nonexistent/files", files.ConfinedOptions{User: "alice"})}, func(h *harness) {
 			h.key("down", "down", "down", "enter", "d")
 		}},
-		{"dump_served_readonly", Options{ReadOnly: true, Files: files.NewConfined("/nonexistent/files", files.ConfinedOptions{User: "bob", ReadOnly: true})}, func(h *harness) {
+		{"dump_served_readonly", Options{ReadOnly: true, Who: gate.SSH("bob", "", "", gate.RoleReadOnly, ""), Files: files.NewConfined("/nonexistent/files", files.ConfinedOptions{User: "bob", Writes: gate.SSH("bob", "", "", gate.RoleReadOnly, "").May(gate.WriteFile)})}, func(h *harness) {
 			h.key("down", "down", "down", "enter", "d")
 		}},
 		{"help", Options{}, func(h *harness) { h.key("?") }},

@@ -15,6 +15,7 @@ import (
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
+	"github.com/ladder-tui/ladder/internal/gate"
 	"github.com/ladder-tui/ladder/ui/movedialog"
 )
 
@@ -507,7 +508,7 @@ func TestProgramContextEndingStopsAMoveCleanly(t *testing.T) {
 	fc.moveStep = 150 * time.Millisecond
 	c := &stepClient{fakeClient: fc}
 	var audit brokertest.SyncBuffer
-	m := New(Options{Client: broker.Audited(c, &audit, broker.AuditScope{Broker: "amqp://guest@localhost/"})})
+	m := New(Options{Client: gate.New(c, gate.Options{Principal: gate.Local("", false), Broker: "amqp://guest@localhost/", Log: gate.NewLog(&audit)})})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	m.c.ctx = ctx

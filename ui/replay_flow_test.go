@@ -10,6 +10,7 @@ import (
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/sim"
+	"github.com/ladder-tui/ladder/internal/gate"
 	"github.com/ladder-tui/ladder/retry/moveplan"
 	"github.com/ladder-tui/ladder/ui/movedialog"
 )
@@ -21,7 +22,8 @@ func simHarness(t *testing.T) (*harness, *sim.Sim) {
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	s := sim.New(sim.Options{Seed: 3, Now: func() time.Time { return now }, WarmUp: 10 * time.Minute})
 	t.Cleanup(func() { s.Close() })
-	h := newHarnessOn(t, s, Options{}, 160, 48).start()
+	// The UI acts through the gate, as every face's client does.
+	h := newHarnessOn(t, gate.New(s, gate.Options{Principal: gate.Local("", false)}), Options{}, 160, 48).start()
 	h.send(openQueueMsg{queue: sim.OrdersDLQ})
 	h.mustContain("orders.dlq", "peeked ") // the peek's answer, not only its title
 	return h, s
@@ -149,7 +151,8 @@ func TestBrowserUnblocksAHoLBlockedQueue(t *testing.T) {
 	if err != nil || len(plan.Picks) == 0 {
 		t.Fatalf("the demo's payments.wait should be blocked: %+v %v", plan, err)
 	}
-	h := newHarnessOn(t, s, Options{}, 160, 48).start()
+	// The UI acts through the gate, as every face's client does.
+	h := newHarnessOn(t, gate.New(s, gate.Options{Principal: gate.Local("", false)}), Options{}, 160, 48).start()
 	h.send(openQueueMsg{queue: sim.PaymentsWait, confirmed: true, force: true})
 	h.mustContain("u unblock (HoL)")
 	// Its messages carry their own TTLs: u's reads ask first.

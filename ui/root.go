@@ -15,6 +15,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/internal/gate"
 	"github.com/ladder-tui/ladder/internal/present"
 	"github.com/ladder-tui/ladder/internal/termtext"
 	"github.com/ladder-tui/ladder/retry"
@@ -220,7 +221,7 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 	case openMoveMsg:
 		// The one place mutations are allowed or refused.
 		if m.c.readOnly {
-			return m.setStatus("read-only: moving messages is disabled", true)
+			return m.setStatus(m.c.refused(string(gate.Move)), true)
 		}
 		cmd := m.move.Open(msg.spec)
 		m.push(m.move)
@@ -371,6 +372,11 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	}
 	if top.Capturing() {
 		return top.Update(msg)
+	}
+	// A key read-only took away says why it does nothing, on a screen
+	// (a dialog or picker has keys of its own).
+	if action, ok := k.Withheld(msg.String()); ok && m.isScreen(top) {
+		return m.setStatus(m.c.refused(action), true)
 	}
 	switch {
 	case key.Matches(msg, k.Quit):

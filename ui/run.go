@@ -16,6 +16,7 @@ import (
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/internal/files"
+	"github.com/ladder-tui/ladder/internal/gate"
 	"github.com/ladder-tui/ladder/keymap"
 	"github.com/ladder-tui/ladder/retry"
 	"github.com/ladder-tui/ladder/ui/style"
@@ -38,6 +39,10 @@ type Options struct {
 	// ReadOnly removes every mutating action from keys and help. A client
 	// that reports ReadOnly() is treated the same way.
 	ReadOnly bool
+	// Who is who acts (the gate's principal): what a refused key says on
+	// the screen names it ("read-only: this key may not move"). The zero
+	// value is a local run.
+	Who gate.Principal
 	// NoColor draws without any colour (NO_COLOR in the environment too).
 	NoColor bool
 	// Refresh is the snapshot interval; 0 adapts it to the vhost's size
@@ -260,6 +265,7 @@ func newCommon(opts Options) *common {
 		keys:      &keys,
 		styles:    style.New(style.DefaultTheme(), opts.NoColor),
 		readOnly:  ro,
+		who:       opts.Who,
 		refresh:   opts.Refresh,
 		now:       time.Now,
 		tick:      tea.Tick,

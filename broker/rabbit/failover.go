@@ -92,7 +92,7 @@ func (l *Live) connClosed() bool {
 // addresses that answers (another than this one's).
 func (l *Live) Failover(ctx context.Context) (broker.Client, string, error) {
 	if len(l.r.Addresses) < 2 {
-		return nil, "", errors.New("one address given: no other node to go on through")
+		return nil, "", fmt.Errorf("one address given: %w", broker.ErrNoFailover)
 	}
 	next := l.nextNode(ctx, map[string]bool{l.r.Address(): true})
 	if next == nil {

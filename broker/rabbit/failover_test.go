@@ -10,6 +10,7 @@ import (
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
 	"github.com/ladder-tui/ladder/broker/rabbit"
+	"github.com/ladder-tui/ladder/internal/gate"
 )
 
 // A move whose node goes away (its connections closed, nothing listening
@@ -112,7 +113,7 @@ func TestReplayGoesOnThroughAnotherNode(t *testing.T) {
 	file := writeDump(t, n, "fo", nil)
 	p, l := twoNodes(t, f)
 	killed := false
-	rep, err := broker.Replay(context.Background(), l, broker.ReplayRequest{File: file, To: broker.Target{Kind: broker.TargetQueue, Name: dst}},
+	rep, err := broker.Replay(context.Background(), gate.New(l, gate.Options{}), broker.ReplayRequest{File: file, To: broker.Target{Kind: broker.TargetQueue, Name: dst}},
 		func(pr broker.MoveProgress) {
 			if !killed && pr.Moved > 500 {
 				// In the middle of the next batch's confirms: lines

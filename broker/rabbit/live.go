@@ -636,3 +636,7 @@ func (l *Live) Close() error {
 	}
 	return errors.Join(errs...)
 }
+
+// Audit refuses: the live client audits nothing itself; its actions pass
+// the gate (internal/gate), which writes them.
+func (l *Live) Audit(broker.AuditEvent) error { return broker.ErrUnaudited }

@@ -17,7 +17,7 @@ const (
 	defaultMaxMessageSize4 = 16 << 20
 )
 
-// PublishLimits implements publishLimiter. The management API does not
+// PublishLimits implements broker.Publisher. The management API does not
 // show max_message_size, so the limit is the version's default until the
 // broker refuses a message and names its configured one (then that).
 func (l *Live) PublishLimits(ctx context.Context) (broker.PublishLimits, error) {

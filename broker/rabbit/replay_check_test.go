@@ -13,6 +13,7 @@ import (
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
 	"github.com/ladder-tui/ladder/broker/dumpfile"
+	"github.com/ladder-tui/ladder/internal/gate"
 	"github.com/ladder-tui/ladder/retry"
 	"github.com/ladder-tui/ladder/retry/topology"
 )
@@ -93,7 +94,7 @@ func TestReplayChecksEachLineBeforePublishing(t *testing.T) {
 	req := broker.ReplayRequest{File: file, To: broker.Target{Kind: broker.TargetQueue, Name: dst}}
 	for run, resume := range []bool{false, true} {
 		req.Resume = resume
-		rep, err := broker.Replay(context.Background(), l, req, nil)
+		rep, err := broker.Replay(context.Background(), gate.New(l, gate.Options{}), req, nil)
 		if !errors.Is(err, broker.ErrPartial) {
 			t.Fatalf("run %d: error %v, want a partial replay (lines skipped)", run, err)
 		}
@@ -145,7 +146,7 @@ func TestReplayLearnsAConfiguredMaximumFromTheBroker(t *testing.T) {
 		}
 	})
 	req := broker.ReplayRequest{File: file, To: broker.Target{Kind: broker.TargetQueue, Name: dst}}
-	rep, err := broker.Replay(context.Background(), l, req, nil)
+	rep, err := broker.Replay(context.Background(), gate.New(l, gate.Options{}), req, nil)
 	if !errors.Is(err, broker.ErrPartial) {
 		t.Fatalf("error %v, want a partial replay", err)
 	}
@@ -166,7 +167,7 @@ func TestReplayLearnsAConfiguredMaximumFromTheBroker(t *testing.T) {
 		// confirmed when it closed the channel: in doubt, published again
 		// by --resume.
 		req.Resume = true
-		again, err := broker.Replay(context.Background(), l, req, nil)
+		again, err := broker.Replay(context.Background(), gate.New(l, gate.Options{}), req, nil)
 		if !errors.Is(err, broker.ErrPartial) {
 			t.Fatalf("resume: %v", err)
 		}
@@ -200,7 +201,7 @@ func TestReplayLearnsAConfiguredMaximumFromTheBroker(t *testing.T) {
 			r.Body = make([]byte, limit+5000)
 		}
 	})
-	rep2, err := broker.Replay(context.Background(), l, broker.ReplayRequest{File: file2, To: req.To}, nil)
+	rep2, err := broker.Replay(context.Background(), gate.New(l, gate.Options{}), broker.ReplayRequest{File: file2, To: req.To}, nil)
 	if !errors.Is(err, broker.ErrPartial) {
 		t.Fatalf("second replay: %v, want a partial replay", err)
 	}

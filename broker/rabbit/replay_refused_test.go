@@ -14,6 +14,7 @@ import (
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
 	"github.com/ladder-tui/ladder/broker/rabbit"
+	"github.com/ladder-tui/ladder/internal/gate"
 )
 
 // A replay by a user who may not write where it publishes: the broker
@@ -36,7 +37,7 @@ func TestReplayRefusedByTheBrokerStopsAndResumesOnce(t *testing.T) {
 	}
 	defer l.Close()
 	var last broker.MoveProgress
-	rep, err := broker.Replay(context.Background(), l, req, func(p broker.MoveProgress) { last = p })
+	rep, err := broker.Replay(context.Background(), gate.New(l, gate.Options{}), req, func(p broker.MoveProgress) { last = p })
 	line := broker.Describe(err)
 	if !errors.Is(err, broker.ErrAccessRefused) || !strings.Contains(line, "ACCESS_REFUSED - ") || strings.Contains(line, "\n") {
 		t.Fatalf("replay: %q, want one line with the broker's ACCESS_REFUSED", line)
@@ -71,7 +72,7 @@ func TestReplayRefusedByTheBrokerStopsAndResumesOnce(t *testing.T) {
 	}
 	defer l2.Close()
 	req.Resume = true
-	rep2, err := broker.Replay(context.Background(), l2, req, nil)
+	rep2, err := broker.Replay(context.Background(), gate.New(l2, gate.Options{}), req, nil)
 	if err != nil {
 		t.Fatalf("resumed replay: %v", err)
 	}

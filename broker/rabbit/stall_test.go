@@ -16,6 +16,7 @@ import (
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/dumpfile"
 	"github.com/ladder-tui/ladder/broker/rabbit"
+	"github.com/ladder-tui/ladder/internal/gate"
 )
 
 // stallProxy forwards TCP connections to a broker until Stall: then it stops
@@ -370,7 +371,7 @@ func TestReplayStalledConnectionKeepsTheDuplicateBound(t *testing.T) {
 			}
 			defer l.Close()
 			req := broker.ReplayRequest{File: file, To: broker.Target{Kind: broker.TargetQueue, Name: dst}}
-			first, err := broker.Replay(context.Background(), l, req, func(pr broker.MoveProgress) {
+			first, err := broker.Replay(context.Background(), gate.New(l, gate.Options{}), req, func(pr broker.MoveProgress) {
 				if at.moved > 0 && pr.Moved >= at.moved {
 					p.fire()
 				}
@@ -383,7 +384,7 @@ func TestReplayStalledConnectionKeepsTheDuplicateBound(t *testing.T) {
 			}
 			p.close()
 			req.Resume = true
-			second, err := broker.Replay(context.Background(), f.live(false), req, nil)
+			second, err := broker.Replay(context.Background(), gate.New(f.live(false), gate.Options{}), req, nil)
 			if err != nil {
 				t.Fatalf("resumed replay: %v (%+v)", err, second)
 			}
@@ -438,7 +439,7 @@ func TestReplayStalledTwiceKeepsTheDuplicateBound(t *testing.T) {
 					c = l
 				}
 				req.Resume = i > 0
-				rep, err := broker.Replay(context.Background(), c, req, nil)
+				rep, err := broker.Replay(context.Background(), gate.New(c, gate.Options{}), req, nil)
 				if after > 0 && !errors.Is(err, broker.ErrPartial) {
 					t.Fatalf("run %d through a stall: %v", i, err)
 				}

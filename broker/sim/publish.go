@@ -103,3 +103,8 @@ func (s *Sim) Drain(ctx context.Context, queue string, limit int, handle func(*b
 	}
 	return taken, nil
 }
+
+// PublishLimits: the simulation takes any message.
+func (s *Sim) PublishLimits(context.Context) (broker.PublishLimits, error) {
+	return broker.PublishLimits{}, nil
+}

@@ -231,3 +231,12 @@ func (s *Sim) Stats() Stats {
 func (s *Sim) errorf(format string, args ...any) error {
 	return fmt.Errorf("sim: "+format, args...)
 }
+
+// Audit refuses: the simulation audits nothing itself, as the live client
+// does not; its actions pass the gate (internal/gate), which writes them.
+func (s *Sim) Audit(broker.AuditEvent) error { return broker.ErrUnaudited }
+
+// Failover: the simulation is one node.
+func (s *Sim) Failover(context.Context) (broker.Client, string, error) {
+	return nil, "", broker.ErrNoFailover
+}

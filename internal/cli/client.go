@@ -9,6 +9,7 @@ import (
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/rabbit"
+	"github.com/ladder-tui/ladder/internal/gate"
 )
 
 // connector builds the broker client a command works with, for cfg, and the
@@ -58,7 +59,8 @@ func (a *app) reach(r *rabbit.Resolved) (*rabbit.Resolved, error) {
 }
 
 // client is the one factory every command and the UI use: the connector's
-// client behind the audit hook (--audit-log), when one is asked for.
+// client behind the gate, whose audit log is --audit-log's (or the
+// context's), when one is asked for.
 func (a *app) client(purpose string) (broker.Client, func(), error) {
 	return a.clientFor(a.cfg, purpose)
 }
@@ -76,10 +78,7 @@ func (a *app) clientFor(cfg rabbit.Config, purpose string) (broker.Client, func(
 	if err != nil {
 		return nil, nil, a.envNamed(err)
 	}
-	if f != nil {
-		c = broker.Audited(c, f, broker.AuditScope{Broker: cfg.AMQPURL, Context: a.context})
-	}
-	return c, closeClient, nil
+	return gate.New(c, gate.Options{Principal: gate.Local(a.context, cfg.ReadOnly), Broker: cfg.AMQPURL, Log: f}), closeClient, nil
 }
 
 // auditFile is an audit log (--audit-log, or a context's), opened once per
@@ -87,12 +86,13 @@ func (a *app) clientFor(cfg rabbit.Config, purpose string) (broker.Client, func(
 type auditFile struct {
 	once sync.Once
 	f    *os.File
+	log  *gate.Log
 	err  error
 }
 
 // openAudit opens the audit log in use for appending on first use (nil
 // when none is asked for).
-func (a *app) openAudit() (*os.File, error) {
+func (a *app) openAudit() (*gate.Log, error) {
 	path := a.auditLog
 	if path == "" {
 		return nil, nil
@@ -109,9 +109,11 @@ func (a *app) openAudit() (*os.File, error) {
 		af.f, af.err = os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
 		if af.err != nil {
 			af.err = fmt.Errorf("--audit-log %s: %w", path, af.err)
+			return
 		}
+		af.log = gate.NewLog(af.f)
 	})
-	return af.f, af.err
+	return af.log, af.err
 }
 
 func (a *app) closeAudit() {

@@ -10,6 +10,7 @@ import (
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/rabbit"
 	"github.com/ladder-tui/ladder/broker/sim"
+	"github.com/ladder-tui/ladder/internal/gate"
 )
 
 func newDemoCmd(a *app) *cobra.Command {
@@ -59,15 +60,15 @@ terminal with ` + "`ladder`" + ` to watch it.`,
 	return cmd
 }
 
-// demoClient is the simulation behind the audit hook, as a broker's client
-// is (--audit-log, or the context's): a move or replay tried in the demo
-// is written to the audit log too, naming the broker "demo".
+// demoClient is the simulation behind the gate, as a broker's client is:
+// a move or replay tried in the demo is written to the audit log too
+// (--audit-log, or the context's), naming the broker "demo".
 func (a *app) demoClient(s *sim.Sim) (broker.Client, error) {
-	f, err := a.openAudit()
-	if err != nil || f == nil {
-		return s, err
+	log, err := a.openAudit()
+	if err != nil {
+		return nil, err
 	}
-	return broker.Audited(s, f, broker.AuditScope{Broker: "demo", Context: a.context}), nil
+	return gate.New(s, gate.Options{Principal: gate.Local(a.context, a.cfg.ReadOnly), Broker: "demo", Log: log}), nil
 }
 
 // runRealDemo drives real traffic through a real ladder.

@@ -13,6 +13,7 @@ import (
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/dumpfile"
 	"github.com/ladder-tui/ladder/broker/sim"
+	"github.com/ladder-tui/ladder/internal/gate"
 )
 
 // dumpOfDLQ dumps the simulation's DLQ to a file and returns its path.
@@ -71,11 +72,11 @@ func TestSecondReplayOfADumpIsRefusedNamingTheFirst(t *testing.T) {
 	s := newSim(t)
 	file := dumpOfDLQ(t, s, 5)
 	before := s.Stats().Published
-	gate := &broker.Gate{}
-	gate.Pause()
+	hold := &broker.Gate{}
+	hold.Pause()
 	done := make(chan error, 1)
 	go func() {
-		_, err := broker.Replay(context.Background(), s, broker.ReplayRequest{File: file, To: broker.Target{Kind: broker.TargetQueue, Name: sim.OrdersMain}, Gate: gate}, nil)
+		_, err := broker.Replay(context.Background(), gate.New(s, gate.Options{}), broker.ReplayRequest{File: file, To: broker.Target{Kind: broker.TargetQueue, Name: sim.OrdersMain}, Gate: hold}, nil)
 		done <- err
 	}()
 	// The first holds the lock once its record is in the progress file.
@@ -96,7 +97,7 @@ func TestSecondReplayOfADumpIsRefusedNamingTheFirst(t *testing.T) {
 			t.Errorf("second replay %v: exit %d, stdout %q, stderr %q", args, code, out, errOut)
 		}
 	}
-	gate.Resume()
+	hold.Resume()
 	if err := <-done; err != nil {
 		t.Fatalf("first replay: %v", err)
 	}

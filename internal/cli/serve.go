@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -15,6 +14,7 @@ import (
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/rabbit"
 	"github.com/ladder-tui/ladder/internal/files"
+	"github.com/ladder-tui/ladder/internal/gate"
 	"github.com/ladder-tui/ladder/internal/sshserve"
 	"github.com/ladder-tui/ladder/ui"
 )
@@ -158,9 +158,15 @@ func (a *app) runServe(cmd *cobra.Command, f serveFlags) error {
 		},
 		Contexts: func(s sshserve.Session) ([]string, string) { return a.sessionContexts(served, s) },
 		Files: func(s sshserve.Session) ui.Files {
+			// Who may write files is the gate's to say: a read-only key (or
+			// every key of a read-only server) only with --read-only-dumps.
+			who := s.Principal(served)
+			if cfg.ReadOnly {
+				who.Role = gate.RoleReadOnly
+			}
+			who.FileWrites = f.readOnlyDumps
 			return files.NewConfined(filesDir, files.ConfinedOptions{
-				User: s.User, ReadOnly: s.ReadOnly() || cfg.ReadOnly, AllowReadOnly: f.readOnlyDumps,
-				Quota: int64(f.sessionQuota),
+				User: s.User, Writes: who.May(gate.WriteFile), Quota: int64(f.sessionQuota),
 			})
 		},
 		UI: ui.Options{
@@ -319,7 +325,7 @@ func (a *app) sessionContexts(served string, s sshserve.Session) (names []string
 // the TUI's switcher reads it but without changing the server's: its
 // broker, its credentials (a file or a variable: a session never makes
 // the server prompt) and its audit log.
-func (a *app) servedContext(name string) (rabbit.Config, *os.File, error) {
+func (a *app) servedContext(name string) (rabbit.Config, *gate.Log, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	was := a.saveContext()
@@ -331,8 +337,8 @@ func (a *app) servedContext(name string) (rabbit.Config, *os.File, error) {
 	if err != nil {
 		return rabbit.Config{}, nil, fmt.Errorf("context %s: %w", name, err)
 	}
-	f, err := a.openAudit()
-	return cfg, f, err
+	log, err := a.openAudit()
+	return cfg, log, err
 }
 
 // sessionClient is clientFor for a session of ladder serve, for what it
@@ -353,15 +359,15 @@ func (a *app) sessionClient(ctx context.Context, served string, base rabbit.Conf
 	}
 	var (
 		cfg = base
-		f   *os.File
+		log *gate.Log
 		err error
 	)
 	if name == served {
 		a.mu.Lock() // sessions open at once
-		f, err = a.openAudit()
+		log, err = a.openAudit()
 		a.mu.Unlock()
 	} else {
-		cfg, f, err = a.servedContext(name)
+		cfg, log, err = a.servedContext(name)
 	}
 	if err != nil {
 		return nil, nil, err
@@ -369,10 +375,11 @@ func (a *app) sessionClient(ctx context.Context, served string, base rabbit.Conf
 	if w.Vhost != "" { // the session's vhost switcher
 		cfg.Vhost = w.Vhost
 	}
-	if s.ReadOnly() {
+	who := s.Principal(name)
+	if who.ChangesNothing() {
 		cfg.ReadOnly = true
 	}
-	if f == nil && !cfg.ReadOnly {
+	if log == nil && !cfg.ReadOnly {
 		return nil, nil, errors.New("this server keeps no audit log: operator sessions need one (tell its operator)")
 	}
 	r, err := shots.get(ctx, a, name, cfg)
@@ -384,9 +391,6 @@ func (a *app) sessionClient(ctx context.Context, served string, base rabbit.Conf
 		return nil, nil, errors.New(broker.RedactText(err.Error(), a.secretList()...))
 	}
 	shareMemory(c, r.reader)
-	c = r.share.Viewer(c)
-	if f != nil {
-		c = broker.Audited(c, f, broker.AuditScope{Broker: cfg.AMQPURL, Context: name, SSHUser: s.User, SSHKey: s.Fingerprint})
-	}
-	return c, closeClient, nil
+	g := gate.New(r.share.Viewer(c), gate.Options{Principal: who, Broker: cfg.AMQPURL, Log: log, Busy: w.Busy, Changed: r.share.Invalidate})
+	return g, closeClient, nil
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/internal/gate"
 	"github.com/ladder-tui/ladder/retry"
 	"github.com/ladder-tui/ladder/ui"
 )
@@ -44,7 +45,7 @@ func (a *app) runUIWith(cmd *cobra.Command, c broker.Client, u uiFlags, title st
 		return usageErr("%w", err)
 	}
 	opts := ui.Options{
-		Client: c, ReadOnly: a.cfg.ReadOnly, NoColor: a.noColor,
+		Client: c, ReadOnly: a.cfg.ReadOnly, Who: gate.Local(a.context, a.cfg.ReadOnly), NoColor: a.noColor,
 		Refresh: u.refresh, LogFile: a.logFile, Title: title, Policy: policy, PeekLimit: u.peekLimit,
 		APITimeout: a.cfg.APITimeout,
 	}

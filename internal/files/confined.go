@@ -30,9 +30,10 @@ type Confined struct {
 type ConfinedOptions struct {
 	// User names the session's files (its SSH user).
 	User string
-	// ReadOnly: the session's key may change nothing; it writes no file
-	// unless AllowReadOnly (the server's --read-only-dumps).
-	ReadOnly, AllowReadOnly bool
+	// Writes is why the session may write no file: the gate's refusal
+	// (gate.Principal.May(gate.WriteFile): a read-only key, unless the
+	// server's --read-only-dumps); nil: it may.
+	Writes error
 	// Quota bounds the bytes the session writes, every dump counted (0:
 	// no bound).
 	Quota int64
@@ -40,17 +41,11 @@ type ConfinedOptions struct {
 	Now func() time.Time
 }
 
-// ErrReadOnly refuses a read-only session's dump.
-var ErrReadOnly = errors.New("read-only: this key may not write files on the server (its operator may allow dumps with ladder serve --read-only-dumps)")
-
 // NewConfined is a session's files in dir (see CheckDir).
 func NewConfined(dir string, o ConfinedOptions) *Confined {
-	c := &Confined{dir: dir, user: o.User, now: o.Now}
+	c := &Confined{dir: dir, user: o.User, now: o.Now, writes: o.Writes}
 	if c.now == nil {
 		c.now = time.Now
-	}
-	if o.ReadOnly && !o.AllowReadOnly {
-		c.writes = ErrReadOnly
 	}
 	if o.Quota > 0 {
 		c.quota = &quota{limit: o.Quota}

@@ -167,19 +167,21 @@ func TestConfinedQuota(t *testing.T) {
 	}
 }
 
-// A read-only key writes no file, unless the server allows it.
+// A session the gate refuses file writes writes none, and says why, unless
+// the server allows it.
 func TestConfinedReadOnly(t *testing.T) {
-	c, dir := confined(t, ConfinedOptions{User: "bob", ReadOnly: true})
-	if _, _, err := c.Offer("q", at); !errors.Is(err, ErrReadOnly) {
+	refused := errors.New("read-only: this key may not write files on the server")
+	c, dir := confined(t, ConfinedOptions{User: "bob", Writes: refused})
+	if _, _, err := c.Offer("q", at); !errors.Is(err, refused) {
 		t.Errorf("Offer: %v", err)
 	}
-	if _, err := c.Create("q", ""); !errors.Is(err, ErrReadOnly) {
+	if _, err := c.Create("q", ""); !errors.Is(err, refused) {
 		t.Errorf("Create: %v", err)
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
 		t.Errorf("files written: %v", ents)
 	}
-	allowed := NewConfined(dir, ConfinedOptions{User: "bob", ReadOnly: true, AllowReadOnly: true, Now: func() time.Time { return at }})
+	allowed := NewConfined(dir, ConfinedOptions{User: "bob", Now: func() time.Time { return at }})
 	f, err := allowed.Create("q", "")
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	gossh "golang.org/x/crypto/ssh"
 
 	"github.com/ladder-tui/ladder/internal/files"
+	"github.com/ladder-tui/ladder/internal/gate"
 	"github.com/ladder-tui/ladder/ui"
 )
 
@@ -59,7 +60,7 @@ func TestSessionFilesAreEachSessions(t *testing.T) {
 			mu.Lock()
 			who = append(who, s.User+" "+string(s.Role))
 			mu.Unlock()
-			return files.NewConfined(dir, files.ConfinedOptions{User: s.User, ReadOnly: s.ReadOnly()})
+			return files.NewConfined(dir, files.ConfinedOptions{User: s.User, Writes: s.Principal("").May(gate.WriteFile)})
 		}
 	})
 	for _, u := range []struct {

@@ -1,14 +1,10 @@
 package sshserve
 
 import (
-	"context"
-	"errors"
 	"io"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/ladder-tui/ladder/broker"
 )
 
 // idleTimer ends a session no key was pressed in for its timeout — but
@@ -86,52 +82,10 @@ func (r *idleReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// client is c with its mutations keeping the session from idling.
-func (it *idleTimer) client(c broker.Client) broker.Client {
-	if it.t == nil {
-		return c
-	}
-	return &busyClient{Client: c, it: it}
-}
-
-// busyClient marks the session busy while a mutation runs.
-type busyClient struct {
-	broker.Client
-	it *idleTimer
-}
-
-// working marks a mutation running until the func it returns is called.
-func (c *busyClient) working() func() {
-	c.it.busy.Add(1)
-	return func() { c.it.busy.Add(-1); c.it.touch() }
-}
-
-func (c *busyClient) Move(ctx context.Context, req broker.MoveRequest, progress func(broker.MoveProgress)) (*broker.MoveReport, error) {
-	defer c.working()()
-	return c.Client.Move(ctx, req, progress)
-}
-
-func (c *busyClient) Publish(ctx context.Context, batch []broker.Outgoing) ([]broker.Outcome, error) {
-	defer c.working()()
-	return c.Client.Publish(ctx, batch)
-}
-
-func (c *busyClient) Drain(ctx context.Context, queue string, limit int, handle func(*broker.Message) (bool, error)) (int, error) {
-	defer c.working()()
-	return c.Client.Drain(ctx, queue, limit, handle)
-}
-
-// Failover implements broker.Failoverer when the client it wraps does (a
-// replay goes on through another node): the other node's client, busy
-// alike.
-func (c *busyClient) Failover(ctx context.Context) (broker.Client, string, error) {
-	f, ok := c.Client.(broker.Failoverer)
-	if !ok {
-		return nil, "", errors.New("no other node to go on through")
-	}
-	o, addr, err := f.Failover(ctx)
-	if err != nil {
-		return nil, "", err
-	}
-	return &busyClient{Client: o, it: c.it}, addr, nil
+// working marks an action of the session running until the func it
+// returns is called (the gate's Busy hook): the timeout waits for it, and
+// counts again from its end.
+func (it *idleTimer) working() func() {
+	it.busy.Add(1)
+	return func() { it.busy.Add(-1); it.touch() }
 }

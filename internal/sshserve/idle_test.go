@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/internal/gate"
 )
 
 // heldMover is a broker whose moves run until released.
@@ -14,6 +15,9 @@ type heldMover struct {
 	broker.Client
 	started, release chan struct{}
 }
+
+func (h *heldMover) Vhost() string  { return "/" }
+func (h *heldMover) ReadOnly() bool { return false }
 
 func (h *heldMover) Move(ctx context.Context, req broker.MoveRequest, _ func(broker.MoveProgress)) (*broker.MoveReport, error) {
 	close(h.started)
@@ -34,7 +38,8 @@ func TestIdleTimeoutWaitsForARunningMove(t *testing.T) {
 	it := newIdleTimer(d, func() { close(ended) })
 	defer it.stop()
 	h := &heldMover{started: make(chan struct{}), release: make(chan struct{})}
-	c := it.client(h)
+	// The session's client is behind the gate, whose Busy is the timer's.
+	c := gate.New(h, gate.Options{Principal: gate.SSH("alice", "", "", RoleOperator, ""), Busy: it.working})
 	moved := make(chan error, 1)
 	go func() {
 		_, err := c.Move(context.Background(), broker.MoveRequest{From: "dlq"}, nil)
@@ -66,9 +71,5 @@ func TestIdleTimerNone(t *testing.T) {
 	in := strings.NewReader("")
 	if none.reader(in) != in {
 		t.Error("no timeout: the input was wrapped")
-	}
-	var c broker.Client = &heldMover{}
-	if none.client(c) != c {
-		t.Error("no timeout: the client was wrapped")
 	}
 }

@@ -9,17 +9,20 @@ import (
 	"strings"
 
 	gossh "golang.org/x/crypto/ssh"
+
+	"github.com/ladder-tui/ladder/internal/gate"
 )
 
-// Role is what a key may do.
-type Role string
+// Role is what a key may do: the gate's (internal/gate), which authorizes
+// every action by it.
+type Role = gate.Role
 
 const (
 	// RoleReadOnly sees the ladders, peeks and previews; it changes
 	// nothing (the default of a key without role=).
-	RoleReadOnly Role = "read-only"
+	RoleReadOnly = gate.RoleReadOnly
 	// RoleOperator may also move, replay and unblock.
-	RoleOperator Role = "operator"
+	RoleOperator = gate.RoleOperator
 )
 
 // Key is one line of the authorized-keys file.

@@ -29,6 +29,7 @@ import (
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/internal/files"
+	"github.com/ladder-tui/ladder/internal/gate"
 	"github.com/ladder-tui/ladder/internal/termtext"
 	"github.com/ladder-tui/ladder/ui"
 )
@@ -70,10 +71,19 @@ type Session struct {
 type Want struct {
 	Context string
 	Vhost   string
+	// Busy marks an action of the session running until the func it
+	// returns is called: the idle timeout waits for it (the gate's Busy).
+	Busy func() (done func())
 }
 
 // ReadOnly reports whether the session may change nothing.
 func (s Session) ReadOnly() bool { return s.Role != RoleOperator }
+
+// Principal is who the session is, acting in context: what the gate
+// authorizes and the audit log names.
+func (s Session) Principal(context string) gate.Principal {
+	return gate.SSH(s.User, s.Fingerprint, s.Name, s.Role, context)
+}
 
 // Config configures a server.
 type Config struct {
@@ -365,6 +375,7 @@ func (s *Server) session(sess ssh.Session) int {
 		}
 	}()
 	open := func(w Want) (broker.Client, error) {
+		w.Busy = idle.working
 		c, closeClient, err := s.cfg.Open(ctx, who, w)
 		if err != nil {
 			return nil, err
@@ -372,13 +383,10 @@ func (s *Server) session(sess ssh.Session) int {
 		mu.Lock()
 		closes = append(closes, closeClient)
 		mu.Unlock()
-		if who.ReadOnly() {
-			if !c.ReadOnly() {
-				return nil, errNotReadOnly
-			}
-			c = readOnlyClient{c}
+		if who.ReadOnly() && !c.ReadOnly() {
+			return nil, errNotReadOnly
 		}
-		return idle.client(c), nil
+		return c, nil
 	}
 	c, err := open(Want{Context: current})
 	switch {
@@ -411,6 +419,7 @@ func (s *Server) session(sess ssh.Session) int {
 	opts := s.cfg.UI
 	opts.Client = c
 	opts.ReadOnly = opts.ReadOnly || who.ReadOnly()
+	opts.Who = who.Principal(current)
 	opts.Open = func(vhost string) (broker.Client, error) { // the vhost switcher
 		mu.Lock()
 		in := current

@@ -24,6 +24,7 @@ import (
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/sim"
+	"github.com/ladder-tui/ladder/internal/gate"
 	"github.com/ladder-tui/ladder/ui"
 )
 
@@ -198,7 +199,7 @@ func start(t *testing.T, mod func(*Config)) *fixture {
 				}
 				return f.ro, func() {}, nil
 			}
-			c := broker.Audited(f.sim, f.audit, broker.AuditScope{Broker: "sim", SSHUser: s.User, SSHKey: s.Fingerprint})
+			c := gate.New(f.sim, gate.Options{Principal: s.Principal(""), Broker: "sim", Log: gate.NewLog(f.audit)})
 			return c, func() {}, nil
 		},
 	}
@@ -384,13 +385,13 @@ func TestReadOnlyKeyCannotOpenTheMoveDialog(t *testing.T) {
 	})
 }
 
-// The guard under a read-only session refuses every mutation whatever
-// the UI sends.
+// The gate of a read-only session's principal refuses every mutation
+// whatever the UI sends, on a client that would take them.
 func TestReadOnlyClientRefusesMutations(t *testing.T) {
 	s := sim.New(sim.Options{Seed: 3, WarmUp: time.Minute})
 	defer s.Close()
 	c := &counting{Client: s}
-	g := readOnlyClient{c}
+	g := gate.New(c, gate.Options{Principal: Session{User: "bob", Role: RoleReadOnly}.Principal("")})
 	ctx := context.Background()
 	if !g.ReadOnly() {
 		t.Error("not read-only")
@@ -600,9 +601,9 @@ func TestAMoveInASessionStopsWithItsAuditLine(t *testing.T) {
 			var mover *blockingMover
 			var f *fixture // set before any session opens
 			f = start(t, func(c *Config) {
-				c.Open = func(_ context.Context, s Session, _ Want) (broker.Client, func(), error) {
+				c.Open = func(_ context.Context, s Session, w Want) (broker.Client, func(), error) {
 					mover = &blockingMover{Client: f.sim, started: make(chan struct{})}
-					return broker.Audited(mover, f.audit, broker.AuditScope{Broker: "sim", SSHUser: s.User, SSHKey: s.Fingerprint}), func() {}, nil
+					return gate.New(mover, gate.Options{Principal: s.Principal(""), Broker: "sim", Log: gate.NewLog(f.audit), Busy: w.Busy}), func() {}, nil
 				}
 			})
 			c, err := f.dial("bob", gossh.PublicKeys(f.operator))

@@ -68,6 +68,13 @@ func (f *fakeMover) Vhost() string                                 { return "/" 
 func (f *fakeMover) Publish(context.Context, []broker.Outgoing) ([]broker.Outcome, error) {
 	return nil, errNoReplay
 }
+func (f *fakeMover) Audit(broker.AuditEvent) error { return errNoReplay }
+func (f *fakeMover) PublishLimits(context.Context) (broker.PublishLimits, error) {
+	return broker.PublishLimits{}, errNoReplay
+}
+func (f *fakeMover) Failover(context.Context) (broker.Client, string, error) {
+	return nil, "", broker.ErrNoFailover
+}
 
 // drive runs cmd as a program would, in order, handing each message to
 // the dialog and running what it returns in turn.

@@ -1,4 +1,4 @@
-package broker
+package gate
 
 import (
 	"bytes"
@@ -13,26 +13,28 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/retry/moveplan"
 )
 
 type fakeMover struct {
-	Client
+	broker.Client
 	calls int
 	err   error
 }
 
-func (f *fakeMover) Move(context.Context, MoveRequest, func(MoveProgress)) (*MoveReport, error) {
+func (f *fakeMover) Move(context.Context, broker.MoveRequest, func(broker.MoveProgress)) (*broker.MoveReport, error) {
 	f.calls++
-	return &MoveReport{Requested: 2, Moved: 1}, f.err
+	return &broker.MoveReport{Requested: 2, Moved: 1}, f.err
 }
-func (f *fakeMover) Vhost() string { return "/" }
+func (f *fakeMover) Vhost() string  { return "/" }
+func (f *fakeMover) ReadOnly() bool { return false }
 
-func TestAuditedWritesStartAndDone(t *testing.T) {
+func TestGateWritesStartAndDone(t *testing.T) {
 	var buf bytes.Buffer
 	fm := &fakeMover{err: errors.New("failed at amqp://u:s3cret@h/")}
-	c := Audited(fm, &buf, AuditScope{Broker: "amqp://u:s3cret@h/", Context: "prod"})
-	_, err := c.Move(context.Background(), MoveRequest{From: "dlq", To: Target{Kind: TargetOrigin}}, nil)
+	c := New(fm, Options{Broker: "amqp://u:s3cret@h/", Principal: Local("prod", false), Log: NewLog(&buf)})
+	_, err := c.Move(context.Background(), broker.MoveRequest{From: "dlq", To: broker.Target{Kind: broker.TargetOrigin}}, nil)
 	if err == nil || fm.calls != 1 {
 		t.Fatalf("err %v calls %d", err, fm.calls)
 	}
@@ -40,7 +42,7 @@ func TestAuditedWritesStartAndDone(t *testing.T) {
 	if len(lines) != 2 {
 		t.Fatalf("%d lines: %s", len(lines), buf.String())
 	}
-	var start, done AuditEvent
+	var start, done broker.AuditEvent
 	_ = json.Unmarshal([]byte(lines[0]), &start)
 	_ = json.Unmarshal([]byte(lines[1]), &done)
 	if start.Phase != "start" || start.From != "dlq" || start.Target != "origin" || done.Phase != "done" || done.Report.Moved != 1 ||
@@ -56,28 +58,28 @@ type failWriter struct{}
 
 func (failWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
 
-func TestAuditedRefusesWithoutATrail(t *testing.T) {
+func TestGateRefusesWithoutATrail(t *testing.T) {
 	fm := &fakeMover{}
-	_, err := Audited(fm, failWriter{}, AuditScope{}).Move(context.Background(), MoveRequest{From: "q"}, nil)
+	_, err := New(fm, Options{Log: NewLog(failWriter{})}).Move(context.Background(), broker.MoveRequest{From: "q"}, nil)
 	if err == nil || fm.calls != 0 {
 		t.Fatalf("moved without an audit line: err %v calls %d", err, fm.calls)
 	}
 	// Dry runs change nothing and are not audited.
-	if _, err := Audited(fm, failWriter{}, AuditScope{}).Move(context.Background(), MoveRequest{From: "q", DryRun: true}, nil); err != nil || fm.calls != 1 {
+	if _, err := New(fm, Options{Log: NewLog(failWriter{})}).Move(context.Background(), broker.MoveRequest{From: "q", DryRun: true}, nil); err != nil || fm.calls != 1 {
 		t.Fatalf("dry run: %v", err)
 	}
 }
 
 // An unblock is audited as one, with the delay of each picked message.
-func TestAuditedNamesAnUnblockAndItsDelays(t *testing.T) {
+func TestGateNamesAnUnblockAndItsDelays(t *testing.T) {
 	var buf bytes.Buffer
-	req := MoveRequest{From: "work.delay", To: Target{Kind: TargetQueue, Name: "work"}, Pick: []moveplan.Pick{
+	req := broker.MoveRequest{From: "work.delay", To: broker.Target{Kind: broker.TargetQueue, Name: "work"}, Pick: []moveplan.Pick{
 		{Position: 0, Delay: 55 * time.Second}, {Position: 1, Delay: 595 * time.Second}}}
-	if _, err := Audited(&fakeMover{}, &buf, AuditScope{}).Move(context.Background(), req, nil); err != nil {
+	if _, err := New(&fakeMover{}, Options{Log: NewLog(&buf)}).Move(context.Background(), req, nil); err != nil {
 		t.Fatal(err)
 	}
 	for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
-		var ev AuditEvent
+		var ev broker.AuditEvent
 		if err := json.Unmarshal([]byte(line), &ev); err != nil {
 			t.Fatal(err)
 		}
@@ -93,8 +95,8 @@ func TestAuditedNamesAnUnblockAndItsDelays(t *testing.T) {
 func TestAuditLogEscapesWhatATerminalWouldObey(t *testing.T) {
 	var buf bytes.Buffer
 	name := "orders\u202edlq\u009b31m\x1b[2J\u2028x\u200f"
-	c := Audited(&fakeMover{}, &buf, AuditScope{})
-	if _, err := c.Move(context.Background(), MoveRequest{From: name, To: Target{Kind: TargetQueue, Name: name}}, nil); err != nil {
+	c := New(&fakeMover{}, Options{Log: NewLog(&buf)})
+	if _, err := c.Move(context.Background(), broker.MoveRequest{From: name, To: broker.Target{Kind: broker.TargetQueue, Name: name}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	for _, raw := range []string{"\u202e", "\u009b", "\x1b", "\u2028", "\u200f"} {
@@ -102,7 +104,7 @@ func TestAuditLogEscapesWhatATerminalWouldObey(t *testing.T) {
 			t.Errorf("%q written raw: %q", raw, buf.String())
 		}
 	}
-	var ev AuditEvent
+	var ev broker.AuditEvent
 	if err := json.Unmarshal([]byte(strings.SplitN(buf.String(), "\n", 2)[0]), &ev); err != nil || ev.From != name {
 		t.Fatalf("read back %q, %v", ev.From, err)
 	}
@@ -138,13 +140,13 @@ func TestAuditLogNeverKeepsHalfALine(t *testing.T) {
 	defer f.Close()
 	disk := &fullDisk{File: f, room: 1 << 20}
 	fm := &fakeMover{}
-	c := Audited(fm, disk, AuditScope{})
-	if _, err := c.Move(context.Background(), MoveRequest{From: "q", To: Target{Kind: TargetOrigin}}, nil); err != nil {
+	c := New(fm, Options{Log: NewLog(disk)})
+	if _, err := c.Move(context.Background(), broker.MoveRequest{From: "q", To: broker.Target{Kind: broker.TargetOrigin}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	whole, _ := os.ReadFile(f.Name())
 	disk.room = 40 // less than a line
-	_, err = c.Move(context.Background(), MoveRequest{From: "q", To: Target{Kind: TargetOrigin}}, nil)
+	_, err = c.Move(context.Background(), broker.MoveRequest{From: "q", To: broker.Target{Kind: broker.TargetOrigin}}, nil)
 	if err == nil || !errors.Is(err, syscall.ENOSPC) || fm.calls != 1 {
 		t.Fatalf("error %v, %d moves: the second must not start", err, fm.calls)
 	}
