@@ -10,6 +10,7 @@ import (
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/sim"
+	"github.com/ladder-tui/ladder/internal/gate"
 	"github.com/ladder-tui/ladder/retry/moveplan"
 	"github.com/ladder-tui/ladder/ui/movedialog"
 )
@@ -166,5 +167,33 @@ func TestReadOnlyRefusesEveryMutatingPath(t *testing.T) {
 	files, _ := filepath.Glob("*.jsonl")
 	if len(files) != 2 {
 		t.Fatalf("d wrote no dump file: %q", files)
+	}
+}
+
+// A key read-only withholds says why on the screen, naming who may not:
+// a served read-only key ("this key"), a local --read-only ("this run").
+// It never does nothing silently.
+func TestReadOnlyKeysSayWhy(t *testing.T) {
+	for _, c := range []struct {
+		who gate.Principal
+		by  string
+	}{
+		{gate.SSH("bob", "SHA256:b", "bob@laptop", gate.RoleReadOnly, ""), "this key"},
+		{gate.Local("", true), "this run"},
+	} {
+		s := sim.New(sim.Options{Seed: 1, Now: func() time.Time { return fixedNow }, WarmUp: 10 * time.Minute})
+		h := newHarnessOn(t, s, Options{ReadOnly: true, Who: c.who}, 120, 40).start()
+		h.send(openQueueMsg{queue: sim.OrdersDLQ})
+		h.mustContain("orders.dlq", "peeked ")
+		for _, k := range []struct{ key, action string }{{"m", "move"}, {"space", "move"}, {"a", "move"}, {"u", "unblock"}, {"R", "replay"}} {
+			h.key(k.key)
+			if want := "read-only: " + c.by + " may not " + k.action; h.m.status != want+" (--read-only, or the context's read-only)" && h.m.status != want {
+				t.Errorf("%s %s: status %q, want %q", c.by, k.key, h.m.status, want)
+			}
+			if h.m.top() != h.m.browser {
+				t.Fatalf("%s %s: left the browser for %T", c.by, k.key, h.m.top())
+			}
+		}
+		s.Close()
 	}
 }

@@ -123,18 +123,25 @@ func (c *simClient) Close() error { return nil }
 // client is.
 func startServe(t *testing.T, s *sim.Sim, args ...string) *serving {
 	t.Helper()
+	return startServeOn(t, s, readOnlySim{s}, args...)
+}
+
+// startServeOn is startServe on any client: c, and ro for a read-only
+// configuration.
+func startServeOn(t *testing.T, c, ro broker.Client, args ...string) *serving {
+	t.Helper()
 	errb := &lockedBuf{}
 	a := &app{stdin: strings.NewReader(""), stdout: io.Discard, stderr: errb, build: Build{Version: "dev"}}
 	sv := &serving{stderr: errb}
 	a.connect = func(cfg rabbit.Config, purpose string) (broker.Client, func(), error) {
-		c := &simClient{Client: s, purpose: purpose, cfg: cfg}
+		sc := &simClient{Client: c, purpose: purpose, cfg: cfg}
 		if cfg.ReadOnly {
-			c.Client = readOnlySim{s}
+			sc.Client = ro
 		}
 		sv.mu.Lock()
-		sv.clients = append(sv.clients, c)
+		sv.clients = append(sv.clients, sc)
 		sv.mu.Unlock()
-		return c, func() {}, nil
+		return sc, func() {}, nil
 	}
 	t.Cleanup(a.closeAudit)
 	root := newRootCmd(a)
