@@ -202,7 +202,9 @@ func TestEveryActionPassesTheGate(t *testing.T) {
 		t.Fatalf("unaudited: %s", strings.Join(slices.Compact(w.bad), "; "))
 	}
 	evs := auditLines(t, audit)
-	if !slices.ContainsFunc(evs, func(ev broker.AuditEvent) bool { return ev.SSHUser == "alice" && ev.Role == "operator" && ev.Action == "move" }) {
+	if !slices.ContainsFunc(evs, func(ev broker.AuditEvent) bool {
+		return ev.SSHUser == "alice" && ev.Role == "operator" && ev.Action == "move"
+	}) {
 		t.Error("no audit line names the served operator's move")
 	}
 }
