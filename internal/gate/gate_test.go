@@ -186,3 +186,19 @@ func TestPrincipalMayWriteFiles(t *testing.T) {
 		t.Errorf("local --read-only move: %v", err)
 	}
 }
+
+// A dry run changes nothing: it is neither audited nor marks the session
+// busy nor makes the shared snapshot read again.
+func TestGateLetsDryRunsThroughUntouched(t *testing.T) {
+	var buf bytes.Buffer
+	var log []string
+	g := New(&recorder{log: &log}, Options{Principal: Local("", false), Log: NewLog(&buf),
+		Busy:    func() func() { log = append(log, "busy"); return func() {} },
+		Changed: func() { log = append(log, "changed") }})
+	if _, err := g.Move(context.Background(), broker.MoveRequest{From: "dlq", DryRun: true}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(log, ",") != "move" || buf.Len() != 0 {
+		t.Fatalf("hooks %v, log %q", log, buf.String())
+	}
+}
