@@ -17,7 +17,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/internal/secret"
 )
 
@@ -206,7 +205,7 @@ func (c Config) resolveOne(seen *secret.Seen) (*Resolved, error) {
 	}
 	r := &Resolved{AMQPURL: raw, AMQP: au, ReadOnly: c.ReadOnly, APITimeout: timeout, seen: seen}
 	for _, u := range []string{raw, c.APIURL, c.PrometheusURL} {
-		if p := broker.TypedPassword(u); len(p) >= 3 {
+		if p := secret.TypedPassword(u); len(p) >= 3 {
 			r.typed = append(r.typed, p)
 		}
 	}
@@ -226,7 +225,7 @@ func (c Config) resolveOne(seen *secret.Seen) (*Resolved, error) {
 			case c.PasswordFile != "":
 				src = secret.Named("--password-file", secret.File{Path: c.PasswordFile, AllowReadable: c.AllowReadablePasswordFile})
 			default:
-				return nil, broker.Reworded(fmt.Sprintf("%s names user %s and no password: give it with --password-file FILE ($LADDER_PASSWORD_FILE), or run ladder on a terminal to be asked", flag, user), ErrPasswordNeeded)
+				return nil, secret.Reworded(fmt.Sprintf("%s names user %s and no password: give it with --password-file FILE ($LADDER_PASSWORD_FILE), or run ladder on a terminal to be asked", flag, user), ErrPasswordNeeded)
 			}
 			src = seen.Watch(src)
 			if _, _, err := src.Credentials(context.Background()); err != nil {
@@ -344,7 +343,7 @@ func parseURL(flag, raw, shape string, schemes ...string) (*url.URL, error) {
 	if err != nil {
 		return nil, invalid("")
 	}
-	if _, ok := broker.PlainURL(raw); !ok {
+	if _, ok := secret.PlainURL(raw); !ok {
 		if u.Scheme == "" || u.Opaque != "" || !strings.HasPrefix(raw[len(u.Scheme):], "://") {
 			// scheme:… without "//" (amqps:u:pw@h, amqp:/u:pw@h), or no
 			// scheme at all (u:pw@h parses as scheme "u").
@@ -357,7 +356,7 @@ func parseURL(flag, raw, shape string, schemes ...string) (*url.URL, error) {
 	if strings.ContainsAny(raw, " \t\r\n") {
 		return nil, invalid(": it holds a space or a line break")
 	}
-	shown := broker.RedactedURL(u, u.User.Username(), hasPassword(u))
+	shown := secret.RedactedURL(u, u.User.Username(), hasPassword(u))
 	if !slices.Contains(schemes, u.Scheme) {
 		return nil, fmt.Errorf("%s %s: scheme must be %s", flag, shown, schemeList(schemes))
 	}
@@ -428,7 +427,7 @@ func (r *Resolved) Port() string {
 }
 
 // RedactedAMQP is the AMQP URL safe to print.
-func (r *Resolved) RedactedAMQP() string { return broker.RedactURL(r.AMQPURL) }
+func (r *Resolved) RedactedAMQP() string { return secret.RedactURL(r.AMQPURL) }
 
 // RedactedPrometheus is the Prometheus URL safe to print.
 func (r *Resolved) RedactedPrometheus() string {
@@ -438,7 +437,7 @@ func (r *Resolved) RedactedPrometheus() string {
 	if !r.promUserGiven {
 		return r.PrometheusURL.String()
 	}
-	return broker.RedactedURL(r.PrometheusURL, r.PrometheusUser, r.promPassGiven)
+	return secret.RedactedURL(r.PrometheusURL, r.PrometheusUser, r.promPassGiven)
 }
 
 // RedactedAPI is the management API URL safe to print: a user given in
@@ -447,7 +446,7 @@ func (r *Resolved) RedactedAPI() string {
 	if !r.apiUserGiven {
 		return r.APIURL.String()
 	}
-	return broker.RedactedURL(r.APIURL, r.APIUser, r.apiPassGiven)
+	return secret.RedactedURL(r.APIURL, r.APIUser, r.apiPassGiven)
 }
 
 func (r *Resolved) amqpUser() string { return r.AMQPUser }

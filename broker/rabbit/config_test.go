@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/internal/secret"
 )
 
@@ -126,7 +125,7 @@ func TestRedactURL(t *testing.T) {
 		"amqp://u:12/hunter2@h/":              "xxxxx@h/",
 	}
 	for in, want := range cases {
-		if got := broker.RedactURL(in); got != want {
+		if got := secret.RedactURL(in); got != want {
 			t.Errorf("RedactURL(%q) = %q, want %q", in, got, want)
 		}
 	}

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ladder-tui/ladder/internal/secret"
+
 	"github.com/ladder-tui/ladder/broker"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -248,7 +250,7 @@ const stallCheck = 5 * time.Second
 func declareError(conn *amqp.Connection, name string, err error) error {
 	var ae *amqp.Error
 	if errors.As(err, &ae) && ae.Server && ae.Code == amqp.PreconditionFailed {
-		return broker.Reworded(fmt.Sprintf("declare wait queue %s: a queue of that name exists with other arguments (%s): it must expire or be deleted first", name, strings.TrimSpace(ae.Reason)), err)
+		return secret.Reworded(fmt.Sprintf("declare wait queue %s: a queue of that name exists with other arguments (%s): it must expire or be deleted first", name, strings.TrimSpace(ae.Reason)), err)
 	}
 	return AMQPFailure(conn, "declare wait queue "+name, err, nil)
 }

@@ -26,6 +26,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/ladder-tui/ladder/internal/secret"
+
 	"github.com/ladder-tui/ladder/broker"
 
 	rabbithole "github.com/michaelklishin/rabbit-hole/v2"
@@ -477,7 +479,7 @@ func TestRedactionSameForEveryURL(t *testing.T) {
 		if got != want {
 			t.Errorf("%q, want %q", got, want)
 		}
-		if got != broker.RedactURL(strings.ReplaceAll(want, "xxxxx", "pw")) {
+		if got != secret.RedactURL(strings.ReplaceAll(want, "xxxxx", "pw")) {
 			t.Errorf("%q differs from RedactURL's", got)
 		}
 	}

@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ladder-tui/ladder/internal/secret"
+
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/ladder-tui/ladder/broker"
@@ -118,7 +120,7 @@ func DeclareGoSeed(conn *amqp.Connection, prefix string) error {
 			if errors.As(err, &ae) && ae.Code == amqp.PreconditionFailed {
 				// One line that says what to do, not amqp091's
 				// "Exception (406) Reason: \"PRECONDITION_FAILED - …\"".
-				return broker.Reworded(fmt.Sprintf("queue %s already exists with other arguments (%s); delete it or use another vhost", q.name, demoArgs(q.args)), err)
+				return secret.Reworded(fmt.Sprintf("queue %s already exists with other arguments (%s); delete it or use another vhost", q.name, demoArgs(q.args)), err)
 			}
 			return fmt.Errorf("declare queue %s: %w", q.name, err)
 		}

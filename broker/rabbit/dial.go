@@ -450,7 +450,7 @@ func (r *Resolved) classifyAPI(what string, err error) error {
 	case errors.As(err, &he):
 		// The status and the broker's reason, not rabbit-hole's JSON dump.
 		return fmt.Errorf("%s: management API at %s: %w", what, r.RedactedAPI(),
-			broker.Reworded(strconv.Itoa(he.StatusCode)+" "+http.StatusText(he.StatusCode)+apiReason(he), err))
+			secret.Reworded(strconv.Itoa(he.StatusCode)+" "+http.StatusText(he.StatusCode)+apiReason(he), err))
 	case errors.As(err, &rh):
 		return connErr(broker.ErrNotAMQP, err, "%s does not speak TLS (is it a plain HTTP port? use http://)", host)
 	case strings.Contains(err.Error(), "malformed HTTP response"):
@@ -524,22 +524,22 @@ func apiReason(he rabbithole.ErrorResponse) string {
 func (r *Resolved) redactResult(err error) error {
 	var ce *broker.ConnError
 	if errors.As(err, &ce) {
-		ce.RedactWith(func(s string) string { return broker.RedactText(s, r.secrets()...) })
+		ce.RedactWith(func(s string) string { return secret.RedactText(s, r.secrets()...) })
 	}
 	return r.redact(err)
 }
 
 // redact hides every password r knows of in err's text.
 func (r *Resolved) redact(err error) error {
-	return broker.RedactSecrets(err, r.secrets()...)
+	return secret.RedactSecrets(err, r.secrets()...)
 }
 
 // secrets are r's passwords in the forms they may appear in text.
 func (r *Resolved) secrets() []string {
-	s := broker.SecretsOf(r.AMQPURL)
+	s := secret.SecretsOf(r.AMQPURL)
 	s = append(s, r.typed...)
 	for _, p := range r.seen.Pairs() {
-		s = append(s, broker.SecretForms(p.User, p.Password)...)
+		s = append(s, secret.SecretForms(p.User, p.Password)...)
 	}
 	return s
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ladder-tui/ladder/internal/secret"
+
 	"github.com/ladder-tui/ladder/broker"
 )
 
@@ -84,7 +86,7 @@ func urlOutputs(tmpl, pw string, where uint8) []string {
 	default:
 		c.PrometheusURL = raw
 	}
-	out := []string{broker.RedactURL(raw)}
+	out := []string{secret.RedactURL(raw)}
 	r, err := c.Resolve()
 	if err != nil {
 		return append(out, err.Error(), broker.Describe(err), broker.Describe(fmt.Errorf("peek: %w", err)))

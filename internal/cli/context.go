@@ -8,10 +8,11 @@ import (
 	"os"
 	"strconv"
 
+	"github.com/ladder-tui/ladder/internal/secret"
+
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/rabbit"
 	"github.com/ladder-tui/ladder/internal/contexts"
 )
@@ -106,7 +107,7 @@ func (a *app) useContext(flags *pflag.FlagSet, c contexts.Context, path string) 
 			continue
 		}
 		if err := fl.Value.Set(s.value); err != nil {
-			return usageErr("context %s in %s: %s: %s", c.Name, path, s.flag, broker.RedactText(err.Error(), s.value))
+			return usageErr("context %s in %s: %s: %s", c.Name, path, s.flag, secret.RedactText(err.Error(), s.value))
 		}
 		if a.fromEnv == nil {
 			a.fromEnv = map[string]string{}
@@ -274,7 +275,7 @@ type contextJSON struct {
 func contextView(f *contexts.File, c contexts.Context) contextJSON {
 	return contextJSON{
 		Name: c.Name, Current: f.Current == c.Name,
-		AMQPURL: broker.RedactURL(c.AMQPURL), APIURL: broker.RedactURL(c.APIURL), PrometheusURL: broker.RedactURL(c.PrometheusURL),
+		AMQPURL: secret.RedactURL(c.AMQPURL), APIURL: secret.RedactURL(c.APIURL), PrometheusURL: secret.RedactURL(c.PrometheusURL),
 		Vhost: c.Vhost, CACert: c.CACert, InsecureSkipVerify: c.InsecureSkipVerify, ReadOnly: c.ReadOnly,
 		AuditLog: c.AuditLog, APITimeout: c.APITimeout, Password: passwordSource(c),
 	}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/internal/secret"
 )
 
 // logRun appends how a run ended to --log-file (LADDER_DEBUG=1:
@@ -32,7 +32,7 @@ func (a *app) logRun(args []string, code int, err error) {
 	secrets := secretsOf(a)
 	line := fmt.Sprintf("%s ladder %s: exit %d", time.Now().Format(time.RFC3339Nano), redactArgs(args, secrets), code)
 	for e := err; e != nil; e = cause(e) {
-		line += "\n  " + clean(strings.ReplaceAll(broker.RedactText(e.Error(), secrets...), "\n", " "))
+		line += "\n  " + clean(strings.ReplaceAll(secret.RedactText(e.Error(), secrets...), "\n", " "))
 	}
 	fmt.Fprintln(f, line)
 }
@@ -61,9 +61,9 @@ func redactArgs(args []string, secrets []string) string {
 	out := make([]string, len(args))
 	for i, s := range args {
 		if strings.Contains(s, "@") {
-			s = broker.RedactURL(s)
+			s = secret.RedactURL(s)
 		}
-		out[i] = clean(broker.RedactText(s, secrets...))
+		out[i] = clean(secret.RedactText(s, secrets...))
 	}
 	return strings.Join(out, " ")
 }

@@ -8,6 +8,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/ladder-tui/ladder/internal/secret"
+
 	"github.com/spf13/cobra"
 
 	"github.com/ladder-tui/ladder/broker"
@@ -84,7 +86,7 @@ func printError(w io.Writer, a *app, err error) {
 		// The user stopped it: say so in their words, not Go's.
 		msg = strings.ReplaceAll(msg, context.Canceled.Error(), "stopped ("+by+")")
 	}
-	msg = clean(strings.ReplaceAll(broker.RedactText(msg, secretsOf(a)...), "\n", " "))
+	msg = clean(strings.ReplaceAll(secret.RedactText(msg, secretsOf(a)...), "\n", " "))
 	fmt.Fprintf(w, "ladder: %s\n", msg)
 }
 

@@ -14,7 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/internal/secret"
+
 	"github.com/ladder-tui/ladder/broker/brokertest"
 	"github.com/ladder-tui/ladder/broker/rabbit"
 )
@@ -159,7 +160,7 @@ func TestRedactionKeepsUserName(t *testing.T) {
 	if !strings.Contains(got, "amqp://guest:xxxxx@127.0.0.1:"+port+"/") {
 		t.Errorf("%q does not show amqp://guest:xxxxx@", got)
 	}
-	if want := broker.RedactURL("amqp://guest:guest@h/"); want != "amqp://guest:xxxxx@h/" {
+	if want := secret.RedactURL("amqp://guest:guest@h/"); want != "amqp://guest:xxxxx@h/" {
 		t.Errorf("RedactURL: %q", want)
 	}
 }

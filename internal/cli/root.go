@@ -13,7 +13,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/rabbit"
 	"github.com/ladder-tui/ladder/internal/secret"
 )
@@ -139,7 +138,7 @@ the context of the config file (ladder context --help).`,
 	pf.StringVar(&a.contextName, "context", "", "the named broker of the config file to use (default: its current-context)")
 	pf.StringVar(&a.config, "config", "", "config file of named brokers (default ~/.config/ladder/config.toml)")
 	// The default holds guest's password: show it redacted like every URL.
-	pf.Lookup("amqp-url").DefValue = broker.RedactURL(rabbit.DefaultAMQPURL)
+	pf.Lookup("amqp-url").DefValue = secret.RedactURL(rabbit.DefaultAMQPURL)
 	for _, e := range globalEnv {
 		f := pf.Lookup(e.flag)
 		f.Usage += " [$" + e.env + "]"
@@ -191,7 +190,7 @@ func (a *app) applyEnv(cmd *cobra.Command) error {
 			continue
 		}
 		if err := f.Value.Set(v); err != nil {
-			return usageErr("%s: %s", from, broker.RedactText(err.Error(), v))
+			return usageErr("%s: %s", from, secret.RedactText(err.Error(), v))
 		}
 		if a.fromEnv == nil {
 			a.fromEnv = map[string]string{}

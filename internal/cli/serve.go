@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ladder-tui/ladder/internal/secret"
+
 	"github.com/spf13/cobra"
 
 	"github.com/ladder-tui/ladder/broker"
@@ -262,7 +264,7 @@ func (s *serveSnapshots) get(ctx context.Context, a *app, context string, cfg ra
 	ro.ReadOnly = true
 	c, closeClient, err := a.connect(ro, "serve snapshots")
 	if err != nil {
-		return nil, errors.New(broker.RedactText(err.Error(), a.secretList()...))
+		return nil, errors.New(secret.RedactText(err.Error(), a.secretList()...))
 	}
 	if s.memory == nil {
 		s.memory = map[string]broker.Client{}
@@ -388,7 +390,7 @@ func (a *app) sessionClient(ctx context.Context, served string, base rabbit.Conf
 	}
 	c, closeClient, err := a.connect(cfg, "serve "+s.User)
 	if err != nil {
-		return nil, nil, errors.New(broker.RedactText(err.Error(), a.secretList()...))
+		return nil, nil, errors.New(secret.RedactText(err.Error(), a.secretList()...))
 	}
 	shareMemory(c, r.reader)
 	g := gate.New(r.share.Viewer(c), gate.Options{Principal: who, Broker: cfg.AMQPURL, Log: log, Busy: w.Busy, Changed: r.share.Invalidate})

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync/atomic"
 
+	"github.com/ladder-tui/ladder/internal/secret"
+
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/retry/moveplan"
 )
@@ -41,7 +43,7 @@ type Gate struct {
 
 // New puts c behind the gate.
 func New(c broker.Client, o Options) *Gate {
-	o.Broker = broker.RedactURL(o.Broker)
+	o.Broker = secret.RedactURL(o.Broker)
 	return &Gate{Client: c, o: o, open: new(atomic.Int32)}
 }
 
@@ -154,7 +156,7 @@ func (g *Gate) Audit(ev broker.AuditEvent) error {
 		ev.Role = string(p.Role)
 	}
 	if ev.Error != "" {
-		ev.Error = broker.RedactText(ev.Error)
+		ev.Error = secret.RedactText(ev.Error)
 	}
 	if ev.Phase == "done" {
 		g.open.Add(-1) // closed, written or not
