@@ -11,6 +11,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/ladder-tui/ladder/broker/pace"
 	"github.com/ladder-tui/ladder/retry"
 	"github.com/ladder-tui/ladder/retry/moveplan"
 	"github.com/ladder-tui/ladder/retry/topology"
@@ -420,8 +421,8 @@ type MoveRequest struct {
 	ForcePeek bool
 	// Rate (> 0) paces publishes to that many messages a second.
 	Rate float64
-	// Gate, when set, pauses the move while closed (the TUI's p).
-	Gate *Gate
+	// Hold, when set, pauses the move while held (the TUI's p).
+	Hold *pace.Hold
 	// Pick chooses messages by identity, each with its own delay (ladder
 	// unblock, see PrepareUnblock); the others stay, as with Where.
 	Pick []moveplan.Pick

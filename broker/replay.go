@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ladder-tui/ladder/broker/dumpfile"
+	"github.com/ladder-tui/ladder/broker/pace"
 	"github.com/ladder-tui/ladder/internal/wording"
 	"github.com/ladder-tui/ladder/retry/moveplan"
 	"github.com/ladder-tui/ladder/retry/topology"
@@ -36,8 +37,8 @@ type ReplayRequest struct {
 	ResetRetries bool
 	MaxMoves     int
 	Force        bool
-	// Gate, when set, pauses the replay while closed.
-	Gate *Gate
+	// Hold, when set, pauses the replay while held.
+	Hold *pace.Hold
 	// Expect is the plan the user confirmed (a dry run's Planned).
 	Expect []PlannedMove
 }
@@ -198,7 +199,7 @@ func Replay(ctx context.Context, c ReplayTarget, req ReplayRequest, progress fun
 		return rep, err
 	}
 	start := time.Now()
-	pace := NewPacer(req.Rate)
+	pacer := pace.New(req.Rate)
 	blocked := "" // the broker's reason while a resource alarm blocks publishing
 	report := func() {
 		if progress != nil {
@@ -207,7 +208,7 @@ func Replay(ctx context.Context, c ReplayTarget, req ReplayRequest, progress fun
 		}
 	}
 	// Publish says, from this goroutine, when an alarm blocks it.
-	pubCtx := WithBlockedNotice(ctx, func(reason string) {
+	pubCtx := pace.WithBlockedNotice(ctx, func(reason string) {
 		if reason == blocked {
 			return
 		}
@@ -287,11 +288,11 @@ func Replay(ctx context.Context, c ReplayTarget, req ReplayRequest, progress fun
 		var out []Outgoing
 		var sent []int
 		for _, j := range batch {
-			if !req.Gate.Wait(ctx.Done()) || !pace.Sleep(ctx.Done()) {
+			if !req.Hold.Wait(ctx.Done()) || !pacer.Sleep(ctx.Done()) {
 				failure = ctx.Err()
 				break
 			}
-			pace.Took(time.Now())
+			pacer.Took(time.Now())
 			r, rec := j.route, j.line.Record
 			h := r.Apply(rec.Headers)
 			h[HeaderMoveID] = run + "/" + strconv.Itoa(j.line.Line)

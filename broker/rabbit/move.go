@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ladder-tui/ladder/broker/pace"
+
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/ladder-tui/ladder/broker"
@@ -74,7 +76,7 @@ type mover struct {
 	lookAt int
 	// lastPick is the furthest position a pick was peeked at (unblock).
 	lastPick int
-	pace     broker.Pacer
+	pace     pace.Pacer
 	// dstWatch keeps why the broker closed dst (ACCESS_REFUSED on a
 	// publish): later publishes only say the channel is not open.
 	dstWatch *CloseWatch
@@ -144,7 +146,7 @@ func (l *Live) moveOn(ctx context.Context, req broker.MoveRequest, progress func
 	m = &mover{
 		l: l, req: req, rep: rep, planner: planner,
 		waitDeclared: map[string]time.Time{}, waitArgs: map[string]retry.Headers{},
-		progress: progress, start: time.Now(), run: broker.RunID(), pace: broker.NewPacer(req.Rate),
+		progress: progress, start: time.Now(), run: broker.RunID(), pace: pace.New(req.Rate),
 	}
 	for _, k := range req.Pick {
 		m.lastPick = max(m.lastPick, k.Position)
@@ -425,7 +427,7 @@ func (m *mover) move(ctx context.Context) (err error) {
 	var paceC <-chan time.Time
 	for p.consuming || len(p.inflight) > 0 {
 		var in <-chan amqp.Delivery
-		resumed := m.req.Gate.Resumed()
+		resumed := m.req.Hold.Resumed()
 		if p.consuming && !p.blocked && len(p.inflight) < moveWindow && resumed == nil {
 			in = deliveries
 			if w := m.pace.Wait(time.Now()); w > 0 {

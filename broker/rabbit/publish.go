@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/ladder-tui/ladder/broker/pace"
+
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/ladder-tui/ladder/broker"
@@ -134,7 +136,7 @@ func (l *Live) Publish(ctx context.Context, batch []broker.Outgoing) ([]broker.O
 	// wait says so (see WithBlockedNotice) and lasts until the alarm
 	// clears or ctx ends; the confirms then get settleWait afresh.
 	blockedBy, change := l.blockOf(conn).state()
-	notice := broker.BlockedNotice(ctx)
+	notice := pace.BlockedNotice(ctx)
 	cancel, cancelled := ctx.Done(), false
 	stoppedBlocked := func() ([]broker.Outcome, error) {
 		unsettled(fmt.Errorf("stopped while the broker blocked publishing (%s): it may have reached the broker", blockedBy))

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/ladder-tui/ladder/broker/pace"
+
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/retry/moveplan"
 	"github.com/ladder-tui/ladder/retry/topology"
@@ -86,22 +88,22 @@ func (s *Sim) Move(ctx context.Context, req broker.MoveRequest, progress func(br
 	s.moves++
 	run := "sim" + strconv.FormatUint(s.moves, 10)
 	s.mu.Unlock()
-	pace := broker.NewPacer(req.Rate)
+	pacer := pace.New(req.Rate)
 	for len(hops) > 0 {
 		if err := ctx.Err(); err != nil {
 			return rep, fmt.Errorf("sim: move from %s: %w", req.From, err)
 		}
-		if !req.Gate.Wait(ctx.Done()) {
+		if !req.Hold.Wait(ctx.Done()) {
 			return rep, fmt.Errorf("sim: move from %s: %w", req.From, ctx.Err())
 		}
 		n := min(moveBatch, len(hops))
 		if req.Rate > 0 {
 			// --rate: one message at a time, on the wall clock.
 			n = 1
-			if !pace.Sleep(ctx.Done()) {
+			if !pacer.Sleep(ctx.Done()) {
 				return rep, fmt.Errorf("sim: move from %s: %w", req.From, ctx.Err())
 			}
-			pace.Took(time.Now())
+			pacer.Took(time.Now())
 		}
 		s.mu.Lock()
 		if s.closed {

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ladder-tui/ladder/broker/pace"
+
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/retry"
 	"github.com/ladder-tui/ladder/retry/topology"
@@ -227,11 +229,11 @@ func TestMovePausesAtTheGate(t *testing.T) {
 	for range 250 {
 		s.testPublish(t, "", OrdersDLQ, "m", "", nil)
 	}
-	var g broker.Gate
+	var g pace.Hold
 	g.Pause()
 	done := make(chan *broker.MoveReport)
 	go func() {
-		rep, _ := s.Move(context.Background(), broker.MoveRequest{From: OrdersDLQ, To: broker.Target{Kind: broker.TargetQueue, Name: OrdersMain}, Gate: &g}, nil)
+		rep, _ := s.Move(context.Background(), broker.MoveRequest{From: OrdersDLQ, To: broker.Target{Kind: broker.TargetQueue, Name: OrdersMain}, Hold: &g}, nil)
 		done <- rep
 	}()
 	time.Sleep(100 * time.Millisecond)

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ladder-tui/ladder/broker/pace"
+
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/dumpfile"
 	"github.com/ladder-tui/ladder/broker/sim"
@@ -72,11 +74,11 @@ func TestSecondReplayOfADumpIsRefusedNamingTheFirst(t *testing.T) {
 	s := newSim(t)
 	file := dumpOfDLQ(t, s, 5)
 	before := s.Stats().Published
-	hold := &broker.Gate{}
+	hold := &pace.Hold{}
 	hold.Pause()
 	done := make(chan error, 1)
 	go func() {
-		_, err := broker.Replay(context.Background(), gate.New(s, gate.Options{}), broker.ReplayRequest{File: file, To: broker.Target{Kind: broker.TargetQueue, Name: sim.OrdersMain}, Gate: hold}, nil)
+		_, err := broker.Replay(context.Background(), gate.New(s, gate.Options{}), broker.ReplayRequest{File: file, To: broker.Target{Kind: broker.TargetQueue, Name: sim.OrdersMain}, Hold: hold}, nil)
 		done <- err
 	}()
 	// The first holds the lock once its record is in the progress file.

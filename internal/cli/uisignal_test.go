@@ -93,12 +93,12 @@ func asLadder(args []string) int {
 type heldMover struct{ broker.Client }
 
 func (h heldMover) Move(ctx context.Context, req broker.MoveRequest, progress func(broker.MoveProgress)) (*broker.MoveReport, error) {
-	if req.DryRun || req.Gate == nil {
+	if req.DryRun || req.Hold == nil {
 		return h.Client.Move(ctx, req, progress)
 	}
 	return h.Client.Move(ctx, req, func(p broker.MoveProgress) {
 		if p.Done > 0 && p.Done < p.Total {
-			req.Gate.Pause()
+			req.Hold.Pause()
 		}
 		if progress != nil {
 			progress(p)

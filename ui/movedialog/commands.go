@@ -146,7 +146,7 @@ func replayRequest(file string, req broker.MoveRequest) broker.ReplayRequest {
 	return broker.ReplayRequest{
 		File: file, To: req.To, Delay: req.Delay, Limit: req.Limit, DryRun: req.DryRun,
 		ResetRetries: req.ResetRetries, Where: req.Where, Rate: req.Rate, MaxMoves: req.MaxMoves, Force: req.Force,
-		Gate: req.Gate, Expect: req.Expect,
+		Hold: req.Hold, Expect: req.Expect,
 	}
 }
 

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ladder-tui/ladder/broker/pace"
+
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
@@ -83,8 +85,8 @@ func TestConfirmedMoveRunsThePlanShown(t *testing.T) {
 	// The dry run's request, run for real: as many as were planned, each
 	// expected on the route shown.
 	want := dry
-	want.DryRun, want.Limit, want.Expect, want.Gate = false, 3, m.Preview().Planned, run.Gate
-	if run.Gate == nil || !reflect.DeepEqual(run, want) || len(run.Expect) != 3 || run.Expect[2].MessageID != "m2" {
+	want.DryRun, want.Limit, want.Expect, want.Hold = false, 3, m.Preview().Planned, run.Hold
+	if run.Hold == nil || !reflect.DeepEqual(run, want) || len(run.Expect) != 3 || run.Expect[2].MessageID != "m2" {
 		t.Errorf("the move ran\n%+v\nwant it bound to the plan shown:\n%+v", run, want)
 	}
 	if out := ansi.Strip(m.View()); !strings.Contains(out, "3 of 3") {
@@ -207,12 +209,12 @@ func TestReplayRequestKeepsTheFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := &broker.Gate{}
+	g := &pace.Hold{}
 	req := broker.MoveRequest{To: broker.Target{Kind: broker.TargetOriginal}, Delay: time.Second, Limit: 7, Where: w, Rate: 50,
-		MaxMoves: 3, Force: true, ResetRetries: true, DryRun: true, Gate: g, Expect: []broker.PlannedMove{{Position: 1}}}
+		MaxMoves: 3, Force: true, ResetRetries: true, DryRun: true, Hold: g, Expect: []broker.PlannedMove{{Position: 1}}}
 	got := replayRequest("d.jsonl", req)
 	want := broker.ReplayRequest{File: "d.jsonl", To: req.To, Delay: time.Second, Limit: 7, Where: w, Rate: 50, MaxMoves: 3, Force: true,
-		ResetRetries: true, DryRun: true, Gate: g, Expect: req.Expect}
+		ResetRetries: true, DryRun: true, Hold: g, Expect: req.Expect}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("replay request\n%+v\nwant\n%+v", got, want)
 	}

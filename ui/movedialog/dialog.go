@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ladder-tui/ladder/broker/pace"
+
 	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/progress"
 	tea "charm.land/bubbletea/v2"
@@ -112,7 +114,7 @@ type Model struct {
 	err     error
 
 	progress   broker.MoveProgress
-	gate       *broker.Gate // p pauses the running move here
+	gate       *pace.Hold // p pauses the running move here
 	cancel     context.CancelFunc
 	cancelling bool
 	progressCh chan broker.MoveProgress
@@ -664,8 +666,8 @@ func (m *Model) start() tea.Cmd {
 	m.id++
 	// The move executes the plan the user confirmed.
 	m.req = broker.Bind(m.req, m.preview)
-	m.gate = &broker.Gate{}
-	m.req.Gate = m.gate
+	m.gate = &pace.Hold{}
+	m.req.Hold = m.gate
 	m.progress = broker.MoveProgress{Total: m.preview.Requested}
 	// Under the program's context: its end (SIGTERM) stops the move as esc
 	// does, after the batch in flight, and the root quits once it has.

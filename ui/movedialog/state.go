@@ -3,6 +3,8 @@ package movedialog
 import (
 	"context"
 
+	"github.com/ladder-tui/ladder/broker/pace"
+
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/internal/present"
 )
@@ -55,7 +57,7 @@ func (m *Model) SetRunning(p broker.MoveProgress, cancel context.CancelFunc) {
 	m.step, m.id = StepRunning, m.id+1
 	m.progress = p
 	m.progressCh = make(chan broker.MoveProgress, 1)
-	m.gate = &broker.Gate{}
+	m.gate = &pace.Hold{}
 	m.cancel, m.cancelling = cancel, false
 }
 

@@ -1,4 +1,7 @@
-package broker
+// Package pace is how a move or replay keeps its rate (Pacer, --rate), is
+// held by the person watching it (Hold, the TUI's p), and hears a resource
+// alarm blocking its publishes (WithBlockedNotice).
+package pace
 
 import (
 	"sync"
@@ -12,8 +15,8 @@ type Pacer struct {
 	next  time.Time
 }
 
-// NewPacer paces at rate messages a second (none when rate <= 0).
-func NewPacer(rate float64) Pacer {
+// New paces at rate messages a second (none when rate <= 0).
+func New(rate float64) Pacer {
 	if rate <= 0 {
 		return Pacer{}
 	}
@@ -55,17 +58,17 @@ func (p *Pacer) Sleep(done <-chan struct{}) bool {
 	}
 }
 
-// Gate pauses a running move or replay between messages (the TUI's p):
-// nothing more is taken or published while it is closed; confirms of what
-// is in flight still settle. The zero Gate is open; a nil *Gate never
+// Hold pauses a running move or replay between messages (the TUI's p):
+// nothing more is taken or published while it is held; confirms of what
+// is in flight still settle. The zero Hold is open; a nil *Hold never
 // pauses.
-type Gate struct {
+type Hold struct {
 	mu      sync.Mutex
 	resumed chan struct{} // non-nil while paused; closed on resume
 }
 
-// Pause closes the gate.
-func (g *Gate) Pause() {
+// Pause holds what runs.
+func (g *Hold) Pause() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.resumed == nil {
@@ -74,7 +77,7 @@ func (g *Gate) Pause() {
 }
 
 // Resume opens it.
-func (g *Gate) Resume() {
+func (g *Hold) Resume() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.resumed != nil {
@@ -83,11 +86,11 @@ func (g *Gate) Resume() {
 	}
 }
 
-// Paused reports whether the gate is closed.
-func (g *Gate) Paused() bool { return g.Resumed() != nil }
+// Paused reports whether it is held.
+func (g *Hold) Paused() bool { return g.Resumed() != nil }
 
-// Resumed is a channel closed on resume, or nil when the gate is open.
-func (g *Gate) Resumed() <-chan struct{} {
+// Resumed is a channel closed on resume, or nil when it is not held.
+func (g *Hold) Resumed() <-chan struct{} {
 	if g == nil {
 		return nil
 	}
@@ -96,8 +99,8 @@ func (g *Gate) Resumed() <-chan struct{} {
 	return g.resumed
 }
 
-// Wait blocks while the gate is closed (false: done ended it first).
-func (g *Gate) Wait(done <-chan struct{}) bool {
+// Wait blocks while it is held (false: done ended it first).
+func (g *Hold) Wait(done <-chan struct{}) bool {
 	for {
 		w := g.Resumed()
 		if w == nil {
