@@ -283,6 +283,10 @@ type deliveryCount struct {
 	count    int64
 }
 
+// HitDeadline reports whether the deadline (PeekOptions.Deadline) stopped
+// the read.
+func (r *PeekResult) HitDeadline() bool { return r.hitDeadline }
+
 // Read is how many messages the browse read, kept or handed on.
 func (r *PeekResult) Read() int {
 	if r.browsed {
@@ -487,11 +491,7 @@ func (rep *MoveReport) Count(r PlannedMove) {
 		rep.Note(moveplan.AtLeastOnceNote)
 	}
 	if !rep.DryRun {
-		id := r.MessageID
-		if id == "" {
-			id = "sha256:" + r.BodyDigest
-		}
-		rep.MovedIDs = append(rep.MovedIDs, id)
+		rep.MovedIDs = append(rep.MovedIDs, IDOf(r.MessageID, r.BodyDigest))
 	}
 }
 
@@ -587,4 +587,16 @@ func LadderOf(ladders []retry.Ladder, queue string) (retry.Ladder, bool) {
 		}
 	}
 	return retry.Ladder{}, false
+}
+
+// PublishLimits are the sizes a broker takes in one published message.
+type PublishLimits struct {
+	// MaxMessageSize bounds a body, as the broker counts it (its
+	// max_message_size); 0: none known.
+	MaxMessageSize int
+	// Source says where MaxMessageSize comes from, for the skip reason.
+	Source string
+	// FrameMax bounds one frame (as negotiated): a message's properties and
+	// headers travel in one. 0: none known.
+	FrameMax int
 }

@@ -234,11 +234,11 @@ func DecodeMessage(m *Message, body []byte, preview int, deathQueues, mains map[
 		n, m.BodyTruncated = preview, true
 	}
 	m.Body = append([]byte(nil), body[:n]...)
-	m.BodyPreview = previewText(m.Body)
+	m.BodyPreview = PreviewText(m.Body)
 }
 
-// previewText is the body as text when it is UTF-8, else a hex prefix.
-func previewText(b []byte) string {
+// PreviewText is a body as text when it is UTF-8, else a hex prefix.
+func PreviewText(b []byte) string {
 	if utf8.Valid(b) {
 		return string(b)
 	}

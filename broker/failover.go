@@ -18,6 +18,3 @@ type Failoverer interface {
 
 // ErrNoFailover: the client knows no other node.
 var ErrNoFailover = errors.New("no other node to go on through")
-
-// maxFailovers bounds how often one replay goes on through another node.
-const maxFailovers = 5

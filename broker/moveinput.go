@@ -69,3 +69,16 @@ func RecordInput(r *dumpfile.Record, line int) MoveInput {
 	return MoveInput{Position: line, MessageID: p.MessageID, Exchange: r.Exchange, RoutingKey: r.RoutingKey,
 		Headers: r.Headers, Expiration: p.Expiration, Timestamp: p.Timestamp, Body: r.Body}
 }
+
+// RecordProperties are a dump record's properties as a Message has them.
+func RecordProperties(r *dumpfile.Record) Properties {
+	p := r.Properties
+	out := Properties{ContentType: p.ContentType, ContentEncoding: p.ContentEncoding, DeliveryMode: p.DeliveryMode,
+		Priority: p.Priority, CorrelationID: p.CorrelationID, ReplyTo: p.ReplyTo, Expiration: p.Expiration,
+		MessageID: p.MessageID, Type: p.Type, UserID: p.UserID, AppID: p.AppID}
+	if p.Timestamp != nil {
+		t := time.Unix(*p.Timestamp, 0).UTC()
+		out.Timestamp = &t
+	}
+	return out
+}

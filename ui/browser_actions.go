@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/ladder-tui/ladder/broker/usecase"
+
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/ladder-tui/ladder/broker"
@@ -66,12 +68,12 @@ func (m *browserModel) prepareUnblockFor(queue string, home, force bool) tea.Cmd
 	r.queue = queue // home's may be another queue than the browser's
 	var c broker.UnblockSource = m.source()
 	ctx, id, ch := r.ctx, r.id, r.ch
-	opt := broker.UnblockOptions{Look: broker.DefaultUnblockLook, Progress: r.report, ForcePeek: force}
+	opt := usecase.UnblockOptions{Look: usecase.DefaultUnblockLook, Progress: r.report, ForcePeek: force}
 	// In sequence: batched, a quick answer (an error) could arrive first
 	// and be overwritten by "reading the queue…".
 	return tea.Sequence(statusCmd("unblock "+termtext.Sanitize(queue)+": reading the queue…", false), tea.Batch(func() tea.Msg {
 		defer close(ch) // ends the progress wait
-		req, plan, res, err := broker.PrepareUnblockWith(ctx, c, queue, opt)
+		req, plan, res, err := usecase.PrepareUnblockWith(ctx, c, queue, opt)
 		return unblockReadyMsg{queue: queue, home: home, read: id, req: req, plan: plan, peek: res, err: err}
 	}, r.wait()))
 }
@@ -154,7 +156,7 @@ type whereAskMsg struct{ exprs string }
 type dumpDoneMsg struct {
 	id   int
 	file string
-	rep  *broker.DumpReport
+	rep  *usecase.DumpReport
 	err  error
 }
 
@@ -232,7 +234,7 @@ func (m *browserModel) dump(r *reading, file string, force bool) tea.Cmd {
 		if err != nil {
 			return dumpDoneMsg{id: id, file: file, err: err}
 		}
-		rep, err := broker.Dump(ctx, c, broker.DumpOptions{Queue: queue, Progress: progress, Force: force}, f)
+		rep, err := usecase.Dump(ctx, c, usecase.DumpOptions{Queue: queue, Progress: progress, Force: force}, f)
 		if err != nil && (rep == nil || rep.Written == 0) {
 			f.Remove()
 		} else if cerr := f.Close(); err == nil && cerr != nil {

@@ -4,11 +4,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ladder-tui/ladder/broker/usecase"
+
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/ui/movedialog"
 )
 
-// The move dialog's typed delay follows broker.ParseDelay, as --delay
+// The move dialog's typed delay follows usecase.ParseDelay, as --delay
 // does: a bare number is refused with what to type, never taken as ms.
 func TestMoveDialogDelayWantsAUnit(t *testing.T) {
 	fc := newFake()
@@ -27,7 +29,7 @@ func TestMoveDialogDelayWantsAUnit(t *testing.T) {
 	}
 }
 
-// The whole queue's dry run stops at broker.PreviewCap, as the command's
+// The whole queue's dry run stops at usecase.PreviewCap, as the command's
 // does; the move runs bound to the plan (Expect), as many as were planned,
 // or, from a cut plan, the whole queue, each planned as it moves, which
 // the confirmation says.
@@ -36,19 +38,19 @@ func TestMoveDialogCapsAndBindsThePreview(t *testing.T) {
 		fc := newFake()
 		h := newHarness(t, fc, Options{}, 160, 48).start()
 		h.key("down", "down", "down", "m", "left", "enter") // orders.dlq from home, the whole queue
-		if len(fc.moves) != 1 || !fc.moves[0].DryRun || fc.moves[0].Limit != broker.PreviewCap {
+		if len(fc.moves) != 1 || !fc.moves[0].DryRun || fc.moves[0].Limit != usecase.PreviewCap {
 			t.Fatalf("whole-queue dry run %+v", fc.moves)
 		}
 		h.mustContain("Confirm move")
 		planned, limit := len(h.m.move.Preview().Planned), 3
 		if cut {
-			h.m.move.Preview().Requested, limit = broker.PreviewCap, 0
+			h.m.move.Preview().Requested, limit = usecase.PreviewCap, 0
 			h.mustContain("10000 were planned, the rest are planned one by one as they move")
 		} else {
 			h.mustNotContain("were planned")
 		}
 		h.key("enter")
-		if len(fc.moves) != 2 || fc.moves[1].DryRun || fc.moves[1].Limit != limit || len(fc.moves[1].Expect) != planned || fc.moves[1].MaxMoves != broker.DefaultMaxMoves {
+		if len(fc.moves) != 2 || fc.moves[1].DryRun || fc.moves[1].Limit != limit || len(fc.moves[1].Expect) != planned || fc.moves[1].MaxMoves != usecase.DefaultMaxMoves {
 			t.Fatalf("cut %v: the move %+v, want limit %d bound to %d plans", cut, fc.moves[1], limit, planned)
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ladder-tui/ladder/broker/usecase"
+
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
@@ -40,7 +42,7 @@ type groupScan struct {
 	where   string
 	running bool
 	cancel  context.CancelFunc
-	result  *broker.GroupScan
+	result  *usecase.GroupScan
 }
 
 // groupScanDoneMsg reports a scan (id: groupScan.id); its progress is its
@@ -49,13 +51,13 @@ type groupScanDoneMsg struct {
 	queue string
 	id    int // the scan
 	read  int // the browser read it ran as (see startRead)
-	scan  *broker.GroupScan
+	scan  *usecase.GroupScan
 	err   error
 }
 
 // groupScanAskMsg: the user agreed to the scan's cost; force: that cost
 // is a delivery counted toward a delivery limit; limit is the scan's
-// (broker.GroupScanOptions.Limit).
+// (usecase.GroupScanOptions.Limit).
 type groupScanAskMsg struct {
 	queue, by string
 	force     bool
@@ -83,7 +85,7 @@ func (m *browserModel) autoScan() tea.Cmd {
 
 // scanned is the finished scan that groups the view now: of this grouping
 // (a scan groups by every one), this --where, over the current peek.
-func (m *browserModel) scanned() *broker.GroupScan {
+func (m *browserModel) scanned() *usecase.GroupScan {
 	s := &m.gscan
 	if s.result == nil || s.peek != m.id || s.where != strings.Join(m.where.Exprs(), " ") {
 		return nil
@@ -170,7 +172,7 @@ func (m *browserModel) askScan(limit int) tea.Cmd {
 }
 
 // startScan groups the whole queue in the background, by every grouping:
-// ladder peek --group-by's scan (broker.ScanGroups), a read with a peek's
+// ladder peek --group-by's scan (usecase.ScanGroups), a read with a peek's
 // deadline and its progress. force: the user said yes to the delivery it
 // counts toward a delivery limit; limit: see askScan.
 func (m *browserModel) startScan(force bool, limit int) tea.Cmd {
@@ -184,14 +186,14 @@ func (m *browserModel) startScan(force bool, limit int) tea.Cmd {
 	s.id++
 	ctx, cancel, read := r.ctx, r.cancel, r.id
 	*s = groupScan{id: s.id, by: m.groupBy, peek: m.id, where: strings.Join(m.where.Exprs(), " "), running: true, cancel: cancel}
-	c, queue, id, opts := m.source(), m.queue, s.id, broker.GroupScanOptions{Queue: m.queue, By: m.groupBy, Where: m.where, Force: force, Limit: limit, All: true}
+	c, queue, id, opts := m.source(), m.queue, s.id, usecase.GroupScanOptions{Queue: m.queue, By: m.groupBy, Where: m.where, Force: force, Limit: limit, All: true}
 	// It holds what it read from the queue's consumers, as a peek does.
 	opts.Progress, opts.Deadline = r.report, broker.DefaultPeekDeadline
 	ch := r.ch
 	run := func() tea.Msg {
 		defer cancel()
 		defer close(ch) // ends the progress wait
-		scan, err := broker.ScanGroups(ctx, c, opts)
+		scan, err := usecase.ScanGroups(ctx, c, opts)
 		return groupScanDoneMsg{queue: queue, id: id, read: read, scan: scan, err: err}
 	}
 	return tea.Batch(run, r.wait(), statusCmd("", false))
@@ -254,7 +256,7 @@ func (m *browserModel) markGroup() tea.Cmd {
 
 // coverageBy is scan's coverage, of the grouping shown (a scan groups by
 // every one).
-func (m *browserModel) coverageBy(scan *broker.GroupScan) broker.GroupCoverage {
+func (m *browserModel) coverageBy(scan *usecase.GroupScan) broker.GroupCoverage {
 	c := scan.Coverage
 	if m.groupBy != "" {
 		c.By = m.groupBy

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ladder-tui/ladder/broker/usecase"
+
 	"charm.land/bubbles/v2/key"
 
 	"github.com/ladder-tui/ladder/broker"
@@ -52,7 +54,7 @@ func TestGroupScanStoppedAtItsDeadlineSaysSo(t *testing.T) {
 	h.key("g")
 	b := h.m.browser
 	b.gscan = groupScan{id: 7, by: b.groupBy, peek: b.id, running: true, cancel: func() {}}
-	scan := &broker.GroupScan{
+	scan := &usecase.GroupScan{
 		Groups: []broker.Group{{Key: "boom", Count: 412, Positions: []int{}, SampleIDs: []string{}}},
 		Coverage: broker.GroupCoverage{By: b.groupBy, Grouped: 412, LookedAt: 412, Of: 5000, Bound: broker.DefaultDumpLimit,
 			Capped: true, Deadline: broker.DefaultPeekDeadline},

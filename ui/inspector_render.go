@@ -71,7 +71,7 @@ func amqpType(v any) string {
 	case retry.Decimal:
 		return "decimal"
 	}
-	// broker promises plain values only (broker.PlainHeaderValue).
+	// broker promises plain values only (wire.PlainHeaderValue).
 	return fmt.Sprintf("%T", v)
 }
 

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ladder-tui/ladder/broker/usecase"
+
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
@@ -450,7 +452,7 @@ func TestMoveFirstNFromHome(t *testing.T) {
 	}
 	h.key("esc", "up", "left", "enter") // back, up to the scope, whole queue
 	// The whole queue's dry run stops at the commands' cap.
-	if fc.moves[1].Limit != broker.PreviewCap || fc.moves[1].Positions != nil {
+	if fc.moves[1].Limit != usecase.PreviewCap || fc.moves[1].Positions != nil {
 		t.Fatalf("whole-queue request %+v", fc.moves[1])
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ladder-tui/ladder/broker/usecase"
+
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/sim"
 	"github.com/ladder-tui/ladder/internal/gate"
@@ -147,7 +149,7 @@ func TestBrowserUnblocksAHoLBlockedQueue(t *testing.T) {
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	s := sim.New(sim.Options{Seed: 3, Now: func() time.Time { return now }, WarmUp: 10 * time.Minute})
 	t.Cleanup(func() { s.Close() })
-	_, plan, _, err := broker.PrepareUnblockWith(t.Context(), s, sim.PaymentsWait, broker.UnblockOptions{ForcePeek: true})
+	_, plan, _, err := usecase.PrepareUnblockWith(t.Context(), s, sim.PaymentsWait, usecase.UnblockOptions{ForcePeek: true})
 	if err != nil || len(plan.Picks) == 0 {
 		t.Fatalf("the demo's payments.wait should be blocked: %+v %v", plan, err)
 	}
@@ -165,7 +167,7 @@ func TestBrowserUnblocksAHoLBlockedQueue(t *testing.T) {
 	}
 	h.key("enter")
 	h.mustContain("moved " + strconv.Itoa(len(plan.Picks)))
-	_, after, _, err := broker.PrepareUnblockWith(t.Context(), s, sim.PaymentsWait, broker.UnblockOptions{ForcePeek: true})
+	_, after, _, err := usecase.PrepareUnblockWith(t.Context(), s, sim.PaymentsWait, usecase.UnblockOptions{ForcePeek: true})
 	if err != nil || len(after.Picks) != 0 {
 		t.Errorf("after unblock: %+v %v", after.Picks, err)
 	}

@@ -7,7 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/broker/usecase"
+
 	"github.com/ladder-tui/ladder/broker/sim"
 	"github.com/ladder-tui/ladder/retry/moveplan"
 )
@@ -104,7 +105,7 @@ func TestHomeUnblocksAHoLFinding(t *testing.T) {
 	}
 	h.key("enter")
 	h.mustContain("moved " + strconv.Itoa(picks))
-	_, after, _, err := broker.PrepareUnblockWith(t.Context(), s, sim.PaymentsWait, broker.UnblockOptions{ForcePeek: true})
+	_, after, _, err := usecase.PrepareUnblockWith(t.Context(), s, sim.PaymentsWait, usecase.UnblockOptions{ForcePeek: true})
 	if err != nil || len(after.Picks) != 0 {
 		t.Errorf("after unblock: %+v %v", after.Picks, err)
 	}

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ladder-tui/ladder/broker/wire"
+
 	"github.com/ladder-tui/ladder/broker"
 
 	amqp1 "github.com/Azure/go-amqp"
@@ -89,7 +91,7 @@ func TestDecodeAMQP1AsAMQP091(t *testing.T) {
 		t.Errorf("retry %+v deaths %+v origin %+v", got.Retry, got.Deaths, got.Origin)
 	}
 	for k, v := range got.Headers {
-		if !broker.PlainHeaderValue(v) {
+		if !wire.PlainHeaderValue(v) {
 			t.Errorf("header %s: %T is not a plain value", k, v)
 		}
 	}
@@ -170,7 +172,7 @@ func TestAMQP1ValuePlain(t *testing.T) {
 		{[]any{map[string]any{"x": amqp1.Symbol("y")}}, []any{map[string]any{"x": "y"}}},
 	} {
 		got := amqp1Value(tc.in)
-		if !reflect.DeepEqual(got, tc.want) || !broker.PlainHeaderValue(got) {
+		if !reflect.DeepEqual(got, tc.want) || !wire.PlainHeaderValue(got) {
 			t.Errorf("%#v: %#v, want %#v", tc.in, got, tc.want)
 		}
 	}

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ladder-tui/ladder/broker/usecase"
+
 	amqp1 "github.com/Azure/go-amqp"
 	amqp "github.com/rabbitmq/amqp091-go"
 
@@ -398,7 +400,7 @@ func TestAMQP1BrowseHandsEachMessageOnAndDumpsAll(t *testing.T) {
 	f.waitDepth(q, n)
 
 	var w memWriter
-	rep, err := broker.Dump(context.Background(), l, broker.DumpOptions{Queue: q}, &w)
+	rep, err := usecase.Dump(context.Background(), l, usecase.DumpOptions{Queue: q}, &w)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ladder-tui/ladder/broker/usecase"
+
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/ladder-tui/ladder/broker"
@@ -153,7 +155,7 @@ func TestDumpOfAQueueWithArrivalsStopsAtItsStartingDepth(t *testing.T) {
 		}
 		last = p
 	}
-	rep, err := broker.Dump(context.Background(), f.live(true), broker.DumpOptions{Queue: q, Progress: progress}, &w)
+	rep, err := usecase.Dump(context.Background(), f.live(true), usecase.DumpOptions{Queue: q, Progress: progress}, &w)
 	close(stop)
 	late := <-done
 	if err != nil {
@@ -182,7 +184,7 @@ func TestDumpSaysWhenItStopsAtItsBound(t *testing.T) {
 	f.seedSmall(q, 30, "b")
 	l := f.live(true)
 	var w memWriter
-	rep, err := broker.Dump(context.Background(), l, broker.DumpOptions{Queue: q, Limit: 10}, &w)
+	rep, err := usecase.Dump(context.Background(), l, usecase.DumpOptions{Queue: q, Limit: 10}, &w)
 	if err != nil || rep.Incomplete != "" {
 		t.Fatalf("-n 10: %v, incomplete %q", err, rep.Incomplete)
 	}
@@ -192,7 +194,7 @@ func TestDumpSaysWhenItStopsAtItsBound(t *testing.T) {
 	restore := rabbit.SetDefaultDumpLimitForTest(20)
 	defer restore()
 	w.Reset()
-	rep, err = broker.Dump(context.Background(), l, broker.DumpOptions{Queue: q}, &w)
+	rep, err = usecase.Dump(context.Background(), l, usecase.DumpOptions{Queue: q}, &w)
 	if !errors.Is(err, broker.ErrPartial) || !strings.Contains(rep.Incomplete, "the first 20 of 30") {
 		t.Fatalf("err %v, incomplete %q", err, rep.Incomplete)
 	}
@@ -210,7 +212,7 @@ func TestDumpSaysWhenItStopsAtItsBound(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.Reset()
-	rep, err = broker.Dump(context.Background(), s, broker.DumpOptions{Queue: sim.OrdersDLQ}, &w)
+	rep, err = usecase.Dump(context.Background(), s, usecase.DumpOptions{Queue: sim.OrdersDLQ}, &w)
 	if !errors.Is(err, broker.ErrPartial) || !strings.Contains(rep.Incomplete, "the first 20 of 30") {
 		t.Fatalf("simulation: err %v, incomplete %q", err, rep.Incomplete)
 	}

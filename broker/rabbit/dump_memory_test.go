@@ -7,9 +7,9 @@ import (
 	"runtime"
 	"testing"
 
-	amqp "github.com/rabbitmq/amqp091-go"
+	"github.com/ladder-tui/ladder/broker/usecase"
 
-	"github.com/ladder-tui/ladder/broker"
+	amqp "github.com/rabbitmq/amqp091-go"
 )
 
 // heapWriter is a dump writer that discards the lines and samples the heap
@@ -60,7 +60,7 @@ func TestDumpMemoryStaysFlat(t *testing.T) {
 	var before runtime.MemStats
 	runtime.ReadMemStats(&before)
 	var w heapWriter
-	rep, err := broker.Dump(context.Background(), l, broker.DumpOptions{Queue: q}, &w)
+	rep, err := usecase.Dump(context.Background(), l, usecase.DumpOptions{Queue: q}, &w)
 	if err != nil {
 		t.Fatal(err)
 	}

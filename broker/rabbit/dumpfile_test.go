@@ -6,7 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/broker/wire"
+
 	"github.com/ladder-tui/ladder/broker/dumpfile"
 )
 
@@ -92,7 +93,7 @@ func FuzzUnmarshalRecord(f *testing.F) {
 			return
 		}
 		for k, v := range rec.Headers {
-			if !broker.PlainHeaderValue(v) {
+			if !wire.PlainHeaderValue(v) {
 				t.Fatalf("%s: %T", k, v)
 			}
 		}

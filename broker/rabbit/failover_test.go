@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ladder-tui/ladder/broker/usecase"
+
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
 	"github.com/ladder-tui/ladder/broker/rabbit"
@@ -113,7 +115,7 @@ func TestReplayGoesOnThroughAnotherNode(t *testing.T) {
 	file := writeDump(t, n, "fo", nil)
 	p, l := twoNodes(t, f)
 	killed := false
-	rep, err := broker.Replay(context.Background(), gate.New(l, gate.Options{}), broker.ReplayRequest{File: file, To: broker.Target{Kind: broker.TargetQueue, Name: dst}},
+	rep, err := usecase.Replay(context.Background(), gate.New(l, gate.Options{}), usecase.ReplayRequest{File: file, To: broker.Target{Kind: broker.TargetQueue, Name: dst}},
 		func(pr broker.MoveProgress) {
 			if !killed && pr.Moved > 500 {
 				// In the middle of the next batch's confirms: lines

@@ -5,9 +5,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ladder-tui/ladder/broker/wire"
+
 	amqp "github.com/rabbitmq/amqp091-go"
 
-	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/retry"
 )
 
@@ -30,7 +31,7 @@ func TestHeadersArePlainValuesAndRoundTrip(t *testing.T) {
 	in := everyType()
 	h := fromTable(in)
 	for k, v := range h {
-		if !broker.PlainHeaderValue(v) {
+		if !wire.PlainHeaderValue(v) {
 			t.Errorf("%s: %T is not a plain header value", k, v)
 		}
 	}
@@ -40,7 +41,7 @@ func TestHeadersArePlainValuesAndRoundTrip(t *testing.T) {
 	if out := toTable(h); !reflect.DeepEqual(out, in) {
 		t.Errorf("round trip changed the table:\n in  %#v\n out %#v", in, out)
 	}
-	if broker.PlainHeaderValue(amqp.Table{}) || broker.PlainHeaderValue([]interface{}{amqp.Decimal{}}) || broker.PlainHeaderValue(struct{}{}) {
+	if wire.PlainHeaderValue(amqp.Table{}) || wire.PlainHeaderValue([]interface{}{amqp.Decimal{}}) || wire.PlainHeaderValue(struct{}{}) {
 		t.Error("a client library type passes as plain")
 	}
 }
@@ -54,7 +55,7 @@ func TestValidHeadersIsAMQP091sValidate(t *testing.T) {
 		{"arr": []any{int8(1), uint64(2)}}, {"m": map[string]any{"deep": []any{map[string]any{"x": struct{}{}}}}},
 		{"h": retry.Headers{"u": uint64(3)}}, {"d": retry.Decimal{Scale: 1, Value: 2}},
 	} {
-		want, got := toTable(h).Validate(), broker.ValidHeaders(h)
+		want, got := toTable(h).Validate(), wire.ValidHeaders(h)
 		if (want == nil) != (got == nil) || want != nil && want.Error() != got.Error() {
 			t.Errorf("%#v: ValidHeaders %v, amqp091 %v", h, got, want)
 		}

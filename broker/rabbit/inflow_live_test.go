@@ -7,9 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ladder-tui/ladder/internal/present"
+
 	amqp "github.com/rabbitmq/amqp091-go"
 
-	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
 	"github.com/ladder-tui/ladder/broker/rabbit"
 	"github.com/ladder-tui/ladder/retry/topology"
@@ -112,8 +113,8 @@ func TestDeadLetteredInflowWithinTwoRefreshes(t *testing.T) {
 			if rt.InSource != topology.InFromDepth {
 				t.Fatalf("refresh %d: inflow from %q, want %q (%v)", i+1, rt.InSource, topology.InFromDepth, seen)
 			}
-			rep := snap.Report()
-			var dlq *broker.QueueReport
+			rep := present.Topology(snap)
+			var dlq *present.QueueReport
 			for _, o := range rep.Other {
 				if o.Name == "orders.dlq" {
 					dlq = &o

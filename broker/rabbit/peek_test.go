@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ladder-tui/ladder/broker/wire"
+
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/ladder-tui/ladder/broker"
@@ -122,7 +124,7 @@ func TestPeekDecodesHeaderTypesAlike(t *testing.T) {
 		}
 	}
 	for k, v := range res.Messages[4].Headers {
-		if !broker.PlainHeaderValue(v) {
+		if !wire.PlainHeaderValue(v) {
 			t.Errorf("header %s: %T is not a plain value", k, v)
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ladder-tui/ladder/broker/usecase"
+
 	"github.com/ladder-tui/ladder/broker"
 )
 
@@ -51,7 +53,7 @@ func TestMovePreviewOfALimitedQuorumQueueNeedsConsent(t *testing.T) {
 			!strings.Contains(err.Error(), "delivery limit of 3") || strings.Contains(err.Error(), "\n") {
 			t.Fatalf("unforced preview: %v (%+v)", err, refused)
 		}
-		_, _, _, err = broker.PrepareUnblock(ctx, l, q, 0)
+		_, _, _, err = usecase.PrepareUnblock(ctx, l, q, 0)
 		if !errors.Is(err, broker.ErrPeekCostsDelivery) {
 			t.Fatalf("unforced unblock: %v", err)
 		}
@@ -67,7 +69,7 @@ func TestMovePreviewOfALimitedQuorumQueueNeedsConsent(t *testing.T) {
 		f.waitDepth(q, 3)
 		// The forced look shows what was counted: the first forced peek,
 		// then the preview.
-		_, _, res, err := broker.PrepareUnblockWith(ctx, l, q, broker.UnblockOptions{ForcePeek: true})
+		_, _, res, err := usecase.PrepareUnblockWith(ctx, l, q, usecase.UnblockOptions{ForcePeek: true})
 		if err != nil {
 			t.Fatalf("forced unblock: %v", err)
 		}

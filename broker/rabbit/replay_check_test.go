@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ladder-tui/ladder/broker/usecase"
+
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
 	"github.com/ladder-tui/ladder/broker/dumpfile"
@@ -91,10 +93,10 @@ func TestReplayChecksEachLineBeforePublishing(t *testing.T) {
 			}
 		}
 	})
-	req := broker.ReplayRequest{File: file, To: broker.Target{Kind: broker.TargetQueue, Name: dst}}
+	req := usecase.ReplayRequest{File: file, To: broker.Target{Kind: broker.TargetQueue, Name: dst}}
 	for run, resume := range []bool{false, true} {
 		req.Resume = resume
-		rep, err := broker.Replay(context.Background(), gate.New(l, gate.Options{}), req, nil)
+		rep, err := usecase.Replay(context.Background(), gate.New(l, gate.Options{}), req, nil)
 		if !errors.Is(err, broker.ErrPartial) {
 			t.Fatalf("run %d: error %v, want a partial replay (lines skipped)", run, err)
 		}
@@ -145,8 +147,8 @@ func TestReplayLearnsAConfiguredMaximumFromTheBroker(t *testing.T) {
 			r.Body = make([]byte, limit+5000)
 		}
 	})
-	req := broker.ReplayRequest{File: file, To: broker.Target{Kind: broker.TargetQueue, Name: dst}}
-	rep, err := broker.Replay(context.Background(), gate.New(l, gate.Options{}), req, nil)
+	req := usecase.ReplayRequest{File: file, To: broker.Target{Kind: broker.TargetQueue, Name: dst}}
+	rep, err := usecase.Replay(context.Background(), gate.New(l, gate.Options{}), req, nil)
 	if !errors.Is(err, broker.ErrPartial) {
 		t.Fatalf("error %v, want a partial replay", err)
 	}
@@ -167,7 +169,7 @@ func TestReplayLearnsAConfiguredMaximumFromTheBroker(t *testing.T) {
 		// confirmed when it closed the channel: in doubt, published again
 		// by --resume.
 		req.Resume = true
-		again, err := broker.Replay(context.Background(), gate.New(l, gate.Options{}), req, nil)
+		again, err := usecase.Replay(context.Background(), gate.New(l, gate.Options{}), req, nil)
 		if !errors.Is(err, broker.ErrPartial) {
 			t.Fatalf("resume: %v", err)
 		}
@@ -201,7 +203,7 @@ func TestReplayLearnsAConfiguredMaximumFromTheBroker(t *testing.T) {
 			r.Body = make([]byte, limit+5000)
 		}
 	})
-	rep2, err := broker.Replay(context.Background(), gate.New(l, gate.Options{}), broker.ReplayRequest{File: file2, To: req.To}, nil)
+	rep2, err := usecase.Replay(context.Background(), gate.New(l, gate.Options{}), usecase.ReplayRequest{File: file2, To: req.To}, nil)
 	if !errors.Is(err, broker.ErrPartial) {
 		t.Fatalf("second replay: %v, want a partial replay", err)
 	}

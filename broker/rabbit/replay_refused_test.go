@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ladder-tui/ladder/broker/usecase"
+
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
 	"github.com/ladder-tui/ladder/broker/rabbit"
@@ -29,7 +31,7 @@ func TestReplayRefusedByTheBrokerStopsAndResumesOnce(t *testing.T) {
 	user := brokertest.User(t, f.r, "management", brokertest.Perms{Configure: "^$", Write: "^$", Read: ".*"})
 	const n = 600 // three batches: the refusal must not be met batch after batch
 	file := writeDump(t, n, "acl", nil)
-	req := broker.ReplayRequest{File: file, To: broker.Target{Kind: broker.TargetQueue, Name: dst}}
+	req := usecase.ReplayRequest{File: file, To: broker.Target{Kind: broker.TargetQueue, Name: dst}}
 
 	l, err := rabbit.NewLive(user, "test")
 	if err != nil {
@@ -37,7 +39,7 @@ func TestReplayRefusedByTheBrokerStopsAndResumesOnce(t *testing.T) {
 	}
 	defer l.Close()
 	var last broker.MoveProgress
-	rep, err := broker.Replay(context.Background(), gate.New(l, gate.Options{}), req, func(p broker.MoveProgress) { last = p })
+	rep, err := usecase.Replay(context.Background(), gate.New(l, gate.Options{}), req, func(p broker.MoveProgress) { last = p })
 	line := broker.Describe(err)
 	if !errors.Is(err, broker.ErrAccessRefused) || !strings.Contains(line, "ACCESS_REFUSED - ") || strings.Contains(line, "\n") {
 		t.Fatalf("replay: %q, want one line with the broker's ACCESS_REFUSED", line)
@@ -54,7 +56,7 @@ func TestReplayRefusedByTheBrokerStopsAndResumesOnce(t *testing.T) {
 			t.Errorf("note %q: the refusal is said once, in the error, and nothing is in doubt", note)
 		}
 	}
-	if last.Failed != rep.Failed || rep.Failed > broker.ReplayBatch {
+	if last.Failed != rep.Failed || rep.Failed > usecase.ReplayBatch {
 		t.Errorf("failed %d (progress said %d): more than the one batch the broker refused", rep.Failed, last.Failed)
 	}
 	if d := f.depth(dst); d != 0 {
@@ -72,7 +74,7 @@ func TestReplayRefusedByTheBrokerStopsAndResumesOnce(t *testing.T) {
 	}
 	defer l2.Close()
 	req.Resume = true
-	rep2, err := broker.Replay(context.Background(), gate.New(l2, gate.Options{}), req, nil)
+	rep2, err := usecase.Replay(context.Background(), gate.New(l2, gate.Options{}), req, nil)
 	if err != nil {
 		t.Fatalf("resumed replay: %v", err)
 	}

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ladder-tui/ladder/internal/present"
+
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/ladder-tui/ladder/broker"
@@ -82,8 +84,8 @@ func TestSeedGoLadderDiscoveredWithoutFindings(t *testing.T) {
 		t.Error("no broker version")
 	}
 	// The JSON contract's shape for this ladder.
-	var lr *broker.LadderReport
-	rep := s.Report()
+	var lr *present.LadderReport
+	rep := present.Topology(s)
 	for i := range rep.Ladders {
 		if rep.Ladders[i].Main.Name == main {
 			lr = &rep.Ladders[i]

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ladder-tui/ladder/broker/usecase"
+
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/dumpfile"
 	"github.com/ladder-tui/ladder/broker/rabbit"
@@ -370,8 +372,8 @@ func TestReplayStalledConnectionKeepsTheDuplicateBound(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer l.Close()
-			req := broker.ReplayRequest{File: file, To: broker.Target{Kind: broker.TargetQueue, Name: dst}}
-			first, err := broker.Replay(context.Background(), gate.New(l, gate.Options{}), req, func(pr broker.MoveProgress) {
+			req := usecase.ReplayRequest{File: file, To: broker.Target{Kind: broker.TargetQueue, Name: dst}}
+			first, err := usecase.Replay(context.Background(), gate.New(l, gate.Options{}), req, func(pr broker.MoveProgress) {
 				if at.moved > 0 && pr.Moved >= at.moved {
 					p.fire()
 				}
@@ -384,7 +386,7 @@ func TestReplayStalledConnectionKeepsTheDuplicateBound(t *testing.T) {
 			}
 			p.close()
 			req.Resume = true
-			second, err := broker.Replay(context.Background(), gate.New(f.live(false), gate.Options{}), req, nil)
+			second, err := usecase.Replay(context.Background(), gate.New(f.live(false), gate.Options{}), req, nil)
 			if err != nil {
 				t.Fatalf("resumed replay: %v (%+v)", err, second)
 			}
@@ -423,7 +425,7 @@ func TestReplayStalledTwiceKeepsTheDuplicateBound(t *testing.T) {
 			const n = 6000
 			prefix := fmt.Sprintf("t%d", run)
 			file := writeIDDump(t, n, prefix)
-			req := broker.ReplayRequest{File: file, To: broker.Target{Kind: broker.TargetQueue, Name: dst}}
+			req := usecase.ReplayRequest{File: file, To: broker.Target{Kind: broker.TargetQueue, Name: dst}}
 			var reps []*broker.MoveReport
 			for i, after := range []int64{at, 40 << 10, 0} {
 				c := broker.Client(f.live(false))
@@ -439,7 +441,7 @@ func TestReplayStalledTwiceKeepsTheDuplicateBound(t *testing.T) {
 					c = l
 				}
 				req.Resume = i > 0
-				rep, err := broker.Replay(context.Background(), gate.New(c, gate.Options{}), req, nil)
+				rep, err := usecase.Replay(context.Background(), gate.New(c, gate.Options{}), req, nil)
 				if after > 0 && !errors.Is(err, broker.ErrPartial) {
 					t.Fatalf("run %d through a stall: %v", i, err)
 				}

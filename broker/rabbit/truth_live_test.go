@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ladder-tui/ladder/broker/usecase"
+
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/ladder-tui/ladder/broker"
@@ -117,7 +119,7 @@ func TestHoLBlockedQueueDiagnosedFromALookAndClearedByUnblock(t *testing.T) {
 	// ladder unblock, as the CLI and the TUI build it: the head holding
 	// the rest back goes to the main queue when it is due (through
 	// ladder's own delay queue); the 300 then leave on time.
-	req, _, _, err := broker.PrepareUnblockWith(context.Background(), live, wait, broker.UnblockOptions{Look: 1000, ForcePeek: true})
+	req, _, _, err := usecase.PrepareUnblockWith(context.Background(), live, wait, usecase.UnblockOptions{Look: 1000, ForcePeek: true})
 	if err != nil {
 		t.Fatal(err)
 	}

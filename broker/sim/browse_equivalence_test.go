@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/ladder-tui/ladder/broker/usecase"
+
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
 	"github.com/ladder-tui/ladder/broker/dumpfile"
@@ -93,7 +95,7 @@ func TestBrowseBoundsSimulationAndLiveBrokerAgree(t *testing.T) {
 	var lines [2][]string
 	for i, c := range []broker.Client{l, s} {
 		var w bufWriter
-		rep, err := broker.Dump(context.Background(), c, broker.DumpOptions{Queue: OrdersDLQ, Limit: 3}, &w)
+		rep, err := usecase.Dump(context.Background(), c, usecase.DumpOptions{Queue: OrdersDLQ, Limit: 3}, &w)
 		if err != nil || rep.Written != 3 {
 			t.Fatalf("dump %d: %v %+v", i, err, rep)
 		}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ladder-tui/ladder/broker/usecase"
+
 	"github.com/ladder-tui/ladder/broker"
 )
 
@@ -35,7 +37,7 @@ func TestForcedDumpReportsWhatItDeadLettered(t *testing.T) {
 		}
 	}
 	var w dumpBuf
-	rep, err := broker.Dump(ctx, s, broker.DumpOptions{Queue: "qq", Force: true}, &w)
+	rep, err := usecase.Dump(ctx, s, usecase.DumpOptions{Queue: "qq", Force: true}, &w)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ladder-tui/ladder/broker/usecase"
+
 	"github.com/ladder-tui/ladder/broker"
 )
 
@@ -76,10 +78,10 @@ func TestSimPreviewOfALimitedQuorumQueueNeedsConsent(t *testing.T) {
 func TestUnblockOfALimitedQuorumQueueNeedsConsent(t *testing.T) {
 	ctx := context.Background()
 	s := limitedWait(t, false)
-	if _, _, _, err := broker.PrepareUnblock(ctx, s, "qq", 0); !errors.Is(err, broker.ErrPeekCostsDelivery) {
+	if _, _, _, err := usecase.PrepareUnblock(ctx, s, "qq", 0); !errors.Is(err, broker.ErrPeekCostsDelivery) {
 		t.Fatalf("unforced: %v", err)
 	}
-	req, plan, _, err := broker.PrepareUnblockWith(ctx, s, "qq", broker.UnblockOptions{ForcePeek: true})
+	req, plan, _, err := usecase.PrepareUnblockWith(ctx, s, "qq", usecase.UnblockOptions{ForcePeek: true})
 	if err != nil || len(plan.Picks) != 1 || !req.ForcePeek {
 		t.Fatalf("forced: %v, picks %+v, request %+v", err, plan.Picks, req)
 	}
@@ -93,8 +95,8 @@ func TestUnblockOfALimitedQuorumQueueNeedsConsent(t *testing.T) {
 	}
 	// m-0 was delivered twice: the look is its third, and the preview's
 	// read would pass the limit of 3.
-	_, plan, _, err = broker.PrepareUnblockWith(ctx, s, "qq", broker.UnblockOptions{ForcePeek: true})
-	if !errors.Is(err, broker.ErrPreviewDeadLetters) || len(plan.Picks) != 1 ||
+	_, plan, _, err = usecase.PrepareUnblockWith(ctx, s, "qq", usecase.UnblockOptions{ForcePeek: true})
+	if !errors.Is(err, usecase.ErrPreviewDeadLetters) || len(plan.Picks) != 1 ||
 		!strings.Contains(err.Error(), "would dead-letter 1 message the look saw, delivered as often as the delivery limit of 3 allows") {
 		t.Fatalf("third read: %v", err)
 	}

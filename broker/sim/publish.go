@@ -3,6 +3,8 @@ package sim
 import (
 	"context"
 
+	"github.com/ladder-tui/ladder/broker/wire"
+
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/retry"
 	"github.com/ladder-tui/ladder/retry/topology"
@@ -38,7 +40,7 @@ func (s *Sim) Publish(ctx context.Context, batch []broker.Outgoing) ([]broker.Ou
 			out[i].Err = err
 			continue
 		}
-		if err := broker.ValidHeaders(o.Headers); err != nil {
+		if err := wire.ValidHeaders(o.Headers); err != nil {
 			out[i] = broker.Outcome{NotSent: true, Err: err}
 			continue
 		}

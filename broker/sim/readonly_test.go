@@ -4,6 +4,8 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/ladder-tui/ladder/broker/usecase"
+
 	"github.com/ladder-tui/ladder/broker"
 )
 
@@ -12,7 +14,7 @@ import (
 func TestReadOnlyMoveIsTheLiveRefusal(t *testing.T) {
 	s := busy(t, Options{Seed: 1, Quiet: true, ReadOnly: true})
 	req := broker.MoveRequest{From: OrdersDLQ, To: broker.Target{Kind: broker.TargetOrigin}}
-	if _, err := s.Move(t.Context(), req, nil); !errors.Is(err, broker.ErrReadOnly) || err.Error() != "sim: "+broker.RefuseReadOnly(true, "move from "+OrdersDLQ).Error() {
+	if _, err := s.Move(t.Context(), req, nil); !errors.Is(err, broker.ErrReadOnly) || err.Error() != "sim: "+usecase.RefuseReadOnly(true, "move from "+OrdersDLQ).Error() {
 		t.Errorf("move: %v", err)
 	}
 	req.DryRun = true

@@ -5,7 +5,8 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/broker/usecase"
+
 	"github.com/ladder-tui/ladder/retry"
 	"github.com/ladder-tui/ladder/retry/topology"
 )
@@ -42,7 +43,7 @@ func TestSampleLinksASharedErrorQueueToItsEndpoints(t *testing.T) {
 	if len(snap.Ladders) != 0 {
 		t.Fatalf("before sampling: ladders %+v, want none (nothing ties poison_queue to a queue)", snap.Ladders)
 	}
-	rep, err := broker.Sample(ctx, s, snap, 10)
+	rep, err := usecase.Sample(ctx, s, snap, 10)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/internal/present"
+
 	"github.com/ladder-tui/ladder/broker/brokertest"
 )
 
@@ -27,7 +28,7 @@ func TestSeveralAddressesUseTheFirstThatAnswers(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("topology with a down node first: exit %d %s", code, errOut)
 	}
-	var rep broker.TopologyReport
+	var rep present.TopologyReport
 	if err := json.Unmarshal([]byte(out), &rep); err != nil || rep.Vhost != r.Vhost {
 		t.Fatalf("stdout is not the report of vhost %s: %v\n%s", r.Vhost, err, out)
 	}

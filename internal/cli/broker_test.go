@@ -14,9 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ladder-tui/ladder/internal/present"
+
 	amqp "github.com/rabbitmq/amqp091-go"
 
-	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
 	"github.com/ladder-tui/ladder/broker/rabbit"
 	"github.com/ladder-tui/ladder/retry/topology"
@@ -404,7 +405,7 @@ func TestTopologyMarksLadderOwnQueues(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d %s", code, errOut)
 	}
-	var rep broker.TopologyReport
+	var rep present.TopologyReport
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatal(err)
 	}
@@ -531,7 +532,7 @@ func TestDelayedRetryQueueOnTheBroker(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d %s", code, errOut)
 	}
-	var rep broker.TopologyReport
+	var rep present.TopologyReport
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatal(err)
 	}

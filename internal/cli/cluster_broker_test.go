@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ladder-tui/ladder/internal/present"
+
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/ladder-tui/ladder/broker"
@@ -67,7 +69,7 @@ func clusterFindings(t *testing.T) ([]string, string) {
 	if code != exitOK {
 		t.Fatalf("topology: exit %d %s", code, errOut)
 	}
-	var rep broker.TopologyReport
+	var rep present.TopologyReport
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatal(err)
 	}

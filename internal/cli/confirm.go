@@ -1,6 +1,9 @@
 package cli
 
-import "github.com/ladder-tui/ladder/broker"
+import (
+	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/broker/usecase"
+)
 
 // clientToRun is the client of a move, replay or unblock (purpose), once
 // mayRun lets it run.
@@ -12,10 +15,10 @@ func (a *app) clientToRun(purpose, what string, dryRun, yes bool) (broker.Client
 }
 
 // mayRun refuses, before connecting, a run of move, replay or unblock that
-// read-only mode forbids (broker.RefuseReadOnly, the TUI's refusal) or that
+// read-only mode forbids (usecase.RefuseReadOnly, the TUI's refusal) or that
 // no one could confirm; what names it ("move from Q").
 func (a *app) mayRun(what string, dryRun, yes bool) error {
-	if err := broker.RefuseReadOnly(a.cfg.ReadOnly && !dryRun, what); err != nil {
+	if err := usecase.RefuseReadOnly(a.cfg.ReadOnly && !dryRun, what); err != nil {
 		return err
 	}
 	if !dryRun && !yes && !isTerminal(a.stdin) {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ladder-tui/ladder/broker/usecase"
+
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/dumpfile"
 	"github.com/ladder-tui/ladder/broker/rabbit"
@@ -26,7 +28,7 @@ func (r *movesRecorded) Move(ctx context.Context, req broker.MoveRequest, p func
 	return r.Client.Move(ctx, req, p)
 }
 
-// The confirmation's dry run of a whole queue stops at broker.PreviewCap
+// The confirmation's dry run of a whole queue stops at usecase.PreviewCap
 // (the TUI's too), one of picked messages plans them all; the question
 // says when the plan was cut.
 func TestConfirmCapsThePreview(t *testing.T) {
@@ -35,7 +37,7 @@ func TestConfirmCapsThePreview(t *testing.T) {
 		req   broker.MoveRequest
 		limit int
 	}{
-		{broker.MoveRequest{From: sim.OrdersDLQ, To: broker.Target{Kind: broker.TargetOrigin}}, broker.PreviewCap},
+		{broker.MoveRequest{From: sim.OrdersDLQ, To: broker.Target{Kind: broker.TargetOrigin}}, usecase.PreviewCap},
 		{broker.MoveRequest{From: sim.OrdersDLQ, To: broker.Target{Kind: broker.TargetOrigin}, Limit: 2}, 2},
 		{broker.MoveRequest{From: sim.OrdersDLQ, To: broker.Target{Kind: broker.TargetOrigin}, Positions: []int{0, 1}}, 0},
 	} {
@@ -53,16 +55,16 @@ func TestConfirmCapsThePreview(t *testing.T) {
 		}
 	}
 	whole := broker.MoveRequest{From: "q", To: broker.Target{Kind: broker.TargetOrigin}}
-	cut := present.PreviewCapped(broker.PreviewCap)
-	if q := moveQuestion(whole, &broker.MoveReport{Requested: broker.PreviewCap}, false); !strings.Contains(q, cut) {
+	cut := present.PreviewCapped(usecase.PreviewCap)
+	if q := moveQuestion(whole, &broker.MoveReport{Requested: usecase.PreviewCap}, false); !strings.Contains(q, cut) {
 		t.Errorf("a cut plan: %q", q)
 	}
-	if q := moveQuestion(whole, &broker.MoveReport{Requested: broker.PreviewCap}, true); strings.Contains(q, cut) {
+	if q := moveQuestion(whole, &broker.MoveReport{Requested: usecase.PreviewCap}, true); strings.Contains(q, cut) {
 		t.Errorf("a dump's plan is never cut: %q", q)
 	}
 }
 
-// --delay follows broker.ParseDelay, as the TUI does: a unit required,
+// --delay follows usecase.ParseDelay, as the TUI does: a unit required,
 // the error one line naming what was typed; the help still reads
 // "--delay duration", with no default.
 func TestDelayWantsAUnit(t *testing.T) {
@@ -102,7 +104,7 @@ func helpLine(help, flag string) string {
 }
 
 // Read-only mode refuses move, replay and unblock before connecting, with
-// the error the TUI's move dialog gives (broker.RefuseReadOnly).
+// the error the TUI's move dialog gives (usecase.RefuseReadOnly).
 func TestReadOnlyRefusesTheConfirmedRuns(t *testing.T) {
 	file := writeDump(t, dumpfile.Record{RoutingKey: "q", Body: []byte("x")})
 	connect := func(rabbit.Config, string) (broker.Client, func(), error) {
@@ -123,7 +125,7 @@ func TestReadOnlyRefusesTheConfirmedRuns(t *testing.T) {
 			}
 			var out, errb bytes.Buffer
 			code := run(append([]string{"--read-only"}, append(c.args, yes)...), strings.NewReader(""), &out, &errb, Build{}, connect)
-			want := broker.RefuseReadOnly(true, c.what).Error()
+			want := usecase.RefuseReadOnly(true, c.what).Error()
 			if code != exitError || !strings.Contains(errb.String(), want) || out.Len() != 0 {
 				t.Errorf("%v %s: exit %d %q, want %q", c.args, yes, code, errb.String(), want)
 			}

@@ -3,16 +3,16 @@ package cli
 import (
 	"time"
 
-	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/broker/usecase"
 )
 
-// delayFlag is --delay: read by broker.ParseDelay, the rule the TUI's move
+// delayFlag is --delay: read by usecase.ParseDelay, the rule the TUI's move
 // dialog follows (a unit required). Its type and zero default read in the
 // help as pflag's duration flag did.
 type delayFlag time.Duration
 
 func (d *delayFlag) Set(s string) error {
-	v, err := broker.ParseDelay(s)
+	v, err := usecase.ParseDelay(s)
 	if err != nil {
 		return err
 	}

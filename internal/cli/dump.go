@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/ladder-tui/ladder/broker/usecase"
+
 	"github.com/spf13/cobra"
 
 	"github.com/ladder-tui/ladder/broker"
@@ -14,7 +16,7 @@ import (
 
 func newDumpCmd(a *app) *cobra.Command {
 	var (
-		o          broker.DumpOptions
+		o          usecase.DumpOptions
 		out, body  string
 		where      []string
 		force, yes bool
@@ -84,7 +86,7 @@ FILE "-" writes to standard output. An existing FILE is refused unless --force.`
 			if !o.Consume {
 				o.Progress = readingPrinter(a)
 			}
-			rep, err := broker.Dump(cmd.Context(), c, o, f)
+			rep, err := usecase.Dump(cmd.Context(), c, o, f)
 			// Refused for the delivery it would count (a limited quorum
 			// queue before 4.3): on a terminal, asked as peek asks. Nothing
 			// was read; a file is begun afresh (standard output has its
@@ -95,7 +97,7 @@ FILE "-" writes to standard output. An existing FILE is refused unless --force.`
 					return err
 				}
 				o.Force = po.Force
-				rep, err = broker.Dump(cmd.Context(), c, o, f)
+				rep, err = usecase.Dump(cmd.Context(), c, o, f)
 			}
 			closeFile(err == nil || rep.Written > 0)
 			if err != nil && !errors.Is(err, broker.ErrPartial) {
@@ -132,7 +134,7 @@ FILE "-" writes to standard output. An existing FILE is refused unless --force.`
 // openDumpFile opens out for writing: "-" is standard output; an existing
 // file is refused unless force. close(keep) removes a new file that
 // received nothing.
-func openDumpFile(a *app, out string, force bool) (broker.DumpWriter, func(keep bool), error) {
+func openDumpFile(a *app, out string, force bool) (usecase.DumpWriter, func(keep bool), error) {
 	if out == "-" {
 		return stdoutWriter{a.stdout}, func(bool) {}, nil
 	}

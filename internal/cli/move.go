@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/ladder-tui/ladder/broker/usecase"
+
 	"github.com/spf13/cobra"
 
 	"github.com/ladder-tui/ladder/broker"
@@ -143,7 +145,7 @@ may then be both in the target and in the source (duplicates_possible).`,
 // confirm dry-runs the move, shows the plan and asks; it returns the
 // request to run: bound to the plan that was confirmed.
 func confirm(ctx context.Context, a *app, c broker.Client, req broker.MoveRequest) (broker.MoveRequest, error) {
-	return broker.ConfirmThenBind(ctx, req, broker.Confirmation{
+	return usecase.ConfirmThenBind(ctx, req, usecase.Confirmation{
 		What: "move from " + req.From,
 		DryRun: func(ctx context.Context, dry broker.MoveRequest) (*broker.MoveReport, error) {
 			return c.Move(ctx, dry, nil)

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ladder-tui/ladder/broker/usecase"
+
 	"github.com/spf13/cobra"
 
 	"github.com/ladder-tui/ladder/broker"
@@ -174,12 +176,12 @@ Allowed in --read-only mode where it changes no count.`,
 // progress shown on a terminal. partial is set when the read stopped short
 // (what was read is grouped, and the result says why).
 func groupPeek(cmd *cobra.Command, c broker.Client, queue, by string, w moveplan.Where, opt broker.PeekOptions) (res *broker.PeekResult, partial, err error) {
-	o := broker.GroupScanOptions{Queue: queue, By: by, Where: w, Force: opt.Force, Keep: opt.Limit, BodyPreview: opt.BodyPreview,
+	o := usecase.GroupScanOptions{Queue: queue, By: by, Where: w, Force: opt.Force, Keep: opt.Limit, BodyPreview: opt.BodyPreview,
 		Deadline: opt.Deadline, Progress: opt.Progress}
 	if cmd.Flags().Changed("limit") {
 		o.Limit = opt.Limit
 	}
-	scan, err := broker.ScanGroups(cmd.Context(), c, o)
+	scan, err := usecase.ScanGroups(cmd.Context(), c, o)
 	if scan == nil {
 		return nil, nil, err
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ladder-tui/ladder/broker/usecase"
+
 	"github.com/spf13/cobra"
 
 	"github.com/ladder-tui/ladder/broker"
@@ -26,7 +28,7 @@ func (c *choose) register(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringArrayVar(&c.where, "where", nil, "choose messages: reason=…, queue=Q, origin=X[:KEY], error~RE, header:N=V, header:N~RE, body~RE, age>DUR, age<DUR, retries>=N (repeatable, all must hold)")
 	f.StringVar(&c.rate, "rate", "", "publish at most N messages a second (e.g. 50/s)")
-	f.IntVar(&c.maxMoves, "max-moves", broker.DefaultMaxMoves, maxMovesUsage)
+	f.IntVar(&c.maxMoves, "max-moves", usecase.DefaultMaxMoves, maxMovesUsage)
 	f.BoolVar(&c.force, "force", false, "move messages past --max-moves, and into a target its length limit would make drop")
 }
 
@@ -52,7 +54,7 @@ func (c *choose) parse() (moveplan.Where, float64, error) {
 
 // replayQuestion is the confirmation a replay asks, from its dry run; a
 // dump of another vhost says so first.
-func replayQuestion(req broker.ReplayRequest, plan *broker.MoveReport, dumpVhost, vhost string) string {
+func replayQuestion(req usecase.ReplayRequest, plan *broker.MoveReport, dumpVhost, vhost string) string {
 	q := strings.Replace(moveQuestion(replayMove(req), plan, true), "Move ", "Replay ", 1)
 	if dumpVhost != vhost {
 		q = fmt.Sprintf("! %s is a dump of vhost %s; this replays it into vhost %s\n", clean(req.File), clean(dumpVhost), clean(vhost)) + q
@@ -61,14 +63,14 @@ func replayQuestion(req broker.ReplayRequest, plan *broker.MoveReport, dumpVhost
 }
 
 // replayMove is a replay as the move it runs through: what confirms it.
-func replayMove(req broker.ReplayRequest) broker.MoveRequest {
+func replayMove(req usecase.ReplayRequest) broker.MoveRequest {
 	return broker.MoveRequest{From: req.File, To: req.To, Delay: req.Delay, ResetRetries: req.ResetRetries, Where: req.Where, Rate: req.Rate,
 		Limit: req.Limit, MaxMoves: req.MaxMoves, Force: req.Force}
 }
 
 func newReplayCmd(a *app) *cobra.Command {
 	var (
-		req   broker.ReplayRequest
+		req   usecase.ReplayRequest
 		to    string
 		delay delayFlag
 		ch    choose
@@ -122,12 +124,12 @@ instead (nothing is published). Exit 3 when some lines were not published.`,
 			}
 			defer closeClient()
 			if !req.DryRun && !yes {
-				bound, err := broker.ConfirmThenBind(cmd.Context(), replayMove(req), broker.Confirmation{
+				bound, err := usecase.ConfirmThenBind(cmd.Context(), replayMove(req), usecase.Confirmation{
 					What: "replay " + req.File, File: true,
 					DryRun: func(ctx context.Context, dry broker.MoveRequest) (*broker.MoveReport, error) {
 						r := req
 						r.DryRun, r.Limit = true, dry.Limit
-						return broker.Replay(ctx, c, r, nil)
+						return usecase.Replay(ctx, c, r, nil)
 					},
 					Ask: func(plan *broker.MoveReport) error {
 						if plan.Skipped > 0 || len(plan.Planned) <= 20 {
@@ -145,7 +147,7 @@ instead (nothing is published). Exit 3 when some lines were not published.`,
 				}
 				req.Expect, req.Limit = bound.Expect, bound.Limit // the replay runs the plan that was confirmed
 			}
-			rep, err := broker.Replay(cmd.Context(), c, req, progressPrinter(a))
+			rep, err := usecase.Replay(cmd.Context(), c, req, progressPrinter(a))
 			if err != nil && !errors.Is(err, broker.ErrPartial) && rep.Moved == 0 && !rep.DuplicatesPossible {
 				return err
 			}

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ladder-tui/ladder/broker/usecase"
+
 	"github.com/ladder-tui/ladder/broker/pace"
 
 	"github.com/ladder-tui/ladder/broker"
@@ -58,11 +60,11 @@ func TestReplayOfAnotherVhostsDumpSaysSo(t *testing.T) {
 		t.Fatalf("dry run: exit %d %s %s", code, out, errOut)
 	}
 	plan := &broker.MoveReport{Requested: 2}
-	q := replayQuestion(broker.ReplayRequest{File: file, To: broker.Target{Kind: broker.TargetQueue, Name: sim.OrdersMain}}, plan, "staging", s.Vhost())
+	q := replayQuestion(usecase.ReplayRequest{File: file, To: broker.Target{Kind: broker.TargetQueue, Name: sim.OrdersMain}}, plan, "staging", s.Vhost())
 	if !strings.HasPrefix(q, "! "+file+" is a dump of vhost staging; this replays it into vhost "+s.Vhost()+"\n") {
 		t.Errorf("question: %q", q)
 	}
-	if q := replayQuestion(broker.ReplayRequest{File: file}, plan, s.Vhost(), s.Vhost()); strings.Contains(q, "vhost") {
+	if q := replayQuestion(usecase.ReplayRequest{File: file}, plan, s.Vhost(), s.Vhost()); strings.Contains(q, "vhost") {
 		t.Errorf("same vhost, still warned: %q", q)
 	}
 }
@@ -78,7 +80,7 @@ func TestSecondReplayOfADumpIsRefusedNamingTheFirst(t *testing.T) {
 	hold.Pause()
 	done := make(chan error, 1)
 	go func() {
-		_, err := broker.Replay(context.Background(), gate.New(s, gate.Options{}), broker.ReplayRequest{File: file, To: broker.Target{Kind: broker.TargetQueue, Name: sim.OrdersMain}, Hold: hold}, nil)
+		_, err := usecase.Replay(context.Background(), gate.New(s, gate.Options{}), usecase.ReplayRequest{File: file, To: broker.Target{Kind: broker.TargetQueue, Name: sim.OrdersMain}, Hold: hold}, nil)
 		done <- err
 	}()
 	// The first holds the lock once its record is in the progress file.

@@ -10,10 +10,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ladder-tui/ladder/internal/present"
+
 	"github.com/charmbracelet/x/ansi"
 	amqp "github.com/rabbitmq/amqp091-go"
 
-	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
 	"github.com/ladder-tui/ladder/broker/rabbit"
 )
@@ -104,7 +105,7 @@ func TestFindingsAreTheSameInTheTUIServeAndTopology(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("topology: exit %d %s", code, errOut)
 	}
-	var rep broker.TopologyReport
+	var rep present.TopologyReport
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatal(err)
 	}

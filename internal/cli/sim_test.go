@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ladder-tui/ladder/internal/present"
+
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/rabbit"
 	"github.com/ladder-tui/ladder/broker/sim"
@@ -40,7 +42,7 @@ func TestTopologyOnTheSimulation(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d %s", code, errOut)
 	}
-	var rep broker.TopologyReport
+	var rep present.TopologyReport
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatal(err)
 	}

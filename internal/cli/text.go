@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ladder-tui/ladder/broker/usecase"
+
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/internal/present"
 	"github.com/ladder-tui/ladder/retry"
@@ -23,14 +25,14 @@ func rate(p *float64) string {
 	return strconv.FormatFloat(*p, 'f', 1, 64)
 }
 
-func queueRow(role string, q broker.QueueReport, ttl string) []string {
+func queueRow(role string, q present.QueueReport, ttl string) []string {
 	return []string{role, clean(q.Name), ttl, strconv.FormatInt(q.Ready, 10), strconv.FormatInt(q.Unacked, 10),
 		consumers(q.Consumers), inRate(q), rate(q.AckRate)}
 }
 
 // inRate is a queue's inflow, "~" before one derived from its depth (see
 // in_rate_source) rather than counted publishes.
-func inRate(q broker.QueueReport) string {
+func inRate(q present.QueueReport) string {
 	s := rate(q.InRate)
 	if q.InRate != nil && q.InRateSource != nil && *q.InRateSource != topology.InFromPublish {
 		s = "~" + s
@@ -46,7 +48,7 @@ func consumers(n *int) string {
 }
 
 // renderTopology draws every ladder as a block of rows, then the findings.
-func renderTopology(r broker.TopologyReport) string {
+func renderTopology(r present.TopologyReport) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "vhost %s · RabbitMQ %s · %s", clean(r.Vhost), clean(r.BrokerVersion), present.Plural(len(r.Ladders), "ladder", "ladders"))
 	if r.OverMS > 0 {
@@ -147,7 +149,7 @@ func renderTopology(r broker.TopologyReport) string {
 			b.WriteString(table(rows))
 		}
 		if s.Left > 0 {
-			fmt.Fprintf(&b, "%d more not sampled (at most %d queues a run)\n", s.Left, broker.MaxSampledQueues)
+			fmt.Fprintf(&b, "%d more not sampled (at most %d queues a run)\n", s.Left, usecase.MaxSampledQueues)
 		}
 	}
 	if len(r.Findings) > 0 {
@@ -158,12 +160,12 @@ func renderTopology(r broker.TopologyReport) string {
 }
 
 // derivedInflow: some ladder's queue shows an inflow derived from its depth.
-func derivedInflow(r broker.TopologyReport) bool {
-	derived := func(q broker.QueueReport) bool {
+func derivedInflow(r present.TopologyReport) bool {
+	derived := func(q present.QueueReport) bool {
 		return q.InRate != nil && q.InRateSource != nil && *q.InRateSource != topology.InFromPublish
 	}
 	for _, l := range r.Ladders {
-		qs := append([]broker.QueueReport{l.Main}, l.WaitQueues...)
+		qs := append([]present.QueueReport{l.Main}, l.WaitQueues...)
 		for _, t := range l.Tiers {
 			qs = append(qs, t.QueueReport)
 		}
@@ -332,8 +334,8 @@ func moveQuestion(req broker.MoveRequest, dry *broker.MoveReport, file bool) str
 		}
 		fmt.Fprintf(&b, " (%d %s in %s: see the plan above)", dry.Skipped, verb, clean(req.From))
 	}
-	if !file && broker.PreviewCapped(req, dry) {
-		b.WriteString("; " + present.PreviewCapped(broker.PreviewCap))
+	if !file && usecase.PreviewCapped(req, dry) {
+		b.WriteString("; " + present.PreviewCapped(usecase.PreviewCap))
 	}
 	b.WriteString("? [y/N] ")
 	return b.String()
@@ -357,7 +359,7 @@ func renderSchedule(s retry.RetrySchedule) string {
 }
 
 // renderDump says what a dump wrote and what the browse cost.
-func renderDump(r *broker.DumpReport, out string) string {
+func renderDump(r *usecase.DumpReport, out string) string {
 	var b strings.Builder
 	verb := "dumped"
 	if r.Consumed {

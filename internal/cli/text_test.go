@@ -19,11 +19,11 @@ func intp(v int) *int { return &v }
 func strp(v string) *string { return &v }
 
 func TestRenderTopologySanitisesAndShowsTheLadder(t *testing.T) {
-	rep := broker.TopologyReport{
+	rep := present.TopologyReport{
 		Vhost: "/", BrokerVersion: "3.10.8",
-		Ladders: []broker.LadderReport{{
-			Main:  broker.QueueReport{Name: "orders.process", Ready: 12, Consumers: intp(4), PublishRate: f64(50), AckRate: f64(49.5), InRate: f64(50), InRateSource: strp(topology.InFromPublish)},
-			Tiers: []broker.TierReport{{QueueReport: broker.QueueReport{Name: "evil\x1b]0;pwned\x07"}, TTLMS: 5000}},
+		Ladders: []present.LadderReport{{
+			Main:  present.QueueReport{Name: "orders.process", Ready: 12, Consumers: intp(4), PublishRate: f64(50), AckRate: f64(49.5), InRate: f64(50), InRateSource: strp(topology.InFromPublish)},
+			Tiers: []present.TierReport{{QueueReport: present.QueueReport{Name: "evil\x1b]0;pwned\x07"}, TTLMS: 5000}},
 		}},
 		Findings: []topology.Finding{{Code: "no-dlq", Severity: topology.SeverityWarning, Queue: "orders.process", Message: "exhausted messages are dropped"}},
 	}
@@ -39,9 +39,9 @@ func TestRenderTopologySanitisesAndShowsTheLadder(t *testing.T) {
 }
 
 func TestRenderTopologySaysWhatAGuessedLadderRestedOn(t *testing.T) {
-	rep := broker.TopologyReport{Vhost: "/", BrokerVersion: "4.3.6", Ladders: []broker.LadderReport{
-		{Main: broker.QueueReport{Name: "plain"}},
-		{Main: broker.QueueReport{Name: "billing"}, WaitQueues: []broker.QueueReport{{Name: "billing.second"}},
+	rep := present.TopologyReport{Vhost: "/", BrokerVersion: "4.3.6", Ladders: []present.LadderReport{
+		{Main: present.QueueReport{Name: "plain"}},
+		{Main: present.QueueReport{Name: "billing"}, WaitQueues: []present.QueueReport{{Name: "billing.second"}},
 			InferredFrom: []string{"billing.second: no queue TTL", "a guess: \x1b[2Jshorter name"}},
 	}}
 	out := renderTopology(rep)
@@ -182,7 +182,7 @@ func TestRenderSchedule(t *testing.T) {
 
 func TestCountsReadAsWords(t *testing.T) {
 	for n, want := range map[int]string{0: "· 0 ladders\n", 1: "· 1 ladder\n", 2: "· 2 ladders\n"} {
-		rep := broker.TopologyReport{Vhost: "/", BrokerVersion: "3.10.8", Ladders: make([]broker.LadderReport, n)}
+		rep := present.TopologyReport{Vhost: "/", BrokerVersion: "3.10.8", Ladders: make([]present.LadderReport, n)}
 		if out := renderTopology(rep); !strings.Contains(out, want) || strings.Contains(out, "(s)") {
 			t.Errorf("%d ladders: %q", n, out)
 		}
@@ -194,7 +194,7 @@ func TestCountsReadAsWords(t *testing.T) {
 }
 
 func TestWaitQueueTTLLabelMatchesTheUI(t *testing.T) {
-	rep := broker.TopologyReport{Vhost: "/", Ladders: []broker.LadderReport{{Main: broker.QueueReport{Name: "jobs"}, WaitQueues: []broker.QueueReport{{Name: "jobs.delay"}}}}}
+	rep := present.TopologyReport{Vhost: "/", Ladders: []present.LadderReport{{Main: present.QueueReport{Name: "jobs"}, WaitQueues: []present.QueueReport{{Name: "jobs.delay"}}}}}
 	for _, l := range strings.Split(renderTopology(rep), "\n") {
 		if strings.Contains(l, "jobs.delay") && !strings.Contains(l, " "+present.PerMessageTTL+" ") {
 			t.Errorf("%q lacks the TTL label %q", l, present.PerMessageTTL)

@@ -4,9 +4,10 @@ import (
 	"io"
 	"time"
 
-	"github.com/spf13/cobra"
+	"github.com/ladder-tui/ladder/broker/usecase"
+	"github.com/ladder-tui/ladder/internal/present"
 
-	"github.com/ladder-tui/ladder/broker"
+	"github.com/spf13/cobra"
 )
 
 func newTopologyCmd(a *app) *cobra.Command {
@@ -65,9 +66,9 @@ they grew) and its worst finding, the vhost on fire first.`,
 			if err != nil {
 				return err
 			}
-			var sampled *broker.SampleReport
+			var sampled *usecase.SampleReport
 			if sample > 0 {
-				if sampled, err = broker.Sample(ctx, c, snap, sample); err != nil {
+				if sampled, err = usecase.Sample(ctx, c, snap, sample); err != nil {
 					return err
 				}
 				// The client remembers what the peeks showed: this read
@@ -90,7 +91,7 @@ they grew) and its worst finding, the vhost on fire first.`,
 					return err
 				}
 			}
-			rep := snap.Report()
+			rep := present.Topology(snap)
 			if over > 0 {
 				rep.OverMS = over.Milliseconds()
 			}

@@ -7,7 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/internal/present"
+
+	"github.com/ladder-tui/ladder/broker/usecase"
+
 	"github.com/ladder-tui/ladder/broker/sim"
 	"github.com/ladder-tui/ladder/retry/topology"
 )
@@ -16,12 +19,12 @@ import (
 // depth marked "~" and explained once; a DLQ whose inflow nothing tells
 // shows "-" rather than its zero publishes.
 func TestRenderTopologyInflow(t *testing.T) {
-	rep := broker.TopologyReport{Vhost: "/", BrokerVersion: "3.10.8", OverMS: 10000, Ladders: []broker.LadderReport{{
-		Main: broker.QueueReport{Name: "orders", PublishRate: f64(50), InRate: f64(50), InRateSource: strp(topology.InFromPublish)},
-		DLQ:  &broker.QueueReport{Name: "orders.dlq", PublishRate: f64(0), InRate: f64(4.13), InRateSource: strp(topology.InFromDepth)},
+	rep := present.TopologyReport{Vhost: "/", BrokerVersion: "3.10.8", OverMS: 10000, Ladders: []present.LadderReport{{
+		Main: present.QueueReport{Name: "orders", PublishRate: f64(50), InRate: f64(50), InRateSource: strp(topology.InFromPublish)},
+		DLQ:  &present.QueueReport{Name: "orders.dlq", PublishRate: f64(0), InRate: f64(4.13), InRateSource: strp(topology.InFromDepth)},
 	}, {
-		Main: broker.QueueReport{Name: "emails", PublishRate: f64(2), InRate: f64(2), InRateSource: strp(topology.InFromPublish)},
-		DLQ:  &broker.QueueReport{Name: "emails.dlq", PublishRate: f64(0)},
+		Main: present.QueueReport{Name: "emails", PublishRate: f64(2), InRate: f64(2), InRateSource: strp(topology.InFromPublish)},
+		DLQ:  &present.QueueReport{Name: "emails.dlq", PublishRate: f64(0)},
 	}}}
 	out := renderTopology(rep)
 	row := func(name string) string {
@@ -68,7 +71,7 @@ func TestTopologyOverOnTheSimulation(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	var rep broker.TopologyReport
+	var rep present.TopologyReport
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatal(err)
 	}
@@ -117,19 +120,19 @@ func TestTopologyOverOnTheSimulation(t *testing.T) {
 // queues by naming, and which naming linked a DLQ (failures are published
 // there: no dead-letter route leads to it).
 func TestRenderTopologyFrameworkShapes(t *testing.T) {
-	rep := broker.TopologyReport{Vhost: "/", BrokerVersion: "4.3.6", Ladders: []broker.LadderReport{{
-		Main: broker.QueueReport{Name: "Sales"},
-		Delays: []broker.DelayReport{{Name: "nsb.v2.delay-level-00…27", Queues: []string{"nsb.v2.delay-level-00", "nsb.v2.delay-level-01", "nsb.v2.delay-level-02"},
+	rep := present.TopologyReport{Vhost: "/", BrokerVersion: "4.3.6", Ladders: []present.LadderReport{{
+		Main: present.QueueReport{Name: "Sales"},
+		Delays: []present.DelayReport{{Name: "nsb.v2.delay-level-00…27", Queues: []string{"nsb.v2.delay-level-00", "nsb.v2.delay-level-01", "nsb.v2.delay-level-02"},
 			MinTTLMS: 1000, MaxTTLMS: 4000, Messages: 7}},
-		DLQ: &broker.QueueReport{Name: "error"}, DLQFrom: "NServiceBus: error (shared)",
+		DLQ: &present.QueueReport{Name: "error"}, DLQFrom: "NServiceBus: error (shared)",
 	}, {
-		Main: broker.QueueReport{Name: "submit-order"}, RetriesInConsumer: true,
-		DLQ: &broker.QueueReport{Name: "submit-order_error"}, DLQFrom: "MassTransit: {queue}_error",
-		ErrorQueues: []broker.QueueReport{{Name: "submit-order_skipped"}},
+		Main: present.QueueReport{Name: "submit-order"}, RetriesInConsumer: true,
+		DLQ: &present.QueueReport{Name: "submit-order_error"}, DLQFrom: "MassTransit: {queue}_error",
+		ErrorQueues: []present.QueueReport{{Name: "submit-order_skipped"}},
 	}, {
-		Main:   broker.QueueReport{Name: "default"},
-		Delays: []broker.DelayReport{{Name: "default.DQ", Queues: []string{"default.DQ"}, HeldByConsumers: true, Messages: 2}},
-		DLQ:    &broker.QueueReport{Name: "default.XQ"},
+		Main:   present.QueueReport{Name: "default"},
+		Delays: []present.DelayReport{{Name: "default.DQ", Queues: []string{"default.DQ"}, HeldByConsumers: true, Messages: 2}},
+		DLQ:    &present.QueueReport{Name: "default.XQ"},
 	}}}
 	out := renderTopology(rep)
 	for _, want := range []string{
@@ -154,7 +157,7 @@ func TestRenderTopologyFrameworkShapes(t *testing.T) {
 // topology --sample lists what it read of each queue: where its messages
 // failed, and what the peek cost or why it was skipped.
 func TestRenderTopologySampled(t *testing.T) {
-	rep := broker.TopologyReport{Vhost: "/", BrokerVersion: "3.10.8", Sampled: &broker.SampleReport{PerQueue: 20, Left: 3, Queues: []broker.SampledQueue{
+	rep := present.TopologyReport{Vhost: "/", BrokerVersion: "3.10.8", Sampled: &usecase.SampleReport{PerQueue: 20, Left: 3, Queues: []usecase.SampledQueue{
 		{Queue: "poison_queue", Read: 3, FailedIn: []string{"orders", "payments"}, SideEffects: []string{"their redelivered flag is now set"}},
 		{Queue: "empty", FailedIn: []string{}},
 		{Queue: "q.dlq", Skipped: "a peek of this quorum queue counts a delivery", FailedIn: []string{}},
@@ -175,7 +178,7 @@ func TestRenderTopologySampled(t *testing.T) {
 	if strings.Contains(out, "\x1b") {
 		t.Errorf("escape sequences from the broker reached the terminal:\n%q", out)
 	}
-	rep.Sampled = &broker.SampleReport{PerQueue: 5, Queues: []broker.SampledQueue{}}
+	rep.Sampled = &usecase.SampleReport{PerQueue: 5, Queues: []usecase.SampledQueue{}}
 	if out := renderTopology(rep); !strings.Contains(out, "no queue to sample") {
 		t.Errorf("an empty sample says nothing:\n%s", out)
 	}
@@ -184,7 +187,7 @@ func TestRenderTopologySampled(t *testing.T) {
 // A cluster with a node down says so in topology's first line; a finding
 // about a node names it.
 func TestRenderTopologyCluster(t *testing.T) {
-	rep := broker.TopologyReport{Vhost: "/", BrokerVersion: "4.3.6", ClusterName: "rabbit@prod",
+	rep := present.TopologyReport{Vhost: "/", BrokerVersion: "4.3.6", ClusterName: "rabbit@prod",
 		Nodes:    []topology.Node{{Name: "rabbit@a"}, {Name: "rabbit@b", Running: true}, {Name: "rabbit@c", Running: true}},
 		Findings: []topology.Finding{{Code: topology.CodeNodeDown, Severity: topology.SeverityError, Node: "rabbit@a", Message: "node rabbit@a is down"}}}
 	out := renderTopology(rep)

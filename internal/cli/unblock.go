@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/ladder-tui/ladder/broker/usecase"
+
 	"github.com/spf13/cobra"
 
 	"github.com/ladder-tui/ladder/broker"
@@ -76,11 +78,11 @@ anyway.`,
 				return err
 			}
 			defer closeClient()
-			opt := broker.UnblockOptions{Look: look, ForcePeek: forcePeek}
-			req, plan, peeked, err := broker.PrepareUnblockWith(cmd.Context(), c, queue, opt)
+			opt := usecase.UnblockOptions{Look: look, ForcePeek: forcePeek}
+			req, plan, peeked, err := usecase.PrepareUnblockWith(cmd.Context(), c, queue, opt)
 			if _, ok := previewConsent(a, err, broker.MoveRequest{}, "ladder unblock reads the queue twice (its look, then the move's preview)"); ok {
 				opt.ForcePeek = true
-				req, plan, peeked, err = broker.PrepareUnblockWith(cmd.Context(), c, queue, opt)
+				req, plan, peeked, err = usecase.PrepareUnblockWith(cmd.Context(), c, queue, opt)
 			}
 			if err != nil {
 				return previewHint(err)
@@ -128,11 +130,11 @@ anyway.`,
 		},
 	}
 	f := cmd.Flags()
-	f.IntVar(&look, "look", broker.DefaultUnblockLook, "read at most this many messages of the queue")
+	f.IntVar(&look, "look", usecase.DefaultUnblockLook, "read at most this many messages of the queue")
 	f.BoolVar(&dryRun, "dry-run", false, "say what would move where; publish and acknowledge nothing")
 	f.BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation")
 	f.BoolVar(&forcePeek, "force-peek", false, "read although each read costs something: a delivery toward a quorum queue's delivery limit, or releasing the overdue messages of a queue whose messages carry their own TTLs")
-	f.IntVar(&maxMoves, "max-moves", broker.DefaultMaxMoves, maxMovesUsage)
+	f.IntVar(&maxMoves, "max-moves", usecase.DefaultMaxMoves, maxMovesUsage)
 	f.BoolVar(&force, "force", false, "move picked messages past --max-moves")
 	return cmd
 }

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ladder-tui/ladder/broker/usecase"
+
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/ladder-tui/ladder/broker"
@@ -215,7 +217,7 @@ func TestUnblockKeepsTheDueTimeOnTheBroker(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer live.Close()
-	req, plan, _, err := broker.PrepareUnblockWith(ctx, live, "work.delay", broker.UnblockOptions{ForcePeek: true})
+	req, plan, _, err := usecase.PrepareUnblockWith(ctx, live, "work.delay", usecase.UnblockOptions{ForcePeek: true})
 	if err != nil || len(plan.Picks) != 1 || plan.Picks[0].MessageID != "long" {
 		t.Fatalf("%+v %v", plan, err)
 	}
@@ -287,7 +289,7 @@ func TestUnblockWhenThePickHasLeft(t *testing.T) {
 	defer live.Close()
 	prepare := func() broker.MoveRequest {
 		t.Helper()
-		req, plan, _, err := broker.PrepareUnblockWith(ctx, live, "work.delay", broker.UnblockOptions{ForcePeek: true})
+		req, plan, _, err := usecase.PrepareUnblockWith(ctx, live, "work.delay", usecase.UnblockOptions{ForcePeek: true})
 		if err != nil || len(plan.Picks) != 1 || plan.Picks[0].MessageID != "head" {
 			t.Fatalf("%+v %v", plan, err)
 		}

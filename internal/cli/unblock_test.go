@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ladder-tui/ladder/broker/usecase"
+
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/sim"
 	"github.com/ladder-tui/ladder/retry"
@@ -144,7 +146,7 @@ func TestUnblockMovesOnlyTheHolderAmongLookAlikes(t *testing.T) {
 func TestUnblockCountsAPickThatLeft(t *testing.T) {
 	s := quietSim(t)
 	putWaiting(t, s, "a/600000", "b/300000", "c/20000")
-	req, plan, _, err := broker.PrepareUnblockWith(t.Context(), s, sim.PaymentsWait, broker.UnblockOptions{ForcePeek: true})
+	req, plan, _, err := usecase.PrepareUnblockWith(t.Context(), s, sim.PaymentsWait, usecase.UnblockOptions{ForcePeek: true})
 	if err != nil || len(plan.Picks) != 2 {
 		t.Fatalf("%+v %v", plan, err)
 	}
@@ -166,7 +168,7 @@ func TestUnblockKeepsTheDueTimeWhileConfirming(t *testing.T) {
 	s := quietSim(t)
 	start := s.Now()
 	putWaiting(t, s, "long/600000", "short/20000")
-	req, plan, _, err := broker.PrepareUnblockWith(t.Context(), s, sim.PaymentsWait, broker.UnblockOptions{ForcePeek: true})
+	req, plan, _, err := usecase.PrepareUnblockWith(t.Context(), s, sim.PaymentsWait, usecase.UnblockOptions{ForcePeek: true})
 	if err != nil || len(plan.Picks) != 1 || plan.Picks[0].Remaining != 10*time.Minute {
 		t.Fatalf("%+v %v", plan, err)
 	}

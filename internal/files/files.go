@@ -21,7 +21,7 @@ import (
 // Ext is a dump file's extension: what the replay picker lists.
 const Ext = ".jsonl"
 
-// File is a dump file being written (a broker.DumpWriter): Local's at a
+// File is a dump file being written (a usecase.DumpWriter): Local's at a
 // typed path, Confined's in its directory, counted against its session's
 // quota.
 type File struct {

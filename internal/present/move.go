@@ -300,7 +300,7 @@ func DelayedRetry(d *retry.DelayedRetry) string {
 }
 
 // PreviewCapped says that a move's preview planned only its first n
-// messages (broker.PreviewCap).
+// messages (usecase.PreviewCap).
 func PreviewCapped(n int) string {
 	return fmt.Sprintf("the first %d were planned, the rest are planned one by one as they move", n)
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/ladder-tui/ladder/broker/usecase"
+
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
@@ -14,7 +16,7 @@ import (
 )
 
 // Mover is the part of a broker client the dialog uses: Move for a move
-// and its dry run, what broker.Replay publishes a dump file through for a
+// and its dry run, what usecase.Replay publishes a dump file through for a
 // replay, and ReadOnly to refuse either before its dry run. The app hands
 // it its broker.Client; a test, a fake of these alone.
 type Mover interface {
@@ -121,7 +123,7 @@ func moveCmd(ctx context.Context, c broker.Mover, id int, req broker.MoveRequest
 }
 
 // replayCmd replays file as the move dialog's request says (the browser's
-// R): broker.Replay, the same the command runs.
+// R): usecase.Replay, the same the command runs.
 func replayCmd(ctx context.Context, c broker.ReplayTarget, id int, file string, req broker.MoveRequest, ch chan broker.MoveProgress) tea.Cmd {
 	return func() tea.Msg {
 		var progress func(broker.MoveProgress)
@@ -135,15 +137,15 @@ func replayCmd(ctx context.Context, c broker.ReplayTarget, id int, file string, 
 				ch <- p
 			}
 		}
-		rep, err := broker.Replay(ctx, c, replayRequest(file, req), progress)
+		rep, err := usecase.Replay(ctx, c, replayRequest(file, req), progress)
 		return DoneMsg{ID: id, DryRun: req.DryRun, Report: rep, Err: err}
 	}
 }
 
 // replayRequest is the dialog's request as a replay of file: every flag
 // the form took (count, --where, --rate, --max-moves) goes with it.
-func replayRequest(file string, req broker.MoveRequest) broker.ReplayRequest {
-	return broker.ReplayRequest{
+func replayRequest(file string, req broker.MoveRequest) usecase.ReplayRequest {
+	return usecase.ReplayRequest{
 		File: file, To: req.To, Delay: req.Delay, Limit: req.Limit, DryRun: req.DryRun,
 		ResetRetries: req.ResetRetries, Where: req.Where, Rate: req.Rate, MaxMoves: req.MaxMoves, Force: req.Force,
 		Hold: req.Hold, Expect: req.Expect,

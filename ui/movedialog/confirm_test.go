@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ladder-tui/ladder/broker/usecase"
+
 	"github.com/ladder-tui/ladder/broker/pace"
 
 	"charm.land/bubbles/v2/key"
@@ -23,7 +25,7 @@ import (
 )
 
 // Read-only mode refuses the dialog's move and replay before their dry
-// run, with the commands' error (broker.RefuseReadOnly): nothing reaches
+// run, with the commands' error (usecase.RefuseReadOnly): nothing reaches
 // the broker.
 func TestReadOnlyRefusedBeforeTheDryRun(t *testing.T) {
 	s := sim.New(sim.Options{Quiet: true, ReadOnly: true})
@@ -38,7 +40,7 @@ func TestReadOnlyRefusedBeforeTheDryRun(t *testing.T) {
 		if spec.ReplayFile != "" {
 			what = "replay d.jsonl"
 		}
-		if cmd != nil || !errors.Is(m.err, broker.ErrReadOnly) || m.err.Error() != broker.RefuseReadOnly(true, what).Error() {
+		if cmd != nil || !errors.Is(m.err, broker.ErrReadOnly) || m.err.Error() != usecase.RefuseReadOnly(true, what).Error() {
 			t.Errorf("read-only %s: %v (a dry run was started: %v)", what, m.err, cmd != nil)
 		}
 	}
@@ -69,7 +71,7 @@ func TestConfirmedMoveRunsThePlanShown(t *testing.T) {
 		t.Fatalf("after enter on the form: step %v, preview %v, requests %+v", m.Step(), m.Preview(), reqs)
 	}
 	dry := reqs[0]
-	if !dry.DryRun || dry.Limit != broker.PreviewCap || dry.From != dlq || dry.To.Kind != broker.TargetOrigin || dry.Expect != nil {
+	if !dry.DryRun || dry.Limit != usecase.PreviewCap || dry.From != dlq || dry.To.Kind != broker.TargetOrigin || dry.Expect != nil {
 		t.Errorf("dry run asked %+v", dry)
 	}
 	if out := ansi.Strip(m.View()); !strings.Contains(out, "m0") {
@@ -213,7 +215,7 @@ func TestReplayRequestKeepsTheFlags(t *testing.T) {
 	req := broker.MoveRequest{To: broker.Target{Kind: broker.TargetOriginal}, Delay: time.Second, Limit: 7, Where: w, Rate: 50,
 		MaxMoves: 3, Force: true, ResetRetries: true, DryRun: true, Hold: g, Expect: []broker.PlannedMove{{Position: 1}}}
 	got := replayRequest("d.jsonl", req)
-	want := broker.ReplayRequest{File: "d.jsonl", To: req.To, Delay: time.Second, Limit: 7, Where: w, Rate: 50, MaxMoves: 3, Force: true,
+	want := usecase.ReplayRequest{File: "d.jsonl", To: req.To, Delay: time.Second, Limit: 7, Where: w, Rate: 50, MaxMoves: 3, Force: true,
 		ResetRetries: true, DryRun: true, Hold: g, Expect: req.Expect}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("replay request\n%+v\nwant\n%+v", got, want)

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ladder-tui/ladder/broker/usecase"
+
 	"github.com/ladder-tui/ladder/broker/pace"
 
 	"charm.land/bubbles/v2/key"
@@ -135,7 +137,7 @@ func (m *Model) Open(spec Spec) tea.Cmd {
 	id := m.id
 	*m = Model{env: m.env, w: m.w, h: m.h, bar: m.bar, spec: spec, id: id + 1}
 	m.count.Set("10")
-	m.maxMoves.Set(strconv.Itoa(broker.DefaultMaxMoves))
+	m.maxMoves.Set(strconv.Itoa(usecase.DefaultMaxMoves))
 	m.scopes = scopeOptions(spec)
 	m.targets = targetOptions(spec)
 	m.delays = delayOptions(spec, m.env.Policy)
@@ -389,7 +391,7 @@ func (m *Model) done(msg DoneMsg) tea.Cmd {
 	if msg.DryRun {
 		m.preview, m.err = msg.Report, msg.Err
 		if m.err == nil && m.preview != nil {
-			m.err = broker.CheckPreview(m.what(), m.spec.ReplayFile != "", m.preview)
+			m.err = usecase.CheckPreview(m.what(), m.spec.ReplayFile != "", m.preview)
 		}
 		return nil
 	}
@@ -595,7 +597,7 @@ func (m *Model) buildRequest() (broker.MoveRequest, error) {
 	}
 	d := m.delays[m.delayAt]
 	if d.typed {
-		dd, err := broker.ParseDelay(m.tDelay.String())
+		dd, err := usecase.ParseDelay(m.tDelay.String())
 		if err != nil {
 			return req, err
 		}
@@ -633,10 +635,10 @@ func (m *Model) preflight(req broker.MoveRequest) tea.Cmd {
 	m.req = req
 	m.step, m.preview, m.err = StepPreview, nil, nil
 	m.id++
-	if m.err = broker.RefuseReadOnly(m.env.Client().ReadOnly(), m.what()); m.err != nil {
+	if m.err = usecase.RefuseReadOnly(m.env.Client().ReadOnly(), m.what()); m.err != nil {
 		return nil
 	}
-	dry := broker.PreviewRequest(req, m.spec.ReplayFile != "")
+	dry := usecase.PreviewRequest(req, m.spec.ReplayFile != "")
 	ctx, cancel := context.WithTimeout(m.env.Context(), dryRunTimeout)
 	cmd := moveCmd(ctx, m.env.Client(), m.id, dry, nil)
 	if m.spec.ReplayFile != "" {
@@ -665,7 +667,7 @@ func (m *Model) start() tea.Cmd {
 	m.step = StepRunning
 	m.id++
 	// The move executes the plan the user confirmed.
-	m.req = broker.Bind(m.req, m.preview)
+	m.req = usecase.Bind(m.req, m.preview)
 	m.gate = &pace.Hold{}
 	m.req.Hold = m.gate
 	m.progress = broker.MoveProgress{Total: m.preview.Requested}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ladder-tui/ladder/broker/usecase"
+
 	"charm.land/bubbles/v2/key"
 
 	"github.com/ladder-tui/ladder/broker"
@@ -209,8 +211,8 @@ func renderMovePreview(queue string, req broker.MoveRequest, rep *broker.MoveRep
 	if v := present.Pace(req.Rate); v != "" {
 		what += ", " + v
 	}
-	if !isReplaySource(queue) && broker.PreviewCapped(req, rep) {
-		what += "; " + present.PreviewCapped(broker.PreviewCap)
+	if !isReplaySource(queue) && usecase.PreviewCapped(req, rep) {
+		what += "; " + present.PreviewCapped(usecase.PreviewCap)
 	}
 	lines = append(lines, styled.Wrap(st.Strong, what+"?", width)...)
 	if v := present.CrashRisk(rep.Planned); v != "" {

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ladder-tui/ladder/broker/usecase"
+
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/ladder-tui/ladder/broker"
@@ -208,13 +210,13 @@ func TestParseTargetAndDelay(t *testing.T) {
 		}
 	}
 	for in, want := range map[string]time.Duration{"90s": 90 * time.Second, "1m30s": 90 * time.Second, "250ms": 250 * time.Millisecond} {
-		if got, err := broker.ParseDelay(in); err != nil || got != want {
+		if got, err := usecase.ParseDelay(in); err != nil || got != want {
 			t.Errorf("ParseDelay(%q) = %v, %v", in, got, err)
 		}
 	}
 	// A bare number is refused, as --delay refuses it (a unit each).
 	for _, bad := range []string{"", "-5s", "soon", "250"} {
-		if _, err := broker.ParseDelay(bad); err == nil {
+		if _, err := usecase.ParseDelay(bad); err == nil {
 			t.Errorf("ParseDelay(%q) accepted", bad)
 		}
 	}

@@ -1,6 +1,6 @@
 // Package movedialog is the UI's move / re-publish dialog: choose,
 // preview (the dry run), confirm, watch progress, read the summary. It is
-// the UI's only caller of Client.Move and broker.Replay, so the
+// the UI's only caller of Client.Move and usecase.Replay, so the
 // confirmation rule lives in one place. The app opens it on a Spec and
 // gives it an Env (keys, styles, a Mover: the roles of the client it uses,
 // the program's context); it answers with BackMsg, ClosedMsg and AskMsg.
@@ -41,7 +41,7 @@ type Spec struct {
 	// ReplayPath is the file the replay reads (the app's Files resolve
 	// ReplayFile to it); ReplayFile itself when empty.
 	ReplayPath string
-	// Unblock, when set, is ladder unblock's move (broker.PrepareUnblock):
+	// Unblock, when set, is ladder unblock's move (usecase.PrepareUnblock):
 	// the dialog skips the form and goes straight to its dry run.
 	Unblock     *broker.MoveRequest
 	UnblockPlan *moveplan.UnblockPlan

@@ -1,4 +1,4 @@
-package broker
+package usecase
 
 import (
 	"context"
@@ -6,6 +6,10 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/topology"
 )
 
 // Sampling: a shared error queue, fed by publishing and named by
@@ -27,8 +31,8 @@ const sampleDeadline = 10 * time.Second
 
 // Sampler reads a vhost and peeks its queues.
 type Sampler interface {
-	Snapshotter
-	Peeker
+	broker.Snapshotter
+	broker.Peeker
 }
 
 // SampledQueue is what sampling read of one queue.
@@ -56,35 +60,36 @@ type SampleReport struct {
 // first), so that c learns where its messages failed.
 // A peek the broker refuses (a quorum queue near its delivery limit) is
 // skipped with its reason; any other failure ends the sample.
-func Sample(ctx context.Context, c Sampler, snap *Snapshot, perQueue int) (*SampleReport, error) {
+func Sample(ctx context.Context, c Sampler, snap *broker.Snapshot, perQueue int) (*SampleReport, error) {
 	rep := &SampleReport{PerQueue: perQueue, Queues: []SampledQueue{}}
-	var cand []QueueReport
-	for _, q := range snap.Report().Other {
+	var cand []topology.Queue
+	in := explained(snap.Ladders)
+	for _, q := range snap.Topology.Queues {
 		// The API's depths lag publishes by seconds: an empty-looking queue
 		// is read too (a peek of an empty queue touches nothing), after
 		// the deeper ones.
-		if !q.OwnedByLadder && (q.Consumers == nil || *q.Consumers == 0) {
+		if !in[q.Name] && !retry.OwnedByLadder(q.Name) && (q.ConsumersUnknown || q.Consumers == 0) {
 			cand = append(cand, q)
 		}
 	}
-	slices.SortStableFunc(cand, func(a, b QueueReport) int { return int(min(max(b.Ready-a.Ready, -1), 1)) })
+	slices.SortStableFunc(cand, func(a, b topology.Queue) int { return int(min(max(b.Ready-a.Ready, -1), 1)) })
 	if len(cand) > MaxSampledQueues {
 		rep.Left = len(cand) - MaxSampledQueues
 		cand = cand[:MaxSampledQueues]
 	}
 	for _, q := range cand {
 		s := SampledQueue{Queue: q.Name, FailedIn: []string{}, SideEffects: []string{}}
-		res, err := c.Peek(ctx, q.Name, PeekOptions{Limit: perQueue, Deadline: sampleDeadline, Each: func(m *Message) error {
+		res, err := c.Peek(ctx, q.Name, broker.PeekOptions{Limit: perQueue, Deadline: sampleDeadline, Each: func(m *broker.Message) error {
 			if m.FailedIn != "" && !slices.Contains(s.FailedIn, m.FailedIn) {
 				s.FailedIn = append(s.FailedIn, m.FailedIn)
 			}
 			return nil
 		}})
-		var refused *PeekRefused
+		var refused *broker.PeekRefused
 		switch {
 		case errors.As(err, &refused):
 			s.Skipped = refused.Why
-		case errors.Is(err, ErrNotFound):
+		case errors.Is(err, broker.ErrNotFound):
 			s.Skipped = "deleted since the read"
 		case err != nil:
 			return rep, fmt.Errorf("sample %s: %w", q.Name, err)
@@ -96,4 +101,27 @@ func Sample(ctx context.Context, c Sampler, snap *Snapshot, perQueue int) (*Samp
 		rep.Queues = append(rep.Queues, s)
 	}
 	return rep, nil
+}
+
+// explained are the queues some ladder explains: every queue `topology`
+// lists in a ladder rather than among the others.
+func explained(ladders []retry.Ladder) map[string]bool {
+	in := map[string]bool{}
+	for _, l := range ladders {
+		in[l.Main], in[l.DLQ] = true, true
+		for _, t := range l.Tiers {
+			in[t.Queue] = true
+		}
+		for _, qs := range [][]string{l.ErrorQueues, l.DelayQueues, l.WaitQueues} {
+			for _, q := range qs {
+				in[q] = true
+			}
+		}
+		for _, d := range l.Delays {
+			for _, q := range d.Queues {
+				in[q] = true
+			}
+		}
+	}
+	return in
 }

@@ -1,9 +1,10 @@
-package broker
+package usecase
 
 import (
 	"fmt"
 	"testing"
 
+	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/retry"
 )
 
@@ -11,13 +12,13 @@ import (
 // first few with a copy of their bodies' previews (not the browse's whole
 // body), and takes the header line without grouping it.
 func TestGroupWriterGroupsMessagesAsHandedOn(t *testing.T) {
-	ms := make([]Message, 50)
+	ms := make([]broker.Message, 50)
 	body := []byte("0123456789abcdefghijklmnopqrstuvwxyz")
 	for i := range ms {
-		ms[i] = Message{Position: i, Headers: retry.Headers{"x-last-error": fmt.Sprintf("order A-%d rejected (%d)", i, i%2)}}
-		DecodeMessage(&ms[i], body, len(body), nil, nil)
+		ms[i] = broker.Message{Position: i, Headers: retry.Headers{"x-last-error": fmt.Sprintf("order A-%d rejected (%d)", i, i%2)}}
+		broker.DecodeMessage(&ms[i], body, len(body), nil, nil)
 	}
-	w := &groupWriter{g: NewGrouper(GroupError), keep: 2, preview: 16}
+	w := &groupWriter{g: broker.NewGrouper(broker.GroupError), keep: 2, preview: 16}
 	if _, err := w.Write([]byte(`{"ladder_dump":1,"vhost":"/","queue":"q"}` + "\n")); err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +33,7 @@ func TestGroupWriterGroupsMessagesAsHandedOn(t *testing.T) {
 	if w.g.Len() != 50 || len(w.kept) != 2 || w.kept[1].Position != 1 {
 		t.Fatalf("grouped %d, kept %d", w.g.Len(), len(w.kept))
 	}
-	if got := w.g.Groups(); len(got) != len(GroupMessages(ms, GroupError)) {
+	if got := w.g.Groups(); len(got) != len(broker.GroupMessages(ms, broker.GroupError)) {
 		t.Fatalf("%d groups", len(got))
 	}
 	k := w.kept[0]

@@ -1,15 +1,17 @@
-package broker
+package usecase
 
 import (
 	"strings"
 	"testing"
 
+	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/dumpfile"
+	"github.com/ladder-tui/ladder/broker/wire"
 	"github.com/ladder-tui/ladder/retry"
 )
 
 func TestCheckLineSaysWhyTheBrokerWouldRefuseIt(t *testing.T) {
-	lim := PublishLimits{MaxMessageSize: 1000, Source: "RabbitMQ 4.x's default max_message_size", FrameMax: 131072}
+	lim := broker.PublishLimits{MaxMessageSize: 1000, Source: "RabbitMQ 4.x's default max_message_size", FrameMax: 131072}
 	ok := dumpfile.Record{Properties: dumpfile.Properties{MessageID: "m"}, Headers: retry.Headers{"x": "y"}, Body: make([]byte, 1000)}
 	if why := checkLine(&ok, lim); why != "" {
 		t.Fatalf("a line within every limit: %q", why)
@@ -35,7 +37,7 @@ func TestCheckLineSaysWhyTheBrokerWouldRefuseIt(t *testing.T) {
 	// Unknown limits check nothing but what AMQP itself refuses.
 	big := ok
 	big.Body = make([]byte, 1<<20)
-	if why := checkLine(&big, PublishLimits{}); why != "" {
+	if why := checkLine(&big, broker.PublishLimits{}); why != "" {
 		t.Errorf("no limits known: %q", why)
 	}
 }
@@ -43,11 +45,11 @@ func TestCheckLineSaysWhyTheBrokerWouldRefuseIt(t *testing.T) {
 // propertiesSize counts what amqp091 writes: a string header of n bytes
 // costs 1 (name length) + len(name) + 1 (type) + 4 (length) + n.
 func TestPropertiesSizeCountsTheEncoding(t *testing.T) {
-	base := propertiesSize(Properties{}, nil)
+	base := wire.PropertiesSize(broker.Properties{}, nil)
 	if base != 14 {
 		t.Fatalf("empty properties: %d, want 14 (class, weight, body size, flags)", base)
 	}
-	got := propertiesSize(Properties{MessageID: "abc"}, retry.Headers{"k": "12345", "n": int64(1), "t": map[string]any{"a": true}})
+	got := wire.PropertiesSize(broker.Properties{MessageID: "abc"}, retry.Headers{"k": "12345", "n": int64(1), "t": map[string]any{"a": true}})
 	want := 14 + (1 + 3) + 4 + (1 + 1 + 1 + 4 + 5) + (1 + 1 + 9) + (1 + 1 + 1 + 4 + (1 + 1 + 2))
 	if got != want {
 		t.Errorf("size %d, want %d", got, want)

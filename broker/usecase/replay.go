@@ -1,4 +1,4 @@
-package broker
+package usecase
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/dumpfile"
 	"github.com/ladder-tui/ladder/broker/pace"
 	"github.com/ladder-tui/ladder/internal/wording"
@@ -26,7 +27,7 @@ import (
 // ReplayRequest describes a replay of a dump file.
 type ReplayRequest struct {
 	File         string
-	To           Target
+	To           broker.Target
 	Delay        time.Duration
 	Rate         float64
 	Where        moveplan.Where
@@ -40,7 +41,7 @@ type ReplayRequest struct {
 	// Hold, when set, pauses the replay while held.
 	Hold *pace.Hold
 	// Expect is the plan the user confirmed (a dry run's Planned).
-	Expect []PlannedMove
+	Expect []broker.PlannedMove
 }
 
 // ReplayBatch is how many messages are published before their confirms
@@ -50,7 +51,7 @@ const ReplayBatch = 256
 // replayJob is one line of a replay and its plan.
 type replayJob struct {
 	line  dumpfile.Line
-	route PlannedMove
+	route broker.PlannedMove
 }
 
 // Replay publishes a dump's messages again, each routed by the planner the
@@ -60,8 +61,8 @@ type replayJob struct {
 // skipped; lines it had in flight are published again and reported as
 // possible duplicates. A replay locks the dump's progress file while it
 // runs: a second one at once is refused, naming the first.
-func Replay(ctx context.Context, c ReplayTarget, req ReplayRequest, progress func(MoveProgress)) (*MoveReport, error) {
-	rep := &MoveReport{Target: req.To.String(), DelayMS: req.Delay.Milliseconds(), DryRun: req.DryRun, Via: map[topology.Via]int{}, Routes: []moveplan.RouteCount{}}
+func Replay(ctx context.Context, c broker.ReplayTarget, req ReplayRequest, progress func(broker.MoveProgress)) (*broker.MoveReport, error) {
+	rep := &broker.MoveReport{Target: req.To.String(), DelayMS: req.Delay.Milliseconds(), DryRun: req.DryRun, Via: map[topology.Via]int{}, Routes: []moveplan.RouteCount{}}
 	f, err := os.Open(req.File)
 	if err != nil {
 		return rep, fmt.Errorf("replay: %w", err)
@@ -96,7 +97,7 @@ func Replay(ctx context.Context, c ReplayTarget, req ReplayRequest, progress fun
 	if st.Exists && !req.Resume && !req.DryRun {
 		return rep, fmt.Errorf("replay %s: it was replayed before (progress in %s): --resume continues it; remove the progress file to replay it all again", req.File, progPath)
 	}
-	run := RunID()
+	run := broker.RunID()
 	record := func(e dumpfile.ProgressEntry) error {
 		b, _ := json.Marshal(e)
 		if _, err := prog.Write(append(b, '\n')); err != nil {
@@ -141,13 +142,13 @@ func Replay(ctx context.Context, c ReplayTarget, req ReplayRequest, progress fun
 	// A line that cannot be read or published stays in the dump, skipped
 	// with its reason, counted among those asked for (so the replay ends
 	// partial, exit 3).
-	skip := func(pm PlannedMove) {
+	skip := func(pm broker.PlannedMove) {
 		rep.Skipped++
 		rep.Planned = append(rep.Planned, pm)
 	}
 	for _, b := range bad {
 		rep.Requested++
-		skip(PlannedMove{Position: b.Line, Skip: "malformed line: " + b.Why})
+		skip(broker.PlannedMove{Position: b.Line, Skip: "malformed line: " + b.Why})
 	}
 	var jobs []replayJob
 	resumed := 0
@@ -157,15 +158,15 @@ func Replay(ctx context.Context, c ReplayTarget, req ReplayRequest, progress fun
 			continue
 		}
 		r := dl.Record
-		m := RecordInput(&r, dl.Line).Message(true)
+		m := broker.RecordInput(&r, dl.Line).Message(true)
 		// Checked before it is planned: the planner holds a line to the
 		// confirmed plan, which skipped it for this same reason.
 		why := checkLine(&dl.Record, lim)
-		var route PlannedMove
+		var route broker.PlannedMove
 		if why == "" {
 			route = planner.Plan(m)
 		} else {
-			route = PlannedMove{Position: dl.Line, MessageID: r.Properties.MessageID, BodyDigest: m.BodyDigest, Skip: why}
+			route = broker.PlannedMove{Position: dl.Line, MessageID: r.Properties.MessageID, BodyDigest: m.BodyDigest, Skip: why}
 			route.Unmatched = !req.Where.Empty() && planner.Plan(m).Unmatched
 		}
 		if !route.Unmatched && req.Limit > 0 && len(jobs) >= req.Limit {
@@ -193,7 +194,7 @@ func Replay(ctx context.Context, c ReplayTarget, req ReplayRequest, progress fun
 		}
 	}
 	audit := c.Audit
-	ev := AuditEvent{Phase: "start", Action: "replay", From: head.Queue, Target: req.To.String(), DelayMS: req.Delay.Milliseconds(),
+	ev := broker.AuditEvent{Phase: "start", Action: "replay", From: head.Queue, Target: req.To.String(), DelayMS: req.Delay.Milliseconds(),
 		Limit: req.Limit, Reset: req.ResetRetries, Rate: req.Rate, Where: req.Where.Exprs(), File: req.File}
 	if err := audit(ev); err != nil {
 		return rep, err
@@ -203,7 +204,7 @@ func Replay(ctx context.Context, c ReplayTarget, req ReplayRequest, progress fun
 	blocked := "" // the broker's reason while a resource alarm blocks publishing
 	report := func() {
 		if progress != nil {
-			progress(MoveProgress{Total: rep.Requested, Done: rep.Moved + rep.Failed + rep.Returned + rep.Skipped,
+			progress(broker.MoveProgress{Total: rep.Requested, Done: rep.Moved + rep.Failed + rep.Returned + rep.Skipped,
 				Moved: rep.Moved, Failed: rep.Failed, Elapsed: time.Since(start), Blocked: blocked})
 		}
 	}
@@ -223,7 +224,7 @@ func Replay(ctx context.Context, c ReplayTarget, req ReplayRequest, progress fun
 	// Clients opened on other nodes when a connection was lost
 	// (Failover), closed when the replay ends.
 	failovers := 0
-	var opened []Client
+	var opened []broker.Client
 	defer func() {
 		for _, o := range opened {
 			o.Close()
@@ -233,7 +234,7 @@ func Replay(ctx context.Context, c ReplayTarget, req ReplayRequest, progress fun
 	// connection (or one that cannot be made again), when c knows one:
 	// the address it went on through, "" when it did not.
 	failover := func(err error) string {
-		if !errors.Is(err, ErrConnLost) && !errors.Is(err, ErrUnreachable) || ctx.Err() != nil || failovers >= maxFailovers {
+		if !errors.Is(err, broker.ErrConnLost) && !errors.Is(err, broker.ErrUnreachable) || ctx.Err() != nil || failovers >= maxFailovers {
 			return ""
 		}
 		nc, addr, ferr := c.Failover(ctx)
@@ -285,7 +286,7 @@ func Replay(ctx context.Context, c ReplayTarget, req ReplayRequest, progress fun
 		if len(batch) == 0 {
 			continue
 		}
-		var out []Outgoing
+		var out []broker.Outgoing
 		var sent []int
 		for _, j := range batch {
 			if !req.Hold.Wait(ctx.Done()) || !pacer.Sleep(ctx.Done()) {
@@ -295,10 +296,10 @@ func Replay(ctx context.Context, c ReplayTarget, req ReplayRequest, progress fun
 			pacer.Took(time.Now())
 			r, rec := j.route, j.line.Record
 			h := r.Apply(rec.Headers)
-			h[HeaderMoveID] = run + "/" + strconv.Itoa(j.line.Line)
-			props := RecordProperties(&rec)
+			h[broker.HeaderMoveID] = run + "/" + strconv.Itoa(j.line.Line)
+			props := broker.RecordProperties(&rec)
 			props.Expiration = r.Expiration
-			o := Outgoing{Exchange: r.Exchange, RoutingKey: r.RoutingKey, Mandatory: r.Mandatory, Properties: props, Headers: h, Body: rec.Body}
+			o := broker.Outgoing{Exchange: r.Exchange, RoutingKey: r.RoutingKey, Mandatory: r.Mandatory, Properties: props, Headers: h, Body: rec.Body}
 			if r.Via == topology.ViaDelayQueue {
 				o.WaitQueue, o.WaitQueueArgs = r.Queue, r.WaitQueueArgs
 			}
@@ -348,7 +349,7 @@ func Replay(ctx context.Context, c ReplayTarget, req ReplayRequest, progress fun
 		// large (a refusal every next batch would meet, a lost connection,
 		// a stop) ends the replay, in its one cause; what it did not publish
 		// is not in doubt.
-		stop := err != nil && !errors.Is(err, ErrTooLarge)
+		stop := err != nil && !errors.Is(err, broker.ErrTooLarge)
 		// A lost connection goes on through another node when the client
 		// knows one: what it did not publish is published there, and what
 		// it published unconfirmed too (counted as possible duplicates).
@@ -368,19 +369,19 @@ func Replay(ctx context.Context, c ReplayTarget, req ReplayRequest, progress fun
 			case res.Returned:
 				failed = append(failed, j.line.Line)
 				rep.Returned++
-			case res.NotSent && errors.Is(res.Err, ErrNotReached) && !stop,
-				res.NotSent && wentOn != "" && !errors.Is(res.Err, ErrTooLarge):
+			case res.NotSent && errors.Is(res.Err, broker.ErrNotReached) && !stop,
+				res.NotSent && wentOn != "" && !errors.Is(res.Err, broker.ErrTooLarge):
 				// Never reached the broker: published again next batch.
 				failed = append(failed, j.line.Line)
 				again = append(again, j)
-			case res.NotSent && errors.Is(res.Err, ErrTooLarge):
+			case res.NotSent && errors.Is(res.Err, broker.ErrTooLarge):
 				failed = append(failed, j.line.Line)
 				rep.Skipped++
 				rep.Planned = append(rep.Planned, j.route.Skipped(res.Err.Error()))
 			case res.NotSent:
 				failed = append(failed, j.line.Line)
 				rep.Failed++
-				if !stop || !errors.Is(res.Err, err) && !errors.Is(res.Err, ErrNotReached) {
+				if !stop || !errors.Is(res.Err, err) && !errors.Is(res.Err, broker.ErrNotReached) {
 					rep.Note(fmt.Sprintf("line %d not published: %v", j.line.Line, res.Err))
 				}
 			case wentOn != "":
@@ -435,7 +436,7 @@ func Replay(ctx context.Context, c ReplayTarget, req ReplayRequest, progress fun
 	if failure == nil && rep.Moved < rep.Requested {
 		failure = &replayPartial{fmt.Errorf("replay %s: published %d of %d (%d returned, %d failed, %d skipped)",
 			req.File, rep.Moved, rep.Requested, rep.Returned, rep.Failed, rep.Skipped)}
-	} else if failure != nil && !errors.Is(failure, ErrPartial) {
+	} else if failure != nil && !errors.Is(failure, broker.ErrPartial) {
 		failure = &replayPartial{failure}
 	}
 	return rep, failure
@@ -447,7 +448,7 @@ type replayPartial struct{ err error }
 
 func (e *replayPartial) Error() string        { return e.err.Error() + ": some lines were not published" }
 func (e *replayPartial) Unwrap() error        { return e.err }
-func (e *replayPartial) Is(target error) bool { return target == ErrPartial }
+func (e *replayPartial) Is(target error) bool { return target == broker.ErrPartial }
 
 // inflightLines are the lines of jobs an earlier run left in doubt.
 func inflightLines(st dumpfile.ProgressState, jobs []replayJob) map[int]bool {
@@ -489,7 +490,7 @@ func (n *lineNotes) add(why string, line int) {
 }
 
 // note writes one note for each cause: "lines 3, 4, 5: why".
-func (n *lineNotes) note(rep *MoveReport) {
+func (n *lineNotes) note(rep *broker.MoveReport) {
 	for _, why := range n.order {
 		set := n.lines[why]
 		rep.Note(fmt.Sprintf("%s %s: %s", wording.Plain(len(set), "line", "lines"), lineList(set), why))
@@ -517,3 +518,6 @@ func shortText(err error) string {
 	}
 	return msg
 }
+
+// maxFailovers bounds how often one replay goes on through another node.
+const maxFailovers = 5

@@ -1,6 +1,8 @@
-package broker
+package present
 
 import (
+	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/broker/usecase"
 	"github.com/ladder-tui/ladder/retry"
 	"github.com/ladder-tui/ladder/retry/topology"
 )
@@ -26,7 +28,7 @@ type TopologyReport struct {
 	Nodes       []topology.Node `json:"nodes,omitempty"`
 	// Sampled, with topology --sample, is what was read of the queues no
 	// ladder explained, before the read reported here.
-	Sampled *SampleReport `json:"sampled,omitempty"`
+	Sampled *usecase.SampleReport `json:"sampled,omitempty"`
 }
 
 // LadderReport is one ladder with its queues' figures.
@@ -117,8 +119,8 @@ type DelayedExchangeReport struct {
 	MessagesDelayed *int64 `json:"messages_delayed"`
 }
 
-// Report adapts a snapshot for JSON: the same values the UI draws.
-func (s *Snapshot) Report() TopologyReport {
+// Topology adapts a snapshot for JSON: the same values the UI draws.
+func Topology(s *broker.Snapshot) TopologyReport {
 	byName := make(map[string]topology.Queue, len(s.Topology.Queues))
 	for _, q := range s.Topology.Queues {
 		byName[q.Name] = q

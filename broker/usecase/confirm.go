@@ -1,8 +1,10 @@
-package broker
+package usecase
 
 import (
 	"context"
 	"fmt"
+
+	"github.com/ladder-tui/ladder/broker"
 )
 
 // PreviewCap bounds the dry run a confirmation shows of a queue: it browses
@@ -19,7 +21,7 @@ const DefaultMaxMoves = 5
 // mode, before anything is read or asked; what names it ("move from Q").
 func RefuseReadOnly(readOnly bool, what string) error {
 	if readOnly {
-		return fmt.Errorf("%s: %w", what, ErrReadOnly)
+		return fmt.Errorf("%s: %w", what, broker.ErrReadOnly)
 	}
 	return nil
 }
@@ -33,19 +35,19 @@ type Confirmation struct {
 	// File: the source is a dump file (a replay), its dry run not capped.
 	File bool
 	// DryRun runs a dry run: Client.Move, or Replay for a dump file.
-	DryRun func(ctx context.Context, req MoveRequest) (*MoveReport, error)
+	DryRun func(ctx context.Context, req broker.MoveRequest) (*broker.MoveReport, error)
 	// Consent, when set, asks for a dry run the broker refused because its
 	// read of the source counts a delivery toward a delivery limit; yes
 	// runs it again with ForcePeek, which the run then carries.
-	Consent func(err error, dry MoveRequest) bool
+	Consent func(err error, dry broker.MoveRequest) bool
 	// Ask shows the plan and asks; an error is the user's no.
-	Ask func(plan *MoveReport) error
+	Ask func(plan *broker.MoveReport) error
 }
 
 // ConfirmThenBind dry-runs req, has the plan confirmed and returns the
 // request to run: bound to that plan (Bind). Read-only mode is refused
 // before (RefuseReadOnly).
-func ConfirmThenBind(ctx context.Context, req MoveRequest, c Confirmation) (MoveRequest, error) {
+func ConfirmThenBind(ctx context.Context, req broker.MoveRequest, c Confirmation) (broker.MoveRequest, error) {
 	dry := PreviewRequest(req, c.File)
 	plan, err := c.DryRun(ctx, dry)
 	if err != nil && c.Consent != nil && c.Consent(err, dry) {
@@ -66,7 +68,7 @@ func ConfirmThenBind(ctx context.Context, req MoveRequest, c Confirmation) (Move
 
 // PreviewRequest is the dry run that confirms req: what the run would
 // take, at most PreviewCap messages of a queue.
-func PreviewRequest(req MoveRequest, file bool) MoveRequest {
+func PreviewRequest(req broker.MoveRequest, file bool) broker.MoveRequest {
 	req.DryRun = true
 	if !file && len(req.Positions) == 0 && (req.Limit == 0 || req.Limit > PreviewCap) {
 		req.Limit = PreviewCap
@@ -76,7 +78,7 @@ func PreviewRequest(req MoveRequest, file bool) MoveRequest {
 
 // CheckPreview refuses a plan with nothing in it: there is nothing to
 // confirm, and a run bound to no plan would take what arrives meanwhile.
-func CheckPreview(what string, file bool, plan *MoveReport) error {
+func CheckPreview(what string, file bool, plan *broker.MoveReport) error {
 	switch {
 	case plan.Requested > 0:
 		return nil
@@ -90,7 +92,7 @@ func CheckPreview(what string, file bool, plan *MoveReport) error {
 // its previewed route (Expect), and a run of the whole source takes as many
 // as were planned, not what arrived since, unless the preview stopped at
 // PreviewCap. ForcePeek, once said yes to, is req's already.
-func Bind(req MoveRequest, plan *MoveReport) MoveRequest {
+func Bind(req broker.MoveRequest, plan *broker.MoveReport) broker.MoveRequest {
 	req.Expect = plan.Planned
 	if len(req.Positions) == 0 && !PreviewCapped(req, plan) && (req.Limit == 0 || plan.Requested < req.Limit) {
 		req.Limit = plan.Requested
@@ -101,6 +103,6 @@ func Bind(req MoveRequest, plan *MoveReport) MoveRequest {
 // PreviewCapped says the preview of req stopped at PreviewCap: the run may
 // take more than it planned, each planned as it moves. (A dump file's
 // preview is never cut: its caller asks only of a queue.)
-func PreviewCapped(req MoveRequest, plan *MoveReport) bool {
+func PreviewCapped(req broker.MoveRequest, plan *broker.MoveReport) bool {
 	return len(req.Positions) == 0 && plan.Requested >= PreviewCap && (req.Limit == 0 || req.Limit > PreviewCap)
 }

@@ -1,4 +1,4 @@
-package broker
+package usecase
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/retry/moveplan"
 	"github.com/ladder-tui/ladder/retry/topology"
 )
@@ -14,13 +15,6 @@ import (
 // that groups each message as it comes and keeps only the groups, so a
 // queue of 100,000 messages costs a few counters per group, not the
 // messages.
-
-// GroupWholeLimit is how many ready messages groups cover by default:
-// the whole queue when it holds no more, read within the scan's deadline
-// (the peek's, DefaultPeekDeadline, unless told); past it they are the
-// first GroupWholeLimit, and say they are partial. A scan asked for more
-// (peek --group-by -n N, the terminal UI's S) reads up to DefaultDumpLimit.
-const GroupWholeLimit = 10_000
 
 // GroupScanOptions say what a scan groups.
 type GroupScanOptions struct {
@@ -46,87 +40,29 @@ type GroupScanOptions struct {
 	Deadline time.Duration
 	// Progress, when set, hears how far the browse has read, from the
 	// reading goroutine (see PeekOptions.Progress).
-	Progress func(PeekProgress)
-}
-
-// GroupCoverage is how much of the queue the groups cover. JSON field
-// names are a contract.
-type GroupCoverage struct {
-	By string `json:"by"`
-	// Grouped messages are in the groups; LookedAt were read (grouped,
-	// not chosen by --where, or not readable: Unreadable).
-	Grouped  int `json:"grouped"`
-	LookedAt int `json:"looked_at"`
-	// Unreadable is always 0 now: the scan groups every message it reads
-	// (it once counted names the dump format cannot carry). Kept for the
-	// JSON contract.
-	Unreadable int `json:"unreadable,omitempty"`
-	// Of is how many messages were ready when the scan began (at least
-	// LookedAt); Bound the most a scan looks at.
-	Of    int64 `json:"of"`
-	Bound int   `json:"bound"`
-	// Capped: the scan stopped at Bound, or before the end of the queue,
-	// with messages it did not look at.
-	Capped bool `json:"capped"`
-	// Whole: the groups cover every ready message (Covers). Partial says
-	// why they do not, in words ("" when whole): the JSON's, the text's
-	// and the terminal UI's label.
-	Whole   bool   `json:"whole"`
-	Partial string `json:"partial,omitempty"`
-	// Limit is the -n the scan was asked for (0: none, the default bound).
-	Limit int `json:"-"`
-	// Deadline is the deadline (--max-time) that stopped the scan short
-	// (0: none did); the result's incomplete says it in words.
-	Deadline time.Duration `json:"-"`
-}
-
-// Covers reports whether the groups cover every ready message.
-func (c GroupCoverage) Covers() bool { return !c.Capped && int64(c.LookedAt) >= c.Of }
-
-// Why is why the groups do not cover every ready message ("" when they
-// do): what stopped the scan, and what groups more (Partial, for a
-// coverage ScanGroups made).
-func (c GroupCoverage) Why() string {
-	if c.Covers() {
-		return ""
-	}
-	of := fmt.Sprintf("%d of %d", c.LookedAt, c.Of)
-	switch {
-	case c.Deadline > 0:
-		return fmt.Sprintf("the scan stopped at its %s deadline after %s", c.Deadline, of)
-	case c.LookedAt >= c.Bound && c.Limit == 0 && c.Bound == GroupWholeLimit:
-		return fmt.Sprintf("the first %s: groups cover a queue of up to %d ready messages by default (-n %d groups them all, up to %d)",
-			of, GroupWholeLimit, min(c.Of, int64(DefaultDumpLimit)), DefaultDumpLimit)
-	case c.LookedAt >= c.Bound && c.Bound >= DefaultDumpLimit:
-		return fmt.Sprintf("the first %s: a scan stops at %d", of, DefaultDumpLimit)
-	case c.LookedAt >= c.Bound:
-		return fmt.Sprintf("the first %s, as -n asked", of)
-	case c.Limit > 0 && c.Grouped >= c.Limit:
-		return fmt.Sprintf("the first %d chosen by --where, as -n asked, in the first %s", c.Grouped, of)
-	}
-	return fmt.Sprintf("the browse saw %s ready messages: the others were taken or held by another reader meanwhile", of)
+	Progress func(broker.PeekProgress)
 }
 
 // GroupScan is a grouped queue.
 type GroupScan struct {
-	Groups   []Group       `json:"groups"`
-	Coverage GroupCoverage `json:"coverage"`
+	Groups   []broker.Group       `json:"groups"`
+	Coverage broker.GroupCoverage `json:"coverage"`
 	// Messages are the first Keep messages, decoded as a peek decodes them.
-	Messages    []Message      `json:"-"`
-	Queue       topology.Queue `json:"-"`
-	SideEffects []string       `json:"side_effects"`
-	Released    int64          `json:"released"`
-	ScannedAt   time.Time      `json:"scanned_at"`
+	Messages    []broker.Message `json:"-"`
+	Queue       topology.Queue   `json:"-"`
+	SideEffects []string         `json:"side_effects"`
+	Released    int64            `json:"released"`
+	ScannedAt   time.Time        `json:"scanned_at"`
 	// browse is what the browse itself reported (no messages), when seen.
-	browse *PeekResult
+	browse *broker.PeekResult
 	// all are the groups by every GroupBy, when the scan was asked for
 	// them (GroupScanOptions.All).
-	all map[string][]Group
+	all map[string][]broker.Group
 }
 
 // GroupsBy are the scan's groups by by: its Groups, or, for a scan of
 // every grouping, by's; false when the scan did not group by by.
-func (s *GroupScan) GroupsBy(by string) ([]Group, bool) {
+func (s *GroupScan) GroupsBy(by string) ([]broker.Group, bool) {
 	if gs, ok := s.all[by]; ok {
 		return gs, true
 	}
@@ -137,7 +73,7 @@ func (s *GroupScan) GroupsBy(by string) ([]Group, bool) {
 // a peek's side effects (reported). The result is partial, with an
 // ErrPartial error, when the browse stopped short (its deadline, a message
 // the AMQP client could not read, Ctrl+C); what was read is grouped.
-func ScanGroups(ctx context.Context, c DumpSource, o GroupScanOptions) (*GroupScan, error) {
+func ScanGroups(ctx context.Context, c broker.DumpSource, o GroupScanOptions) (*GroupScan, error) {
 	v, err := c.Topology(ctx)
 	if err != nil {
 		return nil, err
@@ -146,27 +82,27 @@ func ScanGroups(ctx context.Context, c DumpSource, o GroupScanOptions) (*GroupSc
 	if !ok {
 		return nil, fmt.Errorf("group %s: queue %q does not exist in vhost %s", o.Queue, o.Queue, c.Vhost())
 	}
-	bound := GroupWholeLimit
+	bound := broker.GroupWholeLimit
 	switch {
 	case o.Limit < 0:
-		bound = DefaultDumpLimit
+		bound = broker.DefaultDumpLimit
 	case o.Limit > 0 && o.Where.Empty():
-		bound = min(o.Limit, DefaultDumpLimit)
+		bound = min(o.Limit, broker.DefaultDumpLimit)
 	case o.Limit > 0:
-		bound = DefaultDumpLimit // -n counts chosen ones: it looks as far as a browse may
+		bound = broker.DefaultDumpLimit // -n counts chosen ones: it looks as far as a browse may
 	}
 	bound = min(bound, dumpLimit())
-	w := &groupWriter{g: NewGrouper(o.By), keep: o.Keep, preview: o.BodyPreview}
+	w := &groupWriter{g: broker.NewGrouper(o.By), keep: o.Keep, preview: o.BodyPreview}
 	if o.All {
-		w.others = map[string]*Grouper{}
-		for _, by := range GroupBys {
+		w.others = map[string]*broker.Grouper{}
+		for _, by := range broker.GroupBys {
 			if by != o.By {
-				w.others[by] = NewGrouper(by)
+				w.others[by] = broker.NewGrouper(by)
 			}
 		}
 	}
 	if w.preview <= 0 {
-		w.preview = DefaultBodyPreview
+		w.preview = broker.DefaultBodyPreview
 	}
 	scan := &GroupScan{Queue: q, ScannedAt: time.Now()}
 	// Dump's Limit counts chosen messages under a --where (it then looks
@@ -178,12 +114,12 @@ func ScanGroups(ctx context.Context, c DumpSource, o GroupScanOptions) (*GroupSc
 	if rep == nil {
 		rep = &DumpReport{}
 	}
-	if derr != nil && !errors.Is(derr, ErrPartial) {
+	if derr != nil && !errors.Is(derr, broker.ErrPartial) {
 		return nil, derr
 	}
 	scan.Groups, scan.Messages = w.g.Groups(), w.kept
 	if w.others != nil {
-		scan.all = map[string][]Group{o.By: scan.Groups}
+		scan.all = map[string][]broker.Group{o.By: scan.Groups}
 		for by, g := range w.others {
 			scan.all[by] = g.Groups()
 		}
@@ -199,9 +135,9 @@ func ScanGroups(ctx context.Context, c DumpSource, o GroupScanOptions) (*GroupSc
 		scan.Queue.Ready, scan.Queue.Messages = spy.res.Ready, spy.res.Total
 		scan.browse = spy.res
 	}
-	cov := GroupCoverage{By: o.By, Grouped: w.g.Len(), LookedAt: looked, Of: max(ready, int64(looked)), Bound: bound, Limit: max(0, o.Limit)}
+	cov := broker.GroupCoverage{By: o.By, Grouped: w.g.Len(), LookedAt: looked, Of: max(ready, int64(looked)), Bound: bound, Limit: max(0, o.Limit)}
 	cov.Capped = int64(looked) < cov.Of
-	if spy.res != nil && spy.res.hitDeadline {
+	if spy.res != nil && spy.res.HitDeadline() {
 		cov.Deadline = o.Deadline
 	}
 	cov.Whole, cov.Partial = cov.Covers(), cov.Why()
@@ -213,7 +149,7 @@ func ScanGroups(ctx context.Context, c DumpSource, o GroupScanOptions) (*GroupSc
 		if why == "" || cov.Deadline > 0 {
 			why = rep.Incomplete
 		}
-		derr = PartialError("group %s: %s", o.Queue, why)
+		derr = broker.PartialError("group %s: %s", o.Queue, why)
 	}
 	return scan, derr
 }
@@ -221,12 +157,12 @@ func ScanGroups(ctx context.Context, c DumpSource, o GroupScanOptions) (*GroupSc
 // peekSpy is c, noting the result of the browse a dump makes of queue: its
 // ready count is exact where the management API's is seconds old.
 type peekSpy struct {
-	DumpSource
+	broker.DumpSource
 	queue string
-	res   *PeekResult
+	res   *broker.PeekResult
 }
 
-func (p *peekSpy) Peek(ctx context.Context, queue string, opt PeekOptions) (*PeekResult, error) {
+func (p *peekSpy) Peek(ctx context.Context, queue string, opt broker.PeekOptions) (*broker.PeekResult, error) {
 	res, err := p.DumpSource.Peek(ctx, queue, opt)
 	if err == nil && queue == p.queue && p.res == nil {
 		cp := *res
@@ -241,10 +177,10 @@ func (p *peekSpy) Peek(ctx context.Context, queue string, opt PeekOptions) (*Pee
 // their bodies cut to preview): no dump line is made of it, so a message
 // whose names the dump format cannot carry is grouped too.
 type groupWriter struct {
-	g       *Grouper
-	others  map[string]*Grouper // by the other GroupBys (GroupScanOptions.All)
+	g       *broker.Grouper
+	others  map[string]*broker.Grouper // by the other GroupBys (GroupScanOptions.All)
 	keep    int
-	kept    []Message
+	kept    []broker.Message
 	preview int
 }
 
@@ -254,7 +190,7 @@ func (w *groupWriter) Write(p []byte) (int, error) { return len(p), nil }
 func (w *groupWriter) Sync() error { return nil }
 
 // WriteMessage groups m (decoded by the browse, its body whole).
-func (w *groupWriter) WriteMessage(m *Message) error {
+func (w *groupWriter) WriteMessage(m *broker.Message) error {
 	w.g.Add(m)
 	for _, g := range w.others {
 		g.Add(m)
@@ -264,7 +200,7 @@ func (w *groupWriter) WriteMessage(m *Message) error {
 		n := min(len(m.Body), w.preview)
 		k.Body = append([]byte(nil), m.Body[:n]...)
 		k.BodyTruncated = m.BodyTruncated || n < len(m.Body)
-		k.BodyPreview = previewText(k.Body)
+		k.BodyPreview = broker.PreviewText(k.Body)
 		w.kept = append(w.kept, k)
 	}
 	return nil
@@ -272,11 +208,11 @@ func (w *groupWriter) WriteMessage(m *Message) error {
 
 // PeekResult is the scan as peek --group-by reports it: the queue, what the
 // browse cost, the first messages, the groups and their coverage.
-func (s *GroupScan) PeekResult() *PeekResult {
-	res := &PeekResult{Queue: s.Queue.Name, Type: s.Queue.Type, Total: s.Queue.Messages, Ready: s.Queue.Ready,
+func (s *GroupScan) PeekResult() *broker.PeekResult {
+	res := &broker.PeekResult{Queue: s.Queue.Name, Type: s.Queue.Type, Total: s.Queue.Messages, Ready: s.Queue.Ready,
 		SideEffects: s.SideEffects, Released: s.Released, Messages: s.Messages, Groups: s.Groups}
 	if res.Messages == nil {
-		res.Messages = []Message{}
+		res.Messages = []broker.Message{}
 	}
 	cov := s.Coverage
 	res.Grouping = &cov
@@ -287,6 +223,6 @@ func (s *GroupScan) PeekResult() *PeekResult {
 	if s.browse != nil && !s.browse.PeekedAt.IsZero() {
 		at = s.browse.PeekedAt // the browse's clock (the simulation's own)
 	}
-	AnnotateHoL(res, topology.EffectiveSettings(&s.Queue), at)
+	broker.AnnotateHoL(res, topology.EffectiveSettings(&s.Queue), at)
 	return res
 }

@@ -1,10 +1,11 @@
-package broker
+package present
 
 import (
 	"encoding/json"
 	"strings"
 	"testing"
 
+	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/retry/topology"
 )
 
@@ -16,8 +17,8 @@ func TestTopologyReportJSONContract(t *testing.T) {
 		{Name: "jobs.delay", Type: topology.QueueClassic, Consumers: 0, Arguments: map[string]any{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "jobs"}},
 	}}
 	ls := topology.Discover(&v)
-	s := &Snapshot{Vhost: "/", Topology: v, Ladders: ls, Findings: topology.Findings(&v, ls)}
-	js, err := json.Marshal(s.Report())
+	s := &broker.Snapshot{Vhost: "/", Topology: v, Ladders: ls, Findings: topology.Findings(&v, ls)}
+	js, err := json.Marshal(Topology(s))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,23 +37,5 @@ func TestTopologyReportJSONContract(t *testing.T) {
 		if f.Code == topology.CodeNoConsumers {
 			t.Errorf("no-consumers from an unknown consumer count: %+v", f)
 		}
-	}
-}
-
-// A move that went on through another node: what moved adds up, what is
-// left in the source is the second part's (it looked at all of it again).
-func TestMoveReportAdd(t *testing.T) {
-	first := NewMoveReport(MoveRequest{})
-	first.Requested, first.Moved, first.Failed, first.Skipped = 100, 40, 7, 2
-	first.DuplicatesAtMost, first.Via["direct"] = 5, 40
-	first.Note("lost")
-	more := NewMoveReport(MoveRequest{})
-	more.Requested, more.Moved, more.Skipped = 62, 60, 2
-	more.DuplicatesAtMost, more.Via["direct"] = 1, 60
-	more.Note("lost")
-	first.Add(more)
-	if first.Requested != 100 || first.Moved != 100 || first.Failed != 0 || first.Skipped != 2 || first.DuplicatesAtMost != 6 ||
-		first.Via["direct"] != 100 || len(first.Notes) != 1 {
-		t.Errorf("added: %+v", first)
 	}
 }

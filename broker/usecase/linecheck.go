@@ -1,11 +1,13 @@
-package broker
+package usecase
 
 import (
 	"context"
 	"fmt"
 	"unicode/utf8"
 
+	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/dumpfile"
+	"github.com/ladder-tui/ladder/broker/wire"
 )
 
 // A replay checks every line before it publishes anything: a message the
@@ -13,21 +15,9 @@ import (
 // message size) or the whole connection (properties and headers over one
 // frame), and with it every valid message published after it.
 
-// PublishLimits are the sizes a broker takes in one published message.
-type PublishLimits struct {
-	// MaxMessageSize bounds a body, as the broker counts it (its
-	// max_message_size); 0: none known.
-	MaxMessageSize int
-	// Source says where MaxMessageSize comes from, for the skip reason.
-	Source string
-	// FrameMax bounds one frame (as negotiated): a message's properties and
-	// headers travel in one. 0: none known.
-	FrameMax int
-}
-
 // limitsOf asks c for its limits: part of the Publisher role, so no
 // wrapper (the gate) can hide them.
-func limitsOf(ctx context.Context, c Publisher) (PublishLimits, error) {
+func limitsOf(ctx context.Context, c broker.Publisher) (broker.PublishLimits, error) {
 	return c.PublishLimits(ctx)
 }
 
@@ -42,7 +32,7 @@ const headerAllowance = 1024
 const isolateAbove = 1 << 20
 
 // checkLine says why a dump line cannot be published as it is, or "".
-func checkLine(r *dumpfile.Record, lim PublishLimits) string {
+func checkLine(r *dumpfile.Record, lim broker.PublishLimits) string {
 	p := r.Properties
 	for _, f := range []struct{ name, v string }{
 		{"exchange", r.Exchange}, {"routing key", r.RoutingKey}, {"content_type", p.ContentType},
@@ -53,7 +43,7 @@ func checkLine(r *dumpfile.Record, lim PublishLimits) string {
 			return fmt.Sprintf("%s is %d bytes, more than AMQP's 255", f.name, len(f.v))
 		}
 	}
-	if err := ValidHeaders(r.Headers); err != nil {
+	if err := wire.ValidHeaders(r.Headers); err != nil {
 		return fmt.Sprintf("headers AMQP cannot carry: %v", err)
 	}
 	for k := range r.Headers {
@@ -71,9 +61,9 @@ func checkLine(r *dumpfile.Record, lim PublishLimits) string {
 	if lim.FrameMax > 0 {
 		// The frame's 8 bytes of framing, the properties, and room for
 		// what ladder adds; a carried x-death may be written twice.
-		n := 8 + propertiesSize(RecordProperties(r), r.Headers) + headerAllowance
+		n := 8 + wire.PropertiesSize(broker.RecordProperties(r), r.Headers) + headerAllowance
 		if d, ok := r.Headers["x-death"]; ok {
-			n += fieldSize(d)
+			n += wire.FieldSize(d)
 		}
 		if n > lim.FrameMax {
 			return fmt.Sprintf("properties and headers of about %d bytes do not fit in one frame (the connection's frame_max is %d bytes)", n, lim.FrameMax)

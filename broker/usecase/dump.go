@@ -1,4 +1,4 @@
-package broker
+package usecase
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/dumpfile"
 	"github.com/ladder-tui/ladder/broker/internal/testhook"
 	"github.com/ladder-tui/ladder/retry"
@@ -31,23 +32,19 @@ type DumpOptions struct {
 	Deadline time.Duration
 	// Progress, when set, hears how far a browsing dump has read (see
 	// PeekOptions.Progress).
-	Progress func(PeekProgress)
+	Progress func(broker.PeekProgress)
 	// Look bounds how many messages a browsing dump reads (0: the browse
 	// bound, DefaultDumpLimit), chosen by Where or not: a scan that groups
 	// a queue reads no further than its own bound.
 	Look int
 }
 
-// DefaultDumpLimit bounds a browsing dump without --limit: a browse holds
-// every message it reads, unacked on the broker, until it ends.
-const DefaultDumpLimit = 100_000
-
 // dumpLimit is DefaultDumpLimit, or what a test lowered it to.
 func dumpLimit() int {
 	if n := testhook.DumpLimit.Load(); n > 0 {
 		return int(n)
 	}
-	return DefaultDumpLimit
+	return broker.DefaultDumpLimit
 }
 
 // DumpWriter is where a dump goes; Sync makes written lines durable. A
@@ -66,7 +63,7 @@ type DumpWriter interface {
 // header line still goes to Write.
 type MessageWriter interface {
 	DumpWriter
-	WriteMessage(*Message) error
+	WriteMessage(*broker.Message) error
 }
 
 // DumpReport is what a dump did. JSON field names are a contract.
@@ -95,7 +92,7 @@ func (e *unkeptError) Error() string { return e.err.Error() }
 func (e *unkeptError) Unwrap() error { return e.err }
 
 // Dump writes a queue's messages to w in the dump format.
-func Dump(ctx context.Context, c DumpSource, o DumpOptions, w DumpWriter) (*DumpReport, error) {
+func Dump(ctx context.Context, c broker.DumpSource, o DumpOptions, w DumpWriter) (*DumpReport, error) {
 	rep := &DumpReport{Queue: o.Queue, Consumed: o.Consume, SideEffects: []string{}}
 	// The topology, not a snapshot: no rates are needed, only the queue,
 	// its ladder and the version for the header line.
@@ -119,7 +116,7 @@ func Dump(ctx context.Context, c DumpSource, o DumpOptions, w DumpWriter) (*Dump
 	// --where reads a message as the move planner does: the same death
 	// queues and main queues, from the headers.
 	deaths, mains := retry.DeathQueuesOf(ladders, o.Queue), retry.MainQueues(ladders)
-	chosen := func(m *Message) bool {
+	chosen := func(m *broker.Message) bool {
 		if o.Where.Empty() {
 			return true
 		}
@@ -130,7 +127,7 @@ func Dump(ctx context.Context, c DumpSource, o DumpOptions, w DumpWriter) (*Dump
 		return o.Where.Match(moveplan.SubjectOf(m.Headers, deaths, mains, m.Body, ts), now)
 	}
 	mw, _ := w.(MessageWriter)
-	write := func(m *Message) error {
+	write := func(m *broker.Message) error {
 		if mw != nil {
 			if err := mw.WriteMessage(m); err != nil {
 				return fmt.Errorf("dump: write: %w", err)
@@ -151,18 +148,18 @@ func Dump(ctx context.Context, c DumpSource, o DumpOptions, w DumpWriter) (*Dump
 	if !o.Consume {
 		// A browse decodes each message as a peek does (its Decoder
 		// learns from the messages): --where reads what the peek shows.
-		browsed := func(m *Message) bool { return o.Where.Empty() || o.Where.Match(subjectOf(m), now) }
+		browsed := func(m *broker.Message) bool { return o.Where.Empty() || o.Where.Match(m.Subject(), now) }
 		return browseDump(ctx, c, o, w, rep, browsed, write)
 	}
 	if err := w.Sync(); err != nil {
 		return rep, fmt.Errorf("dump: sync: %w", err)
 	}
 	audit := c.Audit
-	ev := AuditEvent{Phase: "start", Action: "dump --consume", From: o.Queue, Limit: o.Limit, Where: o.Where.Exprs()}
+	ev := broker.AuditEvent{Phase: "start", Action: "dump --consume", From: o.Queue, Limit: o.Limit, Where: o.Where.Exprs()}
 	if err := audit(ev); err != nil {
 		return rep, err
 	}
-	_, err = c.Drain(ctx, o.Queue, o.Limit, func(m *Message) (bool, error) {
+	_, err = c.Drain(ctx, o.Queue, o.Limit, func(m *broker.Message) (bool, error) {
 		if !chosen(m) {
 			rep.Unmatched++
 			return false, nil
@@ -175,7 +172,7 @@ func Dump(ctx context.Context, c DumpSource, o DumpOptions, w DumpWriter) (*Dump
 		if err := w.Sync(); err != nil {
 			return false, fmt.Errorf("dump: sync: %w", err)
 		}
-		ev.Messages = append(ev.Messages, idOf(m.Properties.MessageID, m.BodyDigest))
+		ev.Messages = append(ev.Messages, broker.IDOf(m.Properties.MessageID, m.BodyDigest))
 		return true, nil
 	})
 	ev.Phase, ev.Counts = "done", map[string]int{"written": rep.Written, "unmatched": rep.Unmatched}
@@ -191,7 +188,7 @@ func Dump(ctx context.Context, c DumpSource, o DumpOptions, w DumpWriter) (*Dump
 // browseDump is a dump that browses: each message is written as the browse
 // reads it, in queue order, and let go (the browse still holds it unacked
 // on the broker until it ends; ladder keeps nothing).
-func browseDump(ctx context.Context, c DumpSource, o DumpOptions, w DumpWriter, rep *DumpReport, chosen func(*Message) bool, write func(*Message) error) (*DumpReport, error) {
+func browseDump(ctx context.Context, c broker.DumpSource, o DumpOptions, w DumpWriter, rep *DumpReport, chosen func(*broker.Message) bool, write func(*broker.Message) error) (*DumpReport, error) {
 	limit := o.Limit
 	if limit <= 0 || !o.Where.Empty() {
 		limit = max(limit, dumpLimit()) // --where looks as far as a browse may: Limit counts chosen ones
@@ -201,7 +198,7 @@ func browseDump(ctx context.Context, c DumpSource, o DumpOptions, w DumpWriter, 
 	}
 	seen := 0
 	var failed error // the writer's: the dump's own error, said once
-	each := func(m *Message) error {
+	each := func(m *broker.Message) error {
 		seen++
 		if !chosen(m) {
 			rep.Unmatched++
@@ -216,11 +213,11 @@ func browseDump(ctx context.Context, c DumpSource, o DumpOptions, w DumpWriter, 
 			rep.Skipped = append(rep.Skipped, err.Error())
 		}
 		if o.Limit > 0 && rep.Written >= o.Limit {
-			return ErrStopBrowse
+			return broker.ErrStopBrowse
 		}
 		return nil
 	}
-	res, err := c.Peek(ctx, o.Queue, PeekOptions{Limit: limit, BodyPreview: MaxBody, Force: o.Force, Deadline: o.Deadline, Progress: o.Progress, Each: each})
+	res, err := c.Peek(ctx, o.Queue, broker.PeekOptions{Limit: limit, BodyPreview: broker.MaxBody, Force: o.Force, Deadline: o.Deadline, Progress: o.Progress, Each: each})
 	if err != nil {
 		switch serr := w.Sync(); {
 		case failed != nil:
@@ -230,7 +227,7 @@ func browseDump(ctx context.Context, c DumpSource, o DumpOptions, w DumpWriter, 
 		}
 		// Interrupted (Ctrl+C): the lines written are good.
 		rep.Incomplete = fmt.Sprintf("interrupted after %s", topology.Plural(rep.Written, "message", "messages"))
-		return rep, PartialError("dump %s: %s (%v): the rest is not in the file", o.Queue, rep.Incomplete, ctx.Err())
+		return rep, broker.PartialError("dump %s: %s (%v): the rest is not in the file", o.Queue, rep.Incomplete, ctx.Err())
 	}
 	rep.SideEffects, rep.Released = res.SideEffects, res.Released
 	if err := w.Sync(); err != nil {
@@ -246,23 +243,16 @@ func browseDump(ctx context.Context, c DumpSource, o DumpOptions, w DumpWriter, 
 		}
 	}
 	if rep.Incomplete != "" {
-		return rep, PartialError("dump %s: %s", o.Queue, rep.Incomplete)
+		return rep, broker.PartialError("dump %s: %s", o.Queue, rep.Incomplete)
 	}
 	if len(rep.Skipped) > 0 {
-		return rep, PartialError("dump %s: %s skipped (they stay queued), the first: %s", o.Queue, topology.Plural(len(rep.Skipped), "message", "messages"), rep.Skipped[0])
+		return rep, broker.PartialError("dump %s: %s skipped (they stay queued), the first: %s", o.Queue, topology.Plural(len(rep.Skipped), "message", "messages"), rep.Skipped[0])
 	}
 	return rep, nil
 }
 
-func idOf(id, digest string) string {
-	if id != "" {
-		return id
-	}
-	return "sha256:" + digest
-}
-
 // RecordOf is the dump record of a peeked message (its body whole).
-func RecordOf(m *Message) dumpfile.Record {
+func RecordOf(m *broker.Message) dumpfile.Record {
 	p := m.Properties
 	r := dumpfile.Record{Position: m.Position, Exchange: m.Exchange, RoutingKey: m.RoutingKey, Redelivered: m.Redelivered,
 		Headers: m.Headers, Body: m.Body, Properties: dumpfile.Properties{
@@ -275,17 +265,4 @@ func RecordOf(m *Message) dumpfile.Record {
 		r.Properties.Timestamp = &s
 	}
 	return r
-}
-
-// RecordProperties are a dump record's properties as a Message has them.
-func RecordProperties(r *dumpfile.Record) Properties {
-	p := r.Properties
-	out := Properties{ContentType: p.ContentType, ContentEncoding: p.ContentEncoding, DeliveryMode: p.DeliveryMode,
-		Priority: p.Priority, CorrelationID: p.CorrelationID, ReplyTo: p.ReplyTo, Expiration: p.Expiration,
-		MessageID: p.MessageID, Type: p.Type, UserID: p.UserID, AppID: p.AppID}
-	if p.Timestamp != nil {
-		t := time.Unix(*p.Timestamp, 0).UTC()
-		out.Timestamp = &t
-	}
-	return out
 }

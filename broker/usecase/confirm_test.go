@@ -1,4 +1,4 @@
-package broker_test
+package usecase
 
 import (
 	"context"
@@ -46,16 +46,16 @@ func TestConfirmThenBindCapsTheQueuesPreview(t *testing.T) {
 		requested          int
 		dryLimit, runLimit int
 	}{
-		{"whole queue, under the cap", broker.MoveRequest{From: "q"}, false, 40, broker.PreviewCap, 40},
-		{"whole queue, at the cap", broker.MoveRequest{From: "q"}, false, broker.PreviewCap, broker.PreviewCap, 0},
-		{"a limit over the cap", broker.MoveRequest{From: "q", Limit: 20000}, false, broker.PreviewCap, broker.PreviewCap, 20000},
+		{"whole queue, under the cap", broker.MoveRequest{From: "q"}, false, 40, PreviewCap, 40},
+		{"whole queue, at the cap", broker.MoveRequest{From: "q"}, false, PreviewCap, PreviewCap, 0},
+		{"a limit over the cap", broker.MoveRequest{From: "q", Limit: 20000}, false, PreviewCap, PreviewCap, 20000},
 		{"a limit under the cap, fewer ready", broker.MoveRequest{From: "q", Limit: 50}, false, 7, 50, 7},
 		{"positions", broker.MoveRequest{From: "q", Positions: []int{1, 2}}, false, 2, 0, 0},
 		{"a dump file", broker.MoveRequest{From: "f.jsonl"}, true, 30000, 0, 0},
 	} {
 		run := &confirmRun{plan: planOf(c.requested)}
 		asked := 0
-		got, err := broker.ConfirmThenBind(t.Context(), c.req, broker.Confirmation{What: "move from q", File: c.file, DryRun: run.dryRun,
+		got, err := ConfirmThenBind(t.Context(), c.req, Confirmation{What: "move from q", File: c.file, DryRun: run.dryRun,
 			Ask: func(*broker.MoveReport) error { asked++; return nil }})
 		if err != nil || asked != 1 || len(run.dries) != 1 {
 			t.Fatalf("%s: %v, asked %d, dry runs %d", c.name, err, asked, len(run.dries))
@@ -74,7 +74,7 @@ func TestConfirmThenBindCapsTheQueuesPreview(t *testing.T) {
 // the plan end it unbound.
 func TestConfirmThenBindConsentAndRefusals(t *testing.T) {
 	run := &confirmRun{plan: planOf(3), refuse: true}
-	got, err := broker.ConfirmThenBind(t.Context(), broker.MoveRequest{From: "q"}, broker.Confirmation{What: "move from q", DryRun: run.dryRun,
+	got, err := ConfirmThenBind(t.Context(), broker.MoveRequest{From: "q"}, Confirmation{What: "move from q", DryRun: run.dryRun,
 		Consent: func(err error, dry broker.MoveRequest) bool {
 			return errors.Is(err, broker.ErrPeekCostsDelivery) && !dry.ForcePeek
 		},
@@ -83,7 +83,7 @@ func TestConfirmThenBindConsentAndRefusals(t *testing.T) {
 		t.Fatalf("consent: %+v %v (dry runs %+v)", got, err, run.dries)
 	}
 	run = &confirmRun{plan: planOf(3), refuse: true}
-	if _, err := broker.ConfirmThenBind(t.Context(), broker.MoveRequest{From: "q"}, broker.Confirmation{What: "move from q", DryRun: run.dryRun,
+	if _, err := ConfirmThenBind(t.Context(), broker.MoveRequest{From: "q"}, Confirmation{What: "move from q", DryRun: run.dryRun,
 		Ask: func(*broker.MoveReport) error { t.Fatal("asked without a plan"); return nil }}); !errors.Is(err, broker.ErrPeekCostsDelivery) {
 		t.Errorf("no consent: %v", err)
 	}
@@ -96,7 +96,7 @@ func TestConfirmThenBindConsentAndRefusals(t *testing.T) {
 		if c.file {
 			what = "replay f"
 		}
-		_, err := broker.ConfirmThenBind(t.Context(), broker.MoveRequest{From: "q"}, broker.Confirmation{What: what, File: c.file, DryRun: run.dryRun,
+		_, err := ConfirmThenBind(t.Context(), broker.MoveRequest{From: "q"}, Confirmation{What: what, File: c.file, DryRun: run.dryRun,
 			Ask: func(*broker.MoveReport) error { t.Fatal("asked with nothing to move"); return nil }})
 		if err == nil || err.Error() != c.want {
 			t.Errorf("nothing ready: %v, want %q", err, c.want)
@@ -104,18 +104,18 @@ func TestConfirmThenBindConsentAndRefusals(t *testing.T) {
 	}
 	no := errors.New("cancelled")
 	run = &confirmRun{plan: planOf(3)}
-	if got, err := broker.ConfirmThenBind(t.Context(), broker.MoveRequest{From: "q"}, broker.Confirmation{What: "move from q", DryRun: run.dryRun,
+	if got, err := ConfirmThenBind(t.Context(), broker.MoveRequest{From: "q"}, Confirmation{What: "move from q", DryRun: run.dryRun,
 		Ask: func(*broker.MoveReport) error { return no }}); !errors.Is(err, no) || got.Expect != nil {
 		t.Errorf("a no: %+v %v", got, err)
 	}
 }
 
 func TestRefuseReadOnly(t *testing.T) {
-	err := broker.RefuseReadOnly(true, "move from q")
+	err := RefuseReadOnly(true, "move from q")
 	if !errors.Is(err, broker.ErrReadOnly) || err.Error() != "move from q: "+broker.ErrReadOnly.Error() {
 		t.Errorf("read-only: %v", err)
 	}
-	if err := broker.RefuseReadOnly(false, "move from q"); err != nil {
+	if err := RefuseReadOnly(false, "move from q"); err != nil {
 		t.Errorf("writable: %v", err)
 	}
 }
@@ -124,7 +124,7 @@ func TestRefuseReadOnly(t *testing.T) {
 // with what to type.
 func TestParseDelay(t *testing.T) {
 	for in, want := range map[string]time.Duration{"500ms": 500 * time.Millisecond, "30s": 30 * time.Second, " 5m ": 5 * time.Minute, "1h30m": 90 * time.Minute, "0": 0, "0s": 0} {
-		if got, err := broker.ParseDelay(in); err != nil || got != want {
+		if got, err := ParseDelay(in); err != nil || got != want {
 			t.Errorf("ParseDelay(%q) = %v, %v", in, got, err)
 		}
 	}
@@ -135,7 +135,7 @@ func TestParseDelay(t *testing.T) {
 		"soon": `delay "soon": want a duration with its unit (500ms, 30s, 5m)`,
 		"":     `delay "": want a duration with its unit (500ms, 30s, 5m)`,
 	} {
-		_, err := broker.ParseDelay(in)
+		_, err := ParseDelay(in)
 		if err == nil || err.Error() != want || strings.Contains(err.Error(), "\n") {
 			t.Errorf("ParseDelay(%q): %v, want %q", in, err, want)
 		}

@@ -1,16 +1,16 @@
-package broker
+// Package wire holds AMQP 0-9-1's wire rules for headers and properties,
+// as amqp091-go applies them, written out here so the live client and the
+// simulation refuse the same tables and a replay sizes a frame without a
+// client library.
+package wire
 
 import (
 	"fmt"
 	"time"
 
+	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/retry"
 )
-
-// AMQP 0-9-1's wire rules for headers and properties, as amqp091-go
-// applies them, written out here so the live client and the simulation
-// refuse the same tables and a replay sizes a frame without a client
-// library.
 
 // PlainHeaderValue reports whether v is a plain header value: nil, bool,
 // int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32,
@@ -80,9 +80,9 @@ func validateTable(t map[string]any) error {
 	return nil
 }
 
-// propertiesSize is the payload of a content header frame as amqp091
+// PropertiesSize is the payload of a content header frame as amqp091
 // writes it: class, weight, body size, flags, then each set property.
-func propertiesSize(p Properties, h retry.Headers) int {
+func PropertiesSize(p broker.Properties, h retry.Headers) int {
 	n := 2 + 2 + 8 + 2
 	for _, s := range []string{p.ContentType, p.ContentEncoding, p.CorrelationID, p.ReplyTo, p.Expiration, p.MessageID, p.Type, p.UserID, p.AppID} {
 		if s != "" {
@@ -109,14 +109,14 @@ func propertiesSize(p Properties, h retry.Headers) int {
 func tableSize(t map[string]any) int {
 	n := 4
 	for k, v := range t {
-		n += 1 + len(k) + fieldSize(v)
+		n += 1 + len(k) + FieldSize(v)
 	}
 	return n
 }
 
-// fieldSize is a plain value's encoded size as amqp091 writes it once the
+// FieldSize is a plain value's encoded size as amqp091 writes it once the
 // live client converted it (int and uint go as int64).
-func fieldSize(v any) int {
+func FieldSize(v any) int {
 	switch x := v.(type) {
 	case nil:
 		return 1
@@ -137,7 +137,7 @@ func fieldSize(v any) int {
 	case []any:
 		n := 5
 		for _, e := range x {
-			n += fieldSize(e)
+			n += FieldSize(e)
 		}
 		return n
 	case map[string]any:
