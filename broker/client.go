@@ -106,30 +106,6 @@ type Client interface {
 	Session
 }
 
-// DumpSource is what Dump reads a queue through: browsing it, or draining
-// it with --consume (an action it audits).
-type DumpSource interface {
-	TopologyReader
-	Peeker
-	Drainer
-	Auditor
-}
-
-// ReplayTarget is what Replay publishes a dump through: an action it
-// audits, going on through another node when a connection is lost.
-type ReplayTarget interface {
-	TopologyReader
-	Publisher
-	Auditor
-	Failoverer
-}
-
-// UnblockSource is what PrepareUnblock reads a queue's head through.
-type UnblockSource interface {
-	TopologyReader
-	Peeker
-}
-
 // Snapshot is one refresh of a vhost.
 type Snapshot struct {
 	Vhost         string
@@ -140,7 +116,7 @@ type Snapshot struct {
 	Findings      []topology.Finding
 	// Refresh is how often to read this vhost again so that an idle TUI
 	// costs the broker no more than the management UI's Queues page (see
-	// AutoRefresh); 0 is BaseRefresh.
+	// the live client's refresh budget); 0 is BaseRefresh.
 	Refresh time.Duration
 	// Trends are what the reads before this one tell of each queue, by
 	// name: its depth over them, how fast it fills or drains (see
@@ -165,6 +141,10 @@ type Trend struct {
 	Growth      int64
 	GrowthKnown bool
 }
+
+// BaseRefresh is the TUI's refresh on a small vhost; a bigger one is read
+// less often (the live client's refresh budget, Snapshot.Refresh).
+const BaseRefresh = 2 * time.Second
 
 // TrendLen bounds Trend.Depths: the widest sparkline drawn.
 const TrendLen = 64
@@ -342,7 +322,7 @@ type Message struct {
 	// shared error queue to its endpoints (topology.Evidence).
 	FailedIn string `json:"failed_in,omitempty"`
 	// Seen is the best time known for when the message entered its retry
-	// story (see SeenTime) and SeenFrom where it was read (a Seen*
+	// story (see seenTime) and SeenFrom where it was read (a Seen*
 	// constant); zero and "" when nothing says.
 	Seen     time.Time `json:"seen,omitzero"`
 	SeenFrom string    `json:"seen_from,omitempty"`

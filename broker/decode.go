@@ -225,7 +225,7 @@ func DecodeMessage(m *Message, body []byte, preview int, deathQueues, mains map[
 	if o, ok := retry.OriginOf(xd, m.Retry, mains); ok {
 		m.Origin = &o
 	}
-	m.Seen, m.SeenFrom = SeenTime(m.Properties.Timestamp, m.Deaths, m.Retry)
+	m.Seen, m.SeenFrom = seenTime(m.Properties.Timestamp, m.Deaths, m.Retry)
 	m.Reached, m.ReachedFrom = reachedTime(m, nil)
 	m.BodySize = len(body)
 	m.BodyDigest = moveplan.BodyDigest(body)

@@ -3,7 +3,6 @@ package broker
 import (
 	"time"
 
-	"github.com/ladder-tui/ladder/broker/dumpfile"
 	"github.com/ladder-tui/ladder/retry"
 	"github.com/ladder-tui/ladder/retry/moveplan"
 )
@@ -60,25 +59,4 @@ func (m *Message) MoveInput() MoveInput {
 	return MoveInput{Position: m.Position, MessageID: m.Properties.MessageID, Exchange: m.Exchange, RoutingKey: m.RoutingKey,
 		Headers: m.Headers, Expiration: m.Properties.Expiration, Timestamp: m.Properties.Timestamp,
 		Body: m.Body, BodySize: m.BodySize, BodyDigest: m.BodyDigest}
-}
-
-// RecordInput is what the planner reads of a dump line (line: its number,
-// the position a replay plans it at).
-func RecordInput(r *dumpfile.Record, line int) MoveInput {
-	p := RecordProperties(r)
-	return MoveInput{Position: line, MessageID: p.MessageID, Exchange: r.Exchange, RoutingKey: r.RoutingKey,
-		Headers: r.Headers, Expiration: p.Expiration, Timestamp: p.Timestamp, Body: r.Body}
-}
-
-// RecordProperties are a dump record's properties as a Message has them.
-func RecordProperties(r *dumpfile.Record) Properties {
-	p := r.Properties
-	out := Properties{ContentType: p.ContentType, ContentEncoding: p.ContentEncoding, DeliveryMode: p.DeliveryMode,
-		Priority: p.Priority, CorrelationID: p.CorrelationID, ReplyTo: p.ReplyTo, Expiration: p.Expiration,
-		MessageID: p.MessageID, Type: p.Type, UserID: p.UserID, AppID: p.AppID}
-	if p.Timestamp != nil {
-		t := time.Unix(*p.Timestamp, 0).UTC()
-		out.Timestamp = &t
-	}
-	return out
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/dumpfile"
+	"github.com/ladder-tui/ladder/broker/usecase"
 	"github.com/ladder-tui/ladder/retry/moveplan"
 	"github.com/ladder-tui/ladder/retry/topology"
 )
@@ -45,7 +46,7 @@ func TestMoveInputIsOneRule(t *testing.T) {
 	// A dump line: its timestamp in seconds, the same instant.
 	sec := at.Unix()
 	rec := dumpfile.Record{Properties: dumpfile.Properties{MessageID: "d", Timestamp: &sec}, Body: body}
-	if m := broker.RecordInput(&rec, 7).Message(true); m.Position != 7 || !m.Timestamp.Equal(at.Truncate(time.Second)) || m.Timestamp.Location() != time.UTC || m.BodyDigest != moveplan.BodyDigest(body) {
+	if m := usecase.RecordInput(&rec, 7).Message(true); m.Position != 7 || !m.Timestamp.Equal(at.Truncate(time.Second)) || m.Timestamp.Location() != time.UTC || m.BodyDigest != moveplan.BodyDigest(body) {
 		t.Errorf("dump line: %+v", m)
 	}
 }

@@ -21,7 +21,7 @@ var ErrPeekNeedsConsent = errors.New("the read needs consent")
 // once — dead-lettered or dropped — when a reader uncovers them.
 var ErrPeekReleases = errors.New("a read would release overdue messages")
 
-// OwnTTLs is at most how many overdue messages a read of q may release,
+// ownTTLs is at most how many overdue messages a read of q may release,
 // known before the queue is touched (0: none). RabbitMQ expires only a
 // queue's head, so a message whose own TTL (its expiration) ran out behind
 // a longer-lived one waits, and leaves the moment a reader takes the
@@ -36,7 +36,7 @@ var ErrPeekReleases = errors.New("a read would release overdue messages")
 // nothing overdue waits behind the head. The bound is the ready count less
 // the head (which leaves when due, read or not) and the messages the look
 // saw that never expire.
-func OwnTTLs(q topology.Queue, v *topology.Vhost, ladders []retry.Ladder) int64 {
+func ownTTLs(q topology.Queue, v *topology.Vhost, ladders []retry.Ladder) int64 {
 	if q.Type == topology.QueueStream || q.Ready <= 1 {
 		return 0
 	}
@@ -84,10 +84,10 @@ func fedByDeadLetters(v *topology.Vhost, queue string) bool {
 	return false
 }
 
-// WithReleases is c with what a read of q may release (OwnTTLs) and where
+// WithReleases is c with what a read of q may release (ownTTLs) and where
 // it goes: what the question before the read says.
 func WithReleases(c PeekCost, q topology.Queue, v *topology.Vhost, ladders []retry.Ladder) PeekCost {
-	if n := OwnTTLs(q, v, ladders); n > 0 {
+	if n := ownTTLs(q, v, ladders); n > 0 {
 		c.Releases, c.ReleaseTo = n, ReleaseRoute(q)
 	}
 	return c

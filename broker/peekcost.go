@@ -132,7 +132,7 @@ type PeekCost struct {
 	DeliveryLimit int64
 	DefaultLimit  bool
 	// Releases is at most how many overdue messages the read may release
-	// (OwnTTLs: the queue's messages carry their own TTLs, and only its
+	// (ownTTLs: the queue's messages carry their own TTLs, and only its
 	// head expires), and ReleaseTo where they go (ReleaseRoute).
 	Releases  int64
 	ReleaseTo string
@@ -249,7 +249,7 @@ func PeekRefusal(q topology.Queue, brokerVersion string, c PeekCost, readOnly, f
 		}
 	}
 	if c.Releases > 0 {
-		parts = append(parts, ReleaseWarning(c))
+		parts = append(parts, releaseWarning(c))
 	}
 	why := strings.Join(parts, "; and ")
 	switch {
@@ -261,9 +261,9 @@ func PeekRefusal(q topology.Queue, brokerVersion string, c PeekCost, readOnly, f
 	return &PeekRefused{Queue: q.Name, Ready: q.Ready, Cost: c, Kind: ErrPeekReleases, Why: why}
 }
 
-// ReleaseWarning says what reading past the head of a queue whose
+// releaseWarning says what reading past the head of a queue whose
 // messages carry their own TTLs may do (c.Releases > 0).
-func ReleaseWarning(c PeekCost) string {
+func releaseWarning(c PeekCost) string {
 	return fmt.Sprintf("its messages carry their own TTLs and only the head expires: reading past the head releases at once the overdue ones it uncovers, at most %s, to %s",
 		topology.Plural(int(c.Releases), "message", "messages"), c.ReleaseTo)
 }

@@ -49,7 +49,7 @@ func reachedTime(m *Message, settings func(queue string) (topology.QueueSettings
 	return time.Time{}, ""
 }
 
-// SeenTime is the best time known for when a message entered its retry
+// seenTime is the best time known for when a message entered its retry
 // story, and where it was read: the timestamp property; else the earliest
 // x-death time; else the framework's fault time; else zero and "".
 //
@@ -58,7 +58,7 @@ func reachedTime(m *Message, settings func(queue string) (topology.QueueSettings
 // FIRST death for its {queue, reason}, and the earliest of them is the
 // first failure the broker recorded, the nearest to the publish. The
 // fault time comes last: a framework rewrites it on every failure.
-func SeenTime(ts *time.Time, deaths []retry.Death, st retry.RetryState) (time.Time, string) {
+func seenTime(ts *time.Time, deaths []retry.Death, st retry.RetryState) (time.Time, string) {
 	if ts != nil && !ts.IsZero() {
 		return *ts, SeenTimestamp
 	}
@@ -84,5 +84,5 @@ func (m *Message) BestTime() (time.Time, string) {
 	if m.SeenFrom != "" {
 		return m.Seen, m.SeenFrom
 	}
-	return SeenTime(m.Properties.Timestamp, m.Deaths, m.Retry)
+	return seenTime(m.Properties.Timestamp, m.Deaths, m.Retry)
 }

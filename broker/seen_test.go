@@ -77,31 +77,3 @@ func TestSeenJSON(t *testing.T) {
 		t.Errorf("%s", b)
 	}
 }
-
-// A group's FIRST/LAST are one kind of time (issue 32): when its messages
-// reached the queue where most say (a framework's fault time, here),
-// never a span across kinds; the group says which and how many had one.
-func TestGroupTimesAreOneKind(t *testing.T) {
-	ts := seenAtTest.Add(-2 * time.Hour)
-	ms := []Message{
-		decoded(nil, retry.Headers{"MT-Fault-Message": "nope", "MT-Fault-Timestamp": "2024-03-01T10:20:30.0000000Z"}),
-		decoded(nil, retry.Headers{"MT-Fault-Message": "nope", "MT-Fault-Timestamp": "2024-03-01T09:20:30.0000000Z"}),
-		decoded(&ts, retry.Headers{"MT-Fault-Message": "nope"}),
-		decoded(nil, retry.Headers{"MT-Fault-Message": "nope"}), // nothing known: counted, not timed
-	}
-	gs := GroupMessages(ms, GroupErrorText)
-	if len(gs) != 1 || gs[0].Count != 4 {
-		t.Fatalf("%+v", gs)
-	}
-	g := gs[0]
-	if !g.FirstSeen.Equal(seenAtTest.Add(-time.Hour)) || !g.LastSeen.Equal(seenAtTest) || g.Times != GroupTimeReached || g.Timed != 2 {
-		t.Errorf("first %v last %v (%s, %d timed)", g.FirstSeen, g.LastSeen, g.Times, g.Timed)
-	}
-	// Every message published with a timestamp: the published span.
-	for i := range ms {
-		ms[i] = decoded(&ts, retry.Headers{"MT-Fault-Message": "nope"})
-	}
-	if g := GroupMessages(ms, GroupErrorText)[0]; !g.FirstSeen.Equal(ts) || g.Times != GroupTimePublished || g.Timed != 4 {
-		t.Errorf("first %v (%s, %d timed), want %v published", g.FirstSeen, g.Times, g.Timed, ts)
-	}
-}

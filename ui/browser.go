@@ -11,6 +11,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/broker/usecase"
 	"github.com/ladder-tui/ladder/internal/present"
 	"github.com/ladder-tui/ladder/internal/termtext"
 	"github.com/ladder-tui/ladder/retry"
@@ -34,10 +35,10 @@ type browserModel struct {
 	c    *common
 	w, h int
 	// source is the broker the browser reads its queue through: a peek
-	// (broker.Peeker), unblock's look (broker.UnblockSource), a dump and a
-	// group scan (broker.DumpSource, which holds the others). The root
+	// (broker.Peeker), unblock's look (usecase.UnblockSource), a dump and a
+	// group scan (usecase.DumpSource, which holds the others). The root
 	// hands it the client of the moment (a vhost switch changes it).
-	source func() broker.DumpSource
+	source func() usecase.DumpSource
 
 	queue  string
 	ladder *retry.Ladder
@@ -74,7 +75,7 @@ type browserModel struct {
 	markedIDs map[int]string
 }
 
-func newBrowser(c *common, source func() broker.DumpSource) *browserModel {
+func newBrowser(c *common, source func() usecase.DumpSource) *browserModel {
 	m := &browserModel{c: c, source: source, marks: map[int]bool{}}
 	m.filter = list.NewFilter(m.refilter)
 	return m

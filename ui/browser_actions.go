@@ -66,7 +66,7 @@ func (m *browserModel) prepareUnblockFor(queue string, home, force bool) tea.Cmd
 		return m.alreadyReading()
 	}
 	r.queue = queue // home's may be another queue than the browser's
-	var c broker.UnblockSource = m.source()
+	var c usecase.UnblockSource = m.source()
 	ctx, id, ch := r.ctx, r.id, r.ch
 	opt := usecase.UnblockOptions{Look: usecase.DefaultUnblockLook, Progress: r.report, ForcePeek: force}
 	// In sequence: batched, a quick answer (an error) could arrive first
@@ -312,11 +312,11 @@ func (m *browserModel) whereScope(spec *movedialog.Spec) {
 		return
 	}
 	spec.Where = m.where
-	spec.Chosen, spec.Peeked = len(broker.Choose(m.res.Messages, m.where, m.at)), len(m.res.Messages)
+	spec.Chosen, spec.Peeked = len(usecase.Choose(m.res.Messages, m.where, m.at)), len(m.res.Messages)
 	spec.AllPeeked = int64(len(m.res.Messages)) >= m.res.Ready && m.res.Incomplete == ""
 }
 
 // chosen reports whether the browser's --where chooses the message.
 func (m *browserModel) chosen(message *broker.Message) bool {
-	return m.where.Empty() || len(broker.Choose([]broker.Message{*message}, m.where, m.at)) == 1
+	return m.where.Empty() || len(usecase.Choose([]broker.Message{*message}, m.where, m.at)) == 1
 }

@@ -32,7 +32,7 @@ import (
 // labelled partial; S groups the whole queue, up to the dump bound.
 
 // groupOrder is what g cycles through ("" is the plain list).
-var groupOrder = append([]string{""}, broker.GroupBys...)
+var groupOrder = append([]string{""}, usecase.GroupBys...)
 
 // groupScan is a scan of the whole queue for the grouped view.
 type groupScan struct {
@@ -110,7 +110,7 @@ func (m *browserModel) regroup() {
 		for _, i := range m.view {
 			shown = append(shown, *m.rows[i].message)
 		}
-		m.groups = broker.GroupMessages(shown, m.groupBy)
+		m.groups = usecase.GroupMessages(shown, m.groupBy)
 	}
 	m.groupAt = min(m.groupAt, max(0, len(m.groups)-1))
 }

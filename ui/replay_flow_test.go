@@ -54,7 +54,7 @@ func TestBrowserGroupsAndMovesAGroup(t *testing.T) {
 	h.mustContain("orders.topic:orders.created")
 	// The first group is the largest: mark it.
 	res, _ := s.Peek(t.Context(), sim.OrdersDLQ, broker.PeekOptions{Limit: 1000})
-	groups := broker.GroupMessages(res.Messages, broker.GroupOrigin)
+	groups := usecase.GroupMessages(res.Messages, usecase.GroupOrigin)
 	h.key("enter")
 	if got := len(h.m.browser.marks); got != groups[0].Count {
 		t.Fatalf("%d marked, the group has %d", got, groups[0].Count)
@@ -192,7 +192,7 @@ func TestReplayDialogTakesWhereAndRate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if k := len(broker.Choose(res.Messages, w, s.Now())); k > 0 && k < n {
+		if k := len(usecase.Choose(res.Messages, w, s.Now())); k > 0 && k < n {
 			where, want = c, k
 			break
 		}

@@ -15,6 +15,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/broker/usecase"
 	"github.com/ladder-tui/ladder/internal/gate"
 	"github.com/ladder-tui/ladder/internal/present"
 	"github.com/ladder-tui/ladder/internal/termtext"
@@ -104,7 +105,7 @@ func newModel(opts Options, c *common) *Model {
 		c.keys.Context.SetEnabled(false)
 	}
 	m.home = newHome(c)
-	m.browser = newBrowser(c, func() broker.DumpSource { return m.client })
+	m.browser = newBrowser(c, func() usecase.DumpSource { return m.client })
 	m.inspector = newInspector(c)
 	m.move = movedialog.New(movedialog.Env{
 		Keys: c.keys, Styles: c.styles, Policy: c.policy,

@@ -46,7 +46,7 @@ type Options struct {
 	// NoColor draws without any colour (NO_COLOR in the environment too).
 	NoColor bool
 	// Refresh is the snapshot interval; 0 adapts it to the vhost's size
-	// (each snapshot's Refresh, broker.AutoRefresh).
+	// (each snapshot's Refresh, the live client's refresh budget).
 	Refresh time.Duration
 	// LogFile receives debug logs; LADDER_DEBUG=1 without it logs to
 	// ladder-debug.log. Nothing is ever logged to the screen.

@@ -6,12 +6,13 @@ import (
 	"testing"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/broker/usecase"
 )
 
 // Screens driven alone, each on a fake of only the roles it takes: what a
 // screen asks of the broker is what its constructor's type says.
 
-// The browser reads its queue through a broker.DumpSource: a peek shows
+// The browser reads its queue through a usecase.DumpSource: a peek shows
 // the messages, asked for the browser's limit, and nothing else is read.
 func TestBrowserAloneOnItsRoles(t *testing.T) {
 	mu := new(sync.Mutex)
@@ -25,7 +26,7 @@ func TestBrowserAloneOnItsRoles(t *testing.T) {
 		fakeNoWrites{},
 	}
 	c := screenCommon()
-	b := newBrowser(c, func() broker.DumpSource { return src })
+	b := newBrowser(c, func() usecase.DumpSource { return src })
 	h := newScreenHarness(t, b, 120, 30)
 	h.run(b.open("orders.dlq"))
 	h.mustContain("msg-0000", "msg-0002")

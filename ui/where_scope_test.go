@@ -6,6 +6,7 @@ import (
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/sim"
+	"github.com/ladder-tui/ladder/broker/usecase"
 	"github.com/ladder-tui/ladder/retry/moveplan"
 )
 
@@ -22,7 +23,7 @@ func TestMoveTakesWhatTheWhereFilterChose(t *testing.T) {
 	exprs := []string{"error~database deadlock"}
 	where, _ := moveplan.ParseWhere(exprs)
 	var want []string
-	for _, m := range broker.Choose(all.Messages, where, all.PeekedAt) {
+	for _, m := range usecase.Choose(all.Messages, where, all.PeekedAt) {
 		want = append(want, m.Properties.MessageID)
 	}
 	if len(want) == 0 || len(want) == len(all.Messages) {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
+	"github.com/ladder-tui/ladder/broker/usecase"
 	"github.com/ladder-tui/ladder/retry"
 )
 
@@ -30,7 +31,7 @@ func TestGroupByErrorIsOneGroupACause(t *testing.T) {
 	for _, c := range src {
 		want[brokertest.CauseTypes[c.Cause]]++
 	}
-	gs := broker.GroupMessages(ms, broker.GroupError)
+	gs := usecase.GroupMessages(ms, usecase.GroupError)
 	if len(gs) != brokertest.CauseKinds {
 		for _, g := range gs[:min(len(gs), 5)] {
 			t.Logf("%d %q", g.Count, g.Key)
@@ -53,18 +54,18 @@ func TestGroupByErrorIsOneGroupACause(t *testing.T) {
 	if total != 5000 {
 		t.Fatalf("groups hold %d messages", total)
 	}
-	if n := len(broker.GroupMessages(ms, broker.GroupErrorText)); n < 4900 {
+	if n := len(usecase.GroupMessages(ms, usecase.GroupErrorText)); n < 4900 {
 		t.Fatalf("by error-text: %d groups, want one a message (nearly)", n)
 	}
 }
 
 func TestParseGroupBy(t *testing.T) {
 	for _, s := range []string{"error", "error-text", "reason", "queue", "origin"} {
-		if got, err := broker.ParseGroupBy(s); err != nil || got != s {
+		if got, err := usecase.ParseGroupBy(s); err != nil || got != s {
 			t.Errorf("ParseGroupBy(%q) = %q, %v", s, got, err)
 		}
 	}
-	if _, err := broker.ParseGroupBy("cause"); err == nil {
+	if _, err := usecase.ParseGroupBy("cause"); err == nil {
 		t.Error("ParseGroupBy(cause) accepted")
 	}
 }
@@ -78,8 +79,8 @@ func TestGroupTimes(t *testing.T) {
 		{Properties: broker.Properties{Timestamp: &t2}, Retry: retry.RetryState{LastError: "x 1"}},
 		{Deaths: []retry.Death{{Time: t1}}, Retry: retry.RetryState{LastError: "x 2"}},
 	}
-	gs := broker.GroupMessages(ms, broker.GroupError)
-	if len(gs) != 1 || !gs[0].FirstSeen.Equal(t2) || !gs[0].LastSeen.Equal(t2) || gs[0].Times != broker.GroupTimePublished || gs[0].Timed != 1 || gs[0].Sample != "x 1" {
+	gs := usecase.GroupMessages(ms, usecase.GroupError)
+	if len(gs) != 1 || !gs[0].FirstSeen.Equal(t2) || !gs[0].LastSeen.Equal(t2) || gs[0].Times != usecase.GroupTimePublished || gs[0].Timed != 1 || gs[0].Sample != "x 1" {
 		t.Fatalf("%+v", gs)
 	}
 }

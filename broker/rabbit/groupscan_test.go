@@ -34,7 +34,7 @@ func TestScanGroupsCoversTheQueue(t *testing.T) {
 	t.Parallel() // slow, and on names of its own
 	s := simWithCauses(t, 5000)
 	var progress []broker.PeekProgress
-	scan, err := usecase.ScanGroups(context.Background(), s, usecase.GroupScanOptions{Queue: sim.OrdersDLQ, By: broker.GroupError, Keep: 20,
+	scan, err := usecase.ScanGroups(context.Background(), s, usecase.GroupScanOptions{Queue: sim.OrdersDLQ, By: usecase.GroupError, Keep: 20,
 		Progress: func(p broker.PeekProgress) { progress = append(progress, p) }})
 	if err != nil {
 		t.Fatal(err)
@@ -62,7 +62,7 @@ func TestScanGroupsCoversTheQueue(t *testing.T) {
 // A bound smaller than the queue says so: grouped 1,000 of 5,000, capped.
 func TestScanGroupsSaysWhenCapped(t *testing.T) {
 	s := simWithCauses(t, 5000)
-	scan, err := usecase.ScanGroups(context.Background(), s, usecase.GroupScanOptions{Queue: sim.OrdersDLQ, By: broker.GroupError, Limit: 1000})
+	scan, err := usecase.ScanGroups(context.Background(), s, usecase.GroupScanOptions{Queue: sim.OrdersDLQ, By: usecase.GroupError, Limit: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +78,7 @@ func TestScanGroupsWhere(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	scan, err := usecase.ScanGroups(context.Background(), s, usecase.GroupScanOptions{Queue: sim.OrdersDLQ, By: broker.GroupError, Where: w})
+	scan, err := usecase.ScanGroups(context.Background(), s, usecase.GroupScanOptions{Queue: sim.OrdersDLQ, By: usecase.GroupError, Where: w})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func TestScanGroupsUnknownQueue(t *testing.T) {
 	t.Cleanup(func() { s.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if _, err := usecase.ScanGroups(ctx, s, usecase.GroupScanOptions{Queue: "nope", By: broker.GroupError}); err == nil {
+	if _, err := usecase.ScanGroups(ctx, s, usecase.GroupScanOptions{Queue: "nope", By: usecase.GroupError}); err == nil {
 		t.Fatal("no error for a queue that does not exist")
 	}
 }
@@ -115,7 +115,7 @@ func BenchmarkScanGroups100k(b *testing.B) {
 		runtime.GC()
 		runtime.ReadMemStats(&before)
 		var err error
-		if scan, err = usecase.ScanGroups(context.Background(), s, usecase.GroupScanOptions{Queue: sim.OrdersDLQ, By: broker.GroupError, Limit: -1}); err != nil {
+		if scan, err = usecase.ScanGroups(context.Background(), s, usecase.GroupScanOptions{Queue: sim.OrdersDLQ, By: usecase.GroupError, Limit: -1}); err != nil {
 			b.Fatal(err)
 		}
 		runtime.GC()
@@ -138,7 +138,7 @@ func TestScanGroupsTakesNamesThatAreNotUTF8(t *testing.T) {
 	if out, err := s.Publish(context.Background(), []broker.Outgoing{bad}); err != nil || !out[0].Confirmed {
 		t.Fatalf("publish: %v %+v", err, out)
 	}
-	scan, err := usecase.ScanGroups(context.Background(), s, usecase.GroupScanOptions{Queue: sim.OrdersDLQ, By: broker.GroupError, Keep: 20})
+	scan, err := usecase.ScanGroups(context.Background(), s, usecase.GroupScanOptions{Queue: sim.OrdersDLQ, By: usecase.GroupError, Keep: 20})
 	if err != nil {
 		t.Fatalf("scan: %v", err)
 	}

@@ -14,8 +14,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ladder-tui/ladder/retry/topology"
 	rabbithole "github.com/michaelklishin/rabbit-hole/v2"
+
+	"github.com/ladder-tui/ladder/retry/topology"
 
 	"github.com/ladder-tui/ladder/broker"
 )
@@ -80,8 +81,8 @@ type Management struct {
 }
 
 // topologyTTL bounds how stale cached bindings may be (see
-// broker.TopologyTTL).
-const topologyTTL = broker.TopologyTTL
+// TopologyTTL).
+const topologyTTL = TopologyTTL
 
 type queueCounters struct {
 	publish, deliver, ack, redeliver, messages int64

@@ -7,8 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ladder-tui/ladder/retry/topology"
 	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/ladder-tui/ladder/retry/topology"
 
 	"github.com/ladder-tui/ladder/broker"
 )

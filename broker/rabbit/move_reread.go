@@ -5,8 +5,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/ladder-tui/ladder/retry/topology"
 	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/ladder-tui/ladder/retry/topology"
 
 	"github.com/ladder-tui/ladder/broker"
 )

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"time"
 
-	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/retry/topology"
 )
 
@@ -47,7 +46,7 @@ var errPromCluster = errors.New("prometheus reports another cluster")
 // promUsable tells whether a poll may read Prometheus now: after the first
 // poll, unless the endpoint failed within topologyTTL. m.mu is held.
 //
-// On 3.x with stats on only for a big vhost (broker.BigFor3x): its Prometheus has
+// On 3.x with stats on only for a big vhost (BigFor3x): its Prometheus has
 // no counters (queue_delivery_metrics and queue_exchange_metrics are 4.0+),
 // so its steady refreshes keep the last full read's smoothed rates — the
 // ack and redeliver rates a redelivery storm is seen by, up to a full-read
@@ -55,7 +54,7 @@ var errPromCluster = errors.New("prometheus reports another cluster")
 // On a small vhost a full read every refresh is cheap enough to keep them
 // fresh.
 func (m *Management) promUsable(now time.Time) bool {
-	if !m.promCounters() && (m.last == nil || !broker.BigFor3x(len(m.last.queues))) {
+	if !m.promCounters() && (m.last == nil || !BigFor3x(len(m.last.queues))) {
 		return false
 	}
 	return !m.prevAt.IsZero() && m.r.PrometheusURL != nil && !now.Before(m.promDownUntil)
@@ -115,7 +114,7 @@ func (m *Management) steady(ctx context.Context, vhost string) (topology.Vhost, 
 	now := time.Now()
 	m.mu.Lock()
 	last := m.last
-	ok := last != nil && last.vhost == vhost && now.Sub(last.at) < broker.FullEvery(len(last.queues)) && m.promUsable(now)
+	ok := last != nil && last.vhost == vhost && now.Sub(last.at) < FullEvery(len(last.queues)) && m.promUsable(now)
 	m.mu.Unlock()
 	if !ok {
 		return topology.Vhost{}, false, nil

@@ -12,7 +12,7 @@ func (m *Management) bindingsTTL() time.Duration {
 	if m.last == nil {
 		return topologyTTL
 	}
-	return broker.FullEvery(len(m.last.queues))
+	return FullEvery(len(m.last.queues))
 }
 
 // RefreshHint is the refresh AutoRefresh gives the vhost last read: steady
@@ -23,5 +23,5 @@ func (m *Management) RefreshHint() time.Duration {
 	if m.last == nil {
 		return broker.BaseRefresh
 	}
-	return broker.AutoRefresh(len(m.last.queues), m.promUsable(time.Now()))
+	return AutoRefresh(len(m.last.queues), m.promUsable(time.Now()))
 }

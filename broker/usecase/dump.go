@@ -92,7 +92,7 @@ func (e *unkeptError) Error() string { return e.err.Error() }
 func (e *unkeptError) Unwrap() error { return e.err }
 
 // Dump writes a queue's messages to w in the dump format.
-func Dump(ctx context.Context, c broker.DumpSource, o DumpOptions, w DumpWriter) (*DumpReport, error) {
+func Dump(ctx context.Context, c DumpSource, o DumpOptions, w DumpWriter) (*DumpReport, error) {
 	rep := &DumpReport{Queue: o.Queue, Consumed: o.Consume, SideEffects: []string{}}
 	// The topology, not a snapshot: no rates are needed, only the queue,
 	// its ladder and the version for the header line.
@@ -188,7 +188,7 @@ func Dump(ctx context.Context, c broker.DumpSource, o DumpOptions, w DumpWriter)
 // browseDump is a dump that browses: each message is written as the browse
 // reads it, in queue order, and let go (the browse still holds it unacked
 // on the broker until it ends; ladder keeps nothing).
-func browseDump(ctx context.Context, c broker.DumpSource, o DumpOptions, w DumpWriter, rep *DumpReport, chosen func(*broker.Message) bool, write func(*broker.Message) error) (*DumpReport, error) {
+func browseDump(ctx context.Context, c DumpSource, o DumpOptions, w DumpWriter, rep *DumpReport, chosen func(*broker.Message) bool, write func(*broker.Message) error) (*DumpReport, error) {
 	limit := o.Limit
 	if limit <= 0 || !o.Where.Empty() {
 		limit = max(limit, dumpLimit()) // --where looks as far as a browse may: Limit counts chosen ones

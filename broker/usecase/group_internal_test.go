@@ -18,7 +18,7 @@ func TestGroupWriterGroupsMessagesAsHandedOn(t *testing.T) {
 		ms[i] = broker.Message{Position: i, Headers: retry.Headers{"x-last-error": fmt.Sprintf("order A-%d rejected (%d)", i, i%2)}}
 		broker.DecodeMessage(&ms[i], body, len(body), nil, nil)
 	}
-	w := &groupWriter{g: broker.NewGrouper(broker.GroupError), keep: 2, preview: 16}
+	w := &groupWriter{g: NewGrouper(GroupError), keep: 2, preview: 16}
 	if _, err := w.Write([]byte(`{"ladder_dump":1,"vhost":"/","queue":"q"}` + "\n")); err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +33,7 @@ func TestGroupWriterGroupsMessagesAsHandedOn(t *testing.T) {
 	if w.g.Len() != 50 || len(w.kept) != 2 || w.kept[1].Position != 1 {
 		t.Fatalf("grouped %d, kept %d", w.g.Len(), len(w.kept))
 	}
-	if got := w.g.Groups(); len(got) != len(broker.GroupMessages(ms, broker.GroupError)) {
+	if got := w.g.Groups(); len(got) != len(GroupMessages(ms, GroupError)) {
 		t.Fatalf("%d groups", len(got))
 	}
 	k := w.kept[0]

@@ -73,7 +73,7 @@ func (s *GroupScan) GroupsBy(by string) ([]broker.Group, bool) {
 // a peek's side effects (reported). The result is partial, with an
 // ErrPartial error, when the browse stopped short (its deadline, a message
 // the AMQP client could not read, Ctrl+C); what was read is grouped.
-func ScanGroups(ctx context.Context, c broker.DumpSource, o GroupScanOptions) (*GroupScan, error) {
+func ScanGroups(ctx context.Context, c DumpSource, o GroupScanOptions) (*GroupScan, error) {
 	v, err := c.Topology(ctx)
 	if err != nil {
 		return nil, err
@@ -92,12 +92,12 @@ func ScanGroups(ctx context.Context, c broker.DumpSource, o GroupScanOptions) (*
 		bound = broker.DefaultDumpLimit // -n counts chosen ones: it looks as far as a browse may
 	}
 	bound = min(bound, dumpLimit())
-	w := &groupWriter{g: broker.NewGrouper(o.By), keep: o.Keep, preview: o.BodyPreview}
+	w := &groupWriter{g: NewGrouper(o.By), keep: o.Keep, preview: o.BodyPreview}
 	if o.All {
-		w.others = map[string]*broker.Grouper{}
-		for _, by := range broker.GroupBys {
+		w.others = map[string]*Grouper{}
+		for _, by := range GroupBys {
 			if by != o.By {
-				w.others[by] = broker.NewGrouper(by)
+				w.others[by] = NewGrouper(by)
 			}
 		}
 	}
@@ -157,7 +157,7 @@ func ScanGroups(ctx context.Context, c broker.DumpSource, o GroupScanOptions) (*
 // peekSpy is c, noting the result of the browse a dump makes of queue: its
 // ready count is exact where the management API's is seconds old.
 type peekSpy struct {
-	broker.DumpSource
+	DumpSource
 	queue string
 	res   *broker.PeekResult
 }
@@ -177,8 +177,8 @@ func (p *peekSpy) Peek(ctx context.Context, queue string, opt broker.PeekOptions
 // their bodies cut to preview): no dump line is made of it, so a message
 // whose names the dump format cannot carry is grouped too.
 type groupWriter struct {
-	g       *broker.Grouper
-	others  map[string]*broker.Grouper // by the other GroupBys (GroupScanOptions.All)
+	g       *Grouper
+	others  map[string]*Grouper // by the other GroupBys (GroupScanOptions.All)
 	keep    int
 	kept    []broker.Message
 	preview int

@@ -61,7 +61,7 @@ func checkLine(r *dumpfile.Record, lim broker.PublishLimits) string {
 	if lim.FrameMax > 0 {
 		// The frame's 8 bytes of framing, the properties, and room for
 		// what ladder adds; a carried x-death may be written twice.
-		n := 8 + wire.PropertiesSize(broker.RecordProperties(r), r.Headers) + headerAllowance
+		n := 8 + wire.PropertiesSize(RecordProperties(r), r.Headers) + headerAllowance
 		if d, ok := r.Headers["x-death"]; ok {
 			n += wire.FieldSize(d)
 		}

@@ -61,7 +61,7 @@ type replayJob struct {
 // skipped; lines it had in flight are published again and reported as
 // possible duplicates. A replay locks the dump's progress file while it
 // runs: a second one at once is refused, naming the first.
-func Replay(ctx context.Context, c broker.ReplayTarget, req ReplayRequest, progress func(broker.MoveProgress)) (*broker.MoveReport, error) {
+func Replay(ctx context.Context, c ReplayTarget, req ReplayRequest, progress func(broker.MoveProgress)) (*broker.MoveReport, error) {
 	rep := &broker.MoveReport{Target: req.To.String(), DelayMS: req.Delay.Milliseconds(), DryRun: req.DryRun, Via: map[topology.Via]int{}, Routes: []moveplan.RouteCount{}}
 	f, err := os.Open(req.File)
 	if err != nil {
@@ -158,7 +158,7 @@ func Replay(ctx context.Context, c broker.ReplayTarget, req ReplayRequest, progr
 			continue
 		}
 		r := dl.Record
-		m := broker.RecordInput(&r, dl.Line).Message(true)
+		m := RecordInput(&r, dl.Line).Message(true)
 		// Checked before it is planned: the planner holds a line to the
 		// confirmed plan, which skipped it for this same reason.
 		why := checkLine(&dl.Record, lim)
@@ -297,7 +297,7 @@ func Replay(ctx context.Context, c broker.ReplayTarget, req ReplayRequest, progr
 			r, rec := j.route, j.line.Record
 			h := r.Apply(rec.Headers)
 			h[broker.HeaderMoveID] = run + "/" + strconv.Itoa(j.line.Line)
-			props := broker.RecordProperties(&rec)
+			props := RecordProperties(&rec)
 			props.Expiration = r.Expiration
 			o := broker.Outgoing{Exchange: r.Exchange, RoutingKey: r.RoutingKey, Mandatory: r.Mandatory, Properties: props, Headers: h, Body: rec.Body}
 			if r.Via == topology.ViaDelayQueue {

@@ -34,7 +34,7 @@ var ErrPreviewDeadLetters = errors.New("the preview would dead-letter a message"
 
 // PrepareUnblock is PrepareUnblockWith, reading at most look messages,
 // where that costs no delivery toward a delivery limit.
-func PrepareUnblock(ctx context.Context, c broker.UnblockSource, queue string, look int) (broker.MoveRequest, moveplan.UnblockPlan, *broker.PeekResult, error) {
+func PrepareUnblock(ctx context.Context, c UnblockSource, queue string, look int) (broker.MoveRequest, moveplan.UnblockPlan, *broker.PeekResult, error) {
 	return PrepareUnblockWith(ctx, c, queue, UnblockOptions{Look: look})
 }
 
@@ -49,7 +49,7 @@ func PrepareUnblock(ctx context.Context, c broker.UnblockSource, queue string, l
 // only with opt.ForcePeek; and when the counts it saw show that the
 // preview's read would dead-letter a message, the plan is returned with
 // ErrPreviewDeadLetters (nothing more is read).
-func PrepareUnblockWith(ctx context.Context, c broker.UnblockSource, queue string, opt UnblockOptions) (broker.MoveRequest, moveplan.UnblockPlan, *broker.PeekResult, error) {
+func PrepareUnblockWith(ctx context.Context, c UnblockSource, queue string, opt UnblockOptions) (broker.MoveRequest, moveplan.UnblockPlan, *broker.PeekResult, error) {
 	look := opt.Look
 	if look <= 0 {
 		look = DefaultUnblockLook

@@ -8,6 +8,7 @@ import (
 	"github.com/charmbracelet/x/term"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/broker/usecase"
 	"github.com/ladder-tui/ladder/internal/present"
 	"github.com/ladder-tui/ladder/internal/termtext"
 )
@@ -50,7 +51,7 @@ func renderGroups(b *strings.Builder, r *broker.PeekResult, width int) {
 		timeW = len("1st death") + 2
 	}
 	lead := countW + 2 + seenW + 2 + lastW + 2 + timeW
-	by := broker.GroupError
+	by := usecase.GroupError
 	if r.Grouping != nil {
 		by = r.Grouping.By
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
 	"github.com/ladder-tui/ladder/broker/rabbit"
+	"github.com/ladder-tui/ladder/broker/usecase"
 )
 
 // The done-when of the grouping work on a real broker: a DLQ of 5,000 dead
@@ -103,7 +104,7 @@ func TestGroupsAreWholeByDefaultOnTheBroker(t *testing.T) {
 		t.Fatalf("%d groups, grouping %+v", len(res.Groups), res.Grouping)
 	}
 	for _, g := range res.Groups {
-		if g.Count != want[g.Type] || g.Times != broker.GroupTimeReached || g.Timed != g.Count || g.FirstSeen.IsZero() {
+		if g.Count != want[g.Type] || g.Times != usecase.GroupTimeReached || g.Timed != g.Count || g.FirstSeen.IsZero() {
 			t.Errorf("group of %q: %d messages (want %d), times %q of %d", g.Type, g.Count, want[g.Type], g.Times, g.Timed)
 		}
 	}

@@ -110,7 +110,7 @@ Allowed in --read-only mode where it changes no count.`,
 				return usageErr("%w", err)
 			}
 			if groupBy != "" {
-				if groupBy, err = broker.ParseGroupBy(groupBy); err != nil {
+				if groupBy, err = usecase.ParseGroupBy(groupBy); err != nil {
 					return usageErr("%w", err)
 				}
 			}
@@ -133,7 +133,7 @@ Allowed in --read-only mode where it changes no count.`,
 				if groupBy != "" {
 					res, partial, err = groupPeek(cmd, c, args[0], groupBy, w, opt)
 				} else if res, err = c.Peek(cmd.Context(), args[0], opt); err == nil {
-					res.Messages = broker.Choose(res.Messages, w, res.PeekedAt)
+					res.Messages = usecase.Choose(res.Messages, w, res.PeekedAt)
 				}
 				return err
 			}
@@ -166,7 +166,7 @@ Allowed in --read-only mode where it changes no count.`,
 	cmd.Flags().IntVar(&opt.BodyPreview, "body-bytes", broker.DefaultBodyPreview, "bytes of each body to keep in the preview")
 	cmd.Flags().StringArrayVar(&where, "where", nil, "show only the messages chosen (repeatable; see ladder move --help)")
 	cmd.Flags().StringVar(&groupBy, "group-by", "", "group the queue's messages by error, error-text, reason, queue or origin")
-	_ = cmd.RegisterFlagCompletionFunc("group-by", cobra.FixedCompletions(broker.GroupBys, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("group-by", cobra.FixedCompletions(usecase.GroupBys, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 

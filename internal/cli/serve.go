@@ -221,7 +221,7 @@ func serveFilesDir(dir, audit string) (string, error) {
 // (of a context) a session shows, each made when a session first shows it (the
 // server starts without reaching the broker) and kept until the server
 // stops: every session's screen is read from its vhost's
-// (broker.SnapshotShare), so the broker is read about once a refresh
+// (sshserve.SnapshotShare), so the broker is read about once a refresh
 // however many watch — one session costs it what a local TUI does, twenty
 // not much more (BENCH.md). A reader reads only when a session asks, so
 // one nobody watches any more costs nothing but its connection. Peeks and
@@ -240,7 +240,7 @@ type serveSnapshots struct {
 
 // serveReader is one vhost's share and its reader.
 type serveReader struct {
-	share  *broker.SnapshotShare
+	share  *sshserve.SnapshotShare
 	reader broker.Client
 	done   func()
 }
@@ -273,7 +273,7 @@ func (s *serveSnapshots) get(ctx context.Context, a *app, context string, cfg ra
 		s.memory[context] = c
 	}
 	shareMemory(c, s.memory[context])
-	r := &serveReader{share: broker.NewSnapshotShare(ctx, c, c.Vhost(), s.refresh), reader: c, done: closeClient}
+	r := &serveReader{share: sshserve.NewSnapshotShare(ctx, c, c.Vhost(), s.refresh), reader: c, done: closeClient}
 	if s.byVhost == nil {
 		s.byVhost = map[string]*serveReader{}
 	}

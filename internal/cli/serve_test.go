@@ -323,7 +323,7 @@ func TestServeSessionsOnTheSimulation(t *testing.T) {
 	}
 	// Every screen was read by the one snapshot reader of the vhost
 	// (bob's switch to "/" is to the vhost "" already named), none by a
-	// session's own clients (broker.SnapshotShare).
+	// session's own clients (sshserve.SnapshotShare).
 	if n, c := sv.snapshotsBy("serve snapshots"); n == 0 || c != 1 {
 		t.Errorf("the snapshot reader: %d clients, %d snapshots (want 1 client reading)", c, n)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/broker/usecase"
 	"github.com/ladder-tui/ladder/internal/termtext"
 	"github.com/ladder-tui/ladder/retry/moveplan"
 )
@@ -106,7 +107,7 @@ func Grouped(c broker.GroupCoverage) string {
 // FitCause does, a queue name, reason or origin by its middle (a type's
 // initials would make another name of it).
 func FitGroupKey(key, by string, w int) string {
-	if by == broker.GroupError || by == broker.GroupErrorText {
+	if by == usecase.GroupError || by == usecase.GroupErrorText {
 		return FitCause(key, w)
 	}
 	return Middle(key, max(w, 0))
@@ -131,11 +132,11 @@ func GroupTimes(gs []broker.Group, queue string) string {
 	}
 	long := func(k string) string {
 		switch k {
-		case broker.GroupTimeReached:
+		case usecase.GroupTimeReached:
 			return "when they reached " + queue + " (the x-death of the death that put each there, or the failure time of the framework that published it there)"
-		case broker.GroupTimePublished:
+		case usecase.GroupTimePublished:
 			return "when they were published (their timestamp property; when they reached " + queue + " is not known)"
-		case broker.GroupTimeFirstDeath:
+		case usecase.GroupTimeFirstDeath:
 			return "their first death (the earliest x-death time; when they reached " + queue + " is not known)"
 		}
 		return k
@@ -173,11 +174,11 @@ func GroupTimesMixed(gs []broker.Group) bool {
 // GroupTimeShort names a kind of group time in a column (TIME).
 func GroupTimeShort(kind string) string {
 	switch kind {
-	case broker.GroupTimeReached:
+	case usecase.GroupTimeReached:
 		return "reached"
-	case broker.GroupTimePublished:
+	case usecase.GroupTimePublished:
 		return "published"
-	case broker.GroupTimeFirstDeath:
+	case usecase.GroupTimeFirstDeath:
 		return "1st death"
 	}
 	return kind

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/broker/usecase"
 )
 
 // Groups say whether they are the whole queue, and, short of it, that
@@ -43,8 +44,8 @@ func TestGroupedSaysWholeOrPartial(t *testing.T) {
 // FIRST/LAST say which time they are; groups timed differently are named
 // each, and those without a time are counted.
 func TestGroupTimesSayWhichTime(t *testing.T) {
-	reached := broker.Group{Count: 5, Timed: 5, Times: broker.GroupTimeReached}
-	published := broker.Group{Count: 3, Timed: 2, Times: broker.GroupTimePublished}
+	reached := broker.Group{Count: 5, Timed: 5, Times: usecase.GroupTimeReached}
+	published := broker.Group{Count: 3, Timed: 2, Times: usecase.GroupTimePublished}
 	if got := GroupTimes([]broker.Group{reached}, "work.dlq"); !strings.HasPrefix(got, "FIRST/LAST: when they reached work.dlq (") || GroupTimesMixed([]broker.Group{reached, reached}) {
 		t.Errorf("one kind: %q", got)
 	}

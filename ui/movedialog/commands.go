@@ -21,7 +21,7 @@ import (
 // it its broker.Client; a test, a fake of these alone.
 type Mover interface {
 	broker.Mover
-	broker.ReplayTarget
+	usecase.ReplayTarget
 	// ReadOnly reports whether the session refuses mutations.
 	ReadOnly() bool
 }
@@ -124,7 +124,7 @@ func moveCmd(ctx context.Context, c broker.Mover, id int, req broker.MoveRequest
 
 // replayCmd replays file as the move dialog's request says (the browser's
 // R): usecase.Replay, the same the command runs.
-func replayCmd(ctx context.Context, c broker.ReplayTarget, id int, file string, req broker.MoveRequest, ch chan broker.MoveProgress) tea.Cmd {
+func replayCmd(ctx context.Context, c usecase.ReplayTarget, id int, file string, req broker.MoveRequest, ch chan broker.MoveProgress) tea.Cmd {
 	return func() tea.Msg {
 		var progress func(broker.MoveProgress)
 		if ch != nil {

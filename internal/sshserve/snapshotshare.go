@@ -1,9 +1,11 @@
-package broker
+package sshserve
 
 import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/ladder-tui/ladder/broker"
 )
 
 // SnapshotShare reads one vhost's snapshots once for many viewers: the
@@ -20,7 +22,7 @@ import (
 // Snapshots are shared as they are: a viewer must not change one (the UI
 // does not).
 type SnapshotShare struct {
-	reader Snapshotter
+	reader broker.Snapshotter
 	vhost  string
 	// base is what reads run under (the server's context): a viewer that
 	// leaves mid-read does not fail the others' wait; its deadline still
@@ -46,7 +48,7 @@ type shared struct {
 	gen  int
 	at   time.Time
 	done chan struct{}
-	snap *Snapshot
+	snap *broker.Snapshot
 	err  error
 }
 
@@ -58,7 +60,7 @@ const freshShare = 0.9
 // NewSnapshotShare shares reader's snapshots of vhost among viewers whose
 // UI refreshes every refresh (0: as each snapshot says). Reads run under
 // base.
-func NewSnapshotShare(base context.Context, reader Snapshotter, vhost string, refresh time.Duration) *SnapshotShare {
+func NewSnapshotShare(base context.Context, reader broker.Snapshotter, vhost string, refresh time.Duration) *SnapshotShare {
 	return &SnapshotShare{reader: reader, vhost: vhost, base: base, refresh: refresh}
 }
 
@@ -76,7 +78,7 @@ func (s *SnapshotShare) fresh() time.Duration {
 		every = s.last.snap.Refresh
 	}
 	if every == 0 {
-		every = BaseRefresh
+		every = broker.BaseRefresh
 	}
 	return time.Duration(float64(every) * freshShare)
 }
@@ -85,7 +87,7 @@ func (s *SnapshotShare) fresh() time.Duration {
 // mutation came after it, else the read under way (begun after the last
 // mutation), else a new read. An error is shared as a snapshot is (its
 // viewers ask again a refresh later, not each at once).
-func (s *SnapshotShare) Snapshot(ctx context.Context) (*Snapshot, error) {
+func (s *SnapshotShare) Snapshot(ctx context.Context) (*broker.Snapshot, error) {
 	now := time.Now()
 	s.mu.Lock()
 	if l := s.last; l != nil && l.gen == s.gen && now.Sub(l.at) < s.fresh() {
@@ -141,7 +143,7 @@ func (s *SnapshotShare) Invalidate() {
 // another vhost's client is returned as it is). What its actions change
 // shows at the next read once the gate tells the share (Invalidate, the
 // gate's Changed hook): the viewer itself knows no action.
-func (s *SnapshotShare) Viewer(c Client) Client {
+func (s *SnapshotShare) Viewer(c broker.Client) broker.Client {
 	if c.Vhost() != s.vhost {
 		return c
 	}
@@ -150,10 +152,10 @@ func (s *SnapshotShare) Viewer(c Client) Client {
 
 // viewer is a client of a SnapshotShare.
 type viewer struct {
-	Client
+	broker.Client
 	share *SnapshotShare
 }
 
-func (v *viewer) Snapshot(ctx context.Context) (*Snapshot, error) {
+func (v *viewer) Snapshot(ctx context.Context) (*broker.Snapshot, error) {
 	return v.share.Snapshot(ctx)
 }

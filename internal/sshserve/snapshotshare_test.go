@@ -1,4 +1,4 @@
-package broker
+package sshserve
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/ladder-tui/ladder/broker"
 )
 
 // countingReader is a reader whose reads are counted and, while gate is
@@ -18,7 +20,7 @@ type countingReader struct {
 	ctxs  chan context.Context
 }
 
-func (r *countingReader) Snapshot(ctx context.Context) (*Snapshot, error) {
+func (r *countingReader) Snapshot(ctx context.Context) (*broker.Snapshot, error) {
 	n := r.reads.Add(1)
 	if r.ctxs != nil {
 		r.ctxs <- ctx
@@ -33,18 +35,18 @@ func (r *countingReader) Snapshot(ctx context.Context) (*Snapshot, error) {
 	if r.err != nil {
 		return nil, r.err
 	}
-	return &Snapshot{Vhost: "v", BrokerVersion: string(rune('0' + n))}, nil
+	return &broker.Snapshot{Vhost: "v", BrokerVersion: string(rune('0' + n))}, nil
 }
 
 // viewerClient is a session's own client: only its vhost and mutations
 // are asked of it.
 type viewerClient struct {
-	Client
+	broker.Client
 	vhost string
 }
 
 func (c *viewerClient) Vhost() string { return c.vhost }
-func (c *viewerClient) Snapshot(context.Context) (*Snapshot, error) {
+func (c *viewerClient) Snapshot(context.Context) (*broker.Snapshot, error) {
 	return nil, errors.New("a viewer's own client was read")
 }
 
@@ -54,7 +56,7 @@ func TestSnapshotShareReadsOnceForManyViewers(t *testing.T) {
 	r := &countingReader{gate: make(chan struct{})}
 	s := NewSnapshotShare(context.Background(), r, "v", time.Hour)
 	var wg sync.WaitGroup
-	got := make([]*Snapshot, 20)
+	got := make([]*broker.Snapshot, 20)
 	for i := range got {
 		v := s.Viewer(&viewerClient{vhost: "v"})
 		wg.Go(func() {
@@ -114,13 +116,13 @@ func TestSnapshotShareMutationsMakeTheNextReadNew(t *testing.T) {
 	// A read under way when the move ends is not joined.
 	r.gate = make(chan struct{})
 	s.Invalidate()
-	old := make(chan *Snapshot)
+	old := make(chan *broker.Snapshot)
 	go func() { snap, _ := other.Snapshot(context.Background()); old <- snap }()
 	for r.reads.Load() < 3 {
 		time.Sleep(time.Millisecond)
 	}
 	s.Invalidate()
-	fresh := make(chan *Snapshot)
+	fresh := make(chan *broker.Snapshot)
 	go func() { snap, _ := mover.Snapshot(context.Background()); fresh <- snap }()
 	for r.reads.Load() < 4 {
 		time.Sleep(time.Millisecond)
@@ -149,7 +151,7 @@ func TestSnapshotShareViewerLeavingMidRead(t *testing.T) {
 	if d, ok := rctx.Deadline(); !ok || !d.Equal(func() time.Time { d, _ := leaving.Deadline(); return d }()) {
 		t.Errorf("the read's deadline %v %v, not the viewer's", d, ok)
 	}
-	staying := make(chan *Snapshot)
+	staying := make(chan *broker.Snapshot)
 	go func() { snap, _ := s.Snapshot(context.Background()); staying <- snap }()
 	leave()
 	if err := <-errc; !errors.Is(err, context.Canceled) {
@@ -184,7 +186,7 @@ func TestSnapshotShareSharesErrors(t *testing.T) {
 func TestSnapshotShareLeavesOtherVhostsAlone(t *testing.T) {
 	s := NewSnapshotShare(context.Background(), &countingReader{}, "v", time.Hour)
 	c := &viewerClient{vhost: "w"}
-	if s.Viewer(c) != Client(c) {
+	if s.Viewer(c) != broker.Client(c) {
 		t.Fatal("a client of another vhost was given the share's snapshots")
 	}
 }

@@ -1,6 +1,10 @@
-package broker
+package rabbit
 
-import "time"
+import (
+	"time"
+
+	"github.com/ladder-tui/ladder/broker"
+)
 
 // How often ladder reads a vhost, by its size. Measured on a vhost of
 // 2,500 queues (scripts/brokercpu.sh, BENCH.md): one full read (queues with
@@ -10,10 +14,8 @@ import "time"
 // polled every 5 s, costs it 7–10 ms a second. An idle TUI is kept at about
 // that: 3 ms/s for Prometheus reads, 3 ms/s for full reads, 1 ms/s for
 // bindings, whatever the vhost's size. A small vhost is refreshed every
-// BaseRefresh; a bigger one less often, as these say.
+// broker.BaseRefresh; a bigger one less often, as these say.
 const (
-	// BaseRefresh is the TUI's refresh on a small vhost.
-	BaseRefresh = 2 * time.Second
 	// MaxRefresh bounds the refresh however big the vhost.
 	MaxRefresh = time.Minute
 	// perQueueSteady: between Prometheus reads, per queue (2,500 queues:
@@ -38,9 +40,9 @@ func FullEvery(n int) time.Duration {
 }
 
 // BigFor3x: a vhost of n queues is too big to read fully every refresh on
-// 3.x with stats on (see promUsable): a full read every BaseRefresh would
+// 3.x with stats on (see promUsable): a full read every broker.BaseRefresh would
 // cost the broker more than the budget above.
-func BigFor3x(n int) bool { return time.Duration(n)*perQueueFull > BaseRefresh }
+func BigFor3x(n int) bool { return time.Duration(n)*perQueueFull > broker.BaseRefresh }
 
 // AutoRefresh is the TUI's refresh for a vhost of n queues: steady says
 // whether refreshes between full reads read Prometheus (cheap) or each
@@ -50,5 +52,5 @@ func AutoRefresh(n int, steady bool) time.Duration {
 	if steady {
 		per = perQueueSteady
 	}
-	return min(MaxRefresh, max(BaseRefresh, time.Duration(n)*per))
+	return min(MaxRefresh, max(broker.BaseRefresh, time.Duration(n)*per))
 }
