@@ -148,3 +148,18 @@ func NotePartial(res *PeekResult) {
 		res.Partial = append(res.Partial, fmt.Sprintf("the first %d of %d ready: the peek's limit", res.Read(), res.Ready))
 	}
 }
+
+// NoteLook keeps what the peek saw of its queue's expirations with the
+// evidence it gathered (topology.Seen.Look): what the analysis weighs for
+// head-of-line blocking and messages that never expire.
+func (r *PeekResult) NoteLook(l *topology.Look) {
+	if l == nil {
+		return
+	}
+	if r.seen == nil {
+		r.seen = topology.Evidence{}
+	}
+	s := r.seen[r.Queue]
+	s.Look = l
+	r.seen[r.Queue] = s
+}

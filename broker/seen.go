@@ -30,11 +30,11 @@ const (
 	ReachedErrorTime = "error-time"
 )
 
-// reachedTime is when m reached the queue it is in, where known: the death
+// ReachedTime is when m reached the queue it is in, where known: the death
 // that dead-lettered it there (settings are its dead-letter settings:
 // their exchange is the one m came through, with the key it sets or the
 // keys m had), counted once; else a framework's failure time.
-func reachedTime(m *Message, settings func(queue string) (topology.QueueSettings, bool)) (time.Time, string) {
+func (m *Message) ReachedTime(settings func(queue string) (topology.QueueSettings, bool)) (time.Time, string) {
 	if len(m.Deaths) > 0 && settings != nil {
 		d := m.Deaths[0]
 		if set, ok := settings(d.Queue); ok && !d.Carried && d.Count == 1 && !d.Time.IsZero() && set.HasDeadLetterExchange &&

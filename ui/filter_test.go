@@ -2,9 +2,10 @@ package ui
 
 import (
 	"fmt"
-	"github.com/ladder-tui/ladder/broker"
 	"strings"
 	"testing"
+
+	"github.com/ladder-tui/ladder/broker"
 
 	"github.com/charmbracelet/x/ansi"
 )

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ladder-tui/ladder/broker/decode"
+
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
@@ -225,7 +227,7 @@ func causesPeek(n int, ready int64) *broker.PeekResult {
 	for i, c := range brokertest.CauseMessages(n, 4, fixedNow) {
 		at := c.At
 		m := broker.Message{Position: i, Headers: c.Headers, Properties: broker.Properties{MessageID: c.ID, Timestamp: &at}}
-		broker.DecodeMessage(&m, c.Body, 256, nil, nil)
+		decode.DecodeMessage(&m, c.Body, 256, nil, nil)
 		r.Messages = append(r.Messages, m)
 	}
 	return r

@@ -1,11 +1,13 @@
 package ui
 
 import (
-	"github.com/ladder-tui/ladder/broker"
 	"strings"
 	"testing"
 
+	"github.com/ladder-tui/ladder/broker"
+
 	"github.com/charmbracelet/x/ansi"
+
 	"github.com/ladder-tui/ladder/retry/topology"
 )
 

@@ -1,10 +1,11 @@
 package ui
 
 import (
-	"github.com/ladder-tui/ladder/broker"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ladder-tui/ladder/broker"
 
 	"github.com/charmbracelet/x/ansi"
 

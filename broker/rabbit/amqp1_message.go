@@ -9,6 +9,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/ladder-tui/ladder/broker/decode"
+
 	amqp1 "github.com/Azure/go-amqp"
 
 	"github.com/ladder-tui/ladder/broker"
@@ -46,7 +48,7 @@ import (
 
 // decodeAMQP1 turns a message received over AMQP 1.0 into a Message,
 // through the same decoder as the 0-9-1 peek.
-func decodeAMQP1(m *amqp1.Message, pos, preview int, dec *broker.Decoder) broker.Message {
+func decodeAMQP1(m *amqp1.Message, pos, preview int, dec *decode.Decoder) broker.Message {
 	props, idHeaders := amqp1Properties(m)
 	h := amqp1Headers(m)
 	for k, v := range idHeaders {

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ladder-tui/ladder/broker/decode"
+
 	"github.com/ladder-tui/ladder/broker/wire"
 
 	"github.com/ladder-tui/ladder/broker"
@@ -84,8 +86,8 @@ func TestDecodeAMQP1AsAMQP091(t *testing.T) {
 	}
 	deathQueues := map[string]bool{"orders.process": true}
 	mains := map[string]bool{"orders.process": true}
-	want := decodeDelivery(&d, 3, 64, &broker.Decoder{DeathQueues: deathQueues, Mains: mains})
-	got := decodeAMQP1(m, 3, 64, &broker.Decoder{DeathQueues: deathQueues, Mains: mains})
+	want := decodeDelivery(&d, 3, 64, &decode.Decoder{DeathQueues: deathQueues, Mains: mains})
+	got := decodeAMQP1(m, 3, 64, &decode.Decoder{DeathQueues: deathQueues, Mains: mains})
 	sameMessage(t, "0-9-1 published", got, want)
 	if got.Retry.Count != 2 || len(got.Deaths) != 1 || got.Deaths[0].Count != 2 || got.Origin == nil {
 		t.Errorf("retry %+v deaths %+v origin %+v", got.Retry, got.Deaths, got.Origin)

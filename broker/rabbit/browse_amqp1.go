@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ladder-tui/ladder/broker/decode"
+
 	amqp1 "github.com/Azure/go-amqp"
 
 	"github.com/ladder-tui/ladder/broker"
@@ -524,7 +526,7 @@ func (b *amqp1Receiver) close() {
 // of the ready messages, decoded as the 0-9-1 peek decodes them. ended:
 // the broker ended the browse (its link, or the session: see
 // sessionEnded), and the result says so.
-func peekAMQP1(ctx context.Context, b *amqp1Receiver, q topology.Queue, brokerVersion string, opt broker.PeekOptions, dec *broker.Decoder) (res *broker.PeekResult, redelivered int, ended *amqp1Ended, err error) {
+func peekAMQP1(ctx context.Context, b *amqp1Receiver, q topology.Queue, brokerVersion string, opt broker.PeekOptions, dec *decode.Decoder) (res *broker.PeekResult, redelivered int, ended *amqp1Ended, err error) {
 	res = &broker.PeekResult{Queue: q.Name, Type: q.Type, Total: q.Messages, Ready: q.Ready, Messages: []broker.Message{}, PeekedAt: time.Now()}
 	res.SideEffects = broker.PeekSideEffectsVia(broker.PeekReleased, q.Type, brokerVersion)
 	want := opt.Limit

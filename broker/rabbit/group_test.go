@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ladder-tui/ladder/broker/decode"
+
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
 	"github.com/ladder-tui/ladder/broker/usecase"
@@ -17,7 +19,7 @@ func causeMessages(n int) ([]broker.Message, []brokertest.CauseMessage) {
 	for i, c := range src {
 		at := c.At
 		ms[i] = broker.Message{Position: i, Headers: retry.Headers(c.Headers), Properties: broker.Properties{MessageID: c.ID, Timestamp: &at}}
-		broker.DecodeMessage(&ms[i], c.Body, 64, nil, nil)
+		decode.DecodeMessage(&ms[i], c.Body, 64, nil, nil)
 	}
 	return ms, src
 }

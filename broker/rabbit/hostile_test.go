@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ladder-tui/ladder/broker/decode"
+
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
 	"github.com/ladder-tui/ladder/broker/dumpfile"
@@ -92,7 +94,7 @@ func TestDecodeHostileHeadersIsBounded(t *testing.T) {
 	var m broker.Message
 	allocs := testing.AllocsPerRun(5, func() {
 		m = broker.Message{Headers: h}
-		broker.DecodeMessage(&m, body, broker.DefaultBodyPreview, map[string]bool{"q": true}, nil)
+		decode.DecodeMessage(&m, body, broker.DefaultBodyPreview, map[string]bool{"q": true}, nil)
 	})
 	t.Logf("DecodeMessage of %d headers: %.0f allocations", len(h), allocs)
 	if allocs > 1000 {

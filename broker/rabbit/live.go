@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ladder-tui/ladder/broker/decode"
+
 	amqp1 "github.com/Azure/go-amqp"
 	amqp "github.com/rabbitmq/amqp091-go"
 
@@ -440,7 +442,7 @@ func (l *Live) Peek(ctx context.Context, queue string, opt broker.PeekOptions) (
 		}
 		return nil, r
 	}
-	dec := broker.NewDecoder(&v, ladders, queue)
+	dec := decode.NewDecoder(&v, ladders, queue)
 	if browser != nil {
 		res, redelivered, ended, err := peekAMQP1(ctx, browser, q, version, opt, dec)
 		if ended != nil {

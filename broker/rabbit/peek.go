@@ -7,6 +7,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/ladder-tui/ladder/broker/decode"
+
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/ladder-tui/ladder/broker"
@@ -49,7 +51,7 @@ var browseStarve func(read int)
 // bound (see browseChannels.close). Streams are read by offset.
 // deathQueues are the queues whose x-death counts are this queue's retries;
 // mains the vhost's ladder main queues (where "origin" leads).
-func peekQueue(ctx context.Context, conn *amqp.Connection, q topology.Queue, brokerVersion string, opt broker.PeekOptions, dec *broker.Decoder) (*broker.PeekResult, error) {
+func peekQueue(ctx context.Context, conn *amqp.Connection, q topology.Queue, brokerVersion string, opt broker.PeekOptions, dec *decode.Decoder) (*broker.PeekResult, error) {
 	if opt.Limit <= 0 {
 		opt.Limit = broker.DefaultPeekLimit
 	}
@@ -129,7 +131,7 @@ func noteReleased(conn *amqp.Connection, q topology.Queue, res *broker.PeekResul
 // after that arrived during the read, and is not read); when no delivery
 // comes for a while; at the deadline; or at a message the AMQP client
 // cannot read.
-func collect(ctx context.Context, bc *browseChannels, q topology.Queue, brokerVersion string, opt broker.PeekOptions, run *broker.BrowseRun, dec *broker.Decoder) error {
+func collect(ctx context.Context, bc *browseChannels, q topology.Queue, brokerVersion string, opt broker.PeekOptions, run *broker.BrowseRun, dec *decode.Decoder) error {
 	if run.Done() {
 		return nil
 	}
@@ -366,7 +368,7 @@ const unparsedHint = "headers nested more than 32 deep, or a table of more than 
 
 // decodeDelivery turns a delivery into a Message. Only a bounded prefix of
 // the body is copied.
-func decodeDelivery(d *amqp.Delivery, pos, preview int, dec *broker.Decoder) broker.Message {
+func decodeDelivery(d *amqp.Delivery, pos, preview int, dec *decode.Decoder) broker.Message {
 	m := broker.Message{
 		Position:    pos,
 		Exchange:    d.Exchange,
@@ -393,7 +395,7 @@ func propertiesOf(d *amqp.Delivery) broker.Properties {
 }
 
 func finishPeek(res *broker.PeekResult, q topology.Queue) *broker.PeekResult {
-	broker.AnnotateHoL(res, topology.EffectiveSettings(&q), time.Now())
+	decode.AnnotateHoL(res, topology.EffectiveSettings(&q), time.Now())
 	broker.NotePartial(res)
 	return res
 }

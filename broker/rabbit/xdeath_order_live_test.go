@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ladder-tui/ladder/broker/decode"
+
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/ladder-tui/ladder/broker"
@@ -60,7 +62,7 @@ func TestXDeathIsLatestDeathFirst(t *testing.T) {
 	case d := <-held:
 		// Decoded as a peek decodes what it browses.
 		m.Headers = rabbit.FromTable(d.Headers)
-		broker.DecodeMessage(&m, d.Body, 0, nil, nil)
+		decode.DecodeMessage(&m, d.Body, 0, nil, nil)
 	case <-time.After(60 * time.Second):
 		t.Fatal("the message never reached the wait queue")
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/broker/decode"
 	"github.com/ladder-tui/ladder/retry"
 	"github.com/ladder-tui/ladder/retry/topology"
 )
@@ -63,7 +64,7 @@ func (s *Sim) Peek(ctx context.Context, name string, opt broker.PeekOptions) (*b
 		broker.NotePartial(res)
 		return res, nil
 	}
-	dec := broker.NewDecoder(&s.topology().vhost, s.topology().ladders, name)
+	dec := decode.NewDecoder(&s.topology().vhost, s.topology().ladders, name)
 	n := run.Want()
 	var again []*message
 	if mode == broker.PeekReleased {
@@ -73,7 +74,7 @@ func (s *Sim) Peek(ctx context.Context, name string, opt broker.PeekOptions) (*b
 	taken := 0
 	for _, m := range browsed {
 		// Position is given by the run: queue order.
-		err := run.Take(decode(m, run.Read(), opt.BodyPreview, dec, version))
+		err := run.Take(decodeSim(m, run.Read(), opt.BodyPreview, dec, version))
 		m.redelivered = true
 		taken++
 		if q.typ == topology.QueueQuorum {
@@ -98,7 +99,7 @@ func (s *Sim) Peek(ctx context.Context, name string, opt broker.PeekOptions) (*b
 		s.deadLetterPastLimit(q, browsed, info, version)
 	}
 	broker.NoteLeft(res, info, broker.OthersSeen{ConsumersBefore: q.consumers, ConsumersAfter: q.consumers, Unacked: q.unacked}, int64(released), s.now)
-	broker.AnnotateHoL(res, q.set, s.now)
+	decode.AnnotateHoL(res, q.set, s.now)
 	broker.NotePartial(res)
 	if s.evidence.Note(VhostName, res) {
 		s.topo = nil // discovery weighs what this peek showed
@@ -224,7 +225,7 @@ func (s *Sim) deadLetterPastLimit(q *queue, browsed []*message, info topology.Qu
 // same decoder as the live broker. A quorum queue's counters show as the
 // broker shows them, once not zero: x-delivery-count, and from 4.3
 // x-acquired-count.
-func decode(m *message, pos, preview int, dec *broker.Decoder, version string) broker.Message {
+func decodeSim(m *message, pos, preview int, dec *decode.Decoder, version string) broker.Message {
 	out := broker.Message{
 		Position:    pos,
 		Exchange:    m.exchange,

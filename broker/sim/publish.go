@@ -3,6 +3,8 @@ package sim
 import (
 	"context"
 
+	"github.com/ladder-tui/ladder/broker/decode"
+
 	"github.com/ladder-tui/ladder/broker/wire"
 
 	"github.com/ladder-tui/ladder/broker"
@@ -89,7 +91,7 @@ func (s *Sim) Drain(ctx context.Context, queue string, limit int, handle func(*b
 		if err := ctx.Err(); err != nil {
 			return taken, err
 		}
-		d := decode(m, pos, 1<<30, &broker.Decoder{DeathQueues: map[string]bool{queue: true}, Mains: mains}, s.opt.BrokerVersion)
+		d := decodeSim(m, pos, 1<<30, &decode.Decoder{DeathQueues: map[string]bool{queue: true}, Mains: mains}, s.opt.BrokerVersion)
 		take, err := handle(&d)
 		if err != nil {
 			return taken, err

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/ladder-tui/ladder/broker/decode"
+
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/retry"
 )
@@ -16,7 +18,7 @@ func TestGroupWriterGroupsMessagesAsHandedOn(t *testing.T) {
 	body := []byte("0123456789abcdefghijklmnopqrstuvwxyz")
 	for i := range ms {
 		ms[i] = broker.Message{Position: i, Headers: retry.Headers{"x-last-error": fmt.Sprintf("order A-%d rejected (%d)", i, i%2)}}
-		broker.DecodeMessage(&ms[i], body, len(body), nil, nil)
+		decode.DecodeMessage(&ms[i], body, len(body), nil, nil)
 	}
 	w := &groupWriter{g: NewGrouper(GroupError), keep: 2, preview: 16}
 	if _, err := w.Write([]byte(`{"ladder_dump":1,"vhost":"/","queue":"q"}` + "\n")); err != nil {

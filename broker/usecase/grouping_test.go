@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ladder-tui/ladder/broker/decode"
+
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/retry"
 )
@@ -14,7 +16,7 @@ var seenAtTest = time.Date(2024, 3, 1, 10, 20, 30, 0, time.UTC)
 // peek decodes it.
 func decoded(ts *time.Time, h retry.Headers) broker.Message {
 	m := broker.Message{Properties: broker.Properties{Timestamp: ts}, Headers: h}
-	broker.DecodeMessage(&m, nil, 0, map[string]bool{"q.wait": true, "q": true}, nil)
+	decode.DecodeMessage(&m, nil, 0, map[string]bool{"q.wait": true, "q": true}, nil)
 	return m
 }
 

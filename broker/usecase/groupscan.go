@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/ladder-tui/ladder/broker/decode"
+
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/retry/moveplan"
 	"github.com/ladder-tui/ladder/retry/topology"
@@ -200,7 +202,7 @@ func (w *groupWriter) WriteMessage(m *broker.Message) error {
 		n := min(len(m.Body), w.preview)
 		k.Body = append([]byte(nil), m.Body[:n]...)
 		k.BodyTruncated = m.BodyTruncated || n < len(m.Body)
-		k.BodyPreview = broker.PreviewText(k.Body)
+		k.BodyPreview = decode.PreviewText(k.Body)
 		w.kept = append(w.kept, k)
 	}
 	return nil
@@ -223,6 +225,6 @@ func (s *GroupScan) PeekResult() *broker.PeekResult {
 	if s.browse != nil && !s.browse.PeekedAt.IsZero() {
 		at = s.browse.PeekedAt // the browse's clock (the simulation's own)
 	}
-	broker.AnnotateHoL(res, topology.EffectiveSettings(&s.Queue), at)
+	decode.AnnotateHoL(res, topology.EffectiveSettings(&s.Queue), at)
 	return res
 }

@@ -1,4 +1,4 @@
-package broker
+package decode
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/retry"
 	"github.com/ladder-tui/ladder/retry/topology"
 )
@@ -18,18 +19,18 @@ func TestDecoderShowsTheOriginAMoveUses(t *testing.T) {
 	v := &topology.Vhost{Queues: []topology.Queue{{Name: "submit-order", Consumers: 1}, {Name: "submit-order_error"}, {Name: "submit-order_skipped"}, {Name: "elsewhere"}}}
 	ladders := topology.Discover(v)
 	h := retry.Headers{"MT-Reason": "dead-letter", "MT-Host-MachineName": "web-1"}
-	m := Message{Headers: h}
+	m := broker.Message{Headers: h}
 	NewDecoder(v, ladders, "submit-order_skipped").Decode(&m, []byte("{}"), 64)
 	if m.Origin == nil || m.Origin.RoutingKey != "submit-order" || m.Origin.Exchange != "" {
 		t.Fatalf("origin %+v, want submit-order through the default exchange", m.Origin)
 	}
-	m = Message{Headers: h}
+	m = broker.Message{Headers: h}
 	NewDecoder(v, ladders, "elsewhere").Decode(&m, []byte("{}"), 64)
 	if m.Origin != nil {
 		t.Errorf("in elsewhere: origin %+v, want none", m.Origin)
 	}
 	var nilDec *Decoder
-	m = Message{Headers: h}
+	m = broker.Message{Headers: h}
 	nilDec.Decode(&m, []byte("{}"), 64)
 	if m.Origin != nil || m.Retry.Framework != "MassTransit" {
 		t.Errorf("nil decoder: origin %+v framework %q", m.Origin, m.Retry.Framework)
@@ -60,8 +61,8 @@ func springVhost() *topology.Vhost {
 
 // springFailure is a message RepublishMessageRecoverer put in
 // orders.failed after orders.retry expired it twice.
-func springFailure() Message {
-	return Message{Exchange: "DLX", RoutingKey: "error.orders", Headers: retry.Headers{
+func springFailure() broker.Message {
+	return broker.Message{Exchange: "DLX", RoutingKey: "error.orders", Headers: retry.Headers{
 		"x-death": []any{
 			map[string]any{"queue": "orders.retry", "reason": "expired", "count": int64(2), "exchange": "", "routing-keys": []any{"orders.retry"}},
 			map[string]any{"queue": "orders", "reason": "rejected", "count": int64(2), "exchange": "orders", "routing-keys": []any{"orders"}},
@@ -82,7 +83,7 @@ func TestDecoderLearnsAsItReads(t *testing.T) {
 	if retry.DeathQueuesOf(ladders, "orders.failed")["orders.retry"] {
 		t.Fatal("the topology alone ties orders.failed to orders: no test")
 	}
-	check := func(what string, m Message) {
+	check := func(what string, m broker.Message) {
 		t.Helper()
 		r := m.Retry
 		if r.Count != 2 || r.Source != retry.SourceXDeath || !slices.Equal(r.CountedIn, []string{"orders.retry"}) || r.CountFrom != retry.CountFromMessages {
@@ -132,7 +133,7 @@ func TestDecoderSaysWhatTheCountRestsOn(t *testing.T) {
 		t.Errorf("in orders: count %d (%q), want 2 by the topology", r.Count, r.CountFrom)
 	}
 	lone := &topology.Vhost{Name: "/", Queues: []topology.Queue{{Name: "lone", Type: topology.QueueClassic}}}
-	m = Message{Headers: retry.Headers{"x-death": []any{map[string]any{"queue": "lone", "reason": "rejected", "count": int64(3)}}}}
+	m = broker.Message{Headers: retry.Headers{"x-death": []any{map[string]any{"queue": "lone", "reason": "rejected", "count": int64(3)}}}}
 	NewDecoder(lone, topology.Discover(lone), "lone").Decode(&m, nil, 64)
 	if r := m.Retry; r.Count != 3 || r.CountFrom != retry.CountFromQueue {
 		t.Errorf("in lone: count %d (%q), want 3 from its own deaths", r.Count, r.CountFrom)
@@ -153,7 +154,7 @@ func TestDecoderRelearnsABoundedNumberOfTimes(t *testing.T) {
 	}
 	d := NewDecoder(v, topology.Discover(v), "sink")
 	for i := range 3 * maxRelearn {
-		m := Message{Headers: retry.Headers{"x-death": []any{map[string]any{"queue": fmt.Sprintf("q%d", i), "reason": "expired", "count": int64(1)}}}}
+		m := broker.Message{Headers: retry.Headers{"x-death": []any{map[string]any{"queue": fmt.Sprintf("q%d", i), "reason": "expired", "count": int64(1)}}}}
 		d.Decode(&m, nil, 64)
 	}
 	if d.relearn != maxRelearn {
@@ -172,14 +173,14 @@ func TestDecoderSaysWhenAMessageReachedItsQueue(t *testing.T) {
 		{Name: "work", Type: topology.QueueClassic, Arguments: map[string]any{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "work.dlq"}},
 		{Name: "work.dlq", Type: topology.QueueClassic},
 	}}
-	dead := func(count int64) Message {
-		return Message{Exchange: "", RoutingKey: "work.dlq", Headers: retry.Headers{"x-death": []any{
+	dead := func(count int64) broker.Message {
+		return broker.Message{Exchange: "", RoutingKey: "work.dlq", Headers: retry.Headers{"x-death": []any{
 			map[string]any{"queue": "work", "reason": "rejected", "count": count, "exchange": "", "routing-keys": []any{"work"}, "time": at}}}}
 	}
 	d := NewDecoder(v, topology.Discover(v), "work.dlq")
 	m := dead(1)
 	d.Decode(&m, nil, 64)
-	if !m.Reached.Equal(at) || m.ReachedFrom != ReachedXDeath {
+	if !m.Reached.Equal(at) || m.ReachedFrom != broker.ReachedXDeath {
 		t.Errorf("dead-lettered once: reached %v (%q), want %v from x-death", m.Reached, m.ReachedFrom, at)
 	}
 	m = dead(2)

@@ -1,4 +1,4 @@
-package broker
+package decode
 
 import (
 	"encoding/hex"
@@ -7,6 +7,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/retry"
 	"github.com/ladder-tui/ladder/retry/moveplan"
 	"github.com/ladder-tui/ladder/retry/topology"
@@ -70,7 +71,7 @@ func (d *Decoder) derived(ladders []retry.Ladder) {
 
 // Decode is DecodeMessage with d's vhost; a nil d decodes as DecodeMessage
 // with nothing known.
-func (d *Decoder) Decode(m *Message, body []byte, preview int) {
+func (d *Decoder) Decode(m *broker.Message, body []byte, preview int) {
 	if d == nil {
 		DecodeMessage(m, body, preview, nil, nil)
 		return
@@ -88,11 +89,11 @@ func (d *Decoder) Decode(m *Message, body []byte, preview int) {
 	d.countFrom(m)
 }
 
-func (d *Decoder) decode(m *Message, body []byte, preview int) {
+func (d *Decoder) decode(m *broker.Message, body []byte, preview int) {
 	m.FailedIn = ""
 	DecodeMessage(m, body, preview, d.DeathQueues, d.Mains)
 	if d.v != nil {
-		m.Reached, m.ReachedFrom = reachedTime(m, d.settingsOf)
+		m.Reached, m.ReachedFrom = m.ReachedTime(d.settingsOf)
 	}
 	// Only a framework's message can have an origin by its naming: the
 	// rest cost nothing more (a peek may read 100,000).
@@ -109,7 +110,7 @@ func (d *Decoder) decode(m *Message, body []byte, preview int) {
 // learn folds what m shows of the vhost's queues into the Decoder's copy
 // of it and derives the ladders again, when that is new (and the bound
 // allows); it reports whether it did.
-func (d *Decoder) learn(m *Message) bool {
+func (d *Decoder) learn(m *broker.Message) bool {
 	if d.v == nil || d.relearn >= maxRelearn {
 		return false
 	}
@@ -177,7 +178,7 @@ func (d *Decoder) settingsOf(queue string) (topology.QueueSettings, bool) {
 // countFrom sets what made the queues a count read from x-death sums the
 // ones that count (RetryState.CountFrom): the topology alone, what
 // messages showed, or the queue itself being in no ladder.
-func (d *Decoder) countFrom(m *Message) {
+func (d *Decoder) countFrom(m *broker.Message) {
 	if m.Retry.Source != retry.SourceXDeath || d.v == nil {
 		return
 	}
@@ -211,7 +212,7 @@ func (d *Decoder) countFrom(m *Message) {
 // Headers (and properties) are set: retry state, x-death entries, origin,
 // the best time known (Seen), and a bounded copy of the body. The live broker and the demo simulation
 // decode through this one function (by Decoder.Decode).
-func DecodeMessage(m *Message, body []byte, preview int, deathQueues, mains map[string]bool) {
+func DecodeMessage(m *broker.Message, body []byte, preview int, deathQueues, mains map[string]bool) {
 	if m.Headers == nil {
 		m.Headers = retry.Headers{}
 	}
@@ -225,8 +226,9 @@ func DecodeMessage(m *Message, body []byte, preview int, deathQueues, mains map[
 	if o, ok := retry.OriginOf(xd, m.Retry, mains); ok {
 		m.Origin = &o
 	}
-	m.Seen, m.SeenFrom = seenTime(m.Properties.Timestamp, m.Deaths, m.Retry)
-	m.Reached, m.ReachedFrom = reachedTime(m, nil)
+	m.SeenFrom = "" // read afresh
+	m.Seen, m.SeenFrom = m.BestTime()
+	m.Reached, m.ReachedFrom = m.ReachedTime(nil)
 	m.BodySize = len(body)
 	m.BodyDigest = moveplan.BodyDigest(body)
 	n := len(body)
@@ -251,7 +253,7 @@ func PreviewText(b []byte) string {
 
 // AnnotateHoL marks head-of-line blocking when the queue's messages can
 // expire at all (a queue TTL, or a per-message TTL on some message).
-func AnnotateHoL(res *PeekResult, set topology.QueueSettings, now time.Time) {
+func AnnotateHoL(res *broker.PeekResult, set topology.QueueSettings, now time.Time) {
 	res.PeekedAt = now
 	in := make([]topology.HoLInput, len(res.Messages))
 	some := set.HasMessageTTL
@@ -261,7 +263,7 @@ func AnnotateHoL(res *PeekResult, set topology.QueueSettings, now time.Time) {
 		in[i].Timestamp = enqueuedAt(m)
 	}
 	if !some || len(in) == 0 {
-		res.noteLook(topology.LookOf(now, res.Ready, in, nil))
+		res.NoteLook(topology.LookOf(now, res.Ready, in, nil))
 		return
 	}
 	var ttl time.Duration
@@ -274,23 +276,9 @@ func AnnotateHoL(res *PeekResult, set topology.QueueSettings, now time.Time) {
 		res.Messages[i].HoL = &mark
 	}
 	res.HoLBasis = hr.Basis
-	res.noteLook(topology.LookOf(now, res.Ready, in, hr.Marks))
+	res.NoteLook(topology.LookOf(now, res.Ready, in, hr.Marks))
 }
 
-// noteLook keeps what the peek saw of its queue's expirations with the
-// evidence it gathered (topology.Seen.Look): what the analysis weighs for
-// head-of-line blocking and messages that never expire.
-func (r *PeekResult) noteLook(l *topology.Look) {
-	if l == nil {
-		return
-	}
-	if r.seen == nil {
-		r.seen = topology.Evidence{}
-	}
-	s := r.seen[r.Queue]
-	s.Look = l
-	r.seen[r.Queue] = s
-}
 
 // messageTTL is a message's per-message TTL: its expiration property, else,
 // in a queue that forwards its dead letters (a wait queue, not a DLQ), the
@@ -298,7 +286,7 @@ func (r *PeekResult) noteLook(l *topology.Look) {
 // expiry itself — dead-lettering stripped a TTL that had not run out, and
 // the due time then shows when the message was meant to leave (it never
 // will without a queue TTL: the stuck finding says so).
-func messageTTL(m Message, forwards bool) (ttl time.Duration, ok, stripped bool) {
+func messageTTL(m broker.Message, forwards bool) (ttl time.Duration, ok, stripped bool) {
 	if ms, err := strconv.ParseInt(m.Properties.Expiration, 10, 64); err == nil && ms >= 0 {
 		return time.Duration(ms) * time.Millisecond, true, false
 	}
@@ -312,7 +300,7 @@ func messageTTL(m Message, forwards bool) (ttl time.Duration, ok, stripped bool)
 // publish timestamp, or later a dead-lettering it went through (a retried
 // message was re-published after it). An x-death time is the first death
 // for its {queue, reason}, so only entries with count 1 are exact.
-func enqueuedAt(m Message) time.Time {
+func enqueuedAt(m broker.Message) time.Time {
 	var t time.Time
 	if m.Properties.Timestamp != nil {
 		t = *m.Properties.Timestamp

@@ -1,4 +1,4 @@
-package broker
+package decode
 
 import (
 	"encoding/json"
@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/retry"
 )
 
@@ -13,8 +14,8 @@ var seenAtTest = time.Date(2024, 3, 1, 10, 20, 30, 0, time.UTC)
 
 // decoded is a message with these properties and headers, decoded as a
 // peek decodes it.
-func decoded(ts *time.Time, h retry.Headers) Message {
-	m := Message{Properties: Properties{Timestamp: ts}, Headers: h}
+func decoded(ts *time.Time, h retry.Headers) broker.Message {
+	m := broker.Message{Properties: broker.Properties{Timestamp: ts}, Headers: h}
 	DecodeMessage(&m, nil, 0, map[string]bool{"q.wait": true, "q": true}, nil)
 	return m
 }
@@ -39,16 +40,16 @@ func TestSeenTime(t *testing.T) {
 		want time.Time
 		from string
 	}{
-		{"timestamp wins", &ts, retry.Headers{"x-death": xdeath(seenAtTest)}, ts, SeenTimestamp},
+		{"timestamp wins", &ts, retry.Headers{"x-death": xdeath(seenAtTest)}, ts, broker.SeenTimestamp},
 		{"x-death: the earliest entry", nil,
 			retry.Headers{"x-death": xdeath(seenAtTest, seenAtTest.Add(-5*time.Minute)), "NServiceBus.ExceptionInfo.Message": "db down", "NServiceBus.TimeOfFailure": "2024-03-01 10:20:30:123456 Z"},
-			seenAtTest.Add(-5 * time.Minute), SeenXDeath},
+			seenAtTest.Add(-5 * time.Minute), broker.SeenXDeath},
 		{"NServiceBus.TimeOfFailure", nil,
 			retry.Headers{"NServiceBus.ExceptionInfo.Message": "db down", "NServiceBus.TimeOfFailure": "2024-03-01 10:20:30:000000 Z", "NServiceBus.FailedQ": "sales"},
-			seenAtTest, SeenErrorTime},
+			seenAtTest, broker.SeenErrorTime},
 		{"MT-Fault-Timestamp", nil,
 			retry.Headers{"MT-Fault-Message": "nope", "MT-Fault-Timestamp": "2024-03-01T10:20:30.0000000Z"},
-			seenAtTest, SeenErrorTime},
+			seenAtTest, broker.SeenErrorTime},
 		{"nothing", nil, retry.Headers{"x-retry-count": int32(2)}, time.Time{}, ""},
 	} {
 		m := decoded(tc.ts, tc.h)
@@ -56,7 +57,7 @@ func TestSeenTime(t *testing.T) {
 			t.Errorf("%s: seen %v from %q, want %v from %q", tc.name, m.Seen, m.SeenFrom, tc.want, tc.from)
 		}
 		// A message nothing decoded reads the same.
-		raw := Message{Properties: m.Properties, Deaths: m.Deaths, Retry: m.Retry}
+		raw := broker.Message{Properties: m.Properties, Deaths: m.Deaths, Retry: m.Retry}
 		if got, from := raw.BestTime(); !got.Equal(tc.want) || from != tc.from {
 			t.Errorf("%s: BestTime %v from %q", tc.name, got, from)
 		}
