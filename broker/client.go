@@ -580,3 +580,15 @@ type PublishLimits struct {
 	// headers travel in one. 0: none known.
 	FrameMax int
 }
+
+// Headers ladder writes on every moved message.
+const (
+	HeaderMovedFrom = moveplan.HeaderMovedFrom
+	// HeaderMoveID ("<run>/<n>") ties a basic.return to the publish it
+	// answers (returns carry no delivery tag) and lets consumers drop the
+	// duplicate a crash between confirm and ack can leave.
+	HeaderMoveID = "x-ladder-move-id"
+	// HeaderOriginalExpiration keeps a message's expiration property when a
+	// delayed move takes it off (it would shorten the delay).
+	HeaderOriginalExpiration = moveplan.HeaderOriginalExpiration
+)

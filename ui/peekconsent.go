@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ladder-tui/ladder/broker/preview"
+
 	"github.com/ladder-tui/ladder/broker/usecase"
 
 	tea "charm.land/bubbletea/v2"
@@ -258,7 +260,7 @@ func (m *Model) readConsent(msg tea.Msg) (tea.Cmd, bool) {
 		return nil, false
 	case movedialog.DoneMsg:
 		if msg.DryRun && msg.Err == nil && msg.ID == m.move.ID() && m.move.Spec().ReplayFile == "" {
-			m.rememberRead(m.move.Spec().Queue, broker.PreviewReads(usecase.PreviewRequest(m.move.Request(), false), math.MaxInt32))
+			m.rememberRead(m.move.Spec().Queue, preview.Reads(usecase.PreviewRequest(m.move.Request(), false), math.MaxInt32))
 		}
 		refused := costRefusal(msg.Err)
 		if !msg.DryRun || refused == nil || msg.ID != m.move.ID() || m.top() != screen(m.move) {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ladder-tui/ladder/broker/preview"
+
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/retry/topology"
 )
@@ -28,7 +30,7 @@ func (c *previewClient) Move(ctx context.Context, req broker.MoveRequest, progre
 		c.mu.Unlock()
 		q, _ := s.Queue(req.From)
 		if r := broker.PeekRefusalOf(q, s.BrokerVersion, false, req.ForcePeek); r != nil {
-			r.Limit = broker.PreviewReads(req, int(q.Ready))
+			r.Limit = preview.Reads(req, int(q.Ready))
 			return broker.NewMoveReport(req), fmt.Errorf("dry run: %w", r)
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/ladder-tui/ladder/broker/preview"
+
 	"github.com/ladder-tui/ladder/broker/decode"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -128,7 +130,7 @@ func (l *Live) Drain(ctx context.Context, queue string, limit int, handle func(*
 			return taken, fmt.Errorf("drain %s: message %q has been delivered %d times (delivery limit %d); returning it once more may dead-letter it: stopped after %d: %w",
 				queue, d.MessageId, n, dlimit, taken, broker.ErrPartial)
 		}
-		m := decodeDelivery(&d, pos, broker.MaxBody, &decode.Decoder{DeathQueues: map[string]bool{queue: true}})
+		m := decodeDelivery(&d, pos, preview.MaxBody, &decode.Decoder{DeathQueues: map[string]bool{queue: true}})
 		take, err := handle(&m)
 		if err != nil {
 			return taken, err

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ladder-tui/ladder/broker/preview"
+
 	"github.com/ladder-tui/ladder/broker/pace"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -32,8 +34,8 @@ const (
 	// settleWait bounds the wait for outstanding confirms after a cancel.
 	settleWait  = 30 * time.Second
 	maxPrefetch = 65535
-	// heldBudget: see broker.HeldBudget.
-	heldBudget = broker.HeldBudget
+	// heldBudget: see preview.HeldBudget.
+	heldBudget = preview.HeldBudget
 	// ackBatch confirmed messages are acked in the source with one frame.
 	ackBatch = 256
 	// ackSync: after this many acks a round trip on the source channel
@@ -146,7 +148,7 @@ func (l *Live) moveOn(ctx context.Context, req broker.MoveRequest, progress func
 	m = &mover{
 		l: l, req: req, rep: rep, planner: planner,
 		waitDeclared: map[string]time.Time{}, waitArgs: map[string]retry.Headers{},
-		progress: progress, start: time.Now(), run: broker.RunID(), pace: pace.New(req.Rate),
+		progress: progress, start: time.Now(), run: preview.RunID(), pace: pace.New(req.Rate),
 	}
 	for _, k := range req.Pick {
 		m.lastPick = max(m.lastPick, k.Position)
@@ -165,12 +167,12 @@ func (l *Live) moveOn(ctx context.Context, req broker.MoveRequest, progress func
 	if err != nil {
 		return rep, fmt.Errorf("move: source queue %q: %w", req.From, err)
 	}
-	rep.Requested = broker.Requested(req, ready)
+	rep.Requested = preview.Requested(req, ready)
 	if req.Chooses() {
 		// Every message is looked at; Limit counts the chosen ones.
 		all := req
 		all.Limit = 0
-		rep.Requested = broker.Requested(all, ready)
+		rep.Requested = preview.Requested(all, ready)
 		m.lookAt = rep.Requested
 	}
 	if req.Pick != nil && ready == 0 {
@@ -211,18 +213,18 @@ func (m *mover) lastPosition() int {
 // quorum queue before 4.3) it runs only with req.ForcePeek: otherwise it is
 // refused before the queue is touched, as a peek is.
 func (m *mover) dryRun(ctx context.Context, ready int) error {
-	limit, capped := broker.PreviewReadsCapped(m.req, ready)
+	limit, capped := preview.ReadsCapped(m.req, ready)
 	if capped {
 		m.rep.Note(fmt.Sprintf("--where looked at the first %d messages only (a move holds at most that many back at a time)", heldBudget))
 	}
 	if limit == 0 {
 		return nil
 	}
-	preview := 1
+	bodyPreview := 1
 	if !m.req.Where.Empty() {
-		preview = broker.MaxBody // body~REGEX reads the whole body, as the move will
+		bodyPreview = preview.MaxBody // body~REGEX reads the whole body, as the move will
 	}
-	res, err := m.l.Peek(ctx, m.req.From, broker.PeekOptions{Limit: limit, BodyPreview: preview, Force: m.req.ForcePeek})
+	res, err := m.l.Peek(ctx, m.req.From, broker.PeekOptions{Limit: limit, BodyPreview: bodyPreview, Force: m.req.ForcePeek})
 	if err != nil {
 		return fmt.Errorf("dry run: %w", err)
 	}
@@ -245,7 +247,7 @@ func (m *mover) dryRun(ctx context.Context, ready int) error {
 		m.rep.Note(note)
 	}
 	m.rep.Notes = append(m.rep.Notes, "dry run: nothing was published or acknowledged; browsing set the redelivered flag")
-	for _, n := range broker.PreviewCostNotes(res) {
+	for _, n := range preview.CostNotes(res) {
 		m.rep.Note(n)
 	}
 	return nil

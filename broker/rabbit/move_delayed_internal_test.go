@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ladder-tui/ladder/broker/preview"
+
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/ladder-tui/ladder/retry/topology"
@@ -148,7 +150,7 @@ func requireBroker(t *testing.T) *Resolved {
 
 // A position asked for twice is one message (the simulation agrees).
 func TestRequestedCountsEachPositionOnce(t *testing.T) {
-	if n := broker.Requested(broker.MoveRequest{Positions: []int{2, 2, 0, 9}}, 5); n != 2 {
+	if n := preview.Requested(broker.MoveRequest{Positions: []int{2, 2, 0, 9}}, 5); n != 2 {
 		t.Errorf("requested %d, want 2", n)
 	}
 }

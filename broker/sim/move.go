@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/ladder-tui/ladder/broker/preview"
+
 	"github.com/ladder-tui/ladder/broker/pace"
 
 	"github.com/ladder-tui/ladder/broker"
@@ -135,7 +137,7 @@ func (s *Sim) Move(ctx context.Context, req broker.MoveRequest, progress func(br
 }
 
 // previewRefusal is the live dry run's rule: its read of the source is a
-// peek of the first broker.PreviewReads messages (returned: 0 when it reads
+// peek of the first preview.Reads messages (returned: 0 when it reads
 // none), refused before it touches the queue where it counts a delivery,
 // under read-only mode, or toward a delivery limit without ForcePeek.
 // Callers hold mu.
@@ -144,7 +146,7 @@ func (s *Sim) previewRefusal(req broker.MoveRequest) (int, error) {
 	if src == nil {
 		return 0, nil // the planner says what is wrong
 	}
-	n := broker.PreviewReads(req, len(src.ready))
+	n := preview.Reads(req, len(src.ready))
 	if n == 0 {
 		return 0, nil
 	}
@@ -171,7 +173,7 @@ func (s *Sim) previewCost(ctx context.Context, req broker.MoveRequest, n int, re
 	if err != nil {
 		return fmt.Errorf("dry run: %w", err)
 	}
-	for _, note := range broker.PreviewCostNotes(res) {
+	for _, note := range preview.CostNotes(res) {
 		rep.Note(note)
 	}
 	return nil

@@ -8,6 +8,8 @@ import (
 	"io"
 	"time"
 
+	"github.com/ladder-tui/ladder/broker/preview"
+
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/dumpfile"
 	"github.com/ladder-tui/ladder/broker/internal/testhook"
@@ -217,7 +219,7 @@ func browseDump(ctx context.Context, c DumpSource, o DumpOptions, w DumpWriter, 
 		}
 		return nil
 	}
-	res, err := c.Peek(ctx, o.Queue, broker.PeekOptions{Limit: limit, BodyPreview: broker.MaxBody, Force: o.Force, Deadline: o.Deadline, Progress: o.Progress, Each: each})
+	res, err := c.Peek(ctx, o.Queue, broker.PeekOptions{Limit: limit, BodyPreview: preview.MaxBody, Force: o.Force, Deadline: o.Deadline, Progress: o.Progress, Each: each})
 	if err != nil {
 		switch serr := w.Sync(); {
 		case failed != nil:

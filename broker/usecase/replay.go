@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ladder-tui/ladder/broker/preview"
+
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/dumpfile"
 	"github.com/ladder-tui/ladder/broker/pace"
@@ -97,7 +99,7 @@ func Replay(ctx context.Context, c ReplayTarget, req ReplayRequest, progress fun
 	if st.Exists && !req.Resume && !req.DryRun {
 		return rep, fmt.Errorf("replay %s: it was replayed before (progress in %s): --resume continues it; remove the progress file to replay it all again", req.File, progPath)
 	}
-	run := broker.RunID()
+	run := preview.RunID()
 	record := func(e dumpfile.ProgressEntry) error {
 		b, _ := json.Marshal(e)
 		if _, err := prog.Write(append(b, '\n')); err != nil {

@@ -1,4 +1,8 @@
-package broker
+// Package preview holds the budgets of a move's look before it acts, the
+// same for the live client and the simulation: how many messages a move
+// and its dry run read, what reading them costs, and the bounds on what it
+// holds at once.
+package preview
 
 import (
 	"crypto/rand"
@@ -6,19 +10,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/ladder-tui/ladder/retry/moveplan"
-)
-
-// Headers ladder writes on every moved message.
-const (
-	HeaderMovedFrom = moveplan.HeaderMovedFrom
-	// HeaderMoveID ("<run>/<n>") ties a basic.return to the publish it
-	// answers (returns carry no delivery tag) and lets consumers drop the
-	// duplicate a crash between confirm and ack can leave.
-	HeaderMoveID = "x-ladder-move-id"
-	// HeaderOriginalExpiration keeps a message's expiration property when a
-	// delayed move takes it off (it would shorten the delay).
-	HeaderOriginalExpiration = moveplan.HeaderOriginalExpiration
+	"github.com/ladder-tui/ladder/broker"
 )
 
 // RunID names one run (a move, a replay) in HeaderMoveID.
@@ -29,7 +21,7 @@ func RunID() string {
 }
 
 // Requested is how many messages the move will take from the source.
-func Requested(req MoveRequest, ready int) int {
+func Requested(req broker.MoveRequest, ready int) int {
 	n := ready
 	if len(req.Positions) > 0 {
 		n = 0
@@ -47,19 +39,19 @@ func Requested(req MoveRequest, ready int) int {
 	return n
 }
 
-// PreviewReads is how many of the source's first messages a dry run of
+// Reads is how many of the source's first messages a dry run of
 // req reads when ready are ready (the simulation's dry run reads as many):
 // those the move would take, or up to the last position or pick asked for;
 // a move that chooses (--where, picks) looks at every message, but no
 // further than it can hold back.
-func PreviewReads(req MoveRequest, ready int) int {
-	n, _ := PreviewReadsCapped(req, ready)
+func Reads(req broker.MoveRequest, ready int) int {
+	n, _ := ReadsCapped(req, ready)
 	return n
 }
 
-// PreviewReadsCapped is PreviewReads; capped: the bound of what a move holds back
+// ReadsCapped is Reads; capped: the bound of what a move holds back
 // cut it short.
-func PreviewReadsCapped(req MoveRequest, ready int) (n int, capped bool) {
+func ReadsCapped(req broker.MoveRequest, ready int) (n int, capped bool) {
 	look := req
 	if req.Chooses() {
 		look.Limit = 0 // every message is looked at; Limit counts chosen ones
@@ -84,10 +76,10 @@ func PreviewReadsCapped(req MoveRequest, ready int) (n int, capped bool) {
 	return n, false
 }
 
-// PreviewCostNotes are the notes a dry run adds for what its browse of the
+// CostNotes are the notes a dry run adds for what its browse of the
 // source cost beyond the redelivered flag: a delivery counted, messages its
 // return dead-lettered (the simulation's dry run says the same).
-func PreviewCostNotes(res *PeekResult) []string {
+func CostNotes(res *broker.PeekResult) []string {
 	var out []string
 	for _, e := range res.SideEffects {
 		if strings.Contains(e, "x-delivery-count") || strings.Contains(e, "by this peek") || strings.Contains(e, "left the queue during the peek") {
