@@ -8,7 +8,7 @@ import "github.com/ladder-tui/ladder/retry/moveplan"
 // skipped and listed (with its body's digest, which a move works out only
 // now); one that moves is counted and listed in a dry run, while a move
 // counts it as its publish settles. It returns r as listed.
-func (rep *MoveReport) Book(msg moveplan.Message, r PlannedMove) PlannedMove {
+func (rep *MoveReport) Book(msg moveplan.Message, r moveplan.Route) moveplan.Route {
 	if r.Unmatched {
 		rep.Unmatched++
 		return r

@@ -359,24 +359,10 @@ type Properties struct {
 	AppID           string     `json:"app_id,omitempty"`
 }
 
-// Target kinds for a move.
-const (
-	TargetQueue    = moveplan.TargetQueue
-	TargetExchange = moveplan.TargetExchange
-	TargetOrigin   = moveplan.TargetOrigin
-	TargetOriginal = moveplan.TargetOriginal
-)
-
-// Target is where moved messages go (see moveplan.Target).
-type Target = moveplan.Target
-
-// ParseTarget reads queue:NAME, exchange:NAME[:ROUTING_KEY] or origin.
-func ParseTarget(s string) (Target, error) { return moveplan.ParseTarget(s) }
-
 // MoveRequest describes one move or re-publish.
 type MoveRequest struct {
 	From  string
-	To    Target
+	To    moveplan.Target
 	Delay time.Duration // 0: publish now
 	Limit int           // 0: every message ready now
 	// Positions, when set, moves only the messages at these queue positions
@@ -390,7 +376,7 @@ type MoveRequest struct {
 	ResetRetries bool
 	// Expect is the plan the user confirmed (a dry run's Planned): a
 	// message whose route changed since stays in the source with a note.
-	Expect []PlannedMove
+	Expect []moveplan.Route
 	// Where chooses the messages (--where); Limit then counts chosen ones.
 	Where moveplan.Where
 	// MaxMoves (> 0) leaves messages ladder moved that often in place
@@ -451,8 +437,8 @@ type MoveReport struct {
 	DuplicatesAtMost int `json:"duplicates_at_most"`
 	// Planned is every message's plan in a dry run; after a move, the
 	// plans of the messages left in the source (with why).
-	Planned []PlannedMove `json:"planned,omitempty"`
-	Notes   []string      `json:"notes,omitempty"`
+	Planned []moveplan.Route `json:"planned,omitempty"`
+	Notes   []string         `json:"notes,omitempty"`
 	// MovedIDs name the messages moved (for the audit log): the id, or
 	// sha256:<digest> of the body for one without.
 	MovedIDs []string `json:"-"`
@@ -464,7 +450,7 @@ func NewMoveReport(req MoveRequest) *MoveReport {
 }
 
 // Count adds one moved (or, in a dry run, planned) message on r's way.
-func (rep *MoveReport) Count(r PlannedMove) {
+func (rep *MoveReport) Count(r moveplan.Route) {
 	rep.Routes = moveplan.AddRoute(rep.Routes, r)
 	rep.Via[r.Via]++
 	if r.Via == topology.ViaDelayQueue && r.CrashRisk == "" {
@@ -537,9 +523,6 @@ type Outcome struct {
 	Err     error
 }
 
-// PlannedMove is one message's plan (see moveplan.Route).
-type PlannedMove = moveplan.Route
-
 // MoveProgress is reported while a move runs.
 type MoveProgress struct {
 	Total   int // requested (0 when unknown)
@@ -551,22 +534,6 @@ type MoveProgress struct {
 	// alarm blocks publishing: the move or replay waits, taking nothing
 	// more, until it clears. Empty when not blocked.
 	Blocked string
-}
-
-// LadderOf returns the ladder queue belongs to, as main, tier, wait queue,
-// DLQ or error queue.
-func LadderOf(ladders []retry.Ladder, queue string) (retry.Ladder, bool) {
-	for _, l := range ladders {
-		if l.Main == queue || l.DLQ == queue || slices.Contains(l.WaitQueues, queue) || slices.Contains(l.ErrorQueues, queue) {
-			return l, true
-		}
-		for _, t := range l.Tiers {
-			if t.Queue == queue {
-				return l, true
-			}
-		}
-	}
-	return retry.Ladder{}, false
 }
 
 // PublishLimits are the sizes a broker takes in one published message.
@@ -583,12 +550,8 @@ type PublishLimits struct {
 
 // Headers ladder writes on every moved message.
 const (
-	HeaderMovedFrom = moveplan.HeaderMovedFrom
 	// HeaderMoveID ("<run>/<n>") ties a basic.return to the publish it
 	// answers (returns carry no delivery tag) and lets consumers drop the
 	// duplicate a crash between confirm and ack can leave.
 	HeaderMoveID = "x-ladder-move-id"
-	// HeaderOriginalExpiration keeps a message's expiration property when a
-	// delayed move takes it off (it would shorten the delay).
-	HeaderOriginalExpiration = moveplan.HeaderOriginalExpiration
 )

@@ -59,9 +59,9 @@ func TestBookRoute(t *testing.T) {
 	msg := broker.MoveInput{MessageID: "m", Body: body}.Message(false)
 	for _, dry := range []bool{true, false} {
 		rep := broker.NewMoveReport(broker.MoveRequest{DryRun: dry})
-		rep.Book(msg, broker.PlannedMove{Unmatched: true})
-		stay := rep.Book(msg, broker.PlannedMove{MessageID: "m", Skip: "why", Note: "n"})
-		rep.Book(msg, broker.PlannedMove{MessageID: "m", Via: topology.ViaDirect, CrashRisk: "risk"})
+		rep.Book(msg, moveplan.Route{Unmatched: true})
+		stay := rep.Book(msg, moveplan.Route{MessageID: "m", Skip: "why", Note: "n"})
+		rep.Book(msg, moveplan.Route{MessageID: "m", Via: topology.ViaDirect, CrashRisk: "risk"})
 		if rep.Unmatched != 1 || rep.Skipped != 1 || stay.BodyDigest != moveplan.BodyDigest(body) {
 			t.Errorf("dry %v: %+v, stay %+v", dry, rep, stay)
 		}

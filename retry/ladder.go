@@ -131,3 +131,19 @@ func (d DelayedRetry) Delay(n int) time.Duration {
 func (d DelayedRetry) Policy() Policy {
 	return Policy{Backoff: BackoffLinear, Base: d.Min, Cap: d.Max}
 }
+
+// LadderOf returns the ladder queue belongs to, as main, tier, wait queue,
+// DLQ or error queue.
+func LadderOf(ladders []Ladder, queue string) (Ladder, bool) {
+	for _, l := range ladders {
+		if l.Main == queue || l.DLQ == queue || slices.Contains(l.WaitQueues, queue) || slices.Contains(l.ErrorQueues, queue) {
+			return l, true
+		}
+		for _, t := range l.Tiers {
+			if t.Queue == queue {
+				return l, true
+			}
+		}
+	}
+	return Ladder{}, false
+}

@@ -128,7 +128,7 @@ func ladderOf(s *broker.Snapshot, queue string) *retry.Ladder {
 	if s == nil {
 		return nil
 	}
-	if l, ok := broker.LadderOf(s.Ladders, queue); ok {
+	if l, ok := retry.LadderOf(s.Ladders, queue); ok {
 		return &l
 	}
 	return nil

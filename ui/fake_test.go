@@ -17,6 +17,7 @@ import (
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/analysis"
 	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/moveplan"
 	"github.com/ladder-tui/ladder/retry/topology"
 )
 
@@ -219,7 +220,7 @@ func (f *fakeMoves) Move(ctx context.Context, req broker.MoveRequest, progress f
 		// As the live broker: skipped entries carry only the reason, and a
 		// move that left messages behind returns ErrPartial.
 		for _, m := range msgs {
-			rep.Planned = append(rep.Planned, broker.PlannedMove{Position: m.Position, MessageID: m.Properties.MessageID, Skip: skip})
+			rep.Planned = append(rep.Planned, moveplan.Route{Position: m.Position, MessageID: m.Properties.MessageID, Skip: skip})
 		}
 		if req.DryRun {
 			return rep, nil
@@ -229,7 +230,7 @@ func (f *fakeMoves) Move(ctx context.Context, req broker.MoveRequest, progress f
 	}
 	if req.DryRun {
 		for _, m := range msgs {
-			p := broker.PlannedMove{Position: m.Position, MessageID: m.Properties.MessageID, Exchange: "", RoutingKey: req.To.Name, Via: via, Queue: through}
+			p := moveplan.Route{Position: m.Position, MessageID: m.Properties.MessageID, Exchange: "", RoutingKey: req.To.Name, Via: via, Queue: through}
 			rep.Planned = append(rep.Planned, p)
 			rep.Count(p)
 		}
@@ -245,7 +246,7 @@ func (f *fakeMoves) Move(ctx context.Context, req broker.MoveRequest, progress f
 			}
 		}
 		rep.Moved++
-		rep.Count(broker.PlannedMove{Via: via, Queue: through})
+		rep.Count(moveplan.Route{Via: via, Queue: through})
 		if progress != nil {
 			progress(broker.MoveProgress{Total: len(msgs), Done: i + 1, Moved: rep.Moved, Elapsed: time.Since(start)})
 		}
@@ -253,11 +254,11 @@ func (f *fakeMoves) Move(ctx context.Context, req broker.MoveRequest, progress f
 	return rep, nil
 }
 
-func targetName(t broker.Target) string {
-	if t.Kind == broker.TargetExchange {
+func targetName(t moveplan.Target) string {
+	if t.Kind == moveplan.TargetExchange {
 		return "exchange " + t.Name
 	}
-	if t.Kind == broker.TargetOrigin {
+	if t.Kind == moveplan.TargetOrigin {
 		return "origin"
 	}
 	return "queue " + t.Name

@@ -16,6 +16,7 @@ import (
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
 	"github.com/ladder-tui/ladder/internal/gate"
+	"github.com/ladder-tui/ladder/retry/moveplan"
 	"github.com/ladder-tui/ladder/ui/movedialog"
 )
 
@@ -363,7 +364,7 @@ func TestMoveDialogTypedTargetEditsAndKeepsItsChoice(t *testing.T) {
 		t.Fatal("space on a choice field did not change it")
 	}
 	h.key("enter")
-	if len(fc.moves) != 1 || fc.moves[0].To != (broker.Target{Kind: broker.TargetQueue, Name: "my-orders"}) {
+	if len(fc.moves) != 1 || fc.moves[0].To != (moveplan.Target{Kind: moveplan.TargetQueue, Name: "my-orders"}) {
 		t.Fatalf("dry run %+v", fc.moves)
 	}
 	// shift+tab from the typed text goes back to its choice, where ← and →

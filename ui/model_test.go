@@ -18,6 +18,7 @@ import (
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/moveplan"
 	"github.com/ladder-tui/ladder/retry/topology"
 	"github.com/ladder-tui/ladder/ui/movedialog"
 )
@@ -388,7 +389,7 @@ func TestMoveMarked(t *testing.T) {
 	peeks := len(fc.peeked)
 	h.key("y")
 	got := fc.moves[1]
-	want := broker.MoveRequest{From: "orders.dlq", To: broker.Target{Kind: broker.TargetQueue, Name: "orders"}, Delay: 5 * time.Second, Positions: []int{0, 2}, ResetRetries: true}
+	want := broker.MoveRequest{From: "orders.dlq", To: moveplan.Target{Kind: moveplan.TargetQueue, Name: "orders"}, Delay: 5 * time.Second, Positions: []int{0, 2}, ResetRetries: true}
 	if got.DryRun || got.From != want.From || got.To != want.To || got.Delay != want.Delay || !slices.Equal(got.Positions, want.Positions) || !got.ResetRetries {
 		t.Fatalf("move request %+v, want %+v", got, want)
 	}
@@ -418,7 +419,7 @@ func TestMoveTypedTargetAndDelay(t *testing.T) {
 		t.Fatalf("no dry run: %+v", fc.moves)
 	}
 	got := fc.moves[0]
-	if got.To != (broker.Target{Kind: broker.TargetExchange, Name: "orders-x", RoutingKey: "orders.created", HasKey: true}) || got.Delay != 90*time.Second || !slices.Equal(got.Positions, []int{0}) {
+	if got.To != (moveplan.Target{Kind: moveplan.TargetExchange, Name: "orders-x", RoutingKey: "orders.created", HasKey: true}) || got.Delay != 90*time.Second || !slices.Equal(got.Positions, []int{0}) {
 		t.Fatalf("request %+v", got)
 	}
 	// A bad typed target is refused in the form, before any call.

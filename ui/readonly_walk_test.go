@@ -143,7 +143,7 @@ func TestReadOnlyRefusesEveryMutatingPath(t *testing.T) {
 		t.Fatalf("walked %d browsers and %d inspectors", browsers, inspectors)
 	}
 	// The root refuses the dialog itself, however it is asked for.
-	req := broker.MoveRequest{From: "orders.wait.5s", To: broker.Target{Kind: broker.TargetOrigin}}
+	req := broker.MoveRequest{From: "orders.wait.5s", To: moveplan.Target{Kind: moveplan.TargetOrigin}}
 	for name, spec := range map[string]movedialog.Spec{
 		"move":    {Queue: "orders.dlq", Depth: 3},
 		"replay":  {Queue: "orders.dlq", ReplayFile: "old.jsonl"},

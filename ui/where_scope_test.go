@@ -46,7 +46,7 @@ func TestMoveTakesWhatTheWhereFilterChose(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ids := func(ps []broker.PlannedMove) []string {
+	ids := func(ps []moveplan.Route) []string {
 		var out []string
 		for _, p := range ps {
 			out = append(out, p.MessageID)

@@ -20,6 +20,7 @@ import (
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
 	"github.com/ladder-tui/ladder/broker/rabbit"
+	"github.com/ladder-tui/ladder/retry/moveplan"
 )
 
 // benchMessages is the move benchmarks' batch: persistent 1 KiB messages,
@@ -143,7 +144,7 @@ func benchMove(b *testing.B, n int) {
 		b.StartTimer()
 		cpu := readCPU()
 		start := time.Now()
-		rep, err := l.Move(context.Background(), broker.MoveRequest{From: src, To: broker.Target{Kind: broker.TargetQueue, Name: dst}}, nil)
+		rep, err := l.Move(context.Background(), broker.MoveRequest{From: src, To: moveplan.Target{Kind: moveplan.TargetQueue, Name: dst}}, nil)
 		if err != nil || rep.Moved != n {
 			b.Fatalf("%+v %v", rep, err)
 		}
@@ -427,7 +428,7 @@ func BenchmarkRedriveOrigin20k(b *testing.B) {
 		dlq, mains := redriveFixture(b, f, i)
 		b.StartTimer()
 		start := time.Now()
-		rep, err := l.Move(context.Background(), broker.MoveRequest{From: dlq, To: broker.Target{Kind: broker.TargetOrigin}}, nil)
+		rep, err := l.Move(context.Background(), broker.MoveRequest{From: dlq, To: moveplan.Target{Kind: moveplan.TargetOrigin}}, nil)
 		if err != nil || rep.Moved != total {
 			b.Fatalf("%+v %v", rep, err)
 		}

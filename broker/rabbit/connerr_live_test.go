@@ -14,6 +14,7 @@ import (
 	"github.com/ladder-tui/ladder/broker/brokertest"
 	"github.com/ladder-tui/ladder/broker/rabbit"
 	"github.com/ladder-tui/ladder/internal/secret"
+	"github.com/ladder-tui/ladder/retry/moveplan"
 )
 
 // viaProxy is r with its AMQP URL through a fault proxy of the test's own.
@@ -103,7 +104,7 @@ func TestMoveWithoutWritePermissionSaysAccessRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	_, err = l.Move(context.Background(), broker.MoveRequest{From: src, To: broker.Target{Kind: broker.TargetQueue, Name: dst}}, nil)
+	_, err = l.Move(context.Background(), broker.MoveRequest{From: src, To: moveplan.Target{Kind: moveplan.TargetQueue, Name: dst}}, nil)
 	got := broker.Describe(err)
 	// The line holds the broker's reason (cut to the terminal's line with
 	// this test's long names); the error, all of it.
@@ -134,7 +135,7 @@ func TestDeclareRefusedIsNotOtherArguments(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	req := broker.MoveRequest{From: src, To: broker.Target{Kind: broker.TargetQueue, Name: dst}, Delay: 5 * time.Second, DryRun: true}
+	req := broker.MoveRequest{From: src, To: moveplan.Target{Kind: moveplan.TargetQueue, Name: dst}, Delay: 5 * time.Second, DryRun: true}
 	dry, err := l.Move(context.Background(), req, nil)
 	if err != nil || len(dry.Planned) != 1 {
 		t.Fatalf("dry run: %v %+v", err, dry)

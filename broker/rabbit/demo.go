@@ -16,7 +16,6 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
-	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/retry"
 )
 
@@ -197,7 +196,7 @@ func RunGoSeedDemo(ctx context.Context, r *Resolved, o DemoOptions, report func(
 	if err != nil {
 		return DemoStats{}, err
 	}
-	ladder, ok := broker.LadderOf(snap.Ladders, n.main)
+	ladder, ok := retry.LadderOf(snap.Ladders, n.main)
 	if !ok {
 		return DemoStats{}, fmt.Errorf("demo: discovery does not see %s as a ladder", n.main)
 	}

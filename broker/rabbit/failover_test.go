@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ladder-tui/ladder/broker/usecase"
+	"github.com/ladder-tui/ladder/retry/moveplan"
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
@@ -31,7 +32,7 @@ func TestMoveGoesOnThroughAnotherNode(t *testing.T) {
 	direct := *f.r
 	killed := false
 	var maxDone int
-	rep, err := l.Move(context.Background(), broker.MoveRequest{From: src, To: broker.Target{Kind: broker.TargetQueue, Name: dst}},
+	rep, err := l.Move(context.Background(), broker.MoveRequest{From: src, To: moveplan.Target{Kind: moveplan.TargetQueue, Name: dst}},
 		func(pr broker.MoveProgress) {
 			if !killed && pr.Moved > 500 {
 				killed = true
@@ -115,7 +116,7 @@ func TestReplayGoesOnThroughAnotherNode(t *testing.T) {
 	file := writeDump(t, n, "fo", nil)
 	p, l := twoNodes(t, f)
 	killed := false
-	rep, err := usecase.Replay(context.Background(), gate.New(l, gate.Options{}), usecase.ReplayRequest{File: file, To: broker.Target{Kind: broker.TargetQueue, Name: dst}},
+	rep, err := usecase.Replay(context.Background(), gate.New(l, gate.Options{}), usecase.ReplayRequest{File: file, To: moveplan.Target{Kind: moveplan.TargetQueue, Name: dst}},
 		func(pr broker.MoveProgress) {
 			if !killed && pr.Moved > 500 {
 				// In the middle of the next batch's confirms: lines

@@ -94,7 +94,7 @@ type mover struct {
 type pending struct {
 	srcTag uint64
 	id     string
-	route  broker.PlannedMove
+	route  moveplan.Route
 }
 
 // moveOn is one move on this client's node (Move goes on through another
@@ -264,7 +264,7 @@ func (m *mover) notePicksGone() {
 // plan routes one message and books it in the report: every plan in a dry
 // run, only the skipped ones otherwise (moved ones are counted as they
 // settle).
-func (m *mover) plan(msg moveplan.Message) broker.PlannedMove {
+func (m *mover) plan(msg moveplan.Message) moveplan.Route {
 	return m.rep.Book(msg, m.planner.Plan(msg))
 }
 
@@ -614,7 +614,7 @@ type pipeline struct {
 	// unsynced counts acks sent since the broker last showed it had
 	// processed them (ackSync).
 	unsynced  int
-	okRoutes  []broker.PlannedMove
+	okRoutes  []moveplan.Route
 	heldMin   uint64
 	consuming bool
 	blocked   bool // the broker blocked the publishing connection
@@ -707,7 +707,7 @@ func (p *pipeline) take(ctx context.Context, d *amqp.Delivery) error {
 
 // unplan turns a planned move into a skipped one (its wait queue could not
 // be declared).
-func (m *mover) unplan(r broker.PlannedMove, why string) {
+func (m *mover) unplan(r moveplan.Route, why string) {
 	m.rep.Skipped++
 	m.rep.Planned = append(m.rep.Planned, r.Skipped(why))
 }
@@ -952,7 +952,7 @@ func (m *mover) checkDeliveryLimit(d *amqp.Delivery) error {
 
 // publishing builds the message to publish: every property and header
 // kept with its type, the plan's header edits, and the move id.
-func (m *mover) publishing(d *amqp.Delivery, pos int, r broker.PlannedMove) amqp.Publishing {
+func (m *mover) publishing(d *amqp.Delivery, pos int, r moveplan.Route) amqp.Publishing {
 	headers := make(amqp.Table, len(d.Headers)+len(r.SetHeaders)+1)
 	for k, v := range d.Headers {
 		headers[k] = v

@@ -64,7 +64,7 @@ func TestDelayedMoveLosesNothingWhenTheBrokerIsKilledDuringTheWait(t *testing.T)
 	}
 	defer l.Close()
 	start := time.Now()
-	rep, err := l.Move(context.Background(), broker.MoveRequest{From: src, To: broker.Target{Kind: broker.TargetQueue, Name: dst}, Delay: delay}, nil)
+	rep, err := l.Move(context.Background(), broker.MoveRequest{From: src, To: moveplan.Target{Kind: moveplan.TargetQueue, Name: dst}, Delay: delay}, nil)
 	took := time.Since(start)
 	if err != nil || rep.Moved != n || rep.Via[topology.ViaDelayQueue] != n || rep.DuplicatesPossible {
 		t.Fatalf("move: %+v %v", rep, err)
@@ -132,7 +132,7 @@ func TestLadderWaitQueueKeepsDeadLettersItCannotDeliver(t *testing.T) {
 	f.publishN(src, n, "k")
 	l := f.live(false)
 	delay := 2 * time.Second
-	rep, err := l.Move(context.Background(), broker.MoveRequest{From: src, To: broker.Target{Kind: broker.TargetQueue, Name: dst}, Delay: delay}, nil)
+	rep, err := l.Move(context.Background(), broker.MoveRequest{From: src, To: moveplan.Target{Kind: moveplan.TargetQueue, Name: dst}, Delay: delay}, nil)
 	if err != nil || rep.Moved != n || len(rep.Routes) != 1 || rep.Routes[0].Via != topology.ViaDelayQueue {
 		t.Fatalf("move %+v %v", rep, err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/ladder-tui/ladder/retry/moveplan"
 	"github.com/ladder-tui/ladder/retry/topology"
 
 	"github.com/ladder-tui/ladder/broker"
@@ -78,7 +79,7 @@ func TestMoveThroughADelayedExchangeFake(t *testing.T) {
 		}
 	}
 	time.Sleep(200 * time.Millisecond) // publishes above were unconfirmed
-	rep, err := l.Move(context.Background(), broker.MoveRequest{From: src, To: broker.Target{Kind: broker.TargetExchange, Name: target, RoutingKey: "k", HasKey: true}, Delay: 3 * time.Second}, nil)
+	rep, err := l.Move(context.Background(), broker.MoveRequest{From: src, To: moveplan.Target{Kind: moveplan.TargetExchange, Name: target, RoutingKey: "k", HasKey: true}, Delay: 3 * time.Second}, nil)
 	if version, _ := l.BrokerVersion(context.Background()); topology.DelayedExchangesGone(version) {
 		// 4.3 has no delayed-message exchange: the delay waits in ladder's
 		// own queue, whatever the topology lists.

@@ -17,6 +17,7 @@ import (
 	"github.com/ladder-tui/ladder/broker/brokertest"
 	"github.com/ladder-tui/ladder/broker/rabbit"
 	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/moveplan"
 	"github.com/ladder-tui/ladder/retry/topology"
 )
 
@@ -75,7 +76,7 @@ func TestMoveSurvivesBrokerClosingTheConnection(t *testing.T) {
 	var merr error
 	go func() {
 		defer close(done)
-		rep, merr = l.Move(context.Background(), broker.MoveRequest{From: src, To: broker.Target{Kind: broker.TargetQueue, Name: dst}},
+		rep, merr = l.Move(context.Background(), broker.MoveRequest{From: src, To: moveplan.Target{Kind: moveplan.TargetQueue, Name: dst}},
 			func(p broker.MoveProgress) {
 				if !once && p.Moved > 500 {
 					once = true
@@ -160,7 +161,7 @@ func TestMoveWithDelayArrivesAfterTheDelay(t *testing.T) {
 	src, dst := f.queue("src", nil), f.queue("dst", nil)
 	f.publishN(src, 20, "w")
 	start := time.Now()
-	rep, err := f.live(false).Move(context.Background(), broker.MoveRequest{From: src, To: broker.Target{Kind: broker.TargetQueue, Name: dst}, Delay: 4 * time.Second}, nil)
+	rep, err := f.live(false).Move(context.Background(), broker.MoveRequest{From: src, To: moveplan.Target{Kind: moveplan.TargetQueue, Name: dst}, Delay: 4 * time.Second}, nil)
 	if err != nil || rep.Moved != 20 || rep.Via[topology.ViaDelayQueue] != 20 {
 		t.Fatalf("%+v %v", rep, err)
 	}
@@ -235,7 +236,7 @@ func TestMoveToOriginAfterRealDeadLettering(t *testing.T) {
 	}
 	ch.Close()
 	f.waitDepth(dlq, 3)
-	rep, err := f.live(false).Move(context.Background(), broker.MoveRequest{From: dlq, To: broker.Target{Kind: broker.TargetOrigin}}, nil)
+	rep, err := f.live(false).Move(context.Background(), broker.MoveRequest{From: dlq, To: moveplan.Target{Kind: moveplan.TargetOrigin}}, nil)
 	if !errors.Is(err, broker.ErrPartial) || rep.Moved != 2 || rep.Skipped != 1 {
 		t.Fatalf("%+v %v", rep, err)
 	}
@@ -282,7 +283,7 @@ func TestDeathsAddUpAcrossAMove(t *testing.T) {
 	reject()
 	f.waitDepth(dlq, 1)
 	l := f.live(false)
-	if rep, err := l.Move(context.Background(), broker.MoveRequest{From: dlq, To: broker.Target{Kind: broker.TargetQueue, Name: main}}, nil); err != nil || rep.Moved != 1 {
+	if rep, err := l.Move(context.Background(), broker.MoveRequest{From: dlq, To: moveplan.Target{Kind: moveplan.TargetQueue, Name: main}}, nil); err != nil || rep.Moved != 1 {
 		t.Fatalf("%+v %v", rep, err)
 	}
 	reject()
@@ -325,7 +326,7 @@ func TestMoveToATargetThatRejectsPublishes(t *testing.T) {
 	dst := f.queue("dst", amqp.Table{"x-max-length": int64(5), "x-overflow": "reject-publish"})
 	f.publishN(src, 20, "r")
 	l := f.live(false)
-	rep, err := l.Move(context.Background(), broker.MoveRequest{From: src, To: broker.Target{Kind: broker.TargetQueue, Name: dst}}, nil)
+	rep, err := l.Move(context.Background(), broker.MoveRequest{From: src, To: moveplan.Target{Kind: moveplan.TargetQueue, Name: dst}}, nil)
 	if !errors.Is(err, broker.ErrPartial) {
 		t.Fatalf("error %v, want a partial move", err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
 	"github.com/ladder-tui/ladder/broker/rabbit"
+	"github.com/ladder-tui/ladder/retry/moveplan"
 )
 
 // countAll counts every message of the queues by id (taking them out).
@@ -55,7 +56,7 @@ func TestMoveStopsBeforeADropHeadTargetDrops(t *testing.T) {
 	const n = 500
 	f.publishN(src, n, "m")
 	l := f.live(false)
-	req := broker.MoveRequest{From: src, To: broker.Target{Kind: broker.TargetQueue, Name: dst}}
+	req := broker.MoveRequest{From: src, To: moveplan.Target{Kind: moveplan.TargetQueue, Name: dst}}
 	dry := req
 	dry.DryRun = true
 	plan, err := l.Move(context.Background(), dry, nil)
@@ -93,7 +94,7 @@ func TestMoveToARejectPublishTargetKeepsWhatItRefuses(t *testing.T) {
 	src, dst := f.queue("src", nil), f.queue("dst", amqp.Table{"x-max-length": int32(100), "x-overflow": "reject-publish"})
 	const n = 300
 	f.publishN(src, n, "m")
-	rep, err := f.live(false).Move(context.Background(), broker.MoveRequest{From: src, To: broker.Target{Kind: broker.TargetQueue, Name: dst}}, nil)
+	rep, err := f.live(false).Move(context.Background(), broker.MoveRequest{From: src, To: moveplan.Target{Kind: moveplan.TargetQueue, Name: dst}}, nil)
 	if !errors.Is(err, broker.ErrPartial) || rep.Moved != 100 || rep.Failed != 200 || rep.DuplicatesPossible {
 		t.Fatalf("move: %+v %v", rep, err)
 	}
@@ -115,7 +116,7 @@ func TestMoveStopsWhenAPolicyLimitsTheTargetMidMove(t *testing.T) {
 	policy, _ := json.Marshal(map[string]any{"pattern": "^" + dst + "$", "apply-to": "queues", "definition": map[string]any{"max-length": limit}})
 	set := false
 	l := f.live(false)
-	rep, err := l.Move(context.Background(), broker.MoveRequest{From: src, To: broker.Target{Kind: broker.TargetQueue, Name: dst}, Rate: 4000},
+	rep, err := l.Move(context.Background(), broker.MoveRequest{From: src, To: moveplan.Target{Kind: moveplan.TargetQueue, Name: dst}, Rate: 4000},
 		func(p broker.MoveProgress) {
 			if !set && p.Moved >= 1000 {
 				set = true
@@ -151,7 +152,7 @@ func TestASlowTakeIsNotAnIdleSource(t *testing.T) {
 	const n = 50
 	f.publishN(src, n, "m")
 	rabbit.SlowTake(t, 5, 2500*time.Millisecond) // each longer than moveIdle
-	rep, err := f.live(false).Move(context.Background(), broker.MoveRequest{From: src, To: broker.Target{Kind: broker.TargetQueue, Name: dst}}, nil)
+	rep, err := f.live(false).Move(context.Background(), broker.MoveRequest{From: src, To: moveplan.Target{Kind: moveplan.TargetQueue, Name: dst}}, nil)
 	if err != nil || rep.Moved != n {
 		t.Fatalf("moved %d of %d: %v", rep.Moved, n, err)
 	}

@@ -25,7 +25,7 @@ func TestMoveProgressCountsTowardThePlan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req := broker.MoveRequest{From: src, To: broker.Target{Kind: broker.TargetQueue, Name: dst}, Where: where}
+	req := broker.MoveRequest{From: src, To: moveplan.Target{Kind: moveplan.TargetQueue, Name: dst}, Where: where}
 	l := f.live(false)
 	dry := req
 	dry.DryRun = true

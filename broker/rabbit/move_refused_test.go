@@ -12,6 +12,7 @@ import (
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
 	"github.com/ladder-tui/ladder/broker/rabbit"
+	"github.com/ladder-tui/ladder/retry/moveplan"
 )
 
 // A user who may read but not write: the broker refuses the move's first
@@ -46,7 +47,7 @@ func TestMoveRefusedOnItsFirstPublishClaimsNoDuplicates(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	rep, err := l.Move(context.Background(), broker.MoveRequest{From: src, To: broker.Target{Kind: broker.TargetQueue, Name: dst}}, nil)
+	rep, err := l.Move(context.Background(), broker.MoveRequest{From: src, To: moveplan.Target{Kind: moveplan.TargetQueue, Name: dst}}, nil)
 	if err == nil || !strings.Contains(err.Error(), "ACCESS_REFUSED") {
 		t.Fatalf("move: %v", err)
 	}
@@ -74,7 +75,7 @@ func TestMoveRefusedPublishIsCountedFailed(t *testing.T) {
 	}
 	defer l.Close()
 	var last broker.MoveProgress
-	rep, err := l.Move(context.Background(), broker.MoveRequest{From: src, To: broker.Target{Kind: broker.TargetQueue, Name: dst}}, func(p broker.MoveProgress) { last = p })
+	rep, err := l.Move(context.Background(), broker.MoveRequest{From: src, To: moveplan.Target{Kind: moveplan.TargetQueue, Name: dst}}, func(p broker.MoveProgress) { last = p })
 	if !errors.Is(err, broker.ErrAccessRefused) {
 		t.Fatalf("move: %v", err)
 	}

@@ -7,6 +7,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/ladder-tui/ladder/retry/moveplan"
 	"github.com/ladder-tui/ladder/retry/topology"
 
 	"github.com/ladder-tui/ladder/broker"
@@ -60,7 +61,7 @@ type rereadRun struct {
 	pending map[string]int64
 }
 
-func (r *rereadRun) count(route broker.PlannedMove) {
+func (r *rereadRun) count(route moveplan.Route) {
 	for _, q := range route.Reaches {
 		r.pending[q]++
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/rabbit"
+	"github.com/ladder-tui/ladder/retry/moveplan"
 )
 
 // A move reads its targets' policies again as it runs; through a slow
@@ -56,7 +57,7 @@ func TestMoveKeepsMovingWhileTheAPIIsSlow(t *testing.T) {
 	}
 	defer l.Close()
 	start := time.Now()
-	rep, err := l.Move(context.Background(), broker.MoveRequest{From: src, To: broker.Target{Kind: broker.TargetQueue, Name: dst}, Rate: 1000},
+	rep, err := l.Move(context.Background(), broker.MoveRequest{From: src, To: moveplan.Target{Kind: moveplan.TargetQueue, Name: dst}, Rate: 1000},
 		func(p broker.MoveProgress) {
 			moved.Store(int64(p.Moved))
 			armed.Store(true) // the move's own listings, not the setup's
@@ -120,7 +121,7 @@ func TestMoveBacksOffAPoliciesListingTheAPIRefuses(t *testing.T) {
 	}
 	defer l.Close()
 	var from time.Time
-	rep, err := l.Move(context.Background(), broker.MoveRequest{From: src, To: broker.Target{Kind: broker.TargetQueue, Name: dst}, Rate: 500},
+	rep, err := l.Move(context.Background(), broker.MoveRequest{From: src, To: moveplan.Target{Kind: moveplan.TargetQueue, Name: dst}, Rate: 500},
 		func(broker.MoveProgress) {
 			if !armed.Load() {
 				from = time.Now()

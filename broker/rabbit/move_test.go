@@ -31,7 +31,7 @@ func TestMoveEveryMessageExactlyOnce(t *testing.T) {
 	const n = 10000
 	f.publishN(src, n, "m")
 	var last broker.MoveProgress
-	rep, err := f.live(false).Move(context.Background(), broker.MoveRequest{From: src, To: broker.Target{Kind: broker.TargetQueue, Name: dst}},
+	rep, err := f.live(false).Move(context.Background(), broker.MoveRequest{From: src, To: moveplan.Target{Kind: moveplan.TargetQueue, Name: dst}},
 		func(p broker.MoveProgress) { last = p })
 	if err != nil {
 		t.Fatal(err)
@@ -65,7 +65,7 @@ func TestMoveKeepsPropertiesAndHeaderTypes(t *testing.T) {
 		Timestamp: ts, Priority: 3, Body: []byte("body"),
 		Headers: amqp.Table{"x-retry-count": int16(2), "big": int64(1 << 40), "small": int8(-3), "name": "v", "flag": true},
 	})
-	rep, err := f.live(false).Move(context.Background(), broker.MoveRequest{From: src, To: broker.Target{Kind: broker.TargetQueue, Name: dst}}, nil)
+	rep, err := f.live(false).Move(context.Background(), broker.MoveRequest{From: src, To: moveplan.Target{Kind: moveplan.TargetQueue, Name: dst}}, nil)
 	if err != nil || rep.Moved != 1 {
 		t.Fatalf("%+v %v", rep, err)
 	}
@@ -78,7 +78,7 @@ func TestMoveKeepsPropertiesAndHeaderTypes(t *testing.T) {
 		d.AppId != "billing" || !d.Timestamp.Equal(ts) || d.Priority != 3 || string(d.Body) != "body" || d.DeliveryMode != amqp.Persistent {
 		t.Errorf("properties changed: %+v", d)
 	}
-	want := amqp.Table{"x-retry-count": int16(2), "big": int64(1 << 40), "small": int8(-3), "name": "v", "flag": true, broker.HeaderMovedFrom: src}
+	want := amqp.Table{"x-retry-count": int16(2), "big": int64(1 << 40), "small": int8(-3), "name": "v", "flag": true, moveplan.HeaderMovedFrom: src}
 	for k, v := range want {
 		if d.Headers[k] != v {
 			t.Errorf("header %s = %#v (%T), want %#v (%T)", k, d.Headers[k], d.Headers[k], v, v)
@@ -96,7 +96,7 @@ func TestMoveResetRetriesKeepsConvention(t *testing.T) {
 		amqp.Publishing{MessageId: "a", Headers: amqp.Table{"x-retry-count": int16(4)}},
 		amqp.Publishing{MessageId: "b", Headers: amqp.Table{"yii-attempt": "3"}},
 	)
-	_, err := f.live(false).Move(context.Background(), broker.MoveRequest{From: src, To: broker.Target{Kind: broker.TargetQueue, Name: dst}, ResetRetries: true}, nil)
+	_, err := f.live(false).Move(context.Background(), broker.MoveRequest{From: src, To: moveplan.Target{Kind: moveplan.TargetQueue, Name: dst}, ResetRetries: true}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +118,7 @@ func TestMoveUnroutableTargetLeavesEverythingInSource(t *testing.T) {
 	src := f.queue("src", nil)
 	ex := f.exchange("nowhere", "direct", nil) // no bindings
 	f.publishN(src, 50, "u")
-	rep, err := f.live(false).Move(context.Background(), broker.MoveRequest{From: src, To: broker.Target{Kind: broker.TargetExchange, Name: ex, RoutingKey: "k", HasKey: true}}, nil)
+	rep, err := f.live(false).Move(context.Background(), broker.MoveRequest{From: src, To: moveplan.Target{Kind: moveplan.TargetExchange, Name: ex, RoutingKey: "k", HasKey: true}}, nil)
 	if !errors.Is(err, broker.ErrPartial) {
 		t.Fatalf("err %v, want partial", err)
 	}
@@ -139,7 +139,7 @@ func TestMoveMissingTargetRefusedBeforeAnything(t *testing.T) {
 	f := newFixture(t)
 	src := f.queue("src", nil)
 	f.publishN(src, 3, "x")
-	_, err := f.live(false).Move(context.Background(), broker.MoveRequest{From: src, To: broker.Target{Kind: broker.TargetQueue, Name: "no-such-queue-ladder"}}, nil)
+	_, err := f.live(false).Move(context.Background(), broker.MoveRequest{From: src, To: moveplan.Target{Kind: moveplan.TargetQueue, Name: "no-such-queue-ladder"}}, nil)
 	if err == nil || !strings.Contains(err.Error(), `"no-such-queue-ladder"`) {
 		t.Fatalf("err %v", err)
 	}
@@ -152,7 +152,7 @@ func TestMoveReadOnlyRefused(t *testing.T) {
 	f := newFixture(t)
 	src, dst := f.queue("src", nil), f.queue("dst", nil)
 	f.publishN(src, 2, "r")
-	_, err := f.live(true).Move(context.Background(), broker.MoveRequest{From: src, To: broker.Target{Kind: broker.TargetQueue, Name: dst}}, nil)
+	_, err := f.live(true).Move(context.Background(), broker.MoveRequest{From: src, To: moveplan.Target{Kind: moveplan.TargetQueue, Name: dst}}, nil)
 	if !errors.Is(err, broker.ErrReadOnly) {
 		t.Fatalf("err %v", err)
 	}
@@ -166,12 +166,12 @@ func TestMoveLimitAndPositions(t *testing.T) {
 	src, dst := f.queue("src", nil), f.queue("dst", nil)
 	f.publishN(src, 10, "p")
 	l := f.live(false)
-	rep, err := l.Move(context.Background(), broker.MoveRequest{From: src, To: broker.Target{Kind: broker.TargetQueue, Name: dst}, Limit: 3}, nil)
+	rep, err := l.Move(context.Background(), broker.MoveRequest{From: src, To: moveplan.Target{Kind: moveplan.TargetQueue, Name: dst}, Limit: 3}, nil)
 	if err != nil || rep.Moved != 3 {
 		t.Fatalf("%+v %v", rep, err)
 	}
 	// Now p-3 … p-9 remain; move positions 1 and 4 (p-4 and p-7).
-	rep, err = l.Move(context.Background(), broker.MoveRequest{From: src, To: broker.Target{Kind: broker.TargetQueue, Name: dst}, Positions: []int{1, 4}}, nil)
+	rep, err = l.Move(context.Background(), broker.MoveRequest{From: src, To: moveplan.Target{Kind: moveplan.TargetQueue, Name: dst}, Positions: []int{1, 4}}, nil)
 	if err != nil || rep.Moved != 2 || rep.Requested != 2 {
 		t.Fatalf("%+v %v", rep, err)
 	}
@@ -194,7 +194,7 @@ func TestMoveDryRunMovesNothing(t *testing.T) {
 	f := newFixture(t)
 	src, dst := f.queue("src", nil), f.queue("dst", nil)
 	f.publishN(src, 4, "d")
-	rep, err := f.live(true).Move(context.Background(), broker.MoveRequest{From: src, To: broker.Target{Kind: broker.TargetQueue, Name: dst}, DryRun: true}, nil)
+	rep, err := f.live(true).Move(context.Background(), broker.MoveRequest{From: src, To: moveplan.Target{Kind: moveplan.TargetQueue, Name: dst}, DryRun: true}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +213,7 @@ func TestMoveWithDelayToUnroutableTargetLeavesEverything(t *testing.T) {
 	src := f.queue("src", nil)
 	ex := f.exchange("nowhere", "direct", nil)
 	f.publishN(src, 5, "n")
-	rep, err := f.live(false).Move(context.Background(), broker.MoveRequest{From: src, To: broker.Target{Kind: broker.TargetExchange, Name: ex, RoutingKey: "k", HasKey: true}, Delay: time.Second}, nil)
+	rep, err := f.live(false).Move(context.Background(), broker.MoveRequest{From: src, To: moveplan.Target{Kind: moveplan.TargetExchange, Name: ex, RoutingKey: "k", HasKey: true}, Delay: time.Second}, nil)
 	if !errors.Is(err, broker.ErrPartial) || rep.Moved != 0 || rep.Skipped != 5 {
 		t.Fatalf("%+v %v", rep, err)
 	}
@@ -230,7 +230,7 @@ func TestMovePositionChecksTheMessageID(t *testing.T) {
 	f := newFixture(t)
 	src, dst := f.queue("src", nil), f.queue("dst", nil)
 	f.publishN(src, 3, "id")
-	rep, err := f.live(false).Move(context.Background(), broker.MoveRequest{From: src, To: broker.Target{Kind: broker.TargetQueue, Name: dst},
+	rep, err := f.live(false).Move(context.Background(), broker.MoveRequest{From: src, To: moveplan.Target{Kind: moveplan.TargetQueue, Name: dst},
 		Positions: []int{0, 1}, PositionIDs: []string{"id-0", "someone-else"}}, nil)
 	if !errors.Is(err, broker.ErrPartial) || rep.Moved != 1 || rep.Skipped != 1 || !strings.Contains(rep.Planned[0].Skip, "someone-else") {
 		t.Fatalf("%+v %v", rep, err)
@@ -254,13 +254,13 @@ func TestMoveWithDelayKeepsExpirationInAHeader(t *testing.T) {
 	f := newVhostFixture(t)
 	src, dst := f.queue("src", nil), f.queue("dst", nil)
 	f.publish("", src, amqp.Publishing{MessageId: "e", Expiration: "100000"})
-	rep, err := f.live(false).Move(context.Background(), broker.MoveRequest{From: src, To: broker.Target{Kind: broker.TargetQueue, Name: dst}, Delay: 500 * time.Millisecond}, nil)
+	rep, err := f.live(false).Move(context.Background(), broker.MoveRequest{From: src, To: moveplan.Target{Kind: moveplan.TargetQueue, Name: dst}, Delay: 500 * time.Millisecond}, nil)
 	if err != nil || rep.Moved != 1 {
 		t.Fatalf("%+v %v", rep, err)
 	}
 	t.Cleanup(func() { f.deleteQueue(retry.ReplayQueueName("", dst, 500)) })
 	ds := f.drain(dst, 2*time.Second)
-	if len(ds) != 1 || ds[0].Expiration != "" || ds[0].Headers[broker.HeaderOriginalExpiration] != "100000" {
+	if len(ds) != 1 || ds[0].Expiration != "" || ds[0].Headers[moveplan.HeaderOriginalExpiration] != "100000" {
 		t.Fatalf("%+v", ds)
 	}
 }
@@ -278,7 +278,7 @@ func TestMoveReturnedByTheBrokerStaysInSource(t *testing.T) {
 		// A binding the broker no longer has.
 		v.Bindings = append(v.Bindings, topology.Binding{Source: ex, Destination: dst, DestinationType: "queue", RoutingKey: "k"})
 	})
-	rep, err := l.Move(context.Background(), broker.MoveRequest{From: src, To: broker.Target{Kind: broker.TargetExchange, Name: ex, RoutingKey: "k", HasKey: true}}, nil)
+	rep, err := l.Move(context.Background(), broker.MoveRequest{From: src, To: moveplan.Target{Kind: moveplan.TargetExchange, Name: ex, RoutingKey: "k", HasKey: true}}, nil)
 	if !errors.Is(err, broker.ErrPartial) || rep.Returned != 20 || rep.Moved != 0 {
 		t.Fatalf("%+v %v", rep, err)
 	}
@@ -305,7 +305,7 @@ func TestMoveWhereChoosesOnTheLiveBroker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req := broker.MoveRequest{From: src, To: broker.Target{Kind: broker.TargetQueue, Name: dst}, Where: where, Limit: 2}
+	req := broker.MoveRequest{From: src, To: moveplan.Target{Kind: moveplan.TargetQueue, Name: dst}, Where: where, Limit: 2}
 	l := f.live(false)
 	dry := req
 	dry.DryRun = true

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ladder-tui/ladder/broker/usecase"
+	"github.com/ladder-tui/ladder/retry/moveplan"
 
 	"github.com/ladder-tui/ladder/broker"
 )
@@ -34,7 +35,7 @@ func TestMovePreviewOfALimitedQuorumQueueNeedsConsent(t *testing.T) {
 	onEachBroker(t, func(t *testing.T, f *fixture, version string) {
 		q, dlq := limitedQuorum(f, 3)
 		ctx := context.Background()
-		dry := broker.MoveRequest{From: q, To: broker.Target{Kind: broker.TargetQueue, Name: dlq}, DryRun: true}
+		dry := broker.MoveRequest{From: q, To: moveplan.Target{Kind: moveplan.TargetQueue, Name: dlq}, DryRun: true}
 		if costless(version) {
 			rep, err := f.live(true).Move(ctx, dry, nil)
 			if err != nil || rep.Requested != 3 {

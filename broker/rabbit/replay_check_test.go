@@ -17,6 +17,7 @@ import (
 	"github.com/ladder-tui/ladder/broker/dumpfile"
 	"github.com/ladder-tui/ladder/internal/gate"
 	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/moveplan"
 	"github.com/ladder-tui/ladder/retry/topology"
 )
 
@@ -93,7 +94,7 @@ func TestReplayChecksEachLineBeforePublishing(t *testing.T) {
 			}
 		}
 	})
-	req := usecase.ReplayRequest{File: file, To: broker.Target{Kind: broker.TargetQueue, Name: dst}}
+	req := usecase.ReplayRequest{File: file, To: moveplan.Target{Kind: moveplan.TargetQueue, Name: dst}}
 	for run, resume := range []bool{false, true} {
 		req.Resume = resume
 		rep, err := usecase.Replay(context.Background(), gate.New(l, gate.Options{}), req, nil)
@@ -147,7 +148,7 @@ func TestReplayLearnsAConfiguredMaximumFromTheBroker(t *testing.T) {
 			r.Body = make([]byte, limit+5000)
 		}
 	})
-	req := usecase.ReplayRequest{File: file, To: broker.Target{Kind: broker.TargetQueue, Name: dst}}
+	req := usecase.ReplayRequest{File: file, To: moveplan.Target{Kind: moveplan.TargetQueue, Name: dst}}
 	rep, err := usecase.Replay(context.Background(), gate.New(l, gate.Options{}), req, nil)
 	if !errors.Is(err, broker.ErrPartial) {
 		t.Fatalf("error %v, want a partial replay", err)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ladder-tui/ladder/broker/usecase"
+	"github.com/ladder-tui/ladder/retry/moveplan"
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
@@ -31,7 +32,7 @@ func TestReplayRefusedByTheBrokerStopsAndResumesOnce(t *testing.T) {
 	user := brokertest.User(t, f.r, "management", brokertest.Perms{Configure: "^$", Write: "^$", Read: ".*"})
 	const n = 600 // three batches: the refusal must not be met batch after batch
 	file := writeDump(t, n, "acl", nil)
-	req := usecase.ReplayRequest{File: file, To: broker.Target{Kind: broker.TargetQueue, Name: dst}}
+	req := usecase.ReplayRequest{File: file, To: moveplan.Target{Kind: moveplan.TargetQueue, Name: dst}}
 
 	l, err := rabbit.NewLive(user, "test")
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ladder-tui/ladder/broker/usecase"
+	"github.com/ladder-tui/ladder/retry/moveplan"
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/dumpfile"
@@ -301,7 +302,7 @@ func TestMoveStalledConnectionKeepsTheDuplicateBound(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer l.Close()
-			rep, err := l.Move(ctx, broker.MoveRequest{From: src, To: broker.Target{Kind: broker.TargetQueue, Name: dst}},
+			rep, err := l.Move(ctx, broker.MoveRequest{From: src, To: moveplan.Target{Kind: moveplan.TargetQueue, Name: dst}},
 				func(pr broker.MoveProgress) {
 					if e.at.moved > 0 && pr.Moved >= e.at.moved {
 						p.fire()
@@ -372,7 +373,7 @@ func TestReplayStalledConnectionKeepsTheDuplicateBound(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer l.Close()
-			req := usecase.ReplayRequest{File: file, To: broker.Target{Kind: broker.TargetQueue, Name: dst}}
+			req := usecase.ReplayRequest{File: file, To: moveplan.Target{Kind: moveplan.TargetQueue, Name: dst}}
 			first, err := usecase.Replay(context.Background(), gate.New(l, gate.Options{}), req, func(pr broker.MoveProgress) {
 				if at.moved > 0 && pr.Moved >= at.moved {
 					p.fire()
@@ -425,7 +426,7 @@ func TestReplayStalledTwiceKeepsTheDuplicateBound(t *testing.T) {
 			const n = 6000
 			prefix := fmt.Sprintf("t%d", run)
 			file := writeIDDump(t, n, prefix)
-			req := usecase.ReplayRequest{File: file, To: broker.Target{Kind: broker.TargetQueue, Name: dst}}
+			req := usecase.ReplayRequest{File: file, To: moveplan.Target{Kind: moveplan.TargetQueue, Name: dst}}
 			var reps []*broker.MoveReport
 			for i, after := range []int64{at, 40 << 10, 0} {
 				c := broker.Client(f.live(false))

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/retry/moveplan"
 )
 
 // The simulation follows the wall clock lazily, times Speed, on every call.
@@ -71,7 +72,7 @@ func TestCloseStopsEverything(t *testing.T) {
 	if _, err := s.Peek(ctx, OrdersMain, broker.PeekOptions{}); !errors.Is(err, ErrClosed) {
 		t.Errorf("Peek after Close: %v", err)
 	}
-	if _, err := s.Move(ctx, broker.MoveRequest{From: OrdersDLQ, To: broker.Target{Kind: broker.TargetOrigin}}, nil); !errors.Is(err, ErrClosed) {
+	if _, err := s.Move(ctx, broker.MoveRequest{From: OrdersDLQ, To: moveplan.Target{Kind: moveplan.TargetOrigin}}, nil); !errors.Is(err, ErrClosed) {
 		t.Errorf("Move after Close: %v", err)
 	}
 	if _, err := s.Vhosts(ctx); !errors.Is(err, ErrClosed) {
@@ -109,7 +110,7 @@ func TestConcurrentCalls(t *testing.T) {
 						t.Error(err)
 					}
 				case 2:
-					_, err := s.Move(ctx, broker.MoveRequest{From: OrdersDLQ, To: broker.Target{Kind: broker.TargetOrigin}, Limit: 1},
+					_, err := s.Move(ctx, broker.MoveRequest{From: OrdersDLQ, To: moveplan.Target{Kind: moveplan.TargetOrigin}, Limit: 1},
 						func(broker.MoveProgress) { _, _ = s.Snapshot(ctx) }) // the callback may call back in
 					if err != nil && !errors.Is(err, broker.ErrPartial) { // the worker may take it first
 						t.Error(err)

@@ -15,6 +15,7 @@ import (
 	"github.com/ladder-tui/ladder/broker/brokertest"
 	"github.com/ladder-tui/ladder/broker/rabbit"
 	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/moveplan"
 	"github.com/ladder-tui/ladder/retry/topology"
 )
 
@@ -86,7 +87,7 @@ func springFailures() []eqMessage {
 
 func routeCases() []eqCase {
 	xs, qs, bs := springDeclare()
-	origin := broker.Target{Kind: broker.TargetOrigin}
+	origin := moveplan.Target{Kind: moveplan.TargetOrigin}
 	d, q := topology.ViaDirect, topology.ViaDelayQueue
 	audit := []string{"orders.audit"}
 	ccX := []topology.Exchange{{Name: "x", Type: topology.ExchangeDirect}}
@@ -110,16 +111,16 @@ func routeCases() []eqCase {
 			wantDepths: map[string]int{"orders.audit": 2, "orders.billing": 0, "orders.audit.dlq": 0}},
 		{name: "a CC header routes as the broker does", exchanges: ccX, queues: ccQ, bindings: ccB,
 			messages: []eqMessage{{id: "cc", key: "src", headers: retry.Headers{"CC": []any{"kb"}}}},
-			req:      broker.MoveRequest{From: "src", To: broker.Target{Kind: broker.TargetExchange, Name: "x", RoutingKey: "ka", HasKey: true}},
+			req:      broker.MoveRequest{From: "src", To: moveplan.Target{Kind: moveplan.TargetExchange, Name: "x", RoutingKey: "ka", HasKey: true}},
 			wantVia:  []topology.Via{d}, wantReaches: [][]string{{"a", "b"}}, wantDepths: map[string]int{"a": 1, "b": 1, "src": 0}},
 		{name: "a drop-head target with room for 2 of 4: the move stops", queues: []eqQueue{{"src", nil}, {"t", map[string]any{"x-max-length": int32(2)}}},
-			messages: four(nil), req: broker.MoveRequest{From: "src", To: broker.Target{Kind: broker.TargetQueue, Name: "t"}},
+			messages: four(nil), req: broker.MoveRequest{From: "src", To: moveplan.Target{Kind: moveplan.TargetQueue, Name: "t"}},
 			wantVia: []topology.Via{d, d, "", ""}, wantReaches: [][]string{{"t"}, {"t"}}, wantDepths: map[string]int{"t": 2, "src": 2}},
 		{name: "a bytes-limited target with room for 3 of 4", queues: []eqQueue{{"src", nil}, {"t", map[string]any{"x-max-length-bytes": int32(35)}}},
-			messages: four(nil), req: broker.MoveRequest{From: "src", To: broker.Target{Kind: broker.TargetQueue, Name: "t"}},
+			messages: four(nil), req: broker.MoveRequest{From: "src", To: moveplan.Target{Kind: moveplan.TargetQueue, Name: "t"}},
 			wantVia: []topology.Via{d, d, d, ""}, wantReaches: [][]string{{"t"}, {"t"}, {"t"}}, wantDepths: map[string]int{"t": 3, "src": 1}},
 		{name: "a reject-publish target refuses what does not fit: it stays", queues: []eqQueue{{"src", nil}, {"t", map[string]any{"x-max-length": int32(2), "x-overflow": "reject-publish"}}},
-			messages: four(nil), req: broker.MoveRequest{From: "src", To: broker.Target{Kind: broker.TargetQueue, Name: "t"}},
+			messages: four(nil), req: broker.MoveRequest{From: "src", To: moveplan.Target{Kind: moveplan.TargetQueue, Name: "t"}},
 			wantVia: []topology.Via{d, d, d, d}, wantReaches: [][]string{{"t"}, {"t"}, {"t"}, {"t"}}, wantDepths: map[string]int{"t": 2, "src": 2}},
 	}
 }

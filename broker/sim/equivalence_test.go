@@ -40,8 +40,8 @@ type scenario struct {
 }
 
 func scenarios() []scenario {
-	origin := broker.Target{Kind: broker.TargetOrigin}
-	main := broker.Target{Kind: broker.TargetQueue, Name: OrdersMain}
+	origin := moveplan.Target{Kind: moveplan.TargetOrigin}
+	main := moveplan.Target{Kind: moveplan.TargetQueue, Name: OrdersMain}
 	const skip = topology.Via("")
 	d, t, q, x := topology.ViaDirect, topology.ViaTier, topology.ViaDelayQueue, topology.ViaDelayedExchange
 	return []scenario{
@@ -51,9 +51,9 @@ func scenarios() []scenario {
 		{name: "origin after 7s through a delayed exchange", req: broker.MoveRequest{To: origin, Delay: 7 * time.Second}, delayed: true, want: []topology.Via{x, x, x, skip}},
 		{name: "queue now", req: broker.MoveRequest{To: main}, want: []topology.Via{d, d, d, d}},
 		{name: "queue after 30s: the tier returns elsewhere", req: broker.MoveRequest{To: main, Delay: 30 * time.Second}, want: []topology.Via{q, q, q, q}},
-		{name: "exchange without key keeps each key", req: broker.MoveRequest{To: broker.Target{Kind: broker.TargetExchange, Name: OrdersExchange}}, want: []topology.Via{d, d, d, d}},
-		{name: "exchange with key after 5s", req: broker.MoveRequest{To: broker.Target{Kind: broker.TargetExchange, Name: OrdersExchange, RoutingKey: "orders.created", HasKey: true}, Delay: 5 * time.Second}, want: []topology.Via{t, t, t, t}},
-		{name: "exchange with a key that routes nowhere", req: broker.MoveRequest{To: broker.Target{Kind: broker.TargetExchange, Name: OrdersExchange, RoutingKey: "nothing.here", HasKey: true}}, want: []topology.Via{skip, skip, skip, skip}},
+		{name: "exchange without key keeps each key", req: broker.MoveRequest{To: moveplan.Target{Kind: moveplan.TargetExchange, Name: OrdersExchange}}, want: []topology.Via{d, d, d, d}},
+		{name: "exchange with key after 5s", req: broker.MoveRequest{To: moveplan.Target{Kind: moveplan.TargetExchange, Name: OrdersExchange, RoutingKey: "orders.created", HasKey: true}, Delay: 5 * time.Second}, want: []topology.Via{t, t, t, t}},
+		{name: "exchange with a key that routes nowhere", req: broker.MoveRequest{To: moveplan.Target{Kind: moveplan.TargetExchange, Name: OrdersExchange, RoutingKey: "nothing.here", HasKey: true}}, want: []topology.Via{skip, skip, skip, skip}},
 		{name: "reset retries", req: broker.MoveRequest{To: main, ResetRetries: true}, want: []topology.Via{d, d, d, d}},
 		{name: "picked by identity, each with its own delay (unblock)", req: broker.MoveRequest{To: origin, Pick: []moveplan.Pick{
 			// Due on the simulation's clock (onLiveClock moves it to the
@@ -157,7 +157,7 @@ func TestOnePlannerSimulationAndLiveBrokerAgree(t *testing.T) {
 }
 
 // comparePlans: the same plan, message by message, field by field.
-func comparePlans(t *testing.T, sim, live []broker.PlannedMove) {
+func comparePlans(t *testing.T, sim, live []moveplan.Route) {
 	t.Helper()
 	if len(sim) != len(live) {
 		t.Fatalf("sim planned %d messages, live %d", len(sim), len(live))
@@ -185,7 +185,7 @@ func onLiveClock(req broker.MoveRequest) broker.MoveRequest {
 // untimed is a plan with the death times of the history it carries taken
 // out, and a pick's expiration (what remains of its delay, to the
 // millisecond): the simulation's clock is not the broker's.
-func untimed(p broker.PlannedMove) broker.PlannedMove {
+func untimed(p moveplan.Route) moveplan.Route {
 	if p.Pick > 0 {
 		p.Expiration = ""
 	}
@@ -212,7 +212,7 @@ func untimed(p broker.PlannedMove) broker.PlannedMove {
 // expectedDepths is where the plan says messages are right after the move:
 // a tier or wait queue for delayed routes, the reached queues otherwise;
 // skipped ones stay in the DLQ.
-func expectedDepths(plan []broker.PlannedMove) map[string]int {
+func expectedDepths(plan []moveplan.Route) map[string]int {
 	// Messages not selected stay where they are.
 	out := map[string]int{OrdersDLQ: len(equivMessages()) - len(plan)}
 	for _, p := range plan {
@@ -249,7 +249,7 @@ func TestRefusalsSimulationAndLiveBrokerAgree(t *testing.T) {
 	t.Cleanup(func() { sro.Close() })
 	ctx := context.Background()
 	const missing = "no.such.queue"
-	move := broker.MoveRequest{From: OrdersDLQ, To: broker.Target{Kind: broker.TargetQueue, Name: OrdersMain}}
+	move := broker.MoveRequest{From: OrdersDLQ, To: moveplan.Target{Kind: moveplan.TargetQueue, Name: OrdersMain}}
 	for _, c := range []struct {
 		name string
 		want error
@@ -496,7 +496,7 @@ func simDepth(s *Sim, queue string) int {
 // another way silently. Simulation and live broker alike.
 func TestMoveStopsMessagesWhosePlanChanged(t *testing.T) {
 	brokertest.Require(t)
-	req := broker.MoveRequest{From: OrdersDLQ, To: broker.Target{Kind: broker.TargetOrigin}, Delay: 5 * time.Second}
+	req := broker.MoveRequest{From: OrdersDLQ, To: moveplan.Target{Kind: moveplan.TargetOrigin}, Delay: 5 * time.Second}
 	check := func(t *testing.T, name string, c broker.Client, change func(), depthOf func(string) int) {
 		dry := req
 		dry.DryRun = true
@@ -549,7 +549,7 @@ func TestMoveStopsMessagesWhosePlanChanged(t *testing.T) {
 // moved in the place of the ones shown.
 func TestMoveStopsMessagesThatChangedPosition(t *testing.T) {
 	s := equivSim(t, false, "")
-	req := broker.MoveRequest{From: OrdersDLQ, To: broker.Target{Kind: broker.TargetQueue, Name: OrdersMain}, DryRun: true}
+	req := broker.MoveRequest{From: OrdersDLQ, To: moveplan.Target{Kind: moveplan.TargetQueue, Name: OrdersMain}, DryRun: true}
 	plan := move(t, s, req)
 	s.mu.Lock()
 	s.byName[OrdersDLQ].pop() // a consumer took m0

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/moveplan"
 	"github.com/ladder-tui/ladder/retry/topology"
 )
 
@@ -62,7 +63,7 @@ func TestSimMoveStopsWhenAPolicyLimitsTheTargetMidMove(t *testing.T) {
 		s.testPublish(t, "", "src", fmt.Sprint("m", i), "", nil)
 	}
 	once := false
-	rep, err := s.Move(context.Background(), broker.MoveRequest{From: "src", To: broker.Target{Kind: broker.TargetQueue, Name: "t"}}, func(p broker.MoveProgress) {
+	rep, err := s.Move(context.Background(), broker.MoveRequest{From: "src", To: moveplan.Target{Kind: moveplan.TargetQueue, Name: "t"}}, func(p broker.MoveProgress) {
 		if !once && p.Moved >= 100 {
 			once = true
 			s.mu.Lock()

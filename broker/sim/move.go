@@ -27,7 +27,7 @@ const MovedFromHeader = moveplan.HeaderMovedFrom
 // hop is one selected message and its plan.
 type hop struct {
 	m     *message
-	route broker.PlannedMove
+	route moveplan.Route
 }
 
 // Move moves ready messages of req.From loss-free: a message leaves the
@@ -356,7 +356,7 @@ func (s *Sim) moveBatch(from, run string, batch []hop, rep *broker.MoveReport, f
 // fullNow says why r's message must not go now: a queue it reaches (or the
 // tier it waits in) is full and would drop its head or refuse it with a
 // dead-lettered copy. "" when it may go (or --force).
-func (s *Sim) fullNow(r broker.PlannedMove, size int, force bool, from string) string {
+func (s *Sim) fullNow(r moveplan.Route, size int, force bool, from string) string {
 	if force {
 		return ""
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/moveplan"
 	"github.com/ladder-tui/ladder/retry/topology"
 )
 
@@ -38,7 +39,7 @@ func TestMoveToOriginReturnsWithTheOriginalKey(t *testing.T) {
 	s := quiet(t)
 	dlqWith(t, s, "orders.created", "orders.paid")
 	s.testPublish(t, "", OrdersDLQ, "no-origin", "", nil) // never dead-lettered
-	rep := move(t, s, broker.MoveRequest{From: OrdersDLQ, To: broker.Target{Kind: broker.TargetOrigin}})
+	rep := move(t, s, broker.MoveRequest{From: OrdersDLQ, To: moveplan.Target{Kind: moveplan.TargetOrigin}})
 	if rep.Requested != 3 || rep.Moved != 2 || rep.Skipped != 1 || rep.Via[topology.ViaDirect] != 2 || rep.Target != "origin" {
 		t.Errorf("report = %+v", rep)
 	}
@@ -69,7 +70,7 @@ func TestMoveToOriginReturnsWithTheOriginalKey(t *testing.T) {
 func TestMoveWithDelayUsesTheExactTier(t *testing.T) {
 	s := quiet(t)
 	dlqWith(t, s, "orders.paid")
-	rep := move(t, s, broker.MoveRequest{From: OrdersDLQ, To: broker.Target{Kind: broker.TargetOrigin}, Delay: 30 * time.Second})
+	rep := move(t, s, broker.MoveRequest{From: OrdersDLQ, To: moveplan.Target{Kind: moveplan.TargetOrigin}, Delay: 30 * time.Second})
 	if rep.Moved != 1 || rep.Via[topology.ViaTier] != 1 || rep.DelayMS != 30_000 {
 		t.Fatalf("report = %+v", rep)
 	}
@@ -92,7 +93,7 @@ func TestMoveWithDelayUsesTheExactTier(t *testing.T) {
 func TestMoveWithDelayWithoutTierDeclaresADelayQueue(t *testing.T) {
 	s := quiet(t)
 	dlqWith(t, s, "orders.created")
-	rep := move(t, s, broker.MoveRequest{From: OrdersDLQ, To: broker.Target{Kind: broker.TargetOrigin}, Delay: 7 * time.Second})
+	rep := move(t, s, broker.MoveRequest{From: OrdersDLQ, To: moveplan.Target{Kind: moveplan.TargetOrigin}, Delay: 7 * time.Second})
 	name := retry.ReplayQueueName(OrdersExchange, "orders.created", 7000)
 	if rep.Moved != 1 || rep.Via[topology.ViaDelayQueue] != 1 {
 		t.Fatalf("report = %+v", rep)
@@ -119,7 +120,7 @@ func TestMoveWithDelayWithoutTierDeclaresADelayQueue(t *testing.T) {
 func TestMoveDryRunMovesNothing(t *testing.T) {
 	s := quiet(t)
 	dlqWith(t, s, "orders.created", "orders.paid")
-	rep := move(t, s, broker.MoveRequest{From: OrdersDLQ, To: broker.Target{Kind: broker.TargetOrigin}, Delay: 5 * time.Second, DryRun: true})
+	rep := move(t, s, broker.MoveRequest{From: OrdersDLQ, To: moveplan.Target{Kind: moveplan.TargetOrigin}, Delay: 5 * time.Second, DryRun: true})
 	if !rep.DryRun || rep.Moved != 0 || rep.Requested != 2 || len(rep.Planned) != 2 || rep.Via[topology.ViaTier] != 2 {
 		t.Fatalf("report = %+v", rep)
 	}
@@ -135,7 +136,7 @@ func TestMovePositionsLimitAndReset(t *testing.T) {
 	s := quiet(t)
 	dlqWith(t, s, "orders.created", "orders.created", "orders.created", "orders.created")
 	rep := move(t, s, broker.MoveRequest{
-		From: OrdersDLQ, To: broker.Target{Kind: broker.TargetQueue, Name: OrdersMain},
+		From: OrdersDLQ, To: moveplan.Target{Kind: moveplan.TargetQueue, Name: OrdersMain},
 		Positions: []int{3, 1, 0}, Limit: 2, ResetRetries: true,
 	})
 	if rep.Moved != 2 || rep.Target != "queue:"+OrdersMain {
@@ -156,11 +157,11 @@ func TestMovePositionsLimitAndReset(t *testing.T) {
 func TestMoveExchangeTargetUnroutableStays(t *testing.T) {
 	s := quiet(t)
 	dlqWith(t, s, "orders.created")
-	rep := move(t, s, broker.MoveRequest{From: OrdersDLQ, To: broker.Target{Kind: broker.TargetExchange, Name: OrdersExchange, RoutingKey: "nothing.here", HasKey: true}})
+	rep := move(t, s, broker.MoveRequest{From: OrdersDLQ, To: moveplan.Target{Kind: moveplan.TargetExchange, Name: OrdersExchange, RoutingKey: "nothing.here", HasKey: true}})
 	if rep.Skipped != 1 || rep.Moved != 0 || depth(t, s, OrdersDLQ) != 1 || !strings.Contains(rep.Planned[0].Skip, "routes to no queue") {
 		t.Errorf("report = %+v, DLQ depth %d", rep, depth(t, s, OrdersDLQ))
 	}
-	if _, err := s.Move(context.Background(), broker.MoveRequest{From: OrdersDLQ, To: broker.Target{Kind: broker.TargetExchange, Name: "missing"}}, nil); err == nil {
+	if _, err := s.Move(context.Background(), broker.MoveRequest{From: OrdersDLQ, To: moveplan.Target{Kind: moveplan.TargetExchange, Name: "missing"}}, nil); err == nil {
 		t.Error("moving to a missing exchange: no error")
 	}
 }
@@ -171,7 +172,7 @@ func TestMoveReportsProgressPerBatch(t *testing.T) {
 		s.testPublish(t, "", OrdersDLQ, "m", "", nil)
 	}
 	var seen []broker.MoveProgress
-	rep, err := s.Move(context.Background(), broker.MoveRequest{From: OrdersDLQ, To: broker.Target{Kind: broker.TargetQueue, Name: OrdersMain}},
+	rep, err := s.Move(context.Background(), broker.MoveRequest{From: OrdersDLQ, To: moveplan.Target{Kind: moveplan.TargetQueue, Name: OrdersMain}},
 		func(p broker.MoveProgress) { seen = append(seen, p) })
 	if err != nil || rep.Moved != 250 {
 		t.Fatalf("rep %+v err %v", rep, err)
@@ -185,14 +186,14 @@ func TestMoveReadOnly(t *testing.T) {
 	s := New(Options{Now: fixedClock, Quiet: true, ReadOnly: true})
 	defer s.Close()
 	dlqWith(t, s, "orders.created")
-	_, err := s.Move(context.Background(), broker.MoveRequest{From: OrdersDLQ, To: broker.Target{Kind: broker.TargetOrigin}}, nil)
+	_, err := s.Move(context.Background(), broker.MoveRequest{From: OrdersDLQ, To: moveplan.Target{Kind: moveplan.TargetOrigin}}, nil)
 	if err == nil || !strings.Contains(err.Error(), "read-only") {
 		t.Errorf("err = %v, want a read-only refusal", err)
 	}
 	if !s.ReadOnly() {
 		t.Error("ReadOnly() false")
 	}
-	rep, err := s.Move(context.Background(), broker.MoveRequest{From: OrdersDLQ, To: broker.Target{Kind: broker.TargetOrigin}, DryRun: true}, nil)
+	rep, err := s.Move(context.Background(), broker.MoveRequest{From: OrdersDLQ, To: moveplan.Target{Kind: moveplan.TargetOrigin}, DryRun: true}, nil)
 	if err != nil || len(rep.Planned) != 1 {
 		t.Errorf("a dry run changes nothing and is allowed read-only: %+v, %v", rep, err)
 	}
@@ -217,7 +218,7 @@ func TestMoveExhaustedRetryToOriginGoesBackToTheMainExchange(t *testing.T) {
 	if len(pos) == 0 {
 		t.Fatal("no exhausted retry in the DLQ")
 	}
-	rep := move(t, s, broker.MoveRequest{From: OrdersDLQ, To: broker.Target{Kind: broker.TargetOrigin}, Positions: pos[:1], DryRun: true})
+	rep := move(t, s, broker.MoveRequest{From: OrdersDLQ, To: moveplan.Target{Kind: moveplan.TargetOrigin}, Positions: pos[:1], DryRun: true})
 	if len(rep.Planned) != 1 || rep.Planned[0].Exchange != OrdersExchange {
 		t.Errorf("planned = %+v, want it published to %s", rep.Planned, OrdersExchange)
 	}
@@ -233,7 +234,7 @@ func TestMovePausesAtTheGate(t *testing.T) {
 	g.Pause()
 	done := make(chan *broker.MoveReport)
 	go func() {
-		rep, _ := s.Move(context.Background(), broker.MoveRequest{From: OrdersDLQ, To: broker.Target{Kind: broker.TargetQueue, Name: OrdersMain}, Hold: &g}, nil)
+		rep, _ := s.Move(context.Background(), broker.MoveRequest{From: OrdersDLQ, To: moveplan.Target{Kind: moveplan.TargetQueue, Name: OrdersMain}, Hold: &g}, nil)
 		done <- rep
 	}()
 	time.Sleep(100 * time.Millisecond)

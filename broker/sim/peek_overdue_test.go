@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/retry/moveplan"
 )
 
 // holQueue is the HoL wait queue of the issue, published to straight: a
@@ -47,7 +48,7 @@ func TestPeekOfAnOverdueWaitQueueAsksFirst(t *testing.T) {
 	}
 
 	// A dry run of a move reads it too: refused alike, then forced.
-	req := broker.MoveRequest{From: "work.delay", To: broker.Target{Kind: broker.TargetQueue, Name: "work"}, DryRun: true}
+	req := broker.MoveRequest{From: "work.delay", To: moveplan.Target{Kind: moveplan.TargetQueue, Name: "work"}, DryRun: true}
 	if _, err := s.Move(ctx, req, nil); !errors.Is(err, broker.ErrPeekReleases) {
 		t.Fatalf("dry run without consent: %v", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ladder-tui/ladder/broker/usecase"
+	"github.com/ladder-tui/ladder/retry/moveplan"
 
 	"github.com/ladder-tui/ladder/broker"
 )
@@ -42,7 +43,7 @@ func limitedWait(t *testing.T, readOnly bool) *Sim {
 // so, as the live dry run does.
 func TestSimPreviewOfALimitedQuorumQueueNeedsConsent(t *testing.T) {
 	ctx := context.Background()
-	dry := broker.MoveRequest{From: "qq", To: broker.Target{Kind: broker.TargetQueue, Name: "dlq"}, DryRun: true}
+	dry := broker.MoveRequest{From: "qq", To: moveplan.Target{Kind: moveplan.TargetQueue, Name: "dlq"}, DryRun: true}
 	ro := limitedWait(t, true)
 	for _, force := range []bool{false, true} {
 		dry.ForcePeek = force

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/ladder-tui/ladder/broker/usecase"
+	"github.com/ladder-tui/ladder/retry/moveplan"
 
 	"github.com/ladder-tui/ladder/broker"
 )
@@ -13,7 +14,7 @@ import (
 // error wraps broker.ErrReadOnly) and allows its dry run.
 func TestReadOnlyMoveIsTheLiveRefusal(t *testing.T) {
 	s := busy(t, Options{Seed: 1, Quiet: true, ReadOnly: true})
-	req := broker.MoveRequest{From: OrdersDLQ, To: broker.Target{Kind: broker.TargetOrigin}}
+	req := broker.MoveRequest{From: OrdersDLQ, To: moveplan.Target{Kind: moveplan.TargetOrigin}}
 	if _, err := s.Move(t.Context(), req, nil); !errors.Is(err, broker.ErrReadOnly) || err.Error() != "sim: "+usecase.RefuseReadOnly(true, "move from "+OrdersDLQ).Error() {
 		t.Errorf("move: %v", err)
 	}

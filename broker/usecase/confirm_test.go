@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/retry/moveplan"
 )
 
 // confirmRun records what ConfirmThenBind dry-ran, answering with plan (or
@@ -29,7 +30,7 @@ func (r *confirmRun) dryRun(_ context.Context, req broker.MoveRequest) (*broker.
 func planOf(n int) *broker.MoveReport {
 	rep := &broker.MoveReport{Requested: n, DryRun: true}
 	for i := range min(n, 3) {
-		rep.Planned = append(rep.Planned, broker.PlannedMove{Position: i, MessageID: "m"})
+		rep.Planned = append(rep.Planned, moveplan.Route{Position: i, MessageID: "m"})
 	}
 	return rep
 }

@@ -29,7 +29,7 @@ import (
 // ReplayRequest describes a replay of a dump file.
 type ReplayRequest struct {
 	File         string
-	To           broker.Target
+	To           moveplan.Target
 	Delay        time.Duration
 	Rate         float64
 	Where        moveplan.Where
@@ -43,7 +43,7 @@ type ReplayRequest struct {
 	// Hold, when set, pauses the replay while held.
 	Hold *pace.Hold
 	// Expect is the plan the user confirmed (a dry run's Planned).
-	Expect []broker.PlannedMove
+	Expect []moveplan.Route
 }
 
 // ReplayBatch is how many messages are published before their confirms
@@ -53,7 +53,7 @@ const ReplayBatch = 256
 // replayJob is one line of a replay and its plan.
 type replayJob struct {
 	line  dumpfile.Line
-	route broker.PlannedMove
+	route moveplan.Route
 }
 
 // Replay publishes a dump's messages again, each routed by the planner the
@@ -144,13 +144,13 @@ func Replay(ctx context.Context, c ReplayTarget, req ReplayRequest, progress fun
 	// A line that cannot be read or published stays in the dump, skipped
 	// with its reason, counted among those asked for (so the replay ends
 	// partial, exit 3).
-	skip := func(pm broker.PlannedMove) {
+	skip := func(pm moveplan.Route) {
 		rep.Skipped++
 		rep.Planned = append(rep.Planned, pm)
 	}
 	for _, b := range bad {
 		rep.Requested++
-		skip(broker.PlannedMove{Position: b.Line, Skip: "malformed line: " + b.Why})
+		skip(moveplan.Route{Position: b.Line, Skip: "malformed line: " + b.Why})
 	}
 	var jobs []replayJob
 	resumed := 0
@@ -164,11 +164,11 @@ func Replay(ctx context.Context, c ReplayTarget, req ReplayRequest, progress fun
 		// Checked before it is planned: the planner holds a line to the
 		// confirmed plan, which skipped it for this same reason.
 		why := checkLine(&dl.Record, lim)
-		var route broker.PlannedMove
+		var route moveplan.Route
 		if why == "" {
 			route = planner.Plan(m)
 		} else {
-			route = broker.PlannedMove{Position: dl.Line, MessageID: r.Properties.MessageID, BodyDigest: m.BodyDigest, Skip: why}
+			route = moveplan.Route{Position: dl.Line, MessageID: r.Properties.MessageID, BodyDigest: m.BodyDigest, Skip: why}
 			route.Unmatched = !req.Where.Empty() && planner.Plan(m).Unmatched
 		}
 		if !route.Unmatched && req.Limit > 0 && len(jobs) >= req.Limit {

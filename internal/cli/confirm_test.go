@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ladder-tui/ladder/broker/usecase"
+	"github.com/ladder-tui/ladder/retry/moveplan"
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/dumpfile"
@@ -37,9 +38,9 @@ func TestConfirmCapsThePreview(t *testing.T) {
 		req   broker.MoveRequest
 		limit int
 	}{
-		{broker.MoveRequest{From: sim.OrdersDLQ, To: broker.Target{Kind: broker.TargetOrigin}}, usecase.PreviewCap},
-		{broker.MoveRequest{From: sim.OrdersDLQ, To: broker.Target{Kind: broker.TargetOrigin}, Limit: 2}, 2},
-		{broker.MoveRequest{From: sim.OrdersDLQ, To: broker.Target{Kind: broker.TargetOrigin}, Positions: []int{0, 1}}, 0},
+		{broker.MoveRequest{From: sim.OrdersDLQ, To: moveplan.Target{Kind: moveplan.TargetOrigin}}, usecase.PreviewCap},
+		{broker.MoveRequest{From: sim.OrdersDLQ, To: moveplan.Target{Kind: moveplan.TargetOrigin}, Limit: 2}, 2},
+		{broker.MoveRequest{From: sim.OrdersDLQ, To: moveplan.Target{Kind: moveplan.TargetOrigin}, Positions: []int{0, 1}}, 0},
 	} {
 		rec := &movesRecorded{Client: s}
 		var out, errb bytes.Buffer
@@ -54,7 +55,7 @@ func TestConfirmCapsThePreview(t *testing.T) {
 			t.Errorf("%+v: dry run %+v, want limit %d", c.req, d, c.limit)
 		}
 	}
-	whole := broker.MoveRequest{From: "q", To: broker.Target{Kind: broker.TargetOrigin}}
+	whole := broker.MoveRequest{From: "q", To: moveplan.Target{Kind: moveplan.TargetOrigin}}
 	cut := present.PreviewCapped(usecase.PreviewCap)
 	if q := moveQuestion(whole, &broker.MoveReport{Requested: usecase.PreviewCap}, false); !strings.Contains(q, cut) {
 		t.Errorf("a cut plan: %q", q)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ladder-tui/ladder/broker/usecase"
+	"github.com/ladder-tui/ladder/retry/moveplan"
 
 	"github.com/spf13/cobra"
 
@@ -76,7 +77,7 @@ may then be both in the target and in the source (duplicates_possible).`,
 			if req.From == "" {
 				return usageErr("--from is required: the source queue")
 			}
-			t, err := broker.ParseTarget(to)
+			t, err := moveplan.ParseTarget(to)
 			if err != nil {
 				return usageErr("%w", err)
 			}

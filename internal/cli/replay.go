@@ -105,7 +105,7 @@ instead (nothing is published). Exit 3 when some lines were not published.`,
 			if to == "" {
 				return usageErr("--to is required: queue:NAME, exchange:NAME[:KEY], origin or original")
 			}
-			t, err := broker.ParseTarget(to)
+			t, err := moveplan.ParseTarget(to)
 			if err != nil {
 				return usageErr("%w", err)
 			}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ladder-tui/ladder/broker/usecase"
+	"github.com/ladder-tui/ladder/retry/moveplan"
 
 	"github.com/ladder-tui/ladder/broker/pace"
 
@@ -60,7 +61,7 @@ func TestReplayOfAnotherVhostsDumpSaysSo(t *testing.T) {
 		t.Fatalf("dry run: exit %d %s %s", code, out, errOut)
 	}
 	plan := &broker.MoveReport{Requested: 2}
-	q := replayQuestion(usecase.ReplayRequest{File: file, To: broker.Target{Kind: broker.TargetQueue, Name: sim.OrdersMain}}, plan, "staging", s.Vhost())
+	q := replayQuestion(usecase.ReplayRequest{File: file, To: moveplan.Target{Kind: moveplan.TargetQueue, Name: sim.OrdersMain}}, plan, "staging", s.Vhost())
 	if !strings.HasPrefix(q, "! "+file+" is a dump of vhost staging; this replays it into vhost "+s.Vhost()+"\n") {
 		t.Errorf("question: %q", q)
 	}
@@ -80,7 +81,7 @@ func TestSecondReplayOfADumpIsRefusedNamingTheFirst(t *testing.T) {
 	hold.Pause()
 	done := make(chan error, 1)
 	go func() {
-		_, err := usecase.Replay(context.Background(), gate.New(s, gate.Options{}), usecase.ReplayRequest{File: file, To: broker.Target{Kind: broker.TargetQueue, Name: sim.OrdersMain}, Hold: hold}, nil)
+		_, err := usecase.Replay(context.Background(), gate.New(s, gate.Options{}), usecase.ReplayRequest{File: file, To: moveplan.Target{Kind: moveplan.TargetQueue, Name: sim.OrdersMain}, Hold: hold}, nil)
 		done <- err
 	}()
 	// The first holds the lock once its record is in the progress file.

@@ -6,7 +6,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/retry"
 )
 
@@ -109,7 +108,7 @@ func (a *app) findLadder(cmd *cobra.Command, queue string) (*retry.Ladder, error
 	if err != nil {
 		return nil, err
 	}
-	lad, ok := broker.LadderOf(snap.Ladders, queue)
+	lad, ok := retry.LadderOf(snap.Ladders, queue)
 	if !ok {
 		return nil, &exitErr{code: exitError, err: fmt.Errorf("--ladder %q: no retry ladder in vhost %s has this queue (see ladder topology)", queue, snap.Vhost)}
 	}

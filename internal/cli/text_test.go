@@ -91,7 +91,7 @@ func TestRenderPeekShowsCeleryETA(t *testing.T) {
 
 func TestRenderMoveSaysDuplicatesAndSkips(t *testing.T) {
 	out := renderMove(&broker.MoveReport{Requested: 3, Moved: 1, Returned: 1, Skipped: 1, Target: "origin", DuplicatesPossible: true,
-		Planned: []broker.PlannedMove{{Position: 2, MessageID: "m2", Skip: "no x-death origin"}}}, "orders.dlq")
+		Planned: []moveplan.Route{{Position: 2, MessageID: "m2", Skip: "no x-death origin"}}}, "orders.dlq")
 	for _, want := range []string{"moved 1 of 3 from orders.dlq to origin", "returned 1, skipped 1", "skipped #2 m2: no x-death origin", "duplicates possible"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
@@ -101,15 +101,15 @@ func TestRenderMoveSaysDuplicatesAndSkips(t *testing.T) {
 
 // The confirmation names how many messages go where and by which route.
 func TestMoveQuestionNamesRoutesAndCounts(t *testing.T) {
-	req := broker.MoveRequest{From: "pay.dlq", To: broker.Target{Kind: broker.TargetOrigin}, Delay: 3 * time.Second}
+	req := broker.MoveRequest{From: "pay.dlq", To: moveplan.Target{Kind: moveplan.TargetOrigin}, Delay: 3 * time.Second}
 	dry := &broker.MoveReport{Requested: 7, Skipped: 1, DryRun: true}
 	for i := range 7 {
-		p := broker.PlannedMove{Position: i, TargetExchange: "pay.topic", TargetRoutingKey: "pay.charge", Via: topology.ViaTier, Queue: "pay.wait.3s", Reaches: []string{"pay.process"}}
+		p := moveplan.Route{Position: i, TargetExchange: "pay.topic", TargetRoutingKey: "pay.charge", Via: topology.ViaTier, Queue: "pay.wait.3s", Reaches: []string{"pay.process"}}
 		if i >= 3 {
 			p.Via, p.Queue = topology.ViaDelayQueue, "ladder.delay.3000.pay.topic.pay.charge.ab12"
 		}
 		if i == 6 {
-			p = broker.PlannedMove{Position: i, Skip: "no x-death origin"}
+			p = moveplan.Route{Position: i, Skip: "no x-death origin"}
 		}
 		dry.Planned = append(dry.Planned, p)
 	}
@@ -129,8 +129,8 @@ func TestMoveQuestionRepeatsWhereRateReachesAndCrashRisk(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req := broker.MoveRequest{From: "orders.dlq", To: broker.Target{Kind: broker.TargetExchange, Name: "orders"}, Delay: 5 * time.Second, Where: w, Rate: 50}
-	dry := &broker.MoveReport{Requested: 3, DryRun: true, Planned: []broker.PlannedMove{
+	req := broker.MoveRequest{From: "orders.dlq", To: moveplan.Target{Kind: moveplan.TargetExchange, Name: "orders"}, Delay: 5 * time.Second, Where: w, Rate: 50}
+	dry := &broker.MoveReport{Requested: 3, DryRun: true, Planned: []moveplan.Route{
 		{Via: topology.ViaTier, Queue: "orders.wait.5s", Reaches: []string{"orders.audit", "orders.billing"}, CrashRisk: "tier"},
 		{Via: topology.ViaDelayQueue, Queue: "ladder.delay.5000.x", Reaches: []string{"orders.audit"}},
 		{Via: topology.ViaDelayQueue, Queue: "ladder.delay.5000.x", Reaches: []string{"orders.audit"}},
@@ -150,7 +150,7 @@ func TestMoveQuestionRepeatsWhereRateReachesAndCrashRisk(t *testing.T) {
 
 // The dry run names every queue each message reaches, then all of them.
 func TestDryRunNamesEveryQueueReached(t *testing.T) {
-	out := renderMove(&broker.MoveReport{DryRun: true, Target: "origin", Planned: []broker.PlannedMove{
+	out := renderMove(&broker.MoveReport{DryRun: true, Target: "origin", Planned: []moveplan.Route{
 		{Position: 0, MessageID: "a", TargetRoutingKey: "orders.audit", RoutingKey: "orders.audit", Via: topology.ViaDirect, Reaches: []string{"orders.audit"}},
 		{Position: 1, MessageID: "b", TargetExchange: "orders", TargetRoutingKey: "k", Exchange: "orders", RoutingKey: "k", Via: topology.ViaDirect, Reaches: []string{"orders.audit", "orders.billing"}},
 	}}, "orders.audit.dlq")
@@ -187,7 +187,7 @@ func TestCountsReadAsWords(t *testing.T) {
 			t.Errorf("%d ladders: %q", n, out)
 		}
 	}
-	one := renderMove(&broker.MoveReport{DryRun: true, Planned: []broker.PlannedMove{{}}}, "q")
+	one := renderMove(&broker.MoveReport{DryRun: true, Planned: []moveplan.Route{{}}}, "q")
 	if !strings.Contains(one, "dry run: 1 message from q") {
 		t.Errorf("%q", one)
 	}

@@ -34,7 +34,7 @@ func TestGateWritesStartAndDone(t *testing.T) {
 	var buf bytes.Buffer
 	fm := &fakeMover{err: errors.New("failed at amqp://u:s3cret@h/")}
 	c := New(fm, Options{Broker: "amqp://u:s3cret@h/", Principal: Local("prod", false), Log: NewLog(&buf)})
-	_, err := c.Move(context.Background(), broker.MoveRequest{From: "dlq", To: broker.Target{Kind: broker.TargetOrigin}}, nil)
+	_, err := c.Move(context.Background(), broker.MoveRequest{From: "dlq", To: moveplan.Target{Kind: moveplan.TargetOrigin}}, nil)
 	if err == nil || fm.calls != 1 {
 		t.Fatalf("err %v calls %d", err, fm.calls)
 	}
@@ -73,7 +73,7 @@ func TestGateRefusesWithoutATrail(t *testing.T) {
 // An unblock is audited as one, with the delay of each picked message.
 func TestGateNamesAnUnblockAndItsDelays(t *testing.T) {
 	var buf bytes.Buffer
-	req := broker.MoveRequest{From: "work.delay", To: broker.Target{Kind: broker.TargetQueue, Name: "work"}, Pick: []moveplan.Pick{
+	req := broker.MoveRequest{From: "work.delay", To: moveplan.Target{Kind: moveplan.TargetQueue, Name: "work"}, Pick: []moveplan.Pick{
 		{Position: 0, Delay: 55 * time.Second}, {Position: 1, Delay: 595 * time.Second}}}
 	if _, err := New(&fakeMover{}, Options{Log: NewLog(&buf)}).Move(context.Background(), req, nil); err != nil {
 		t.Fatal(err)
@@ -96,7 +96,7 @@ func TestAuditLogEscapesWhatATerminalWouldObey(t *testing.T) {
 	var buf bytes.Buffer
 	name := "orders\u202edlq\u009b31m\x1b[2J\u2028x\u200f"
 	c := New(&fakeMover{}, Options{Log: NewLog(&buf)})
-	if _, err := c.Move(context.Background(), broker.MoveRequest{From: name, To: broker.Target{Kind: broker.TargetQueue, Name: name}}, nil); err != nil {
+	if _, err := c.Move(context.Background(), broker.MoveRequest{From: name, To: moveplan.Target{Kind: moveplan.TargetQueue, Name: name}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	for _, raw := range []string{"\u202e", "\u009b", "\x1b", "\u2028", "\u200f"} {
@@ -141,12 +141,12 @@ func TestAuditLogNeverKeepsHalfALine(t *testing.T) {
 	disk := &fullDisk{File: f, room: 1 << 20}
 	fm := &fakeMover{}
 	c := New(fm, Options{Log: NewLog(disk)})
-	if _, err := c.Move(context.Background(), broker.MoveRequest{From: "q", To: broker.Target{Kind: broker.TargetOrigin}}, nil); err != nil {
+	if _, err := c.Move(context.Background(), broker.MoveRequest{From: "q", To: moveplan.Target{Kind: moveplan.TargetOrigin}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	whole, _ := os.ReadFile(f.Name())
 	disk.room = 40 // less than a line
-	_, err = c.Move(context.Background(), broker.MoveRequest{From: "q", To: broker.Target{Kind: broker.TargetOrigin}}, nil)
+	_, err = c.Move(context.Background(), broker.MoveRequest{From: "q", To: moveplan.Target{Kind: moveplan.TargetOrigin}}, nil)
 	if err == nil || !errors.Is(err, syscall.ENOSPC) || fm.calls != 1 {
 		t.Fatalf("error %v, %d moves: the second must not start", err, fm.calls)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/retry/moveplan"
 )
 
 // recorder is a client that records what reaches it, and the order of the
@@ -68,7 +69,7 @@ func TestGateNamesThePrincipalAndRunsTheHooksInOrder(t *testing.T) {
 		},
 		Changed: func() { log = append(log, "changed") },
 	})
-	if _, err := g.Move(context.Background(), broker.MoveRequest{From: "dlq", To: broker.Target{Kind: broker.TargetOrigin}}, nil); err != nil {
+	if _, err := g.Move(context.Background(), broker.MoveRequest{From: "dlq", To: moveplan.Target{Kind: moveplan.TargetOrigin}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if got := strings.Join(log, ","); got != "busy,lines 1,move,changed,idle" {

@@ -25,6 +25,7 @@ import (
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/sim"
 	"github.com/ladder-tui/ladder/internal/gate"
+	"github.com/ladder-tui/ladder/retry/moveplan"
 	"github.com/ladder-tui/ladder/ui"
 )
 
@@ -396,7 +397,7 @@ func TestReadOnlyClientRefusesMutations(t *testing.T) {
 	if !g.ReadOnly() {
 		t.Error("not read-only")
 	}
-	if _, err := g.Move(ctx, broker.MoveRequest{From: sim.OrdersDLQ, To: broker.Target{Kind: broker.TargetOrigin}}, nil); !errors.Is(err, broker.ErrReadOnly) {
+	if _, err := g.Move(ctx, broker.MoveRequest{From: sim.OrdersDLQ, To: moveplan.Target{Kind: moveplan.TargetOrigin}}, nil); !errors.Is(err, broker.ErrReadOnly) {
 		t.Errorf("move: %v", err)
 	}
 	if _, err := g.Publish(ctx, nil); !errors.Is(err, broker.ErrReadOnly) {

@@ -35,7 +35,7 @@ func TestReadOnlyRefusedBeforeTheDryRun(t *testing.T) {
 		Client: func() Mover { return s }, Context: context.Background})
 	for _, spec := range []Spec{{Queue: sim.OrdersDLQ, Depth: 3}, {Queue: sim.OrdersDLQ, ReplayFile: "d.jsonl"}} {
 		m.Open(spec)
-		cmd := m.preflight(broker.MoveRequest{From: sim.OrdersDLQ, To: broker.Target{Kind: broker.TargetOrigin}})
+		cmd := m.preflight(broker.MoveRequest{From: sim.OrdersDLQ, To: moveplan.Target{Kind: moveplan.TargetOrigin}})
 		what := "move from " + sim.OrdersDLQ
 		if spec.ReplayFile != "" {
 			what = "replay d.jsonl"
@@ -71,7 +71,7 @@ func TestConfirmedMoveRunsThePlanShown(t *testing.T) {
 		t.Fatalf("after enter on the form: step %v, preview %v, requests %+v", m.Step(), m.Preview(), reqs)
 	}
 	dry := reqs[0]
-	if !dry.DryRun || dry.Limit != usecase.PreviewCap || dry.From != dlq || dry.To.Kind != broker.TargetOrigin || dry.Expect != nil {
+	if !dry.DryRun || dry.Limit != usecase.PreviewCap || dry.From != dlq || dry.To.Kind != moveplan.TargetOrigin || dry.Expect != nil {
 		t.Errorf("dry run asked %+v", dry)
 	}
 	if out := ansi.Strip(m.View()); !strings.Contains(out, "m0") {
@@ -212,8 +212,8 @@ func TestReplayRequestKeepsTheFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := &pace.Hold{}
-	req := broker.MoveRequest{To: broker.Target{Kind: broker.TargetOriginal}, Delay: time.Second, Limit: 7, Where: w, Rate: 50,
-		MaxMoves: 3, Force: true, ResetRetries: true, DryRun: true, Hold: g, Expect: []broker.PlannedMove{{Position: 1}}}
+	req := broker.MoveRequest{To: moveplan.Target{Kind: moveplan.TargetOriginal}, Delay: time.Second, Limit: 7, Where: w, Rate: 50,
+		MaxMoves: 3, Force: true, ResetRetries: true, DryRun: true, Hold: g, Expect: []moveplan.Route{{Position: 1}}}
 	got := replayRequest("d.jsonl", req)
 	want := usecase.ReplayRequest{File: "d.jsonl", To: req.To, Delay: time.Second, Limit: 7, Where: w, Rate: 50, MaxMoves: 3, Force: true,
 		ResetRetries: true, DryRun: true, Hold: g, Expect: req.Expect}

@@ -46,7 +46,7 @@ type scopeOpt struct {
 
 type targetOpt struct {
 	label  string
-	target broker.Target
+	target moveplan.Target
 	typed  bool // the user types queue:NAME or exchange:NAME[:KEY]
 }
 
@@ -186,25 +186,25 @@ func chosenLabel(s Spec) string {
 }
 
 func targetOptions(s Spec) []targetOpt {
-	out := []targetOpt{{label: "origin (the queue each message failed in)", target: broker.Target{Kind: broker.TargetOrigin}}}
+	out := []targetOpt{{label: "origin (the queue each message failed in)", target: moveplan.Target{Kind: moveplan.TargetOrigin}}}
 	if s.ReplayFile != "" {
 		out = []targetOpt{
-			{label: "original (where each message was dumped from)", target: broker.Target{Kind: broker.TargetOriginal}},
+			{label: "original (where each message was dumped from)", target: moveplan.Target{Kind: moveplan.TargetOriginal}},
 			out[0],
-			{label: "this queue, " + s.Queue, target: broker.Target{Kind: broker.TargetQueue, Name: s.Queue}},
+			{label: "this queue, " + s.Queue, target: moveplan.Target{Kind: moveplan.TargetQueue, Name: s.Queue}},
 		}
 	}
 	if l := s.Ladder; l != nil {
 		if l.Main != s.Queue {
-			out = append(out, targetOpt{label: "main queue " + l.Main, target: broker.Target{Kind: broker.TargetQueue, Name: l.Main}})
+			out = append(out, targetOpt{label: "main queue " + l.Main, target: moveplan.Target{Kind: moveplan.TargetQueue, Name: l.Main}})
 		}
 		for _, t := range l.Tiers {
 			if t.Queue != s.Queue {
-				out = append(out, targetOpt{label: "tier " + t.Queue + " (" + retry.FormatDelay(t.TTL) + ")", target: broker.Target{Kind: broker.TargetQueue, Name: t.Queue}})
+				out = append(out, targetOpt{label: "tier " + t.Queue + " (" + retry.FormatDelay(t.TTL) + ")", target: moveplan.Target{Kind: moveplan.TargetQueue, Name: t.Queue}})
 			}
 		}
 		if l.DLQ != "" && l.DLQ != s.Queue {
-			out = append(out, targetOpt{label: "DLQ " + l.DLQ, target: broker.Target{Kind: broker.TargetQueue, Name: l.DLQ}})
+			out = append(out, targetOpt{label: "DLQ " + l.DLQ, target: moveplan.Target{Kind: moveplan.TargetQueue, Name: l.DLQ}})
 		}
 	}
 	return append(out, targetOpt{label: "typed", typed: true})
@@ -609,12 +609,12 @@ func (m *Model) buildRequest() (broker.MoveRequest, error) {
 }
 
 // parseTarget reads queue:NAME or exchange:NAME[:KEY] as the command line's
-// --to does (broker.ParseTarget): without KEY each message keeps its own
+// --to does (moveplan.ParseTarget): without KEY each message keeps its own
 // routing key; the default exchange is reached with queue:NAME.
-func parseTarget(s string) (broker.Target, error) {
-	t, err := broker.ParseTarget(strings.TrimSpace(s))
-	if err != nil || t.Kind == broker.TargetOrigin {
-		return broker.Target{}, errors.New("target: type queue:NAME or exchange:NAME[:KEY] (a named exchange; the default exchange is queue:NAME)")
+func parseTarget(s string) (moveplan.Target, error) {
+	t, err := moveplan.ParseTarget(strings.TrimSpace(s))
+	if err != nil || t.Kind == moveplan.TargetOrigin {
+		return moveplan.Target{}, errors.New("target: type queue:NAME or exchange:NAME[:KEY] (a named exchange; the default exchange is queue:NAME)")
 	}
 	return t, nil
 }

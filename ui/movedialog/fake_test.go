@@ -8,6 +8,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/retry/moveplan"
 	"github.com/ladder-tui/ladder/retry/topology"
 )
 
@@ -35,7 +36,7 @@ func (f *fakeMover) Move(ctx context.Context, req broker.MoveRequest, progress f
 	rep := broker.NewMoveReport(req)
 	rep.Requested = len(ids)
 	for i, id := range ids {
-		p := broker.PlannedMove{Position: i, MessageID: id, RoutingKey: req.To.Name, Via: topology.ViaDirect}
+		p := moveplan.Route{Position: i, MessageID: id, RoutingKey: req.To.Name, Via: topology.ViaDirect}
 		if req.DryRun {
 			rep.Planned = append(rep.Planned, p)
 			rep.Count(p)

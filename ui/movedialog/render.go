@@ -16,6 +16,7 @@ import (
 	"github.com/ladder-tui/ladder/internal/present"
 	"github.com/ladder-tui/ladder/internal/termtext"
 	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/moveplan"
 	"github.com/ladder-tui/ladder/retry/topology"
 	"github.com/ladder-tui/ladder/ui/component/input"
 	"github.com/ladder-tui/ladder/ui/style"
@@ -141,7 +142,7 @@ func keyHints(width int, st *style.Styles, bs ...key.Binding) string {
 
 // describeTarget says where a request sends n messages (planned, the dry
 // run's plan, names an origin shared by all).
-func describeTarget(t broker.Target, n int, planned []broker.PlannedMove) string {
+func describeTarget(t moveplan.Target, n int, planned []moveplan.Route) string {
 	return termtext.Sanitize(present.Target(t, n, planned))
 }
 
@@ -168,7 +169,7 @@ func describeScope(req broker.MoveRequest, planned int) string {
 }
 
 // skippedPlan reports a planned entry that will not move.
-func skippedPlan(p broker.PlannedMove) bool { return !p.Moves() }
+func skippedPlan(p moveplan.Route) bool { return !p.Moves() }
 
 // routesText says how many messages take which way ("3 via tier
 // orders.wait.5s, 1 via a ladder delay queue"), from the plan's counts.
@@ -268,7 +269,7 @@ func renderMovePreview(queue string, req broker.MoveRequest, rep *broker.MoveRep
 	return lines
 }
 
-func renderPlanned(p broker.PlannedMove) string {
+func renderPlanned(p moveplan.Route) string {
 	id := p.MessageID
 	if id == "" {
 		id = present.NoValue
@@ -430,7 +431,7 @@ func allOf(n int) string {
 
 // renderSkipReasons lists why messages were not moved: the first few
 // entries of the report that carry a reason, then how many more.
-func renderSkipReasons(planned []broker.PlannedMove, width int, st *style.Styles) []string {
+func renderSkipReasons(planned []moveplan.Route, width int, st *style.Styles) []string {
 	var lines []string
 	n := 0
 	for _, p := range planned {

@@ -38,10 +38,10 @@ func joined(out string) string {
 // Singular and plural, scope, via names, rate (the UI's wording test
 // keeps the screens' part).
 func TestMoveWording(t *testing.T) {
-	if got := describeTarget(broker.Target{Kind: broker.TargetOrigin}, 1, nil); got != "its origin" {
+	if got := describeTarget(moveplan.Target{Kind: moveplan.TargetOrigin}, 1, nil); got != "its origin" {
 		t.Errorf("one message goes to %q", got)
 	}
-	if got := describeTarget(broker.Target{Kind: broker.TargetOrigin}, 2, nil); got != "their origin" {
+	if got := describeTarget(moveplan.Target{Kind: moveplan.TargetOrigin}, 2, nil); got != "their origin" {
 		t.Errorf("two messages go to %q", got)
 	}
 	if got := describeScope(broker.MoveRequest{Limit: 500}, 22); strings.Contains(got, "500 messages") || !strings.Contains(got, "all that are ready") {
@@ -51,7 +51,7 @@ func TestMoveWording(t *testing.T) {
 		t.Errorf("first 1: %q", got)
 	}
 	st := newStylesForTest()
-	req := broker.MoveRequest{From: "q", To: broker.Target{Kind: broker.TargetQueue, Name: "orders"}, Delay: 5 * time.Minute}
+	req := broker.MoveRequest{From: "q", To: moveplan.Target{Kind: moveplan.TargetQueue, Name: "orders"}, Delay: 5 * time.Minute}
 	rep := &broker.MoveReport{Requested: 2, Moved: 2, Via: map[topology.Via]int{topology.ViaDelayQueue: 2}, Routes: []moveplan.RouteCount{{Via: topology.ViaDelayQueue, Through: "ladder.delay.300000.default.orders.ab12", Count: 2}}, DelayMS: 300000, Target: "queue:orders"}
 	all := ansi.Strip(strings.Join(renderMovePreview("q", req, rep, nil, 76, 20, st, nil), "\n") + strings.Join(renderMoveSummary("q", req, rep, nil, 76, st, nil), "\n"))
 	if strings.Contains(all, "delay_queue") || !strings.Contains(all, "2 via a ladder delay queue") {
@@ -67,10 +67,10 @@ func TestMoveWording(t *testing.T) {
 // crash; the dry run shows a skipped message's reason only.
 func TestSkippedMoveWording(t *testing.T) {
 	st := newStylesForTest()
-	req := broker.MoveRequest{From: "orders.dlq", To: broker.Target{Kind: broker.TargetOrigin}}
+	req := broker.MoveRequest{From: "orders.dlq", To: moveplan.Target{Kind: moveplan.TargetOrigin}}
 	rep := &broker.MoveReport{Requested: 6, Skipped: 6, Target: "origin"}
 	for i := range 6 {
-		rep.Planned = append(rep.Planned, broker.PlannedMove{Position: i, MessageID: "m" + strconv.Itoa(i), Skip: "no x-death origin: it was never dead-lettered\x1b[31m"})
+		rep.Planned = append(rep.Planned, moveplan.Route{Position: i, MessageID: "m" + strconv.Itoa(i), Skip: "no x-death origin: it was never dead-lettered\x1b[31m"})
 	}
 	err := fmt.Errorf("move from orders.dlq: moved 0 of 6 (0 returned, 0 failed, 6 skipped): %w", broker.ErrPartial)
 	out := ansi.Strip(strings.Join(renderMoveSummary("orders.dlq", req, rep, err, 76, st, nil), "\n"))
@@ -101,7 +101,7 @@ func TestSkippedMoveWording(t *testing.T) {
 		t.Errorf("failed summary:\n%s", out)
 	}
 
-	dry := &broker.MoveReport{Requested: 2, Planned: []broker.PlannedMove{
+	dry := &broker.MoveReport{Requested: 2, Planned: []moveplan.Route{
 		{Position: 0, MessageID: "a", Skip: "no x-death origin"},
 		{Position: 1, MessageID: "b", Exchange: "orders-x", RoutingKey: "orders.created"},
 	}}
@@ -117,7 +117,7 @@ func TestSkippedMoveWording(t *testing.T) {
 func TestMoveDialogWrapsAt80(t *testing.T) {
 	st := newStylesForTest()
 	const w = 76
-	req := broker.MoveRequest{From: "orders.dlq", To: broker.Target{Kind: broker.TargetOrigin}, Delay: 5 * time.Second}
+	req := broker.MoveRequest{From: "orders.dlq", To: moveplan.Target{Kind: moveplan.TargetOrigin}, Delay: 5 * time.Second}
 	check := func(what string, lines []string, wants ...string) {
 		t.Helper()
 		for _, l := range lines {
@@ -134,7 +134,7 @@ func TestMoveDialogWrapsAt80(t *testing.T) {
 	}
 	check("progress", renderMoveProgress("orders.dlq", req, broker.MoveProgress{Total: 10, Done: 2}, "", false, true, w, st, nil),
 		"in-flight confirms still settle)")
-	rep := &broker.MoveReport{Requested: 3, Planned: []broker.PlannedMove{
+	rep := &broker.MoveReport{Requested: 3, Planned: []moveplan.Route{
 		{Position: 0, MessageID: "msg-0000", Exchange: "orders-x", RoutingKey: "orders.created", Via: topology.ViaTier, Queue: "orders.retry.5s",
 			Note: "held at position 0, behind nothing: due now"},
 		{Position: 1, MessageID: "msg-0001", Exchange: "orders-x", RoutingKey: "orders.created", Via: topology.ViaTier, Queue: "orders.retry.5s"},
@@ -154,10 +154,10 @@ func TestMovePreviewSaysASharedNoteOnce(t *testing.T) {
 	note := "enters tier orders.wait.5s through headers exchange orders.retry with retry-tier=orders.wait.5s"
 	rep := &broker.MoveReport{Requested: 3, Notes: []string{note}}
 	for i := range 3 {
-		rep.Planned = append(rep.Planned, broker.PlannedMove{Position: i, MessageID: "m" + string(rune('0'+i)), Exchange: "orders.retry",
+		rep.Planned = append(rep.Planned, moveplan.Route{Position: i, MessageID: "m" + string(rune('0'+i)), Exchange: "orders.retry",
 			RoutingKey: "orders.created", Via: topology.ViaTier, Queue: "orders.wait.5s", Note: note})
 	}
-	req := broker.MoveRequest{From: "orders.dlq", To: broker.Target{Kind: broker.TargetOrigin}, Delay: 5 * time.Second}
+	req := broker.MoveRequest{From: "orders.dlq", To: moveplan.Target{Kind: moveplan.TargetOrigin}, Delay: 5 * time.Second}
 	out := joined(ansi.Strip(strings.Join(renderMovePreview("orders.dlq", req, rep, nil, 76, 17, newStylesForTest(), nil), "\n")))
 	if n := strings.Count(out, "through headers exchange"); n != 1 {
 		t.Errorf("note said %d times:\n%s", n, out)
@@ -171,11 +171,11 @@ func TestMovePreviewSaysASharedNoteOnce(t *testing.T) {
 // row), and says when a broker crash during the wait can lose messages.
 func TestMovePreviewNamesEveryQueueReached(t *testing.T) {
 	risk := "a broker crash while it waits in tier orders.wait.5s can lose it"
-	rep := &broker.MoveReport{Requested: 2, Notes: []string{risk}, Planned: []broker.PlannedMove{
+	rep := &broker.MoveReport{Requested: 2, Notes: []string{risk}, Planned: []moveplan.Route{
 		{Position: 0, MessageID: "m0", Exchange: "orders", RoutingKey: "k", Via: topology.ViaTier, Queue: "orders.wait.5s", Reaches: []string{"orders.audit", "orders.billing"}, CrashRisk: risk},
 		{Position: 1, MessageID: "m1", RoutingKey: "orders.audit", Via: topology.ViaDelayQueue, Queue: "ladder.delay.5000.x", Reaches: []string{"orders.audit"}},
 	}}
-	req := broker.MoveRequest{From: "orders.dlq", To: broker.Target{Kind: broker.TargetExchange, Name: "orders"}, Delay: 5 * time.Second}
+	req := broker.MoveRequest{From: "orders.dlq", To: moveplan.Target{Kind: moveplan.TargetExchange, Name: "orders"}, Delay: 5 * time.Second}
 	out := joined(ansi.Strip(strings.Join(renderMovePreview("orders.dlq", req, rep, nil, 76, 24, newStylesForTest(), nil), "\n")))
 	for _, want := range []string{
 		"reaching 1 → orders.audit + orders.billing, 1 → orders.audit?",
@@ -193,12 +193,12 @@ func TestMovePreviewNamesEveryQueueReached(t *testing.T) {
 func TestParseTargetAndDelay(t *testing.T) {
 	// As the command line's --to: a typed key is marked as given (HasKey),
 	// or the live broker would keep each message's own key.
-	for in, want := range map[string]broker.Target{
-		"queue:orders":        {Kind: broker.TargetQueue, Name: "orders"},
-		"exchange:x:a.b":      {Kind: broker.TargetExchange, Name: "x", RoutingKey: "a.b", HasKey: true},
-		"exchange:x:":         {Kind: broker.TargetExchange, Name: "x", RoutingKey: "", HasKey: true},
-		"exchange:x":          {Kind: broker.TargetExchange, Name: "x"},
-		"exchange:x:key:with": {Kind: broker.TargetExchange, Name: "x", RoutingKey: "key:with", HasKey: true},
+	for in, want := range map[string]moveplan.Target{
+		"queue:orders":        {Kind: moveplan.TargetQueue, Name: "orders"},
+		"exchange:x:a.b":      {Kind: moveplan.TargetExchange, Name: "x", RoutingKey: "a.b", HasKey: true},
+		"exchange:x:":         {Kind: moveplan.TargetExchange, Name: "x", RoutingKey: "", HasKey: true},
+		"exchange:x":          {Kind: moveplan.TargetExchange, Name: "x"},
+		"exchange:x:key:with": {Kind: moveplan.TargetExchange, Name: "x", RoutingKey: "key:with", HasKey: true},
 	} {
 		if got, err := parseTarget(in); err != nil || got != want {
 			t.Errorf("parseTarget(%q) = %+v, %v", in, got, err)
@@ -262,7 +262,7 @@ func TestProgressLine(t *testing.T) {
 // A resource alarm on the broker: the move dialog says why nothing moves,
 // in the broker's words made safe, and stops saying it when it clears.
 func TestMoveProgressShowsBlockedBroker(t *testing.T) {
-	req := broker.MoveRequest{To: broker.Target{Kind: broker.TargetQueue, Name: "orders"}}
+	req := broker.MoveRequest{To: moveplan.Target{Kind: moveplan.TargetQueue, Name: "orders"}}
 	p := broker.MoveProgress{Total: 10, Done: 3, Moved: 3, Blocked: "low on memory\x1b[2J"}
 	text := ansi.Strip(strings.Join(renderMoveProgress("orders.dlq", req, p, "", false, false, 80, newStylesForTest(), nil), "\n"))
 	if !strings.Contains(text, "broker is blocking publishes (low on memory\\x1b[2J); waiting") {
