@@ -154,16 +154,3 @@ var ErrTwoBrokers = errors.New("AMQP and the management API reach different brok
 // or the channel had closed before it was sent. Nothing of it is on the
 // broker. A message refused as too large is ErrTooLarge (amqpRefused).
 var ErrNotReached = errors.New("not published: the broker closed the channel at an earlier message of the batch")
-
-// partialErr is a dump that left messages out: it is ErrPartial, worded
-// for a dump (ErrPartial's own words are a move's).
-type partialErr struct{ msg string }
-
-// PartialError is ErrPartial worded by format (a dump's or a drain's words).
-func PartialError(format string, args ...any) error {
-	return &partialErr{fmt.Sprintf(format, args...)}
-}
-
-func (e *partialErr) Error() string { return e.msg }
-
-func (e *partialErr) Is(target error) bool { return target == ErrPartial }

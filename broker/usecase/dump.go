@@ -229,7 +229,7 @@ func browseDump(ctx context.Context, c DumpSource, o DumpOptions, w DumpWriter, 
 		}
 		// Interrupted (Ctrl+C): the lines written are good.
 		rep.Incomplete = fmt.Sprintf("interrupted after %s", topology.Plural(rep.Written, "message", "messages"))
-		return rep, broker.PartialError("dump %s: %s (%v): the rest is not in the file", o.Queue, rep.Incomplete, ctx.Err())
+		return rep, partialError("dump %s: %s (%v): the rest is not in the file", o.Queue, rep.Incomplete, ctx.Err())
 	}
 	rep.SideEffects, rep.Released = res.SideEffects, res.Released
 	if err := w.Sync(); err != nil {
@@ -245,10 +245,10 @@ func browseDump(ctx context.Context, c DumpSource, o DumpOptions, w DumpWriter, 
 		}
 	}
 	if rep.Incomplete != "" {
-		return rep, broker.PartialError("dump %s: %s", o.Queue, rep.Incomplete)
+		return rep, partialError("dump %s: %s", o.Queue, rep.Incomplete)
 	}
 	if len(rep.Skipped) > 0 {
-		return rep, broker.PartialError("dump %s: %s skipped (they stay queued), the first: %s", o.Queue, topology.Plural(len(rep.Skipped), "message", "messages"), rep.Skipped[0])
+		return rep, partialError("dump %s: %s skipped (they stay queued), the first: %s", o.Queue, topology.Plural(len(rep.Skipped), "message", "messages"), rep.Skipped[0])
 	}
 	return rep, nil
 }
@@ -268,3 +268,16 @@ func RecordOf(m *broker.Message) dumpfile.Record {
 	}
 	return r
 }
+
+// partialErr is a dump that left messages out: it is ErrPartial, worded
+// for a dump (ErrPartial's own words are a move's).
+type partialErr struct{ msg string }
+
+// partialError is broker.ErrPartial worded by format (a dump's or a drain's words).
+func partialError(format string, args ...any) error {
+	return &partialErr{fmt.Sprintf(format, args...)}
+}
+
+func (e *partialErr) Error() string { return e.msg }
+
+func (e *partialErr) Is(target error) bool { return target == broker.ErrPartial }

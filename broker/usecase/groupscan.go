@@ -151,7 +151,7 @@ func ScanGroups(ctx context.Context, c DumpSource, o GroupScanOptions) (*GroupSc
 		if why == "" || cov.Deadline > 0 {
 			why = rep.Incomplete
 		}
-		derr = broker.PartialError("group %s: %s", o.Queue, why)
+		derr = partialError("group %s: %s", o.Queue, why)
 	}
 	return scan, derr
 }
