@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/ladder-tui/ladder/retry"
 	"github.com/ladder-tui/ladder/retry/topology"
 )
 
@@ -99,7 +100,7 @@ func (b *BrowseRun) Take(m Message) error {
 		// by another reader (ladder returns its own only at the end).
 		r.reordered = r.reordered || r.read > r.redelivered
 	}
-	if n, ok := HeaderInt(m.Headers["x-delivery-count"]); ok && n > 0 {
+	if n, ok := retry.HeaderInt(m.Headers["x-delivery-count"]); ok && n > 0 {
 		r.counts = append(r.counts, deliveryCount{m.Position, n})
 	}
 	if r.seen == nil {

@@ -297,7 +297,7 @@ func (r *PeekResult) deliveryCounts() []deliveryCount {
 	}
 	var out []deliveryCount
 	for _, m := range r.Messages {
-		if n, ok := HeaderInt(m.Headers["x-delivery-count"]); ok && n > 0 {
+		if n, ok := retry.HeaderInt(m.Headers["x-delivery-count"]); ok && n > 0 {
 			out = append(out, deliveryCount{m.Position, n})
 		}
 	}
@@ -457,7 +457,7 @@ func (rep *MoveReport) Count(r moveplan.Route) {
 		rep.Note(moveplan.AtLeastOnceNote)
 	}
 	if !rep.DryRun {
-		rep.MovedIDs = append(rep.MovedIDs, IDOf(r.MessageID, r.BodyDigest))
+		rep.MovedIDs = append(rep.MovedIDs, moveplan.IDOf(r.MessageID, r.BodyDigest))
 	}
 }
 

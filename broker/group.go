@@ -113,12 +113,3 @@ func (c GroupCoverage) Why() string {
 	}
 	return fmt.Sprintf("the browse saw %s ready messages: the others were taken or held by another reader meanwhile", of)
 }
-
-// IDOf names a message in reports and the audit log: its id, or
-// sha256:<digest> of its body for one without.
-func IDOf(id, digest string) string {
-	if id != "" {
-		return id
-	}
-	return "sha256:" + digest
-}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ladder-tui/ladder/retry"
 	"github.com/ladder-tui/ladder/retry/moveplan"
 	"github.com/ladder-tui/ladder/retry/topology"
 )
@@ -322,7 +323,7 @@ func RepeekDeadLetters(prev *PeekResult, q topology.Queue, brokerVersion string)
 	}
 	n := 0
 	for _, m := range prev.Messages {
-		seen, _ := HeaderInt(m.Headers["x-delivery-count"])
+		seen, _ := retry.HeaderInt(m.Headers["x-delivery-count"])
 		if seen+1 >= c.DeliveryLimit {
 			n++
 		}
@@ -343,28 +344,6 @@ func DeliveryLimit(q topology.Queue, brokerVersion string) (int64, bool) {
 	}
 	if topology.VersionAtLeast(brokerVersion, 4, 0) {
 		return defaultDeliveryLimit4, true
-	}
-	return 0, false
-}
-
-func HeaderInt(v any) (int64, bool) {
-	switch x := v.(type) {
-	case int8:
-		return int64(x), true
-	case int16:
-		return int64(x), true
-	case int32:
-		return int64(x), true
-	case int64:
-		return x, true
-	case uint8:
-		return int64(x), true
-	case uint16:
-		return int64(x), true
-	case uint32:
-		return int64(x), true
-	case int:
-		return int64(x), true
 	}
 	return 0, false
 }

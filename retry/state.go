@@ -398,3 +398,26 @@ func satAdd(a, b int64) int64 {
 	}
 	return a + b
 }
+
+// HeaderInt reads an integer header value of any AMQP integer type.
+func HeaderInt(v any) (int64, bool) {
+	switch x := v.(type) {
+	case int8:
+		return int64(x), true
+	case int16:
+		return int64(x), true
+	case int32:
+		return int64(x), true
+	case int64:
+		return x, true
+	case uint8:
+		return int64(x), true
+	case uint16:
+		return int64(x), true
+	case uint32:
+		return int64(x), true
+	case int:
+		return int64(x), true
+	}
+	return 0, false
+}

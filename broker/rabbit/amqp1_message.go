@@ -329,7 +329,7 @@ func amqp1Deaths(v any) ([]any, bool) {
 			case "first-time":
 				d["time"] = val
 			case "ttl":
-				if n, ok := broker.HeaderInt(val); ok {
+				if n, ok := retry.HeaderInt(val); ok {
 					d["original-expiration"] = strconv.FormatInt(n, 10)
 				}
 			}

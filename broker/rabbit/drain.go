@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ladder-tui/ladder/broker/preview"
+	"github.com/ladder-tui/ladder/retry"
 
 	"github.com/ladder-tui/ladder/broker/decode"
 
@@ -126,7 +127,7 @@ func (l *Live) Drain(ctx context.Context, queue string, limit int, handle func(*
 		case <-ctx.Done():
 			return taken, drainLost(taken, fmt.Errorf("drain %s: %w", queue, ctx.Err()))
 		}
-		if n, ok := broker.HeaderInt(d.Headers["x-delivery-count"]); ok && dlimit > 0 && n >= dlimit-deliveryLimitMargin {
+		if n, ok := retry.HeaderInt(d.Headers["x-delivery-count"]); ok && dlimit > 0 && n >= dlimit-deliveryLimitMargin {
 			return taken, fmt.Errorf("drain %s: message %q has been delivered %d times (delivery limit %d); returning it once more may dead-letter it: stopped after %d: %w",
 				queue, d.MessageId, n, dlimit, taken, broker.ErrPartial)
 		}

@@ -943,7 +943,7 @@ func (m *mover) checkDeliveryLimit(d *amqp.Delivery) error {
 	if m.deliveryLimit <= 0 {
 		return nil
 	}
-	if n, ok := broker.HeaderInt(d.Headers["x-delivery-count"]); ok && n >= m.deliveryLimit-deliveryLimitMargin {
+	if n, ok := retry.HeaderInt(d.Headers["x-delivery-count"]); ok && n >= m.deliveryLimit-deliveryLimitMargin {
 		return fmt.Errorf("move from %s: message %q has been delivered %d times (delivery limit %d); returning it once more may dead-letter it: stopping here",
 			m.req.From, d.MessageId, n, m.deliveryLimit)
 	}

@@ -174,7 +174,7 @@ func Dump(ctx context.Context, c DumpSource, o DumpOptions, w DumpWriter) (*Dump
 		if err := w.Sync(); err != nil {
 			return false, fmt.Errorf("dump: sync: %w", err)
 		}
-		ev.Messages = append(ev.Messages, broker.IDOf(m.Properties.MessageID, m.BodyDigest))
+		ev.Messages = append(ev.Messages, moveplan.IDOf(m.Properties.MessageID, m.BodyDigest))
 		return true, nil
 	})
 	ev.Phase, ev.Counts = "done", map[string]int{"written": rep.Written, "unmatched": rep.Unmatched}

@@ -107,7 +107,7 @@ func (g *Grouper) Add(m *broker.Message) {
 	gr.Positions = append(gr.Positions, m.Position)
 	gr.IDs = append(gr.IDs, m.Properties.MessageID)
 	if len(gr.SampleIDs) < sampleIDs {
-		gr.SampleIDs = append(gr.SampleIDs, broker.IDOf(m.Properties.MessageID, m.BodyDigest))
+		gr.SampleIDs = append(gr.SampleIDs, moveplan.IDOf(m.Properties.MessageID, m.BodyDigest))
 	}
 	sp := &g.spans[gi]
 	sp[0].add(m.Reached)

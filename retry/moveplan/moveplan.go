@@ -895,3 +895,12 @@ func (s *Spec) ForBroker(version string) {
 
 // hdrXDeath is the broker's own death record header.
 const hdrXDeath = "x-death"
+
+// IDOf names a message in reports and the audit log: its id, or
+// sha256:<digest> of its body for one without.
+func IDOf(id, digest string) string {
+	if id != "" {
+		return id
+	}
+	return "sha256:" + digest
+}
