@@ -1,9 +1,15 @@
 // Package broker is the contract between ladder's front ends (the UI, the
 // commands) and a broker: the roles a client plays, the values they
-// exchange, the errors they refuse with, and the use cases written once
-// against those roles (Dump, Replay, PrepareUnblock, Audited, grouping).
-// It does no I/O of its own: the live client is broker/rabbit, the
-// simulation broker/sim, the dump file format broker/dumpfile.
+// exchange, the errors they refuse with, and the rules of what a read
+// costs (peek cost, consent, releases, other readers). It does no I/O of
+// its own. Around it: the use cases written once on these roles in
+// broker/usecase (dump, replay, unblock, confirm-then-bind, group scan,
+// sample); the live client in broker/rabbit (with its refresh budget) and
+// the simulation in broker/sim; message decoding in broker/decode; AMQP's
+// wire rules in broker/wire; a move's preview budgets in broker/preview;
+// pacing in broker/pace; the dump file in broker/dumpfile. Who may act and
+// where it is audited: internal/gate, the only wrapper that knows which
+// calls act.
 package broker
 
 import (
@@ -20,8 +26,8 @@ import (
 // The broker's roles: small interfaces named by what their callers need.
 // The live client (broker/rabbit) and the simulation (broker/sim) both
 // implement every one of them, composed into Client; a use case takes only
-// the roles it uses (Dump a DumpSource, Replay a ReplayTarget, …), so a
-// test's fake stubs no more than that.
+// the roles it uses (usecase.Dump a DumpSource, usecase.Replay a
+// ReplayTarget, …), so a test's fake stubs no more than that.
 
 // TopologyReader reads what a use case routes by and words its reports
 // with: the vhost's topology and the broker's version.
@@ -235,10 +241,6 @@ type PeekResult struct {
 	// Partial says why the messages shown are not the whole queue from
 	// its head (see NotePartial); absent when they are.
 	Partial []string `json:"partial,omitempty"`
-	// Groups, with --group-by, sort the messages by what broke them;
-	// Grouping says how much of the queue they cover.
-	Groups   []Group        `json:"groups,omitempty"`
-	Grouping *GroupCoverage `json:"grouping,omitempty"`
 	// read is what a browse read, kept or handed to PeekOptions.Each:
 	// how many, how many came redelivered, and the delivery counts they
 	// carried (what NoteDeadLettered and the own-redelivery discount read,
@@ -555,3 +557,13 @@ const (
 	// duplicate a crash between confirm and ack can leave.
 	HeaderMoveID = "x-ladder-move-id"
 )
+
+// Subject is what --where reads of a message a peek decoded: its retry
+// state, deaths and origin as the peek shows them.
+func (m *Message) Subject() moveplan.Subject {
+	s := moveplan.Subject{Headers: m.Headers, Deaths: m.Deaths, Origin: m.Origin, Retry: m.Retry, Body: m.Body}
+	if m.Properties.Timestamp != nil {
+		s.Timestamp = *m.Properties.Timestamp
+	}
+	return s
+}

@@ -67,7 +67,7 @@ type browserModel struct {
 	// where chooses the shown messages (w); groupBy groups them (g).
 	where   moveplan.Where
 	groupBy string
-	groups  []broker.Group
+	groups  []usecase.Group
 	groupAt int
 	gscan   groupScan // S: the whole queue grouped (groups.go)
 	// markedIDs are the ids a group's marks expect at their positions

@@ -187,7 +187,7 @@ func (m *browserModel) askDump() tea.Cmd {
 		if cost := broker.ReadCostOf(m.snap, q); cost.NeedsConsent() {
 			short := termtext.Truncate(termtext.Sanitize(queue), max(16, m.w/3))
 			return navCmd(costlyReadMsg{queue: queue, verb: "dump", subject: "its read",
-				title: "The dump reads the queue: " + present.PeekQuestion(short, broker.DefaultDumpLimit, m.readyNow(q), cost),
+				title: "The dump reads the queue: " + present.PeekQuestion(short, usecase.DefaultDumpLimit, m.readyNow(q), cost),
 				yes:   "dump", then: file(true)})
 		}
 	}

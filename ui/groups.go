@@ -23,7 +23,7 @@ import (
 
 // The queue browser's grouped view (g): messages grouped by what broke
 // them. When the peek covered the queue, g groups the peeked messages; when
-// it did not and the queue holds up to broker.GroupWholeLimit ready
+// it did not and the queue holds up to usecase.GroupWholeLimit ready
 // messages, g groups the whole queue (ladder peek --group-by's scan, by
 // every grouping at once: a browse in the background, a read like a peek,
 // its progress shown, stopped at the peek's deadline or by esc; asked
@@ -74,10 +74,10 @@ func (m *browserModel) cycleGroup() tea.Cmd {
 	return m.autoScan()
 }
 
-// autoScan groups the whole queue by default (broker.GroupWholeLimit)
+// autoScan groups the whole queue by default (usecase.GroupWholeLimit)
 // when the peek left ready messages out and no scan has them yet.
 func (m *browserModel) autoScan() tea.Cmd {
-	if m.groupBy == "" || !m.partial() || m.gscan.running || m.scanned() != nil || m.res.Ready > broker.GroupWholeLimit {
+	if m.groupBy == "" || !m.partial() || m.gscan.running || m.scanned() != nil || m.res.Ready > usecase.GroupWholeLimit {
 		return nil
 	}
 	return m.askScan(0)
@@ -143,9 +143,9 @@ func (m *browserModel) askScan(limit int) tea.Cmd {
 	if s := m.scanned(); m.gscan.running || s != nil && (s.Coverage.Whole || limit >= 0) {
 		return nil // a partial scan's groups: S scans further
 	}
-	upTo := broker.GroupWholeLimit
+	upTo := usecase.GroupWholeLimit
 	if limit < 0 {
-		upTo = broker.DefaultDumpLimit
+		upTo = usecase.DefaultDumpLimit
 	}
 	queue, by := m.queue, m.groupBy
 	if m.snap != nil {
@@ -256,7 +256,7 @@ func (m *browserModel) markGroup() tea.Cmd {
 
 // coverageBy is scan's coverage, of the grouping shown (a scan groups by
 // every one).
-func (m *browserModel) coverageBy(scan *usecase.GroupScan) broker.GroupCoverage {
+func (m *browserModel) coverageBy(scan *usecase.GroupScan) usecase.GroupCoverage {
 	c := scan.Coverage
 	if m.groupBy != "" {
 		c.By = m.groupBy
@@ -319,7 +319,7 @@ func (m *browserModel) groupLines(height int) []string {
 
 // renderGroups draws the groups table: count, key, first and last seen.
 // Keys keep both ends at any width (present.FitCause).
-func renderGroups(gs []broker.Group, by string, cursor, width, height int, at time.Time, st *style.Styles) []string {
+func renderGroups(gs []usecase.Group, by string, cursor, width, height int, at time.Time, st *style.Styles) []string {
 	cols := []table.Column{{Title: "COUNT", Width: 6, Right: true}, {Title: strings.ToUpper(by), Width: 0}, {Title: "FIRST", Width: 6, Right: true}, {Title: "LAST", Width: 6, Right: true}}
 	mixed := present.GroupTimesMixed(gs)
 	if mixed {
@@ -363,7 +363,7 @@ func renderGroups(gs []broker.Group, by string, cursor, width, height int, at ti
 // renderGroupSample is one message of the group as it is: its id and full
 // error text, wrapped to at most maxLines lines (the last cut). Nothing
 // when the key already says it all.
-func renderGroupSample(g broker.Group, width, maxLines int, st *style.Styles) []string {
+func renderGroupSample(g usecase.Group, width, maxLines int, st *style.Styles) []string {
 	if g.Sample == "" || g.Sample == g.Key || width < 10 {
 		return nil
 	}

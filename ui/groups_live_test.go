@@ -6,16 +6,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
 	"github.com/ladder-tui/ladder/broker/rabbit"
+	"github.com/ladder-tui/ladder/broker/usecase"
 )
 
 // Issue 32 in the terminal UI, on the broker: a DLQ of 3,000 dead letters
 // of three causes (1,650/950/400), opened (the peek reads 1,000) and
 // grouped with g, shows the whole queue's counts, says it is the whole
 // queue and which time FIRST and LAST are; the view before the scan is
-// done says it is partial. A queue above broker.GroupWholeLimit is not
+// done says it is partial. A queue above usecase.GroupWholeLimit is not
 // scanned by default, and its groups say they are partial.
 func TestGroupViewIsWholeByDefaultOnTheBroker(t *testing.T) {
 	r := brokertest.OwnVhost(t)
@@ -27,7 +27,7 @@ func TestGroupViewIsWholeByDefaultOnTheBroker(t *testing.T) {
 	if err := brokertest.CausesDLQ(context.Background(), ch, "work", "work.dlq", counts, 32); err != nil {
 		t.Fatal(err)
 	}
-	n := broker.GroupWholeLimit + 500
+	n := usecase.GroupWholeLimit + 500
 	if _, err := ch.QueueDeclare("big.dlq", true, false, false, false, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -73,5 +73,5 @@ func TestGroupViewIsWholeByDefaultOnTheBroker(t *testing.T) {
 	if h.m.browser.gscan.running {
 		t.Fatal("a queue above the bound was scanned by default")
 	}
-	h.mustContain(fmt.Sprintf("grouped 1000 of %d ready messages by error · partial: the peek's first 1000 (more than the %d grouped whole by default)", n, broker.GroupWholeLimit))
+	h.mustContain(fmt.Sprintf("grouped 1000 of %d ready messages by error · partial: the peek's first 1000 (more than the %d grouped whole by default)", n, usecase.GroupWholeLimit))
 }

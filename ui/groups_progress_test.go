@@ -55,8 +55,8 @@ func TestGroupScanStoppedAtItsDeadlineSaysSo(t *testing.T) {
 	b := h.m.browser
 	b.gscan = groupScan{id: 7, by: b.groupBy, peek: b.id, running: true, cancel: func() {}}
 	scan := &usecase.GroupScan{
-		Groups: []broker.Group{{Key: "boom", Count: 412, Positions: []int{}, SampleIDs: []string{}}},
-		Coverage: broker.GroupCoverage{By: b.groupBy, Grouped: 412, LookedAt: 412, Of: 5000, Bound: broker.DefaultDumpLimit,
+		Groups: []usecase.Group{{Key: "boom", Count: 412, Positions: []int{}, SampleIDs: []string{}}},
+		Coverage: usecase.GroupCoverage{By: b.groupBy, Grouped: 412, LookedAt: 412, Of: 5000, Bound: usecase.DefaultDumpLimit,
 			Capped: true, Deadline: broker.DefaultPeekDeadline},
 		SideEffects: []string{}, ScannedAt: fixedNow,
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ladder-tui/ladder/broker/decode"
+	"github.com/ladder-tui/ladder/broker/usecase"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
@@ -74,7 +75,7 @@ func (h *harness) runSlow(cmd tea.Cmd, d time.Duration) {
 
 // The done-when of the grouping work, in the UI: 5,000 messages of 3 causes
 // with ids and values in their texts. The peek read 1,000; g groups the
-// whole queue by default (it holds no more than broker.GroupWholeLimit):
+// whole queue by default (it holds no more than usecase.GroupWholeLimit):
 // all 5,000 in the same 3 groups, the first view labelled partial until
 // the scan is done; enter marks a whole group (past the peek too) with the
 // ids to check, m moves exactly those.
@@ -169,11 +170,11 @@ func TestGroupScanStopsOnEsc(t *testing.T) {
 	}
 }
 
-// A queue above broker.GroupWholeLimit is not scanned by default: its
+// A queue above usecase.GroupWholeLimit is not scanned by default: its
 // groups are the peek's, labelled partial with why, and S scans it.
 func TestGroupsOfALargeQueueSayTheyArePartial(t *testing.T) {
 	fc := newFake()
-	fc.peeks["orders.dlq"] = causesPeek(1000, broker.GroupWholeLimit+1)
+	fc.peeks["orders.dlq"] = causesPeek(1000, usecase.GroupWholeLimit+1)
 	h := newHarness(t, fc, Options{}, 200, 30).start()
 	h.send(openQueueMsg{queue: "orders.dlq", confirmed: true})
 	h.key("g")
@@ -181,20 +182,20 @@ func TestGroupsOfALargeQueueSayTheyArePartial(t *testing.T) {
 		t.Fatal("a queue above the bound was scanned by default")
 	}
 	h.mustContain(fmt.Sprintf("grouped 1000 of %d ready messages by error · partial: the peek's first 1000 (more than the %d grouped whole by default) · S groups up to 100000",
-		broker.GroupWholeLimit+1, broker.GroupWholeLimit))
+		usecase.GroupWholeLimit+1, usecase.GroupWholeLimit))
 }
 
 // The groups table at 80 columns, pure: two causes of one exception type
 // read differently, the cursor's group stays on screen, more are counted.
 func TestRenderGroupsKeepsBothEnds(t *testing.T) {
 	const typ = "org.springframework.web.client.ResourceAccessException"
-	var gs []broker.Group
+	var gs []usecase.Group
 	for i, tail := range []string{"Connect timed out; nested exception is java.net.SocketTimeoutException: Connect timed out",
 		"Connection refused; nested exception is java.net.ConnectException: Connection refused"} {
-		gs = append(gs, broker.Group{Key: typ + `: I/O error on POST request for "…": ` + tail, Count: 10 - i})
+		gs = append(gs, usecase.Group{Key: typ + `: I/O error on POST request for "…": ` + tail, Count: 10 - i})
 	}
 	for i := range 20 {
-		gs = append(gs, broker.Group{Key: fmt.Sprintf("other cause %d", i), Count: 1})
+		gs = append(gs, usecase.Group{Key: fmt.Sprintf("other cause %d", i), Count: 1})
 	}
 	h := newHarness(t, newFake(), Options{NoColor: true}, 80, 24)
 	lines := renderGroups(gs, "error", 15, 80, 8, fixedNow, h.m.c.styles)

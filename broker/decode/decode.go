@@ -279,7 +279,6 @@ func AnnotateHoL(res *broker.PeekResult, set topology.QueueSettings, now time.Ti
 	res.NoteLook(topology.LookOf(now, res.Ready, in, hr.Marks))
 }
 
-
 // messageTTL is a message's per-message TTL: its expiration property, else,
 // in a queue that forwards its dead letters (a wait queue, not a DLQ), the
 // original-expiration of its latest death when that death was not the

@@ -46,7 +46,7 @@ func dumpLimit() int {
 	if n := testhook.DumpLimit.Load(); n > 0 {
 		return int(n)
 	}
-	return broker.DefaultDumpLimit
+	return DefaultDumpLimit
 }
 
 // DumpWriter is where a dump goes; Sync makes written lines durable. A

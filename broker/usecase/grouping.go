@@ -83,7 +83,7 @@ const groupNone = "(none)"
 type Grouper struct {
 	by     string
 	index  map[string]int
-	groups []broker.Group
+	groups []Group
 	spans  [][len(groupTimes)]span // by group: one span per kind of time
 	n      int
 }
@@ -99,7 +99,7 @@ func (g *Grouper) Add(m *broker.Message) {
 	if !ok {
 		gi = len(g.groups)
 		g.index[k] = gi
-		g.groups = append(g.groups, broker.Group{Key: k, Type: typ, Sample: m.Retry.LastError, Positions: []int{}, SampleIDs: []string{}})
+		g.groups = append(g.groups, Group{Key: k, Type: typ, Sample: m.Retry.LastError, Positions: []int{}, SampleIDs: []string{}})
 		g.spans = append(g.spans, [len(groupTimes)]span{})
 	}
 	gr := &g.groups[gi]
@@ -132,7 +132,7 @@ func firstDeath(ds []retry.Death) time.Time {
 func (g *Grouper) Len() int { return g.n }
 
 // Groups are the groups so far, largest first (then by key).
-func (g *Grouper) Groups() []broker.Group {
+func (g *Grouper) Groups() []Group {
 	out := slices.Clone(g.groups)
 	for i := range out {
 		// The first kind every message has, else the one most have.
@@ -151,14 +151,14 @@ func (g *Grouper) Groups() []broker.Group {
 			out[i].FirstSeen, out[i].LastSeen, out[i].Times, out[i].Timed = sp.first, sp.last, groupTimes[best], sp.n
 		}
 	}
-	slices.SortStableFunc(out, func(a, b broker.Group) int { return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Key, b.Key)) })
+	slices.SortStableFunc(out, func(a, b Group) int { return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Key, b.Key)) })
 	return out
 }
 
 // GroupMessages groups messages, largest group first (then by key): by the
 // last error's cause or exact text, the last death's reason or queue, or
 // the origin. A message without one is in the group "(none)".
-func GroupMessages(ms []broker.Message, by string) []broker.Group {
+func GroupMessages(ms []broker.Message, by string) []Group {
 	g := NewGrouper(by)
 	for i := range ms {
 		g.Add(&ms[i])

@@ -47,8 +47,8 @@ type GroupScanOptions struct {
 
 // GroupScan is a grouped queue.
 type GroupScan struct {
-	Groups   []broker.Group       `json:"groups"`
-	Coverage broker.GroupCoverage `json:"coverage"`
+	Groups   []Group       `json:"groups"`
+	Coverage GroupCoverage `json:"coverage"`
 	// Messages are the first Keep messages, decoded as a peek decodes them.
 	Messages    []broker.Message `json:"-"`
 	Queue       topology.Queue   `json:"-"`
@@ -59,12 +59,12 @@ type GroupScan struct {
 	browse *broker.PeekResult
 	// all are the groups by every GroupBy, when the scan was asked for
 	// them (GroupScanOptions.All).
-	all map[string][]broker.Group
+	all map[string][]Group
 }
 
 // GroupsBy are the scan's groups by by: its Groups, or, for a scan of
 // every grouping, by's; false when the scan did not group by by.
-func (s *GroupScan) GroupsBy(by string) ([]broker.Group, bool) {
+func (s *GroupScan) GroupsBy(by string) ([]Group, bool) {
 	if gs, ok := s.all[by]; ok {
 		return gs, true
 	}
@@ -84,14 +84,14 @@ func ScanGroups(ctx context.Context, c DumpSource, o GroupScanOptions) (*GroupSc
 	if !ok {
 		return nil, fmt.Errorf("group %s: queue %q does not exist in vhost %s", o.Queue, o.Queue, c.Vhost())
 	}
-	bound := broker.GroupWholeLimit
+	bound := GroupWholeLimit
 	switch {
 	case o.Limit < 0:
-		bound = broker.DefaultDumpLimit
+		bound = DefaultDumpLimit
 	case o.Limit > 0 && o.Where.Empty():
-		bound = min(o.Limit, broker.DefaultDumpLimit)
+		bound = min(o.Limit, DefaultDumpLimit)
 	case o.Limit > 0:
-		bound = broker.DefaultDumpLimit // -n counts chosen ones: it looks as far as a browse may
+		bound = DefaultDumpLimit // -n counts chosen ones: it looks as far as a browse may
 	}
 	bound = min(bound, dumpLimit())
 	w := &groupWriter{g: NewGrouper(o.By), keep: o.Keep, preview: o.BodyPreview}
@@ -121,7 +121,7 @@ func ScanGroups(ctx context.Context, c DumpSource, o GroupScanOptions) (*GroupSc
 	}
 	scan.Groups, scan.Messages = w.g.Groups(), w.kept
 	if w.others != nil {
-		scan.all = map[string][]broker.Group{o.By: scan.Groups}
+		scan.all = map[string][]Group{o.By: scan.Groups}
 		for by, g := range w.others {
 			scan.all[by] = g.Groups()
 		}
@@ -137,7 +137,7 @@ func ScanGroups(ctx context.Context, c DumpSource, o GroupScanOptions) (*GroupSc
 		scan.Queue.Ready, scan.Queue.Messages = spy.res.Ready, spy.res.Total
 		scan.browse = spy.res
 	}
-	cov := broker.GroupCoverage{By: o.By, Grouped: w.g.Len(), LookedAt: looked, Of: max(ready, int64(looked)), Bound: bound, Limit: max(0, o.Limit)}
+	cov := GroupCoverage{By: o.By, Grouped: w.g.Len(), LookedAt: looked, Of: max(ready, int64(looked)), Bound: bound, Limit: max(0, o.Limit)}
 	cov.Capped = int64(looked) < cov.Of
 	if spy.res != nil && spy.res.HitDeadline() {
 		cov.Deadline = o.Deadline
@@ -210,14 +210,14 @@ func (w *groupWriter) WriteMessage(m *broker.Message) error {
 
 // PeekResult is the scan as peek --group-by reports it: the queue, what the
 // browse cost, the first messages, the groups and their coverage.
-func (s *GroupScan) PeekResult() *broker.PeekResult {
+func (s *GroupScan) PeekResult() *GroupedPeek {
 	res := &broker.PeekResult{Queue: s.Queue.Name, Type: s.Queue.Type, Total: s.Queue.Messages, Ready: s.Queue.Ready,
-		SideEffects: s.SideEffects, Released: s.Released, Messages: s.Messages, Groups: s.Groups}
+		SideEffects: s.SideEffects, Released: s.Released, Messages: s.Messages}
 	if res.Messages == nil {
 		res.Messages = []broker.Message{}
 	}
 	cov := s.Coverage
-	res.Grouping = &cov
+	gp := &GroupedPeek{PeekResult: res, Groups: s.Groups, Grouping: &cov}
 	if b := s.browse; b != nil {
 		res.ReleasedTo, res.ReleasedAt, res.Incomplete = b.ReleasedTo, b.ReleasedAt, b.Incomplete
 	}
@@ -226,5 +226,5 @@ func (s *GroupScan) PeekResult() *broker.PeekResult {
 		at = s.browse.PeekedAt // the browse's clock (the simulation's own)
 	}
 	decode.AnnotateHoL(res, topology.EffectiveSettings(&s.Queue), at)
-	return res
+	return gp
 }

@@ -7,7 +7,6 @@ import (
 
 	"github.com/charmbracelet/x/term"
 
-	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/usecase"
 	"github.com/ladder-tui/ladder/internal/present"
 	"github.com/ladder-tui/ladder/internal/termtext"
@@ -32,7 +31,7 @@ func termWidth(w any) int {
 // per group (count, first and last time, key; the kind of time when groups
 // differ in it) and under it one message's error in full, as an example.
 // Within width cells (0: no limit) keys keep both ends (present.FitCause).
-func renderGroups(b *strings.Builder, r *broker.PeekResult, width int) {
+func renderGroups(b *strings.Builder, r *usecase.GroupedPeek, width int) {
 	if c := r.Grouping; c != nil {
 		b.WriteString(clean(present.Grouped(*c)) + "\n")
 	}

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
 	"github.com/ladder-tui/ladder/broker/rabbit"
 	"github.com/ladder-tui/ladder/broker/usecase"
@@ -43,7 +42,7 @@ func TestPeekGroupByErrorOnTheBroker(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, out, errOut := runLadder(t, "peek", q, "--group-by", "error", "-o", "json")
-	var res broker.PeekResult
+	var res usecase.GroupedPeek
 	if code != exitOK || json.Unmarshal([]byte(out), &res) != nil {
 		t.Fatalf("exit %d %s", code, errOut)
 	}
@@ -90,13 +89,13 @@ func wholeDLQ(t *testing.T, r *rabbit.Resolved) (string, map[string]int) {
 // letters of three causes (1,650/950/400) is grouped whole by a plain
 // peek --group-by, in JSON and text, and says so; FIRST and LAST are when
 // the messages reached the DLQ (the x-death of the rejection that put
-// them there), and say so. A queue above the bound (broker.GroupWholeLimit)
+// them there), and say so. A queue above the bound (usecase.GroupWholeLimit)
 // is grouped partly, labelled partial with why, and exits 3.
 func TestGroupsAreWholeByDefaultOnTheBroker(t *testing.T) {
 	r := vhostEnv(t)
 	dlq, want := wholeDLQ(t, r)
 	code, out, errOut := runLadder(t, "peek", dlq, "--group-by", "error", "-o", "json")
-	var res broker.PeekResult
+	var res usecase.GroupedPeek
 	if code != exitOK || json.Unmarshal([]byte(out), &res) != nil {
 		t.Fatalf("exit %d %s", code, errOut)
 	}
@@ -133,27 +132,27 @@ func TestGroupsAreWholeByDefaultOnTheBroker(t *testing.T) {
 	if _, err := ch.QueueDeclare(big, true, false, false, false, nil); err != nil {
 		t.Fatal(err)
 	}
-	n := broker.GroupWholeLimit + 500
+	n := usecase.GroupWholeLimit + 500
 	if err := brokertest.PublishConfirmed(context.Background(), ch, "", big, brokertest.Publishings(brokertest.CauseMessages(n, 33, time.Now()))); err != nil {
 		t.Fatal(err)
 	}
 	code, out, errOut = runLadder(t, "peek", big, "--group-by", "error", "-o", "json")
-	res = broker.PeekResult{}
+	res = usecase.GroupedPeek{}
 	if code != exitPartial || json.Unmarshal([]byte(out), &res) != nil {
 		t.Fatalf("above the bound: exit %d %s", code, errOut)
 	}
-	wantWhy := fmt.Sprintf("the first %d of %d: groups cover a queue of up to %d ready messages by default", broker.GroupWholeLimit, n, broker.GroupWholeLimit)
-	if g := res.Grouping; g == nil || g.Whole || !strings.HasPrefix(g.Partial, wantWhy) || g.Grouped != broker.GroupWholeLimit || g.Of != int64(n) {
+	wantWhy := fmt.Sprintf("the first %d of %d: groups cover a queue of up to %d ready messages by default", usecase.GroupWholeLimit, n, usecase.GroupWholeLimit)
+	if g := res.Grouping; g == nil || g.Whole || !strings.HasPrefix(g.Partial, wantWhy) || g.Grouped != usecase.GroupWholeLimit || g.Of != int64(n) {
 		t.Fatalf("above the bound: grouping %+v", res.Grouping)
 	}
 	code, out, errOut = runLadder(t, "peek", big, "--group-by", "error")
-	if code != exitPartial || !strings.Contains(out, fmt.Sprintf("grouped %d of %d ready messages by error · partial: %s", broker.GroupWholeLimit, n, wantWhy)) ||
+	if code != exitPartial || !strings.Contains(out, fmt.Sprintf("grouped %d of %d ready messages by error · partial: %s", usecase.GroupWholeLimit, n, wantWhy)) ||
 		!strings.Contains(errOut, wantWhy) {
 		t.Errorf("above the bound, text: exit %d\n%s%s", code, out, errOut)
 	}
 	// -n asks for them all.
 	code, out, errOut = runLadder(t, "peek", big, "--group-by", "error", "-n", strconv.Itoa(n), "-o", "json")
-	res = broker.PeekResult{}
+	res = usecase.GroupedPeek{}
 	if code != exitOK || json.Unmarshal([]byte(out), &res) != nil || res.Grouping == nil || !res.Grouping.Whole || res.Grouping.Grouped != n {
 		t.Errorf("-n %d: exit %d, grouping %+v %s", n, code, res.Grouping, errOut)
 	}

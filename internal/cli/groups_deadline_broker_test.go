@@ -7,8 +7,8 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
-	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
+	"github.com/ladder-tui/ladder/broker/usecase"
 )
 
 // peek --group-by reads as a peek does: it stops at --max-time, says so
@@ -31,7 +31,7 @@ func TestPeekGroupByStopsAtMaxTime(t *testing.T) {
 	}
 
 	code, out, errOut = runLadder(t, "peek", q, "--group-by", "error", "-o", "json", "--max-time", "300ms")
-	var res broker.PeekResult
+	var res usecase.GroupedPeek
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
 	"github.com/ladder-tui/ladder/broker/sim"
+	"github.com/ladder-tui/ladder/broker/usecase"
 	"github.com/ladder-tui/ladder/internal/termtext"
 )
 
@@ -31,7 +32,7 @@ func causesSim(t *testing.T, n int) *sim.Sim {
 func TestPeekGroupByErrorGroupsTheWholeQueue(t *testing.T) {
 	s := causesSim(t, 5000)
 	code, out, errOut := runOnSim(t, s, "peek", sim.OrdersDLQ, "--group-by", "error", "-o", "json")
-	var res broker.PeekResult
+	var res usecase.GroupedPeek
 	if code != exitOK || json.Unmarshal([]byte(out), &res) != nil {
 		t.Fatalf("exit %d %s", code, errOut)
 	}
@@ -67,9 +68,9 @@ func TestPeekGroupByErrorGroupsTheWholeQueue(t *testing.T) {
 func TestRenderGroupsAt80Columns(t *testing.T) {
 	at := time.Date(2025, 3, 14, 4, 0, 0, 0, time.UTC)
 	const typ = "org.springframework.web.client.ResourceAccessException"
-	res := &broker.PeekResult{Queue: "payments.dlq", Type: "classic", Total: 5000, Ready: 5000, PeekedAt: at,
-		Grouping: &broker.GroupCoverage{By: "error", Grouped: 5000, LookedAt: 5000, Of: 5000, Bound: broker.DefaultDumpLimit},
-		Groups: []broker.Group{
+	res := &usecase.GroupedPeek{PeekResult: &broker.PeekResult{Queue: "payments.dlq", Type: "classic", Total: 5000, Ready: 5000, PeekedAt: at},
+		Grouping: &usecase.GroupCoverage{By: "error", Grouped: 5000, LookedAt: 5000, Of: 5000, Bound: usecase.DefaultDumpLimit},
+		Groups: []usecase.Group{
 			{Key: typ + `: I/O error on POST request for "…": Connect timed out; nested exception is java.net.SocketTimeoutException: Connect timed out`, Count: 2900, Type: typ,
 				FirstSeen: at.Add(-2 * time.Hour), LastSeen: at.Add(-3 * time.Minute), SampleIDs: []string{"msg-1"},
 				Sample: `I/O error on POST request for "http://payments-7f9c:8080/v1/charges/ORD-2025-000017": Connect timed out; nested exception is java.net.SocketTimeoutException: Connect timed out`},

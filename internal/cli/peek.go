@@ -126,14 +126,18 @@ Allowed in --read-only mode where it changes no count.`,
 			}
 			defer closeClient()
 			opt.Progress = readingPrinter(a)
-			var res *broker.PeekResult
+			var res *usecase.GroupedPeek // a plain peek's has no groups
 			var partial error
 			read := func(opt broker.PeekOptions) error {
-				var err error
 				if groupBy != "" {
+					var err error
 					res, partial, err = groupPeek(cmd, c, args[0], groupBy, w, opt)
-				} else if res, err = c.Peek(cmd.Context(), args[0], opt); err == nil {
-					res.Messages = usecase.Choose(res.Messages, w, res.PeekedAt)
+					return err
+				}
+				r, err := c.Peek(cmd.Context(), args[0], opt)
+				if err == nil {
+					r.Messages = usecase.Choose(r.Messages, w, r.PeekedAt)
+					res = &usecase.GroupedPeek{PeekResult: r}
 				}
 				return err
 			}
@@ -175,7 +179,7 @@ Allowed in --read-only mode where it changes no count.`,
 // messages as a peek does. Its read is a peek's: bounded by --max-time, its
 // progress shown on a terminal. partial is set when the read stopped short
 // (what was read is grouped, and the result says why).
-func groupPeek(cmd *cobra.Command, c broker.Client, queue, by string, w moveplan.Where, opt broker.PeekOptions) (res *broker.PeekResult, partial, err error) {
+func groupPeek(cmd *cobra.Command, c broker.Client, queue, by string, w moveplan.Where, opt broker.PeekOptions) (res *usecase.GroupedPeek, partial, err error) {
 	o := usecase.GroupScanOptions{Queue: queue, By: by, Where: w, Force: opt.Force, Keep: opt.Limit, BodyPreview: opt.BodyPreview,
 		Deadline: opt.Deadline, Progress: opt.Progress}
 	if cmd.Flags().Changed("limit") {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/sim"
+	"github.com/ladder-tui/ladder/broker/usecase"
 	"github.com/ladder-tui/ladder/internal/present"
 	"github.com/ladder-tui/ladder/internal/termtext"
 	"github.com/ladder-tui/ladder/retry"
@@ -67,7 +68,7 @@ func column(t *testing.T, out, title, next string) []string {
 // AGE is the browser's: the timestamp's age plain, x-death's or the fault
 // time's with "~", "–" when nothing tells.
 func TestPeekTableShowsAge(t *testing.T) {
-	out := renderPeek(tierPeek(), 0)
+	out := renderPeek(&usecase.GroupedPeek{PeekResult: tierPeek()}, 0)
 	got := strings.Join(column(t, out, "AGE", "RETRIES"), ",")
 	if want := "AGE,11m,~1h,~5m,–"; got != want {
 		t.Errorf("AGE column %q, want %q:\n%s", got, want, out)
@@ -85,11 +86,11 @@ func TestPeekTableShowsAge(t *testing.T) {
 // their titles shortened where the title is wider.
 func TestPeekTableFitsTheTerminal(t *testing.T) {
 	res := tierPeek()
-	if wide := renderPeek(res, 0); widest(wide) <= 80 {
+	if wide := renderPeek(&usecase.GroupedPeek{PeekResult: res}, 0); widest(wide) <= 80 {
 		t.Fatalf("the table fits 80 columns uncut (%d): nothing to show", widest(wide))
 	}
 	for width := 80; width >= 64; width-- {
-		out := renderPeek(res, width)
+		out := renderPeek(&usecase.GroupedPeek{PeekResult: res}, width)
 		if w := widest(out); w > width {
 			t.Errorf("%d columns: a line of %d cells:\n%s", width, w, out)
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/dumpfile"
 	"github.com/ladder-tui/ladder/broker/sim"
+	"github.com/ladder-tui/ladder/broker/usecase"
 	"github.com/ladder-tui/ladder/retry"
 	"github.com/ladder-tui/ladder/retry/moveplan"
 )
@@ -170,7 +171,7 @@ func TestMoveWhereMovesOnlyTheChosen(t *testing.T) {
 	s := newSim(t)
 	const key = sim.OrdersExchange + ":orders.created"
 	code, out, _ := runOnSim(t, s, "peek", sim.OrdersDLQ, "-n", "1000", "--group-by", "origin", "-o", "json")
-	var res broker.PeekResult
+	var res usecase.GroupedPeek
 	if code != exitOK || json.Unmarshal([]byte(out), &res) != nil || len(res.Groups) < 2 {
 		t.Fatalf("group-by: %d %s", code, out)
 	}

@@ -197,7 +197,7 @@ func findingsTable(fs []topology.Finding) string {
 
 // renderPeek draws a peek: side effects first, then one row per message,
 // or the groups (at most width cells wide; 0: no limit; see peekTable).
-func renderPeek(r *broker.PeekResult, width int) string {
+func renderPeek(r *usecase.GroupedPeek, width int) string {
 	var b strings.Builder
 	if r.Grouping != nil {
 		fmt.Fprintf(&b, "%s (%s): %d ready of %d\n", clean(r.Queue), r.Type, r.Ready, r.Total)
@@ -210,7 +210,7 @@ func renderPeek(r *broker.PeekResult, width int) string {
 	if r.Incomplete != "" && !slices.Contains(r.SideEffects, r.Incomplete) {
 		fmt.Fprintf(&b, "! incomplete: %s\n", clean(r.Incomplete))
 	}
-	if p := present.PeekPartial(r); p != "" && r.Grouping == nil {
+	if p := present.PeekPartial(r.PeekResult); p != "" && r.Grouping == nil {
 		fmt.Fprintf(&b, "! %s\n", clean(p))
 	}
 	if r.Grouping != nil || len(r.Groups) > 0 {
@@ -221,7 +221,7 @@ func renderPeek(r *broker.PeekResult, width int) string {
 		return b.String()
 	}
 	b.WriteString("\n")
-	b.WriteString(peekTable(r, width))
+	b.WriteString(peekTable(r.PeekResult, width))
 	for _, n := range present.RetryNotes(r.Messages) {
 		fmt.Fprintf(&b, "%s\n", clean(n))
 	}

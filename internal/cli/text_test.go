@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/broker/usecase"
 	"github.com/ladder-tui/ladder/internal/present"
 	"github.com/ladder-tui/ladder/retry"
 	"github.com/ladder-tui/ladder/retry/moveplan"
@@ -65,7 +66,7 @@ func TestRenderPeekShowsSideEffectsAndBlocking(t *testing.T) {
 			{Position: 1, Properties: broker.Properties{MessageID: "b"}, HoL: &topology.HoLMark{Blocked: true, BlockedBy: 0, Overdue: 3 * time.Second},
 				Deaths: []retry.Death{{Queue: "orders.wait.5s", Reason: retry.ReasonExpired}}},
 		}}
-	out := renderPeek(res, 0)
+	out := renderPeek(&usecase.GroupedPeek{PeekResult: res}, 0)
 	for _, want := range []string{"! redelivered flag set", "2 (x-retry-count)", "overdue 3s HoL←#0", "expired@orders.wait.5s"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
@@ -81,7 +82,7 @@ func TestRenderPeekShowsCeleryETA(t *testing.T) {
 			{Position: 0, Properties: broker.Properties{MessageID: "a"}, Retry: retry.RetryState{Count: 1, Source: "retries", DueTime: at.Add(5 * time.Minute), DueSource: "eta"}},
 			{Position: 1, Properties: broker.Properties{MessageID: "b"}, Retry: retry.RetryState{DueTime: at.Add(-time.Minute), DueSource: "eta"}, HoL: &topology.HoLMark{NeverDue: true}},
 		}}
-	out := renderPeek(res, 0)
+	out := renderPeek(&usecase.GroupedPeek{PeekResult: res}, 0)
 	for _, want := range []string{"eta in 5m", "eta 1m ago"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)

@@ -7,7 +7,6 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/usecase"
 	"github.com/ladder-tui/ladder/internal/termtext"
 	"github.com/ladder-tui/ladder/retry/moveplan"
@@ -88,7 +87,7 @@ func Middle(s string, w int) string {
 // Grouped says how much of a queue groups cover, the same words in the
 // commands and the UI: "grouped 5000 of 5000 ready messages by error · the
 // whole queue", or, short of it, "· partial:" and why (GroupCoverage.Why).
-func Grouped(c broker.GroupCoverage) string {
+func Grouped(c usecase.GroupCoverage) string {
 	s := "grouped " + strconv.Itoa(c.Grouped) + " of " + Plural(int(c.Of), "ready message", "ready messages") + " by " + c.By
 	if n := c.LookedAt - c.Grouped; n > 0 {
 		s += " (" + Plural(n, "message", "messages") + " not chosen by --where)"
@@ -117,7 +116,7 @@ func FitGroupKey(key, by string, w int) string {
 // Group.Times), for a line above the groups: "FIRST/LAST: when they
 // reached orders.dlq (…)"; several kinds are named each, and the TIME
 // column says which a group has. "" when no group is timed.
-func GroupTimes(gs []broker.Group, queue string) string {
+func GroupTimes(gs []usecase.Group, queue string) string {
 	var kinds []string
 	untimed, total := 0, 0
 	for _, g := range gs {
@@ -157,7 +156,7 @@ func GroupTimes(gs []broker.Group, queue string) string {
 
 // GroupTimesMixed reports whether the groups are timed by more than one
 // kind (the TIME column is then shown).
-func GroupTimesMixed(gs []broker.Group) bool {
+func GroupTimesMixed(gs []usecase.Group) bool {
 	kind := ""
 	for _, g := range gs {
 		if g.Times == "" {
@@ -202,11 +201,11 @@ func PeekGrouped(shown, peeked int, ready int64, by, scanKey string) string {
 		return s
 	}
 	s += " · partial: the peek's first " + strconv.Itoa(peeked)
-	if ready > broker.GroupWholeLimit {
-		s += " (more than the " + strconv.Itoa(broker.GroupWholeLimit) + " grouped whole by default)"
+	if ready > usecase.GroupWholeLimit {
+		s += " (more than the " + strconv.Itoa(usecase.GroupWholeLimit) + " grouped whole by default)"
 	}
 	if scanKey != "" {
-		s += " · " + scanKey + " groups up to " + strconv.Itoa(broker.DefaultDumpLimit)
+		s += " · " + scanKey + " groups up to " + strconv.Itoa(usecase.DefaultDumpLimit)
 	}
 	return s
 }

@@ -5,6 +5,6 @@ package testhook
 
 import "sync/atomic"
 
-// DumpLimit, when above 0, stands for broker.DefaultDumpLimit: a test of
+// DumpLimit, when above 0, stands for usecase.DefaultDumpLimit: a test of
 // the bound without 100,000 messages.
 var DumpLimit atomic.Int64

@@ -1,10 +1,10 @@
-package broker
+package usecase
 
 import (
 	"fmt"
 	"time"
 
-	"github.com/ladder-tui/ladder/retry/moveplan"
+	"github.com/ladder-tui/ladder/broker"
 )
 
 // Group is messages that broke the same way (peek --group-by). JSON field
@@ -33,16 +33,6 @@ type Group struct {
 	// message without one): moving the group checks each position holds
 	// the message grouped there.
 	IDs []string `json:"-"`
-}
-
-// Subject is what --where reads of a message a peek decoded: its retry
-// state, deaths and origin as the peek shows them.
-func (m *Message) Subject() moveplan.Subject {
-	s := moveplan.Subject{Headers: m.Headers, Deaths: m.Deaths, Origin: m.Origin, Retry: m.Retry, Body: m.Body}
-	if m.Properties.Timestamp != nil {
-		s.Timestamp = *m.Properties.Timestamp
-	}
-	return s
 }
 
 // GroupWholeLimit is how many ready messages groups cover by default:
@@ -112,4 +102,13 @@ func (c GroupCoverage) Why() string {
 		return fmt.Sprintf("the first %d chosen by --where, as -n asked, in the first %s", c.Grouped, of)
 	}
 	return fmt.Sprintf("the browse saw %s ready messages: the others were taken or held by another reader meanwhile", of)
+}
+
+// GroupedPeek is what peek --group-by reports: the peek (its first
+// messages, what the read cost), the groups and how much of the queue
+// they cover. JSON: the peek's fields, then "groups" and "grouping".
+type GroupedPeek struct {
+	*broker.PeekResult
+	Groups   []Group        `json:"groups,omitempty"`
+	Grouping *GroupCoverage `json:"grouping,omitempty"`
 }
