@@ -5,11 +5,10 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/ladder-tui/ladder/broker/usecase"
-
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/broker/usecase"
 	"github.com/ladder-tui/ladder/internal/present"
 	"github.com/ladder-tui/ladder/internal/termtext"
 	"github.com/ladder-tui/ladder/retry/moveplan"

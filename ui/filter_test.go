@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ladder-tui/ladder/broker"
-
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/ladder-tui/ladder/broker"
 )
 
 // homeCursor is the queue under the home cursor, "" when none.

@@ -5,11 +5,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ladder-tui/ladder/broker/usecase"
-
 	"charm.land/bubbles/v2/key"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/broker/usecase"
 )
 
 // S's scan is a read like a peek: it asks for the peek's deadline, and its

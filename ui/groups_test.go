@@ -8,16 +8,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ladder-tui/ladder/broker/decode"
-	"github.com/ladder-tui/ladder/broker/usecase"
-
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
+	"github.com/ladder-tui/ladder/broker/decode"
 	"github.com/ladder-tui/ladder/broker/sim"
+	"github.com/ladder-tui/ladder/broker/usecase"
 	"github.com/ladder-tui/ladder/internal/termtext"
 )
 

@@ -4,10 +4,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ladder-tui/ladder/broker"
-
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/retry/topology"
 )
 

@@ -7,13 +7,11 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ladder-tui/ladder/broker/preview"
-
-	"github.com/ladder-tui/ladder/broker/usecase"
-
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/broker/preview"
+	"github.com/ladder-tui/ladder/broker/usecase"
 	"github.com/ladder-tui/ladder/internal/present"
 	"github.com/ladder-tui/ladder/internal/termtext"
 	"github.com/ladder-tui/ladder/retry"

@@ -8,9 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ladder-tui/ladder/broker/preview"
-
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/broker/preview"
 	"github.com/ladder-tui/ladder/retry/topology"
 )
 

@@ -5,10 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ladder-tui/ladder/broker"
-
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/internal/present"
 	"github.com/ladder-tui/ladder/internal/termtext"
 	"github.com/ladder-tui/ladder/retry"

@@ -8,10 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ladder-tui/ladder/broker/usecase"
-
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/sim"
+	"github.com/ladder-tui/ladder/broker/usecase"
 	"github.com/ladder-tui/ladder/internal/gate"
 	"github.com/ladder-tui/ladder/retry/moveplan"
 	"github.com/ladder-tui/ladder/ui/movedialog"

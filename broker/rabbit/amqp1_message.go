@@ -9,11 +9,10 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/ladder-tui/ladder/broker/decode"
-
 	amqp1 "github.com/Azure/go-amqp"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/broker/decode"
 	"github.com/ladder-tui/ladder/retry"
 )
 

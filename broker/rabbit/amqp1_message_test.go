@@ -6,14 +6,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ladder-tui/ladder/broker/decode"
-
-	"github.com/ladder-tui/ladder/broker/wire"
-
-	"github.com/ladder-tui/ladder/broker"
-
 	amqp1 "github.com/Azure/go-amqp"
 	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/broker/decode"
+	"github.com/ladder-tui/ladder/broker/wire"
 )
 
 func strp(s string) *string { return &s }

@@ -11,11 +11,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ladder-tui/ladder/broker/decode"
-
 	amqp1 "github.com/Azure/go-amqp"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/broker/decode"
 	"github.com/ladder-tui/ladder/internal/termtext"
 	"github.com/ladder-tui/ladder/retry/topology"
 )

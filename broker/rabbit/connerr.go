@@ -8,11 +8,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ladder-tui/ladder/internal/secret"
+	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/ladder-tui/ladder/broker"
-
-	amqp "github.com/rabbitmq/amqp091-go"
+	"github.com/ladder-tui/ladder/internal/secret"
 )
 
 // connErr words a connection failure once (see broker.NewConnError).

@@ -26,12 +26,11 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/ladder-tui/ladder/internal/secret"
-
-	"github.com/ladder-tui/ladder/broker"
-
 	rabbithole "github.com/michaelklishin/rabbit-hole/v2"
 	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/internal/secret"
 )
 
 func testResolved(t *testing.T, amqpURL, apiURL string) *Resolved {

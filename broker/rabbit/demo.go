@@ -12,10 +12,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/ladder-tui/ladder/internal/secret"
-
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/ladder-tui/ladder/internal/secret"
 	"github.com/ladder-tui/ladder/retry"
 )
 

@@ -18,11 +18,11 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/ladder-tui/ladder/broker"
-	"github.com/ladder-tui/ladder/internal/secret"
-
 	rabbithole "github.com/michaelklishin/rabbit-hole/v2"
 	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/internal/secret"
 )
 
 // dialTimeout bounds the TCP connect and AMQP handshake.

@@ -6,14 +6,12 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/ladder-tui/ladder/broker/preview"
-	"github.com/ladder-tui/ladder/retry"
-
-	"github.com/ladder-tui/ladder/broker/decode"
-
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/broker/decode"
+	"github.com/ladder-tui/ladder/broker/preview"
+	"github.com/ladder-tui/ladder/retry"
 	"github.com/ladder-tui/ladder/retry/topology"
 )
 

@@ -7,9 +7,9 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/ladder-tui/ladder/broker/usecase"
-
 	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/ladder-tui/ladder/broker/usecase"
 )
 
 // heapWriter is a dump writer that discards the lines and samples the heap

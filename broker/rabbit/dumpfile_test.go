@@ -6,9 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ladder-tui/ladder/broker/wire"
-
 	"github.com/ladder-tui/ladder/broker/dumpfile"
+	"github.com/ladder-tui/ladder/broker/wire"
 )
 
 // Every AMQP field type survives a dump line: the same table comes back,

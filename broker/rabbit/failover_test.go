@@ -7,13 +7,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ladder-tui/ladder/broker/usecase"
-	"github.com/ladder-tui/ladder/retry/moveplan"
-
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
 	"github.com/ladder-tui/ladder/broker/rabbit"
+	"github.com/ladder-tui/ladder/broker/usecase"
 	"github.com/ladder-tui/ladder/internal/gate"
+	"github.com/ladder-tui/ladder/retry/moveplan"
 )
 
 // A move whose node goes away (its connections closed, nothing listening

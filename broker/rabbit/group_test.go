@@ -4,10 +4,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ladder-tui/ladder/broker/decode"
-
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
+	"github.com/ladder-tui/ladder/broker/decode"
 	"github.com/ladder-tui/ladder/broker/usecase"
 	"github.com/ladder-tui/ladder/retry"
 )

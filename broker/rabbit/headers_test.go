@@ -5,10 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ladder-tui/ladder/broker/wire"
-
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/ladder-tui/ladder/broker/wire"
 	"github.com/ladder-tui/ladder/retry"
 )
 

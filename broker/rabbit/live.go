@@ -8,13 +8,12 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/ladder-tui/ladder/broker/decode"
-
 	amqp1 "github.com/Azure/go-amqp"
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/analysis"
+	"github.com/ladder-tui/ladder/broker/decode"
 	"github.com/ladder-tui/ladder/retry/topology"
 )
 

@@ -16,9 +16,8 @@ import (
 
 	rabbithole "github.com/michaelklishin/rabbit-hole/v2"
 
-	"github.com/ladder-tui/ladder/retry/topology"
-
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/retry/topology"
 )
 
 // queueColumns keeps each queue row small: only what ladder reads.

@@ -10,13 +10,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ladder-tui/ladder/broker/preview"
-
-	"github.com/ladder-tui/ladder/broker/pace"
-
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/broker/pace"
+	"github.com/ladder-tui/ladder/broker/preview"
 	"github.com/ladder-tui/ladder/internal/wording"
 	"github.com/ladder-tui/ladder/retry"
 	"github.com/ladder-tui/ladder/retry/moveplan"

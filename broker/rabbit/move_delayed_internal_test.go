@@ -7,14 +7,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ladder-tui/ladder/broker/preview"
-
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/broker/preview"
 	"github.com/ladder-tui/ladder/retry/moveplan"
 	"github.com/ladder-tui/ladder/retry/topology"
-
-	"github.com/ladder-tui/ladder/broker"
 )
 
 // The delayed-message-exchange plugin cannot be installed on our machines.

@@ -7,10 +7,9 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/retry/moveplan"
 	"github.com/ladder-tui/ladder/retry/topology"
-
-	"github.com/ladder-tui/ladder/broker"
 )
 
 // A running move reads the queues it reaches again: a length limit a

@@ -7,11 +7,10 @@ import (
 	"slices"
 	"time"
 
-	"github.com/ladder-tui/ladder/broker/decode"
-
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/broker/decode"
 	"github.com/ladder-tui/ladder/retry/topology"
 )
 

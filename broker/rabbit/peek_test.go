@@ -8,11 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ladder-tui/ladder/broker/wire"
-
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/broker/wire"
 	"github.com/ladder-tui/ladder/retry"
 )
 

@@ -6,10 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/usecase"
 	"github.com/ladder-tui/ladder/retry/moveplan"
-
-	"github.com/ladder-tui/ladder/broker"
 )
 
 // headCount is the x-delivery-count the head of q carries now, read by a

@@ -8,11 +8,10 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/ladder-tui/ladder/broker/pace"
-
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/broker/pace"
 	"github.com/ladder-tui/ladder/retry"
 	"github.com/ladder-tui/ladder/retry/topology"
 )

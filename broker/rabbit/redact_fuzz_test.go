@@ -7,9 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ladder-tui/ladder/internal/secret"
-
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/internal/secret"
 )
 
 // urlShapes are the ways a password reaches ladder in a URL, well formed

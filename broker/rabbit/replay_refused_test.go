@@ -11,13 +11,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ladder-tui/ladder/broker/usecase"
-	"github.com/ladder-tui/ladder/retry/moveplan"
-
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
 	"github.com/ladder-tui/ladder/broker/rabbit"
+	"github.com/ladder-tui/ladder/broker/usecase"
 	"github.com/ladder-tui/ladder/internal/gate"
+	"github.com/ladder-tui/ladder/retry/moveplan"
 )
 
 // A replay by a user who may not write where it publishes: the broker

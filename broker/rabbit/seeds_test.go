@@ -6,12 +6,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ladder-tui/ladder/internal/present"
-
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
+	"github.com/ladder-tui/ladder/internal/present"
 	"github.com/ladder-tui/ladder/retry"
 )
 

@@ -4,12 +4,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ladder-tui/ladder/broker/decode"
-
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
+	"github.com/ladder-tui/ladder/broker/decode"
 	"github.com/ladder-tui/ladder/broker/rabbit"
 	"github.com/ladder-tui/ladder/retry"
 )

@@ -7,11 +7,10 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/ladder-tui/ladder/broker/usecase"
-
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
 	"github.com/ladder-tui/ladder/broker/dumpfile"
+	"github.com/ladder-tui/ladder/broker/usecase"
 )
 
 // browseSeen is what a browse showed, in a form both sides share.

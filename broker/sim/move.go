@@ -8,11 +8,9 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/ladder-tui/ladder/broker/preview"
-
-	"github.com/ladder-tui/ladder/broker/pace"
-
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/broker/pace"
+	"github.com/ladder-tui/ladder/broker/preview"
 	"github.com/ladder-tui/ladder/retry/moveplan"
 	"github.com/ladder-tui/ladder/retry/topology"
 )

@@ -8,9 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ladder-tui/ladder/broker/pace"
-
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/broker/pace"
 	"github.com/ladder-tui/ladder/retry"
 	"github.com/ladder-tui/ladder/retry/moveplan"
 	"github.com/ladder-tui/ladder/retry/topology"

@@ -7,9 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ladder-tui/ladder/broker/usecase"
-
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/broker/usecase"
 )
 
 // dumpBuf is a dump file in memory.

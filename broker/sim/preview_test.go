@@ -7,10 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/usecase"
 	"github.com/ladder-tui/ladder/retry/moveplan"
-
-	"github.com/ladder-tui/ladder/broker"
 )
 
 // deliveryCounts are the delivery counts of queue's ready messages, in order.

@@ -3,11 +3,9 @@ package sim
 import (
 	"context"
 
-	"github.com/ladder-tui/ladder/broker/decode"
-
-	"github.com/ladder-tui/ladder/broker/wire"
-
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/broker/decode"
+	"github.com/ladder-tui/ladder/broker/wire"
 	"github.com/ladder-tui/ladder/retry"
 	"github.com/ladder-tui/ladder/retry/topology"
 )

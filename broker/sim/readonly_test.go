@@ -4,10 +4,9 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/usecase"
 	"github.com/ladder-tui/ladder/retry/moveplan"
-
-	"github.com/ladder-tui/ladder/broker"
 )
 
 // A read-only simulation refuses a move as the live client does (the

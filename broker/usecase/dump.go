@@ -8,11 +8,10 @@ import (
 	"io"
 	"time"
 
-	"github.com/ladder-tui/ladder/broker/preview"
-
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/dumpfile"
 	"github.com/ladder-tui/ladder/broker/internal/testhook"
+	"github.com/ladder-tui/ladder/broker/preview"
 	"github.com/ladder-tui/ladder/retry"
 	"github.com/ladder-tui/ladder/retry/moveplan"
 	"github.com/ladder-tui/ladder/retry/topology"

@@ -6,9 +6,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/ladder-tui/ladder/broker/decode"
-
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/broker/decode"
 	"github.com/ladder-tui/ladder/retry/moveplan"
 	"github.com/ladder-tui/ladder/retry/topology"
 )

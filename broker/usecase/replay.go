@@ -12,11 +12,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ladder-tui/ladder/broker/preview"
-
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/dumpfile"
 	"github.com/ladder-tui/ladder/broker/pace"
+	"github.com/ladder-tui/ladder/broker/preview"
 	"github.com/ladder-tui/ladder/internal/wording"
 	"github.com/ladder-tui/ladder/retry/moveplan"
 	"github.com/ladder-tui/ladder/retry/topology"

@@ -6,9 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ladder-tui/ladder/internal/present"
-
 	"github.com/ladder-tui/ladder/broker/brokertest"
+	"github.com/ladder-tui/ladder/internal/present"
 )
 
 // --amqp-url and --api-url list several nodes: ladder uses the first that

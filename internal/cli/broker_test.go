@@ -14,12 +14,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ladder-tui/ladder/internal/present"
-
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/ladder-tui/ladder/broker/brokertest"
 	"github.com/ladder-tui/ladder/broker/rabbit"
+	"github.com/ladder-tui/ladder/internal/present"
 	"github.com/ladder-tui/ladder/retry/topology"
 )
 

@@ -9,13 +9,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ladder-tui/ladder/internal/present"
-
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
 	"github.com/ladder-tui/ladder/broker/rabbit"
+	"github.com/ladder-tui/ladder/internal/present"
 )
 
 // clusterEnv points the commands at every node of the cluster, in a vhost

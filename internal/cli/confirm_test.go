@@ -8,14 +8,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ladder-tui/ladder/broker/usecase"
-	"github.com/ladder-tui/ladder/retry/moveplan"
-
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/dumpfile"
 	"github.com/ladder-tui/ladder/broker/rabbit"
 	"github.com/ladder-tui/ladder/broker/sim"
+	"github.com/ladder-tui/ladder/broker/usecase"
 	"github.com/ladder-tui/ladder/internal/present"
+	"github.com/ladder-tui/ladder/retry/moveplan"
 )
 
 // movesRecorded is a client that keeps every move it was asked for.

@@ -8,13 +8,12 @@ import (
 	"os"
 	"strconv"
 
-	"github.com/ladder-tui/ladder/internal/secret"
-
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/ladder-tui/ladder/broker/rabbit"
 	"github.com/ladder-tui/ladder/internal/contexts"
+	"github.com/ladder-tui/ladder/internal/secret"
 )
 
 // Contexts (internal/contexts): named brokers in the config file. A

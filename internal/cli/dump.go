@@ -5,12 +5,11 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/ladder-tui/ladder/broker/usecase"
-
 	"github.com/spf13/cobra"
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/dumpfile"
+	"github.com/ladder-tui/ladder/broker/usecase"
 	"github.com/ladder-tui/ladder/retry/moveplan"
 )
 

@@ -8,11 +8,10 @@ import (
 	"os"
 	"strings"
 
-	"github.com/ladder-tui/ladder/internal/secret"
-
 	"github.com/spf13/cobra"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/internal/secret"
 )
 
 // Exit codes: scripts can tell a usage mistake from a failed or partial run.

@@ -14,10 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ladder-tui/ladder/internal/secret"
-
 	"github.com/ladder-tui/ladder/broker/brokertest"
 	"github.com/ladder-tui/ladder/broker/rabbit"
+	"github.com/ladder-tui/ladder/internal/secret"
 )
 
 // The 3 a.m. errors: one line on stderr naming the thing, a non-zero exit,

@@ -6,13 +6,12 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/ladder-tui/ladder/broker/usecase"
-	"github.com/ladder-tui/ladder/retry/moveplan"
-
 	"github.com/spf13/cobra"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/broker/usecase"
 	"github.com/ladder-tui/ladder/internal/present"
+	"github.com/ladder-tui/ladder/retry/moveplan"
 )
 
 func newMoveCmd(a *app) *cobra.Command {

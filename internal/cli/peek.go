@@ -8,11 +8,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ladder-tui/ladder/broker/usecase"
-
 	"github.com/spf13/cobra"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/broker/usecase"
 	"github.com/ladder-tui/ladder/internal/present"
 	"github.com/ladder-tui/ladder/internal/termtext"
 	"github.com/ladder-tui/ladder/retry"

@@ -10,15 +10,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ladder-tui/ladder/broker/usecase"
-	"github.com/ladder-tui/ladder/retry/moveplan"
-
-	"github.com/ladder-tui/ladder/broker/pace"
-
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/dumpfile"
+	"github.com/ladder-tui/ladder/broker/pace"
 	"github.com/ladder-tui/ladder/broker/sim"
+	"github.com/ladder-tui/ladder/broker/usecase"
 	"github.com/ladder-tui/ladder/internal/gate"
+	"github.com/ladder-tui/ladder/retry/moveplan"
 )
 
 // dumpOfDLQ dumps the simulation's DLQ to a file and returns its path.

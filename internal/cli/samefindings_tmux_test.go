@@ -10,13 +10,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ladder-tui/ladder/internal/present"
-
 	"github.com/charmbracelet/x/ansi"
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/ladder-tui/ladder/broker/brokertest"
 	"github.com/ladder-tui/ladder/broker/rabbit"
+	"github.com/ladder-tui/ladder/internal/present"
 )
 
 // findingsLadders declares, in r's vhost, queues with findings of several

@@ -9,14 +9,13 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ladder-tui/ladder/internal/secret"
-
 	"github.com/spf13/cobra"
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/rabbit"
 	"github.com/ladder-tui/ladder/internal/files"
 	"github.com/ladder-tui/ladder/internal/gate"
+	"github.com/ladder-tui/ladder/internal/secret"
 	"github.com/ladder-tui/ladder/internal/sshserve"
 	"github.com/ladder-tui/ladder/ui"
 )

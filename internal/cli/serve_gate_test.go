@@ -7,9 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	gossh "golang.org/x/crypto/ssh"
+
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/sim"
-	gossh "golang.org/x/crypto/ssh"
 )
 
 // auditLines reads an audit log's lines.

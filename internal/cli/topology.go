@@ -4,10 +4,10 @@ import (
 	"io"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/ladder-tui/ladder/broker/usecase"
 	"github.com/ladder-tui/ladder/internal/present"
-
-	"github.com/spf13/cobra"
 )
 
 func newTopologyCmd(a *app) *cobra.Command {

@@ -7,11 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ladder-tui/ladder/internal/present"
-
-	"github.com/ladder-tui/ladder/broker/usecase"
-
 	"github.com/ladder-tui/ladder/broker/sim"
+	"github.com/ladder-tui/ladder/broker/usecase"
+	"github.com/ladder-tui/ladder/internal/present"
 	"github.com/ladder-tui/ladder/retry/topology"
 )
 

@@ -5,11 +5,10 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/ladder-tui/ladder/broker/usecase"
-
 	"github.com/spf13/cobra"
 
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/broker/usecase"
 	"github.com/ladder-tui/ladder/internal/present"
 	"github.com/ladder-tui/ladder/retry"
 	"github.com/ladder-tui/ladder/retry/moveplan"

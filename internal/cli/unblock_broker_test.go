@@ -9,13 +9,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ladder-tui/ladder/broker/usecase"
-
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
 	"github.com/ladder-tui/ladder/broker/rabbit"
+	"github.com/ladder-tui/ladder/broker/usecase"
 )
 
 // A delay queue written to straight, with a 10-minute message at its head

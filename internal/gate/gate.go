@@ -5,9 +5,8 @@ import (
 	"fmt"
 	"sync/atomic"
 
-	"github.com/ladder-tui/ladder/internal/secret"
-
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/internal/secret"
 	"github.com/ladder-tui/ladder/retry/moveplan"
 )
 

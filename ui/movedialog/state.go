@@ -3,9 +3,8 @@ package movedialog
 import (
 	"context"
 
-	"github.com/ladder-tui/ladder/broker/pace"
-
 	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/broker/pace"
 	"github.com/ladder-tui/ladder/internal/present"
 )
 
