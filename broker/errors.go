@@ -75,15 +75,15 @@ func (e *ConnError) Unwrap() []error {
 	return out
 }
 
-// MaxErrLine bounds a connection error's text, so that "ladder: " and it
+// maxErrLine bounds a connection error's text, so that "ladder: " and it
 // stay within 200 characters on the terminal whatever a host or a broker's
 // reason is.
-const MaxErrLine = 190
+const maxErrLine = 190
 
-// NewConnError is a *ConnError worded by format, bounded to MaxErrLine.
+// NewConnError is a *ConnError worded by format, bounded to maxErrLine.
 func NewConnError(kind, cause error, format string, a ...any) *ConnError {
 	whole := fmt.Sprintf(format, a...)
-	return &ConnError{Msg: bound(whole, MaxErrLine), Kind: kind, Err: cause, whole: whole}
+	return &ConnError{Msg: bound(whole, maxErrLine), Kind: kind, Err: cause, whole: whole}
 }
 
 // RedactWith rewrites the error's text through redact (hiding passwords),
@@ -92,7 +92,7 @@ func NewConnError(kind, cause error, format string, a ...any) *ConnError {
 func (e *ConnError) RedactWith(redact func(string) string) {
 	if e.whole != "" {
 		e.whole = redact(e.whole)
-		e.Msg = bound(e.whole, MaxErrLine)
+		e.Msg = bound(e.whole, maxErrLine)
 	}
 }
 

@@ -3,6 +3,7 @@ package broker
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/ladder-tui/ladder/retry/topology"
@@ -123,9 +124,21 @@ func othersText(o *PeekOthers) string {
 	return s
 }
 
-// PartialStopped opens the Partial reason of a read that stopped early
+// partialStopped opens the Partial reason of a read that stopped early
 // (its Incomplete, which the faces show on a line of its own).
-const PartialStopped = "stopped early: "
+const partialStopped = "stopped early: "
+
+// PartialBesidesStop are the reasons the view is partial other than a
+// read that stopped early (which the faces show on a line of their own).
+func (r *PeekResult) PartialBesidesStop() []string {
+	var why []string
+	for _, p := range r.Partial {
+		if !strings.HasPrefix(p, partialStopped) {
+			why = append(why, p)
+		}
+	}
+	return why
+}
 
 // NotePartial says, once the read is over, why the messages a peek shows
 // are not the whole queue from its head (res.Partial; nil when they are):
@@ -143,7 +156,7 @@ func NotePartial(res *PeekResult) {
 	}
 	switch {
 	case res.Incomplete != "":
-		res.Partial = append(res.Partial, PartialStopped+res.Incomplete)
+		res.Partial = append(res.Partial, partialStopped+res.Incomplete)
 	case int64(res.Read()) < res.Ready && res.Type != topology.QueueStream && !res.caughtUpEarly():
 		res.Partial = append(res.Partial, fmt.Sprintf("the first %d of %d ready: the peek's limit", res.Read(), res.Ready))
 	}

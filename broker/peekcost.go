@@ -67,12 +67,6 @@ func ConsumeMode(q topology.Queue) PeekMode {
 	return PeekConsumeClose
 }
 
-// PeekSideEffects says what browsing a queue of this type costs on a broker
-// of this version, browsed the way PeekModeOf chooses (the demo simulation
-// says the same).
-func PeekSideEffects(queueType, brokerVersion string) []string {
-	return PeekSideEffectsVia(PeekModeOf(topology.Queue{Type: queueType}, brokerVersion), queueType, brokerVersion)
-}
 
 // PeekSideEffectsVia says what a peek by mode costs. Seen here: a
 // consume-and-close peek raises x-delivery-count on 3.10, 4.0 and 4.3 (and
@@ -216,12 +210,6 @@ func (e *PeekRefused) Unwrap() []error {
 	return []error{e.Kind, ErrPeekNeedsConsent}
 }
 
-// PeekRefusalOf is the refusal a peek of q by the mode PeekModeOf chooses
-// meets: nil when it may run. The terminal UI reads it before it asks, the
-// simulation follows it; Live.Peek applies the same rule.
-func PeekRefusalOf(q topology.Queue, brokerVersion string, readOnly, force bool) *PeekRefused {
-	return PeekRefusal(q, brokerVersion, PeekCostVia(q, brokerVersion, PeekModeOf(q, brokerVersion)), readOnly, force, "")
-}
 
 // PeekRefusal decides from what is known before the queue is touched —
 // its type, limit and the broker's version, never a delivery — whether a

@@ -67,7 +67,7 @@ func TestPeekRefusalOf(t *testing.T) {
 		{"3.10 no limit read-only", unlimited, "3.10.8", true, ErrReadOnly, []string{"read-only: a peek of this quorum queue counts a delivery (x-delivery-count +1); RabbitMQ 3.10.8"}},
 		{"classic read-only", topology.Queue{Name: "c", Type: topology.QueueClassic}, "3.10.8", true, nil, nil},
 	} {
-		r := PeekRefusalOf(tc.q, tc.version, tc.readOnly, false)
+		r := PeekRefusal(tc.q, tc.version, PeekCostOf(tc.q, tc.version), tc.readOnly, false, "")
 		if tc.kind == nil {
 			if r != nil {
 				t.Errorf("%s: refused: %v", tc.name, r)
@@ -108,12 +108,12 @@ func TestPeekSideEffectsByMode(t *testing.T) {
 		{topology.QueueQuorum, "3.10.8", "if it has one", "AMQP 1.0"},
 		{topology.QueueClassic, "4.3.6", "redelivered flag is now set", "x-delivery-count"},
 	} {
-		got := strings.Join(PeekSideEffects(tc.typ, tc.version), " ")
+		got := strings.Join(PeekSideEffectsVia(PeekModeOf(topology.Queue{Type: tc.typ}, tc.version), tc.typ, tc.version), " ")
 		if !strings.Contains(got, tc.want) || strings.Contains(got, tc.not) {
 			t.Errorf("%s on %s: %q", tc.typ, tc.version, got)
 		}
 	}
-	if got := PeekSideEffects(topology.QueueStream, "4.3.6"); len(got) != 0 {
+	if got := PeekSideEffectsVia(PeekModeOf(topology.Queue{Type: topology.QueueStream}, "4.3.6"), topology.QueueStream, "4.3.6"); len(got) != 0 {
 		t.Errorf("stream: %v", got)
 	}
 	// 4.3 without AMQP 1.0 falls back, and says what it costs then.

@@ -128,7 +128,7 @@ func (m *Model) peekRefused(queue string) string {
 		return ""
 	}
 	if m.c.readOnly {
-		if r := broker.PeekRefusalOf(q, version, true, false); r != nil {
+		if r := broker.PeekRefusal(q, version, broker.PeekCostOf(q, version), true, false, ""); r != nil {
 			return termtext.Sanitize(r.Error())
 		}
 		return ""
@@ -235,7 +235,7 @@ func (m *Model) readConsent(msg tea.Msg) (tea.Cmd, bool) {
 	case costlyReadMsg:
 		q, version, ok := m.snapQueue(msg.queue)
 		if ok && m.c.readOnly {
-			if r := broker.PeekRefusalOf(q, version, true, false); r != nil {
+			if r := broker.PeekRefusal(q, version, broker.PeekCostOf(q, version), true, false, ""); r != nil {
 				return m.setStatus(msg.verb+" "+termtext.Sanitize(msg.queue)+": "+termtext.Sanitize(r.Why), true), true
 			}
 		}

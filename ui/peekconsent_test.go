@@ -27,7 +27,7 @@ func (c *consentClient) Peek(ctx context.Context, queue string, opt broker.PeekO
 		s := c.snap
 		c.mu.Unlock()
 		q, _ := s.Queue(queue)
-		if r := broker.PeekRefusalOf(q, s.BrokerVersion, false, opt.Force); r != nil {
+		if r := broker.PeekRefusal(q, s.BrokerVersion, broker.PeekCostOf(q, s.BrokerVersion), false, opt.Force, ""); r != nil {
 			r.Limit = opt.Limit // as the live client says it
 			return nil, r
 		}

@@ -28,7 +28,7 @@ func (c *previewClient) Move(ctx context.Context, req broker.MoveRequest, progre
 		s := c.snap
 		c.mu.Unlock()
 		q, _ := s.Queue(req.From)
-		if r := broker.PeekRefusalOf(q, s.BrokerVersion, false, req.ForcePeek); r != nil {
+		if r := broker.PeekRefusal(q, s.BrokerVersion, broker.PeekCostOf(q, s.BrokerVersion), false, req.ForcePeek, ""); r != nil {
 			r.Limit = preview.Reads(req, int(q.Ready))
 			return broker.NewMoveReport(req), fmt.Errorf("dry run: %w", r)
 		}

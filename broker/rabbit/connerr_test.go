@@ -318,7 +318,7 @@ func TestErrorLineBoundedAndHostOnce(t *testing.T) {
 	}
 	// A broker's reason, however long, is cut on a rune boundary.
 	long := r.amqpDialError(&amqp.Error{Code: amqp.ConnectionForced, Reason: strings.Repeat("é", 300), Server: true}).Error()
-	if n := utf8.RuneCountInString(long); n != broker.MaxErrLine || !utf8.ValidString(long) || !strings.HasSuffix(long, "é…") ||
+	if n := utf8.RuneCountInString(long); n != maxErrLine || !utf8.ValidString(long) || !strings.HasSuffix(long, "é…") ||
 		!strings.HasPrefix(long, "RabbitMQ at "+host+":5672 closed the connection: ") {
 		t.Errorf("%d runes: %q", n, long)
 	}
@@ -546,3 +546,6 @@ func TestSocketWriteFailureSaysTheConnectionWasLost(t *testing.T) {
 		t.Errorf("with the broker's close: %v", err)
 	}
 }
+
+// maxErrLine is broker's bound on a connection error's text (NewConnError).
+const maxErrLine = 190

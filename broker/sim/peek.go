@@ -53,7 +53,7 @@ func (s *Sim) Peek(ctx context.Context, name string, opt broker.PeekOptions) (*b
 	released := s.releaseOnRead(q, opt.Limit)
 	res := &broker.PeekResult{
 		Queue: name, Type: info.Type, Total: info.Messages, Ready: info.Ready,
-		SideEffects: broker.PeekSideEffects(info.Type, version), Messages: []broker.Message{}, PeekedAt: s.now,
+		SideEffects: broker.PeekSideEffectsVia(broker.PeekModeOf(topology.Queue{Type: info.Type}, version), info.Type, version), Messages: []broker.Message{}, PeekedAt: s.now,
 	}
 	// As the live broker: at most the ready messages there are now, handed
 	// to Each or kept, with the same progress and bounds (BrowseRun).

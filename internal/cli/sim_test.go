@@ -82,7 +82,7 @@ func TestPeekOnTheSimulation(t *testing.T) {
 // too, and are in the JSON, the same sentences either way.
 func TestPeekOutputKeepsItsSideEffects(t *testing.T) {
 	s := newSim(t)
-	want := broker.PeekSideEffects(topology.QueueClassic, sim.BrokerVersion)
+	want := broker.PeekSideEffectsVia(broker.PeekModeOf(topology.Queue{Type: topology.QueueClassic}, sim.BrokerVersion), topology.QueueClassic, sim.BrokerVersion)
 	if len(want) == 0 {
 		t.Fatal("a classic peek has no side effects to check")
 	}

@@ -207,7 +207,7 @@ func TestUnblockKeepsTheDueTimeWhileConfirming(t *testing.T) {
 func TestUnblockOutputKeepsThePeeksSideEffects(t *testing.T) {
 	s := quietSim(t)
 	putWaiting(t, s, "long/600000", "short/20000")
-	want := broker.PeekSideEffects(topology.QueueClassic, sim.BrokerVersion)
+	want := broker.PeekSideEffectsVia(broker.PeekModeOf(topology.Queue{Type: topology.QueueClassic}, sim.BrokerVersion), topology.QueueClassic, sim.BrokerVersion)
 	if len(want) == 0 {
 		t.Fatal("a classic peek has no side effects to check")
 	}

@@ -64,12 +64,7 @@ func PeekCost(c broker.PeekCost) string {
 // the peek's limit stopped it. A read that stopped early says so on its
 // own line (incomplete), so that reason is left out here.
 func PeekPartial(res *broker.PeekResult) string {
-	var why []string
-	for _, p := range res.Partial {
-		if !strings.HasPrefix(p, broker.PartialStopped) {
-			why = append(why, p)
-		}
-	}
+	why := res.PartialBesidesStop()
 	if len(why) == 0 {
 		return ""
 	}
