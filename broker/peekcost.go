@@ -67,7 +67,6 @@ func ConsumeMode(q topology.Queue) PeekMode {
 	return PeekConsumeClose
 }
 
-
 // PeekSideEffectsVia says what a peek by mode costs. Seen here: a
 // consume-and-close peek raises x-delivery-count on 3.10, 4.0 and 4.3 (and
 // x-acquired-count on 4.3); from 4.0 a quorum queue has a delivery limit
@@ -209,7 +208,6 @@ func (e *PeekRefused) Unwrap() []error {
 	}
 	return []error{e.Kind, ErrPeekNeedsConsent}
 }
-
 
 // PeekRefusal decides from what is known before the queue is touched —
 // its type, limit and the broker's version, never a delivery — whether a
