@@ -109,6 +109,14 @@ func ladderHas(l *Ladder, q string) bool {
 		slices.ContainsFunc(l.Tiers, func(t Tier) bool { return t.Queue == q })
 }
 
+// Explains reports whether q is a queue ladder shows in l: one of its own
+// (Has), ladder's own delay queues for it, or a queue of its delay
+// infrastructure.
+func (l *Ladder) Explains(q string) bool {
+	return l.Has(q) || slices.Contains(l.DelayQueues, q) ||
+		slices.ContainsFunc(l.Delays, func(d Delay) bool { return slices.Contains(d.Queues, q) })
+}
+
 // MainQueues is the set of the ladders' main queues, for OriginIn.
 func MainQueues(ladders []Ladder) map[string]bool {
 	out := make(map[string]bool, len(ladders))
@@ -133,16 +141,11 @@ func (d DelayedRetry) Policy() Policy {
 }
 
 // LadderOf returns the ladder queue belongs to, as main, tier, wait queue,
-// DLQ or error queue.
+// DLQ or error queue (Has).
 func LadderOf(ladders []Ladder, queue string) (Ladder, bool) {
 	for _, l := range ladders {
-		if l.Main == queue || l.DLQ == queue || slices.Contains(l.WaitQueues, queue) || slices.Contains(l.ErrorQueues, queue) {
+		if l.Has(queue) {
 			return l, true
-		}
-		for _, t := range l.Tiers {
-			if t.Queue == queue {
-				return l, true
-			}
 		}
 	}
 	return Ladder{}, false

@@ -63,12 +63,12 @@ type SampleReport struct {
 func Sample(ctx context.Context, c Sampler, snap *broker.Snapshot, perQueue int) (*SampleReport, error) {
 	rep := &SampleReport{PerQueue: perQueue, Queues: []SampledQueue{}}
 	var cand []topology.Queue
-	in := explained(snap.Ladders)
 	for _, q := range snap.Topology.Queues {
+		explained := slices.ContainsFunc(snap.Ladders, func(l retry.Ladder) bool { return l.Explains(q.Name) })
 		// The API's depths lag publishes by seconds: an empty-looking queue
 		// is read too (a peek of an empty queue touches nothing), after
 		// the deeper ones.
-		if !in[q.Name] && !retry.OwnedByLadder(q.Name) && (q.ConsumersUnknown || q.Consumers == 0) {
+		if !explained && !retry.OwnedByLadder(q.Name) && (q.ConsumersUnknown || q.Consumers == 0) {
 			cand = append(cand, q)
 		}
 	}
@@ -101,27 +101,4 @@ func Sample(ctx context.Context, c Sampler, snap *broker.Snapshot, perQueue int)
 		rep.Queues = append(rep.Queues, s)
 	}
 	return rep, nil
-}
-
-// explained are the queues some ladder explains: every queue `topology`
-// lists in a ladder rather than among the others.
-func explained(ladders []retry.Ladder) map[string]bool {
-	in := map[string]bool{}
-	for _, l := range ladders {
-		in[l.Main], in[l.DLQ] = true, true
-		for _, t := range l.Tiers {
-			in[t.Queue] = true
-		}
-		for _, qs := range [][]string{l.ErrorQueues, l.DelayQueues, l.WaitQueues} {
-			for _, q := range qs {
-				in[q] = true
-			}
-		}
-		for _, d := range l.Delays {
-			for _, q := range d.Queues {
-				in[q] = true
-			}
-		}
-	}
-	return in
 }
