@@ -228,7 +228,7 @@ func browseDump(ctx context.Context, c DumpSource, o DumpOptions, w DumpWriter, 
 		}
 		// Interrupted (Ctrl+C): the lines written are good.
 		rep.Incomplete = fmt.Sprintf("interrupted after %s", topology.Plural(rep.Written, "message", "messages"))
-		return rep, partialError("dump %s: %s (%v): the rest is not in the file", o.Queue, rep.Incomplete, ctx.Err())
+		return rep, &partialErr{fmt.Sprintf("dump %s: %s (%v): the rest is not in the file", o.Queue, rep.Incomplete, ctx.Err()), ctx.Err()}
 	}
 	rep.SideEffects, rep.Released = res.SideEffects, res.Released
 	if err := w.Sync(); err != nil {
@@ -270,13 +270,20 @@ func RecordOf(m *broker.Message) dumpfile.Record {
 
 // partialErr is a dump that left messages out: it is ErrPartial, worded
 // for a dump (ErrPartial's own words are a move's).
-type partialErr struct{ msg string }
+type partialErr struct {
+	msg string
+	// cause, when set, is what ended the read (a Ctrl+C's
+	// context.Canceled): the faces word it in the user's terms.
+	cause error
+}
 
 // partialError is broker.ErrPartial worded by format (a dump's or a drain's words).
 func partialError(format string, args ...any) error {
-	return &partialErr{fmt.Sprintf(format, args...)}
+	return &partialErr{msg: fmt.Sprintf(format, args...)}
 }
 
 func (e *partialErr) Error() string { return e.msg }
+
+func (e *partialErr) Unwrap() error { return e.cause }
 
 func (e *partialErr) Is(target error) bool { return target == broker.ErrPartial }

@@ -3,6 +3,7 @@ package usecase
 import (
 	"context"
 	"fmt"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/ladder-tui/ladder/broker"
@@ -42,6 +43,11 @@ func checkLine(r *dumpfile.Record, lim broker.PublishLimits) string {
 		if len(f.v) > 255 {
 			return fmt.Sprintf("%s is %d bytes, more than AMQP's 255", f.name, len(f.v))
 		}
+	}
+	if e := p.Expiration; e != "" && strings.Trim(e, "0123456789") != "" {
+		// RabbitMQ closes the channel on it, and every line after it in
+		// the batch with it.
+		return fmt.Sprintf("expiration %q is not a whole number of milliseconds (RabbitMQ refuses it)", e)
 	}
 	if err := wire.ValidHeaders(r.Headers); err != nil {
 		return fmt.Sprintf("headers AMQP cannot carry: %v", err)

@@ -27,12 +27,20 @@ func TestCheckLineSaysWhyTheBrokerWouldRefuseIt(t *testing.T) {
 		{"header name", func(r *dumpfile.Record) { r.Headers = retry.Headers{strings.Repeat("k", 256): 1} }, "header name of 256 bytes"},
 		{"header name not UTF-8", func(r *dumpfile.Record) { r.Headers = retry.Headers{"a\xffb": 1} }, `header name "a\xffb" is not valid UTF-8`},
 		{"header type", func(r *dumpfile.Record) { r.Headers = retry.Headers{"u": uint64(1)} }, "headers AMQP cannot carry"},
+		// RabbitMQ closes the channel on these (issue 31: one stopped a whole replay).
+		{"expiration not a number", func(r *dumpfile.Record) { r.Properties.Expiration = "abc" }, `expiration "abc" is not a whole number of milliseconds`},
+		{"expiration negative", func(r *dumpfile.Record) { r.Properties.Expiration = "-5" }, `expiration "-5" is not a whole number of milliseconds`},
 	} {
 		r := ok
 		c.edit(&r)
 		if why := checkLine(&r, lim); !strings.Contains(why, c.want) {
 			t.Errorf("%s: %q, want %q", c.name, why, c.want)
 		}
+	}
+	withTTL := ok
+	withTTL.Properties.Expiration = "60000"
+	if why := checkLine(&withTTL, lim); why != "" {
+		t.Errorf("a whole-number expiration: %q", why)
 	}
 	// Unknown limits check nothing but what AMQP itself refuses.
 	big := ok

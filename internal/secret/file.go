@@ -39,7 +39,11 @@ func ReadFile(path string, allowReadable bool) (string, error) {
 		return "", fmt.Errorf("%s is a directory", path)
 	}
 	if mode := fi.Mode().Perm(); mode&0o077 != 0 && !allowReadable && runtime.GOOS != "windows" {
-		return "", &readableError{fmt.Sprintf("permissions %04o for '%s' are too open: others may read it (chmod 600 %s)", mode, path, path)}
+		who := "others"
+		if mode&0o007 == 0 {
+			who = "its group"
+		}
+		return "", &readableError{fmt.Sprintf("permissions %04o for '%s' are too open: %s may read it (chmod 600 %s)", mode, path, who, path)}
 	}
 	b, err := io.ReadAll(io.LimitReader(f, maxFile+1))
 	if err != nil {

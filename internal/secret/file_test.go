@@ -34,7 +34,7 @@ func TestReadFile(t *testing.T) {
 		want    string
 	}{
 		"others": {"s3cret-pw\n", 0o644, "permissions 0644 for '" + filepath.Join(dir, "others") + "' are too open: others may read it (chmod 600 " + filepath.Join(dir, "others") + ")"},
-		"group":  {"s3cret-pw\n", 0o640, "permissions 0640"},
+		"group":  {"s3cret-pw\n", 0o640, "permissions 0640 for '" + filepath.Join(dir, "group") + "' are too open: its group may read it"},
 		"empty":  {"\n", 0o600, "is empty"},
 		"two":    {"s3cret-pw\nnote\n", 0o600, "more than one line"},
 	} {
