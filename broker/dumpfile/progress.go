@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/ladder-tui/ladder/internal/filelock"
@@ -198,5 +199,13 @@ type ProgressDump struct {
 	DumpedAt time.Time `json:"dumped_at"`
 }
 
-// ProgressFile is where a replay of file keeps its progress.
-func ProgressFile(file string) string { return file + ".progress" }
+// ProgressFile is where a replay of file keeps its progress (and its lock):
+// beside the file a symbolic link leads to, so a replay through a link and
+// one of the file itself share one progress and one lock, never publishing
+// the dump twice. (A hard link is another name the lock does not see.)
+func ProgressFile(file string) string {
+	if real, err := filepath.EvalSymlinks(file); err == nil {
+		file = real
+	}
+	return file + ".progress"
+}

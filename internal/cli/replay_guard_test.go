@@ -112,3 +112,23 @@ func TestSecondReplayOfADumpIsRefusedNamingTheFirst(t *testing.T) {
 		t.Errorf("resume after the first ended: exit %d %s", code, errOut)
 	}
 }
+
+// A symbolic link to a dump is the dump: replaying it after the dump
+// itself is refused as a second replay (issue 31: a link beside the dump
+// replayed it all again, 20,000 duplicates reported as none).
+func TestReplayThroughALinkIsTheSameReplay(t *testing.T) {
+	s := newSim(t)
+	file := dumpOfDLQ(t, s, 3)
+	link := filepath.Join(filepath.Dir(file), "link.jsonl")
+	if err := os.Symlink(file, link); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := runOnSim(t, s, "replay", file, "--to", "queue:"+sim.OrdersMain, "--yes"); code != exitOK {
+		t.Fatalf("first replay: %d %s", code, errOut)
+	}
+	before := s.Stats().Published
+	code, _, errOut := runOnSim(t, s, "replay", link, "--to", "queue:"+sim.OrdersMain, "--yes")
+	if code != exitError || !strings.Contains(errOut, "it was replayed before") || s.Stats().Published != before {
+		t.Errorf("replay through a link: exit %d, %q, %d published", code, errOut, s.Stats().Published-before)
+	}
+}
