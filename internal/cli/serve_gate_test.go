@@ -60,8 +60,9 @@ func TestServeReplayFromTheTUIIsAudited(t *testing.T) {
 		[2]string{"y", "to alice-orders.dlq-"},
 		[2]string{"R", "Replay a dump file"},
 		[2]string{"\r", "every message in alice-orders.dlq-"},
-		[2]string{"\r", "Confirm replay"},
-		[2]string{"\r", "Moved all "},
+		// The plan is shown (its dry run over) before it is confirmed.
+		[2]string{"\r", "move now"},
+		[2]string{"y", "Summary"},
 		[2]string{"\r", "q quit"},
 		[2]string{"q", ""})
 	if err := sv.stop(); err != nil {
