@@ -110,10 +110,10 @@ func drainIDs(t *testing.T, ch *amqp.Channel, q string, seen map[string]int) {
 }
 
 // Repro D of issue 12 on a broker, and look-alikes: messages with no id
-// and the same body are told apart. In work3.delay a 6 s and a 10-minute
-// "x" both hold a 2 s "z" back: each moves with its own remaining delay,
-// and the 6 s one arrives in work3 when due, not 10 minutes late. In
-// work4.delay five identical 3 s messages wait behind a 10-minute one with
+// and the same body are told apart. In work3.delay a 30 s and a 10-minute
+// "x" both hold a 10 s "z" back: each moves with its own remaining delay,
+// and the 30 s one arrives in work3 when due, not 10 minutes late. In
+// work4.delay five identical 15 s messages wait behind a 10-minute one with
 // the same body: only the head moves (the dry run says 1 too).
 func TestUnblockTellsLookAlikesApartOnTheBroker(t *testing.T) {
 	r := vhostEnv(t)
@@ -135,12 +135,12 @@ func TestUnblockTellsLookAlikesApartOnTheBroker(t *testing.T) {
 		}
 	}
 	start := time.Now()
-	pub("work3.delay", "x", "6000")
+	pub("work3.delay", "x", "30000")
 	pub("work3.delay", "x", "600000")
-	pub("work3.delay", "z", "2000")
+	pub("work3.delay", "z", "10000")
 	pub("work4.delay", "same", "600000")
 	for range 5 {
-		pub("work4.delay", "same", "3000")
+		pub("work4.delay", "same", "15000")
 	}
 
 	code, out, errOut := runLadder(t, "unblock", "work3.delay", "--force-peek", "--yes", "-o", "json")
@@ -148,21 +148,24 @@ func TestUnblockTellsLookAlikesApartOnTheBroker(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &res); err != nil || code != 0 {
 		t.Fatalf("work3: exit %d %v\n%s\n%s", code, err, out, errOut)
 	}
-	if len(res.Unblock.Picks) != 2 || res.Move.Requested != 2 || res.Move.Moved != 2 || len(res.Move.Routes) != 2 {
+	if res.Move == nil || len(res.Unblock.Picks) != 2 || res.Move.Requested != 2 || res.Move.Moved != 2 || len(res.Move.Routes) != 2 {
 		t.Fatalf("work3: want 2 picked and moved, each its own way: %s", out)
 	}
 	code, out, errOut = runLadder(t, "unblock", "work4.delay", "--force-peek", "--dry-run", "-o", "json")
-	if err := json.Unmarshal([]byte(out), &res); err != nil || code != 0 || res.Move.Requested != 1 || res.Move.Via["delay_queue"] != 1 {
+	if err := json.Unmarshal([]byte(out), &res); err != nil || code != 0 || res.Move == nil || res.Move.Requested != 1 || res.Move.Via["delay_queue"] != 1 {
 		t.Fatalf("work4 dry run: exit %d %v\n%s\n%s", code, err, out, errOut)
 	}
 	code, out, errOut = runLadder(t, "unblock", "work4.delay", "--force-peek", "--yes", "-o", "json")
-	if err := json.Unmarshal([]byte(out), &res); err != nil || code != 0 || res.Move.Requested != 1 || res.Move.Moved != 1 {
+	if err := json.Unmarshal([]byte(out), &res); err != nil || code != 0 || res.Move == nil || res.Move.Requested != 1 || res.Move.Moved != 1 {
 		t.Fatalf("work4: exit %d %v\n%s\n%s", code, err, out, errOut)
 	}
 
-	// z (2 s) and the 6 s x reach work3 by 6 s and slack; all five 3 s
-	// look-alikes reach work4.
-	deadline := start.Add(6*time.Second + 10*time.Second)
+	// z (10 s) and the 30 s x reach work3 by 30 s and slack; all five
+	// 15 s look-alikes reach work4. (The delays are long enough that no
+	// message falls due while the commands run on a busy machine: an
+	// overdue one is released by the read, as it should be, and the test
+	// would plan something else.)
+	deadline := start.Add(30*time.Second + time.Minute)
 	for depthOf(t, r, "work3") < 2 || depthOf(t, r, "work4") < 5 {
 		if time.Now().After(deadline) {
 			t.Fatalf("after %v work3 has %d of 2, work4 %d of 5", time.Since(start), depthOf(t, r, "work3"), depthOf(t, r, "work4"))
@@ -184,7 +187,7 @@ func TestUnblockTellsLookAlikesApartOnTheBroker(t *testing.T) {
 			got[q+":"+string(d.Body)+"/"+exp]++
 		}
 	}
-	want := map[string]int{"work3:z/": 1, "work3:x/6000": 1, "work4:same/": 5}
+	want := map[string]int{"work3:z/": 1, "work3:x/30000": 1, "work4:same/": 5}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("arrived %v, want %v (in %v)", got, want, took)
 	}
