@@ -58,7 +58,9 @@ type BrowseRun struct {
 // opt's deadline, progress and Each.
 func NewBrowseRun(res *PeekResult, opt PeekOptions, want int) *BrowseRun {
 	b := &BrowseRun{opt: opt, res: res, want: max(0, want), start: time.Now()}
-	res.wanted = b.want
+	// Browsed from the start: a read that got nothing (another reader
+	// held it all) is a read too, and says so (caughtUpEarly).
+	res.browsed, res.wanted = true, b.want
 	if opt.Deadline > 0 {
 		b.timer = time.NewTimer(opt.Deadline)
 	}

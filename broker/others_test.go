@@ -34,6 +34,16 @@ func TestNoteLeftNamesTheOtherReaderNotALoss(t *testing.T) {
 	if res.Others == nil {
 		t.Error("a read cut short by another reader names none")
 	}
+	// The other reader held every message: this read got none at all, yet
+	// it was a read that found nothing ready, not an unread queue.
+	res = &PeekResult{Queue: dlq.Name, Ready: 2000}
+	run := NewBrowseRun(res, PeekOptions{Limit: 2000}, 2000)
+	run.Finish()
+	NoteLeft(res, dlq, OthersSeen{}, 0, time.Now())
+	NotePartial(res)
+	if res.Others == nil || !strings.Contains(strings.Join(res.Partial, " "), "another reader") {
+		t.Errorf("a read that got nothing of 2,000 ready: others %+v, partial %q", res.Others, res.Partial)
+	}
 
 	wait := topology.Queue{Name: "jobs.wait", Type: topology.QueueClassic, Arguments: map[string]any{
 		"x-message-ttl": int64(5000), "x-dead-letter-exchange": "", "x-dead-letter-routing-key": "jobs"}}
