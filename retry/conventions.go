@@ -17,6 +17,10 @@ package retry
 //	NAME#[max].K   the same, the element whose K is the largest count
 //	{A}.{B}        the texts of headers A and B with the text between
 //	               (Moleculer's queue, "{group}.{channel}")
+//	body#K1.K2     the message body holds a JSON object: field K2 of
+//	               object K1 (Dramatiq's options.retries); read where
+//	               the body is known (a peek, --where), never for an
+//	               origin (moves read origins from headers)
 type Convention struct {
 	// Name is the framework's name as people say it; Short, in three
 	// letters at most, for narrow columns ("5 snk").

@@ -21,6 +21,10 @@ type fieldReader struct {
 	json map[string]jsonDoc
 	// origin is the last convention's origin queue, for {origin} keys.
 	origin string
+	// body is the message body (nil when the reader has none): JSON paths
+	// of the body (body#K) and guesses read it, parsed once (bodyDoc).
+	body    []byte
+	bodyDoc *jsonDoc
 }
 
 type jsonDoc struct {
@@ -33,6 +37,10 @@ type jsonDoc struct {
 const maxJSONHeader = 1 << 20
 
 const originKey = "{origin}"
+
+// bodyPath is the "header" of a path that reads the JSON body
+// ("body#options.retries").
+const bodyPath = "body"
 
 // applies says whether c's fields are read at all: its required headers
 // are all present.
@@ -84,7 +92,7 @@ func (r *fieldReader) readCount(c *Convention) bool {
 			r.st.Count, r.st.Source, r.st.Kind = satAdd(r.st.Count, n), r.st.Source+" + "+name, ""
 			continue
 		}
-		r.st.Count, r.st.Source, r.st.Kind = n, name, kind
+		r.st.Count, r.st.Source, r.st.Kind, r.st.countBy = n, name, kind, c.Name
 		found = true
 		if !c.CountSums {
 			return true
@@ -270,15 +278,24 @@ func (r *fieldReader) lookup(p string) (v any, name string, ok bool) {
 		if strings.HasPrefix(field, "[") {
 			sel, field, _ = strings.Cut(field, ".")
 		}
-		name = hdr + "." + field
-		raw, present := r.h[hdr]
-		if !present {
-			return nil, name, false
-		}
-		doc := r.parse(hdr, raw)
-		if doc.err != nil {
-			r.fail(hdr, doc.err)
-			return nil, name, false
+		var doc jsonDoc
+		if hdr == bodyPath {
+			// The body: a message that is not a JSON object simply
+			// has no such field.
+			name = BodySource + field
+			if doc = r.bodyJSON(); doc.err != nil {
+				return nil, name, false
+			}
+		} else {
+			name = hdr + "." + field
+			raw, present := r.h[hdr]
+			if !present {
+				return nil, name, false
+			}
+			if doc = r.parse(hdr, raw); doc.err != nil {
+				r.fail(hdr, doc.err)
+				return nil, name, false
+			}
 		}
 		v = doc.v
 		if arr, isArr := v.([]any); isArr {
@@ -415,21 +432,30 @@ func (r *fieldReader) parse(hdr string, raw any) jsonDoc {
 	switch {
 	case err != nil:
 		d.err = err
-	case len(s) > maxJSONHeader:
-		d.err = fmt.Errorf("JSON of %d bytes is too long", len(s))
 	default:
-		dec := json.NewDecoder(strings.NewReader(s))
-		dec.UseNumber()
-		if err := dec.Decode(&d.v); err != nil {
-			d.err = fmt.Errorf("not JSON: %w", err)
-		} else if dec.More() {
-			d.err = errors.New("not JSON: text after the value")
-		}
+		d = parseJSON(s)
 	}
 	if r.json == nil {
 		r.json = map[string]jsonDoc{}
 	}
 	r.json[hdr] = d
+	return d
+}
+
+// parseJSON parses one JSON value, numbers kept as their text.
+func parseJSON(s string) jsonDoc {
+	var d jsonDoc
+	if len(s) > maxJSONHeader {
+		d.err = fmt.Errorf("JSON of %d bytes is too long", len(s))
+		return d
+	}
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.UseNumber()
+	if err := dec.Decode(&d.v); err != nil {
+		d.err = fmt.Errorf("not JSON: %w", err)
+	} else if dec.More() {
+		d.err = errors.New("not JSON: text after the value")
+	}
 	return d
 }
 

@@ -44,9 +44,9 @@ func TestConventionsReadEachFramework(t *testing.T) {
 		errText: "Order A-1 rejected", errSrc: "x-exception-message",
 	}, {
 		// A retry-count of someone else's (no Spring exception header)
-		// is not read.
+		// is not Spring's: it is read as a guess (guess_test.go).
 		name: "retry-count alone",
-		h:    Headers{"retry-count": int64(3)}, source: SourceNone,
+		h:    Headers{"retry-count": int64(3)}, source: "retry-count", count: 3,
 	}, {
 		// MassTransit src/MassTransit/SendContextExtensions.cs
 		// (SetExceptionHeaders): MT-Fault-* on the _error copy; the
@@ -186,8 +186,8 @@ func TestConventionsReadEachFramework(t *testing.T) {
 		origin: Origin{RoutingKey: "billing.order.created", By: "x-original-group + x-original-channel"}, originOK: true,
 	}, {
 		// A generic "retries" header without Celery's task headers is not
-		// Celery's.
-		name: "retries alone", h: Headers{"retries": int32(7)}, source: SourceNone,
+		// Celery's: it is read as a guess (guess_test.go).
+		name: "retries alone", h: Headers{"retries": int32(7)}, source: "retries", count: 7,
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -148,6 +148,14 @@ type RetryState struct {
 	// Invalid lists headers that were present but unreadable; a malformed
 	// count is skipped and the next convention tried.
 	Invalid []FieldError `json:"invalid,omitempty"`
+	// Guessed names the fields (Guessed* constants) read from a header or
+	// body field whose name alone says what it holds, no convention
+	// applying (see guess.go): their sources say where.
+	Guessed []string `json:"guessed,omitempty"`
+	// countBy is the convention whose path gave Count (its Name);
+	// countAttempts: a guessed count read from attempts made (less one).
+	countBy       string
+	countAttempts bool
 }
 
 // MarshalJSON adds last_delay_ms (omitted when zero).
@@ -156,7 +164,10 @@ func (s RetryState) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
 		plain
 		LastDelayMS int64 `json:"last_delay_ms,omitempty"`
-	}{plain(s), s.LastDelay.Milliseconds()})
+		// CountSource says where the count came from and how ladder
+		// knows: "header x-attempts (guessed)".
+		CountSource string `json:"count_source"`
+	}{plain(s), s.LastDelay.Milliseconds(), s.SourceLabel(GuessedCount, s.Source)})
 }
 
 // FieldError is one unreadable header value; Path names it the way people
@@ -199,8 +210,17 @@ func (e FieldError) MarshalJSON() ([]byte, error) {
 // from the conventions too. It never panics: unreadable values land in
 // Invalid and the next convention is tried.
 func ReadState(h Headers, deathQueues map[string]bool) RetryState {
+	return ReadMessage(h, nil, deathQueues)
+}
+
+// ReadMessage is ReadState that also reads the message's body where a
+// convention's path names it (body#…) and, when no convention gives a
+// field, guesses it from a header's or the JSON body's field name
+// (Guessed says which; see guess.go): after the conventions' counters,
+// before x-death. A nil body reads headers only.
+func ReadMessage(h Headers, body []byte, deathQueues map[string]bool) RetryState {
 	st := RetryState{Source: SourceNone}
-	r := fieldReader{h: h, st: &st}
+	r := fieldReader{h: h, st: &st, body: body}
 	found := false
 	for i := range conventions {
 		c := &conventions[i]
@@ -214,6 +234,11 @@ func ReadState(h Headers, deathQueues map[string]bool) RetryState {
 			found = r.readCount(c)
 		}
 	}
+	r.readError()
+	r.readOrigin()
+	if r.guess(!found) {
+		found = true
+	}
 	if !found && len(deathQueues) > 0 {
 		found = st.readXDeath(h, deathQueues)
 	}
@@ -226,8 +251,6 @@ func ReadState(h Headers, deathQueues map[string]bool) RetryState {
 			}
 		}
 	}
-	r.readError()
-	r.readOrigin()
 	r.readDue()
 	st.readDelay(h)
 	return st

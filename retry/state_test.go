@@ -338,7 +338,8 @@ func TestRetryStateJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := `{"count":2,"source":"x-retry-count","kind":"int32","last_error":"timeout",` +
-		`"last_error_time":"2024-03-01T10:20:30Z","error_source":"x-last-error","last_delay_ms":2100}`
+		`"last_error_time":"2024-03-01T10:20:30Z","error_source":"x-last-error","last_delay_ms":2100,` +
+		`"count_source":"header x-retry-count (ladder seeds)"}`
 	if string(b) != want {
 		t.Errorf("got  %s\nwant %s", b, want)
 	}

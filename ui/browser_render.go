@@ -164,6 +164,9 @@ func retryCell(r retry.RetryState, long bool) string {
 	if long {
 		return n + " " + r.Source
 	}
+	if r.IsGuessed(retry.GuessedCount) {
+		return n + " gss" // read from a name alone (the inspector says which)
+	}
 	if s, ok := sourceShort[r.Source]; ok {
 		return n + " " + s
 	}

@@ -310,6 +310,9 @@ func renderRetrySummary(m *broker.Message, at time.Time, width int, st *style.St
 	case from != "":
 		// x-death (which queues count, and why), or none recorded.
 		count += " (" + termtext.Sanitize(from) + ")"
+	case r.IsGuessed(retry.GuessedCount):
+		// Read from a name alone: say where, and that it is a guess.
+		count += " (from " + termtext.Sanitize(retry.SourceWhere(r.Source)) + ", " + r.SourceHow(retry.GuessedCount) + ")"
 	case r.Kind != "":
 		count += " (from " + r.Source + ", " + amqpTypeName(r.Kind) + ")"
 	default:
@@ -321,7 +324,10 @@ func renderRetrySummary(m *broker.Message, at time.Time, width int, st *style.St
 		lines = kv(lines, "moved", moved, width, st)
 	}
 	if r.LastError != "" {
-		e := termtext.Sanitize(r.LastError) + " (" + r.ErrorSource
+		e := termtext.Sanitize(r.LastError) + " (" + termtext.Sanitize(r.ErrorSource)
+		if r.IsGuessed(retry.GuessedError) {
+			e += ", guessed"
+		}
 		if !r.LastErrorTime.IsZero() {
 			e += ", " + r.LastErrorTime.UTC().Format(time.RFC3339)
 		}

@@ -125,7 +125,10 @@ func TestMoveDialogRateIsTheBrokersPublishRate(t *testing.T) {
 	if len(samples) == 0 || samples[len(samples)-1].published != n {
 		t.Fatalf("the broker never counted %d publishes to rate.target: %v", n, samples)
 	}
-	if peak < rate*0.8 || peak > rate*1.2 {
-		t.Errorf("the broker saw rate.target published to at %.1f/s at most, want %.0f/s ±20%% (samples %v)", peak, rate, samples)
+	// The rate is a ceiling: unpaced, the move goes at hundreds a second.
+	// A machine with both cores busy may publish slower than asked, so the
+	// floor is loose: it only says the broker saw a paced move at all.
+	if peak < rate*0.5 || peak > rate*1.2 {
+		t.Errorf("the broker saw rate.target published to at %.1f/s at most, want at most %.0f/s +20%% (and over half of it) (samples %v)", peak, rate, samples)
 	}
 }

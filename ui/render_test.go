@@ -200,3 +200,20 @@ func TestInspectorShowsLadderMoves(t *testing.T) {
 		t.Errorf("%s", text)
 	}
 }
+
+// A count and an error read from names alone (no convention) say so in
+// the browser's cell and the inspector: where, and that it is a guess.
+func TestGuessedCountAndErrorSayHowTheyAreKnown(t *testing.T) {
+	m := fixtureMessage(0)
+	m.Headers = retry.Headers{"x-attempts": int32(3), "x-error": "payment service unavailable"}
+	m.Retry = retry.ReadState(m.Headers, nil)
+	if got := retryCell(m.Retry, false); got != "~2 gss" {
+		t.Errorf("retryCell = %q, want ~2 gss", got)
+	}
+	text := ansi.Strip(strings.Join(renderRetrySummary(&m, fixedNow, 120, newStylesForTest()), "\n"))
+	for _, want := range []string{"~2 (from header x-attempts, guessed: attempts made, less the first)", "payment service unavailable (x-error, guessed)"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("inspector lacks %q:\n%s", want, text)
+		}
+	}
+}

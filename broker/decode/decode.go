@@ -216,7 +216,7 @@ func DecodeMessage(m *broker.Message, body []byte, preview int, deathQueues, mai
 	if m.Headers == nil {
 		m.Headers = retry.Headers{}
 	}
-	m.Retry = retry.ReadState(m.Headers, deathQueues)
+	m.Retry = retry.ReadMessage(m.Headers, body, deathQueues)
 	xd := retry.DecodeXDeath(m.Headers)
 	m.Deaths = xd.Deaths
 	if m.Deaths == nil {

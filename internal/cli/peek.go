@@ -270,7 +270,10 @@ func peekTable(r *broker.PeekResult, width int) string {
 	}
 	for _, m := range r.Messages {
 		retries := present.RetryCount(m.Retry)
-		if m.Retry.Source != "" && m.Retry.Source != retry.SourceNone {
+		switch {
+		case m.Retry.IsGuessed(retry.GuessedCount):
+			retries += " (" + m.Retry.Source + ", guessed)"
+		case m.Retry.Source != "" && m.Retry.Source != retry.SourceNone:
 			retries += " (" + m.Retry.Source + ")"
 		}
 		last := "-"

@@ -103,9 +103,10 @@ func TestDramatiqRabbitmqBroker(t *testing.T) {
 		t.Fatalf("close the worker's channel: %v", err)
 	}
 
-	// Dramatiq writes no headers: the retries are in the body's options,
-	// which ladder does not read. The count ladder shows is x-death's:
-	// one rejection in default (each retry was a new publish through
+	// Dramatiq writes no headers: the retries and the traceback are in
+	// the body's options, which ladder reads by their names (issue 34),
+	// saying so: a guess, from the body. x-death alone would say one
+	// rejection in default (each retry was a new publish through
 	// default.DQ, which dead-letters nothing).
 	var pk struct {
 		Messages []struct {
@@ -130,11 +131,16 @@ func TestDramatiqRabbitmqBroker(t *testing.T) {
 		if opts.Retries != retries {
 			t.Errorf("%s: the body's options.retries is %d, want %d: the script did not retry as Dramatiq does", id, opts.Retries, retries)
 		}
-		if m.Retry.Source != "x-death" || m.Retry.Count != 1 || m.Retry.Framework != "" {
-			t.Errorf("%s: count %d from %q (framework %q), want 1 from x-death: Dramatiq's own count is in the body", id, m.Retry.Count, m.Retry.Source, m.Retry.Framework)
+		if m.Retry.Source != "body options.retries" || m.Retry.Count != int64(opts.Retries) || m.Retry.Framework != "" ||
+			m.Retry.CountSource != "body options.retries (guessed)" || !slices.Contains(m.Retry.Guessed, "count") {
+			t.Errorf("%s: count %d from %q (%q, guessed %v, framework %q), want %d from the body's options.retries, guessed",
+				id, m.Retry.Count, m.Retry.Source, m.Retry.CountSource, m.Retry.Guessed, m.Retry.Framework, opts.Retries)
+		}
+		if !strings.Contains(m.Retry.StackTrace, "Traceback") || !slices.Contains(m.Retry.Guessed, "stack_trace") {
+			t.Errorf("%s: stack trace %.80q (guessed %v), want the body's options.traceback", id, m.Retry.StackTrace, m.Retry.Guessed)
 		}
 		if m.Retry.LastError != "" {
-			t.Errorf("%s: last error %q, but Dramatiq's traceback is in the body", id, m.Retry.LastError)
+			t.Errorf("%s: last error %q: Dramatiq records a traceback only", id, m.Retry.LastError)
 		}
 		if len(m.Deaths) != 1 || m.Deaths[0].Queue != queue || m.Deaths[0].Reason != "rejected" {
 			t.Errorf("%s: deaths %+v, want one, rejected in %s", id, m.Deaths, queue)

@@ -340,16 +340,20 @@ type peekMessage struct {
 	} `json:"properties"`
 	Headers map[string]any `json:"headers"`
 	Retry   struct {
-		Count              int64  `json:"count"`
-		Source             string `json:"source"`
-		Framework          string `json:"framework"`
-		LastError          string `json:"last_error"`
-		ErrorType          string `json:"error_type"`
-		FailedQueue        string `json:"failed_queue"`
-		OriginalExchange   string `json:"original_exchange"`
-		OriginalRoutingKey string `json:"original_routing_key"`
-		DueTime            string `json:"due_time"`
-		DueSource          string `json:"due_source"`
+		Count              int64    `json:"count"`
+		Source             string   `json:"source"`
+		CountSource        string   `json:"count_source"`
+		Guessed            []string `json:"guessed"`
+		StackTrace         string   `json:"stack_trace"`
+		Framework          string   `json:"framework"`
+		LastError          string   `json:"last_error"`
+		ErrorSource        string   `json:"error_source"`
+		ErrorType          string   `json:"error_type"`
+		FailedQueue        string   `json:"failed_queue"`
+		OriginalExchange   string   `json:"original_exchange"`
+		OriginalRoutingKey string   `json:"original_routing_key"`
+		DueTime            string   `json:"due_time"`
+		DueSource          string   `json:"due_source"`
 	} `json:"retry"`
 	Deaths      []death `json:"deaths"`
 	BodyPreview string  `json:"body_preview"`

@@ -22,9 +22,11 @@ func RetryCount(r retry.RetryState) string {
 }
 
 // RetryGuessed reports whether r's count rests on an inference: which
-// queues' x-death entries count was not said by the topology alone.
+// queues' x-death entries count was not said by the topology alone, or a
+// counter read from its name alone (retry's guess).
 func RetryGuessed(r retry.RetryState) bool {
-	return r.Source == retry.SourceXDeath && (r.CountFrom == retry.CountFromMessages || r.CountFrom == retry.CountFromQueue)
+	return r.Source == retry.SourceXDeath && (r.CountFrom == retry.CountFromMessages || r.CountFrom == retry.CountFromQueue) ||
+		r.IsGuessed(retry.GuessedCount)
 }
 
 // RetryFrom says where a count read from x-death, or no count, comes from,

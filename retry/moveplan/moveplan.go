@@ -504,9 +504,14 @@ func (p *Planner) held(r Route) Route {
 
 func (p *Planner) plan(m Message) Route {
 	r := Route{Position: m.Position, MessageID: m.MessageID, BodyDigest: m.BodyDigest}
-	if !p.spec.Where.Empty() && !p.spec.Where.Match(SubjectOf(m.Headers, p.deaths, p.mains, m.Body, m.Timestamp), p.spec.Now) {
-		r.Unmatched, r.Skip = true, "not chosen by --where"
-		return r
+	if !p.spec.Where.Empty() {
+		s := SubjectOf(m.Headers, p.deaths, p.mains, m.Body, m.Timestamp)
+		if !p.spec.Where.Match(s, p.spec.Now) {
+			r.Unmatched, r.Skip = true, "not chosen by --where"
+			return r
+		}
+		// A guess never chooses a message unsaid.
+		r.Note = joinNotes(r.Note, p.spec.Where.Guesses(s))
 	}
 	delay := p.spec.Delay
 	pick, left := -1, time.Duration(0)

@@ -77,6 +77,9 @@ func failedIn(r *topology.Router, ladders []retry.Ladder, in string, h retry.Hea
 	st := retry.ReadState(h, nil)
 	if q := st.FailedQueue; q != "" && q != in {
 		f := Failure{Queue: q, Routes: deathRoutes(x.Deaths, q), By: st.FailedQueueSource}
+		if st.IsGuessed(retry.GuessedQueue) {
+			f.By += " (guessed)"
+		}
 		if st.OriginalSource != "" {
 			f.Routes = addOrigin(f.Routes, retry.Origin{Exchange: st.OriginalExchange, RoutingKey: st.OriginalRoutingKey})
 		}
@@ -183,6 +186,9 @@ func recordedRouteFailedIn(r *topology.Router, in string, h retry.Headers, st re
 	by := st.OriginalSource
 	if by == HeaderSpringOriginalExchange {
 		by += "/" + HeaderSpringOriginalRoutingKey
+	}
+	if st.IsGuessed(retry.GuessedExchange) {
+		by += " (guessed)"
 	}
 	f := Failure{Routes: []retry.Origin{{Exchange: exchange, RoutingKey: rk}}, By: by}
 	reached := r.RouteKeys(exchange, []string{rk}, h)

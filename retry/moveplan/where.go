@@ -2,12 +2,14 @@ package moveplan
 
 import (
 	"fmt"
-	"github.com/ladder-tui/ladder/retry"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/ladder-tui/ladder/retry"
 )
 
 // Subject is what a --where expression looks at in one message.
@@ -25,7 +27,7 @@ type Subject struct {
 // SubjectOf decodes what --where needs from a message's headers.
 func SubjectOf(h retry.Headers, deathQueues, mains map[string]bool, body []byte, ts time.Time) Subject {
 	x := retry.DecodeXDeath(h)
-	s := Subject{Headers: h, Deaths: x.Deaths, Retry: retry.ReadState(h, deathQueues), Body: body, Timestamp: ts}
+	s := Subject{Headers: h, Deaths: x.Deaths, Retry: retry.ReadMessage(h, body, deathQueues), Body: body, Timestamp: ts}
 	if o, ok := retry.OriginOf(x, s.Retry, mains); ok {
 		s.Origin = &o
 	}
@@ -41,6 +43,9 @@ type Where struct {
 
 type cond struct {
 	match func(s *Subject, now time.Time) bool
+	// reads is the retry state field it reads (a retry.Guessed* constant,
+	// "" for none): a guessed one is named in the plan (Where.Guesses).
+	reads string
 }
 
 // ParseWhere reads --where expressions (see the README for the grammar):
@@ -69,6 +74,27 @@ func ParseWhere(exprs []string) (Where, error) {
 	return w, nil
 }
 
+// Guesses says which of the fields w chose s by were guessed from a
+// field's name (retry.RetryState.Guessed), with their sources: a note the
+// plan carries for that message ("" when none was).
+func (w Where) Guesses(s Subject) string {
+	var out []string
+	for _, c := range w.conds {
+		if c.reads == "" || !s.Retry.IsGuessed(c.reads) {
+			continue
+		}
+		src := s.Retry.Source
+		if c.reads == retry.GuessedError {
+			src = s.Retry.ErrorSource
+		}
+		n := "chosen by --where on " + strings.ReplaceAll(c.reads, "_", " ") + " " + s.Retry.SourceLabel(c.reads, src)
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return strings.Join(out, "; ")
+}
+
 // Empty reports whether w chooses every message.
 func (w Where) Empty() bool { return len(w.conds) == 0 }
 
@@ -92,13 +118,13 @@ func parseCond(e string) (cond, error) {
 			if err != nil {
 				return cond{}, err
 			}
-			return cond{func(s *Subject, _ time.Time) bool {
+			return cond{match: func(s *Subject, _ time.Time) bool {
 				t, ok := headerText(s.Headers, name)
 				return ok && re.MatchString(t)
 			}}, nil
 		}
 		if name, v, ok := strings.Cut(rest, "="); ok && name != "" {
-			return cond{func(s *Subject, _ time.Time) bool {
+			return cond{match: func(s *Subject, _ time.Time) bool {
 				t, ok := headerText(s.Headers, name)
 				return ok && t == v
 			}}, nil
@@ -128,12 +154,12 @@ func fieldCond(field, op, value string) (cond, error) {
 		default:
 			return cond{}, fmt.Errorf("reason %q: want rejected, expired, maxlen or delivery_limit", value)
 		}
-		return cond{func(s *Subject, _ time.Time) bool { return len(s.Deaths) > 0 && s.Deaths[0].Reason == r }}, nil
+		return cond{match: func(s *Subject, _ time.Time) bool { return len(s.Deaths) > 0 && s.Deaths[0].Reason == r }}, nil
 	case "queue":
 		if op != "=" {
 			return bad()
 		}
-		return cond{func(s *Subject, _ time.Time) bool {
+		return cond{match: func(s *Subject, _ time.Time) bool {
 			for _, d := range s.Deaths {
 				if d.Queue == value {
 					return true
@@ -146,7 +172,7 @@ func fieldCond(field, op, value string) (cond, error) {
 			return bad()
 		}
 		ex, key, hasKey := strings.Cut(value, ":")
-		return cond{func(s *Subject, _ time.Time) bool {
+		return cond{match: func(s *Subject, _ time.Time) bool {
 			return s.Origin != nil && s.Origin.Exchange == ex && (!hasKey || s.Origin.RoutingKey == key)
 		}}, nil
 	case "error", "body":
@@ -158,11 +184,11 @@ func fieldCond(field, op, value string) (cond, error) {
 			return cond{}, err
 		}
 		if field == "error" {
-			return cond{func(s *Subject, _ time.Time) bool {
+			return cond{match: func(s *Subject, _ time.Time) bool {
 				return s.Retry.LastError != "" && re.MatchString(s.Retry.LastError)
-			}}, nil
+			}, reads: retry.GuessedError}, nil
 		}
-		return cond{func(s *Subject, _ time.Time) bool { return utf8.Valid(s.Body) && re.Match(s.Body) }}, nil
+		return cond{match: func(s *Subject, _ time.Time) bool { return utf8.Valid(s.Body) && re.Match(s.Body) }}, nil
 	case "age":
 		if op != ">" && op != "<" {
 			return bad()
@@ -171,7 +197,7 @@ func fieldCond(field, op, value string) (cond, error) {
 		if err != nil || d < 0 {
 			return cond{}, fmt.Errorf("age %q: want a duration like 10m or 2h", value)
 		}
-		return cond{func(s *Subject, now time.Time) bool {
+		return cond{match: func(s *Subject, now time.Time) bool {
 			at := s.Timestamp
 			if len(s.Deaths) > 0 && !s.Deaths[0].Time.IsZero() {
 				at = s.Deaths[0].Time
@@ -192,7 +218,7 @@ func fieldCond(field, op, value string) (cond, error) {
 		if err != nil {
 			return cond{}, fmt.Errorf("retries %q: want a whole number", value)
 		}
-		return cond{func(s *Subject, _ time.Time) bool {
+		return cond{match: func(s *Subject, _ time.Time) bool {
 			c := s.Retry.Count
 			switch op {
 			case ">=":
@@ -205,7 +231,7 @@ func fieldCond(field, op, value string) (cond, error) {
 				return c < n
 			}
 			return c == n
-		}}, nil
+		}, reads: retry.GuessedCount}, nil
 	}
 	return cond{}, fmt.Errorf("unknown field %q (reason, queue, origin, error, header:NAME, body, age, retries)", field)
 }
