@@ -3,6 +3,7 @@ package broker
 import (
 	"sync"
 
+	"github.com/ladder-tui/ladder/retry"
 	"github.com/ladder-tui/ladder/retry/topology"
 )
 
@@ -12,9 +13,20 @@ import (
 // snapshot, the peek's own labels, the move planner, dump and replay — so
 // a ladder seen on the screen is the ladder an action plans on. It lives
 // as long as the client; the zero value is ready.
+//
+// It also carries the retry conventions the user taught (Teach): every
+// vhost it is applied to reads its messages by them.
 type Evidence struct {
 	mu      sync.Mutex
 	byVhost map[string]topology.Evidence
+	taught  retry.Table
+}
+
+// Teach makes t the conventions every vhost Apply sees is read by.
+func (e *Evidence) Teach(t retry.Table) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.taught = t
 }
 
 // Note folds what the messages a peek of vhost read showed (kept or
@@ -48,4 +60,5 @@ func (e *Evidence) Apply(v *topology.Vhost) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	v.Apply(e.byVhost[v.Name])
+	v.Conventions = e.taught
 }

@@ -16,9 +16,11 @@ import (
 // fieldReader reads Convention paths from one message's headers into st,
 // parsing each JSON header once.
 type fieldReader struct {
-	h    Headers
-	st   *RetryState
-	json map[string]jsonDoc
+	// table is the conventions read, in order (Table.All).
+	table []Convention
+	h     Headers
+	st    *RetryState
+	json  map[string]jsonDoc
 	// origin is the last convention's origin queue, for {origin} keys.
 	origin string
 	// body is the message body (nil when the reader has none): JSON paths
@@ -104,8 +106,8 @@ func (r *fieldReader) readCount(c *Convention) bool {
 // readError fills the error, its time, type and stack trace from the
 // first convention with an error text.
 func (r *fieldReader) readError() {
-	for i := range conventions {
-		c := &conventions[i]
+	for i := range r.table {
+		c := &r.table[i]
 		if !r.applies(c) {
 			continue
 		}
@@ -148,8 +150,8 @@ func (r *fieldReader) readError() {
 // readDue fills the due time from the first convention that records one.
 // An absent or void value (Celery's eta None) is no due time.
 func (r *fieldReader) readDue() {
-	for i := range conventions {
-		c := &conventions[i]
+	for i := range r.table {
+		c := &r.table[i]
 		if !r.applies(c) {
 			continue
 		}
@@ -173,8 +175,8 @@ func (r *fieldReader) readDue() {
 // published, each from the first convention that records it.
 func (r *fieldReader) readOrigin() {
 	st := r.st
-	for i := range conventions {
-		c := &conventions[i]
+	for i := range r.table {
+		c := &r.table[i]
 		if !r.applies(c) {
 			continue
 		}

@@ -167,8 +167,8 @@ func (r *fieldReader) guessFields() []guessField {
 // exception header) leaves its generic names to guess from.
 func (r *fieldReader) knownHeaders() map[string]bool {
 	known := map[string]bool{}
-	for i := range conventions {
-		c := &conventions[i]
+	for i := range r.table {
+		c := &r.table[i]
 		if !r.applies(c) {
 			continue
 		}

@@ -219,11 +219,16 @@ func ReadState(h Headers, deathQueues map[string]bool) RetryState {
 // (Guessed says which; see guess.go): after the conventions' counters,
 // before x-death. A nil body reads headers only.
 func ReadMessage(h Headers, body []byte, deathQueues map[string]bool) RetryState {
+	return readMessage(conventions[:], h, body, deathQueues)
+}
+
+// readMessage is ReadMessage through table (Table.All).
+func readMessage(table []Convention, h Headers, body []byte, deathQueues map[string]bool) RetryState {
 	st := RetryState{Source: SourceNone}
-	r := fieldReader{h: h, st: &st, body: body}
+	r := fieldReader{table: table, h: h, st: &st, body: body}
 	found := false
-	for i := range conventions {
-		c := &conventions[i]
+	for i := range r.table {
+		c := &r.table[i]
 		if !r.applies(c) {
 			continue
 		}

@@ -91,7 +91,11 @@ func (d *Decoder) Decode(m *broker.Message, body []byte, preview int) {
 
 func (d *Decoder) decode(m *broker.Message, body []byte, preview int) {
 	m.FailedIn = ""
-	DecodeMessage(m, body, preview, d.DeathQueues, d.Mains)
+	var t retry.Table
+	if d.v != nil {
+		t = d.v.Conventions
+	}
+	decodeMessage(t, m, body, preview, d.DeathQueues, d.Mains)
 	if d.v != nil {
 		m.Reached, m.ReachedFrom = m.ReachedTime(d.settingsOf)
 	}
@@ -213,10 +217,15 @@ func (d *Decoder) countFrom(m *broker.Message) {
 // the best time known (Seen), and a bounded copy of the body. The live broker and the demo simulation
 // decode through this one function (by Decoder.Decode).
 func DecodeMessage(m *broker.Message, body []byte, preview int, deathQueues, mains map[string]bool) {
+	decodeMessage(retry.Table{}, m, body, preview, deathQueues, mains)
+}
+
+// decodeMessage is DecodeMessage reading by the conventions of t.
+func decodeMessage(t retry.Table, m *broker.Message, body []byte, preview int, deathQueues, mains map[string]bool) {
 	if m.Headers == nil {
 		m.Headers = retry.Headers{}
 	}
-	m.Retry = retry.ReadMessage(m.Headers, body, deathQueues)
+	m.Retry = t.ReadMessage(m.Headers, body, deathQueues)
 	xd := retry.DecodeXDeath(m.Headers)
 	m.Deaths = xd.Deaths
 	if m.Deaths == nil {

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/ladder-tui/ladder/internal/secret"
+	"github.com/ladder-tui/ladder/retry"
 )
 
 // Defaults for a broker on the local machine.
@@ -55,6 +56,10 @@ type Config struct {
 	// APITimeout bounds each management API and Prometheus request (0:
 	// DefaultAPITimeout).
 	APITimeout time.Duration
+	// Conventions are the retry conventions the client reads messages by
+	// (the config file's declared ones first): every vhost it reads
+	// carries them (topology.Vhost.Conventions).
+	Conventions retry.Table
 }
 
 // DefaultAPITimeout bounds a management API request unless --api-timeout
@@ -85,6 +90,8 @@ type Resolved struct {
 	ReadOnly        bool
 	// APITimeout bounds each HTTP request (management API, Prometheus).
 	APITimeout time.Duration
+	// Conventions: Config.Conventions.
+	Conventions retry.Table
 	// apiUserGiven, promUserGiven: the URL held a user, shown redacted;
 	// apiPassGiven, promPassGiven: and a password, shown as xxxxx.
 	apiUserGiven, promUserGiven bool
@@ -203,7 +210,7 @@ func (c Config) resolveOne(seen *secret.Seen) (*Resolved, error) {
 	if timeout <= 0 {
 		timeout = DefaultAPITimeout
 	}
-	r := &Resolved{AMQPURL: raw, AMQP: au, ReadOnly: c.ReadOnly, APITimeout: timeout, seen: seen}
+	r := &Resolved{AMQPURL: raw, AMQP: au, ReadOnly: c.ReadOnly, APITimeout: timeout, Conventions: c.Conventions, seen: seen}
 	for _, u := range []string{raw, c.APIURL, c.PrometheusURL} {
 		if p := secret.TypedPassword(u); len(p) >= 3 {
 			r.typed = append(r.typed, p)

@@ -81,6 +81,7 @@ func NewLive(r *Resolved, purpose string) (*Live, error) {
 		return nil, err
 	}
 	ev := &broker.Evidence{}
+	ev.Teach(r.Conventions)
 	l := &Live{r: r, mgmt: m, purpose: purpose, evidence: ev, memory: analysis.NewMemory(ev), own: &ownPeeks{}}
 	m.otherBroker = l.otherBroker
 	return l, nil

@@ -24,6 +24,7 @@ import (
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/analysis"
+	"github.com/ladder-tui/ladder/retry"
 	"github.com/ladder-tui/ladder/retry/topology"
 )
 
@@ -51,6 +52,9 @@ type Options struct {
 	// (BrokerVersion by default): from 4.0 a move carries x-death on in
 	// x-ladder-deaths, as ladder does with a real 4.x broker.
 	BrokerVersion string
+	// Conventions are the retry conventions its messages are read by
+	// (the config file's declared ones first), as the live client's.
+	Conventions retry.Table
 }
 
 // BrokerVersion is the version the simulation reports. 3.13 is the first
@@ -120,6 +124,7 @@ func New(opt Options) *Sim {
 		byName:   map[string]*queue{},
 		rng:      rand.New(rand.NewPCG(uint64(opt.Seed), 0x1add3e)),
 	}
+	s.evidence.Teach(opt.Conventions)
 	s.memory = analysis.NewMemory(&s.evidence)
 	s.nextTick = s.now.Truncate(time.Second).Add(time.Second)
 	s.nextLongRetry = s.now.Add(paymentsLongFirst)

@@ -125,7 +125,7 @@ func Dump(ctx context.Context, c DumpSource, o DumpOptions, w DumpWriter) (*Dump
 		if m.Properties.Timestamp != nil {
 			ts = *m.Properties.Timestamp
 		}
-		return o.Where.Match(moveplan.SubjectOf(m.Headers, deaths, mains, m.Body, ts), now)
+		return o.Where.Match(moveplan.SubjectOf(v.Conventions, m.Headers, deaths, mains, m.Body, ts), now)
 	}
 	mw, _ := w.(MessageWriter)
 	write := func(m *broker.Message) error {

@@ -65,6 +65,8 @@ func (a *app) applyContext(cmd *cobra.Command) error {
 	case err != nil:
 		return usageErr("%w", err)
 	}
+	// The file's retry conventions hold for every context, and none.
+	a.cfg.Conventions = f.Table
 	if named == "" {
 		named = f.Current
 	}
@@ -155,6 +157,7 @@ func (a *app) switchContext(name string) error {
 	// values point into a.cfg), then the new context on top.
 	base := a.base
 	a.cfg, a.auditLog, a.fromEnv = base.cfg, base.auditLog, maps.Clone(base.fromEnv)
+	a.cfg.Conventions = f.Table // as the file says now
 	a.context, a.contextPasswordEnv = "", ""
 	return a.useContext(base.flags, c, path)
 }

@@ -161,6 +161,7 @@ the context of the config file (ladder context --help).`,
 		newScheduleCmd(a),
 		newLintCmd(a),
 		newContextCmd(a),
+		newConventionsCmd(a),
 		newServeCmd(a),
 	)
 	// Every argument check's error is a usage error (exit 2), however

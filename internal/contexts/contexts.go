@@ -16,6 +16,9 @@
 //	audit-log     = "~/ladder-prod-audit.jsonl"
 //	password-file = "~/.config/ladder/prod.password"   # or password-env = "PROD_RABBIT_PASSWORD"
 //
+// It may also teach ladder retry conventions of its own ([conventions.NAME],
+// see ConventionSpec), read for every context.
+//
 // A password never lives in the file: a URL holding one is refused, and a
 // context names a password file (read by secret.ReadFile: refused
 // when others may read it) or an environment variable instead.
@@ -34,6 +37,8 @@ import (
 	"unicode"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/ladder-tui/ladder/retry"
 )
 
 // EnvConfig names the config file instead of the default path.
@@ -49,6 +54,10 @@ type File struct {
 	// Current is the context used when none is named (ladder context use).
 	Current  string             `toml:"current-context"`
 	Contexts map[string]Context `toml:"contexts"`
+	// Conventions are the retry conventions the user declares
+	// ([conventions.NAME], see ConventionSpec); Table reads them first.
+	Conventions map[string]ConventionSpec `toml:"conventions"`
+	Table       retry.Table               `toml:"-"`
 }
 
 // Context is one named broker. Empty fields leave ladder's defaults (and
@@ -125,6 +134,9 @@ func parse(path string, data []byte) (*File, error) {
 		return nil, fmt.Errorf("config file %s: %s", path, oneLine(err.Error()))
 	}
 	if und := md.Undecoded(); len(und) > 0 {
+		if strings.HasPrefix(und[0].String(), "conventions.") {
+			return nil, fmt.Errorf("config file %s: unknown key %s (a convention's keys: count, count-is-attempt, error, error-type, error-time, stack-trace, origin-queue, origin-exchange, origin-routing-key, marks, error-queues, delay-queues, short)", path, strconvQuote(und[0].String()))
+		}
 		return nil, fmt.Errorf("config file %s: unknown key %s (keys are the flags' names: amqp-url, vhost, read-only…)", path, strconvQuote(und[0].String()))
 	}
 	for name, c := range f.Contexts {
@@ -134,6 +146,11 @@ func parse(path string, data []byte) (*File, error) {
 		}
 		f.Contexts[name] = c
 	}
+	t, err := f.conventionTable()
+	if err != nil {
+		return nil, fmt.Errorf("config file %s: %w", path, err)
+	}
+	f.Table = t
 	return f, nil
 }
 

@@ -23,7 +23,7 @@ func FuzzParseWhere(f *testing.F) {
 			return
 		}
 		h := retry.Headers{"x-a": value, "x-b": []any{value, int64(3)}, "x-death": []any{retry.Headers{"reason": value, "queue": value, "count": int64(2)}}}
-		s := SubjectOf(h, map[string]bool{value: true}, map[string]bool{value: true}, []byte(value), time.Unix(0, 0))
+		s := SubjectOf(retry.Table{}, h, map[string]bool{value: true}, map[string]bool{value: true}, []byte(value), time.Unix(0, 0))
 		w.Match(s, time.Unix(1e9, 0))
 	})
 }

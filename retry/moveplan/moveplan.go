@@ -505,7 +505,7 @@ func (p *Planner) held(r Route) Route {
 func (p *Planner) plan(m Message) Route {
 	r := Route{Position: m.Position, MessageID: m.MessageID, BodyDigest: m.BodyDigest}
 	if !p.spec.Where.Empty() {
-		s := SubjectOf(m.Headers, p.deaths, p.mains, m.Body, m.Timestamp)
+		s := SubjectOf(p.router.Conventions(), m.Headers, p.deaths, p.mains, m.Body, m.Timestamp)
 		if !p.spec.Where.Match(s, p.spec.Now) {
 			r.Unmatched, r.Skip = true, "not chosen by --where"
 			return r
@@ -531,7 +531,7 @@ func (p *Planner) plan(m Message) Route {
 	set := retry.Headers{HeaderMovedFrom: p.spec.From}
 	var drop []string
 	if p.spec.ResetRetries {
-		reset := retry.ResetCount(m.Headers, retry.ReadState(m.Headers, p.deaths))
+		reset := retry.ResetCount(m.Headers, p.router.Conventions().ReadMessage(m.Headers, nil, p.deaths))
 		for k, v := range reset {
 			if old, ok := m.Headers[k]; !ok || !sameHeader(old, v) {
 				set[k] = v

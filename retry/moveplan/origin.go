@@ -74,7 +74,7 @@ func failedIn(r *topology.Router, ladders []retry.Ladder, in string, h retry.Hea
 		}
 		return Failure{Queue: d.Queue, Routes: deathRoutes(x.Deaths, d.Queue), By: "x-death"}, true
 	}
-	st := retry.ReadState(h, nil)
+	st := r.Conventions().ReadMessage(h, nil, nil)
 	if q := st.FailedQueue; q != "" && q != in {
 		f := Failure{Queue: q, Routes: deathRoutes(x.Deaths, q), By: st.FailedQueueSource}
 		if st.IsGuessed(retry.GuessedQueue) {
@@ -220,7 +220,7 @@ func namedWorkQueue(r *topology.Router, in, framework string) string {
 	if framework == "" {
 		return ""
 	}
-	for _, c := range retry.Conventions() {
+	for _, c := range r.Conventions().All() {
 		if c.Name != framework {
 			continue
 		}
@@ -251,7 +251,7 @@ func FailedIn(r *topology.Router, ladders []retry.Ladder, in string, h retry.Hea
 // and that naming; "" when none. An exchange's name may hold the separator
 // too: the shortest exchange naming an existing queue wins.
 func queueOfWaitName(r *topology.Router, name string) (queue, by string) {
-	for _, c := range retry.Conventions() {
+	for _, c := range r.Conventions().All() {
 		for _, pat := range c.WaitQueues {
 			pre, rest, ok1 := strings.Cut(pat, "{exchange}")
 			sep, rest, ok2 := strings.Cut(rest, "{queue}")

@@ -24,10 +24,11 @@ type Subject struct {
 	Timestamp time.Time
 }
 
-// SubjectOf decodes what --where needs from a message's headers.
-func SubjectOf(h retry.Headers, deathQueues, mains map[string]bool, body []byte, ts time.Time) Subject {
+// SubjectOf decodes what --where needs from a message's headers and body,
+// read by the conventions of t (its vhost's).
+func SubjectOf(t retry.Table, h retry.Headers, deathQueues, mains map[string]bool, body []byte, ts time.Time) Subject {
 	x := retry.DecodeXDeath(h)
-	s := Subject{Headers: h, Deaths: x.Deaths, Retry: retry.ReadMessage(h, body, deathQueues), Body: body, Timestamp: ts}
+	s := Subject{Headers: h, Deaths: x.Deaths, Retry: t.ReadMessage(h, body, deathQueues), Body: body, Timestamp: ts}
 	if o, ok := retry.OriginOf(x, s.Retry, mains); ok {
 		s.Origin = &o
 	}

@@ -26,11 +26,28 @@ type namedErrorQueue struct {
 // ({queue}_error), with the framework's name.
 type queueNaming struct{ framework, pattern string }
 
-// namings are the conventions' error-queue and held-delay-queue names
-// relative to a work queue, read once: discovery asks for every queue on
-// every refresh.
-var namings = sync.OnceValues(func() (errorQueues, delayQueues []queueNaming) {
-	for _, c := range retry.Conventions() {
+// builtinNamings are the built-in conventions' error-queue and
+// held-delay-queue names relative to a work queue, read once: discovery
+// asks for every queue on every refresh.
+var builtinNamings = sync.OnceValues(func() (errorQueues, delayQueues []queueNaming) {
+	return conventionNamings(retry.Conventions())
+})
+
+// namings are t's namings: the built-in ones read once, a user's declared
+// ones before them.
+func namings(t retry.Table) (errorQueues, delayQueues []queueNaming) {
+	errorQueues, delayQueues = builtinNamings()
+	if d := t.Declared(); len(d) > 0 {
+		de, dd := conventionNamings(d)
+		errorQueues, delayQueues = append(de, errorQueues...), append(dd, delayQueues...)
+	}
+	return errorQueues, delayQueues
+}
+
+// conventionNamings are cs' error-queue and held-delay-queue names
+// relative to a work queue.
+func conventionNamings(cs []retry.Convention) (errorQueues, delayQueues []queueNaming) {
+	for _, c := range cs {
 		for _, pat := range c.ErrorQueues {
 			if strings.Contains(pat, "{queue}") {
 				errorQueues = append(errorQueues, queueNaming{c.Name, pat})
@@ -43,7 +60,7 @@ var namings = sync.OnceValues(func() (errorQueues, delayQueues []queueNaming) {
 		}
 	}
 	return errorQueues, delayQueues
-})
+}
 
 // namedErrorQueues lists, for work queue m, the existing queues the
 // conventions name as its error queues, in the table's order; tiers,
@@ -51,7 +68,7 @@ var namings = sync.OnceValues(func() (errorQueues, delayQueues []queueNaming) {
 func (t *discTopo) namedErrorQueues(m int) []namedErrorQueue {
 	name := t.v.Queues[m].Name
 	var out []namedErrorQueue
-	errorQueues, _ := namings()
+	errorQueues, _ := namings(t.v.Conventions)
 	for _, n := range errorQueues {
 		e := t.r.QueueIndex(strings.ReplaceAll(n.pattern, "{queue}", name))
 		if e < 0 || e == m || !t.canon[e] || t.inChain(e) || t.hasTTL(e) && t.set[e].HasDeadLetterExchange {
@@ -71,7 +88,7 @@ func (t *discTopo) sharedErrorQueues(m int) []namedErrorQueue {
 		d := t.delay(ci)
 		prefix := d.Name[:strings.Index(d.Name, "…")]
 		prefix = strings.TrimRight(prefix, "0123456789")
-		for _, c := range retry.Conventions() {
+		for _, c := range t.v.Conventions.All() {
 			if !conventionNames(c, prefix) {
 				continue
 			}
@@ -108,7 +125,7 @@ func conventionNames(c retry.Convention, prefix string) bool {
 func (t *discTopo) heldDelayQueues(m int) []int {
 	name := t.v.Queues[m].Name
 	var out []int
-	_, delayQueues := namings()
+	_, delayQueues := namings(t.v.Conventions)
 	for _, n := range delayQueues {
 		if d := t.r.QueueIndex(strings.ReplaceAll(n.pattern, "{queue}", name)); d >= 0 && d != m && t.canon[d] && !t.inChain(d) {
 			out = append(out, d)

@@ -3,13 +3,15 @@ package topology
 import (
 	"bytes"
 	"fmt"
-	"github.com/ladder-tui/ladder/retry/internal/amqpfield"
 	"math"
 	"reflect"
 	"slices"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/internal/amqpfield"
 )
 
 // RouteResult is where a message published to an exchange ends up.
@@ -65,6 +67,9 @@ type Router struct {
 }
 
 // NewRouter indexes v for routing.
+// Conventions are the retry conventions of the router's vhost.
+func (r *Router) Conventions() retry.Table { return r.v.Conventions }
+
 func NewRouter(v *Vhost) *Router {
 	r := &Router{
 		v:         v,

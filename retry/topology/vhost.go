@@ -1,6 +1,10 @@
 package topology
 
-import "time"
+import (
+	"time"
+
+	"github.com/ladder-tui/ladder/retry"
+)
 
 // Vhost is a broker-neutral description of one virtual host: what discovery
 // and findings need, adapted by package broker from the management API.
@@ -24,6 +28,11 @@ type Vhost struct {
 	// ClusterName is its name.
 	Nodes       []Node
 	ClusterName string
+	// Conventions are the retry conventions its messages are read by:
+	// the user's declared ones first (the zero Table: the built-in ones).
+	// The client that reads the vhost sets it; discovery, decoding and
+	// the planner read through it.
+	Conventions retry.Table `json:"-"`
 }
 
 // Sources of rates.
