@@ -98,7 +98,9 @@ func (d *Decoder) decode(m *broker.Message, body []byte, preview int) {
 	// Only a framework's message can have an origin by its naming: the
 	// rest cost nothing more (a peek may read 100,000).
 	if d.router != nil && m.Retry.Framework != "" {
-		if f, ok := moveplan.FailedIn(d.router, d.ladders, d.queue, m.Headers); ok {
+		// Several candidate queues (an exchange routing to more than one)
+		// are no origin: --to origin refuses those.
+		if f, ok := moveplan.FailedIn(d.router, d.ladders, d.queue, m.Headers); ok && f.Queue != "" {
 			m.FailedIn = f.Queue
 			if m.Origin == nil {
 				m.Origin = &retry.Origin{RoutingKey: f.Queue, By: f.By}
