@@ -116,3 +116,21 @@ func TestRecordedOriginBeatsTheName(t *testing.T) {
 		}
 	}
 }
+
+// Discovery and --to origin read one table: every naming that makes a
+// queue Q's dead end in discovery is one a message there with nothing
+// recorded is inferred to have failed in Q by, and the other way round.
+func TestDiscoveryAndOriginAgreeOnNames(t *testing.T) {
+	for _, n := range retry.ErrorQueueNamings() {
+		in := strings.ReplaceAll(n.Pattern, "{queue}", "orders")
+		v := &topology.Vhost{Name: "/", Queues: []topology.Queue{{Name: "orders"}, {Name: in}}}
+		ladders := topology.Discover(v)
+		linked := slices.ContainsFunc(ladders, func(l retry.Ladder) bool {
+			return l.Main == "orders" && (l.DLQ == in || slices.Contains(l.ErrorQueues, in))
+		})
+		f, ok := failedIn(topology.NewRouter(v), ladders, in, retry.Headers{})
+		if !linked || !ok || f.Queue != "orders" {
+			t.Errorf("%s: discovery links it to orders %v, origin %+v %v", n.Pattern, linked, f, ok)
+		}
+	}
+}

@@ -30,12 +30,16 @@ type queueNaming struct{ framework, pattern string }
 // relative to a work queue, read once: discovery asks for every queue on
 // every refresh.
 var namings = sync.OnceValues(func() (errorQueues, delayQueues []queueNaming) {
-	for _, c := range retry.Conventions() {
-		for _, pat := range c.ErrorQueues {
-			if strings.Contains(pat, "{queue}") {
-				errorQueues = append(errorQueues, queueNaming{c.Name, pat})
-			}
+	// The same table --to origin infers a work queue from (Q.failure → Q):
+	// a link discovery draws is an origin a move finds, and back.
+	for _, n := range retry.ErrorQueueNamings() {
+		by := n.Framework
+		if by == "" {
+			by = "common naming"
 		}
+		errorQueues = append(errorQueues, queueNaming{by, n.Pattern})
+	}
+	for _, c := range retry.Conventions() {
 		for _, pat := range c.DelayQueues {
 			if strings.Contains(pat, "{queue}") {
 				delayQueues = append(delayQueues, queueNaming{c.Name, pat})
@@ -54,7 +58,9 @@ func (t *discTopo) namedErrorQueues(m int) []namedErrorQueue {
 	errorQueues, _ := namings()
 	for _, n := range errorQueues {
 		e := t.r.QueueIndex(strings.ReplaceAll(n.pattern, "{queue}", name))
-		if e < 0 || e == m || !t.canon[e] || t.inChain(e) || t.hasTTL(e) && t.set[e].HasDeadLetterExchange {
+		// One that dead-letters back into m is on m's way back to work,
+		// not its dead end, whatever its name.
+		if e < 0 || e == m || !t.canon[e] || t.inChain(e) || t.hasTTL(e) && t.set[e].HasDeadLetterExchange || t.reaches(e, m) {
 			continue
 		}
 		out = append(out, namedErrorQueue{queue: e, from: n.framework + ": " + n.pattern})
