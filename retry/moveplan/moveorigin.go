@@ -37,8 +37,8 @@ func (p *Planner) origin(m Message, r *Route) (exchange, key string, err error) 
 	if f.Queue == "" {
 		// Several queues it may have failed in: publishing to all would
 		// deliver it to consumers that never had it.
-		return "", "", fmt.Errorf("%s: it failed in one of them, ladder cannot tell which; move it with --to queue:NAME (one of %s): left in %s",
-			f.By, strings.Join(f.Candidates, ", "), p.left())
+		return "", "", fmt.Errorf("%s: ladder cannot tell which of them it failed in, so it publishes to none; choose one with --to queue:NAME: left in %s",
+			f.By, p.left())
 	}
 	if p.router.QueueIndex(f.Queue) < 0 {
 		return "", "", fmt.Errorf("it failed in queue %q, which does not exist: left in %s", f.Queue, p.left())
