@@ -197,3 +197,22 @@ func TestDecoderSaysWhenAMessageReachedItsQueue(t *testing.T) {
 		t.Errorf("republished by Spring: reached %v (%q), want unknown", m.Reached, m.ReachedFrom)
 	}
 }
+
+// Issue 34: a message that records nothing, in orders.failure beside
+// orders, shows orders as its origin, labelled as inferred from the name
+// (where --to origin sends it); a name is no evidence, so FailedIn stays
+// empty. One that records its death keeps the broker's origin.
+func TestDecoderShowsAnOriginInferredFromTheName(t *testing.T) {
+	v := &topology.Vhost{Name: "/", Queues: []topology.Queue{{Name: "orders", Type: topology.QueueClassic}, {Name: "orders.failure", Type: topology.QueueClassic}}}
+	d := NewDecoder(v, topology.Discover(v), "orders.failure")
+	m := broker.Message{}
+	d.Decode(&m, []byte("{}"), 64)
+	if m.Origin == nil || m.Origin.RoutingKey != "orders" || m.Origin.By != "inferred from the name orders.failure" || m.FailedIn != "" {
+		t.Errorf("origin %+v, failed in %q; want orders inferred from the name, no failed-in", m.Origin, m.FailedIn)
+	}
+	dead := broker.Message{Headers: retry.Headers{"x-death": []any{map[string]any{"queue": "orders", "reason": "rejected", "count": int64(1), "exchange": "", "routing-keys": []any{"orders"}}}}}
+	d.Decode(&dead, []byte("{}"), 64)
+	if dead.Origin == nil || dead.Origin.By != "" || dead.Origin.RoutingKey != "orders" {
+		t.Errorf("dead-lettered: origin %+v, want the broker's", dead.Origin)
+	}
+}

@@ -27,6 +27,9 @@ type Failure struct {
 	// routes to: several, so none is chosen; --to origin refuses the
 	// message and names them all.
 	Candidates []string
+	// Inferred: the answer rests on the name of the queue the message is
+	// in alone, nothing it records (no evidence of where it failed).
+	Inferred bool
 	// Note is what a plan says of an answer that is not plainly recorded
 	// (one inferred from a name, an exchange read as its one queue), so a
 	// dry run shows what it rests on; "" when it is recorded.
@@ -121,7 +124,7 @@ func failedIn(r *topology.Router, ladders []retry.Ladder, in string, h retry.Hea
 	}
 	if q, pat := inferredWorkQueue(r, in); q != "" {
 		by := "inferred from the name " + in
-		return Failure{Queue: q, By: by, Note: fmt.Sprintf("origin %s %s (%s; nothing recorded where it failed)", q, by, pat)}, true
+		return Failure{Queue: q, By: by, Inferred: true, Note: fmt.Sprintf("origin %s %s (%s; nothing recorded where it failed)", q, by, pat)}, true
 	}
 	return Failure{}, false
 }
@@ -306,6 +309,15 @@ func namedWorkQueue(r *topology.Router, in, framework string) string {
 // it: r and ladders are the vhost's, in the queue the message is in.
 func FailedIn(r *topology.Router, ladders []retry.Ladder, in string, h retry.Headers) (Failure, bool) {
 	return failedIn(r, ladders, in, h)
+}
+
+// InferredWorkQueue is the existing queue that queue in is named after as
+// its dead end (orders for orders.failure), "" when none: what failedIn
+// answers, inferred, for a message there that records nothing. One
+// answer a queue, so a reader may ask once and skip failedIn otherwise.
+func InferredWorkQueue(r *topology.Router, in string) string {
+	q, _ := inferredWorkQueue(r, in)
+	return q
 }
 
 // queueOfWaitName is the existing queue a wait queue called name was named
