@@ -134,3 +134,16 @@ func TestDiscoveryAndOriginAgreeOnNames(t *testing.T) {
 		}
 	}
 }
+
+// The exchange routes to the error queue itself as well: that one is not
+// where it failed, and publishing through the exchange would put a copy
+// back there, so it goes to events_billing directly.
+func TestOriginOfAnExchangeLeavesTheSourceOut(t *testing.T) {
+	v := watermillPubSub()
+	v.Bindings = append(v.Bindings, topology.Binding{Source: "events", Destination: "poison_queue", DestinationType: "queue"})
+	p := mustPlanner(t, v, Spec{From: "poison_queue", To: Target{Kind: TargetOrigin}})
+	r := p.Plan(Message{MessageID: "m", Headers: poisoned("events")})
+	if !r.Moves() || r.Exchange != "" || r.RoutingKey != "events_billing" || !slices.Equal(r.Reaches, []string{"events_billing"}) {
+		t.Fatalf("plan %+v, want events_billing directly", r)
+	}
+}
