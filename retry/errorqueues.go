@@ -1,6 +1,10 @@
 package retry
 
-import "strings"
+import (
+	"slices"
+	"strings"
+	"sync"
+)
 
 // commonErrorSuffixes are the endings people give a work queue's dead end
 // when no framework names it for them (orders → orders.failure): pure
@@ -25,7 +29,11 @@ type QueueNaming struct {
 // Discovery links an existing Q.failure to Q by it, and --to origin infers
 // Q from a message in Q.failure that records nothing: one table, so the
 // two agree.
-func ErrorQueueNamings() []QueueNaming {
+func ErrorQueueNamings() []QueueNaming { return slices.Clone(errorQueueNamings()) }
+
+// errorQueueNamings is the table, built once: --to origin may ask for
+// every message of a queue.
+var errorQueueNamings = sync.OnceValue(func() []QueueNaming {
 	var out []QueueNaming
 	seen := map[string]bool{}
 	for _, c := range conventions {
@@ -43,7 +51,7 @@ func ErrorQueueNamings() []QueueNaming {
 		}
 	}
 	return out
-}
+})
 
 // NamedAfter is the work queue that name is the dead end of by pattern
 // ("orders" for "orders.failure" by "{queue}.failure"); "" when name is

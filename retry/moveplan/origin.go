@@ -135,8 +135,8 @@ func failedIn(r *topology.Router, ladders []retry.Ladder, in string, h retry.Hea
 // with (x-death, the framework's original key), else "" (a fanout
 // exchange, Watermill's pub/sub configs, needs none); never the key it
 // came to in with, which is that of the framework's publish to its error
-// topic, not the original's. ok is false when x
-// routes it nowhere else or ladder cannot tell where.
+// topic, not the original's. ok is false when x routes it nowhere else
+// or ladder cannot tell where.
 func exchangeFailedIn(r *topology.Router, in, x string, deaths []retry.Death, st retry.RetryState, h retry.Headers) (Failure, bool) {
 	var keys []string
 	for _, d := range deaths {
