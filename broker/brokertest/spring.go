@@ -27,8 +27,9 @@ import (
 // key Queue. The listener rejects a message until x-death says Retry
 // expired it Expiries times, then hands it to RepublishMessageRecoverer,
 // whose error exchange (the direct exchange DLX) routes error.<Queue> to
-// Failed. Nothing dead-letters into Failed and no framework's naming
-// names it: only its messages tell whose failures it holds.
+// Failed. Nothing dead-letters into Failed and no naming ladder knows
+// (retry.ErrorQueueNamings: Q.failed, Q_error…) names it: only its
+// messages tell whose failures it holds.
 type SpringRetry struct {
 	Queue, Retry, Failed string
 	Expiries             int64
@@ -40,9 +41,9 @@ type SpringRetry struct {
 }
 
 // NewSpringRetry names the loop of work queue queue: queue.retry, and
-// queue.failed for what is given up on after two expiries.
+// queue.given-up for what is given up on after two expiries.
 func NewSpringRetry(queue string) SpringRetry {
-	return SpringRetry{Queue: queue, Retry: queue + ".retry", Failed: queue + ".failed", Expiries: 2, TTL: 200 * time.Millisecond,
+	return SpringRetry{Queue: queue, Retry: queue + ".retry", Failed: queue + ".given-up", Expiries: 2, TTL: 200 * time.Millisecond,
 		Error: "Order 42 has no customer"}
 }
 

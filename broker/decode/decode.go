@@ -47,6 +47,9 @@ type Decoder struct {
 	bareSet bool
 	// settings caches the queues' dead-letter settings (Message.Reached).
 	settings map[string]topology.QueueSettings
+	// named caches namedAfter.
+	named    string
+	namedSet bool
 }
 
 // maxRelearn bounds how often one read derives the ladders again: the
@@ -99,16 +102,33 @@ func (d *Decoder) decode(m *broker.Message, body []byte, preview int) {
 	if d.v != nil {
 		m.Reached, m.ReachedFrom = m.ReachedTime(d.settingsOf)
 	}
-	// Only a framework's message can have an origin by its naming: the
-	// rest cost nothing more (a peek may read 100,000).
-	if d.router != nil && m.Retry.Framework != "" {
-		if f, ok := moveplan.FailedIn(d.router, d.ladders, d.queue, m.Headers); ok {
-			m.FailedIn = f.Queue
+	// Only a framework's message can have an origin by its naming, and one
+	// that records nothing in a queue named after its work queue (Q.failure)
+	// an origin inferred from that name: the rest cost nothing more (a peek
+	// may read 100,000).
+	if d.router != nil && (m.Retry.Framework != "" || m.Origin == nil && len(m.Deaths) == 0 && d.namedAfter() != "") {
+		// Several candidate queues (an exchange routing to more than one)
+		// are no origin: --to origin refuses those.
+		if f, ok := moveplan.FailedIn(d.router, d.ladders, d.queue, m.Headers); ok && f.Queue != "" {
+			if !f.Inferred {
+				// A name is no evidence: what discovery learns from
+				// messages (topology.Evidence) is what they record.
+				m.FailedIn = f.Queue
+			}
 			if m.Origin == nil {
 				m.Origin = &retry.Origin{RoutingKey: f.Queue, By: f.By}
 			}
 		}
 	}
+}
+
+// namedAfter is the queue the Decoder's queue is named after as its dead
+// end (moveplan.InferredWorkQueue), asked once.
+func (d *Decoder) namedAfter() string {
+	if !d.namedSet {
+		d.named, d.namedSet = moveplan.InferredWorkQueue(d.router, d.queue), true
+	}
+	return d.named
 }
 
 // learn folds what m shows of the vhost's queues into the Decoder's copy

@@ -40,7 +40,7 @@ func TestDecoderShowsTheOriginAMoveUses(t *testing.T) {
 // springVhost is brokertest.SpringRetry's topology: orders dead-letters
 // into orders.retry, whose TTL sends what expires back to orders;
 // RepublishMessageRecoverer publishes what is given up on through DLX to
-// orders.failed, which nothing else ties to orders.
+// orders.given-up, which nothing else ties to orders.
 func springVhost() *topology.Vhost {
 	q := func(name string, args map[string]any) topology.Queue {
 		return topology.Queue{Name: name, Type: topology.QueueClassic, Arguments: args}
@@ -52,15 +52,15 @@ func springVhost() *topology.Vhost {
 		Queues: []topology.Queue{
 			q("orders", map[string]any{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "orders.retry"}),
 			q("orders.retry", map[string]any{"x-message-ttl": int32(5000), "x-dead-letter-exchange": "orders", "x-dead-letter-routing-key": "orders"}),
-			q("orders.failed", nil),
+			q("orders.given-up", nil),
 		},
 		Exchanges: []topology.Exchange{{Name: "", Type: topology.ExchangeDirect}, {Name: "orders", Type: topology.ExchangeDirect}, {Name: "DLX", Type: topology.ExchangeDirect}},
-		Bindings:  []topology.Binding{b("orders", "orders", "orders"), b("DLX", "orders.failed", "error.orders")},
+		Bindings:  []topology.Binding{b("orders", "orders", "orders"), b("DLX", "orders.given-up", "error.orders")},
 	}
 }
 
 // springFailure is a message RepublishMessageRecoverer put in
-// orders.failed after orders.retry expired it twice.
+// orders.given-up after orders.retry expired it twice.
 func springFailure() broker.Message {
 	return broker.Message{Exchange: "DLX", RoutingKey: "error.orders", Headers: retry.Headers{
 		"x-death": []any{
@@ -72,7 +72,7 @@ func springFailure() broker.Message {
 }
 
 // Issue 32: the first message a Decoder reads counts what a read after
-// it counts. The Spring failure's own headers tie orders.failed to orders'
+// it counts. The Spring failure's own headers tie orders.given-up to orders'
 // ladder (it failed in orders): decoded with the topology alone it counts
 // 2 retries from x-death in orders.retry, learned from the messages; a
 // Decoder made after that evidence is known counts the same, and says
@@ -80,8 +80,8 @@ func springFailure() broker.Message {
 func TestDecoderLearnsAsItReads(t *testing.T) {
 	v := springVhost()
 	ladders := topology.Discover(v)
-	if retry.DeathQueuesOf(ladders, "orders.failed")["orders.retry"] {
-		t.Fatal("the topology alone ties orders.failed to orders: no test")
+	if retry.DeathQueuesOf(ladders, "orders.given-up")["orders.retry"] {
+		t.Fatal("the topology alone ties orders.given-up to orders: no test")
 	}
 	check := func(what string, m broker.Message) {
 		t.Helper()
@@ -90,7 +90,7 @@ func TestDecoderLearnsAsItReads(t *testing.T) {
 			t.Errorf("%s: count %d from %q in %v (%q); want 2 from x-death in orders.retry, learned from the messages", what, r.Count, r.Source, r.CountedIn, r.CountFrom)
 		}
 	}
-	d := NewDecoder(v, ladders, "orders.failed")
+	d := NewDecoder(v, ladders, "orders.given-up")
 	m := springFailure()
 	d.Decode(&m, []byte("{}"), 64)
 	check("the first message", m)
@@ -111,9 +111,9 @@ func TestDecoderLearnsAsItReads(t *testing.T) {
 
 	// A read after the first: the client applies what the first showed.
 	e := topology.Evidence{}
-	e.Observe("orders.failed", false, m.Deaths, m.FailedIn)
+	e.Observe("orders.given-up", false, m.Deaths, m.FailedIn)
 	v.Apply(e)
-	again := NewDecoder(v, topology.Discover(v), "orders.failed")
+	again := NewDecoder(v, topology.Discover(v), "orders.given-up")
 	m = springFailure()
 	again.Decode(&m, []byte("{}"), 64)
 	check("a later read", m)
@@ -192,8 +192,27 @@ func TestDecoderSaysWhenAMessageReachedItsQueue(t *testing.T) {
 	m = springFailure()
 	last := m.Headers["x-death"].([]any)[0].(map[string]any)
 	last["time"], last["count"] = at, int64(1) // an exact time, of a death elsewhere
-	NewDecoder(sv, topology.Discover(sv), "orders.failed").Decode(&m, nil, 64)
+	NewDecoder(sv, topology.Discover(sv), "orders.given-up").Decode(&m, nil, 64)
 	if !m.Reached.IsZero() {
 		t.Errorf("republished by Spring: reached %v (%q), want unknown", m.Reached, m.ReachedFrom)
+	}
+}
+
+// Issue 34: a message that records nothing, in orders.failure beside
+// orders, shows orders as its origin, labelled as inferred from the name
+// (where --to origin sends it); a name is no evidence, so FailedIn stays
+// empty. One that records its death keeps the broker's origin.
+func TestDecoderShowsAnOriginInferredFromTheName(t *testing.T) {
+	v := &topology.Vhost{Name: "/", Queues: []topology.Queue{{Name: "orders", Type: topology.QueueClassic}, {Name: "orders.failure", Type: topology.QueueClassic}}}
+	d := NewDecoder(v, topology.Discover(v), "orders.failure")
+	m := broker.Message{}
+	d.Decode(&m, []byte("{}"), 64)
+	if m.Origin == nil || m.Origin.RoutingKey != "orders" || m.Origin.By != "inferred from the name orders.failure" || m.FailedIn != "" {
+		t.Errorf("origin %+v, failed in %q; want orders inferred from the name, no failed-in", m.Origin, m.FailedIn)
+	}
+	dead := broker.Message{Headers: retry.Headers{"x-death": []any{map[string]any{"queue": "orders", "reason": "rejected", "count": int64(1), "exchange": "", "routing-keys": []any{"orders"}}}}}
+	d.Decode(&dead, []byte("{}"), 64)
+	if dead.Origin == nil || dead.Origin.By != "" || dead.Origin.RoutingKey != "orders" {
+		t.Errorf("dead-lettered: origin %+v, want the broker's", dead.Origin)
 	}
 }

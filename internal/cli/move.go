@@ -39,7 +39,13 @@ TARGET is one of:
                                   only that queue: the work queue its x-death
                                   names (past any wait tier), or for Spring's
                                   republished dead letters the group queue that
-                                  dead-letters into the source. Through the
+                                  dead-letters into the source, or the queue a
+                                  framework records (one that names an exchange:
+                                  the one queue it routes to; several are named
+                                  and the message stays: choose with
+                                  --to queue:NAME), else, nothing recorded, Q
+                                  for a source named Q.failure, Q_error, Q.dlq…
+                                  (inferred from the name, and said so). Through the
                                   recorded exchange and key when they reach that
                                   queue alone, else straight to the queue, the
                                   recorded route kept in the headers

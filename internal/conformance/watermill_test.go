@@ -110,3 +110,43 @@ func TestWatermillRetryThenPoisonQueue(t *testing.T) {
 		return id
 	}), queue, ids)
 }
+
+// Issue 34: the same on watermill-amqp's pub/sub configs
+// (NewDurablePubSubConfig, queues named <topic>_billing): topic "orders" is
+// a fanout exchange whose one queue is orders_billing, and PoisonQueue's
+// topic_poisoned names the exchange. Sampled, the messages tie
+// poison_queue_billing to orders_billing's ladder; --to origin sends every
+// message back to orders_billing, the one queue that exchange routes to,
+// and nowhere else; before, nothing moved ("failed in queue orders, which
+// does not exist").
+func TestWatermillPubSubPoisonGoesBackToTheTopicsQueue(t *testing.T) {
+	t.Parallel()
+	dir := testdata(t, "watermill")
+	goBin := requireLibrary(t, "Watermill and watermill-amqp (go mod download in internal/conformance/testdata/watermill)", func(bin string) *exec.Cmd {
+		cmd := exec.Command(bin, "mod", "download")
+		cmd.Dir = dir
+		return cmd
+	}, "go")
+	r := brokertest.OwnVhost(t)
+	// The names main.go's pub/sub configs give.
+	const (
+		queue  = "orders_billing"
+		poison = "poison_queue_billing"
+		n      = 3
+	)
+	runScript(t, dir, []string{"CONFORMANCE_URL=" + scriptURL(t, r), fmt.Sprint("CONFORMANCE_COUNT=", n), "CONFORMANCE_CONFIG=pubsub"}, goBin, "run", ".")
+	ch := brokertest.Channel(t, r, "conformance test")
+	waitDepth(t, ch, poison, n, 30*time.Second)
+
+	// What the messages say ties the poison queue to the topic's queue, as
+	// --to origin reads it (moveplan.FailedIn is the one answer).
+	assertSampledLadder(t, r, queue, poison, n, true)
+
+	out := moveToOrigin(t, r, poison, n)
+	t.Logf("move: %s", out)
+	waitDepth(t, ch, queue, n, 30*time.Second)
+	assertAllIn(t, idsByQueue(t, r, ch, func(d amqp.Delivery) string {
+		id, _ := d.Headers[wmUUIDHeader].(string)
+		return id
+	}), queue, seq("order", n))
+}

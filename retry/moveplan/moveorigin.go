@@ -34,6 +34,12 @@ func (p *Planner) origin(m Message, r *Route) (exchange, key string, err error) 
 	if !ok {
 		return "", "", errors.New("nothing says where it failed (no x-death, no framework header that records it): left in " + p.left())
 	}
+	if f.Queue == "" {
+		// Several queues it may have failed in: publishing to all would
+		// deliver it to consumers that never had it.
+		return "", "", fmt.Errorf("%s: ladder cannot tell which of them it failed in, so it publishes to none; choose one with --to queue:NAME: left in %s",
+			f.By, p.left())
+	}
 	if p.router.QueueIndex(f.Queue) < 0 {
 		return "", "", fmt.Errorf("it failed in queue %q, which does not exist: left in %s", f.Queue, p.left())
 	}
@@ -69,7 +75,7 @@ func (p *Planner) origin(m Message, r *Route) (exchange, key string, err error) 
 			r.DropHeaders = addDrop(r.DropHeaders, topology.HeaderBCC)
 		}
 	}
-	r.Note = joinNotes(r.Note, c.note)
+	r.Note = joinNotes(joinNotes(r.Note, f.Note), c.note)
 	return c.exchange, c.key, nil
 }
 

@@ -1,10 +1,12 @@
 package moveplan
 
 import (
-	"github.com/ladder-tui/ladder/retry"
-	"github.com/ladder-tui/ladder/retry/topology"
+	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/ladder-tui/ladder/retry"
+	"github.com/ladder-tui/ladder/retry/topology"
 )
 
 // Failure is where a message failed: the queue it was rejected in (or
@@ -19,8 +21,19 @@ type Failure struct {
 	// They may reach other queues as well, or none any more.
 	Routes []retry.Origin
 	// By names the record the answer rests on, for notes: "x-death", or a
-	// framework's headers.
+	// framework's headers, or "inferred from the name Q.failure".
 	By string
+	// Candidates, when Queue is "", are the queues a recorded exchange
+	// routes to: several, so none is chosen; --to origin refuses the
+	// message and names them all.
+	Candidates []string
+	// Inferred: the answer rests on the name of the queue the message is
+	// in alone, nothing it records (no evidence of where it failed).
+	Inferred bool
+	// Note is what a plan says of an answer that is not plainly recorded
+	// (one inferred from a name, an exchange read as its one queue), so a
+	// dry run shows what it rests on; "" when it is recorded.
+	Note string
 }
 
 // Spring AMQP's RepublishMessageRecoverer (and Spring Cloud Stream's
@@ -52,8 +65,14 @@ const (
 //     Q_error, Q-error), else the one queue the route reaches.
 //   - the framework's naming alone (Sneakers' Q-error records no route).
 //   - x-first-death-* alone (a client kept only those).
+//   - the name of in alone: Q.failure, Q_error, Q.dlq… of an existing Q
+//     (retry.ErrorQueueNamings), labelled as inferred from the name.
 //
-// ok is false when nothing says.
+// A queue a framework records that is no queue but an exchange (Watermill's
+// topic_poisoned is the topic; with its pub/sub configs that is a fanout
+// exchange, the queue topic_suffix) is the one queue that exchange routes
+// the message to; when it routes to several, Candidates names them and
+// Queue is "". ok is false when nothing says.
 func failedIn(r *topology.Router, ladders []retry.Ladder, in string, h retry.Headers) (Failure, bool) {
 	x := retry.DecodeXDeath(h)
 	for _, d := range x.Deaths {
@@ -76,6 +95,11 @@ func failedIn(r *topology.Router, ladders []retry.Ladder, in string, h retry.Hea
 	}
 	st := r.Conventions().ReadMessage(h, nil, nil)
 	if q := st.FailedQueue; q != "" && q != in {
+		if r.QueueIndex(q) < 0 && r.ExchangeExists(q) {
+			if f, ok := exchangeFailedIn(r, in, q, x.Deaths, st, h); ok {
+				return f, true
+			}
+		}
 		f := Failure{Queue: q, Routes: deathRoutes(x.Deaths, q), By: st.FailedQueueSource}
 		if st.IsGuessed(retry.GuessedQueue) {
 			f.By += " (guessed)"
@@ -101,7 +125,64 @@ func failedIn(r *topology.Router, ladders []retry.Ladder, in string, h retry.Hea
 		}
 		return f, true
 	}
+	if q, pat := inferredWorkQueue(r, in); q != "" {
+		by := "inferred from the name " + in
+		return Failure{Queue: q, By: by, Inferred: true, Note: fmt.Sprintf("origin %s %s (%s; nothing recorded where it failed)", q, by, pat)}, true
+	}
 	return Failure{}, false
+}
+
+// exchangeFailedIn: the queue a framework says the message failed in is
+// named x, which is an exchange: the queue x routes the message to (other
+// than in) is where it was consumed. The keys are those it was recorded
+// with (x-death, the framework's original key), else "" (a fanout
+// exchange, Watermill's pub/sub configs, needs none); never the key it
+// came to in with, which is that of the framework's publish to its error
+// topic, not the original's. ok is false when x routes it nowhere else
+// or ladder cannot tell where.
+func exchangeFailedIn(r *topology.Router, in, x string, deaths []retry.Death, st retry.RetryState, h retry.Headers) (Failure, bool) {
+	var keys []string
+	for _, d := range deaths {
+		for _, k := range d.RoutingKeys {
+			if !slices.Contains(keys, k) {
+				keys = append(keys, k)
+			}
+		}
+	}
+	if st.OriginalSource != "" && st.OriginalExchange == x && !slices.Contains(keys, st.OriginalRoutingKey) {
+		keys = append(keys, st.OriginalRoutingKey)
+	}
+	if len(keys) == 0 {
+		keys = []string{""}
+	}
+	res := r.RouteKeys(x, keys, h)
+	qs := slices.DeleteFunc(slices.Clone(res.Queues), func(q string) bool { return q == in })
+	if res.Approximate || len(qs) == 0 {
+		return Failure{}, false
+	}
+	var routes []retry.Origin
+	for _, k := range keys {
+		routes = append(routes, retry.Origin{Exchange: x, RoutingKey: k})
+	}
+	if len(qs) == 1 {
+		by := fmt.Sprintf("%s names exchange %s, which routes to queue %s only", st.FailedQueueSource, x, qs[0])
+		return Failure{Queue: qs[0], Routes: routes, By: by, Note: "origin " + qs[0] + ": " + by}, true
+	}
+	return Failure{Candidates: qs, Routes: routes,
+		By: fmt.Sprintf("%s names exchange %s, which routes to queues %s", st.FailedQueueSource, x, strings.Join(qs, ", "))}, true
+}
+
+// inferredWorkQueue is the existing queue other than in that in is named
+// after as its dead end (retry.ErrorQueueNamings: orders for
+// orders.failure), and that naming; "" when none. Only a name: the last
+// resort, after everything a message records.
+func inferredWorkQueue(r *topology.Router, in string) (queue, pattern string) {
+	for _, n := range r.Conventions().ErrorQueueNamings() {
+		if q := n.NamedAfter(in); q != "" && q != in && r.QueueIndex(q) >= 0 {
+			return q, n.Pattern
+		}
+	}
+	return "", ""
 }
 
 // failedAfterWait: d is a death in a wait queue (a ladder's tier, wait or
@@ -220,20 +301,12 @@ func namedWorkQueue(r *topology.Router, in, framework string) string {
 	if framework == "" {
 		return ""
 	}
-	for _, c := range r.Conventions().All() {
-		if c.Name != framework {
+	for _, n := range r.Conventions().ErrorQueueNamings() {
+		if n.Framework != framework {
 			continue
 		}
-		for _, pat := range c.ErrorQueues {
-			pre, suf, ok := strings.Cut(pat, "{queue}")
-			if !ok {
-				continue
-			}
-			q, hasPre := strings.CutPrefix(in, pre)
-			q, hasSuf := strings.CutSuffix(q, suf)
-			if hasPre && hasSuf && q != "" && q != in && r.QueueIndex(q) >= 0 {
-				return q
-			}
+		if q := n.NamedAfter(in); q != "" && r.QueueIndex(q) >= 0 {
+			return q
 		}
 	}
 	return ""
@@ -244,6 +317,15 @@ func namedWorkQueue(r *topology.Router, in, framework string) string {
 // it: r and ladders are the vhost's, in the queue the message is in.
 func FailedIn(r *topology.Router, ladders []retry.Ladder, in string, h retry.Headers) (Failure, bool) {
 	return failedIn(r, ladders, in, h)
+}
+
+// InferredWorkQueue is the existing queue that queue in is named after as
+// its dead end (orders for orders.failure), "" when none: what failedIn
+// answers, inferred, for a message there that records nothing. One
+// answer a queue, so a reader may ask once and skip failedIn otherwise.
+func InferredWorkQueue(r *topology.Router, in string) string {
+	q, _ := inferredWorkQueue(r, in)
+	return q
 }
 
 // queueOfWaitName is the existing queue a wait queue called name was named

@@ -42,8 +42,11 @@ func TestFailedInReadsFrameworkRecords(t *testing.T) {
 		// took to <q>_skipped with MT-Reason and no fault headers: its
 		// naming says which queue.
 		{"MassTransit skipped", "submit-order_skipped", retry.Headers{"MT-Reason": "skip", "MT-Host-MachineName": "web-1"}, "submit-order", "MassTransit naming"},
-		// The same naming without Sneakers' header says nothing.
-		{"unmarked", "jobs-error", retry.Headers{"x-other": "1"}, "", ""},
+		// The same naming without Sneakers' header: only the name says,
+		// and the answer says it is inferred.
+		{"unmarked", "jobs-error", retry.Headers{"x-other": "1"}, "jobs", "inferred from the name jobs-error"},
+		// A name no table knows says nothing.
+		{"unknown naming", "jobs-limbo", retry.Headers{"x-other": "1"}, "", ""},
 	} {
 		f, ok := failedIn(r, ladders, tt.in, tt.h)
 		if tt.want == "" {

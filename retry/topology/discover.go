@@ -42,8 +42,10 @@ import (
 //  6. a delay chain delivers into M (delaychain.go: NServiceBus's delay
 //     levels): the chain is one Ladder.Delays entry of every queue it
 //     reaches, and its queues are never mains, tiers or wait queues.
-//  7. a framework's naming gives M an error queue that exists
-//     (errorqueue.go: MassTransit's M_error, Sneakers' M-error…); a
+//  7. a framework's naming, or a common one (retry.ErrorQueueNamings:
+//     M.failure, M.dlq…), gives M an error queue that exists and does not
+//     dead-letter back into M (errorqueue.go: MassTransit's M_error,
+//     Sneakers' M-error…); a
 //     queue it names as M's delay queue held by the workers (Dramatiq's
 //     M.DQ) is one of M's Delays, never a main.
 //  8. M's dead letters end in a dead end (a DLQ as below) and M is neither

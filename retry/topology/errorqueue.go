@@ -26,33 +26,34 @@ type namedErrorQueue struct {
 // ({queue}_error), with the framework's name.
 type queueNaming struct{ framework, pattern string }
 
-// builtinNamings are the built-in conventions' error-queue and
-// held-delay-queue names relative to a work queue, read once: discovery
-// asks for every queue on every refresh.
+// builtinNamings are the built-in tables' error-queue and held-delay-queue
+// names relative to a work queue, read once: discovery asks for every
+// queue on every refresh.
 var builtinNamings = sync.OnceValues(func() (errorQueues, delayQueues []queueNaming) {
-	return conventionNamings(retry.Conventions())
+	return tableNamings(retry.Table{})
 })
 
 // namings are t's namings: the built-in ones read once, a user's declared
 // ones before them.
 func namings(t retry.Table) (errorQueues, delayQueues []queueNaming) {
-	errorQueues, delayQueues = builtinNamings()
-	if d := t.Declared(); len(d) > 0 {
-		de, dd := conventionNamings(d)
-		errorQueues, delayQueues = append(de, errorQueues...), append(dd, delayQueues...)
+	if len(t.Declared()) == 0 {
+		return builtinNamings()
 	}
-	return errorQueues, delayQueues
+	return tableNamings(t)
 }
 
-// conventionNamings are cs' error-queue and held-delay-queue names
-// relative to a work queue.
-func conventionNamings(cs []retry.Convention) (errorQueues, delayQueues []queueNaming) {
-	for _, c := range cs {
-		for _, pat := range c.ErrorQueues {
-			if strings.Contains(pat, "{queue}") {
-				errorQueues = append(errorQueues, queueNaming{c.Name, pat})
-			}
+// tableNamings are t's error-queue names (the same table --to origin
+// infers a work queue from, Q.failure → Q: a link discovery draws is an
+// origin a move finds, and back) and its conventions' held delay queues.
+func tableNamings(t retry.Table) (errorQueues, delayQueues []queueNaming) {
+	for _, n := range t.ErrorQueueNamings() {
+		by := n.Framework
+		if by == "" {
+			by = "common naming"
 		}
+		errorQueues = append(errorQueues, queueNaming{by, n.Pattern})
+	}
+	for _, c := range t.All() {
 		for _, pat := range c.DelayQueues {
 			if strings.Contains(pat, "{queue}") {
 				delayQueues = append(delayQueues, queueNaming{c.Name, pat})
@@ -71,7 +72,9 @@ func (t *discTopo) namedErrorQueues(m int) []namedErrorQueue {
 	errorQueues, _ := namings(t.v.Conventions)
 	for _, n := range errorQueues {
 		e := t.r.QueueIndex(strings.ReplaceAll(n.pattern, "{queue}", name))
-		if e < 0 || e == m || !t.canon[e] || t.inChain(e) || t.hasTTL(e) && t.set[e].HasDeadLetterExchange {
+		// One that dead-letters back into m is on m's way back to work,
+		// not its dead end, whatever its name.
+		if e < 0 || e == m || !t.canon[e] || t.inChain(e) || t.hasTTL(e) && t.set[e].HasDeadLetterExchange || t.reaches(e, m) {
 			continue
 		}
 		out = append(out, namedErrorQueue{queue: e, from: n.framework + ": " + n.pattern})

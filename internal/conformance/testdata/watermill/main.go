@@ -16,8 +16,14 @@
 // The handler fails every message; the command exits once every message
 // is in the poison queue.
 //
+// With CONFORMANCE_CONFIG=pubsub it runs on NewDurablePubSubConfig with
+// GenerateQueueNameTopicNameWithSuffix("billing") instead: each topic a
+// fanout exchange, the subscriber's queue <topic>_billing (orders_billing,
+// and poison_queue_billing for the poison topic), so topic_poisoned names
+// an exchange, not a queue.
+//
 // Environment: CONFORMANCE_URL (AMQP URL with the vhost), CONFORMANCE_COUNT
-// (messages, UUIDs "order-<i>").
+// (messages, UUIDs "order-<i>"), CONFORMANCE_CONFIG ("" or pubsub).
 package main
 
 import (
@@ -57,6 +63,10 @@ func run() error {
 	}
 	logger := watermill.NewStdLogger(false, false)
 	cfg := amqp.NewDurableQueueConfig(url)
+	if os.Getenv("CONFORMANCE_CONFIG") == "pubsub" {
+		cfg = amqp.NewDurablePubSubConfig(url, amqp.GenerateQueueNameTopicNameWithSuffix("billing"))
+	}
+	poisonQueue := cfg.Queue.GenerateName(poisonTopic)
 
 	pub, err := amqp.NewPublisher(cfg, logger)
 	if err != nil {
@@ -120,15 +130,15 @@ func run() error {
 	}
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		q, err := ch.QueueDeclarePassive(poisonTopic, true, false, false, false, nil)
+		q, err := ch.QueueDeclarePassive(poisonQueue, true, false, false, false, nil)
 		if err != nil {
-			return fmt.Errorf("depth of %s: %w", poisonTopic, err)
+			return fmt.Errorf("depth of %s: %w", poisonQueue, err)
 		}
 		if q.Messages >= count {
 			break
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%s holds %d messages after 60 s, want %d", poisonTopic, q.Messages, count)
+			return fmt.Errorf("%s holds %d messages after 60 s, want %d", poisonQueue, q.Messages, count)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -139,6 +149,6 @@ func run() error {
 	if want := int64(count * (maxRetries + 1)); attempts.Load() != want {
 		return fmt.Errorf("handler ran %d times, want %d (%d messages, each tried once and retried %d times)", attempts.Load(), want, count, maxRetries)
 	}
-	fmt.Printf("watermill: %d messages in %s after %d attempts\n", count, poisonTopic, attempts.Load())
+	fmt.Printf("watermill: %d messages in %s after %d attempts\n", count, poisonQueue, attempts.Load())
 	return nil
 }
