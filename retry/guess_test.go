@@ -162,3 +162,26 @@ func FuzzReadMessageBody(f *testing.F) {
 		}
 	})
 }
+
+// The names the README's guessing table lists read as it says.
+func TestGuessNamesAsTheREADMESays(t *testing.T) {
+	for kind, names := range map[guessKind][]string{
+		guessCount:      {"retries", "retryCount", "retry_count", "redeliveryCount", "redeliveries", "x-retries"},
+		guessAttempt:    {"attempts", "x-attempt", "tries", "deliveryAttempt", "x-attempts"},
+		guessError:      {"error", "exception", "reason", "failure", "x-last-error", "lastError"},
+		guessErrorType:  {"error-class", "exception-type", "error-code", "x-error-class"},
+		guessErrorTime:  {"failed-at", "error-time", "failed_at", "x-failed-at"},
+		guessStack:      {"stacktrace", "traceback", "backtrace", "stack"},
+		guessQueue:      {"original-queue", "source-queue", "failed-queue", "x-original-queue"},
+		guessExchange:   {"original-exchange", "source-topic", "x-source-topic"},
+		guessRoutingKey: {"original-routing-key"},
+		guessNone: {"max-retries", "retry-delay", "retry-limit", "backoff", "ttl", "max-attempts", "attempts-allowed",
+			"x-death", "x-first-death-reason", "x-delivery-count", "x-acquired-count", "content-type", "x-delay", "error-count", "order-id"},
+	} {
+		for _, n := range names {
+			if got := guessName(n); got != kind {
+				t.Errorf("%q reads as %d, want %d", n, got, kind)
+			}
+		}
+	}
+}
