@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/ladder-tui/ladder/retry/internal/amqpfield"
 )
@@ -61,22 +60,30 @@ var limits = []string{"max", "limit", "delay", "backoff", "interval", "ttl", "ti
 
 // guessName reads what a field's name says it holds.
 func guessName(name string) guessKind {
-	n := normName(name)
-	if n == "" {
+	var buf [maxGuessName]byte
+	n, ok := normName(buf[:0], name)
+	if !ok || len(n) == 0 {
 		return guessNone
 	}
 	for _, p := range notGuessed {
-		if strings.HasPrefix(n, p) {
+		if bytes.HasPrefix(n, []byte(p)) {
 			return guessNone
 		}
 	}
 	has := func(words ...string) bool {
-		return slices.ContainsFunc(words, func(w string) bool { return strings.Contains(n, w) })
+		for _, w := range words {
+			if bytes.Contains(n, []byte(w)) {
+				return true
+			}
+		}
+		return false
 	}
+	is := func(w string) bool { return string(n) == w }
+	suffix := func(w string) bool { return bytes.HasSuffix(n, []byte(w)) }
 	settings := has(limits...)
 	failure := has("error", "exception", "fault", "failure", "failed")
 	switch {
-	case has("stacktrace", "traceback", "backtrace") || n == "stack" || strings.HasSuffix(n, "stack"):
+	case has("stacktrace", "traceback", "backtrace") || suffix("stack"):
 		return guessStack
 	case failure && has("type", "class", "code", "kind") || has("errorname", "exceptionname"):
 		return guessErrorType
@@ -92,7 +99,7 @@ func guessName(name string) guessKind {
 		return guessNone
 	case has("retrycount", "retries", "retried", "retrynumber", "redeliverycount", "redeliveredcount", "redeliveries", "numretry", "retrycnt"):
 		return guessCount
-	case has("attempt") || n == "tries" || strings.HasSuffix(n, "tries") && !has("retries"):
+	case has("attempt") || is("tries") || suffix("tries") && !has("retries"):
 		return guessAttempt
 	case has("count", "number", "num"):
 		return guessNone
@@ -102,15 +109,29 @@ func guessName(name string) guessKind {
 	return guessNone
 }
 
-// normName is name in lower case with only its letters and digits.
-func normName(name string) string {
-	var b strings.Builder
-	for _, r := range name {
-		if unicode.IsLetter(r) || unicode.IsDigit(r) {
-			b.WriteRune(unicode.ToLower(r))
+// maxGuessName bounds the names guessed from: a name that says what it
+// holds is short, and reading one allocates nothing (a message may carry
+// 10,000 headers).
+const maxGuessName = 64
+
+// normName appends name in lower case with only its ASCII letters and
+// digits to buf; ok is false for a name too long or not ASCII.
+func normName(buf []byte, name string) ([]byte, bool) {
+	if len(name) > maxGuessName {
+		return nil, false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
+			buf = append(buf, c)
+		case c >= 'A' && c <= 'Z':
+			buf = append(buf, c+'a'-'A')
+		case c >= 0x80:
+			return nil, false
 		}
 	}
-	return b.String()
+	return buf, true
 }
 
 // guessField is one field whose name says what it holds.
@@ -126,19 +147,20 @@ type guessField struct {
 // something guessable.
 func (r *fieldReader) guessFields() []guessField {
 	var out []guessField
-	known := r.knownHeaders()
-	names := make([]string, 0, len(r.h))
-	for k := range r.h {
+	var known map[string]bool
+	for k, v := range r.h {
+		g := guessName(k)
+		if g == guessNone {
+			continue
+		}
+		if known == nil {
+			known = r.knownHeaders()
+		}
 		if !known[k] {
-			names = append(names, k)
+			out = append(out, guessField{kind: g, source: k, value: v})
 		}
 	}
-	slices.Sort(names)
-	for _, k := range names {
-		if g := guessName(k); g != guessNone {
-			out = append(out, guessField{kind: g, source: k, value: r.h[k]})
-		}
-	}
+	slices.SortFunc(out, func(a, b guessField) int { return strings.Compare(a.source, b.source) })
 	obj, ok := r.bodyJSON().v.(map[string]any)
 	if !ok {
 		return out

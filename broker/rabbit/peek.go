@@ -75,16 +75,21 @@ func peekQueue(ctx context.Context, conn *amqp.Connection, q topology.Queue, bro
 	err = collect(ctx, bc, q, brokerVersion, opt, run, dec)
 	// Closing the channel is what returns the messages: always do it.
 	forced := bc.close(browseCloseBound)
+	if err == nil && res.Incomplete == "" && !forced {
+		// A connection that died under the peek (a stall ends so: silence,
+		// then a missed heartbeat) may have cut it short.
+		err = amqpLost(connAddr(conn), "peek "+q.Name, connClosed(conn))
+	}
+	// A delivery the client could not parse ends the connection: however
+	// the read learnt it (the delivery stream's close, a consumer it could
+	// not open, the connection's reason after; a busy machine orders them
+	// differently), it is a stop at that message, said, not a failure.
+	if errors.Is(err, broker.ErrUnparsable) && stopUnreadable(run, err) {
+		err = nil
+	}
 	run.Finish()
 	if err != nil {
 		return nil, err
-	}
-	if res.Incomplete == "" && !forced {
-		// A connection that died under the peek (a stall ends so: silence,
-		// then a missed heartbeat) may have cut it short.
-		if lost := amqpLost(connAddr(conn), "peek "+q.Name, connClosed(conn)); lost != nil {
-			return nil, lost
-		}
 	}
 	if run.Read() == 0 && !slices.Contains(res.SideEffects, res.Incomplete) {
 		// Nothing was delivered, nothing changed (but a message the client
