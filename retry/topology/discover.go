@@ -41,7 +41,8 @@ import (
 //     holds its own returned messages back (Ladder.DelayedRetry).
 //  6. a delay chain delivers into M (delaychain.go: NServiceBus's delay
 //     levels): the chain is one Ladder.Delays entry of every queue it
-//     reaches, and its queues are never mains, tiers or wait queues.
+//     reaches, listing the levels whose dead letters reach that queue
+//     (Delay.Levels), and its queues are never mains, tiers or wait queues.
 //  7. a framework's naming, or a common one (retry.ErrorQueueNamings:
 //     M.failure, M.dlq…), gives M an error queue that exists and does not
 //     dead-letter back into M (errorqueue.go: MassTransit's M_error,
