@@ -164,3 +164,28 @@ func TestDiscoverDelayChainLevelsPerEndpoint(t *testing.T) {
 		t.Errorf("levels =\n%+v\nwant\n%+v", levels, want)
 	}
 }
+
+// By routing key the graph sees the sharing itself: a wait queue whose dead
+// letters keep their keys, through an exchange routing each back to its
+// queue, is a wait queue in each of those queues' ladders and no main.
+func TestDiscoverSharedWaitByRoutingKey(t *testing.T) {
+	v := &Vhost{Name: "/", Exchanges: []Exchange{{Name: "retry.back", Type: ExchangeTopic}},
+		Queues: []Queue{
+			{Name: "retry.wait", Arguments: map[string]any{"x-dead-letter-exchange": "retry.back"}},
+			{Name: "orders", Consumers: 1}, {Name: "billing", Consumers: 1},
+		},
+		Bindings: []Binding{{Source: "retry.back", Destination: "orders", DestinationType: "queue", RoutingKey: "orders.#"},
+			{Source: "retry.back", Destination: "billing", DestinationType: "queue", RoutingKey: "billing.#"}},
+	}
+	got := Discover(v)
+	var mains []string
+	for _, l := range got {
+		mains = append(mains, l.Main)
+		if !reflect.DeepEqual(l.WaitQueues, []string{"retry.wait"}) {
+			t.Errorf("%s: wait queues %q, want [retry.wait]", l.Main, l.WaitQueues)
+		}
+	}
+	if !reflect.DeepEqual(mains, []string{"billing", "orders"}) {
+		t.Errorf("mains %q, want billing and orders", mains)
+	}
+}
