@@ -64,6 +64,26 @@ type Delay struct {
 	Queues          []string
 	MinTTL, MaxTTL  time.Duration
 	HeldByConsumers bool
+	// Levels are a chain's queues whose dead letters reach the main
+	// queue, each with its TTL, shortest first: the delays this queue can
+	// be given (NServiceBus sums the levels of a delay's binary digits).
+	Levels []DelayLevel
+	// PerMessageTTL: a wait queue without a TTL (messages wait for their
+	// own expiration) and the ready queue it dead-letters into, from which
+	// a router sends each message back to the queue a header names
+	// (amqplib-retry's _targetQueue): shared by every queue it returns
+	// to, and tied to this one only by the messages seen (From).
+	PerMessageTTL bool
+	// From says what tied the delay to the main queue when no dead-letter
+	// route does ("messages seen in amqplib-retry.delayed return to
+	// orders"); "" when its route does.
+	From string
+}
+
+// DelayLevel is one level of a delay chain: a queue and its TTL.
+type DelayLevel struct {
+	Queue string
+	TTL   time.Duration
 }
 
 // OwnedByLadder reports whether a queue is one ladder declared for itself

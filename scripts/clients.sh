@@ -5,8 +5,9 @@
 # drive the real binary and OpenSSH's client for ladder serve's; the
 # frameworks internal/conformance runs (Celery: python3-celery,
 # python3-kombu; Sneakers' handler on ruby-bunny; rascal and Moleculer
-# Channels from npm, pinned by the package-lock.json of
-# internal/conformance/testdata/rascal and .../moleculer, installed there;
+# Channels and amqplib-retry from npm, pinned by the package-lock.json of
+# internal/conformance/testdata/rascal, .../moleculer and .../amqplibretry,
+# installed there;
 # Watermill's Go modules, pinned by testdata/watermill's go.sum). Installs
 # Debian's packages when missing (as root); without root or apt it says so
 # and those tests skip.
@@ -30,6 +31,7 @@ npm_ci() {
 registries() {
   npm_ci rascal rascal
   npm_ci moleculer @moleculer/channels
+  npm_ci amqplibretry amqplib-retry
   (cd internal/conformance/testdata/watermill && "${GO:-go}" build -o /dev/null .)
 }
 need=()

@@ -98,3 +98,32 @@ func TestHomeShowsAHeldDelayQueue(t *testing.T) {
 	}
 	t.Fatalf("no default.DQ row: %+v", rows)
 }
+
+// amqplib-retry's shared wait queue and its ready queue are a delay of
+// each queue its messages name: per-message TTLs, tied by those messages.
+func TestHomeShowsASharedWait(t *testing.T) {
+	s := &broker.Snapshot{Vhost: "/"}
+	for _, q := range []string{"orders", "amqplib-retry.delayed", "amqplib-retry.ready", "orders.failure"} {
+		s.Topology.Queues = append(s.Topology.Queues, queue(q, 2, 0, 0, 0, 0))
+	}
+	s.Ladders = []retry.Ladder{{Main: "orders", DLQ: "orders.failure", DLQFrom: "common naming: {queue}.failure",
+		Delays: []retry.Delay{{Name: "amqplib-retry.delayed", Queues: []string{"amqplib-retry.delayed", "amqplib-retry.ready"}, PerMessageTTL: true,
+			From: "messages seen in amqplib-retry.ready return to orders"}}}}
+	rows := buildHomeRowsView(s, homeView{})
+	st := newStylesForTest()
+	for i := range rows {
+		if rows[i].name != "amqplib-retry.delayed" {
+			continue
+		}
+		line := ansi.Strip(renderHomeRow(&rows[i], broker.Trend{}, homeLayout(120), st, false, false))
+		if !strings.Contains(line, "shared wait, 2 queues · per-message TTL · 4 waiting") {
+			t.Errorf("row %q", line)
+		}
+		d := ansi.Strip(strings.Join(renderRowDetails(&rows[i], s, 300, 4, st, ""), "\n"))
+		if !strings.Contains(d, "shared wait queue amqplib-retry.delayed → amqplib-retry.ready") || !strings.Contains(d, "return to orders") {
+			t.Errorf("details %q", d)
+		}
+		return
+	}
+	t.Fatalf("no amqplib-retry.delayed row: %+v", rows)
+}

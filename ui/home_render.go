@@ -197,8 +197,12 @@ func buildHomeRowsView(s *broker.Snapshot, view homeView) []homeRow {
 				}
 			}
 			detail := fmt.Sprintf("%d queues %s…%s · %s waiting", len(d.Queues), present.Approx(d.MinTTL), present.Approx(d.MaxTTL), present.Count(held))
-			if d.HeldByConsumers {
+			switch {
+			case d.HeldByConsumers:
 				detail = "held by the workers until due · " + present.Count(held) + " waiting"
+			case d.PerMessageTTL:
+				// No TTL to show: each message waits for its own expiration.
+				detail = fmt.Sprintf("shared wait, %d queues · per-message TTL · %s waiting", len(d.Queues), present.Count(held))
 			}
 			rows = append(rows, homeRow{kind: rowDelays, name: d.Name, ladder: li, held: held, detail: detail})
 		}
@@ -617,8 +621,12 @@ func renderRowDetails(r *homeRow, s *broker.Snapshot, width, height int, st *sty
 	case rowDelays:
 		what = "delay infrastructure shared by every queue it delivers into, " + termtext.Sanitize(r.detail)
 		for _, d := range s.Ladders[r.ladder].Delays {
-			if d.Name == r.name && d.HeldByConsumers {
+			switch {
+			case d.Name == r.name && d.HeldByConsumers:
 				what = "delay queue of " + termtext.Sanitize(s.Ladders[r.ladder].Main) + ": its workers hold each message until due, then publish it back"
+			case d.Name == r.name && d.PerMessageTTL:
+				what = "shared wait queue " + termtext.Sanitize(strings.Join(d.Queues, " → ")) + ", its router sending each message back by header (" +
+					termtext.Sanitize(d.From) + "): serves every queue its messages name"
 			}
 		}
 	case rowOther:

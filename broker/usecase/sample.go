@@ -18,7 +18,13 @@ import (
 // 9). Discovery reads no message on its own: a peek may cost something
 // (on 3.x it marks what it read redelivered), so sampling is asked for
 // (topology --sample), and it peeks only the queues no ladder explains
-// and nothing consumes. The client remembers what it read
+// and nothing consumes, and those whose role discovery inferred (a wait
+// queue without a TTL, rule 4, and the main it makes one) that nothing
+// consumes: their messages may name queues the graph cannot see them
+// return to (amqplib-retry's one shared wait queue and its ready queue,
+// whose router sends each message back by header: topology's rule 10).
+// The peek's own refusals hold: a wait queue whose read would release
+// overdue messages is skipped, saying why. The client remembers what it read
 // (Evidence): the snapshot taken next shows the links, and so do the
 // plans of every action on that client.
 
@@ -56,7 +62,7 @@ type SampleReport struct {
 }
 
 // Sample peeks up to perQueue messages of each queue of snap that no
-// ladder explains and no consumer works (at most MaxSampledQueues, deepest
+// ladder explains, or whose role discovery inferred, and no consumer works (at most MaxSampledQueues, deepest
 // first), so that c learns where its messages failed.
 // A peek the broker refuses (a quorum queue near its delivery limit) is
 // skipped with its reason; any other failure ends the sample.
@@ -64,7 +70,14 @@ func Sample(ctx context.Context, c Sampler, snap *broker.Snapshot, perQueue int)
 	rep := &SampleReport{PerQueue: perQueue, Queues: []SampledQueue{}}
 	var cand []topology.Queue
 	for _, q := range snap.Topology.Queues {
-		explained := slices.ContainsFunc(snap.Ladders, func(l retry.Ladder) bool { return l.Explains(q.Name) })
+		// A queue whose role discovery inferred is read too: a wait queue
+		// without a TTL (the peek is refused, and says so, where reading
+		// past its head would release overdue messages) and a main that
+		// only such a guess makes one (a shared ready queue).
+		explained := slices.ContainsFunc(snap.Ladders, func(l retry.Ladder) bool {
+			inferred := slices.Contains(l.WaitQueues, q.Name) || l.Main == q.Name && len(l.InferredFrom) > 0
+			return l.Explains(q.Name) && !inferred
+		})
 		// The API's depths lag publishes by seconds: an empty-looking queue
 		// is read too (a peek of an empty queue touches nothing), after
 		// the deeper ones.

@@ -79,8 +79,18 @@ func renderTopology(r present.TopologyReport) string {
 		}
 		for _, d := range l.Delays {
 			ttl := present.Dur(time.Duration(d.MinTTLMS)*time.Millisecond) + "…" + present.Dur(time.Duration(d.MaxTTLMS)*time.Millisecond)
-			if d.HeldByConsumers {
+			switch {
+			case d.HeldByConsumers:
 				ttl = "until due" // the workers hold each message: no TTL
+			case d.PerMessageTTL:
+				ttl = present.PerMessageTTL + " (shared)"
+			case len(d.Levels) > 0 && len(d.Levels) < 8:
+				// A few levels: each delay this queue can be given.
+				var ls []string
+				for _, lv := range d.Levels {
+					ls = append(ls, present.Dur(time.Duration(lv.TTLMS)*time.Millisecond))
+				}
+				ttl = strings.Join(ls, ",")
 			}
 			rows = append(rows, []string{"  delays", clean(d.Name), ttl, strconv.FormatInt(d.Messages, 10), "-", "-", "-", "-"})
 		}

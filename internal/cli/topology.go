@@ -32,10 +32,14 @@ dead-letter queue that grew. The broker updates depths every 5 s, so DUR of
 
 Some error queues are tied to their queues only by what their messages say
 (Watermill's poison queue, Moleculer's FAILED_MESSAGES: shared, fed by
-publishing, named by configuration). With --sample N topology first peeks up
-to N messages of each queue no ladder explains and nothing consumes (50
-queues at most, deepest first), then reports with what they
-showed. A peek on RabbitMQ before 4.3 marks what it read redelivered: the
+publishing, named by configuration), and some wait queues to theirs the same
+way (amqplib-retry's one shared wait queue and its ready queue, whose router
+sends each message back to the queue a header names). With --sample N
+topology first peeks up to N messages of each queue no ladder explains, or
+whose role discovery inferred (a wait queue without a TTL, the main it
+makes one), and nothing consumes (50 queues at most, deepest first), then
+reports with what they showed; a wait queue whose read would release
+overdue messages is skipped, saying why. A peek on RabbitMQ before 4.3 marks what it read redelivered: the
 SAMPLED section lists each peek's side effects.
 
 With --all-vhosts topology reads every vhost the user can see at once (one
@@ -105,7 +109,7 @@ they grew) and its worst finding, the vhost on fire first.`,
 	}
 	cmd.Flags().DurationVar(&over, "over", 0, "read twice, this long apart: inflow from depth changes and dlq-growing findings (e.g. 10s)")
 	cmd.Flags().BoolVar(&allVhosts, "all-vhosts", false, "every vhost at once, the one on fire first: ladders, DLQ depth (growth with --over), worst finding")
-	cmd.Flags().IntVar(&sample, "sample", 0, "first peek up to N messages of each queue no ladder explains, to link error queues only their messages tie to a queue")
+	cmd.Flags().IntVar(&sample, "sample", 0, "first peek up to N messages of each queue no ladder explains or whose role was inferred, to link error and wait queues only their messages tie to a queue")
 	return cmd
 }
 

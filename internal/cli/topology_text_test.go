@@ -199,3 +199,25 @@ func TestRenderTopologyCluster(t *testing.T) {
 		t.Errorf("one node, running: the header says nothing of nodes:\n%s", out)
 	}
 }
+
+// A chain's levels that deliver to the endpoint are listed with their
+// TTLs, and a shared wait queue (per-message expirations, its router
+// sending messages back by header) reads as shared, per message.
+func TestRenderTopologySharedDelays(t *testing.T) {
+	rep := present.TopologyReport{Vhost: "/", BrokerVersion: "4.3.6", Ladders: []present.LadderReport{{
+		Main: present.QueueReport{Name: "orders"},
+		Delays: []present.DelayReport{
+			{Name: "delay.level-0…2", Queues: []string{"delay.level-0", "delay.level-1", "delay.level-2"}, MinTTLMS: 1000, MaxTTLMS: 4000,
+				Levels: []present.DelayLevelReport{{Queue: "delay.level-0", TTLMS: 1000}, {Queue: "delay.level-1", TTLMS: 2000}, {Queue: "delay.level-2", TTLMS: 4000}}},
+			{Name: "amqplib-retry.delayed", Queues: []string{"amqplib-retry.delayed", "amqplib-retry.ready"}, PerMessageTTL: true, Messages: 3,
+				From: "messages seen in amqplib-retry.ready return to orders"},
+		},
+		DLQ: &present.QueueReport{Name: "orders.failure"},
+	}}}
+	out := renderTopology(rep)
+	for _, want := range []string{"delay.level-0…2        1s,2s,4s", "amqplib-retry.delayed  msg (shared)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in\n%s", want, out)
+		}
+	}
+}

@@ -286,6 +286,16 @@ func TestNServiceBusErrorQueue(t *testing.T) {
 			t.Errorf("ladder %s: delay %s of %d queues, %d–%d ms; want the 28 levels, 1000–%d ms:\n%s",
 				ep, d.Name, len(got), d.MinTTLMS, d.MaxTTLMS, int64(1<<nsbMaxLevel)*1000, raw)
 		}
+		// Every level delivers to each endpoint, down the chain: level N
+		// waits 2^N s.
+		lv := l.Delays[0].Levels
+		match := len(lv) == len(levels)
+		for i := 0; match && i < len(lv); i++ {
+			match = lv[i].Queue == nsbLevel(i) && lv[i].TTLMS == int64(1<<i)*1000
+		}
+		if !match {
+			t.Errorf("ladder %s: levels %+v, want each of the 28, level N with 2^N s", ep, lv)
+		}
 	}
 	if f := top.findingsOn(levels...); len(f) != 0 {
 		t.Errorf("findings against the delay levels: %v", f)

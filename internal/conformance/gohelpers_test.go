@@ -189,6 +189,11 @@ type gcDelay struct {
 	Queues   json.RawMessage `json:"queues"`
 	MinTTLMS int64           `json:"min_ttl_ms"`
 	MaxTTLMS int64           `json:"max_ttl_ms"`
+	// Levels are the levels that deliver to the ladder's main.
+	Levels []struct {
+		Queue string `json:"queue"`
+		TTLMS int64  `json:"ttl_ms"`
+	} `json:"levels"`
 }
 
 // queues names the delay's queues.

@@ -193,6 +193,15 @@ type delayReport struct {
 	Queues   json.RawMessage `json:"queues"`
 	MinTTLMS int64           `json:"min_ttl_ms"`
 	MaxTTLMS int64           `json:"max_ttl_ms"`
+	// Levels are a chain's levels that deliver to the ladder's main.
+	Levels []struct {
+		Queue string `json:"queue"`
+		TTLMS int64  `json:"ttl_ms"`
+	} `json:"levels"`
+	// PerMessageTTL: a shared wait queue and its ready queue, tied by
+	// the messages seen (From).
+	PerMessageTTL bool   `json:"per_message_ttl"`
+	From          string `json:"from"`
 }
 
 // has says whether the ladder's JSON has field at all.

@@ -69,6 +69,20 @@ type DelayReport struct {
 	// HeldByConsumers: the framework's workers hold each message until it
 	// is due (Dramatiq's {queue}.DQ); no TTL.
 	HeldByConsumers bool `json:"held_by_consumers"`
+	// Levels are the chain's queues whose dead letters reach the main
+	// queue, with their TTLs, shortest first.
+	Levels []DelayLevelReport `json:"levels"`
+	// PerMessageTTL: a shared wait queue (no TTL: messages wait for their
+	// own expiration) and its ready queue, whose router sends messages
+	// back by header (amqplib-retry); From says which messages tied it.
+	PerMessageTTL bool   `json:"per_message_ttl"`
+	From          string `json:"from"`
+}
+
+// DelayLevelReport is one level of a delay chain.
+type DelayLevelReport struct {
+	Queue string `json:"queue"`
+	TTLMS int64  `json:"ttl_ms"`
 }
 
 // QueueReport is a queue's depth and rates; a rate is null when unknown.
@@ -141,7 +155,11 @@ func Topology(s *broker.Snapshot) TopologyReport {
 			in[e] = true
 		}
 		for _, d := range l.Delays {
-			dr := DelayReport{Name: d.Name, Queues: append([]string{}, d.Queues...), MinTTLMS: d.MinTTL.Milliseconds(), MaxTTLMS: d.MaxTTL.Milliseconds(), HeldByConsumers: d.HeldByConsumers}
+			dr := DelayReport{Name: d.Name, Queues: append([]string{}, d.Queues...), MinTTLMS: d.MinTTL.Milliseconds(), MaxTTLMS: d.MaxTTL.Milliseconds(), HeldByConsumers: d.HeldByConsumers,
+				Levels: []DelayLevelReport{}, PerMessageTTL: d.PerMessageTTL, From: d.From}
+			for _, lv := range d.Levels {
+				dr.Levels = append(dr.Levels, DelayLevelReport{Queue: lv.Queue, TTLMS: lv.TTL.Milliseconds()})
+			}
 			for _, q := range d.Queues {
 				dr.Messages += byName[q].Messages
 				in[q] = true

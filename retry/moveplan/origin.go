@@ -219,14 +219,18 @@ func failedAfterWait(r *topology.Router, ladders []retry.Ladder, in string, d re
 	return f, true
 }
 
-// isWaitQueue says whether q waits on a ladder's way back to work.
+// isWaitQueue says whether q waits on a ladder's way back to work: a tier,
+// a wait queue, or a queue of a delay infrastructure (a delay chain, a
+// shared wait queue and its ready queue), which serves many queues, so
+// its x-death entry says nothing of which one the message failed in.
 func isWaitQueue(ladders []retry.Ladder, q string) bool {
 	if retry.OwnedByLadder(q) {
 		return true
 	}
 	for i := range ladders {
 		l := &ladders[i]
-		if l.Main != q && (slices.ContainsFunc(l.Tiers, func(t retry.Tier) bool { return t.Queue == q }) || slices.Contains(l.WaitQueues, q)) {
+		if l.Main != q && (slices.ContainsFunc(l.Tiers, func(t retry.Tier) bool { return t.Queue == q }) || slices.Contains(l.WaitQueues, q) ||
+			slices.ContainsFunc(l.Delays, func(d retry.Delay) bool { return slices.Contains(d.Queues, q) })) {
 			return true
 		}
 	}

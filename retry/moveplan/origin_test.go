@@ -257,3 +257,28 @@ func TestOriginThroughARascalDelayLoop(t *testing.T) {
 		}
 	}
 }
+
+// A shared wait queue (amqplib-retry.delayed, no TTL) serves every queue
+// whose messages name it as where they return by header; its x-death entry
+// in a message now in its ready queue names no work queue, so the origin is
+// not the wait queue: with nothing else recorded, there is none.
+func TestFailedInSharedWaitIsNoOrigin(t *testing.T) {
+	v := &topology.Vhost{Name: "/", Exchanges: []topology.Exchange{{Name: "amqplib-retry", Type: topology.ExchangeDirect}},
+		Queues: []topology.Queue{
+			{Name: "amqplib-retry.delayed", Arguments: map[string]any{"x-dead-letter-exchange": "amqplib-retry", "x-dead-letter-routing-key": "ready"}},
+			{Name: "amqplib-retry.ready"},
+			{Name: "orders", Consumers: 1}, {Name: "billing", Consumers: 1},
+		},
+		Bindings: []topology.Binding{{Source: "amqplib-retry", Destination: "amqplib-retry.ready", DestinationType: "queue", RoutingKey: "ready"}},
+	}
+	v.Apply(topology.Evidence{"amqplib-retry.delayed": {Expiration: true}, "amqplib-retry.ready": {FailedIn: []string{"billing", "orders"}}})
+	ladders := topology.Discover(v)
+	if len(ladders) != 2 || len(ladders[0].Delays) != 1 {
+		t.Fatalf("ladders %+v, want billing and orders, each with the shared wait", ladders)
+	}
+	h := retry.Headers{"x-death": []any{map[string]any{"count": int64(1), "reason": "expired", "queue": "amqplib-retry.delayed",
+		"exchange": "", "routing-keys": []any{"amqplib-retry.delayed"}}}}
+	if f, ok := FailedIn(topology.NewRouter(v), ladders, "amqplib-retry.ready", h); ok {
+		t.Errorf("FailedIn = %+v, want none: the shared wait queue is no work queue", f)
+	}
+}

@@ -1,6 +1,7 @@
 package topology
 
 import (
+	"cmp"
 	"slices"
 	"strings"
 
@@ -126,6 +127,38 @@ func (t *discTopo) delay(ci int) retry.Delay {
 	}
 	d.Name = chainName(d.Queues)
 	return d
+}
+
+// levelsInto are chain ci's queues whose dead letters reach m, down the
+// chain or straight, each with its TTL, shortest first: the delays that
+// can end in m.
+func (t *discTopo) levelsInto(ci, m int) []retry.DelayLevel {
+	reach := map[int]bool{}
+	var todo []int
+	for _, q := range t.chains[ci].queues {
+		if t.reaches(q, m) {
+			reach[q] = true
+			todo = append(todo, q)
+		}
+	}
+	for len(todo) > 0 {
+		q := todo[len(todo)-1]
+		todo = todo[:len(todo)-1]
+		for _, p := range t.dlFrom[q] {
+			if t.chainOf[p] == ci && !reach[p] {
+				reach[p] = true
+				todo = append(todo, p)
+			}
+		}
+	}
+	var out []retry.DelayLevel
+	for _, q := range t.chains[ci].queues {
+		if reach[q] {
+			out = append(out, retry.DelayLevel{Queue: t.v.Queues[q].Name, TTL: t.set[q].MessageTTL})
+		}
+	}
+	slices.SortStableFunc(out, func(a, b retry.DelayLevel) int { return cmp.Compare(a.TTL, b.TTL) })
+	return out
 }
 
 // chainName reads sorted names as one: their common prefix, then the first

@@ -41,7 +41,8 @@ import (
 //     holds its own returned messages back (Ladder.DelayedRetry).
 //  6. a delay chain delivers into M (delaychain.go: NServiceBus's delay
 //     levels): the chain is one Ladder.Delays entry of every queue it
-//     reaches, and its queues are never mains, tiers or wait queues.
+//     reaches, listing the levels whose dead letters reach that queue
+//     (Delay.Levels), and its queues are never mains, tiers or wait queues.
 //  7. a framework's naming, or a common one (retry.ErrorQueueNamings:
 //     M.failure, M.dlq…), gives M an error queue that exists and does not
 //     dead-letter back into M (errorqueue.go: MassTransit's M_error,
@@ -60,6 +61,13 @@ import (
 //     queue, Moleculer's FAILED_MESSAGES, shared by every endpoint and
 //     named by configuration, so only the messages in them tell whose
 //     failures they hold).
+//  10. messages seen in a wait queue W (they waited there for their
+//     expiration) or in a ready queue R it dead-letters into name M as
+//     where they return (Queue.Seen.FailedIn), and W does not dead-letter
+//     into M: a router sends them back by header (sharedwait.go:
+//     amqplib-retry). W and R are one Ladder.Delays entry of every queue
+//     so named, and never mains, tiers or wait queues. Without such
+//     evidence the graph alone makes R a main waited for by W (rule 4).
 //
 // Tiers are those of 1 and 3, sorted by TTL then name.
 // The DLQ is the nearest queue on M's dead-letter route whose dead letters do
@@ -114,6 +122,10 @@ type discTopo struct {
 	// the chain queue i belongs to, or -1.
 	chains  []delayChain
 	chainOf []int
+	// shared are the vhost's shared waits (sharedwait.go); sharedOf[i]
+	// is the one queue i belongs to, or -1.
+	shared   []sharedWait
+	sharedOf []int
 	// heldBy[i] is the work queue whose held delay queue (a framework's
 	// naming, heldDelayQueues) queue i is, or -1.
 	heldBy []int
@@ -186,6 +198,7 @@ func discBuild(v *Vhost) *discTopo {
 		}
 	}
 	t.findDelayChains()
+	t.findSharedWaits()
 	t.heldBy = make([]int, n)
 	for i := range t.heldBy {
 		t.heldBy[i] = -1
@@ -233,7 +246,7 @@ func (t *discTopo) terminalLike(qi int) bool {
 func (t *discTopo) tiers(m int) []int {
 	var out []int
 	for _, w := range t.dlFrom[m] {
-		if !t.hasTTL(w) || t.fedByTTLOrDelay(w) || t.inChain(w) {
+		if !t.hasTTL(w) || t.fedByTTLOrDelay(w) || t.infra(w) {
 			continue
 		}
 		if t.v.Queues[w].Consumers > 0 && t.terminalLike(m) {
@@ -262,7 +275,7 @@ func (t *discTopo) mains() []bool {
 	n := len(t.v.Queues)
 	main := make([]bool, n)
 	for m := range n {
-		if !t.canon[m] || t.inChain(m) {
+		if !t.canon[m] || t.infra(m) {
 			continue
 		}
 		// 5. a quorum queue with built-in delayed retry (4.3) waits itself;
@@ -271,7 +284,7 @@ func (t *discTopo) mains() []bool {
 	}
 	out := slices.Clone(main)
 	for m := range n {
-		if out[m] || !t.canon[m] || t.inChain(m) {
+		if out[m] || !t.canon[m] || t.infra(m) {
 			continue
 		}
 		for _, w := range t.dlFrom[m] {
@@ -286,7 +299,7 @@ func (t *discTopo) mains() []bool {
 	// by rules 7 and 8.
 	waits := make([]bool, n)
 	for m := range n {
-		waits[m] = t.heldBy[m] >= 0
+		waits[m] = t.heldBy[m] >= 0 || t.sharedOf[m] >= 0
 	}
 	for m := range n {
 		if !out[m] {
@@ -315,6 +328,12 @@ func (t *discTopo) mains() []bool {
 	t.seenErr = t.seenErrorQueues(out, waits)
 	for m := range t.seenErr {
 		out[m] = true
+	}
+	// 10. a shared wait returns messages to m by header.
+	for _, sw := range t.shared {
+		for m := range sw.to {
+			out[m] = true
+		}
 	}
 	return out
 }
@@ -370,7 +389,7 @@ func (t *discTopo) waitLike(qi int) bool {
 // consumer attached to a wait queue changes none of those (Findings reports
 // the latter); they only confirm a guess out of a loop.
 func (t *discTopo) waitsFor(w, m int) (ok bool, why []string) {
-	if t.hasTTL(w) || w == m || t.fedByTTLOrDelay(w) || t.inChain(w) || t.inChain(m) {
+	if t.hasTTL(w) || w == m || t.fedByTTLOrDelay(w) || t.infra(w) || t.infra(m) {
 		return false, nil
 	}
 	qw, qm := &t.v.Queues[w], &t.v.Queues[m]
@@ -529,8 +548,11 @@ func (t *discTopo) ladder(m int) retry.Ladder {
 	}
 	slices.Sort(l.ErrorQueues)
 	for _, ci := range t.chainsInto(m) {
-		l.Delays = append(l.Delays, t.delay(ci))
+		d := t.delay(ci)
+		d.Levels = t.levelsInto(ci, m)
+		l.Delays = append(l.Delays, d)
 	}
+	l.Delays = append(l.Delays, t.sharedWaitsInto(m)...)
 	for _, d := range t.heldDelayQueues(m) {
 		n := v.Queues[d].Name
 		l.Delays = append(l.Delays, retry.Delay{Name: n, Queues: []string{n}, HeldByConsumers: true})

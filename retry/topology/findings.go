@@ -132,7 +132,13 @@ func FindingsAt(v *Vhost, ladders []retry.Ladder, now time.Time) []Finding {
 				break
 			}
 		}
-		if backTo != "" && !mainOf[qi] && t.waitLike(qi) {
+		shared := t.sharedOf[qi] >= 0 && t.shared[t.sharedOf[qi]].queues[0] == qi
+		if shared {
+			// A shared wait's messages wait for their own expirations
+			// too, before its ready queue sends them back.
+			backTo = v.Queues[t.shared[t.sharedOf[qi]].queues[1]].Name
+		}
+		if backTo != "" && !mainOf[qi] && (shared || t.waitLike(qi)) {
 			for _, lf := range t.waitFindings(qi, backTo, now) {
 				f.add(lf)
 			}

@@ -175,6 +175,8 @@ func TestDiscoverFrameworks(t *testing.T) {
 	nsbDelay := retry.Delay{Name: "nsb.v2.delay-level-00…27", MinTTL: time.Second, MaxTTL: (1 << 27) * time.Second}
 	for n := range 28 {
 		nsbDelay.Queues = append(nsbDelay.Queues, fmt.Sprintf("nsb.v2.delay-level-%02d", n))
+		// Every level reaches each endpoint, down the chain.
+		nsbDelay.Levels = append(nsbDelay.Levels, retry.DelayLevel{Queue: nsbDelay.Queues[n], TTL: (1 << n) * time.Second})
 	}
 	rascalTier := []retry.Tier{{Queue: "delay:1m", TTL: time.Minute, ReturnExchange: "retry", KeepsRoutingKey: true}}
 	tests := []struct {
