@@ -188,6 +188,16 @@ func TestConventionsReadEachFramework(t *testing.T) {
 		// A generic "retries" header without Celery's task headers is not
 		// Celery's: it is read as a guess (guess_test.go).
 		name: "retries alone", h: Headers{"retries": int32(7)}, source: "retries", count: 7,
+	}, {
+		// Rebus DeadletterQueueErrorHandler.cs: the error details and the
+		// input queue added to the message's own rbs2-* headers; its
+		// delivery attempts were counted in memory, so no count.
+		name: "Rebus error queue",
+		h: Headers{"rbs2-msg-id": "9c1f", "rbs2-intent": "p2p", "rbs2-source-queue": "orders",
+			"rbs2-error-details": "Order A-9 rejected: System.InvalidOperationException: Order A-9 rejected\n   at Shop.Handler.Handle()"},
+		framework: "Rebus", source: SourceNone,
+		errText: "Order A-9 rejected: System.InvalidOperationException: Order A-9 rejected\n   at Shop.Handler.Handle()", errSrc: "rbs2-error-details",
+		failedQueue: "orders", origin: Origin{RoutingKey: "orders", By: "rbs2-source-queue"}, originOK: true,
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
