@@ -5,9 +5,9 @@
 # drive the real binary and OpenSSH's client for ladder serve's; the
 # frameworks internal/conformance runs (Celery: python3-celery,
 # python3-kombu; aio-pika's Master/Worker: python3-aio-pika; Sneakers'
-# handler on ruby-bunny; rascal and Moleculer
-# Channels from npm, pinned by the package-lock.json of
-# internal/conformance/testdata/rascal and .../moleculer, installed there;
+# handler on ruby-bunny; rascal, Moleculer Channels and foo-foo-mq from
+# npm, pinned by the package-lock.json of internal/conformance/testdata/
+# rascal, .../moleculer and .../foofoomq, installed there;
 # Watermill's Go modules, pinned by testdata/watermill's go.sum). Installs
 # Debian's packages when missing (as root); without root or apt it says so
 # and those tests skip.
@@ -31,6 +31,7 @@ npm_ci() {
 registries() {
   npm_ci rascal rascal
   npm_ci moleculer @moleculer/channels
+  npm_ci foofoomq foo-foo-mq
   (cd internal/conformance/testdata/watermill && "${GO:-go}" build -o /dev/null .)
 }
 need=()
