@@ -34,7 +34,7 @@ import (
 //   - Pub/sub publishes to the type's exchange with the topic as routing
 //     key ("" by default: the subscription queues are bound with "#");
 //     send/receive publishes to the default exchange with the queue's name
-//     (Source/EasyNetQ/SendReceive.cs).
+//     (Source/EasyNetQ/DefaultSendReceive.cs; DefaultPubSub.cs for pub/sub).
 const (
 	enqErrorQueue = "EasyNetQ_Default_Error_Queue"
 	enqErrorType  = "EasyNetQ.SystemMessages.Error, EasyNetQ"
