@@ -359,6 +359,11 @@ type Properties struct {
 	Type            string     `json:"type,omitempty"`
 	UserID          string     `json:"user_id,omitempty"`
 	AppID           string     `json:"app_id,omitempty"`
+	// TimestampRaw is the timestamp as sent (Unix seconds) when it is no
+	// time JSON can write, Timestamp then nil: JavaScript clients send
+	// Date.now(), milliseconds where AMQP means seconds (foo-foo-mq), a
+	// year past 9999. Kept as the number sent, not read as milliseconds.
+	TimestampRaw int64 `json:"timestamp_raw,omitempty"`
 }
 
 // MoveRequest describes one move or re-publish.

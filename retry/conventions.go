@@ -294,6 +294,26 @@ var conventions = [...]Convention{
 		// there would reach every group, those that succeeded too.
 		OriginQueue: []string{"{x-original-group}.{x-original-channel}"},
 	},
+	{
+		// Rebus retries in memory (the delivery is nacked back to its
+		// queue, counted by message id in the process: nothing on the
+		// message), then sends it to the error queue with the error and
+		// the input queue it failed in added to its headers. Its RabbitMQ
+		// transport binds every queue to the direct exchange RebusDirect
+		// by its own name.
+		Name:  "Rebus",
+		Short: "rbs",
+		Source: "rebus-org/Rebus: Rebus/Retry/PoisonQueues/DeadletterQueueErrorHandler.cs (rbs2-error-details, rbs2-source-queue), " +
+			"Rebus/Messages/Headers.cs; rebus-org/Rebus.RabbitMq: Rebus.RabbitMq/RabbitMq/RabbitMqTransport.cs (RebusDirect, RebusTopics)",
+		Marks:       []string{"rbs2-error-details", "rbs2-source-queue"},
+		QueueNames:  []string{"{queue}", "error"},
+		ErrorQueues: []string{"error"},
+		Exchanges:   []string{"RebusDirect: direct", "RebusTopics: topic"},
+		// "<exception message>: <details>", the details being the
+		// exception's ToString (type, message and stack trace).
+		Error:       []string{"rbs2-error-details"},
+		OriginQueue: []string{"rbs2-source-queue"},
+	},
 }
 
 // Symfony Messenger's stamp headers: X-Message-Stamp- and the stamp's class.

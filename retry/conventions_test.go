@@ -188,6 +188,16 @@ func TestConventionsReadEachFramework(t *testing.T) {
 		// A generic "retries" header without Celery's task headers is not
 		// Celery's: it is read as a guess (guess_test.go).
 		name: "retries alone", h: Headers{"retries": int32(7)}, source: "retries", count: 7,
+	}, {
+		// Rebus DeadletterQueueErrorHandler.cs: the error details and the
+		// input queue added to the message's own rbs2-* headers; its
+		// delivery attempts were counted in memory, so no count.
+		name: "Rebus error queue",
+		h: Headers{"rbs2-msg-id": "9c1f", "rbs2-intent": "p2p", "rbs2-source-queue": "orders",
+			"rbs2-error-details": "Order A-9 rejected: System.InvalidOperationException: Order A-9 rejected\n   at Shop.Handler.Handle()"},
+		framework: "Rebus", source: SourceNone,
+		errText: "Order A-9 rejected: System.InvalidOperationException: Order A-9 rejected\n   at Shop.Handler.Handle()", errSrc: "rbs2-error-details",
+		failedQueue: "orders", origin: Origin{RoutingKey: "orders", By: "rbs2-source-queue"}, originOK: true,
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -372,5 +382,34 @@ func TestCeleryETAIsTheDueTime(t *testing.T) {
 	// An "eta" without Celery's task headers is not Celery's.
 	if st := ReadState(Headers{"eta": "2024-03-01T10:25:30Z"}, nil); !st.DueTime.IsZero() {
 		t.Errorf("bare eta read as due %v", st.DueTime)
+	}
+}
+
+// Rebus's entry is what names it: without the entry the guess reads the
+// same error and failed queue from the names rbs2-error-details and
+// rbs2-source-queue, but labelled guessed and with no framework.
+func TestRebusEntryNamesWhatTheGuessReads(t *testing.T) {
+	h := Headers{"rbs2-msg-id": "9c1f", "rbs2-source-queue": "orders", "rbs2-error-details": "Order A-9 rejected: System.InvalidOperationException"}
+	var without []Convention
+	for _, c := range conventions {
+		if c.Name != "Rebus" {
+			without = append(without, c)
+		}
+	}
+	if len(without) == len(conventions) {
+		t.Fatal("no Rebus entry in the table")
+	}
+	guessed := readMessage(without, h, nil, nil)
+	known := readMessage(conventions[:], h, nil, nil)
+	for _, st := range []RetryState{guessed, known} {
+		if st.LastError != "Order A-9 rejected: System.InvalidOperationException" || st.FailedQueue != "orders" {
+			t.Errorf("error %q, failed in %q; want rbs2-error-details and rbs2-source-queue read", st.LastError, st.FailedQueue)
+		}
+	}
+	if guessed.Framework != "" || len(guessed.Guessed) == 0 {
+		t.Errorf("without the entry: framework %q, guessed %v; want none, a guess", guessed.Framework, guessed.Guessed)
+	}
+	if known.Framework != "Rebus" || len(known.Guessed) != 0 {
+		t.Errorf("with the entry: framework %q, guessed %v; want Rebus, nothing guessed", known.Framework, known.Guessed)
 	}
 }

@@ -4,10 +4,11 @@
 # their way: python3-pika, php-amqplib, amqp-tools), tmux for the tests that
 # drive the real binary and OpenSSH's client for ladder serve's; the
 # frameworks internal/conformance runs (Celery: python3-celery,
-# python3-kombu; Sneakers' handler on ruby-bunny; rascal and Moleculer
-# Channels and amqplib-retry from npm, pinned by the package-lock.json of
-# internal/conformance/testdata/rascal, .../moleculer and .../amqplibretry,
-# installed there;
+# python3-kombu; aio-pika's Master/Worker: python3-aio-pika; Sneakers'
+# handler on ruby-bunny; rascal, Moleculer Channels, amqplib-retry and
+# foo-foo-mq from npm, pinned by the package-lock.json of
+# internal/conformance/testdata/rascal, .../moleculer, .../amqplibretry and
+# .../foofoomq, installed there;
 # Watermill's Go modules, pinned by testdata/watermill's go.sum). Installs
 # Debian's packages when missing (as root); without root or apt it says so
 # and those tests skip.
@@ -32,6 +33,7 @@ registries() {
   npm_ci rascal rascal
   npm_ci moleculer @moleculer/channels
   npm_ci amqplibretry amqplib-retry
+  npm_ci foofoomq foo-foo-mq
   (cd internal/conformance/testdata/watermill && "${GO:-go}" build -o /dev/null .)
 }
 need=()
@@ -41,6 +43,7 @@ command -v amqp-publish >/dev/null || need+=(amqp-tools)
 command -v tmux >/dev/null || need+=(tmux)
 command -v ssh >/dev/null || need+=(openssh-client)
 /usr/bin/python3 -c 'import celery, kombu' 2>/dev/null || need+=(python3-celery python3-kombu)
+/usr/bin/python3 -c 'import aio_pika.patterns' 2>/dev/null || need+=(python3-aio-pika)
 { command -v ruby >/dev/null && ruby -e "require 'bunny'" 2>/dev/null; } || need+=(ruby ruby-bunny)
 command -v npm >/dev/null || need+=(npm)
 if [ ${#need[@]} -eq 0 ]; then registries; exit 0; fi

@@ -268,6 +268,11 @@ func renderProperties(m *broker.Message, at time.Time, width int, st *style.Styl
 	if p.Timestamp != nil {
 		lines = kv(lines, "timestamp", p.Timestamp.UTC().Format(time.RFC3339)+" ("+present.Age(*p.Timestamp, at)+" before the peek)", width, st)
 	}
+	if p.TimestampRaw != 0 {
+		// Seconds past year 9999: most likely a JavaScript client's
+		// Date.now(), but shown as sent, not read as milliseconds.
+		lines = kv(lines, "timestamp", strconv.FormatInt(p.TimestampRaw, 10)+" (as sent; as seconds, past year 9999: milliseconds?)", width, st)
+	}
 	// Without a timestamp, AGE ("~") comes from elsewhere: name it.
 	if seen, from := m.BestTime(); from != "" && from != broker.SeenTimestamp {
 		lines = kv(lines, "seen", seen.UTC().Format(time.RFC3339)+" ("+present.Age(seen, at)+" before the peek; "+seenSource(from, m.Retry.Framework)+")", width, st)

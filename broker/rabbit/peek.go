@@ -391,8 +391,13 @@ func propertiesOf(d *amqp.Delivery) broker.Properties {
 		ContentEncoding: d.ContentEncoding, DeliveryMode: d.DeliveryMode, Priority: d.Priority,
 		CorrelationID: d.CorrelationId, ReplyTo: d.ReplyTo, Type: d.Type, UserID: d.UserId, AppID: d.AppId,
 	}
-	if !d.Timestamp.IsZero() {
-		t := d.Timestamp
+	switch t := d.Timestamp; {
+	case t.IsZero():
+	case t.Year() > 9999 || t.Year() < 0:
+		// RFC 3339 has four-digit years: encoding/json refuses the time
+		// and with it the whole peek.
+		p.TimestampRaw = t.Unix()
+	default:
 		p.Timestamp = &t
 	}
 	return p

@@ -264,6 +264,10 @@ func RecordOf(m *broker.Message) dumpfile.Record {
 	if p.Timestamp != nil {
 		s := p.Timestamp.Unix()
 		r.Properties.Timestamp = &s
+	} else if p.TimestampRaw != 0 {
+		// Unix seconds too: the dump keeps what was sent.
+		s := p.TimestampRaw
+		r.Properties.Timestamp = &s
 	}
 	return r
 }
