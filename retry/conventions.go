@@ -314,6 +314,28 @@ var conventions = [...]Convention{
 		Error:       []string{"rbs2-error-details"},
 		OriginQueue: []string{"rbs2-source-queue"},
 	},
+	{
+		// One shared wait queue for every work queue: a failure is
+		// republished to amqplib-retry.delayed (no TTL; its own
+		// expiration) with the original properties and _targetQueue;
+		// dead-lettered into amqplib-retry.ready, whose consumer in the
+		// library sends it back to _targetQueue with the original
+		// properties (_retryCount raised). When the delay function gives
+		// up it goes to {queue}.failure with those properties.
+		Name:   "amqplib-retry",
+		Short:  "ar",
+		Source: "lanetix/node-amqplib-retry: src/amqp_handler_wrapper.js (_retryCount, _originalProperties, _targetQueue), src/ready_queue_consumer.js, src/initializer.js, src/config.js",
+		Marks:  []string{"_targetQueue", "_originalProperties"},
+		// Requires so a generic _retryCount alone stays a guess.
+		QueueNames:  []string{"{queue}", "{queue}.failure", "amqplib-retry.delayed", "amqplib-retry.ready"},
+		ErrorQueues: []string{"{queue}.failure"},
+		Exchanges:   []string{"amqplib-retry: direct"},
+		// Raised before each delay: the failures so far, the first among
+		// them.
+		Count:          []string{"_originalProperties/headers/_retryCount", "_retryCount"},
+		CountIsAttempt: true,
+		OriginQueue:    []string{"_targetQueue"},
+	},
 }
 
 // Symfony Messenger's stamp headers: X-Message-Stamp- and the stamp's class.

@@ -16,12 +16,12 @@ func TestErrorQueueNamings(t *testing.T) {
 		switch n.Pattern {
 		case "{queue}.dlq":
 			spring = n.Framework == "Spring AMQP / Spring Cloud Stream"
-		case "{queue}.failure":
+		case "{queue}.failed":
 			common = n.Framework == ""
 		}
 	}
 	if !spring || !common {
-		t.Errorf("{queue}.dlq is Spring's %v, {queue}.failure common %v: %+v", spring, common, ns)
+		t.Errorf("{queue}.dlq is Spring's %v, {queue}.failed common %v: %+v", spring, common, ns)
 	}
 	for _, tt := range []struct{ pattern, name, want string }{
 		{"{queue}.failure", "orders.failure", "orders"},

@@ -2,9 +2,7 @@ package conformance
 
 import (
 	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -20,8 +18,8 @@ import (
 // queue) dead-letters into amqplib-retry.ready, whose consumer in the
 // library sends each message back by that header. The graph alone makes
 // the ready queue a main waited for by the delayed one, and nothing ties
-// them to orders or billing. Taught the header (a convention in the config
-// file: ladder has no built-in one for amqplib-retry), topology --sample
+// them to orders or billing. Reading its header (the conventions table's
+// amqplib-retry entry), topology --sample
 // reads the messages waiting in the ready queue while the router is down
 // (x-death: they expired in the delayed queue; the header: where they
 // return): then orders and billing are two
@@ -57,15 +55,6 @@ func TestAmqplibRetrySharedWaitQueue(t *testing.T) {
 		t.Errorf("without evidence, %s's ladder says nothing of what it rested on", ready)
 	}
 
-	cfg := filepath.Join(t.TempDir(), "config.toml")
-	if err := os.WriteFile(cfg, []byte(`
-[conventions.amqplib-retry]
-marks        = ["_targetQueue"]
-count        = "header:_originalProperties/headers/_retryCount"
-origin-queue = "header:_targetQueue"
-`), 0o600); err != nil {
-		t.Fatal(err)
-	}
 	var rep struct {
 		topologyReport
 		Sampled struct {
@@ -76,7 +65,7 @@ origin-queue = "header:_targetQueue"
 			} `json:"queues"`
 		} `json:"sampled"`
 	}
-	ladderJSON(t, r, &rep, "--config", cfg, "topology", "--sample", "10")
+	ladderJSON(t, r, &rep, "topology", "--sample", "10")
 	if i := slices.IndexFunc(rep.Sampled.Queues, func(s struct {
 		Queue    string   `json:"queue"`
 		Read     int      `json:"read"`

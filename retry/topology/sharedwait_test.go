@@ -62,8 +62,8 @@ func TestDiscoverSharedWaitQueueByHeader(t *testing.T) {
 			v.Apply(tt.ev)
 			got := Discover(v)
 			want := []retry.Ladder{
-				{Main: "billing", DLQ: "billing.failure", DLQFrom: "common naming: {queue}.failure", Delays: []retry.Delay{shared(tt.from + "billing")}},
-				{Main: "orders", DLQ: "orders.failure", DLQFrom: "common naming: {queue}.failure", Delays: []retry.Delay{shared(tt.from + "orders")}},
+				{Main: "billing", DLQ: "billing.failure", DLQFrom: "amqplib-retry: {queue}.failure", Delays: []retry.Delay{shared(tt.from + "billing")}},
+				{Main: "orders", DLQ: "orders.failure", DLQFrom: "amqplib-retry: {queue}.failure", Delays: []retry.Delay{shared(tt.from + "orders")}},
 			}
 			if !reflect.DeepEqual(got, want) {
 				t.Fatalf("Discover =\n%+v\nwant\n%+v", got, want)
