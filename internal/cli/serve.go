@@ -83,7 +83,7 @@ once a refresh however many scrape or watch. Without --ssh given,
 --metrics serves metrics only (no keys needed).`,
 		Example: `  ladder serve --ssh 127.0.0.1:2222 --authorized-keys /etc/ladder/authorized_keys --audit-log /var/log/ladder/audit.jsonl
   ssh -t -p 2222 alice@bastion
-  ladder serve --metrics 127.0.0.1:9419          (Prometheus only: no SSH)`,
+  ladder serve --metrics 127.0.0.1:9842          (Prometheus only: no SSH)`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return a.runServe(cmd, f)
