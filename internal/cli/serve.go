@@ -79,8 +79,8 @@ served vhost's ladders (DLQ depth, inflow and oldest message's age, each
 tier's depth), its findings (ladder_finding{code,severity,queue}, those
 ladder topology shows), whether the broker answers and ladder's own reads.
 Scrapes read the snapshots the sessions share: the broker is read about
-once a refresh however many scrape or watch. Without --ssh given,
---metrics serves metrics only (no keys needed).`,
+once a refresh however many scrape or watch. Without --ssh or
+--authorized-keys, --metrics serves metrics only (no keys needed).`,
 		Example: `  ladder serve --ssh 127.0.0.1:2222 --authorized-keys /etc/ladder/authorized_keys --audit-log /var/log/ladder/audit.jsonl
   ssh -t -p 2222 alice@bastion
   ladder serve --metrics 127.0.0.1:9842          (Prometheus only: no SSH)`,
@@ -98,7 +98,7 @@ once a refresh however many scrape or watch. Without --ssh given,
 	fl.BoolVar(&f.readOnlyDumps, "read-only-dumps", false, "let read-only keys dump queues to files (a dump browses: nothing leaves the queue)")
 	f.sessionQuota = files.Size(defaultSessionQuota)
 	fl.Var(&f.sessionQuota, "session-quota", "bytes a session may write to files, its dumps together (0: no bound)")
-	fl.StringVar(&f.metrics, "metrics", "", "also serve Prometheus metrics at http://ADDR/metrics (alone unless --ssh is given)")
+	fl.StringVar(&f.metrics, "metrics", "", "also serve Prometheus metrics at http://ADDR/metrics (alone unless --ssh or --authorized-keys is given)")
 	fl.DurationVar(&f.idleTimeout, "idle-timeout", 30*time.Minute, "end a session when no key was pressed for this long (0: never)")
 	f.ui.register(cmd)
 	return cmd
@@ -107,7 +107,8 @@ once a refresh however many scrape or watch. Without --ssh given,
 // runServe is ladder serve: SSH sessions, Prometheus metrics, or both,
 // reading the broker through one set of snapshot shares.
 func (a *app) runServe(cmd *cobra.Command, f serveFlags) error {
-	withSSH := f.metrics == "" || cmd.Flags().Changed("ssh")
+	// --metrics alone serves metrics only; SSH too when asked for.
+	withSSH := f.metrics == "" || cmd.Flags().Changed("ssh") || cmd.Flags().Changed("authorized-keys")
 	if cmd.Flags().Changed("refresh") && f.ui.refresh < 200*time.Millisecond {
 		return usageErr("--refresh %v: want 200ms or more", f.ui.refresh)
 	}
