@@ -36,12 +36,15 @@ clients:
 # Every package on RabbitMQ 3.10, the broker-facing ones again on 4.3; tests
 # of what differs by version also reach 4.0 (brokertest.RequireVersion); each
 # broker is left as found (scripts/test.sh checks); LADDER_TEST_NOISE=1
-# fills the first with unrelated ladders and queues first.
+# fills the first with unrelated ladders and queues first. The alert rules
+# are tested by promtool (scripts/promtool-rules.sh).
 test: broker-up clients
+	LADDER_REQUIRE_BROKER=1 scripts/promtool-rules.sh
 	GO=$(GO) PKGS='$(PKGS)' scripts/test.sh
 
 # test and RabbitMQ 4.0 too.
 test-matrix: broker-up clients
+	LADDER_REQUIRE_BROKER=1 scripts/promtool-rules.sh
 	GO=$(GO) PKGS='$(PKGS)' VERSIONS='3.10 4.3 4.0' scripts/test.sh
 
 # Unit tests only where no broker answers (integration tests skip with a reason).

@@ -2,7 +2,7 @@
 # clients.sh — what the tests drive besides the broker: other ecosystems'
 # AMQP clients for interop tests (messages they publish carry headers typed
 # their way: python3-pika, php-amqplib, amqp-tools), tmux for the tests that
-# drive the real binary and OpenSSH's client for ladder serve's; the
+# drive the real binary and OpenSSH's client for ladder serve's; promtool; the
 # frameworks internal/conformance runs (Celery: python3-celery,
 # python3-kombu; aio-pika's Master/Worker: python3-aio-pika; Sneakers'
 # handler on ruby-bunny; rascal, Moleculer Channels, amqplib-retry and
@@ -46,6 +46,9 @@ command -v ssh >/dev/null || need+=(openssh-client)
 /usr/bin/python3 -c 'import aio_pika.patterns' 2>/dev/null || need+=(python3-aio-pika)
 { command -v ruby >/dev/null && ruby -e "require 'bunny'" 2>/dev/null; } || need+=(ruby ruby-bunny)
 command -v npm >/dev/null || need+=(npm)
+# promtool (Debian ships it with prometheus): the alert rules' tests and
+# the metrics test's check of a scrape.
+command -v promtool >/dev/null || need+=(prometheus)
 if [ ${#need[@]} -eq 0 ]; then registries; exit 0; fi
 if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then
   echo "clients.sh: missing ${need[*]} (needs root and apt-get); interop tests will skip" >&2

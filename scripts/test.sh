@@ -18,7 +18,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
 PKGS=${PKGS:-./...}
-LIVE_PKGS=${LIVE_PKGS:-"./broker/... ./internal/cli ./internal/conformance ./examples/..."}
+LIVE_PKGS=${LIVE_PKGS:-"./broker/... ./internal/cli ./internal/metrics ./internal/conformance ./examples/..."}
 VERSIONS=${VERSIONS:-"3.10 4.3"}
 work=$(mktemp -d)
 # A TLS node an interrupted test left running (a timeout skips t.Cleanup).

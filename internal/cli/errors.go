@@ -20,6 +20,8 @@ const (
 	exitError   = 1
 	exitUsage   = 2
 	exitPartial = 3
+	// exitFindings: ladder check found what --fail-on fails on.
+	exitFindings = 4
 )
 
 // exitErr carries an exit code with the error that caused it.

@@ -40,7 +40,7 @@ var readOnlyClasses = map[string]readOnlyClass{
 	"ladder completion": {allowed: [][]string{{"completion", "--help"}}},
 	// The context commands read and write the config file, never the
 	// broker: read-only allows them ({cfg} holds the context "a").
-	"ladder serve":                 {tui: true, flags: []string{"authorized-keys", "files", "host-key", "idle-timeout", "max-sessions", "peek-limit", "read-only-dumps", "refresh", "session-quota", "ssh"}},
+	"ladder serve":                 {tui: true, flags: []string{"authorized-keys", "files", "host-key", "idle-timeout", "max-sessions", "peek-limit", "metrics", "read-only-dumps", "refresh", "session-quota", "ssh"}},
 	"ladder context":               {allowed: [][]string{{"context", "--help"}}},
 	"ladder context list":          {allowed: [][]string{{"context", "list", "--config", "{cfg}"}}},
 	"ladder context show":          {allowed: [][]string{{"context", "show", "a", "--config", "{cfg}"}}},
@@ -54,6 +54,8 @@ var readOnlyClasses = map[string]readOnlyClass{
 	"ladder ping":                  {allowed: [][]string{{"ping"}}},
 	"ladder topology":              {allowed: [][]string{{"topology"}, {"topology", "-o", "json"}, {"topology", "--over", "1s"}, {"topology", "--sample", "5"}, {"topology", "--all-vhosts"}}, flags: []string{"all-vhosts", "over", "sample"}},
 	"ladder lint":                  {allowed: [][]string{{"lint"}}, flags: []string{"for"}},
+	"ladder conventions":           {allowed: [][]string{{"conventions"}}},
+	"ladder check":                 {allowed: [][]string{{"check"}, {"check", "-o", "json", "--over", "1s"}}, flags: []string{"fail-on", "over"}},
 	"ladder schedule":              {allowed: [][]string{{"schedule", "--backoff", "fixed", "--base", "5s"}}, flags: []string{"attempts", "backoff", "base", "cap", "factor", "jitter", "ladder"}},
 	"ladder peek":                  {allowed: [][]string{{"peek", "{src}"}, {"peek", "{src}", "-o", "json", "--where", "retries>=0", "--group-by", "error"}}, flags: []string{"body-bytes", "force", "force-peek", "group-by", "limit", "max-time", "where"}},
 	"ladder dump": {

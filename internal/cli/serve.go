@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -15,6 +16,7 @@ import (
 	"github.com/ladder-tui/ladder/broker/rabbit"
 	"github.com/ladder-tui/ladder/internal/files"
 	"github.com/ladder-tui/ladder/internal/gate"
+	"github.com/ladder-tui/ladder/internal/metrics"
 	"github.com/ladder-tui/ladder/internal/secret"
 	"github.com/ladder-tui/ladder/internal/sshserve"
 	"github.com/ladder-tui/ladder/ui"
@@ -30,6 +32,7 @@ type serveFlags struct {
 	files          string
 	readOnlyDumps  bool
 	sessionQuota   files.Size
+	metrics        string
 	ui             uiFlags
 }
 
@@ -69,9 +72,18 @@ writes at most --session-quota bytes.
 The host key is made once (ed25519, 0600) and kept, so clients can pin it;
 its fingerprint is logged at start. Connects, disconnects and refused keys
 are logged to stderr. SIGTERM or Ctrl+C ends every session cleanly (a move
-running in one stops after its batch in flight and writes its audit line).`,
+running in one stops after its batch in flight and writes its audit line).
+
+--metrics ADDR serves Prometheus metrics at http://ADDR/metrics: the
+served vhost's ladders (DLQ depth, inflow and oldest message's age, each
+tier's depth), its findings (ladder_finding{code,severity,queue}, those
+ladder topology shows), whether the broker answers and ladder's own reads.
+Scrapes read the snapshots the sessions share: the broker is read about
+once a refresh however many scrape or watch. Without --ssh or
+--authorized-keys, --metrics serves metrics only (no keys needed).`,
 		Example: `  ladder serve --ssh 127.0.0.1:2222 --authorized-keys /etc/ladder/authorized_keys --audit-log /var/log/ladder/audit.jsonl
-  ssh -t -p 2222 alice@bastion`,
+  ssh -t -p 2222 alice@bastion
+  ladder serve --metrics 127.0.0.1:9842          (Prometheus only: no SSH)`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return a.runServe(cmd, f)
@@ -86,43 +98,26 @@ running in one stops after its batch in flight and writes its audit line).`,
 	fl.BoolVar(&f.readOnlyDumps, "read-only-dumps", false, "let read-only keys dump queues to files (a dump browses: nothing leaves the queue)")
 	f.sessionQuota = files.Size(defaultSessionQuota)
 	fl.Var(&f.sessionQuota, "session-quota", "bytes a session may write to files, its dumps together (0: no bound)")
+	fl.StringVar(&f.metrics, "metrics", "", "also serve Prometheus metrics at http://ADDR/metrics (alone unless --ssh or --authorized-keys is given)")
 	fl.DurationVar(&f.idleTimeout, "idle-timeout", 30*time.Minute, "end a session when no key was pressed for this long (0: never)")
 	f.ui.register(cmd)
 	return cmd
 }
 
-// runServe is ladder serve.
+// runServe is ladder serve: SSH sessions, Prometheus metrics, or both,
+// reading the broker through one set of snapshot shares.
 func (a *app) runServe(cmd *cobra.Command, f serveFlags) error {
-	if f.authorizedKeys == "" {
-		return usageErr("--authorized-keys: which keys may log in? (one OpenSSH public key a line, role=operator or read-only)")
-	}
-	if f.maxSessions < 1 {
-		return usageErr("--max-sessions %d: want 1 or more", f.maxSessions)
-	}
-	if f.idleTimeout < 0 {
-		return usageErr("--idle-timeout %v: want 0 (never) or more", f.idleTimeout)
-	}
+	// --metrics alone serves metrics only; SSH too when asked for.
+	withSSH := f.metrics == "" || cmd.Flags().Changed("ssh") || cmd.Flags().Changed("authorized-keys")
 	if cmd.Flags().Changed("refresh") && f.ui.refresh < 200*time.Millisecond {
 		return usageErr("--refresh %v: want 200ms or more", f.ui.refresh)
 	}
-	if f.ui.peekLimit < 1 {
-		return usageErr("--peek-limit %d: want 1 or more", f.ui.peekLimit)
-	}
-	hostKey := f.hostKey
-	if hostKey == "" {
-		dir, err := sshserve.DataDir()
-		if err != nil {
-			return usageErr("--host-key: no default (%v): give one", err)
+	var ssh *sshPrep
+	if withSSH {
+		var err error
+		if ssh, err = a.prepareSSH(f); err != nil {
+			return err
 		}
-		hostKey = filepath.Join(dir, sshserve.HostKeyName)
-	}
-	filesDir, err := serveFilesDir(f.files, a.auditLog)
-	if err != nil {
-		return err
-	}
-	keys, err := sshserve.LoadAuthorizedKeys(f.authorizedKeys)
-	if err != nil {
-		return usageErr("--authorized-keys: %w", err)
 	}
 	// Every session shares one configuration: a prompt is asked now, never
 	// while a session opens; a password file is checked now and read
@@ -133,24 +128,164 @@ func (a *app) runServe(cmd *cobra.Command, f serveFlags) error {
 	if err != nil {
 		return err
 	}
-	audit, err := a.openAudit()
-	if err != nil {
-		return err
-	}
-	if audit == nil && !cfg.ReadOnly && slices.ContainsFunc(keys.Keys(), func(k sshserve.Key) bool { return k.Role == sshserve.RoleOperator }) {
-		return usageErr("--audit-log: operator keys need an audit log, so every move names who asked (or serve --read-only)")
+	var audit *gate.Log
+	if withSSH {
+		if audit, err = a.openAudit(); err != nil {
+			return err
+		}
+		if audit == nil && !cfg.ReadOnly && slices.ContainsFunc(ssh.keys.Keys(), func(k sshserve.Key) bool { return k.Role == sshserve.RoleOperator }) {
+			return usageErr("--audit-log: operator keys need an audit log, so every move names who asked (or serve --read-only)")
+		}
 	}
 	// Sessions switch context on their own goroutines: no prompt then.
 	a.mu.Lock()
 	a.noPrompt = true
 	served := a.context
 	a.mu.Unlock()
-	// One reader of snapshots for every session (see serveSnapshots).
+	// One reader of snapshots for every session and scrape (see serveSnapshots).
 	shots := &serveSnapshots{refresh: f.ui.refresh}
 	defer shots.close()
+	var parts []func(context.Context) error
+	if f.metrics != "" {
+		ln, err := net.Listen("tcp", f.metrics)
+		if err != nil {
+			return fmt.Errorf("--metrics: %w", err)
+		}
+		h, err := metrics.Handler(metrics.NewCollector(&lazyShare{get: func(ctx context.Context) (*sshserve.SnapshotShare, error) {
+			r, err := shots.get(ctx, a, served, cfg)
+			if err != nil {
+				return nil, err
+			}
+			return r.share, nil
+		}, base: cmd.Context()}, resolvedVhost(cfg), metricsReadTimeout))
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		fmt.Fprintf(a.stderr, "ladder: metrics on http://%s%s\n", ln.Addr(), metrics.Path)
+		parts = append(parts, func(ctx context.Context) error { return metrics.Serve(ctx, ln, h) })
+	}
+	if withSSH {
+		srv, err := a.sshServer(cmd, f, ssh, served, cfg, shots)
+		if err != nil {
+			return err
+		}
+		parts = append(parts, srv.ListenAndServe)
+	}
+	return serveAll(cmd.Context(), parts)
+}
+
+// metricsReadTimeout bounds how long a scrape waits for the broker: under
+// Prometheus' default scrape timeout (10 s).
+const metricsReadTimeout = 8 * time.Second
+
+// serveAll runs parts until ctx ends or one of them stops, which stops
+// the others; the first error is the result.
+func serveAll(ctx context.Context, parts []func(context.Context) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errs := make(chan error, len(parts))
+	for _, p := range parts {
+		go func() { errs <- p(ctx) }()
+	}
+	var first error
+	for range parts {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+		cancel()
+	}
+	return first
+}
+
+// lazyShare is the served vhost's share, made at the first scrape that can
+// reach the broker (ladder serve starts without it): until then a scrape
+// says the broker is down and counts the failed connection as a failed
+// read.
+type lazyShare struct {
+	get  func(context.Context) (*sshserve.SnapshotShare, error)
+	base context.Context
+
+	mu       sync.Mutex
+	share    *sshserve.SnapshotShare
+	failures int
+}
+
+func (l *lazyShare) Snapshot(ctx context.Context) (*broker.Snapshot, error) {
+	l.mu.Lock()
+	s := l.share
+	if s == nil {
+		var err error
+		// The share outlives the scrape that made it.
+		if s, err = l.get(l.base); err != nil {
+			l.failures++
+			l.mu.Unlock()
+			return nil, err
+		}
+		l.share = s
+	}
+	l.mu.Unlock()
+	return s.Snapshot(ctx)
+}
+
+func (l *lazyShare) Stats() sshserve.ShareStats {
+	l.mu.Lock()
+	s, failed := l.share, l.failures
+	l.mu.Unlock()
+	var st sshserve.ShareStats
+	if s != nil {
+		st = s.Stats()
+	}
+	st.Reads += failed
+	st.Done += failed
+	st.Errors += failed
+	return st
+}
+
+// sshPrep is what ladder serve --ssh checked before reaching the broker.
+type sshPrep struct {
+	hostKey, filesDir string
+	keys              *sshserve.AuthorizedKeys
+}
+
+// prepareSSH checks the SSH flags and loads the keys.
+func (a *app) prepareSSH(f serveFlags) (*sshPrep, error) {
+	if f.authorizedKeys == "" {
+		return nil, usageErr("--authorized-keys: which keys may log in? (one OpenSSH public key a line, role=operator or read-only)")
+	}
+	if f.maxSessions < 1 {
+		return nil, usageErr("--max-sessions %d: want 1 or more", f.maxSessions)
+	}
+	if f.idleTimeout < 0 {
+		return nil, usageErr("--idle-timeout %v: want 0 (never) or more", f.idleTimeout)
+	}
+	if f.ui.peekLimit < 1 {
+		return nil, usageErr("--peek-limit %d: want 1 or more", f.ui.peekLimit)
+	}
+	hostKey := f.hostKey
+	if hostKey == "" {
+		dir, err := sshserve.DataDir()
+		if err != nil {
+			return nil, usageErr("--host-key: no default (%v): give one", err)
+		}
+		hostKey = filepath.Join(dir, sshserve.HostKeyName)
+	}
+	filesDir, err := serveFilesDir(f.files, a.auditLog)
+	if err != nil {
+		return nil, err
+	}
+	keys, err := sshserve.LoadAuthorizedKeys(f.authorizedKeys)
+	if err != nil {
+		return nil, usageErr("--authorized-keys: %w", err)
+	}
+	return &sshPrep{hostKey: hostKey, filesDir: filesDir, keys: keys}, nil
+}
+
+// sshServer is ladder serve's SSH server.
+func (a *app) sshServer(cmd *cobra.Command, f serveFlags, p *sshPrep, served string, cfg rabbit.Config, shots *serveSnapshots) (*sshserve.Server, error) {
 	srv, err := sshserve.New(sshserve.Config{
 		Addr:               f.ssh,
-		HostKeyPath:        hostKey,
+		HostKeyPath:        p.hostKey,
 		AuthorizedKeysPath: f.authorizedKeys,
 		MaxSessions:        f.maxSessions,
 		IdleTimeout:        f.idleTimeout,
@@ -166,7 +301,7 @@ func (a *app) runServe(cmd *cobra.Command, f serveFlags) error {
 				who.Role = gate.RoleReadOnly
 			}
 			who.FileWrites = f.readOnlyDumps
-			return files.NewConfined(filesDir, files.ConfinedOptions{
+			return files.NewConfined(p.filesDir, files.ConfinedOptions{
 				User: s.User, Writes: who.May(gate.WriteFile), Quota: int64(f.sessionQuota),
 			})
 		},
@@ -177,9 +312,9 @@ func (a *app) runServe(cmd *cobra.Command, f serveFlags) error {
 		Log: a.stderr,
 	})
 	if err != nil {
-		return usageErr("%w", err)
+		return nil, usageErr("%w", err)
 	}
-	return srv.ListenAndServe(cmd.Context())
+	return srv, nil
 }
 
 // filesDirName is the default files directory's name in the server's
@@ -248,11 +383,7 @@ type serveReader struct {
 // them the first time (and again after a failure: a broker down at the
 // first login is tried again at the next).
 func (s *serveSnapshots) get(ctx context.Context, a *app, context string, cfg rabbit.Config) (*serveReader, error) {
-	vhost := cfg.Vhost // "" (the URL's, else "/") is one of them
-	if r, err := cfg.Resolve(); err == nil {
-		vhost = r.Vhost
-	}
-	key := context + "\x00" + vhost
+	key := context + "\x00" + resolvedVhost(cfg)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if r := s.byVhost[key]; r != nil {
@@ -278,6 +409,14 @@ func (s *serveSnapshots) get(ctx context.Context, a *app, context string, cfg ra
 	}
 	s.byVhost[key] = r
 	return r, nil
+}
+
+// resolvedVhost is the vhost cfg reads ("" is the URL's, else "/").
+func resolvedVhost(cfg rabbit.Config) string {
+	if r, err := cfg.Resolve(); err == nil {
+		return r.Vhost
+	}
+	return cfg.Vhost
 }
 
 // shareMemory makes c remember with from where both are live clients.

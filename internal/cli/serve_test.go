@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -73,8 +74,10 @@ func serveSigner(t *testing.T) gossh.Signer {
 // serving is a ladder serve running on the simulation.
 type serving struct {
 	addr, hostKeyFP string
-	stderr          *lockedBuf
-	stop            func() error
+	// metrics is the URL of /metrics with --metrics.
+	metrics string
+	stderr  *lockedBuf
+	stop    func() error
 
 	mu      sync.Mutex
 	clients []*simClient // every client the server made, in order
@@ -164,6 +167,14 @@ func startServeOn(t *testing.T, c, ro broker.Client, args ...string) *serving {
 		}
 	}
 	t.Cleanup(func() { cancel() })
+	if slices.Contains(args, "--metrics") {
+		metricsOn := regexp.MustCompile(`metrics on (http://\S+)`)
+		eventually(t, 10*time.Second, "metrics line", func() bool { return metricsOn.MatchString(errb.String()) }, errb.String)
+		sv.metrics = metricsOn.FindStringSubmatch(errb.String())[1]
+		if !slices.Contains(args, "--ssh") {
+			return sv
+		}
+	}
 	listening := regexp.MustCompile(`listening on (\S+) \(host key (SHA256:\S+)\)`)
 	eventually(t, 10*time.Second, "listening line", func() bool { return listening.MatchString(errb.String()) }, errb.String)
 	m := listening.FindStringSubmatch(errb.String())

@@ -40,6 +40,19 @@ type SnapshotShare struct {
 	flight *shared
 	// reads counts the reader's reads (tests and the server's log).
 	reads int
+	// stats are what the reads did (ladder serve --metrics).
+	stats ShareStats
+}
+
+// ShareStats are what a share's reads of the broker did: ladder's own
+// metrics.
+type ShareStats struct {
+	// Reads were begun; Done ended (Errors of them failing) and took
+	// Seconds in all.
+	Reads, Done, Errors int
+	Seconds             float64
+	// LastGood is when the last read that worked ended (zero: none yet).
+	LastGood time.Time
 }
 
 // shared is one read of the reader: done is closed once snap and err are
@@ -69,6 +82,15 @@ func (s *SnapshotShare) Reads() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.reads
+}
+
+// Stats is what the share's reads did so far.
+func (s *SnapshotShare) Stats() ShareStats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.stats
+	st.Reads = s.reads
+	return st
 }
 
 // fresh is how long a read is served for. s.mu is held.
@@ -119,7 +141,15 @@ func (s *SnapshotShare) read(viewer context.Context, f *shared) {
 	}
 	defer cancel()
 	f.snap, f.err = s.reader.Snapshot(ctx)
+	end := time.Now()
 	s.mu.Lock()
+	s.stats.Done++
+	s.stats.Seconds += end.Sub(f.at).Seconds()
+	if f.err != nil {
+		s.stats.Errors++
+	} else {
+		s.stats.LastGood = end
+	}
 	if s.last == nil || f.gen >= s.last.gen {
 		s.last = f
 	}

@@ -190,3 +190,24 @@ func TestSnapshotShareLeavesOtherVhostsAlone(t *testing.T) {
 		t.Fatal("a client of another vhost was given the share's snapshots")
 	}
 }
+
+// Stats count the share's reads as the metrics report them: begun, ended,
+// failed, their time, and when the last good one ended.
+func TestSnapshotShareStats(t *testing.T) {
+	r := &countingReader{err: errors.New("api down")}
+	s := NewSnapshotShare(context.Background(), r, "v", time.Hour)
+	_, _ = s.Snapshot(context.Background())
+	if st := s.Stats(); st.Reads != 1 || st.Done != 1 || st.Errors != 1 || !st.LastGood.IsZero() {
+		t.Fatalf("after a failed read: %+v", st)
+	}
+	r.err = nil
+	s.Invalidate()
+	before := time.Now()
+	if _, err := s.Snapshot(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	_, _ = s.Snapshot(context.Background()) // fresh: shared, not read
+	if st := s.Stats(); st.Reads != 2 || st.Done != 2 || st.Errors != 1 || st.LastGood.Before(before) || st.Seconds <= 0 {
+		t.Fatalf("after a good read: %+v", st)
+	}
+}
