@@ -112,7 +112,7 @@ type (
 	mcpMessageArgs struct {
 		mcpVhost
 		Queue     string `json:"queue" jsonschema:"the queue holding the message"`
-		Position  int    `json:"position,omitempty" jsonschema:"its position as peek numbered it (1 is the head)"`
+		Position  *int   `json:"position,omitempty" jsonschema:"its position as peek numbered it (0 is the head)"`
 		MessageID string `json:"message_id,omitempty" jsonschema:"or its message id, among the first 100"`
 	}
 	mcpPlanArgs struct {
@@ -364,10 +364,10 @@ type messageExplained struct {
 func (s *mcpServer) explainMessage(ctx context.Context, req *mcp.CallToolRequest, in mcpMessageArgs) (*mcp.CallToolResult, any, error) {
 	limit := mcpPeekMax
 	switch {
-	case in.Position > 0 && in.Position <= mcpPeekMax:
-		limit = in.Position
-	case in.Position != 0:
-		return result(nil, fmt.Errorf("position %d: want 1 to %d", in.Position, mcpPeekMax))
+	case in.Position != nil && *in.Position >= 0 && *in.Position < mcpPeekMax:
+		limit = *in.Position + 1
+	case in.Position != nil:
+		return result(nil, fmt.Errorf("position %d: want 0 to %d", *in.Position, mcpPeekMax-1))
 	case in.MessageID == "":
 		return result(nil, errors.New("give the message's position or its message_id"))
 	}
@@ -376,7 +376,7 @@ func (s *mcpServer) explainMessage(ctx context.Context, req *mcp.CallToolRequest
 		return result(nil, err)
 	}
 	for _, m := range r.Messages {
-		if in.Position > 0 && m.Position == in.Position || in.Position == 0 && m.Properties.MessageID == in.MessageID {
+		if in.Position != nil && m.Position == *in.Position || in.Position == nil && m.Properties.MessageID == in.MessageID {
 			return result(messageExplained{Queue: r.Queue, PeekedAt: r.PeekedAt, Message: m}, nil)
 		}
 	}

@@ -1,0 +1,205 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/ladder-tui/ladder/broker"
+	"github.com/ladder-tui/ladder/broker/brokertest"
+	"github.com/ladder-tui/ladder/broker/usecase"
+	"github.com/ladder-tui/ladder/internal/present"
+)
+
+// startMCP runs `ladder mcp args...` as the command line would, over an
+// in-memory transport, and connects the SDK's client to it as "test-agent
+// 9". The server stops when the test's client closes.
+func startMCP(t *testing.T, args ...string) *mcp.ClientSession {
+	t.Helper()
+	serverT, clientT := mcp.NewInMemoryTransports()
+	old := mcpTransport
+	mcpTransport = func(*app) mcp.Transport { return serverT }
+	t.Cleanup(func() { mcpTransport = old })
+	done := make(chan string, 1)
+	go func() {
+		code, _, errOut := runLadder(t, append([]string{"mcp"}, args...)...)
+		if code != exitOK {
+			errOut = "exit " + errOut
+		}
+		done <- errOut
+	}()
+	c := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "9"}, nil)
+	cs, err := c.Connect(context.Background(), clientT, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cs.Close()
+		if e := <-done; strings.HasPrefix(e, "exit") {
+			t.Errorf("ladder mcp: %s", e)
+		}
+	})
+	return cs
+}
+
+// call calls a tool and gives its result's JSON text (the structured
+// content as sent), failing the test on an error unless wantErr.
+func call(t *testing.T, cs *mcp.ClientSession, tool string, args map[string]any, wantErr bool) string {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: args})
+	if err != nil {
+		if wantErr {
+			return err.Error()
+		}
+		t.Fatalf("%s: %v", tool, err)
+	}
+	if len(res.Content) == 0 {
+		t.Fatalf("%s: no content", tool)
+	}
+	text := res.Content[0].(*mcp.TextContent).Text
+	if res.IsError != wantErr {
+		t.Fatalf("%s: error %v, want %v: %s", tool, res.IsError, wantErr, text)
+	}
+	return text
+}
+
+// The done-when of ladder mcp on a real broker: an MCP client lists the
+// tools (no move without --allow-moves), reads the topology, peeks, groups
+// and plans a move with the field names of -o json, and is refused the
+// move; the same client of a server started with --allow-moves moves by
+// the plan id (not by another), and the audit log names the client.
+func TestMCPServerOnTheBroker(t *testing.T) {
+	r := vhostEnv(t)
+	src := testQueue(t, r, "dlq", 3, nil)
+	dst := testQueue(t, r, "work", 0, nil)
+
+	cs := startMCP(t)
+	tools, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range tools.Tools {
+		names = append(names, tl.Name)
+	}
+	for _, want := range []string{"list_contexts", "list_vhosts", "topology", "explain_finding", "peek", "group", "explain_message", "plan_move"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("tools %v lack %s", names, want)
+		}
+	}
+	if slices.Contains(names, "move") {
+		t.Errorf("a server without --allow-moves offers move: %v", names)
+	}
+
+	var topo present.TopologyReport
+	if err := json.Unmarshal([]byte(call(t, cs, "topology", nil, false)), &topo); err != nil || topo.Vhost != r.Vhost {
+		t.Fatalf("topology %v: %+v", err, topo)
+	}
+	var vhosts struct{ Vhosts []string }
+	if err := json.Unmarshal([]byte(call(t, cs, "list_vhosts", nil, false)), &vhosts); err != nil || !slices.Contains(vhosts.Vhosts, r.Vhost) {
+		t.Errorf("vhosts %v: %v", err, vhosts)
+	}
+
+	var peek usecase.GroupedPeek
+	text := call(t, cs, "peek", map[string]any{"queue": src, "limit": 2}, false)
+	if err := json.Unmarshal([]byte(text), &peek); err != nil || len(peek.Messages) != 2 || peek.Queue != src || peek.Messages[0].Retry.Count != 2 {
+		t.Fatalf("peek %v: %s", err, text)
+	}
+	for _, field := range []string{`"side_effects"`, `"body_sha256"`, `"retry"`} {
+		if !strings.Contains(text, field) {
+			t.Errorf("peek lacks %s (peek -o json's field): %s", field, text)
+		}
+	}
+	if e := call(t, cs, "peek", map[string]any{"queue": src, "limit": 1000}, true); !strings.Contains(e, "want 1 to 100") {
+		t.Errorf("an unbounded peek: %s", e)
+	}
+
+	var grouped usecase.GroupedPeek
+	if err := json.Unmarshal([]byte(call(t, cs, "group", map[string]any{"queue": src}, false)), &grouped); err != nil || grouped.Grouping == nil || grouped.Grouping.Grouped != 3 {
+		t.Fatalf("group %v: %+v", err, grouped.Grouping)
+	}
+
+	var msg struct {
+		Message broker.Message `json:"message"`
+	}
+	if err := json.Unmarshal([]byte(call(t, cs, "explain_message", map[string]any{"queue": src, "message_id": "dlq-1"}, false)), &msg); err != nil || msg.Message.Position != 1 || msg.Message.Properties.MessageID != "dlq-1" {
+		t.Errorf("explain_message %v: %+v", err, msg.Message)
+	}
+
+	planArgs := map[string]any{"from": src, "to": "queue:" + dst}
+	var plan struct {
+		PlanID string `json:"plan_id"`
+		broker.MoveReport
+	}
+	if err := json.Unmarshal([]byte(call(t, cs, "plan_move", planArgs, false)), &plan); err != nil || plan.PlanID == "" || !plan.DryRun || plan.Requested != 3 || len(plan.Planned) != 3 {
+		t.Fatalf("plan_move %v: %+v", err, plan)
+	}
+	call(t, cs, "move", map[string]any{"plan_id": plan.PlanID}, true)
+	if n := depthOf(t, r, src); n != 3 {
+		t.Fatalf("a read-only server moved: %d left", n)
+	}
+
+	log := filepath.Join(t.TempDir(), "audit.log")
+	cs = startMCP(t, "--allow-moves", "--audit-log", log)
+	if err := json.Unmarshal([]byte(call(t, cs, "plan_move", planArgs, false)), &plan); err != nil || plan.PlanID == "" {
+		t.Fatalf("plan_move %v: %+v", err, plan)
+	}
+	if e := call(t, cs, "move", map[string]any{"plan_id": "plan-0000000000000000"}, true); !strings.Contains(e, "plan_move") {
+		t.Errorf("a move by an id no dry run returned: %s", e)
+	}
+	var moved broker.MoveReport
+	if err := json.Unmarshal([]byte(call(t, cs, "move", map[string]any{"plan_id": plan.PlanID}, false)), &moved); err != nil || moved.Moved != 3 || moved.DryRun {
+		t.Fatalf("move %v: %+v", err, moved)
+	}
+	if a, b := depthOf(t, r, src), depthOf(t, r, dst); a != 0 || b != 3 {
+		t.Fatalf("after the move: %d in the source, %d in the target", a, b)
+	}
+	if e := call(t, cs, "move", map[string]any{"plan_id": plan.PlanID}, true); !strings.Contains(e, "plan_move") {
+		t.Errorf("a plan moved twice: %s", e)
+	}
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("audit log:\n%s", b)
+	}
+	for _, l := range lines {
+		var ev broker.AuditEvent
+		if err := json.Unmarshal([]byte(l), &ev); err != nil || ev.MCPClient != "test-agent 9" || ev.Role != "mcp" || ev.From != src || ev.Vhost != r.Vhost {
+			t.Errorf("audit line %v: %s", err, l)
+		}
+	}
+}
+
+// Hostile message content comes back escaped: no rune a terminal acts on
+// reaches the client raw, and the text is there, as data, in its fields.
+func TestMCPPeekEscapesHostileMessages(t *testing.T) {
+	r := vhostEnv(t)
+	q := brokertest.Name(t, "hostile")
+	brokertest.PublishHostile(t, r, q, brokertest.HostileMessages(0))
+	cs := startMCP(t)
+	for _, tool := range []struct {
+		name string
+		args map[string]any
+	}{
+		{"peek", map[string]any{"queue": q}},
+		{"explain_message", map[string]any{"queue": q, "position": 0}},
+		{"group", map[string]any{"queue": q, "by": "error-text"}},
+	} {
+		text := call(t, cs, tool.name, tool.args, false)
+		if strings.ContainsAny(text, "\x1b\x07\u009b\u202e") {
+			t.Errorf("%s: a raw control rune in %q", tool.name, text)
+		}
+		if !strings.Contains(text, `\u001b]0;pwned`) {
+			t.Errorf("%s: the hostile text is not there escaped: %s", tool.name, text)
+		}
+	}
+}
