@@ -3,13 +3,16 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/brokertest"
@@ -201,5 +204,66 @@ func TestMCPPeekEscapesHostileMessages(t *testing.T) {
 		if !strings.Contains(text, `\u001b]0;pwned`) {
 			t.Errorf("%s: the hostile text is not there escaped: %s", tool.name, text)
 		}
+	}
+}
+
+// The CLI's consent rules, for an agent: a wait queue whose overdue
+// messages any read past its head would release is refused to peek, group,
+// explain_message and plan_move (nothing released, the refusal naming the
+// flag that allows it), unless the server was started with
+// --allow-peek-cost; then the peek reports what it released, as ladder peek
+// --force-peek does.
+func TestMCPPeekCostNeedsTheServersConsent(t *testing.T) {
+	r := vhostEnv(t)
+	ctx := context.Background()
+	ch := brokertest.Channel(t, r, "test mcp overdue")
+	if err := ch.Confirm(false); err != nil {
+		t.Fatal(err)
+	}
+	declareDelayQueue(t, ch, "a")
+	var published time.Time
+	pub := func(id, exp string) {
+		dc, err := ch.PublishWithDeferredConfirmWithContext(ctx, "", "a.delay", false, false, amqp.Publishing{
+			MessageId: id, Expiration: exp, Timestamp: time.Now(), Body: []byte(id)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok, err := dc.WaitContext(ctx); !ok || err != nil {
+			t.Fatalf("publish %s: %v", id, err)
+		}
+		published = time.Now()
+	}
+	pub("head", "3600000")
+	for i := range 10 {
+		pub(fmt.Sprint("short-", i), "1000")
+	}
+	time.Sleep(time.Until(published.Add(2 * time.Second)))
+
+	cs := startMCP(t)
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"peek", map[string]any{"queue": "a.delay"}},
+		{"group", map[string]any{"queue": "a.delay"}},
+		{"explain_message", map[string]any{"queue": "a.delay", "message_id": "short-3"}},
+		{"plan_move", map[string]any{"from": "a.delay", "to": "queue:a"}},
+	} {
+		e := call(t, cs, c.tool, c.args, true)
+		if !strings.Contains(e, "--allow-peek-cost") || !strings.Contains(e, "a.delay") {
+			t.Errorf("%s refused without naming the queue and --allow-peek-cost: %s", c.tool, e)
+		}
+		if d := depthOf(t, r, "a.delay"); d != 11 {
+			t.Fatalf("after a refused %s a.delay holds %d, want 11", c.tool, d)
+		}
+	}
+
+	cs = startMCP(t, "--allow-peek-cost")
+	var res struct {
+		Released   int64  `json:"released"`
+		ReleasedTo string `json:"released_to"`
+	}
+	if err := json.Unmarshal([]byte(call(t, cs, "peek", map[string]any{"queue": "a.delay"}, false)), &res); err != nil || res.Released != 10 || res.ReleasedTo != "queue a" {
+		t.Errorf("peek with --allow-peek-cost: %v, released %d to %q", err, res.Released, res.ReleasedTo)
 	}
 }
