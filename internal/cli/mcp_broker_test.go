@@ -25,13 +25,19 @@ import (
 // 9". The server stops when the test's client closes.
 func startMCP(t *testing.T, args ...string) *mcp.ClientSession {
 	t.Helper()
+	return startMCPWith(t, func(args ...string) (int, string, string) { return runLadder(t, args...) }, args...)
+}
+
+// startMCPWith is startMCP run by run (runOnSim: on the simulation).
+func startMCPWith(t *testing.T, run func(args ...string) (int, string, string), args ...string) *mcp.ClientSession {
+	t.Helper()
 	serverT, clientT := mcp.NewInMemoryTransports()
 	old := mcpTransport
 	mcpTransport = func(*app) mcp.Transport { return serverT }
 	t.Cleanup(func() { mcpTransport = old })
 	done := make(chan string, 1)
 	go func() {
-		code, _, errOut := runLadder(t, append([]string{"mcp"}, args...)...)
+		code, _, errOut := run(append([]string{"mcp"}, args...)...)
 		if code != exitOK {
 			errOut = "exit " + errOut
 		}
