@@ -75,6 +75,8 @@ returned, through the same gate as ladder move: --audit-log gets its lines,
 naming the MCP client as its initialize request did.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			// stdin is the protocol's: a password is never asked there.
+			a.noPrompt = true
 			srv := s.server()
 			err := srv.Run(cmd.Context(), mcpTransport(a))
 			if errors.Is(err, context.Canceled) {
