@@ -47,6 +47,9 @@ type mcpServer struct {
 	allowPeekCost bool
 	mu            sync.Mutex
 	plans         map[string]mcpPlan
+	// opening serializes opening clients: tool calls run concurrently,
+	// and the app's audit files and passwords are opened once a run.
+	opening sync.Mutex
 }
 
 // mcpPlan is a dry run's request bound to its plan, and where it ran.
@@ -180,6 +183,8 @@ func (s *mcpServer) config(vhost string) rabbit.Config {
 
 // client is the one client factory's client, acting as req's MCP client.
 func (s *mcpServer) client(req *mcp.CallToolRequest, cfg rabbit.Config, purpose string) (broker.Client, func(), error) {
+	s.opening.Lock()
+	defer s.opening.Unlock()
 	return s.a.clientAs(cfg, "mcp "+purpose, func(cfg rabbit.Config) gate.Principal { return s.principal(req, cfg) })
 }
 

@@ -1,9 +1,15 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ladder-tui/ladder/broker/sim"
 	"github.com/ladder-tui/ladder/retry/topology"
@@ -63,5 +69,35 @@ func TestMCPPlanIDNamesThePlan(t *testing.T) {
 	a, b, c := id("origin"), id("origin"), id("queue:"+sim.OrdersMain)
 	if a != b || a == c {
 		t.Errorf("ids %s %s %s: want the first two equal, the third not", a, b, c)
+	}
+}
+
+// An assistant may call tools at once (the SDK runs calls concurrently):
+// each call opens its own client through the one factory, and every one
+// answers.
+func TestMCPConcurrentCallsOnTheSimulation(t *testing.T) {
+	s := newSim(t)
+	cs := startMCPWith(t, func(args ...string) (int, string, string) { return runOnSim(t, s, args...) }, "--audit-log", filepath.Join(t.TempDir(), "audit.log"))
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for i := range 8 {
+		wg.Go(func() {
+			tool, args := "topology", map[string]any(nil)
+			if i%2 == 1 {
+				tool, args = "peek", map[string]any{"queue": sim.OrdersDLQ, "limit": 3}
+			}
+			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: args})
+			if err == nil && res.IsError {
+				err = fmt.Errorf("%s: %v", tool, res.Content)
+			}
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
 	}
 }
