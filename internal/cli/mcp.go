@@ -78,6 +78,11 @@ returned, through the same gate as ladder move: --audit-log gets its lines,
 naming the MCP client as its initialize request did.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			// A server that may move in a read-only run is refused before
+			// it serves: an assistant is not offered what would be refused.
+			if err := usecase.RefuseReadOnly(s.allowMoves && a.cfg.ReadOnly, "mcp --allow-moves"); err != nil {
+				return err
+			}
 			// stdin is the protocol's: a password is never asked there.
 			a.noPrompt = true
 			srv := s.server()
