@@ -56,6 +56,8 @@ var readOnlyClasses = map[string]readOnlyClass{
 	"ladder lint":                  {allowed: [][]string{{"lint"}}, flags: []string{"for"}},
 	"ladder schedule":              {allowed: [][]string{{"schedule", "--backoff", "fixed", "--base", "5s"}}, flags: []string{"attempts", "backoff", "base", "cap", "factor", "jitter", "ladder"}},
 	"ladder peek":                  {allowed: [][]string{{"peek", "{src}"}, {"peek", "{src}", "-o", "json", "--where", "retries>=0", "--group-by", "error"}}, flags: []string{"body-bytes", "force", "force-peek", "group-by", "limit", "max-time", "where"}},
+	// ladder conventions reads the config file, never the broker.
+	"ladder conventions": {allowed: [][]string{{"conventions"}}},
 	// ladder mcp serves over stdin (empty here: it ends at once); its
 	// tools' refusals are mcp_broker_test's.
 	"ladder mcp": {refused: [][]string{{"mcp", "--allow-moves"}}, allowed: [][]string{{"mcp"}, {"mcp", "--allow-peek-cost"}}, flags: []string{"mutates:allow-moves", "allow-peek-cost"}},
