@@ -273,3 +273,40 @@ func TestMCPPeekCostNeedsTheServersConsent(t *testing.T) {
 		t.Errorf("peek with --allow-peek-cost: %v, released %d to %q", err, res.Released, res.ReleasedTo)
 	}
 }
+
+// A quorum queue with a delivery limit: where a peek would count a
+// delivery toward it (before RabbitMQ 4.3), the peek tool refuses before
+// touching the queue, naming --allow-peek-cost, and a server started with
+// it peeks; where the browse is free (4.3+), it peeks either way.
+func TestMCPPeekOfALimitedQuorumQueue(t *testing.T) {
+	r := vhostEnv(t)
+	q := testQueue(t, r, "limited", 2, amqp.Table{"x-queue-type": "quorum", "x-delivery-limit": int32(3)})
+	cs := startMCP(t)
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "peek", Arguments: map[string]any{"queue": q}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := res.Content[0].(*mcp.TextContent).Text
+	if !res.IsError {
+		t.Logf("browsed at no cost: %.200s", text)
+		return
+	}
+	if !strings.Contains(text, "--allow-peek-cost") {
+		t.Errorf("refusal without the flag that allows it: %s", text)
+	}
+	cs = startMCP(t, "--allow-peek-cost")
+	var peek usecase.GroupedPeek
+	if err := json.Unmarshal([]byte(call(t, cs, "peek", map[string]any{"queue": q}, false)), &peek); err != nil || len(peek.Messages) != 2 {
+		t.Fatalf("peek with --allow-peek-cost: %v, %d messages", err, len(peek.Messages))
+	}
+	// The refused peek counted nothing: only the allowed one did (once).
+	ids, counted := takeAll(t, r, q)
+	if len(ids) != 2 || len(counted) > 2 {
+		t.Errorf("ids %v, counted %v", ids, counted)
+	}
+	for _, c := range counted {
+		if !strings.HasSuffix(c, ":1") {
+			t.Errorf("delivery counted more than once: %v", counted)
+		}
+	}
+}
