@@ -17,6 +17,7 @@ import (
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/rabbit"
 	"github.com/ladder-tui/ladder/broker/usecase"
+	"github.com/ladder-tui/ladder/internal/files"
 	"github.com/ladder-tui/ladder/internal/gate"
 	"github.com/ladder-tui/ladder/internal/present"
 	"github.com/ladder-tui/ladder/internal/termtext"
@@ -45,17 +46,22 @@ type mcpServer struct {
 	a             *app
 	allowMoves    bool
 	allowPeekCost bool
-	mu            sync.Mutex
-	plans         map[string]mcpPlan
+	// files is --files: the directory whose dump files plan_replay reads
+	// ("" offers no replay).
+	files string
+	mu    sync.Mutex
+	plans map[string]mcpPlan
 	// opening serializes opening clients: tool calls run concurrently,
 	// and the app's audit files and passwords are opened once a run.
 	opening sync.Mutex
 }
 
-// mcpPlan is a dry run's request bound to its plan, and where it ran.
+// mcpPlan is a dry run's request bound to its plan, and where it ran:
+// a move's, or a replay's (replay set).
 type mcpPlan struct {
-	cfg rabbit.Config
-	req broker.MoveRequest
+	cfg    rabbit.Config
+	req    broker.MoveRequest
+	replay *usecase.ReplayRequest
 }
 
 func newMCPCmd(a *app) *cobra.Command {
@@ -94,6 +100,7 @@ naming the MCP client as its initialize request did.`,
 		},
 	}
 	cmd.Flags().BoolVar(&s.allowMoves, "allow-moves", false, "offer the move tool: runs a plan by the plan_id of its dry run, audited")
+	cmd.Flags().StringVar(&s.files, "files", "", "offer replays of the dump files of this directory (plain names; no path, no link): list_dumps, plan_replay, and with --allow-moves replay")
 	cmd.Flags().BoolVar(&s.allowPeekCost, "allow-peek-cost", false, "let peeks and dry runs read where that costs a delivery toward a delivery limit or releases overdue messages")
 	return cmd
 }
@@ -134,7 +141,15 @@ type (
 		ResetRetries bool   `json:"reset_retries,omitempty" jsonschema:"set each message's retry count to zero"`
 	}
 	mcpMoveArgs struct {
-		PlanID string `json:"plan_id" jsonschema:"the plan_id plan_move returned"`
+		PlanID string `json:"plan_id" jsonschema:"the plan_id plan_move (for move) or plan_replay (for replay) returned"`
+	}
+	mcpReplayArgs struct {
+		mcpVhost
+		File         string `json:"file" jsonschema:"a dump file's name, as list_dumps gives it"`
+		To           string `json:"to" jsonschema:"queue:NAME, exchange:NAME[:ROUTING_KEY], origin or original"`
+		Delay        string `json:"delay,omitempty" jsonschema:"wait this long before the target (e.g. 30s)"`
+		Limit        int    `json:"limit,omitempty" jsonschema:"at most this many messages (0: all)"`
+		ResetRetries bool   `json:"reset_retries,omitempty" jsonschema:"set each message's retry count to zero"`
 	}
 )
 
@@ -154,8 +169,15 @@ func (s *mcpServer) server() *mcp.Server {
 	mcp.AddTool(srv, tool("group", "Group a queue (a DLQ) by what broke its messages (ladder peek --group-by -o json).", true), s.group)
 	mcp.AddTool(srv, tool("explain_message", "One message's retry history: its retry count, x-death deaths, origin and last error (a message of ladder peek -o json).", true), s.explainMessage)
 	mcp.AddTool(srv, tool("plan_move", "Dry run of a move (ladder move --dry-run -o json): what would go where. Moves nothing; returns the plan_id a move needs.", true), s.planMove)
+	if s.files != "" {
+		mcp.AddTool(srv, tool("list_dumps", "The dump files a replay may read (the server's --files directory).", true), s.listDumps)
+		mcp.AddTool(srv, tool("plan_replay", "Dry run of a replay of a dump file (ladder replay --dry-run -o json): publishes nothing; returns the plan_id a replay needs.", true), s.planReplay)
+	}
 	if s.allowMoves {
 		mcp.AddTool(srv, tool("move", "Move the messages of a plan plan_move returned, by its exact plan_id: loss-free, each checked against its planned route, audited.", false), s.move)
+		if s.files != "" {
+			mcp.AddTool(srv, tool("replay", "Replay a dump file as a plan plan_replay returned, by its exact plan_id: each message checked against its planned route, audited.", false), s.replay)
+		}
 	}
 	return srv
 }
@@ -473,13 +495,22 @@ func secretlessURL(cfg rabbit.Config) string {
 	return r.Address()
 }
 
-func (s *mcpServer) move(ctx context.Context, req *mcp.CallToolRequest, in mcpMoveArgs) (*mcp.CallToolResult, any, error) {
+// take is the plan of id, made by plan (plan_move, plan_replay), once.
+func (s *mcpServer) take(id string, replay bool, plan string) (mcpPlan, error) {
 	s.mu.Lock()
-	p, ok := s.plans[in.PlanID]
-	delete(s.plans, in.PlanID) // one plan, one move
-	s.mu.Unlock()
-	if !ok {
-		return result(nil, fmt.Errorf("no plan %q: run plan_move and pass the plan_id it returns (a plan moves once)", in.PlanID))
+	defer s.mu.Unlock()
+	p, ok := s.plans[id]
+	if !ok || (p.replay != nil) != replay {
+		return p, fmt.Errorf("no plan %q: run %s and pass the plan_id it returns (a plan runs once)", id, plan)
+	}
+	delete(s.plans, id) // one plan, one run
+	return p, nil
+}
+
+func (s *mcpServer) move(ctx context.Context, req *mcp.CallToolRequest, in mcpMoveArgs) (*mcp.CallToolResult, any, error) {
+	p, err := s.take(in.PlanID, false, "plan_move")
+	if err != nil {
+		return result(nil, err)
 	}
 	c, done, err := s.client(req, p.cfg, "move")
 	if err != nil {
@@ -487,6 +518,86 @@ func (s *mcpServer) move(ctx context.Context, req *mcp.CallToolRequest, in mcpMo
 	}
 	defer done()
 	rep, err := c.Move(ctx, p.req, nil)
+	if err != nil && !errors.Is(err, broker.ErrPartial) && (rep == nil || rep.Moved == 0 && !rep.DuplicatesPossible) {
+		return result(nil, err)
+	}
+	return result(rep, nil)
+}
+
+// dumps is the --files directory, confined: plain names of regular files.
+func (s *mcpServer) dumps() *files.Confined {
+	return files.NewConfined(s.files, files.ConfinedOptions{})
+}
+
+func (s *mcpServer) listDumps(_ context.Context, _ *mcp.CallToolRequest, _ mcpNone) (*mcp.CallToolResult, any, error) {
+	names, err := s.dumps().List()
+	if names == nil {
+		names = []string{}
+	}
+	return result(struct {
+		Files []string `json:"files"`
+	}{names}, err)
+}
+
+func (s *mcpServer) planReplay(ctx context.Context, req *mcp.CallToolRequest, in mcpReplayArgs) (*mcp.CallToolResult, any, error) {
+	path, err := s.dumps().Path(in.File)
+	if err != nil {
+		return result(nil, err)
+	}
+	to, err := moveplan.ParseTarget(in.To)
+	if err != nil {
+		return result(nil, err)
+	}
+	if in.Limit < 0 {
+		return result(nil, fmt.Errorf("limit %d: want 0 (all) or more", in.Limit))
+	}
+	rr := usecase.ReplayRequest{File: path, To: to, Limit: in.Limit, ResetRetries: in.ResetRetries, MaxMoves: usecase.DefaultMaxMoves}
+	if in.Delay != "" {
+		if rr.Delay, err = time.ParseDuration(in.Delay); err != nil || rr.Delay < 0 {
+			return result(nil, fmt.Errorf("delay %q: want a duration such as 30s", in.Delay))
+		}
+	}
+	cfg := s.config(in.Vhost)
+	c, done, err := s.client(req, cfg, "plan replay")
+	if err != nil {
+		return result(nil, err)
+	}
+	defer done()
+	dry := rr
+	dry.DryRun = true
+	plan, err := usecase.Replay(ctx, c, dry, nil)
+	if err != nil {
+		return result(nil, err)
+	}
+	mv := replayMove(rr)
+	mv.From = "file:" + in.File
+	id, err := planID(cfg, mv, plan)
+	if err != nil {
+		return result(nil, err)
+	}
+	if usecase.CheckPreview("replay "+in.File, true, plan) == nil {
+		bound := usecase.Bind(replayMove(rr), plan)
+		rr.Expect, rr.Limit = bound.Expect, bound.Limit // the replay runs the plan returned
+		s.mu.Lock()
+		s.plans[id] = mcpPlan{cfg: cfg, replay: &rr}
+		s.mu.Unlock()
+	} else {
+		id = ""
+	}
+	return result(planned{PlanID: id, MoveReport: plan}, nil)
+}
+
+func (s *mcpServer) replay(ctx context.Context, req *mcp.CallToolRequest, in mcpMoveArgs) (*mcp.CallToolResult, any, error) {
+	p, err := s.take(in.PlanID, true, "plan_replay")
+	if err != nil {
+		return result(nil, err)
+	}
+	c, done, err := s.client(req, p.cfg, "replay")
+	if err != nil {
+		return result(nil, err)
+	}
+	defer done()
+	rep, err := usecase.Replay(ctx, c, *p.replay, nil)
 	if err != nil && !errors.Is(err, broker.ErrPartial) && (rep == nil || rep.Moved == 0 && !rep.DuplicatesPossible) {
 		return result(nil, err)
 	}

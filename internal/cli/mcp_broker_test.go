@@ -310,3 +310,74 @@ func TestMCPPeekOfALimitedQuorumQueue(t *testing.T) {
 		}
 	}
 }
+
+// Replays, as moves: a server with --files offers the directory's dump
+// files and plans a replay of one (nothing published), never a path out of
+// it; the replay tool exists only with --allow-moves, runs only the plan
+// id plan_replay returned (not a move's), and its audit lines name the
+// client.
+func TestMCPReplayByPlanID(t *testing.T) {
+	r := vhostEnv(t)
+	src := testQueue(t, r, "src", 2, nil)
+	dst := testQueue(t, r, "dst", 0, nil)
+	dir := t.TempDir()
+	if code, _, errOut := runLadder(t, "dump", src, "--out", filepath.Join(dir, "src.jsonl")); code != exitOK {
+		t.Fatalf("dump: exit %d %s", code, errOut)
+	}
+	if err := os.WriteFile(filepath.Join(t.TempDir(), "outside.jsonl"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	cs := startMCP(t, "--files", dir)
+	var dumps struct{ Files []string }
+	if err := json.Unmarshal([]byte(call(t, cs, "list_dumps", nil, false)), &dumps); err != nil || !slices.Equal(dumps.Files, []string{"src.jsonl"}) {
+		t.Fatalf("list_dumps %v: %v", err, dumps)
+	}
+	if e := call(t, cs, "plan_replay", map[string]any{"file": "../outside.jsonl", "to": "queue:" + dst}, true); !strings.Contains(e, "not a dump file") {
+		t.Errorf("a path out of --files: %s", e)
+	}
+	call(t, cs, "replay", map[string]any{"plan_id": "x"}, true)
+
+	log := filepath.Join(t.TempDir(), "audit.log")
+	cs = startMCP(t, "--files", dir, "--allow-moves", "--audit-log", log)
+	var plan struct {
+		PlanID string `json:"plan_id"`
+		broker.MoveReport
+	}
+	if err := json.Unmarshal([]byte(call(t, cs, "plan_replay", map[string]any{"file": "src.jsonl", "to": "queue:" + dst}, false)), &plan); err != nil || plan.PlanID == "" || !plan.DryRun || plan.Requested != 2 {
+		t.Fatalf("plan_replay %v: %+v", err, plan)
+	}
+	if n := depthOf(t, r, dst); n != 0 {
+		t.Fatalf("a dry run published %d", n)
+	}
+	var move struct {
+		PlanID string `json:"plan_id"`
+	}
+	if err := json.Unmarshal([]byte(call(t, cs, "plan_move", map[string]any{"from": src, "to": "queue:" + dst}, false)), &move); err != nil || move.PlanID == "" {
+		t.Fatal(err)
+	}
+	if e := call(t, cs, "replay", map[string]any{"plan_id": move.PlanID}, true); !strings.Contains(e, "plan_replay") {
+		t.Errorf("a replay by a move's plan id: %s", e)
+	}
+	var rep broker.MoveReport
+	if err := json.Unmarshal([]byte(call(t, cs, "replay", map[string]any{"plan_id": plan.PlanID}, false)), &rep); err != nil || rep.Moved != 2 {
+		t.Fatalf("replay %v: %+v", err, rep)
+	}
+	if n := depthOf(t, r, dst); n != 2 {
+		t.Fatalf("%s holds %d after the replay, want 2", dst, n)
+	}
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("audit log:\n%s", b)
+	}
+	for _, l := range lines {
+		var ev broker.AuditEvent
+		if err := json.Unmarshal([]byte(l), &ev); err != nil || ev.Action != "replay" || ev.MCPClient != "test-agent 9" || ev.Role != "mcp" {
+			t.Errorf("audit line %v: %s", err, l)
+		}
+	}
+}

@@ -60,7 +60,7 @@ var readOnlyClasses = map[string]readOnlyClass{
 	"ladder conventions": {allowed: [][]string{{"conventions"}}},
 	// ladder mcp serves over stdin (empty here: it ends at once); its
 	// tools' refusals are mcp_broker_test's.
-	"ladder mcp": {refused: [][]string{{"mcp", "--allow-moves"}}, allowed: [][]string{{"mcp"}, {"mcp", "--allow-peek-cost"}}, flags: []string{"mutates:allow-moves", "allow-peek-cost"}},
+	"ladder mcp": {refused: [][]string{{"mcp", "--allow-moves"}}, allowed: [][]string{{"mcp"}, {"mcp", "--allow-peek-cost"}}, flags: []string{"mutates:allow-moves", "allow-peek-cost", "files"}},
 	"ladder dump": {
 		refused: [][]string{{"dump", "{src}", "--out", "{out}", "--consume", "--yes"}, {"dump", "{src}", "--out", "{out}", "--consume", "--yes", "--limit", "1", "--force"}},
 		allowed: [][]string{{"dump", "{src}", "--out", "-"}},
