@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"time"
 
@@ -72,16 +73,19 @@ func newMCPCmd(a *app) *cobra.Command {
 		Long: `Serve ladder to an MCP client (an AI assistant) over stdin and stdout: tools that
 list contexts and vhosts, show the topology with its findings, explain a
 finding, peek a queue, group a queue by cause, explain one message's retry
-history and plan a move (a dry run, which returns a plan_id). Results are JSON
+history and plan a move (a dry run, which returns a plan_id); with --files DIR,
+list that directory's dump files and plan a replay of one. Results are JSON
 with the field names of -o json; text from the broker comes back escaped, as
-data.
+data. A peek reads at most 100 messages; a grouping shows the 50 largest
+groups, each with its first 100 positions (partial says so).
 
 Read-only by default. A peek that would cost something (a delivery toward a
 quorum queue's delivery limit, or releasing the overdue messages of a queue
 whose messages carry their own TTLs) is refused unless --allow-peek-cost.
-With --allow-moves a move tool runs a plan by the exact plan_id its dry run
-returned, through the same gate as ladder move: --audit-log gets its lines,
-naming the MCP client as its initialize request did.`,
+With --allow-moves a move (and with --files a replay) tool runs a plan by the
+exact plan_id its dry run returned, once, through the same gate as ladder
+move: --audit-log gets its lines, naming the MCP client as its initialize
+request did. --read-only (or a read-only context) refuses --allow-moves.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			// A server that may move in a read-only run is refused before
@@ -385,7 +389,35 @@ func (s *mcpServer) group(ctx context.Context, req *mcp.CallToolRequest, in mcpG
 		return result(nil, refusal(err))
 	}
 	// What was read is grouped; the result says how much (grouping).
-	return result(scan.PeekResult(), nil)
+	return result(boundGroups(scan.PeekResult()), nil)
+}
+
+// What a group tool call shows at most: the largest groups, and the first
+// positions of each (ladder peek --group-by shows them all).
+const (
+	mcpGroupsMax    = 50
+	mcpPositionsMax = 100
+)
+
+// boundGroups keeps an agent's result small whatever the queue: the
+// mcpGroupsMax largest groups, each with its first mcpPositionsMax
+// positions, partial saying what was left out.
+func boundGroups(res *usecase.GroupedPeek) *usecase.GroupedPeek {
+	if len(res.Groups) > mcpGroupsMax {
+		slices.SortStableFunc(res.Groups, func(a, b usecase.Group) int { return b.Count - a.Count })
+		res.Partial = append(res.Partial, fmt.Sprintf("the %d largest of %d groups shown (ladder peek --group-by shows them all)", mcpGroupsMax, len(res.Groups)))
+		res.Groups = res.Groups[:mcpGroupsMax]
+	}
+	cut := false
+	for i := range res.Groups {
+		if g := &res.Groups[i]; len(g.Positions) > mcpPositionsMax {
+			g.Positions, cut = g.Positions[:mcpPositionsMax], true
+		}
+	}
+	if cut {
+		res.Partial = append(res.Partial, fmt.Sprintf("each group's first %d positions shown", mcpPositionsMax))
+	}
+	return res
 }
 
 // messageExplained is one message of a peek, with where it was read.

@@ -11,7 +11,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/sim"
+	"github.com/ladder-tui/ladder/broker/usecase"
 	"github.com/ladder-tui/ladder/retry/topology"
 )
 
@@ -99,5 +101,26 @@ func TestMCPConcurrentCallsOnTheSimulation(t *testing.T) {
 		if err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+// A group result stays small whatever the queue: the largest groups, the
+// first positions of each, partial saying what was left out.
+func TestMCPBoundGroups(t *testing.T) {
+	res := &usecase.GroupedPeek{PeekResult: &broker.PeekResult{}}
+	for i := range mcpGroupsMax + 10 {
+		res.Groups = append(res.Groups, usecase.Group{Key: fmt.Sprint(i), Count: i, Positions: make([]int, i*3)})
+	}
+	res = boundGroups(res)
+	if len(res.Groups) != mcpGroupsMax || res.Groups[0].Count != mcpGroupsMax+9 || res.Groups[mcpGroupsMax-1].Count != 10 {
+		t.Errorf("%d groups, first of %d, last of %d", len(res.Groups), res.Groups[0].Count, res.Groups[len(res.Groups)-1].Count)
+	}
+	for _, g := range res.Groups {
+		if len(g.Positions) > mcpPositionsMax {
+			t.Errorf("group %s: %d positions", g.Key, len(g.Positions))
+		}
+	}
+	if len(res.Partial) != 2 || !strings.Contains(res.Partial[0], "50 largest of 60 groups") {
+		t.Errorf("partial %q", res.Partial)
 	}
 }
