@@ -23,14 +23,17 @@ type AuditEvent struct {
 	// of the key it logged in with (SHA256:…).
 	SSHUser string `json:"ssh_user,omitempty"`
 	SSHKey  string `json:"ssh_key,omitempty"`
-	// SSHKeyComment is the key's comment in the authorized-keys file and
-	// Role its role (operator, read-only).
+	// SSHKeyComment is the key's comment in the authorized-keys file.
 	SSHKeyComment string `json:"ssh_key_comment,omitempty"`
-	Role          string `json:"role,omitempty"`
-	Action        string `json:"action"`
-	From          string `json:"from"`
-	Target        string `json:"target"`
-	DelayMS       int64  `json:"delay_ms"`
+	// Role is the SSH key's role (operator, read-only), or "mcp" for an
+	// action of ladder mcp, whose client MCPClient names (as its
+	// initialize request did).
+	Role      string `json:"role,omitempty"`
+	MCPClient string `json:"mcp_client,omitempty"`
+	Action    string `json:"action"`
+	From      string `json:"from"`
+	Target    string `json:"target"`
+	DelayMS   int64  `json:"delay_ms"`
 	// DelaysMS (unblock): each picked message's remaining delay as the
 	// preview showed it (rounded up to the second), in queue order; each
 	// is published with what remains of it then (the report's routes).

@@ -67,6 +67,12 @@ func (a *app) client(purpose string) (broker.Client, func(), error) {
 
 // clientFor is client for another configuration (the UI's vhost switcher).
 func (a *app) clientFor(cfg rabbit.Config, purpose string) (broker.Client, func(), error) {
+	return a.clientAs(cfg, purpose, func(cfg rabbit.Config) gate.Principal { return gate.Local(a.context, cfg.ReadOnly) })
+}
+
+// clientAs is clientFor acting as another principal (an MCP client of
+// ladder mcp), given the configuration credentials filled in.
+func (a *app) clientAs(cfg rabbit.Config, purpose string, who func(rabbit.Config) gate.Principal) (broker.Client, func(), error) {
 	f, err := a.openAudit()
 	if err != nil {
 		return nil, nil, err
@@ -78,7 +84,7 @@ func (a *app) clientFor(cfg rabbit.Config, purpose string) (broker.Client, func(
 	if err != nil {
 		return nil, nil, a.envNamed(err)
 	}
-	return gate.New(c, gate.Options{Principal: gate.Local(a.context, cfg.ReadOnly), Broker: cfg.AMQPURL, Log: f}), closeClient, nil
+	return gate.New(c, gate.Options{Principal: who(cfg), Broker: cfg.AMQPURL, Log: f}), closeClient, nil
 }
 
 // auditFile is an audit log (--audit-log, or a context's), opened once per

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -14,6 +15,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/exp/teatest/v2"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/rabbit"
@@ -191,6 +193,40 @@ func TestEveryActionPassesTheGate(t *testing.T) {
 		t.Error("the served move did not reach the broker")
 	}
 
+	// An MCP client of ladder mcp: refused without --allow-moves before
+	// the broker; with it, a move and a replay by their plan ids.
+	mcpFiles := filepath.Join(dir, "mcp")
+	if err := os.Mkdir(mcpFiles, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(dump); err != nil || os.WriteFile(filepath.Join(mcpFiles, "dlq.jsonl"), b, 0o600) != nil {
+		t.Fatalf("copying the dump: %v", err)
+	}
+	runMCP := func(args ...string) (int, string, string) {
+		code, errOut := runWatched(t, w, args...)
+		return code, "", errOut
+	}
+	var plan struct {
+		PlanID string `json:"plan_id"`
+	}
+	planOf := func(cs *mcp.ClientSession, tool string, args map[string]any) string {
+		if err := json.Unmarshal([]byte(call(t, cs, tool, args, false)), &plan); err != nil || plan.PlanID == "" {
+			t.Fatalf("%s: %v", tool, err)
+		}
+		return plan.PlanID
+	}
+	cs := startMCPWith(t, runMCP, "--audit-log", audit, "--files", mcpFiles)
+	before = w.total()
+	id := planOf(cs, "plan_move", map[string]any{"from": sim.OrdersDLQ, "to": "origin"})
+	call(t, cs, "move", map[string]any{"plan_id": id}, true)
+	if w.total() != before { // a dry run is not counted
+		t.Errorf("an MCP client without --allow-moves reached the broker %d times", w.total()-before)
+	}
+	cs = startMCPWith(t, runMCP, "--audit-log", audit, "--files", mcpFiles, "--allow-moves")
+	call(t, cs, "move", map[string]any{"plan_id": planOf(cs, "plan_move", map[string]any{"from": sim.OrdersDLQ, "to": "origin", "limit": 1})}, false)
+	call(t, cs, "replay", map[string]any{"plan_id": planOf(cs, "plan_replay", map[string]any{"file": "dlq.jsonl", "to": "queue:" + sim.OrdersDLQ})}, false)
+	cs.Close()
+
 	for m, kind := range clientMethods {
 		if kind == "acts" && w.count(m) == 0 {
 			t.Errorf("no face reached %s: the walk does not cover it", m)
@@ -206,6 +242,13 @@ func TestEveryActionPassesTheGate(t *testing.T) {
 		return ev.SSHUser == "alice" && ev.Role == "operator" && ev.Action == "move"
 	}) {
 		t.Error("no audit line names the served operator's move")
+	}
+	for _, action := range []string{"move", "replay"} {
+		if !slices.ContainsFunc(evs, func(ev broker.AuditEvent) bool {
+			return ev.MCPClient == "test-agent 9" && ev.Role == "mcp" && ev.Action == action && ev.Phase == "done"
+		}) {
+			t.Errorf("no audit line names the MCP client's %s", action)
+		}
 	}
 }
 

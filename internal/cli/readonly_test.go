@@ -58,6 +58,9 @@ var readOnlyClasses = map[string]readOnlyClass{
 	"ladder check":                 {allowed: [][]string{{"check"}, {"check", "-o", "json", "--over", "1s"}}, flags: []string{"fail-on", "over"}},
 	"ladder schedule":              {allowed: [][]string{{"schedule", "--backoff", "fixed", "--base", "5s"}}, flags: []string{"attempts", "backoff", "base", "cap", "factor", "jitter", "ladder"}},
 	"ladder peek":                  {allowed: [][]string{{"peek", "{src}"}, {"peek", "{src}", "-o", "json", "--where", "retries>=0", "--group-by", "error"}}, flags: []string{"body-bytes", "force", "force-peek", "group-by", "limit", "max-time", "where"}},
+	// ladder mcp serves over stdin (empty here: it ends at once); its
+	// tools' refusals are mcp_broker_test's.
+	"ladder mcp": {refused: [][]string{{"mcp", "--allow-moves"}}, allowed: [][]string{{"mcp"}, {"mcp", "--allow-peek-cost"}}, flags: []string{"mutates:allow-moves", "allow-peek-cost", "files"}},
 	"ladder dump": {
 		refused: [][]string{{"dump", "{src}", "--out", "{out}", "--consume", "--yes"}, {"dump", "{src}", "--out", "{out}", "--consume", "--yes", "--limit", "1", "--force"}},
 		allowed: [][]string{{"dump", "{src}", "--out", "-"}},

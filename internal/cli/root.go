@@ -164,6 +164,7 @@ the context of the config file (ladder context --help).`,
 		newContextCmd(a),
 		newConventionsCmd(a),
 		newServeCmd(a),
+		newMCPCmd(a),
 	)
 	// Every argument check's error is a usage error (exit 2), however
 	// cobra words it.

@@ -151,7 +151,8 @@ func (g *Gate) Audit(ev broker.AuditEvent) error {
 	}
 	ev.User, ev.Host, ev.Broker, ev.Vhost, ev.Context = p.User, p.Host, g.o.Broker, g.Client.Vhost(), p.Context
 	ev.SSHUser, ev.SSHKey, ev.SSHKeyComment = p.SSHUser, p.SSHKey, p.KeyComment
-	if p.SSHUser != "" {
+	ev.MCPClient = p.MCPClient
+	if p.SSHUser != "" || p.Role == RoleMCP {
 		ev.Role = string(p.Role)
 	}
 	if ev.Error != "" {

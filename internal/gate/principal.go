@@ -24,6 +24,9 @@ const (
 	RoleOperator Role = "operator"
 	// RoleReadOnly is an SSH key of ladder serve that may change nothing.
 	RoleReadOnly Role = "read-only"
+	// RoleMCP is an MCP client of ladder mcp: it changes nothing (ReadOnly)
+	// unless the server was started with --allow-moves, and writes no files.
+	RoleMCP Role = "mcp"
 )
 
 // Action is what the gate guards: each acts on messages or on files.
@@ -75,6 +78,11 @@ type Principal struct {
 	// FileWrites lets a read-only key write dump files on the server
 	// (ladder serve --read-only-dumps).
 	FileWrites bool
+	// MCPClient names the MCP client of ladder mcp as its initialize
+	// request did ("claude-code 1.2.3"); its user and host are ladder's.
+	// MovesAllowed: the server was started with --allow-moves.
+	MCPClient    string
+	MovesAllowed bool
 }
 
 // Local is the person at this terminal, in context (readOnly: --read-only
@@ -92,6 +100,20 @@ func Local(context string, readOnly bool) Principal {
 func SSH(sshUser, fingerprint, comment string, role Role, context string) Principal {
 	p := Local(context, false)
 	p.SSHUser, p.SSHKey, p.KeyComment, p.Role = sshUser, fingerprint, comment, role
+	return p
+}
+
+// MCP is an MCP client of ladder mcp (named by its initialize request's
+// clientInfo), on this host, in context (readOnly: --read-only or the
+// context's): it may move only when the server was started allowing it
+// (allowMoves), and never writes files.
+func MCP(client, context string, readOnly, allowMoves bool) Principal {
+	p := Local(context, readOnly)
+	p.Role, p.MCPClient, p.MovesAllowed = RoleMCP, client, allowMoves
+	if p.MCPClient == "" {
+		// An unnamed client is still told apart from the person at the terminal.
+		p.MCPClient = "unnamed MCP client"
+	}
 	return p
 }
 
@@ -127,6 +149,14 @@ func (p Principal) May(a Action) error {
 		}
 		return r
 	}
+	if p.Role == RoleMCP {
+		switch {
+		case a == WriteFile:
+			return &Refused{Action: a, By: "this MCP server"}
+		case !p.MovesAllowed:
+			return &Refused{Action: a, By: "this MCP server", Hint: "ladder mcp --allow-moves allows moves"}
+		}
+	}
 	if p.ReadOnly && a != WriteFile {
 		by := "this context"
 		if p.Context == "" {
@@ -138,11 +168,20 @@ func (p Principal) May(a Action) error {
 }
 
 // ChangesNothing reports whether p may change nothing on the broker.
-func (p Principal) ChangesNothing() bool { return p.Role == RoleReadOnly || p.ReadOnly }
+func (p Principal) ChangesNothing() bool {
+	return p.Role == RoleReadOnly || p.ReadOnly || p.Role == RoleMCP && !p.MovesAllowed
+}
 
 // Who names p for a screen or a log line: "alice (key laptop
 // SHA256:…, read-only)", or the local user.
 func (p Principal) Who() string {
+	if p.Role == RoleMCP {
+		who := p.User
+		if who == "" {
+			who = "you"
+		}
+		return p.MCPClient + " (MCP client, run by " + who + ")"
+	}
 	if p.SSHUser == "" {
 		if p.User == "" {
 			return "you"
