@@ -128,7 +128,23 @@ func renderTopology(r present.TopologyReport) string {
 		b.WriteString("\nDLQ BY NAMING OR MESSAGES SEEN (failures are published there, no dead-letter route)\n")
 		b.WriteString(table(named))
 	}
-	if s := r.Sampled; s != nil {
+	if s := r.Sampled; s != nil && s.Free {
+		// Read unasked: said, queue by queue.
+		b.WriteString("\nSAMPLED (unasked: the browse is free on this broker; --no-sample reads none)\n")
+		for _, q := range s.Queues {
+			switch {
+			case q.Skipped != "":
+				fmt.Fprintf(&b, "not sampled %s: %s\n", clean(q.Queue), clean(q.Skipped))
+			case len(q.FailedIn) > 0:
+				fmt.Fprintf(&b, "sampled %d messages of %s (free on this broker): they failed in %s\n", q.Read, clean(q.Queue), clean(strings.Join(q.FailedIn, ", ")))
+			default:
+				fmt.Fprintf(&b, "sampled %d messages of %s (free on this broker)\n", q.Read, clean(q.Queue))
+			}
+		}
+		if s.Left > 0 {
+			fmt.Fprintf(&b, "%d more not sampled (at most %d queues unasked; --sample N reads more)\n", s.Left, usecase.MaxFreeQueues)
+		}
+	} else if s != nil {
 		fmt.Fprintf(&b, "\nSAMPLED (up to %d messages of each queue no ladder explained)\n", s.PerQueue)
 		rows := [][]string{{"QUEUE", "READ", "FAILED IN", "NOTE"}}
 		for _, q := range s.Queues {

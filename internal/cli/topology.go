@@ -14,6 +14,7 @@ func newTopologyCmd(a *app) *cobra.Command {
 	var (
 		over      time.Duration
 		sample    int
+		noSample  bool
 		allVhosts bool
 	)
 	cmd := &cobra.Command{
@@ -36,7 +37,14 @@ publishing, named by configuration). With --sample N topology first peeks up
 to N messages of each queue no ladder explains and nothing consumes (50
 queues at most, deepest first), then reports with what they
 showed. A peek on RabbitMQ before 4.3 marks what it read redelivered: the
-SAMPLED section lists each peek's side effects.
+SAMPLED section lists each peek's side effects. Where a browse costs nothing
+(a stream; a quorum queue on 4.3+, browsed over AMQP 1.0), topology samples
+such queues unasked (up to 20 messages of 10 queues that hold messages no
+earlier peek told of) and says so; --no-sample reads no message at all.
+
+What a peek, dump or sample showed (which queue an error queue's messages
+failed in, their expirations) is remembered a day, per broker and vhost, in
+the user's cache: the next topology knows it. --fresh forgets it.
 
 With --all-vhosts topology reads every vhost the user can see at once (one
 listing of all queues, exchanges and bindings, whatever their number) and
@@ -49,6 +57,9 @@ they grew) and its worst finding, the vhost on fire first.`,
 			}
 			if sample < 0 || sample > maxSample {
 				return usageErr("--sample %d: want 1 to %d messages a queue", sample, maxSample)
+			}
+			if sample > 0 && noSample {
+				return usageErr("--sample and --no-sample: choose one")
 			}
 			if allVhosts {
 				if sample > 0 {
@@ -67,10 +78,17 @@ they grew) and its worst finding, the vhost on fire first.`,
 				return err
 			}
 			var sampled *usecase.SampleReport
-			if sample > 0 {
-				if sampled, err = usecase.Sample(ctx, c, snap, sample); err != nil {
-					return err
-				}
+			switch {
+			case sample > 0:
+				sampled, err = usecase.Sample(ctx, c, snap, sample)
+			case !noSample:
+				// Free on this broker: read unasked, and said.
+				sampled, err = usecase.SampleFree(ctx, c, snap)
+			}
+			if err != nil {
+				return err
+			}
+			if sampled != nil {
 				// The client remembers what the peeks showed: this read
 				// weighs it.
 				if snap, err = c.Snapshot(ctx); err != nil {
@@ -106,6 +124,7 @@ they grew) and its worst finding, the vhost on fire first.`,
 	cmd.Flags().DurationVar(&over, "over", 0, "read twice, this long apart: inflow from depth changes and dlq-growing findings (e.g. 10s)")
 	cmd.Flags().BoolVar(&allVhosts, "all-vhosts", false, "every vhost at once, the one on fire first: ladders, DLQ depth (growth with --over), worst finding")
 	cmd.Flags().IntVar(&sample, "sample", 0, "first peek up to N messages of each queue no ladder explains, to link error queues only their messages tie to a queue")
+	cmd.Flags().BoolVar(&noSample, "no-sample", false, "read no message, not even of the queues whose browse is free on this broker (streams, quorum queues on 4.3+), which topology samples unasked")
 	return cmd
 }
 
