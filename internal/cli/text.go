@@ -29,6 +29,16 @@ func queueRow(role string, q present.QueueReport, ttl string) []string {
 		consumers(q.Consumers), inRate(q), rate(q.AckRate)}
 }
 
+// linkRow is queueRow for a DLQ or error queue, marked when only a
+// naming links it (present.QueueReport.Unconfirmed).
+func linkRow(role string, q present.QueueReport) []string {
+	row := queueRow(role, q, "")
+	if q.Unconfirmed {
+		row[1] += " (by name, unconfirmed)"
+	}
+	return row
+}
+
 // inRate is a queue's inflow, "~" before one derived from its depth (see
 // in_rate_source) rather than counted publishes.
 func inRate(q present.QueueReport) string {
@@ -88,12 +98,12 @@ func renderTopology(r present.TopologyReport) string {
 			rows = append(rows, []string{"  tier", "(none: retries in the consumer)", "", "", "", "", "", ""})
 		}
 		if l.DLQ != nil {
-			rows = append(rows, queueRow("  dlq", *l.DLQ, ""))
+			rows = append(rows, linkRow("  dlq", *l.DLQ))
 		} else {
 			rows = append(rows, []string{"  dlq", "(none)", "", "", "", "", "", ""})
 		}
 		for _, e := range l.ErrorQueues {
-			rows = append(rows, queueRow("  error", e, ""))
+			rows = append(rows, linkRow("  error", e))
 		}
 	}
 	if len(r.Ladders) > 0 {
@@ -121,7 +131,11 @@ func renderTopology(r present.TopologyReport) string {
 	var named [][]string
 	for _, l := range r.Ladders {
 		if l.DLQFrom != "" && l.DLQ != nil {
-			named = append(named, []string{clean(l.Main.Name), clean(l.DLQ.Name), clean(l.DLQFrom)})
+			from := l.DLQFrom
+			if l.DLQ.Unconfirmed {
+				from += "; unconfirmed: no message read there yet says it failed in " + l.Main.Name
+			}
+			named = append(named, []string{clean(l.Main.Name), clean(l.DLQ.Name), clean(from)})
 		}
 	}
 	if len(named) > 0 {
