@@ -23,6 +23,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ladder-tui/ladder/internal/filelock"
 	"github.com/ladder-tui/ladder/retry/topology"
 )
 
@@ -160,6 +161,16 @@ func (s *Store) read(broker string) (Memory, error) {
 // or changed evidence is learned now. What the file holds of other queues
 // and vhosts (another run's) stays, unless expired or past the bounds.
 func (s *Store) Save(broker string, base Memory, known map[string]topology.Evidence) error {
+	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
+		return fmt.Errorf("learned evidence: %w", err)
+	}
+	// Runs that end together (a TUI and a peek) each add what they
+	// learned: one at a time, or one's would be lost.
+	unlock, err := s.lock(broker)
+	if err != nil {
+		return fmt.Errorf("learned evidence: %w", err)
+	}
+	defer unlock()
 	now := s.now()
 	m, err := s.read(broker)
 	if err != nil {
@@ -191,14 +202,36 @@ func (s *Store) Save(broker string, base Memory, known map[string]topology.Evide
 	if err != nil {
 		return fmt.Errorf("learned evidence: %w", err)
 	}
-	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
-		return fmt.Errorf("learned evidence: %w", err)
-	}
 	if err := writeAtomic(s.path(broker), b); err != nil {
 		return fmt.Errorf("learned evidence: %w", err)
 	}
 	s.prune()
 	return nil
+}
+
+// lockWait bounds how long Save waits for another run's save.
+const lockWait = 5 * time.Second
+
+// lock takes broker's lock file, waiting up to lockWait for another run
+// holding it.
+func (s *Store) lock(broker string) (unlock func(), err error) {
+	path := strings.TrimSuffix(s.path(broker), ".json") + ".lock"
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(lockWait)
+	for {
+		err := filelock.TryLock(f)
+		if err == nil {
+			return func() { _ = filelock.Unlock(f); f.Close() }, nil
+		}
+		if !errors.Is(err, filelock.ErrHeld) || time.Now().After(deadline) {
+			f.Close()
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // bound keeps the MaxQueues latest learned queues of each vhost and the
@@ -289,6 +322,7 @@ func (s *Store) prune() {
 	for i, x := range files {
 		if i >= MaxBrokers || x.mod.Before(cut) {
 			os.Remove(x.path)
+			os.Remove(strings.TrimSuffix(x.path, ".json") + ".lock")
 		}
 	}
 }

@@ -41,17 +41,18 @@ func TestRoundTrip(t *testing.T) {
 	if other := s.Load("amqp://127.0.0.1:5673"); len(other) != 0 {
 		t.Errorf("another broker loaded %+v", other)
 	}
-	ents, err := os.ReadDir(s.Dir)
-	if err != nil || len(ents) != 1 {
-		t.Fatalf("files %v (%v), want the one (no temporary left)", ents, err)
+	ents, err := filepath.Glob(filepath.Join(s.Dir, "*"))
+	if err != nil || len(ents) != 2 {
+		t.Fatalf("files %v (%v), want the one and its lock (no temporary left)", ents, err)
 	}
-	info, _ := ents[0].Info()
-	if info.Mode().Perm() != 0o600 {
-		t.Errorf("file mode %v, want 0600", info.Mode().Perm())
+	path := s.path("amqp://127.0.0.1:5672")
+	info, err := os.Stat(path)
+	if err != nil || info.Mode().Perm() != 0o600 {
+		t.Errorf("file %s: %v, want mode 0600", path, err)
 	}
-	b, _ := os.ReadFile(filepath.Join(s.Dir, ents[0].Name()))
-	if strings.Contains(ents[0].Name(), "127.0.0.1") || !strings.Contains(string(b), `"broker":"amqp://127.0.0.1:5672"`) {
-		t.Errorf("file %s: %s", ents[0].Name(), b)
+	b, _ := os.ReadFile(path)
+	if strings.Contains(path, "127.0.0.1") || !strings.Contains(string(b), `"broker":"amqp://127.0.0.1:5672"`) {
+		t.Errorf("file %s: %s", path, b)
 	}
 	if len(*notes) != 0 {
 		t.Errorf("notes %q", *notes)
@@ -138,9 +139,10 @@ func TestBound(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ents, _ := os.ReadDir(s.Dir)
-	if len(ents) > MaxBrokers {
-		t.Errorf("%d files, want at most %d", len(ents), MaxBrokers)
+	files, _ := filepath.Glob(filepath.Join(s.Dir, "*.json"))
+	locks, _ := filepath.Glob(filepath.Join(s.Dir, "*.lock"))
+	if len(files) > MaxBrokers || len(locks) > MaxBrokers {
+		t.Errorf("%d files, %d lock files, want at most %d", len(files), len(locks), MaxBrokers)
 	}
 	if m := s.Load(fmt.Sprintf("broker%d", MaxBrokers+2)); len(m) == 0 {
 		t.Error("the latest broker's file was pruned")
@@ -177,5 +179,28 @@ func TestCorrupt(t *testing.T) {
 	}
 	if m := s.Load("b"); len(m) != 0 {
 		t.Errorf("loaded another broker's file: %+v", m)
+	}
+}
+
+// Runs that save at once each keep what they learned.
+func TestConcurrentSavesKeepEach(t *testing.T) {
+	now := time.Now().Truncate(time.Second)
+	s, _ := store(t, &now)
+	const runs = 8
+	errs := make(chan error, runs)
+	for i := range runs {
+		go func() {
+			// Each run its own Store, as each process has.
+			own := &Store{Dir: s.Dir, Now: s.Now}
+			errs <- own.Save("b", nil, map[string]topology.Evidence{"/": {fmt.Sprintf("q%d", i): {Rejected: true}}})
+		}()
+	}
+	for range runs {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if m := s.Load("b"); len(m["/"]) != runs {
+		t.Errorf("%d of %d runs' evidence kept: %+v", len(m["/"]), runs, m)
 	}
 }
