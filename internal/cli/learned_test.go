@@ -1,10 +1,15 @@
 package cli
 
 import (
+	"bytes"
+	"context"
+	"errors"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/rabbit"
 	"github.com/ladder-tui/ladder/internal/learned"
 	"github.com/ladder-tui/ladder/retry/topology"
@@ -78,5 +83,40 @@ func TestEvidenceForLoadsUnlessFresh(t *testing.T) {
 		if len(m["/"]["billing.errors"].Seen.FailedIn) != 1 || len(m["/"]["orders.errors"].Seen.FailedIn) != 1 {
 			t.Errorf("%q: saved %+v", args, m)
 		}
+	}
+}
+
+// failingFreeBrowse is the simulation with a stream whose browse (free)
+// fails.
+type failingFreeBrowse struct{ broker.Client }
+
+func (f failingFreeBrowse) Snapshot(ctx context.Context) (*broker.Snapshot, error) {
+	s, err := f.Client.Snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s.Topology.Queues = append(slices.Clone(s.Topology.Queues), topology.Queue{Name: "events", Type: topology.QueueStream, Messages: 5, Ready: 5})
+	return s, nil
+}
+
+func (f failingFreeBrowse) Peek(context.Context, string, broker.PeekOptions) (*broker.PeekResult, error) {
+	return nil, errors.New("stream browse failed")
+}
+
+// An unasked sample that fails costs the report nothing: topology reports,
+// and says on stderr what failed; one asked for fails the command.
+func TestTopologyUnaskedSampleFailureIsANote(t *testing.T) {
+	clearLadderEnv(t)
+	c := failingFreeBrowse{newSim(t)}
+	connect := func(rabbit.Config, string) (broker.Client, func(), error) { return c, func() {}, nil }
+	var out, errb bytes.Buffer
+	code := run([]string{"topology"}, strings.NewReader(""), &out, &errb, Build{Version: "dev"}, connect)
+	if code != exitOK || !strings.Contains(errb.String(), "stream browse failed (an unasked sample") || !strings.Contains(out.String(), "vhost ") {
+		t.Errorf("exit %d, stderr %q, stdout:\n%s", code, errb.String(), out.String())
+	}
+	out.Reset()
+	errb.Reset()
+	if code := run([]string{"topology", "--sample", "5"}, strings.NewReader(""), &out, &errb, Build{Version: "dev"}, connect); code == exitOK {
+		t.Errorf("--sample with a failing browse: exit %d", code)
 	}
 }
