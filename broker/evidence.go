@@ -62,3 +62,37 @@ func (e *Evidence) Apply(v *topology.Vhost) {
 	v.Apply(e.byVhost[v.Name])
 	v.Conventions = e.taught
 }
+
+// Remember folds learned, seen before this client (by an earlier run: see
+// internal/learned), into what is known of vhost, as if its peeks had
+// been made here.
+func (e *Evidence) Remember(vhost string, learned topology.Evidence) {
+	if len(learned) == 0 {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.byVhost == nil {
+		e.byVhost = map[string]topology.Evidence{}
+	}
+	known := e.byVhost[vhost]
+	if known == nil {
+		known = topology.Evidence{}
+		e.byVhost[vhost] = known
+	}
+	known.Merge(learned)
+}
+
+// Known is a copy of everything known, by vhost: what a run leaves for
+// the next (internal/learned).
+func (e *Evidence) Known() map[string]topology.Evidence {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make(map[string]topology.Evidence, len(e.byVhost))
+	for vhost, known := range e.byVhost {
+		c := make(topology.Evidence, len(known))
+		c.Merge(known)
+		out[vhost] = c
+	}
+	return out
+}

@@ -58,6 +58,17 @@ func PeekModeOf(q topology.Queue, brokerVersion string) PeekMode {
 	return PeekConsumeClose
 }
 
+// PeekFree reports whether browsing q on a broker of brokerVersion costs
+// nothing that counts: a stream is read by offset, a quorum queue on
+// 4.3+ is browsed over AMQP 1.0 and released, its delivery count
+// untouched. Where AMQP 1.0 then fails, the costly browse's refusals
+// apply (PeekRefusal: a quorum queue's delivery limit needs consent).
+// What topology may read unasked.
+func PeekFree(q topology.Queue, brokerVersion string) bool {
+	m := PeekModeOf(q, brokerVersion)
+	return m == PeekByOffset || m == PeekReleased
+}
+
 // ConsumeMode is how an AMQP 0-9-1 peek reads q: streams by offset, the
 // rest by consume and close.
 func ConsumeMode(q topology.Queue) PeekMode {

@@ -137,6 +137,13 @@ func (l *Live) ShareMemory(from *Live) {
 	l.evidence, l.memory, l.own, l.adaptVhost = from.evidence, from.memory, from.peeks(), from.adaptVhost
 }
 
+// RememberWith makes l remember with ev: what earlier runs learned of
+// the broker (internal/learned) shapes its snapshots and plans, and what
+// its peeks show is there for the run to keep. Call it before l is used.
+func (l *Live) RememberWith(ev *broker.Evidence) {
+	l.evidence, l.memory = ev, analysis.NewMemory(ev)
+}
+
 // Snapshot implements Client: one management read of the vhost, adapted,
 // recorded in the client's memory and analysed with it (broker/analysis).
 func (l *Live) Snapshot(ctx context.Context) (*broker.Snapshot, error) {

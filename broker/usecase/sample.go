@@ -24,7 +24,10 @@ import (
 // return to (amqplib-retry's one shared wait queue and its ready queue,
 // whose router sends each message back by header: topology's rule 10).
 // The peek's own refusals hold: a wait queue whose read would release
-// overdue messages is skipped, saying why. The client remembers what it read
+// overdue messages is skipped, saying why. Where the browse costs nothing
+// (a stream, a quorum queue on 4.3+ over AMQP 1.0: broker.PeekFree),
+// topology samples such queues by default (SampleFree). The client
+// remembers what it read
 // (Evidence): the snapshot taken next shows the links, and so do the
 // plans of every action on that client.
 
@@ -59,6 +62,35 @@ type SampleReport struct {
 	Queues   []SampledQueue `json:"queues"`
 	// Left counts the candidates past MaxSampledQueues, not read.
 	Left int `json:"left,omitempty"`
+	// Free: sampled unasked (SampleFree), because each browse was free
+	// on this broker.
+	Free bool `json:"free,omitempty"`
+}
+
+// Unasked sampling's bounds (SampleFree): a topology that was not asked
+// to read messages reads a few, of a few queues.
+const (
+	FreePerQueue  = 20
+	MaxFreeQueues = 10
+)
+
+// SampleFree is Sample unasked: it peeks only the queues whose browse
+// costs nothing on snap's broker (broker.PeekFree) and that hold messages
+// no earlier peek has told of (a queue whose evidence is remembered is
+// not read again), at most FreePerQueue messages of MaxFreeQueues queues.
+// nil when there was none to read.
+func SampleFree(ctx context.Context, c Sampler, snap *broker.Snapshot) (*SampleReport, error) {
+	cand := candidates(snap, func(q topology.Queue) bool {
+		return broker.PeekFree(q, snap.BrokerVersion) && q.Messages > 0 && len(q.Seen.FailedIn) == 0 && q.Seen.Look == nil
+	})
+	if len(cand) == 0 {
+		return nil, nil
+	}
+	rep, err := sample(ctx, c, cand, FreePerQueue, MaxFreeQueues)
+	if rep != nil {
+		rep.Free = true
+	}
+	return rep, err
 }
 
 // Sample peeks up to perQueue messages of each queue of snap that no
@@ -67,7 +99,12 @@ type SampleReport struct {
 // A peek the broker refuses (a quorum queue near its delivery limit) is
 // skipped with its reason; any other failure ends the sample.
 func Sample(ctx context.Context, c Sampler, snap *broker.Snapshot, perQueue int) (*SampleReport, error) {
-	rep := &SampleReport{PerQueue: perQueue, Queues: []SampledQueue{}}
+	return sample(ctx, c, candidates(snap, func(topology.Queue) bool { return true }), perQueue, MaxSampledQueues)
+}
+
+// candidates are the queues of snap that no ladder explains and nothing
+// consumes, and that pass, deepest first.
+func candidates(snap *broker.Snapshot, pass func(topology.Queue) bool) []topology.Queue {
 	var cand []topology.Queue
 	for _, q := range snap.Topology.Queues {
 		// A queue whose role discovery inferred is read too: a wait queue
@@ -81,14 +118,20 @@ func Sample(ctx context.Context, c Sampler, snap *broker.Snapshot, perQueue int)
 		// The API's depths lag publishes by seconds: an empty-looking queue
 		// is read too (a peek of an empty queue touches nothing), after
 		// the deeper ones.
-		if !explained && !retry.OwnedByLadder(q.Name) && (q.ConsumersUnknown || q.Consumers == 0) {
+		if !explained && !retry.OwnedByLadder(q.Name) && (q.ConsumersUnknown || q.Consumers == 0) && pass(q) {
 			cand = append(cand, q)
 		}
 	}
 	slices.SortStableFunc(cand, func(a, b topology.Queue) int { return int(min(max(b.Ready-a.Ready, -1), 1)) })
-	if len(cand) > MaxSampledQueues {
-		rep.Left = len(cand) - MaxSampledQueues
-		cand = cand[:MaxSampledQueues]
+	return cand
+}
+
+// sample peeks up to perQueue messages of the first maxQueues of cand.
+func sample(ctx context.Context, c Sampler, cand []topology.Queue, perQueue, maxQueues int) (*SampleReport, error) {
+	rep := &SampleReport{PerQueue: perQueue, Queues: []SampledQueue{}}
+	if len(cand) > maxQueues {
+		rep.Left = len(cand) - maxQueues
+		cand = cand[:maxQueues]
 	}
 	for _, q := range cand {
 		s := SampledQueue{Queue: q.Name, FailedIn: []string{}, SideEffects: []string{}}

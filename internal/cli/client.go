@@ -32,6 +32,7 @@ func (a *app) liveConnector(cfg rabbit.Config, purpose string) (broker.Client, f
 	if err != nil {
 		return nil, nil, err
 	}
+	l.RememberWith(a.evidenceFor(r))
 	return l, func() { l.Close() }, nil
 }
 

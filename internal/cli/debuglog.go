@@ -34,6 +34,9 @@ func (a *app) logRun(args []string, code int, err error) {
 	for e := err; e != nil; e = cause(e) {
 		line += "\n  " + clean(strings.ReplaceAll(secret.RedactText(e.Error(), secrets...), "\n", " "))
 	}
+	for _, n := range a.learnedNotes() {
+		line += "\n  note: " + clean(secret.RedactText(n, secrets...))
+	}
 	fmt.Fprintln(f, line)
 }
 

@@ -52,7 +52,7 @@ var readOnlyClasses = map[string]readOnlyClass{
 	"ladder help":                  {allowed: [][]string{{"help", "move"}}},
 	"ladder version":               {allowed: [][]string{{"version"}}},
 	"ladder ping":                  {allowed: [][]string{{"ping"}}},
-	"ladder topology":              {allowed: [][]string{{"topology"}, {"topology", "-o", "json"}, {"topology", "--over", "1s"}, {"topology", "--sample", "5"}, {"topology", "--all-vhosts"}}, flags: []string{"all-vhosts", "over", "sample"}},
+	"ladder topology":              {allowed: [][]string{{"topology"}, {"topology", "-o", "json"}, {"topology", "--over", "1s"}, {"topology", "--sample", "5"}, {"topology", "--no-sample"}, {"topology", "--all-vhosts"}}, flags: []string{"all-vhosts", "no-sample", "over", "sample"}},
 	"ladder lint":                  {allowed: [][]string{{"lint"}}, flags: []string{"for"}},
 	"ladder conventions":           {allowed: [][]string{{"conventions"}}},
 	"ladder check":                 {allowed: [][]string{{"check"}, {"check", "-o", "json", "--over", "1s"}}, flags: []string{"fail-on", "over"}},

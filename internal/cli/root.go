@@ -64,6 +64,11 @@ type app struct {
 	noPrompt bool
 	// ctx is the run's (stopped by Ctrl+C).
 	ctx context.Context
+	// fresh (--fresh): what earlier runs learned of the broker's queues
+	// is not loaded; learned is what this run's clients remember (see
+	// learned.go).
+	fresh   bool
+	learned *learnedRun
 }
 
 // envFlag ties a global flag to its environment variable.
@@ -86,6 +91,7 @@ var globalEnv = []envFlag{
 	{"log-file", "LADDER_LOG_FILE"},
 	{"context", "LADDER_CONTEXT"},
 	{"config", "LADDER_CONFIG"},
+	{"fresh", "LADDER_FRESH"},
 }
 
 func newRootCmd(a *app) *cobra.Command {
@@ -137,6 +143,7 @@ the context of the config file (ladder context --help).`,
 	pf.StringVar(&a.logFile, "log-file", "", "debug log: the UI's, or a command's whole error chain (never to the screen; also LADDER_DEBUG=1)")
 	pf.StringVar(&a.contextName, "context", "", "the named broker of the config file to use (default: its current-context)")
 	pf.StringVar(&a.config, "config", "", "config file of named brokers (default ~/.config/ladder/config.toml)")
+	pf.BoolVar(&a.fresh, "fresh", false, "forget what earlier runs' peeks showed of the broker's queues (remembered a day in the user's cache: which queues an error queue's messages failed in, their expirations)")
 	// The default holds guest's password: show it redacted like every URL.
 	pf.Lookup("amqp-url").DefValue = secret.RedactURL(rabbit.DefaultAMQPURL)
 	for _, e := range globalEnv {
@@ -295,6 +302,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, b Build, conn
 	}()
 	a.ctx = ctx
 	err := root.ExecuteContext(ctx)
+	a.saveLearned()
 	if err != nil {
 		printError(stderr, a, err)
 	}

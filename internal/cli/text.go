@@ -29,6 +29,16 @@ func queueRow(role string, q present.QueueReport, ttl string) []string {
 		consumers(q.Consumers), inRate(q), rate(q.AckRate)}
 }
 
+// linkRow is queueRow for a DLQ or error queue, marked when only a
+// naming links it (present.QueueReport.Unconfirmed).
+func linkRow(role string, q present.QueueReport) []string {
+	row := queueRow(role, q, "")
+	if q.Unconfirmed {
+		row[1] += " (by name, unconfirmed)"
+	}
+	return row
+}
+
 // inRate is a queue's inflow, "~" before one derived from its depth (see
 // in_rate_source) rather than counted publishes.
 func inRate(q present.QueueReport) string {
@@ -98,12 +108,12 @@ func renderTopology(r present.TopologyReport) string {
 			rows = append(rows, []string{"  tier", "(none: retries in the consumer)", "", "", "", "", "", ""})
 		}
 		if l.DLQ != nil {
-			rows = append(rows, queueRow("  dlq", *l.DLQ, ""))
+			rows = append(rows, linkRow("  dlq", *l.DLQ))
 		} else {
 			rows = append(rows, []string{"  dlq", "(none)", "", "", "", "", "", ""})
 		}
 		for _, e := range l.ErrorQueues {
-			rows = append(rows, queueRow("  error", e, ""))
+			rows = append(rows, linkRow("  error", e))
 		}
 	}
 	if len(r.Ladders) > 0 {
@@ -131,14 +141,34 @@ func renderTopology(r present.TopologyReport) string {
 	var named [][]string
 	for _, l := range r.Ladders {
 		if l.DLQFrom != "" && l.DLQ != nil {
-			named = append(named, []string{clean(l.Main.Name), clean(l.DLQ.Name), clean(l.DLQFrom)})
+			from := l.DLQFrom
+			if l.DLQ.Unconfirmed {
+				from += "; unconfirmed: no message read there yet says it failed in " + l.Main.Name
+			}
+			named = append(named, []string{clean(l.Main.Name), clean(l.DLQ.Name), clean(from)})
 		}
 	}
 	if len(named) > 0 {
 		b.WriteString("\nDLQ BY NAMING OR MESSAGES SEEN (failures are published there, no dead-letter route)\n")
 		b.WriteString(table(named))
 	}
-	if s := r.Sampled; s != nil {
+	if s := r.Sampled; s != nil && s.Free {
+		// Read unasked: said, queue by queue.
+		b.WriteString("\nSAMPLED (unasked: the browse is free on this broker; --no-sample reads none)\n")
+		for _, q := range s.Queues {
+			switch {
+			case q.Skipped != "":
+				fmt.Fprintf(&b, "not sampled %s: %s\n", clean(q.Queue), clean(q.Skipped))
+			case len(q.FailedIn) > 0:
+				fmt.Fprintf(&b, "sampled %d messages of %s (free on this broker): they failed in %s\n", q.Read, clean(q.Queue), clean(strings.Join(q.FailedIn, ", ")))
+			default:
+				fmt.Fprintf(&b, "sampled %d messages of %s (free on this broker)\n", q.Read, clean(q.Queue))
+			}
+		}
+		if s.Left > 0 {
+			fmt.Fprintf(&b, "%d more not sampled (at most %d queues unasked; --sample N reads more)\n", s.Left, usecase.MaxFreeQueues)
+		}
+	} else if s != nil {
 		fmt.Fprintf(&b, "\nSAMPLED (up to %d messages of each queue no ladder explained)\n", s.PerQueue)
 		rows := [][]string{{"QUEUE", "READ", "FAILED IN", "NOTE"}}
 		for _, q := range s.Queues {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"io"
 	"time"
 
@@ -8,12 +9,14 @@ import (
 
 	"github.com/ladder-tui/ladder/broker/usecase"
 	"github.com/ladder-tui/ladder/internal/present"
+	"github.com/ladder-tui/ladder/internal/secret"
 )
 
 func newTopologyCmd(a *app) *cobra.Command {
 	var (
 		over      time.Duration
 		sample    int
+		noSample  bool
 		allVhosts bool
 	)
 	cmd := &cobra.Command{
@@ -39,8 +42,16 @@ topology first peeks up to N messages of each queue no ladder explains, or
 whose role discovery inferred (a wait queue without a TTL, the main it
 makes one), and nothing consumes (50 queues at most, deepest first), then
 reports with what they showed; a wait queue whose read would release
-overdue messages is skipped, saying why. A peek on RabbitMQ before 4.3 marks what it read redelivered: the
-SAMPLED section lists each peek's side effects.
+overdue messages is skipped, saying why. A peek on RabbitMQ before 4.3
+marks what it read redelivered: the SAMPLED section lists each peek's side
+effects. Where a browse costs nothing (a stream; a quorum queue on 4.3+,
+browsed over AMQP 1.0), topology samples such queues unasked (up to 20
+messages of 10 queues that hold messages no earlier peek told of) and says
+so; --no-sample reads no message at all.
+
+What a peek, dump or sample showed (which queue an error queue's messages
+failed in, their expirations) is remembered a day, per broker and vhost, in
+the user's cache: the next topology knows it. --fresh forgets it.
 
 With --all-vhosts topology reads every vhost the user can see at once (one
 listing of all queues, exchanges and bindings, whatever their number) and
@@ -53,6 +64,9 @@ they grew) and its worst finding, the vhost on fire first.`,
 			}
 			if sample < 0 || sample > maxSample {
 				return usageErr("--sample %d: want 1 to %d messages a queue", sample, maxSample)
+			}
+			if sample > 0 && noSample {
+				return usageErr("--sample and --no-sample: choose one")
 			}
 			if allVhosts {
 				if sample > 0 {
@@ -71,10 +85,22 @@ they grew) and its worst finding, the vhost on fire first.`,
 				return err
 			}
 			var sampled *usecase.SampleReport
-			if sample > 0 {
-				if sampled, err = usecase.Sample(ctx, c, snap, sample); err != nil {
-					return err
+			switch {
+			case sample > 0:
+				sampled, err = usecase.Sample(ctx, c, snap, sample)
+			case !noSample:
+				// Free on this broker: read unasked, and said.
+				sampled, err = usecase.SampleFree(ctx, c, snap)
+				if err != nil && ctx.Err() == nil {
+					// Unasked, a failed read costs the report nothing.
+					fmt.Fprintf(a.stderr, "ladder: %s (an unasked sample: --no-sample reads none)\n", clean(secret.RedactText(err.Error(), secretsOf(a)...)))
+					err = nil
 				}
+			}
+			if err != nil {
+				return err
+			}
+			if sampled != nil {
 				// The client remembers what the peeks showed: this read
 				// weighs it.
 				if snap, err = c.Snapshot(ctx); err != nil {
@@ -110,6 +136,7 @@ they grew) and its worst finding, the vhost on fire first.`,
 	cmd.Flags().DurationVar(&over, "over", 0, "read twice, this long apart: inflow from depth changes and dlq-growing findings (e.g. 10s)")
 	cmd.Flags().BoolVar(&allVhosts, "all-vhosts", false, "every vhost at once, the one on fire first: ladders, DLQ depth (growth with --over), worst finding")
 	cmd.Flags().IntVar(&sample, "sample", 0, "first peek up to N messages of each queue no ladder explains or whose role was inferred, to link error and wait queues only their messages tie to a queue")
+	cmd.Flags().BoolVar(&noSample, "no-sample", false, "read no message, not even of the queues whose browse is free on this broker (streams, quorum queues on 4.3+), which topology samples unasked")
 	return cmd
 }
 

@@ -221,3 +221,31 @@ func TestRenderTopologySharedDelays(t *testing.T) {
 		}
 	}
 }
+
+// A link only a naming makes is said unconfirmed, in the table and in the
+// naming section; a confirmed one is not; unasked samples are said.
+func TestRenderTopologyUnconfirmedAndFreeSample(t *testing.T) {
+	rep := present.TopologyReport{Vhost: "/", BrokerVersion: "4.3.6", Ladders: []present.LadderReport{{
+		Main: present.QueueReport{Name: "orders"}, DLQFrom: "MassTransit: {queue}_error",
+		DLQ:         &present.QueueReport{Name: "orders_error", Unconfirmed: true},
+		ErrorQueues: []present.QueueReport{{Name: "orders_skipped", Unconfirmed: true}},
+	}, {
+		Main: present.QueueReport{Name: "billing"}, DLQFrom: "MassTransit: {queue}_error",
+		DLQ: &present.QueueReport{Name: "billing_error"},
+	}}, Sampled: &usecase.SampleReport{Free: true, PerQueue: usecase.FreePerQueue, Queues: []usecase.SampledQueue{
+		{Queue: "poison", Read: 3, FailedIn: []string{"orders"}},
+	}}}
+	out := renderTopology(rep)
+	for _, want := range []string{
+		"orders_error (by name, unconfirmed)", "orders_skipped (by name, unconfirmed)",
+		"unconfirmed: no message read there yet says it failed in orders",
+		"sampled 3 messages of poison (free on this broker): they failed in orders",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "billing_error (by name") || strings.Count(out, "unconfirmed: no message") != 1 {
+		t.Errorf("a confirmed link said unconfirmed:\n%s", out)
+	}
+}

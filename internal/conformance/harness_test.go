@@ -235,7 +235,9 @@ func assertSampledLadder(t *testing.T, r *rabbit.Resolved, main, dlq string, n i
 			} `json:"queues"`
 		} `json:"sampled"`
 	}
-	ladderJSON(t, r, &rep, "topology", "--sample", fmt.Sprint(n))
+	// --fresh: what sampling reads, not what an earlier command's peek of
+	// dlq taught (remembered: that link is made without sampling).
+	ladderJSON(t, r, &rep, "topology", "--fresh", "--sample", fmt.Sprint(n))
 	read := false
 	for _, s := range rep.Sampled.Queues {
 		if s.Queue == dlq {

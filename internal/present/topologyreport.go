@@ -1,6 +1,8 @@
 package present
 
 import (
+	"slices"
+
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/usecase"
 	"github.com/ladder-tui/ladder/retry"
@@ -111,6 +113,10 @@ type QueueReport struct {
 	Node    string   `json:"node,omitempty"`
 	Members []string `json:"members,omitempty"`
 	Online  []string `json:"online,omitempty"`
+	// Unconfirmed: a DLQ or error queue tied to its main queue by a
+	// framework's naming only, where no message read yet said it failed
+	// in that queue (a peek or a sample of it confirms the link).
+	Unconfirmed bool `json:"unconfirmed,omitempty"`
 }
 
 // DelayedRetryReport is a quorum queue's built-in delayed retry.
@@ -151,7 +157,9 @@ func Topology(s *broker.Snapshot) TopologyReport {
 			InferredFrom: append([]string{}, l.InferredFrom...), DLQFrom: l.DLQFrom, ErrorQueues: []QueueReport{}, Delays: []DelayReport{},
 			RetriesInConsumer: l.RetriesInConsumer}
 		for _, e := range l.ErrorQueues {
-			lr.ErrorQueues = append(lr.ErrorQueues, queueReport(e, byName))
+			q := queueReport(e, byName)
+			q.Unconfirmed = unconfirmed(e, l.Main, byName)
+			lr.ErrorQueues = append(lr.ErrorQueues, q)
 			in[e] = true
 		}
 		for _, d := range l.Delays {
@@ -189,6 +197,8 @@ func Topology(s *broker.Snapshot) TopologyReport {
 		}
 		if l.DLQ != "" {
 			q := queueReport(l.DLQ, byName)
+			// On the dead-letter route, the broker's settings link it.
+			q.Unconfirmed = l.DLQFrom != "" && unconfirmed(l.DLQ, l.Main, byName)
 			lr.DLQ = &q
 			in[l.DLQ] = true
 		}
@@ -200,6 +210,13 @@ func Topology(s *broker.Snapshot) TopologyReport {
 		}
 	}
 	return rep
+}
+
+// unconfirmed: error queue e, fed by publishing (no dead-letter route
+// ties it to main), holds no message read so far that failed in main:
+// only a framework's naming links them.
+func unconfirmed(e, main string, byName map[string]topology.Queue) bool {
+	return !slices.Contains(byName[e].Seen.FailedIn, main)
 }
 
 func queueReport(name string, byName map[string]topology.Queue) QueueReport {
