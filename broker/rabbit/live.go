@@ -141,6 +141,7 @@ func (l *Live) ShareMemory(from *Live) {
 // the broker (internal/learned) shapes its snapshots and plans, and what
 // its peeks show is there for the run to keep. Call it before l is used.
 func (l *Live) RememberWith(ev *broker.Evidence) {
+	ev.Teach(l.r.Conventions) // the conventions this client reads by go with it
 	l.evidence, l.memory = ev, analysis.NewMemory(ev)
 }
 

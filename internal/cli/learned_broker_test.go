@@ -21,7 +21,7 @@ import (
 )
 
 // republishErrorQueue declares, in r's vhost, an application's work queue
-// "orders" (retried through the TTL tier "orders.retry") and the error queue "orders.errors" it republishes failures
+// "orders" (retried through the TTL tier "orders.retry") and the error queue "orders.graveyard" (a name no naming links) it republishes failures
 // into (no dead-letter route between them: only the messages' headers
 // say where they failed, as NServiceBus's FailedQ does), holding three
 // such failures; quorum queues when quorum, classic ones otherwise. It
@@ -52,7 +52,7 @@ func republishErrorQueue(t *testing.T, r *rabbit.Resolved, quorum bool) {
 	}{
 		{"orders", with(typ, "x-dead-letter-exchange", "", "x-dead-letter-routing-key", "orders.retry")},
 		{"orders.retry", with(amqp.Table{}, "x-message-ttl", int32(5000), "x-dead-letter-exchange", "", "x-dead-letter-routing-key", "orders")},
-		{"orders.errors", typ},
+		{"orders.graveyard", typ},
 	} {
 		if _, err := ch.QueueDeclare(d.name, true, false, false, false, d.args); err != nil {
 			t.Fatal(err)
@@ -72,7 +72,7 @@ func republishErrorQueue(t *testing.T, r *rabbit.Resolved, quorum bool) {
 	if err := ch.Confirm(false); err != nil {
 		t.Fatal(err)
 	}
-	if err := brokertest.PublishConfirmed(context.Background(), ch, "", "orders.errors", ps); err != nil {
+	if err := brokertest.PublishConfirmed(context.Background(), ch, "", "orders.graveyard", ps); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(60 * time.Second)
@@ -80,12 +80,12 @@ func republishErrorQueue(t *testing.T, r *rabbit.Resolved, quorum bool) {
 		var q struct {
 			Messages int64 `json:"messages"`
 		}
-		err := brokertest.APIGet(r, "queues/"+url.PathEscape(r.Vhost)+"/orders.errors", &q)
+		err := brokertest.APIGet(r, "queues/"+url.PathEscape(r.Vhost)+"/orders.graveyard", &q)
 		if err == nil && q.Messages == 3 {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the management API never showed orders.errors' 3 messages (%d, %v)", q.Messages, err)
+			t.Fatalf("the management API never showed orders.graveyard' 3 messages (%d, %v)", q.Messages, err)
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
@@ -140,11 +140,11 @@ func TestLearnedLinksARepublishErrorQueue(t *testing.T) {
 	first := topologyJSON(t)
 	dlq, noDLQ := ordersDLQ(first)
 	if free {
-		if dlq != "orders.errors" || noDLQ {
-			t.Fatalf("4.3 quorum, first topology: dlq %q, no-dlq %v: want orders.errors linked by its free sample", dlq, noDLQ)
+		if dlq != "orders.graveyard" || noDLQ {
+			t.Fatalf("4.3 quorum, first topology: dlq %q, no-dlq %v: want orders.graveyard linked by its free sample", dlq, noDLQ)
 		}
 		s := first.Sampled
-		if s == nil || !s.Free || len(s.Queues) != 1 || s.Queues[0].Queue != "orders.errors" || s.Queues[0].Read != 3 ||
+		if s == nil || !s.Free || len(s.Queues) != 1 || s.Queues[0].Queue != "orders.graveyard" || s.Queues[0].Read != 3 ||
 			!slices.Equal(s.Queues[0].FailedIn, []string{"orders"}) {
 			t.Fatalf("4.3 quorum, first topology's sample: %+v", s)
 		}
@@ -152,15 +152,15 @@ func TestLearnedLinksARepublishErrorQueue(t *testing.T) {
 		if dlq != "" || !noDLQ || first.Sampled != nil {
 			t.Fatalf("3.x, first topology: dlq %q, no-dlq %v, sampled %+v: want nothing read, nothing linked", dlq, noDLQ, first.Sampled)
 		}
-		if code, _, errOut := runLadder(t, "peek", "orders.errors"); code != exitOK {
+		if code, _, errOut := runLadder(t, "peek", "orders.graveyard"); code != exitOK {
 			t.Fatalf("peek: exit %d %s", code, errOut)
 		}
 	}
 
 	// The next command knows what the one before read, unasked to read.
 	second := topologyJSON(t, "--no-sample")
-	if dlq, noDLQ := ordersDLQ(second); dlq != "orders.errors" || noDLQ {
-		t.Fatalf("second topology: dlq %q, no-dlq %v: want orders.errors, learned by the command before", dlq, noDLQ)
+	if dlq, noDLQ := ordersDLQ(second); dlq != "orders.graveyard" || noDLQ {
+		t.Fatalf("second topology: dlq %q, no-dlq %v: want orders.graveyard, learned by the command before", dlq, noDLQ)
 	}
 	for _, l := range second.Ladders {
 		if l.Main.Name == "orders" && (!strings.Contains(l.DLQFrom, "failed in orders") || l.DLQ.Unconfirmed) {
@@ -175,7 +175,7 @@ func TestLearnedLinksARepublishErrorQueue(t *testing.T) {
 	if free {
 		// Unasked reads are said.
 		code, out, errOut := runLadder(t, "topology", "--fresh")
-		if code != exitOK || !strings.Contains(out, "sampled 3 messages of orders.errors (free on this broker)") {
+		if code != exitOK || !strings.Contains(out, "sampled 3 messages of orders.graveyard (free on this broker)") {
 			t.Errorf("topology --fresh on 4.3: exit %d, want the sample said:\n%s%s", code, out, errOut)
 		}
 	}
@@ -197,7 +197,7 @@ func TestLearnedLinksARepublishErrorQueue(t *testing.T) {
 			return nil
 		}
 		found++
-		if strings.Contains(string(b), secretBody) || strings.Contains(string(b), "payment provider") || !strings.Contains(string(b), "orders.errors") {
+		if strings.Contains(string(b), secretBody) || strings.Contains(string(b), "payment provider") || !strings.Contains(string(b), "orders.graveyard") {
 			t.Errorf("%s holds %s", path, b)
 		}
 		return nil
