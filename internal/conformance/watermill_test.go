@@ -1,9 +1,13 @@
 package conformance
 
 import (
+	"context"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -45,7 +49,7 @@ func TestWatermillRetryThenPoisonQueue(t *testing.T) {
 		poison = "poison_queue"
 		n      = 4
 	)
-	runScript(t, dir, []string{"CONFORMANCE_URL=" + scriptURL(t, r), fmt.Sprint("CONFORMANCE_COUNT=", n)}, goBin, "run", ".")
+	runScript(t, dir, []string{"CONFORMANCE_URL=" + scriptURL(t, r), fmt.Sprint("CONFORMANCE_COUNT=", n)}, watermillProgram(t, goBin, dir))
 	ch := brokertest.Channel(t, r, "conformance test")
 	waitDepth(t, ch, poison, n, 30*time.Second)
 
@@ -134,7 +138,7 @@ func TestWatermillPubSubPoisonGoesBackToTheTopicsQueue(t *testing.T) {
 		poison = "poison_queue_billing"
 		n      = 3
 	)
-	runScript(t, dir, []string{"CONFORMANCE_URL=" + scriptURL(t, r), fmt.Sprint("CONFORMANCE_COUNT=", n), "CONFORMANCE_CONFIG=pubsub"}, goBin, "run", ".")
+	runScript(t, dir, []string{"CONFORMANCE_URL=" + scriptURL(t, r), fmt.Sprint("CONFORMANCE_COUNT=", n), "CONFORMANCE_CONFIG=pubsub"}, watermillProgram(t, goBin, dir))
 	ch := brokertest.Channel(t, r, "conformance test")
 	waitDepth(t, ch, poison, n, 30*time.Second)
 
@@ -149,4 +153,40 @@ func TestWatermillPubSubPoisonGoesBackToTheTopicsQueue(t *testing.T) {
 		id, _ := d.Headers[wmUUIDHeader].(string)
 		return id
 	}), queue, seq("order", n))
+}
+
+// watermillBuild is the Watermill program, built once for the tests that
+// run it: a `go run` each compiled and linked it within the script's bound,
+// which a busy machine did not keep.
+var watermillBuild struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// watermillProgram builds testdata/watermill once (generous bound: a
+// build, not a timing claim) and returns the binary's path.
+func watermillProgram(t *testing.T, goBin, dir string) string {
+	t.Helper()
+	watermillBuild.once.Do(func() {
+		out, err := os.MkdirTemp("", "ladder-watermill-")
+		if err != nil {
+			watermillBuild.err = err
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+		defer cancel()
+		bin := filepath.Join(out, "watermill")
+		cmd := exec.CommandContext(ctx, goBin, "build", "-o", bin, ".")
+		cmd.Dir = dir
+		if b, err := cmd.CombinedOutput(); err != nil {
+			watermillBuild.err = fmt.Errorf("go build testdata/watermill: %v: %s", err, b)
+			return
+		}
+		watermillBuild.path = bin
+	})
+	if watermillBuild.err != nil {
+		t.Fatal(watermillBuild.err)
+	}
+	return watermillBuild.path
 }
