@@ -79,11 +79,13 @@ for v in $VERSIONS; do
   bs sweep
   bs save "$work/before-$v"
   if [ "$noise" = 1 ]; then bs noise up; fi
+  # -timeout 25m: a bound for a machine with both cores busy (go test's
+  # 10 minutes panicked whole packages there), not a budget.
   # -parallel 8 and -p 3: the slow live tests wait on the broker, not on a
   # core. internal/cli, the longest by far (its tests set the environment,
   # so they cannot run in parallel within one process), runs as two
   # processes at once beside the rest, its tests split by name.
-  gotest() { LADDER_REQUIRE_BROKER=1 LADDER_TEST_TLS=$tls LADDER_TEST_OWNBROKER=$own LADDER_TEST_CLUSTER=$cluster "$GO" test -race -count=1 -parallel 8 "$@"; }
+  gotest() { LADDER_REQUIRE_BROKER=1 LADDER_TEST_TLS=$tls LADDER_TEST_OWNBROKER=$own LADDER_TEST_CLUSTER=$cluster "$GO" test -race -count=1 -timeout 25m -parallel 8 "$@"; }
   cli=github.com/ladder-tui/ladder/internal/cli
   all=$("$GO" list $pkgs)
   others=$(grep -vx "$cli" <<<"$all" || true)
