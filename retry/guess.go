@@ -161,6 +161,9 @@ func (r *fieldReader) guessFields() []guessField {
 		}
 	}
 	slices.SortFunc(out, func(a, b guessField) int { return strings.Compare(a.source, b.source) })
+	if r.bodyDoc == nil && !mayNameAGuess(r.body) {
+		return out // not parsed for a convention, and nothing to guess from
+	}
 	obj, ok := r.bodyJSON().v.(map[string]any)
 	if !ok {
 		return out
@@ -410,3 +413,22 @@ func (r *fieldReader) bodyJSON() jsonDoc {
 }
 
 var errNotJSONObject = errors.New("not a JSON object")
+
+// guessStems are parts of every name guessName reads from a body (in
+// either case of its first letter): a body holding none is not parsed, so
+// a peek of a million JSON messages parses only those that may say
+// something. Only for the guess: a convention's body path parses anyway.
+var guessStems = [][]byte{
+	[]byte("etr"), []byte("ttempt"), []byte("ries"), []byte("rror"), []byte("xception"),
+	[]byte("ault"), []byte("ail"), []byte("eason"), []byte("race"), []byte("tack"), []byte("eliver"),
+}
+
+// mayNameAGuess says whether body holds a stem of a guessable name.
+func mayNameAGuess(body []byte) bool {
+	for _, s := range guessStems {
+		if bytes.Contains(body, s) {
+			return true
+		}
+	}
+	return false
+}

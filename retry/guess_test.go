@@ -185,3 +185,22 @@ func TestGuessNamesAsTheREADMESays(t *testing.T) {
 		}
 	}
 }
+
+// The body prefilter never hides a name the guess reads: every name it
+// reads holds one of its stems, whatever the case of its first letter.
+func TestGuessStemsCoverEveryGuessedName(t *testing.T) {
+	for _, n := range []string{"retries", "retryCount", "RetryCount", "retry_count", "redeliveryCount", "redeliveries", "Redeliveries",
+		"attempts", "Attempts", "tries", "Tries", "deliveryAttempt", "error", "Error", "lastError", "exception", "Exception",
+		"reason", "Reason", "failure", "Failure", "fault", "Fault", "errorClass", "failedAt", "FailedAt", "stacktrace", "StackTrace",
+		"traceback", "Traceback", "backtrace", "stack", "Stack", "numRetries"} {
+		if guessName(n) == guessNone {
+			t.Errorf("%q is not guessed: the list is wrong", n)
+		}
+		if !mayNameAGuess([]byte(`{"` + n + `":1}`)) {
+			t.Errorf("a body naming %q is not parsed", n)
+		}
+	}
+	if mayNameAGuess([]byte(`{"id":"m1","amount":3,"currency":"EUR"}`)) {
+		t.Error("a body naming nothing guessable is parsed")
+	}
+}
