@@ -57,19 +57,8 @@ the broker cannot be read). -o json lists every finding with how many fail.`,
 			if err != nil {
 				return err
 			}
-			if over > 0 {
-				t := time.NewTimer(over)
-				select {
-				case <-ctx.Done():
-					t.Stop()
-					return ctx.Err()
-				case <-t.C:
-				}
-				// The client remembers the first read: the second is
-				// analysed with both, as topology --over's is.
-				if snap, err = c.Snapshot(ctx); err != nil {
-					return err
-				}
+			if snap, err = readAgainAfter(ctx, c, over, snap); err != nil {
+				return err
 			}
 			// The one analysis: the findings topology reports.
 			all := present.Topology(snap).Findings

@@ -1,12 +1,14 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/usecase"
 	"github.com/ladder-tui/ladder/internal/present"
 	"github.com/ladder-tui/ladder/internal/secret"
@@ -107,19 +109,8 @@ they grew) and its worst finding, the vhost on fire first.`,
 					return err
 				}
 			}
-			if over > 0 {
-				t := time.NewTimer(over)
-				select {
-				case <-ctx.Done():
-					t.Stop()
-					return ctx.Err()
-				case <-t.C:
-				}
-				// The client remembers the first read: the second is
-				// analysed with both (broker/analysis), as the TUI's are.
-				if snap, err = c.Snapshot(ctx); err != nil {
-					return err
-				}
+			if snap, err = readAgainAfter(ctx, c, over, snap); err != nil {
+				return err
 			}
 			rep := present.Topology(snap)
 			if over > 0 {
@@ -143,3 +134,23 @@ they grew) and its worst finding, the vhost on fire first.`,
 // maxSample bounds --sample: enough to see every endpoint of a shared
 // error queue, without reading it whole.
 const maxSample = 1000
+
+// readAgainAfter reads the vhost again once over has passed (topology and
+// check --over): the client remembers the first read, so the second is
+// analysed with both (broker/analysis), as the TUI's are. over 0 keeps
+// snap.
+func readAgainAfter(ctx context.Context, c interface {
+	Snapshot(context.Context) (*broker.Snapshot, error)
+}, over time.Duration, snap *broker.Snapshot) (*broker.Snapshot, error) {
+	if over <= 0 {
+		return snap, nil
+	}
+	t := time.NewTimer(over)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-t.C:
+	}
+	return c.Snapshot(ctx)
+}
