@@ -108,7 +108,7 @@ func TestPlanDelayQueue(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Headers{"x-message-ttl": int64(300000), "x-dead-letter-exchange": "", "x-dead-letter-routing-key": "main_queue", "x-expires": int64(360000)}
+	want := Headers{"x-message-ttl": int64(300000), "x-dead-letter-exchange": "", "x-dead-letter-routing-key": "main_queue", "x-expires": int64(300000) + WaitQueueLinger.Milliseconds()}
 	if a.Kind != ActionDelayQueue || !strings.HasPrefix(a.Queue, "ladder.delay.300000.default.main_queue.") || a.Delay != 300*time.Second || !reflect.DeepEqual(a.QueueArgs, want) {
 		t.Errorf("got %+v", a)
 	}

@@ -859,7 +859,7 @@ func blockedReason(reason string) string {
 }
 
 // waitRenew is how often a per-delay wait queue in use is declared again:
-// a declare counts as use, so its x-expires (at least a minute) never runs
+// a declare counts as use, so its x-expires (a day) never runs
 // out while messages are still being put in.
 const waitRenew = 10 * time.Second
 
@@ -878,7 +878,8 @@ func (m *mover) ensureWaitQueue(name string, args retry.Headers) error {
 }
 
 // renewWaitQueues declares every wait queue once more when the move ends,
-// so each expires only a minute after its last message could have left.
+// so each expires only retry.WaitQueueLinger after its last message could
+// have left.
 func (m *mover) renewWaitQueues() {
 	for q, args := range m.waitArgs {
 		if err := m.declareWaitQueue(q, args); err != nil {

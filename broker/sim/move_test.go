@@ -102,14 +102,19 @@ func TestMoveWithDelayWithoutTierDeclaresADelayQueue(t *testing.T) {
 	}
 	snap, _ := s.Snapshot(context.Background())
 	q, ok := snap.Queue(name)
-	if !ok || q.Arguments["x-expires"] != int64(67_000) || q.Arguments["x-dead-letter-exchange"] != OrdersExchange {
+	if !ok || q.Arguments["x-expires"] != 7000+retry.WaitQueueLinger.Milliseconds() || q.Arguments["x-dead-letter-exchange"] != OrdersExchange {
 		t.Errorf("delay queue = %+v", q)
 	}
 	s.Advance(7 * time.Second)
 	if back := peek(t, s, OrdersMain); len(back) != 1 || back[0].RoutingKey != "orders.created" {
 		t.Fatalf("after 7s orders.process holds %+v", back)
 	}
-	s.Advance(60 * time.Second)
+	s.Advance(retry.WaitQueueLinger - time.Second)
+	snap, _ = s.Snapshot(context.Background())
+	if _, ok := snap.Queue(name); !ok {
+		t.Fatal("the delay queue was deleted before its x-expires")
+	}
+	s.Advance(time.Second)
 	snap, _ = s.Snapshot(context.Background())
 	if _, ok := snap.Queue(name); ok {
 		t.Error("the delay queue outlived its x-expires")

@@ -57,7 +57,8 @@ TARGET is one of:
 DUR and whose dead letters reach the same queues, else a delayed-message
 exchange routing to them, else a per-delay wait queue ladder declares
 (ladder.delay.<ms>.<exchange>.<key>, TTL = DUR, dead-lettering to the target,
-deleting itself a minute after it empties). On RabbitMQ 3.10+ that wait queue is
+deleting itself a day after its last message was due: a broker down or a
+target gone for less than that loses nothing). On RabbitMQ 3.10+ that wait queue is
 a quorum queue that dead-letters at least once: a broker crash during the wait
 loses nothing (a message may arrive twice). A tier, a delayed exchange or an
 older broker dead-letters at most once: the plan says so and asks.

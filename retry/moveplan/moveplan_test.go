@@ -171,7 +171,7 @@ func TestLadderOwnQueuesAreNotTiers(t *testing.T) {
 	v := seedGo()
 	own := retry.ReplayQueueName("orders.topic", "orders.created", 7000)
 	v.Queues = append(v.Queues, topology.Queue{Name: own, Type: topology.QueueClassic, Messages: 3,
-		Arguments: map[string]any{"x-message-ttl": int64(7000), "x-dead-letter-exchange": "orders.topic", "x-dead-letter-routing-key": "orders.created", "x-expires": int64(67000)}})
+		Arguments: map[string]any{"x-message-ttl": int64(7000), "x-dead-letter-exchange": "orders.topic", "x-dead-letter-routing-key": "orders.created", "x-expires": 7000 + retry.WaitQueueLinger.Milliseconds()}})
 	ls := topology.Discover(v)
 	if len(ls) != 1 {
 		t.Fatalf("ladders %+v", ls)

@@ -210,7 +210,7 @@ func TestDelayedOriginWaitsForThatQueueOnly(t *testing.T) {
 		if quorum != (a["x-queue-type"] == "quorum" && a["x-dead-letter-strategy"] == "at-least-once" && a["x-overflow"] == "reject-publish") {
 			t.Errorf("quorum %v: wait queue args %v", quorum, a)
 		}
-		if a["x-expires"] != int64(65000) {
+		if a["x-expires"] != 5000+retry.WaitQueueLinger.Milliseconds() {
 			t.Errorf("x-expires %v", a["x-expires"])
 		}
 		if quorum != (r.CrashRisk == "") {

@@ -120,7 +120,7 @@ func PlanReplay(r *Router, ladders []retry.Ladder, exchange, routingKey string, 
 
 // DelayQueueArgs declare ladder's wait queue for one delay and target: the
 // TTL, dead-lettering to the target, and x-expires, so the queue deletes
-// itself a minute after its last message left. With quorum (RabbitMQ
+// itself retry.WaitQueueLinger after its last message could have left. With quorum (RabbitMQ
 // 3.10+) it is a quorum queue that dead-letters at least once (which wants
 // x-overflow reject-publish): a message leaves it only once the target
 // confirmed it, so a broker crash during the wait loses nothing. A classic
@@ -130,7 +130,7 @@ func DelayQueueArgs(exchange, routingKey string, ms int64, quorum bool) retry.He
 		"x-message-ttl":             ms,
 		"x-dead-letter-exchange":    exchange,
 		"x-dead-letter-routing-key": routingKey,
-		"x-expires":                 ms + 60_000,
+		"x-expires":                 ms + retry.WaitQueueLinger.Milliseconds(),
 	}
 	if quorum {
 		a["x-queue-type"] = QueueQuorum

@@ -46,7 +46,7 @@ func TestPlanReplayFallsBackToDelayQueue(t *testing.T) {
 	if !strings.HasPrefix(rt.Queue, "ladder.delay.4000.orders.topic.orders.created.") || rt.RoutingKey != rt.Queue {
 		t.Fatalf("queue %q", rt.Queue)
 	}
-	want := retry.Headers{"x-message-ttl": int64(4000), "x-dead-letter-exchange": "orders.topic", "x-dead-letter-routing-key": "orders.created", "x-expires": int64(64000)}
+	want := retry.Headers{"x-message-ttl": int64(4000), "x-dead-letter-exchange": "orders.topic", "x-dead-letter-routing-key": "orders.created", "x-expires": 4000 + retry.WaitQueueLinger.Milliseconds()}
 	for k, v := range want {
 		if rt.QueueArgs[k] != v {
 			t.Errorf("arg %s = %#v, want %#v", k, rt.QueueArgs[k], v)
