@@ -111,6 +111,13 @@ func peekQueue(ctx context.Context, conn *amqp.Connection, q topology.Queue, bro
 	return finishPeek(res, q), nil
 }
 
+// returnsBound bounds noteReleased's wait for the returns of what a peek
+// read, asked every returnsPoll.
+const (
+	returnsBound = 2 * time.Second
+	returnsPoll  = 50 * time.Millisecond
+)
+
 // noteReleased counts messages that left during the peek. Only the head of
 // a queue expires, so a message whose TTL ran out behind a longer-lived one
 // waits — until a consumer (this peek) takes the one ahead: then it is
@@ -121,6 +128,14 @@ func peekQueue(ctx context.Context, conn *amqp.Connection, q topology.Queue, bro
 func noteReleased(conn *amqp.Connection, q topology.Queue, res *broker.PeekResult) {
 	others := broker.OthersSeen{ConsumersBefore: q.Consumers, Unacked: q.Unacked}
 	after, consumers, err := passiveState(conn, q.Name)
+	// What ladder read it gave back: fewer ready than that is returns the
+	// queue has not applied yet (seen on a busy machine: 0 ready right
+	// after the channel closed, 2 returns taken for 2 more released), or
+	// another consumer taking them. Asked again, within a bound.
+	for deadline := time.Now().Add(returnsBound); err == nil && after < res.Read() && time.Now().Before(deadline); {
+		time.Sleep(returnsPoll)
+		after, consumers, err = passiveState(conn, q.Name)
+	}
 	if err != nil {
 		broker.NoteLeft(res, q, others, 0, time.Now())
 		return

@@ -55,7 +55,10 @@ func TestMoveNodeStoppedSaysConnectionLost(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(move.stderr.String()), "\n")
 	last := lines[len(lines)-1]
 	t.Logf("%s", last)
-	if move.code != exitPartial || !strings.Contains(last, "RabbitMQ at 127.0.0.1:"+brokertest.OwnAMQPPort+" closed the connection: CONNECTION_FORCED - ") {
+	// A stopping node closes its connections (CONNECTION_FORCED); on a busy
+	// machine the socket's reset can come first: both name the broker.
+	addr := "RabbitMQ at 127.0.0.1:" + brokertest.OwnAMQPPort
+	if move.code != exitPartial || !strings.Contains(last, addr+" closed the connection: CONNECTION_FORCED - ") && !strings.Contains(last, "connection to "+addr+" lost: ") {
 		t.Errorf("exit %d, last line %q", move.code, last)
 	}
 	if strings.Contains(last, "could not read") || strings.Contains(last, "not open") {
