@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test.sh — the whole suite against real brokers, leaving each as found.
-# VERSIONS (default "3.10 4.3"; make test-matrix adds 4.0) are started by
+# TESTFLAGS adds go test flags (-v to see each test's time). VERSIONS (default "3.10 4.3"; make test-matrix adds 4.0) are started by
 # scripts/rabbitmq.sh; the first runs every package, the others the
 # packages that talk to a broker (the unit tests run once). For each: sweep
 # what interrupted runs left (ladder-test.* names), record the broker's
@@ -32,6 +32,10 @@ own_down() { if (exec 3<>/dev/tcp/127.0.0.1/5677) 2>/dev/null; then scripts/rabb
 cluster_down() { scripts/rabbitmq.sh down --cluster || true; }
 trap 'rm -rf "$work"; tls_down; own_down; cluster_down' EXIT
 "$GO" build -o "$work/brokerstate" ./scripts/brokerstate
+# The real binary, built once for every test process that runs it (one
+# build in each, beside the race-built tests, took minutes on two cores).
+"$GO" build -o "$work/ladder" .
+export LADDER_TEST_BIN="$work/ladder"
 bs() { "$work/brokerstate" "$@"; }
 
 ports() {
@@ -76,6 +80,18 @@ for v in $VERSIONS; do
   first=0
   echo "== RabbitMQ $v: $pkgs"
   start=$SECONDS
+  # The race detector in the first round, where every package runs; the
+  # others test what differs by broker version, on the same code, without
+  # it (it made them twice as long on two cores).
+  race=
+  if [ "$own" = 1 ]; then
+    race=-race
+    # The own node starts while the tests compile (started by the first
+    # test that needs it, it waited for a busy machine: 3 minutes).
+    scripts/rabbitmq.sh up --version 4.3 --own >"$work/own.log" 2>&1 & ownpid=$!
+    "$GO" test $race -count=1 -run '^$' $pkgs >/dev/null || rc=1
+    wait "$ownpid" || { cat "$work/own.log"; rc=1; }
+  fi
   bs sweep
   bs save "$work/before-$v"
   if [ "$noise" = 1 ]; then bs noise up; fi
@@ -85,7 +101,7 @@ for v in $VERSIONS; do
   # core. internal/cli, the longest by far (its tests set the environment,
   # so they cannot run in parallel within one process), runs as two
   # processes at once beside the rest, its tests split by name.
-  gotest() { LADDER_REQUIRE_BROKER=1 LADDER_TEST_TLS=$tls LADDER_TEST_OWNBROKER=$own LADDER_TEST_CLUSTER=$cluster "$GO" test -race -count=1 -timeout 25m -parallel 8 "$@"; }
+  gotest() { LADDER_REQUIRE_BROKER=1 LADDER_TEST_TLS=$tls LADDER_TEST_OWNBROKER=$own LADDER_TEST_CLUSTER=$cluster "$GO" test $race -count=1 -timeout 25m -parallel 8 ${TESTFLAGS:-} "$@"; }
   cli=github.com/ladder-tui/ladder/internal/cli
   all=$("$GO" list $pkgs)
   others=$(grep -vx "$cli" <<<"$all" || true)

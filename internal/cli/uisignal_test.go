@@ -61,10 +61,23 @@ var (
 	binErr  error
 )
 
-// ladderBinary is the path of the real ladder binary, built on first use.
+// ladderBinaryEnv names a ladder binary built from this checkout before
+// the tests (scripts/test.sh builds it once for every test process: a
+// build in each, beside the race-built tests on two cores, took minutes).
+const ladderBinaryEnv = "LADDER_TEST_BIN"
+
+// ladderBinary is the path of the real ladder binary: LADDER_TEST_BIN's,
+// else built on first use.
 func ladderBinary(t *testing.T) string {
 	t.Helper()
 	binOnce.Do(func() {
+		if p := os.Getenv(ladderBinaryEnv); p != "" {
+			binPath = p
+			if _, err := os.Stat(p); err != nil {
+				binErr = fmt.Errorf("%s: %w", ladderBinaryEnv, err)
+			}
+			return
+		}
 		binPath = filepath.Join(binDir, "ladder")
 		if out, err := exec.Command("go", "build", "-o", binPath, "github.com/ladder-tui/ladder").CombinedOutput(); err != nil {
 			binErr = fmt.Errorf("build: %v\n%s", err, out)
