@@ -39,6 +39,10 @@ type browserModel struct {
 	// group scan (usecase.DumpSource, which holds the others). The root
 	// hands it the client of the moment (a vhost switch changes it).
 	source func() usecase.DumpSource
+	// scans, when set, hears each whole-queue scan that finished
+	// (Options.Scans); context is the context shown, which it names.
+	scans   ScanRecorder
+	context func() string
 
 	queue  string
 	ladder *retry.Ladder

@@ -123,7 +123,10 @@ type fakePeeks struct {
 	// gate closes or its context ends (a read that takes a while).
 	peekGate   chan struct{}
 	peekReport broker.PeekProgress
-	peekOpts   []broker.PeekOptions // what each Peek was asked
+	// peekEachFirst: a gated browse hands its messages on before it
+	// waits (a read stopped half way, with what it read).
+	peekEachFirst bool
+	peekOpts      []broker.PeekOptions // what each Peek was asked
 }
 
 var _ broker.Peeker = (*fakePeeks)(nil)
@@ -133,10 +136,19 @@ func (f *fakePeeks) Peek(ctx context.Context, queue string, opt broker.PeekOptio
 	f.peeked = append(f.peeked, queue)
 	f.peekOpts = append(f.peekOpts, opt)
 	gate, report := f.peekGate, f.peekReport
+	var first []broker.Message
+	if r, ok := f.peeks[queue]; ok && f.peekEachFirst && opt.Each != nil {
+		first = slices.Clone(r.Messages)
+	}
 	f.mu.Unlock()
 	if gate != nil {
 		if opt.Progress != nil {
 			opt.Progress(report)
+		}
+		for i := range first {
+			if err := opt.Each(&first[i]); err != nil {
+				return nil, err
+			}
 		}
 		select {
 		case <-gate:

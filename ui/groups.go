@@ -44,6 +44,14 @@ type groupScan struct {
 	result  *usecase.GroupScan
 }
 
+// ScanRecorder hears a finished scan of every ready message of a queue
+// (usecase.ScanGroups) of vhost in context (Options.Context's name; ""
+// when the UI was given none), with its error (a scan that stopped short
+// has one). It is called on the scan's own goroutine.
+type ScanRecorder interface {
+	RecordScan(context, vhost string, scan *usecase.GroupScan, err error)
+}
+
 // groupScanDoneMsg reports a scan (id: groupScan.id); its progress is its
 // read's (readProgressMsg).
 type groupScanDoneMsg struct {
@@ -189,13 +197,30 @@ func (m *browserModel) startScan(force bool, limit int) tea.Cmd {
 	// It holds what it read from the queue's consumers, as a peek does.
 	opts.Progress, opts.Deadline = r.report, broker.DefaultPeekDeadline
 	ch := r.ch
+	record := m.recorder(c)
 	run := func() tea.Msg {
 		defer cancel()
 		defer close(ch) // ends the progress wait
 		scan, err := usecase.ScanGroups(ctx, c, opts)
+		// A scan esc stopped (or the session's end) is not the queue's.
+		if record != nil && scan != nil && ctx.Err() == nil {
+			record(scan, err)
+		}
 		return groupScanDoneMsg{queue: queue, id: id, read: read, scan: scan, err: err}
 	}
 	return tea.Batch(run, r.wait(), statusCmd("", false))
+}
+
+// recorder tells Options.Scans of a scan on c that finishes, naming the
+// context and vhost it began in (the user may switch meanwhile); nil
+// without Scans, or under a --where (its groups are a choice's, not the
+// queue's).
+func (m *browserModel) recorder(c usecase.DumpSource) func(*usecase.GroupScan, error) {
+	if m.scans == nil || !m.where.Empty() {
+		return nil
+	}
+	rec, in, vhost := m.scans, m.context(), c.Vhost()
+	return func(scan *usecase.GroupScan, err error) { rec.RecordScan(in, vhost, scan, err) }
 }
 
 // updateGroups takes the grouped view's messages; ok is false for others.

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -247,5 +249,109 @@ func TestGoldenGroups(t *testing.T) {
 			h.key("g", "down")
 			golden.RequireEqual(t, h.plain())
 		})
+	}
+}
+
+// scanRecorder keeps what the UI tells Options.Scans.
+type scanRecorder struct {
+	mu    sync.Mutex
+	calls []recordedScan
+}
+
+type recordedScan struct {
+	context, vhost string
+	scan           *usecase.GroupScan
+	err            error
+}
+
+func (r *scanRecorder) RecordScan(context, vhost string, scan *usecase.GroupScan, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.calls = append(r.calls, recordedScan{context, vhost, scan, err})
+}
+
+func (r *scanRecorder) recorded() []recordedScan {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.calls)
+}
+
+// A scan of the whole queue that finished is told to Options.Scans (what
+// ladder serve --metrics reports), naming the context and vhost it ran in;
+// one of --where's choice is not.
+func TestGroupScansAreRecorded(t *testing.T) {
+	rec := &scanRecorder{}
+	s := sim.New(sim.Options{Quiet: true})
+	t.Cleanup(func() { s.Close() })
+	if err := brokertest.PublishCauses(context.Background(), s, sim.OrdersDLQ, brokertest.CauseMessages(1500, 9, s.Now())); err != nil {
+		t.Fatal(err)
+	}
+	h := newHarnessOn(t, s, Options{Scans: rec, Context: "prod"}, 80, 24).start()
+	open := func() {
+		h.send(openQueueMsg{queue: sim.OrdersDLQ, confirmed: true})
+		h.mustContain("orders.dlq", "peeked ")
+	}
+	open()
+
+	// Under a --where: a choice's groups, not the queue's.
+	h.runSlow(h.m.browser.setWhere("retries>=0"), time.Minute)
+	_, cmd := h.m.Update(keyMsg("g"))
+	if !h.m.browser.gscan.running {
+		t.Fatal("g under a --where started no scan")
+	}
+	h.runSlow(cmd, 2*time.Minute)
+	if got := rec.recorded(); len(got) != 0 {
+		t.Fatalf("a scan under a --where was recorded: %+v", got[0].scan.Coverage)
+	}
+
+	open() // the --where is the queue's opening's: gone
+	_, cmd = h.m.Update(keyMsg("g"))
+	h.runSlow(cmd, 2*time.Minute)
+	h.mustContain("grouped 1500 of 1500 ready messages by error · the whole queue")
+	got := rec.recorded()
+	if len(got) != 1 {
+		t.Fatalf("%d scans recorded, want 1", len(got))
+	}
+	r := got[0]
+	if r.context != "prod" || r.vhost != s.Vhost() || r.err != nil || r.scan.Queue.Name != sim.OrdersDLQ || !r.scan.Coverage.Whole {
+		t.Errorf("recorded %q %q %v %s whole=%v", r.context, r.vhost, r.err, r.scan.Queue.Name, r.scan.Coverage.Whole)
+	}
+	gs, ok := r.scan.GroupsBy(usecase.GroupError)
+	n := 0
+	for _, g := range gs {
+		n += g.Count
+	}
+	if !ok || len(gs) != 3 || n != 1500 {
+		t.Errorf("recorded %d groups by error of %d messages (%v), want 3 of 1500", len(gs), n, ok)
+	}
+}
+
+// A scan esc stopped half way, with the groups of what it had read, is
+// not told to Options.Scans: they are not the queue's.
+func TestAStoppedGroupScanIsNotRecorded(t *testing.T) {
+	rec := &scanRecorder{}
+	fc := newFake()
+	fc.peeks["orders.dlq"].Ready = 5000
+	fc.topology = true
+	h := newHarness(t, fc, Options{Scans: rec}, 100, 30).start()
+	h.send(openQueueMsg{queue: "orders.dlq", confirmed: true})
+	h.mustContain("msg-0002")
+	gate := make(chan struct{})
+	defer close(gate)
+	fc.mu.Lock()
+	fc.peekGate, fc.peekReport, fc.peekEachFirst = gate, broker.PeekProgress{Read: 3, Want: 5000}, true
+	fc.mu.Unlock()
+	h.key("g")
+	if h.m.top() != h.m.browser {
+		h.key("enter") // the cost question, when others feel the browse
+	}
+	h.mustContain("grouping the whole queue… 3 of 5000 read")
+	h.key("esc")
+	if !h.await(time.Now().Add(time.Minute)) {
+		t.Fatal("the stopped scan did not answer")
+	}
+	h.deliver()
+	if got := rec.recorded(); len(got) != 0 {
+		t.Fatalf("a stopped scan was recorded: %+v (%v)", got[0].scan.Coverage, got[0].err)
 	}
 }

@@ -106,6 +106,7 @@ func newModel(opts Options, c *common) *Model {
 	}
 	m.home = newHome(c)
 	m.browser = newBrowser(c, func() usecase.DumpSource { return m.client })
+	m.browser.scans, m.browser.context = opts.Scans, func() string { return m.context }
 	m.inspector = newInspector(c)
 	m.move = movedialog.New(movedialog.Env{
 		Keys: c.keys, Styles: c.styles, Policy: c.policy,

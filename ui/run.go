@@ -61,6 +61,10 @@ type Options struct {
 	// APITimeout is the management API's per-request timeout
 	// (--api-timeout): a snapshot is given three of them.
 	APITimeout time.Duration
+	// Scans, when set, hears each scan of a queue's messages by cause that
+	// finished (the browser's g and S; not one esc stopped, nor one of
+	// --where's choice): ladder serve --metrics reports them. nil: none.
+	Scans ScanRecorder
 	// Files is where the browser's dumps go and its replays come from;
 	// nil: files.Local, the working directory and the paths typed.
 	Files Files
