@@ -25,6 +25,25 @@ type Share interface {
 	Stats() sshserve.ShareStats
 }
 
+// Scans are the latest scans by cause the sessions ran
+// (sshserve.CauseScans).
+type Scans interface {
+	Latest(vhost string) []sshserve.CauseScan
+}
+
+// MaxCauseSeries bounds ladder_cause_messages per scanned queue: its
+// largest MaxCauseSeries causes, the rest summed under cause="(other)".
+// With sshserve.MaxCauseScans queues kept, scans add at most
+// 50 × (10 + 1 + 2) = 650 series, however many queues the vhost has.
+const MaxCauseSeries = 10
+
+// OtherCause is the cause label of the messages past MaxCauseSeries.
+const OtherCause = "(other)"
+
+// maxCauseLabel bounds a cause label, in runes: a masked error text can
+// be a stack trace.
+const maxCauseLabel = 160
+
 // MaxFindingSeries bounds ladder_finding's series: past it, the rest of
 // the findings are counted under queue="(other)" by code and severity (of
 // which there are few), so a vhost with a finding on each of thousands of
@@ -59,11 +78,18 @@ var (
 		"Messages waiting in a tier or wait queue of a ladder.", ladderLabels, nil)
 	descFinding = prometheus.NewDesc("ladder_finding",
 		"Findings of the vhost (as ladder topology shows them) by code, severity and queue: how many.", []string{"vhost", "code", "severity", "queue"}, nil)
+	descCause = prometheus.NewDesc("ladder_cause_messages",
+		"Messages of a queue by cause, as the latest scan a session of ladder serve ran counted them (g in the queue browser): the 10 largest causes, the rest under cause=\"(other)\"; at most 50 queues.", []string{"vhost", "queue", "by", "cause"}, nil)
+	descScanAge = prometheus.NewDesc("ladder_cause_scan_age_seconds",
+		"Seconds since the latest scan by cause of a queue began.", []string{"vhost", "queue"}, nil)
+	descScanWhole = prometheus.NewDesc("ladder_cause_scan_complete",
+		"1 when the latest scan by cause of a queue read every ready message, 0 when it stopped short (its bound, its deadline).", []string{"vhost", "queue"}, nil)
 )
 
 // Collector reports one vhost's share on each scrape.
 type Collector struct {
 	share Share
+	scans Scans // nil: no scans reported
 	vhost string
 	// timeout bounds the read a scrape may have to wait for.
 	timeout time.Duration
@@ -76,9 +102,15 @@ func NewCollector(share Share, vhost string, timeout time.Duration) *Collector {
 	return &Collector{share: share, vhost: vhost, timeout: timeout, now: time.Now}
 }
 
+// WithScans makes c report scans' latest counts by cause too.
+func (c *Collector) WithScans(s Scans) *Collector {
+	c.scans = s
+	return c
+}
+
 // Describe sends every descriptor the collector may send.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descUp, descGoodAge, descReads, descReadErrors, descReadDuration, descLadders, descDLQ, descDLQIn, descDLQAge, descTier, descFinding} {
+	for _, d := range []*prometheus.Desc{descUp, descGoodAge, descReads, descReadErrors, descReadDuration, descLadders, descDLQ, descDLQIn, descDLQAge, descTier, descFinding, descCause, descScanAge, descScanWhole} {
 		ch <- d
 	}
 }
@@ -109,6 +141,60 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ladders(ch, snap, vh)
 	findings(ch, snap.Findings, vh)
+	if c.scans != nil {
+		c.causes(ch, snap, c.scans.Latest(c.vhost), vh)
+	}
+}
+
+// causes reports each scan of a queue the snapshot still has (a deleted
+// queue's scan says nothing of it any more): its largest MaxCauseSeries
+// causes and the rest under OtherCause, its age and whether it was whole.
+func (c *Collector) causes(ch chan<- prometheus.Metric, snap *broker.Snapshot, scans []sshserve.CauseScan, vh string) {
+	for _, s := range scans {
+		if _, ok := snap.Topology.Queue(s.Queue); !ok {
+			continue
+		}
+		q, by := label(s.Queue), label(s.By)
+		// Two causes cut to one label are one series.
+		count := map[string]int{}
+		var keys []string
+		add := func(k string, n int) {
+			if _, ok := count[k]; !ok {
+				keys = append(keys, k)
+			}
+			count[k] += n
+		}
+		other, rest := s.Rest, s.Rest > 0
+		for i, cs := range s.Causes {
+			if i < MaxCauseSeries {
+				add(causeLabel(cs.Key), cs.Count)
+			} else {
+				other += cs.Count
+				rest = true
+			}
+		}
+		if rest {
+			add(OtherCause, other)
+		}
+		for _, k := range keys {
+			ch <- prometheus.MustNewConstMetric(descCause, prometheus.GaugeValue, float64(count[k]), vh, q, by, k)
+		}
+		ch <- prometheus.MustNewConstMetric(descScanAge, prometheus.GaugeValue, max(0, c.now().Sub(s.At).Seconds()), vh, q)
+		whole := 0.0
+		if s.Whole {
+			whole = 1
+		}
+		ch <- prometheus.MustNewConstMetric(descScanWhole, prometheus.GaugeValue, whole, vh, q)
+	}
+}
+
+// causeLabel is a cause as a label value, cut to maxCauseLabel runes.
+func causeLabel(k string) string {
+	k = label(k)
+	if r := []rune(k); len(r) > maxCauseLabel {
+		k = string(r[:maxCauseLabel-1]) + "…"
+	}
+	return k
 }
 
 // ladders reports each ladder's DLQ and tiers, once per (main, queue).

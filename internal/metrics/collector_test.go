@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -158,5 +159,86 @@ func TestCollectorBoundsFindings(t *testing.T) {
 	}
 	if int(total) != len(fs) || last != 2 || int(other) != 51 {
 		t.Errorf("total %v (want %d), the error on last %v (want 2, kept first), other %v (want 51)", total, len(fs), last, other)
+	}
+}
+
+// fakeScans are scans by vhost.
+type fakeScans map[string][]sshserve.CauseScan
+
+func (f fakeScans) Latest(vhost string) []sshserve.CauseScan { return f[vhost] }
+
+// A recorded scan is reported as its largest MaxCauseSeries causes, the
+// rest (kept causes and those the store only counted) summed under
+// OtherCause, with its age and whether it was whole: MaxCauseSeries+3
+// series for the queue, however many causes. A scan of a queue the
+// snapshot no longer has, or of another vhost, says nothing; two causes
+// cut to one label are one series.
+func TestCollectorReportsScansByCause(t *testing.T) {
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	var causes []sshserve.Cause
+	total := 0
+	for i := range 30 {
+		causes = append(causes, sshserve.Cause{Key: fmt.Sprintf("cause %02d", i), Count: 100 - i})
+		total += 100 - i
+	}
+	long := strings.Repeat("x", 2*maxCauseLabel)
+	scans := fakeScans{
+		"/": {
+			{Vhost: "/", Queue: "orders.dlq", By: "error", Causes: causes, Rest: 40, Whole: true, At: now.Add(-90 * time.Second)},
+			{Vhost: "/", Queue: "gone.dlq", By: "error", Causes: causes[:1], At: now},
+			{Vhost: "/", Queue: "cut.dlq", By: "error", Causes: []sshserve.Cause{{Key: long + "a", Count: 2}, {Key: long + "b", Count: 3}}, At: now},
+		},
+		"other": {{Vhost: "other", Queue: "orders.dlq", By: "error", Causes: causes[:1], At: now}},
+	}
+	snap := &broker.Snapshot{Vhost: "/", TakenAt: now, Topology: topology.Vhost{Queues: []topology.Queue{{Name: "orders.dlq"}, {Name: "cut.dlq"}}}}
+	c := NewCollector(&fakeShare{snap: snap}, "/", time.Second).WithScans(scans)
+	c.now = func() time.Time { return now }
+	fams := gather(t, c)
+	got := map[string]float64{}
+	sum := 0.0
+	for _, m := range fams["ladder_cause_messages"].GetMetric() {
+		l := labelsOf(m)
+		if l["vhost"] != "/" || l["by"] != "error" {
+			t.Errorf("labels %v", l)
+		}
+		if l["queue"] == "orders.dlq" {
+			got[l["cause"]] = m.GetGauge().GetValue()
+			sum += m.GetGauge().GetValue()
+		} else if l["queue"] != "cut.dlq" {
+			t.Errorf("a scan of %q reported", l["queue"])
+		}
+	}
+	if len(got) != MaxCauseSeries+1 || got["cause 00"] != 100 || got["cause 09"] != 91 || got["cause 10"] != 0 {
+		t.Errorf("%d series of orders.dlq (want %d): %v", len(got), MaxCauseSeries+1, got)
+	}
+	if int(sum) != total+40 || int(got[OtherCause]) != total+40-955 {
+		t.Errorf("causes sum to %v, want %d; other %v", sum, total+40, got[OtherCause])
+	}
+	for _, name := range []string{"ladder_cause_scan_age_seconds", "ladder_cause_scan_complete"} {
+		for _, m := range fams[name].GetMetric() {
+			l, v := labelsOf(m), m.GetGauge().GetValue()
+			switch {
+			case l["queue"] == "orders.dlq" && name == "ladder_cause_scan_age_seconds" && v != 90,
+				l["queue"] == "orders.dlq" && name == "ladder_cause_scan_complete" && v != 1,
+				l["queue"] == "cut.dlq" && name == "ladder_cause_scan_complete" && v != 0,
+				l["queue"] != "orders.dlq" && l["queue"] != "cut.dlq":
+				t.Errorf("%s%v = %v", name, l, v)
+			}
+		}
+	}
+	var cut []*dto.Metric
+	for _, m := range fams["ladder_cause_messages"].GetMetric() {
+		if labelsOf(m)["queue"] == "cut.dlq" {
+			cut = append(cut, m)
+		}
+	}
+	if len(cut) != 1 || cut[0].GetGauge().GetValue() != 5 || len([]rune(labelsOf(cut[0])["cause"])) != maxCauseLabel {
+		t.Errorf("two causes cut to one label: %d series", len(cut))
+	}
+	// No scans: no series, and a collector without a store is as before.
+	for _, c := range []*Collector{NewCollector(&fakeShare{snap: snap}, "/", time.Second).WithScans(fakeScans{}), NewCollector(&fakeShare{snap: snap}, "/", time.Second)} {
+		if fams := gather(t, c); fams["ladder_cause_messages"] != nil || fams["ladder_cause_scan_age_seconds"] != nil {
+			t.Error("cause series without a scan")
+		}
 	}
 }
