@@ -14,6 +14,7 @@ import (
 
 	"github.com/ladder-tui/ladder/broker"
 	"github.com/ladder-tui/ladder/broker/rabbit"
+	"github.com/ladder-tui/ladder/broker/usecase"
 	"github.com/ladder-tui/ladder/internal/files"
 	"github.com/ladder-tui/ladder/internal/gate"
 	"github.com/ladder-tui/ladder/internal/metrics"
@@ -77,7 +78,10 @@ running in one stops after its batch in flight and writes its audit line).
 --metrics ADDR serves Prometheus metrics at http://ADDR/metrics: the
 served vhost's ladders (DLQ depth, inflow and oldest message's age, each
 tier's depth), its findings (ladder_finding{code,severity,queue}, those
-ladder topology shows), whether the broker answers and ladder's own reads.
+ladder topology shows), whether the broker answers and ladder's own reads,
+and each queue's causes as the latest scan a session ran counted them (g
+in the queue browser: the 10 largest, the rest as "(other)", at most 50
+queues; ladder never scans by itself).
 Scrapes read the snapshots the sessions share: the broker is read about
 once a refresh however many scrape or watch. Without --ssh or
 --authorized-keys, --metrics serves metrics only (no keys needed).`,
@@ -145,6 +149,13 @@ func (a *app) runServe(cmd *cobra.Command, f serveFlags) error {
 	// One reader of snapshots for every session and scrape (see serveSnapshots).
 	shots := &serveSnapshots{refresh: f.ui.refresh}
 	defer shots.close()
+	// With --metrics, the sessions' scans by cause are reported: each
+	// session tells of its finished scans (ladder never scans by itself:
+	// a scan is a browse, which may cost deliveries).
+	var scans *sshserve.CauseScans
+	if f.metrics != "" {
+		scans = &sshserve.CauseScans{}
+	}
 	var parts []func(context.Context) error
 	if f.metrics != "" {
 		ln, err := net.Listen("tcp", f.metrics)
@@ -157,7 +168,7 @@ func (a *app) runServe(cmd *cobra.Command, f serveFlags) error {
 				return nil, err
 			}
 			return r.share, nil
-		}, base: cmd.Context()}, resolvedVhost(cfg), metricsReadTimeout))
+		}, base: cmd.Context()}, resolvedVhost(cfg), metricsReadTimeout).WithScans(scans))
 		if err != nil {
 			ln.Close()
 			return err
@@ -166,7 +177,7 @@ func (a *app) runServe(cmd *cobra.Command, f serveFlags) error {
 		parts = append(parts, func(ctx context.Context) error { return metrics.Serve(ctx, ln, h) })
 	}
 	if withSSH {
-		srv, err := a.sshServer(cmd, f, ssh, served, cfg, shots)
+		srv, err := a.sshServer(cmd, f, ssh, served, cfg, shots, scans)
 		if err != nil {
 			return err
 		}
@@ -282,7 +293,11 @@ func (a *app) prepareSSH(f serveFlags) (*sshPrep, error) {
 }
 
 // sshServer is ladder serve's SSH server.
-func (a *app) sshServer(cmd *cobra.Command, f serveFlags, p *sshPrep, served string, cfg rabbit.Config, shots *serveSnapshots) (*sshserve.Server, error) {
+func (a *app) sshServer(cmd *cobra.Command, f serveFlags, p *sshPrep, served string, cfg rabbit.Config, shots *serveSnapshots, scans *sshserve.CauseScans) (*sshserve.Server, error) {
+	var rec ui.ScanRecorder
+	if scans != nil {
+		rec = servedScans{served: served, store: scans}
+	}
 	srv, err := sshserve.New(sshserve.Config{
 		Addr:               f.ssh,
 		HostKeyPath:        p.hostKey,
@@ -307,7 +322,7 @@ func (a *app) sshServer(cmd *cobra.Command, f serveFlags, p *sshPrep, served str
 		},
 		UI: ui.Options{
 			NoColor: a.noColor, Refresh: f.ui.refresh, LogFile: a.logFile, Title: a.context,
-			PeekLimit: f.ui.peekLimit, APITimeout: cfg.APITimeout,
+			PeekLimit: f.ui.peekLimit, APITimeout: cfg.APITimeout, Scans: rec,
 		},
 		Log: a.stderr,
 	})
@@ -315,6 +330,20 @@ func (a *app) sshServer(cmd *cobra.Command, f serveFlags, p *sshPrep, served str
 		return nil, usageErr("%w", err)
 	}
 	return srv, nil
+}
+
+// servedScans keeps the sessions' scans of the served context's vhosts
+// (those --metrics reports): another context is another broker, whose
+// vhost of the same name is another.
+type servedScans struct {
+	served string
+	store  *sshserve.CauseScans
+}
+
+func (s servedScans) RecordScan(context, vhost string, scan *usecase.GroupScan, err error) {
+	if context == "" || context == s.served {
+		s.store.Record(vhost, scan, err)
+	}
 }
 
 // filesDirName is the default files directory's name in the server's
