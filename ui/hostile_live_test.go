@@ -31,12 +31,12 @@ func frameSafe(t *testing.T, where, raw string) {
 
 // The browser and the inspector on a real peek of the hostile messages
 // (escape sequences and invalid UTF-8 in every field, 8192 headers,
-// 32-deep tables, a 50 MiB body) in a 255-byte emoji queue: every frame is
+// 32-deep tables, a 16 MiB body) in a 255-byte emoji queue: every frame is
 // safe, at a wide and a narrow size, scrolled through.
 func TestHostileMessagesInBrowserAndInspector(t *testing.T) {
 	r := brokertest.Require(t)
 	q := brokertest.EmojiQueueName()
-	msgs := brokertest.HostileMessages(brokertest.HugeBodyFor(t, r))
+	msgs := brokertest.HostileMessages(brokertest.HugeBody)
 	brokertest.PublishHostile(t, r, q, msgs)
 	l, err := rabbit.NewLive(r, "test")
 	if err != nil {

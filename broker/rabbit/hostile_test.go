@@ -27,12 +27,12 @@ func heapAfterGC() uint64 {
 	return m.HeapAlloc
 }
 
-// A peek of a 50 MiB body keeps its preview only: what the result holds
+// A peek of a 16 MiB body keeps its preview only: what the result holds
 // on to is a few KiB, however much the AMQP client had to read.
 func TestPeekOfAHugeBodyKeepsOnlyThePreview(t *testing.T) {
 	r := brokertest.Require(t)
 	q := brokertest.Name(t, "huge")
-	msgs := brokertest.HostileMessages(brokertest.HugeBodyFor(t, r))
+	msgs := brokertest.HostileMessages(brokertest.HugeBody)
 	huge := msgs[len(msgs)-1]
 	want := huge.Msg.Body
 	brokertest.PublishHostile(t, r, q, []brokertest.Hostile{huge})

@@ -50,7 +50,7 @@ func terminalSafe(t *testing.T, where, s string) {
 func TestHostileMessagesPeekAndDump(t *testing.T) {
 	r := brokerEnv(t)
 	q := brokertest.Name(t, "hostile")
-	huge := brokertest.HugeBodyFor(t, r)
+	huge := brokertest.HugeBody
 	msgs := brokertest.HostileMessages(huge)
 	brokertest.PublishHostile(t, r, q, msgs)
 
