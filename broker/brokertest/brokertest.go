@@ -263,3 +263,27 @@ func RequireVersion(t testing.TB, version string) *rabbit.Resolved {
 	}
 	return r
 }
+
+// WaitManagedDepth waits (bounded by a minute) until the management API
+// reports queue in r's vhost holding n messages. The API's counts lag the
+// queue by up to a stats interval (5 s): a command that reads the ladder
+// just after a test filled it would see it grow, the finding true.
+func WaitManagedDepth(t testing.TB, r *rabbit.Resolved, queue string, n int64) {
+	t.Helper()
+	m, err := rabbit.NewManagement(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	var got int64
+	ok := WaitFor(time.Minute, func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		q, err := m.Queue(ctx, r.Vhost, queue)
+		got = q.Messages
+		return err == nil && got == n
+	})
+	if !ok {
+		t.Fatalf("the management API reports %d messages in %s, want %d", got, queue, n)
+	}
+}
