@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # test.sh — the whole suite against real brokers, leaving each as found.
-# TESTFLAGS adds go test flags (-v to see each test's time). VERSIONS (default "3.10 4.3"; make test-matrix adds 4.0) are started by
-# scripts/rabbitmq.sh; the first runs every package, the others the
-# packages that talk to a broker (the unit tests run once). For each: sweep
+# VERSIONS (default "3.10 4.3"; make test-matrix adds 4.0) are started by
+# scripts/rabbitmq.sh, while the tests compile; the first round runs every
+# package under the race detector, the others the packages that talk to a
+# broker (the unit tests run once), without it. TESTFLAGS adds go test
+# flags (-v to see each test's time). For each: sweep
 # what interrupted runs left (ladder-test.* names), record the broker's
 # vhosts, queues, exchanges and policies, optionally fill it with unrelated
 # ladders and queues (LADDER_TEST_NOISE=1, as CI does), run the tests,
@@ -13,7 +15,7 @@
 # with the own node (rabbitmq.sh --own), stopped after that round. The
 # cluster tests (LADDER_TEST_CLUSTER=1: nodes stopped under topology and a
 # move) run in the 4.3 round on three 4.3 nodes (rabbitmq.sh --cluster),
-# started before that round and stopped at the end.
+# stopped at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
@@ -26,8 +28,8 @@ tls_down() { if (exec 3<>/dev/tcp/127.0.0.1/5676) 2>/dev/null; then scripts/rabb
 # The own node, which the fault tests start and leave running (stopped after
 # the first round, or here when interrupted).
 own_down() { if (exec 3<>/dev/tcp/127.0.0.1/5677) 2>/dev/null; then scripts/rabbitmq.sh down --version 4.3 --own || true; fi; }
-# The cluster, started for the 4.3 round (not beside the first: its start
-# holds the 4.3 chroot's lock and two cores that round's tests need),
+# The cluster, started before the rounds for the 4.3 round (not beside a
+# round's tests: its start holds the 4.3 chroot's lock and both cores),
 # stopped at the end.
 cluster_down() { scripts/rabbitmq.sh down --cluster || true; }
 trap 'rm -rf "$work"; tls_down; own_down; cluster_down' EXIT
@@ -56,9 +58,35 @@ on40() { read -r amqp api prom < <(ports 4.0); LADDER_TEST_AMQP_URL="amqp://gues
 on40 "$work/brokerstate" sweep
 on40 "$work/brokerstate" save "$work/before-4.0-all"
 
+# Every fuzz target briefly (LADDER_FUZZTIME, 0 skips), beside the rounds
+# after the first (they run without the race detector: cores to spare);
+# a crasher is kept under testdata/fuzz and replays in every later go test.
+fuzz=${LADDER_FUZZTIME:-2s}
+fuzzpid=
+fuzzstart=0
+fuzz_bg() {
+  if [ "$fuzz" != 0 ] && [ -z "$fuzzpid" ]; then
+    fuzzstart=$SECONDS
+    scripts/fuzz.sh "$fuzz" >"$work/fuzz.log" 2>&1 & fuzzpid=$!
+  fi
+}
+# Every node the rounds need starts while the tests compile: the own node
+# (started by the first test that needed it, it waited 3 minutes for a busy
+# machine), each round's broker, and the cluster when a 4.3 round comes.
+# One after the other (the 4.3 chroot has one lock).
+up_all() {
+  set -e
+  for v in $VERSIONS; do scripts/rabbitmq.sh up --version "$v"; done
+  scripts/rabbitmq.sh up --version 4.3 --own
+  case " $VERSIONS " in *" 4.3 "*) scripts/rabbitmq.sh up --cluster ;; esac
+}
+up_all >"$work/up.log" 2>&1 & uppid=$!
 rc=0
+"$GO" test -race -count=1 -run '^$' $PKGS >/dev/null || rc=1
+wait "$uppid" || { cat "$work/up.log"; rc=1; }
 first=1
 for v in $VERSIONS; do
+  if [ $first = 0 ]; then fuzz_bg; fi
   scripts/rabbitmq.sh up --version "$v"
   read -r amqp api prom < <(ports "$v")
   export LADDER_TEST_AMQP_URL="amqp://guest:guest@127.0.0.1:$amqp/" LADDER_TEST_API_URL="http://127.0.0.1:$api" LADDER_TEST_PROMETHEUS_URL="http://127.0.0.1:$prom"
@@ -84,14 +112,7 @@ for v in $VERSIONS; do
   # others test what differs by broker version, on the same code, without
   # it (it made them twice as long on two cores).
   race=
-  if [ "$own" = 1 ]; then
-    race=-race
-    # The own node starts while the tests compile (started by the first
-    # test that needs it, it waited for a busy machine: 3 minutes).
-    scripts/rabbitmq.sh up --version 4.3 --own >"$work/own.log" 2>&1 & ownpid=$!
-    "$GO" test $race -count=1 -run '^$' $pkgs >/dev/null || rc=1
-    wait "$ownpid" || { cat "$work/own.log"; rc=1; }
-  fi
+  if [ "$own" = 1 ]; then race=-race; fi
   bs sweep
   bs save "$work/before-$v"
   if [ "$noise" = 1 ]; then bs noise up; fi
@@ -118,12 +139,9 @@ for v in $VERSIONS; do
   echo "== RabbitMQ $v: $((SECONDS - start)) s"
 done
 on40 "$work/brokerstate" check "$work/before-4.0-all" || rc=1
-# Every fuzz target briefly (LADDER_FUZZTIME, 0 skips); a crasher is kept
-# under testdata/fuzz and replays in every later go test.
-fuzz=${LADDER_FUZZTIME:-2s}
-if [ "$fuzz" != 0 ]; then
-  start=$SECONDS
-  scripts/fuzz.sh "$fuzz" >"$work/fuzz.log" 2>&1 || { cat "$work/fuzz.log"; rc=1; }
-  echo "== fuzz: $(grep -c '^== ' "$work/fuzz.log") targets, $fuzz each: $((SECONDS - start)) s"
+fuzz_bg # when there was one round only
+if [ -n "$fuzzpid" ]; then
+  wait "$fuzzpid" || { cat "$work/fuzz.log"; rc=1; }
+  echo "== fuzz: $(grep -c '^== ' "$work/fuzz.log") targets, $fuzz each: $((SECONDS - fuzzstart)) s"
 fi
 exit $rc
