@@ -173,7 +173,7 @@ func TestHelpIsPerScreen(t *testing.T) {
 		[]string{"copy body", "next field", "clear filter"})
 	h.key("enter")
 	check("inspector", helpText(h), []string{"Keys: message inspector", "copy body", "move/re-publish", "page down"},
-		[]string{"refresh", "sort", "filter", "mark", "next field"})
+		[]string{"refresh", "sort", "filter", "mark", "next field", "Columns"})
 	h.key("m")
 	check("move form", helpText(h), []string{"preview", "next field", "previous choice"}, []string{"copy body", "vhost", "refresh"})
 
@@ -488,17 +488,19 @@ func TestTitleCutsTheVhostNotItsFlags(t *testing.T) {
 // first is the first of two results.
 func first[T, U any](t T, _ U) T { return t }
 
-// The ? screen of the ladders screen says what each column means (the
-// README's Columns section, from the same list), in the room the keys
-// leave; at 80×24 it points to the README for what does not fit.
+// The ? screen of the ladders screen says what each column means
+// (docs/tui.md's Columns, from the same list), in the room the keys leave;
+// at 80×24 it points to docs/tui.md for what does not fit. So does the
+// browser's, for its own columns and marks.
 func TestHelpOfTheLaddersScreenSaysWhatColumnsMean(t *testing.T) {
 	h := newHarness(t, newFake(), Options{}, 120, 50).start()
 	h.key("?")
 	h.mustContain("Columns", "IN/s", "arrivals a second", "DRAIN", "~time to empty at the net rate")
 	small := newHarness(t, newFake(), Options{}, 80, 24).start()
 	small.key("?")
-	small.mustContain("Columns", "README")
-	// Another screen's help has no columns.
-	h.key("esc", "enter", "?")
-	h.mustNotContain("Columns")
+	small.mustContain("Columns", "docs/tui.md")
+	// The browser's help has the browser's columns.
+	h.key("esc", "enter", "y", "?")
+	h.mustContain("Columns", "HOL", "head-of-line blocking", "gss guessed", "late 3m (overdue)")
+	h.mustNotContain("DRAIN")
 }
