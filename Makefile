@@ -8,7 +8,7 @@ DATE     ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 LDFLAGS  := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.date=$(DATE)
 FUZZTIME ?= 20s
 
-.PHONY: all build test test-matrix test-short lint bench fuzz broker-up broker-down clients clean
+.PHONY: all build test test-matrix test-short lint bench fuzz broker-up broker-down clients docs man clean
 
 all: lint test build
 
@@ -59,6 +59,16 @@ lint:
 	$(GO) vet $(PKGS)
 	$(GO) tool -modfile=scripts/lint/go.mod staticcheck $(PKGS)
 
+# The command reference, generated from the cobra commands
+# (scripts/gendocs): docs/commands/*.md, committed (a test fails when they
+# are stale), and the man pages in man/, not committed (goreleaser makes
+# them for the archives and the deb/rpm), dated by the last commit.
+docs: man
+	$(GO) run ./scripts/gendocs -md docs/commands
+
+man:
+	$(GO) run ./scripts/gendocs -man man -version $(VERSION) -date $$(git log -1 --format=%ct 2>/dev/null || date +%s)
+
 bench: broker-up
 	scripts/bench.sh
 
@@ -66,4 +76,4 @@ fuzz:
 	scripts/fuzz.sh $(FUZZTIME)
 
 clean:
-	rm -rf bin dist
+	rm -rf bin dist man
