@@ -489,15 +489,15 @@ func TestTitleCutsTheVhostNotItsFlags(t *testing.T) {
 func first[T, U any](t T, _ U) T { return t }
 
 // The ? screen of the ladders screen says what each column means (the
-// README's Columns section, from the same list), in the room the keys
-// leave; at 80×24 it points to the README for what does not fit.
+// docs/tui.md's columns, from the same list), in the room the keys
+// leave; at 80×24 it points to docs/tui.md for what does not fit.
 func TestHelpOfTheLaddersScreenSaysWhatColumnsMean(t *testing.T) {
 	h := newHarness(t, newFake(), Options{}, 120, 50).start()
 	h.key("?")
 	h.mustContain("Columns", "IN/s", "arrivals a second", "DRAIN", "~time to empty at the net rate")
 	small := newHarness(t, newFake(), Options{}, 80, 24).start()
 	small.key("?")
-	small.mustContain("Columns", "README")
+	small.mustContain("Columns", "docs/tui.md")
 	// Another screen's help has no columns.
 	h.key("esc", "enter", "?")
 	h.mustNotContain("Columns")

@@ -94,7 +94,7 @@ func (m *helpModel) View() string {
 	room := m.h - lipgloss.Height(strings.Join(blocks, "\n"))
 	switch from := m.from.(type) {
 	case *homeModel:
-		blocks = append(blocks, m.meanings("Columns", present.HomeColumns, "… (the README's Columns section has them all)", room)...)
+		blocks = append(blocks, m.meanings("Columns", present.HomeColumns, "… (docs/tui.md has them all)", room)...)
 	case interface {
 		Fields() []present.Column
 		Action() string
@@ -105,8 +105,8 @@ func (m *helpModel) View() string {
 }
 
 // meanings says what each of a screen's columns or fields means, under
-// title, in room lines at most (none when fewer than three are left: the
-// README says it too); more ends a list cut short.
+// title, in room lines at most (none when fewer than three are left:
+// docs/tui.md says it too); more ends a list cut short.
 func (m *helpModel) meanings(title string, rows []present.Column, more string, room int) []string {
 	if room < 3 || len(rows) == 0 {
 		return nil
