@@ -204,7 +204,7 @@ var conventions = [...]Convention{
 		Marks:     []string{"rascal"},
 		Exchanges: []string{"delay: topic", "retry: topic", "dead_letters: topic"},
 		// Each recovery strategy counts its own attempts: republish (an
-		// immediate retry) and forward (through a delay queue, the
+		// immediate retry) and forward (through a delay queue, rascal's
 		// README's retry loop).
 		Count:            []string{"rascal/recovery/{origin}/republished", "rascal/recovery/{origin}/forwarded"},
 		CountSums:        true,
@@ -244,7 +244,7 @@ var conventions = [...]Convention{
 	{
 		// Dramatiq writes no headers: its retry count, traceback and eta
 		// are in the JSON body's options, which ladder does not read (see
-		// the README's Frameworks). A message in {queue}.XQ was rejected
+		// docs/frameworks.md). A message in {queue}.XQ was rejected
 		// in {queue}: its x-death says so. {queue}.DQ is consumed by the
 		// workers, which hold each message until its eta.
 		Name:        "Dramatiq",

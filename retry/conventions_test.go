@@ -112,7 +112,7 @@ func TestConventionsReadEachFramework(t *testing.T) {
 		errText: "Order A-4 rejected", errSrc: "rascal.error.message", typ: "E_ORDER", failedQueue: "q1",
 		origin: Origin{Exchange: "e1", RoutingKey: "k1", By: "rascal.originalExchange"}, originOK: true,
 	}, {
-		// Forwarded (through a delay publication: the README's retry
+		// Forwarded (through a delay publication: rascal's README's retry
 		// loop) counts as republished does: each is one recovery attempt.
 		name:      "rascal forwarded",
 		h:         Headers{"rascal": map[string]any{"originalQueue": "q1", "recovery": map[string]any{"q1": map[string]any{"forwarded": int32(1)}}, "error": map[string]any{"message": "nope"}}},

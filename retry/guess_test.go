@@ -163,8 +163,8 @@ func FuzzReadMessageBody(f *testing.F) {
 	})
 }
 
-// The names the README's guessing table lists read as it says.
-func TestGuessNamesAsTheREADMESays(t *testing.T) {
+// The names docs/frameworks.md's guessing table lists read as it says.
+func TestGuessNamesAsTheDocsSay(t *testing.T) {
 	for kind, names := range map[guessKind][]string{
 		guessCount:      {"retries", "retryCount", "retry_count", "redeliveryCount", "redeliveries", "x-retries"},
 		guessAttempt:    {"attempts", "x-attempt", "tries", "deliveryAttempt", "x-attempts"},

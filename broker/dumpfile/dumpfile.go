@@ -20,7 +20,7 @@ import (
 	"github.com/ladder-tui/ladder/retry"
 )
 
-// The dump format (JSON Lines), documented in the README: a first line
+// The dump format (JSON Lines), documented in docs/dump-format.md: a first line
 // describing the dump, then one line per message with everything needed to
 // publish it again bit for bit. Header values keep their AMQP types as
 // one-key objects ({"int32":3}, {"decimal":{"scale":2,"value":-425}}, …).

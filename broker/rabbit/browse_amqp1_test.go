@@ -161,7 +161,7 @@ func (f *fixture) rejectOne(queue string) {
 
 // What RabbitMQ 4.3 does not carry over AMQP 1.0, pinned so that a change
 // shows: a 0-9-1 header not starting with "x-" that holds a table or an
-// array never reaches an AMQP 1.0 browse (the README says so).
+// array never reaches an AMQP 1.0 browse (docs/safety.md says so).
 func TestAMQP1BrowseLacksNonXTableHeaders(t *testing.T) {
 	f := on43(t)
 	q := f.queue("qq", amqp.Table{"x-queue-type": "quorum"})
@@ -172,7 +172,7 @@ func TestAMQP1BrowseLacksNonXTableHeaders(t *testing.T) {
 		t.Fatalf("0-9-1 lacks arr: %v", want)
 	}
 	if _, ok := got["arr"]; ok || got["tab"] != nil || got["kept"] != "yes" {
-		t.Fatalf("AMQP 1.0 browse headers %v: RabbitMQ now carries tables and arrays (update amqp1_message.go and the README)", got)
+		t.Fatalf("AMQP 1.0 browse headers %v: RabbitMQ now carries tables and arrays (update amqp1_message.go and docs/safety.md)", got)
 	}
 }
 

@@ -26,7 +26,7 @@ func newDumpCmd(a *app) *cobra.Command {
 		Long: `Save a queue's messages to FILE, one JSON line each, with everything needed to
 publish them again bit for bit: exchange, routing key, every property, headers with
 their AMQP types, the body (base64; --body text keeps UTF-8 bodies readable). The
-format is in the README. ` + "`ladder replay`" + ` publishes them again.
+format is in docs/dump-format.md. ` + "`ladder replay`" + ` publishes them again.
 
 By default the queue is browsed as peek does (the same side effects, reported),
 and nothing is removed: the messages ready when it begins, at most 100,000 without

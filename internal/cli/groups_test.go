@@ -45,7 +45,7 @@ func TestPeekGroupByErrorGroupsTheWholeQueue(t *testing.T) {
 			t.Errorf("group %q: type %q, sample %q, %d positions of %d", gr.Key, gr.Type, gr.Sample, len(gr.Positions), gr.Count)
 		}
 	}
-	// The keys' JSON names stay (the README's contract), sample and type added.
+	// The keys' JSON names stay (docs/json.md's contract), sample and type added.
 	for _, field := range []string{`"key"`, `"count"`, `"first_seen"`, `"last_seen"`, `"positions"`, `"sample_ids"`, `"sample"`, `"type"`, `"grouping"`, `"grouped": 5000`, `"of": 5000`} {
 		if !strings.Contains(out, field) {
 			t.Errorf("JSON lacks %s", field)

@@ -19,7 +19,7 @@ import (
 )
 
 // The bench vhost (400 ladders of a main queue, three TTL tiers and a
-// DLQ: 2,000 queues) scrapes within the README's series bound, and three
+// DLQ: 2,000 queues) scrapes within docs/serve.md's series bound, and three
 // scrapers for 30 s cost the broker the share's reads, not one a scrape.
 // Opt-in (LADDER_TEST_METRICS_BENCH=1): it declares 2,000 queues.
 func TestMetricsSeriesOnTheBenchVhost(t *testing.T) {
@@ -51,7 +51,7 @@ func TestMetricsSeriesOnTheBenchVhost(t *testing.T) {
 	if f := s.fams["ladder_finding"]; f != nil {
 		findings = len(f.GetMetric())
 	}
-	// 7 + 3 × ladders with a DLQ + tiers + finding series (README).
+	// 7 + 3 × ladders with a DLQ + tiers + finding series (docs/serve.md).
 	bound := 7 + 3*ladders + 3*ladders + findings
 	t.Logf("series on %d ladders (2,000 queues): %d (%d finding series), bound %d", ladders, s.series(), findings, bound)
 	if s.series() > bound || findings > metrics.MaxFindingSeries+50 {

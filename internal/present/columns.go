@@ -1,7 +1,7 @@
 package present
 
 // Column is one column of the ladders screen and what it means: the ?
-// screen lists them, and the README says the same.
+// screen lists them, and docs/tui.md says the same.
 type Column struct{ Name, Meaning string }
 
 // HomeColumns are the ladders screen's columns. Every figure comes from the

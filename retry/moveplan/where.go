@@ -49,7 +49,7 @@ type cond struct {
 	reads string
 }
 
-// ParseWhere reads --where expressions (see the README for the grammar):
+// ParseWhere reads --where expressions (see docs/moving.md for the grammar):
 //
 //	reason=rejected|expired|maxlen|delivery_limit   the last death's reason
 //	queue=Q                  a queue the message died in

@@ -28,7 +28,7 @@ var LintTargets = []string{"4.0", "4.3"}
 
 // Lint lists what will break or change in v on upgrading to version target
 // ("4.0" or "4.3"; later ones read as 4.3), one finding a queue or exchange.
-// Sources: RabbitMQ's 4.0.1 and 4.3.0 release notes (see README).
+// Sources: RabbitMQ's 4.0.1 and 4.3.0 release notes (see docs/versions.md).
 func Lint(v *Vhost, target string) ([]Finding, error) {
 	minor, err := lintMinor(target)
 	if err != nil {
