@@ -27,11 +27,31 @@ func TestRealDemoRetriesThroughTheTiers(t *testing.T) {
 			_ = ch.ExchangeDelete(p+"."+x, false, false)
 		}
 	})
-	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Second)
+	// The demo runs until a message failed twice (5 s in the first tier,
+	// then the 30 s one), bounded: a busy machine takes longer than 8 s.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	st, err := rabbit.RunGoSeedDemo(ctx, f.r, rabbit.DemoOptions{Prefix: p, Rate: 20, FailShare: 1}, nil)
+	type result struct {
+		st  rabbit.DemoStats
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		st, err := rabbit.RunGoSeedDemo(ctx, f.r, rabbit.DemoOptions{Prefix: p, Rate: 20, FailShare: 1}, nil)
+		done <- result{st, err}
+	}()
+	began := time.Now()
+	reached := brokertest.WaitFor(2*time.Minute, func() bool {
+		return time.Since(began) > 8*time.Second && f.depthOrGone(p+".orders.wait.30s") > 0
+	})
+	cancel()
+	r := <-done
+	st, err := r.st, r.err
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !reached {
+		t.Fatalf("nothing reached the 30s tier in 2 minutes: %+v", st)
 	}
 	if st.Published == 0 || st.Retried <= st.Published/2 {
 		t.Fatalf("stats %+v", st)
