@@ -120,8 +120,9 @@ func PlanReplay(r *Router, ladders []retry.Ladder, exchange, routingKey string, 
 
 // DelayQueueArgs declare ladder's wait queue for one delay and target: the
 // TTL, dead-lettering to the target, and x-expires, so the queue deletes
-// itself retry.WaitQueueLinger after its last message could have left. With quorum (RabbitMQ
-// 3.10+) it is a quorum queue that dead-letters at least once (which wants
+// itself retry.WaitQueueLinger after its last message could have left.
+// With quorum (RabbitMQ 3.10+) it is a quorum queue that dead-letters at
+// least once (which wants
 // x-overflow reject-publish): a message leaves it only once the target
 // confirmed it, so a broker crash during the wait loses nothing. A classic
 // queue dead-letters at most once.
