@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -199,29 +198,7 @@ func TestMetricsOnTheBroker(t *testing.T) {
 	// many scrape.
 	before := share.Stats().Reads
 	began := time.Now()
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	scrapes := 0
-	for range 3 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for time.Since(began) < 10*time.Second {
-				resp, err := http.Get(srv.URL + metrics.Path)
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				_, _ = io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				mu.Lock()
-				scrapes++
-				mu.Unlock()
-				time.Sleep(100 * time.Millisecond)
-			}
-		}()
-	}
-	wg.Wait()
+	scrapes := scrapeConcurrently(t, srv.URL, 3, 10*time.Second, 100*time.Millisecond)
 	elapsed := time.Since(began)
 	reads := share.Stats().Reads - before
 	most := int(elapsed/(refresh*9/10)) + 1

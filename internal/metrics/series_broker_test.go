@@ -74,32 +74,39 @@ func TestMetricsSeriesOnTheBenchVhost(t *testing.T) {
 func scrapeFor(t *testing.T, url string, share *sshserve.SnapshotShare, r *rabbit.Resolved, n int, d time.Duration) (cpu time.Duration, scrapes, reads int) {
 	t.Helper()
 	before := share.Stats()
-	cpu = brokerCPU(t, r, func() {
-		began := time.Now()
-		var wg sync.WaitGroup
-		var mu sync.Mutex
-		for range n {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for time.Since(began) < d {
-					resp, err := http.Get(url + metrics.Path)
-					if err != nil {
-						t.Error(err)
-						return
-					}
-					_, _ = io.Copy(io.Discard, resp.Body)
-					resp.Body.Close()
-					mu.Lock()
-					scrapes++
-					mu.Unlock()
-					time.Sleep(time.Second)
-				}
-			}()
-		}
-		wg.Wait()
-	})
+	cpu = brokerCPU(t, r, func() { scrapes = scrapeConcurrently(t, url, n, d, time.Second) })
 	return cpu, scrapes, share.Stats().Reads - before.Reads
+}
+
+// scrapeConcurrently has n scrapers scrape url every `every` for d and
+// returns how many scrapes they made.
+func scrapeConcurrently(t *testing.T, url string, n int, d, every time.Duration) int {
+	t.Helper()
+	began := time.Now()
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	scrapes := 0
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for time.Since(began) < d {
+				resp, err := http.Get(url + metrics.Path)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				mu.Lock()
+				scrapes++
+				mu.Unlock()
+				time.Sleep(every)
+			}
+		}()
+	}
+	wg.Wait()
+	return scrapes
 }
 
 // brokerCPU is the CPU the broker r reaches spent while f ran: its
